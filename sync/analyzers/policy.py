@@ -1,0 +1,147 @@
+"""The seed's directory policy, checked on any tree laid out like FlagTree."""
+from __future__ import annotations
+
+from posixpath import basename
+
+import libcst as cst
+
+from ..findings import Finding
+from ..layout import (DIRECT_EDIT_FILES, NO_SPECIALIZATION, PROTECTED_FILES, TRUNK, SpecFile, is_under,
+                      package_of, spec_files, spec_path_verdict, trunk_rel)
+from ..trees import FileTree, read_text
+from .hooks import TrunkHooks, index_trunk_hooks
+from .pyfacts import parse_module_facts
+
+# Rule id -> (slug, severity, fix hint). The ids are stable: CI configurations refer to them.
+RULES: dict[str, tuple[str, str, str]] = {
+    "FT001": ("spec-path-forbidden", "error", "remove spec_path here; specialize with spec/spec_func or in trunk"),
+    "FT002": ("spec-path-unlisted", "warning", "add the directory to the policy or use spec/spec_func"),
+    "FT003": ("parent-child-hijack", "error", "hijack only the parent (and ship the whole child) or only the child"),
+    "FT004": ("tle-specialized", "error", "adapt experimental/tle through its generic interface instead"),
+    "FT005": ("overlay-identical", "error", "delete the overlay: trunk already has this file"),
+    "FT006": ("overlay-contained", "error", "delete the overlay: trunk contains every statement of it"),
+    "FT007": ("overlay-init-unused", "warning", "delete it: a package's __init__.py always comes from trunk"),
+    "FT008": ("spec-before-imports", "error", "move the spec(...) call below the last import of the __init__.py"),
+    "FT009": ("relative-import-in-spec-module", "error", "use an absolute import (from triton.x import y)"),
+    "FT010": ("backend-selection-in-trunk", "error", "move backend-specific code into the backend's spec tree"),
+    "FT011": ("protected-file", "error", "backends may not provide or shadow this file"),
+    "FT012": ("direct-edit-file", "warning", "specialize this file directly in trunk, as Triton does"),
+    "FT013": ("python-syntax", "error", "fix the syntax error"),
+}
+
+
+def _finding(code: str, path: str, message: str, line: int | None = None, backend: str | None = None,
+             related: str | None = None) -> Finding:
+    slug, severity, hint = RULES[code]
+    return Finding(kind=slug, severity=severity, path=path, message=message, action=hint, line=line,
+                   backend=backend, code=code, related_path=related)
+
+
+def _trunk_findings(hooks: TrunkHooks) -> list[Finding]:
+    findings = []
+    for path, facts in sorted(hooks.facts.items()):
+        rel = trunk_rel(path) or path
+        if facts.error:
+            findings.append(_finding("FT013", path, f"cannot parse: {facts.error}"))
+            continue
+        package = package_of(rel)
+        if is_under(package, NO_SPECIALIZATION) and facts.hooks:
+            findings.append(_finding("FT004", path, "experimental/tle may not be specialized", facts.hooks[0].line))
+            continue
+        if basename(rel) in PROTECTED_FILES:
+            continue
+        if rel in DIRECT_EDIT_FILES and facts.hooks:
+            findings.append(_finding("FT012", path, f"{rel} uses FlagTree hooks", facts.hooks[0].line))
+        is_init = rel.endswith("__init__.py")
+        for site in facts.hooks:
+            if site.kind == "spec_path":
+                verdict = spec_path_verdict(package if is_init else "")
+                if not is_init:
+                    findings.append(_finding("FT001", path, "spec_path outside a package __init__.py", site.line))
+                elif verdict == "forbidden":
+                    shown = package or "python/triton itself"
+                    findings.append(_finding("FT001", path, f"spec_path is not allowed in {shown}", site.line))
+                elif verdict == "unlisted":
+                    findings.append(_finding("FT002", path, f"{package} is not in the policy's spec_path list",
+                                             site.line))
+            elif site.kind == "spec" and is_init and site.scope == "<module>" \
+                    and site.statement_index < facts.last_import_index:
+                findings.append(_finding("FT008", path, f'spec("{site.name}") runs before the last import',
+                                         site.line))
+    for parent in sorted(hooks.hijacked):
+        for child in sorted(hooks.hijacked):
+            if child != parent and is_under(child, parent):
+                findings.append(_finding(
+                    "FT003", f"{TRUNK}/{child}/__init__.py",
+                    f"both {parent or 'python/triton'} and its child {child} call spec_path",
+                    related=f"{TRUNK}/{parent}/__init__.py"))
+    return findings
+
+
+def _backend_selection(tree: FileTree, hooks: TrunkHooks) -> list[Finding]:
+    findings = []
+    for path in tree.paths():
+        rel = trunk_rel(path)
+        if rel is None or not rel.endswith(".py") or rel.startswith("backends/") or basename(rel) in PROTECTED_FILES:
+            continue
+        text = read_text(tree, path) or ""
+        if "FLAGTREE_BACKEND" not in text:
+            continue
+        facts = hooks.facts.get(path) or parse_module_facts(path, text)
+        for line, code in facts.backend_selections:
+            findings.append(_finding("FT010", path, f"trunk selects a backend: {code}", line))
+    return findings
+
+
+def _normalized_statements(text: str) -> set[str] | None:
+    try:
+        module = cst.parse_module(text)
+    except Exception:
+        return None
+    return {module.code_for_node(statement).strip() for statement in module.body}
+
+
+def _spec_file_findings(tree: FileTree, spec_file: SpecFile, hooks: TrunkHooks) -> list[Finding]:
+    path, backend, rel = spec_file.path, spec_file.backend, spec_file.rel
+    if spec_file.area != "triton" or not rel.endswith(".py"):
+        return []
+    if basename(rel) in PROTECTED_FILES and "/" not in rel:
+        return [_finding("FT011", path, f"backend ships its own {rel}", backend=backend)]
+    if is_under(package_of(rel), NO_SPECIALIZATION):
+        return [_finding("FT004", path, "experimental/tle may not be specialized", backend=backend)]
+    text = read_text(tree, path) or ""
+    facts = parse_module_facts(path, text)
+    if facts.error:
+        return [_finding("FT013", path, f"cannot parse: {facts.error}", backend=backend)]
+    findings = []
+    if rel in DIRECT_EDIT_FILES:
+        findings.append(_finding("FT012", path, f"spec module for {rel}, which is specialized in trunk",
+                                 backend=backend))
+    trunk_path = spec_file.trunk_path or ""
+    if hooks.is_overlay(spec_file):
+        if basename(rel) == "__init__.py":
+            return [_finding("FT007", path, f"{package_of(rel)} is hijacked; this __init__.py is never loaded",
+                             backend=backend, related=trunk_path)]
+        trunk_text = read_text(tree, trunk_path)
+        if trunk_text is not None:
+            if trunk_text == text:
+                findings.append(_finding("FT005", path, f"identical to {trunk_path}", backend=backend,
+                                         related=trunk_path))
+            else:
+                mine, theirs = _normalized_statements(text), _normalized_statements(trunk_text)
+                if mine is not None and theirs is not None and mine <= theirs:
+                    findings.append(_finding("FT006", path, f"every statement is already in {trunk_path}",
+                                             backend=backend, related=trunk_path))
+    elif rel != "__init__.py":
+        for line, code in facts.relative_imports:
+            findings.append(_finding("FT009", path, f"relative import in a spec-function module: {code}",
+                                     line, backend))
+    return findings
+
+
+def check_tree(tree: FileTree, backends: set[str] | None = None) -> list[Finding]:
+    hooks = index_trunk_hooks(tree)
+    findings = _trunk_findings(hooks) + _backend_selection(tree, hooks)
+    for spec_file in spec_files(tree, backends):
+        findings.extend(_spec_file_findings(tree, spec_file, hooks))
+    return findings

@@ -1,0 +1,188 @@
+"""One libcst pass over a Python module: hook call sites, imports, definitions, backend selection."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from ..layout import HOOK_NAMES, SPEC_HOOK_MODULE
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str  # "positional_only", "positional", "var_positional", "keyword_only", "var_keyword"
+    has_default: bool
+
+
+@dataclass(frozen=True)
+class FunctionFacts:
+    qualname: str
+    line: int
+    params: tuple[Param, ...]
+    signature: str  # the parameter list as written
+    body: str  # the body as written
+
+
+@dataclass(frozen=True)
+class HookSite:
+    kind: str  # spec_path | spec | spec_func
+    name: str | None  # the function name passed to spec/spec_func (None for spec_path)
+    path: str
+    line: int
+    scope: str  # enclosing qualname, "<module>" at top level
+    args: tuple[str, ...]  # the other arguments, as written
+    statement_index: int  # index of the enclosing module-level statement
+    decorator: bool = False
+
+
+@dataclass
+class ModuleFacts:
+    path: str
+    error: str | None = None
+    hooks: list[HookSite] = field(default_factory=list)
+    functions: dict[str, FunctionFacts] = field(default_factory=dict)
+    import_statement_indices: list[int] = field(default_factory=list)
+    relative_imports: list[tuple[int, str]] = field(default_factory=list)  # (line, code)
+    backend_selections: list[tuple[int, str]] = field(default_factory=list)
+    statements: list[str] = field(default_factory=list)  # module-level statements, normalized
+
+    @property
+    def last_import_index(self) -> int:
+        return max(self.import_statement_indices, default=-1)
+
+
+def _params(node: cst.Parameters) -> tuple[Param, ...]:
+    params = [Param(p.name.value, "positional_only", p.default is not None) for p in node.posonly_params]
+    params += [Param(p.name.value, "positional", p.default is not None) for p in node.params]
+    if isinstance(node.star_arg, cst.Param):
+        params.append(Param(node.star_arg.name.value, "var_positional", False))
+    params += [Param(p.name.value, "keyword_only", p.default is not None) for p in node.kwonly_params]
+    if node.star_kwarg is not None:
+        params.append(Param(node.star_kwarg.name.value, "var_keyword", False))
+    return tuple(params)
+
+
+class _Collector(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, module: cst.Module, facts: ModuleFacts) -> None:
+        self.module = module
+        self.facts = facts
+        self.scope: list[str] = []
+        self.statement_index = -1
+        self.hook_aliases: dict[str, str] = {}  # local name -> hook name
+        self.spec_module_aliases: set[str] = set()  # names bound to the flagtree_spec module
+        # libcst visits depth first: entering a top-level statement sets the index for its subtree.
+        self.top_level = {id(statement): index for index, statement in enumerate(module.body)}
+
+    def _line(self, node: cst.CSTNode) -> int:
+        return self.get_metadata(PositionProvider, node).start.line
+
+    def _code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node).strip()
+
+    # module-level statement bookkeeping
+    def visit_Module(self, node: cst.Module) -> None:
+        for index, statement in enumerate(node.body):
+            self.facts.statements.append(self._code(statement))
+            if isinstance(statement, cst.SimpleStatementLine) and any(
+                isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
+            ):
+                self.facts.import_statement_indices.append(index)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        index = self.top_level.get(id(node))
+        if index is not None:
+            self.statement_index = index
+        return super().on_visit(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        module = self._code(node.module) if node.module else ""
+        if node.relative:
+            self.facts.relative_imports.append((self._line(node), self._code(node)))
+        if module.split(".")[-1] == SPEC_HOOK_MODULE and not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                imported = self._code(alias.name)
+                local = self._code(alias.asname.name) if alias.asname else imported
+                if imported in HOOK_NAMES:
+                    self.hook_aliases[local] = imported
+        if not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                if self._code(alias.name) == SPEC_HOOK_MODULE:
+                    self.spec_module_aliases.add(self._code(alias.asname.name) if alias.asname else SPEC_HOOK_MODULE)
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            dotted = self._code(alias.name)
+            if dotted.split(".")[-1] == SPEC_HOOK_MODULE:
+                self.spec_module_aliases.add(self._code(alias.asname.name) if alias.asname else dotted)
+
+    def _hook_of(self, func: cst.BaseExpression) -> str | None:
+        if isinstance(func, cst.Name):
+            return self.hook_aliases.get(func.value)
+        if isinstance(func, cst.Attribute) and func.attr.value in HOOK_NAMES:
+            if self._code(func.value) in self.spec_module_aliases:
+                return func.attr.value
+        return None
+
+    def _scope_name(self) -> str:
+        return ".".join(self.scope) or "<module>"
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.scope.append(node.name.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.scope.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        qualname = ".".join([*self.scope, node.name.value])
+        self.facts.functions.setdefault(qualname, FunctionFacts(
+            qualname, self._line(node), _params(node.params), self._code(node.params), self._code(node.body)))
+        for decorator in node.decorators:
+            if self._hook_of(decorator.decorator) == "spec_func":
+                self.facts.hooks.append(HookSite(
+                    "spec_func", node.name.value, self.facts.path, self._line(decorator),
+                    self._scope_name(), (), self.statement_index, decorator=True))
+        self.scope.append(node.name.value)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.scope.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        hook = self._hook_of(node.func)
+        if hook is None:
+            return
+        args = list(node.args)
+        name = None
+        if hook != "spec_path" and args and isinstance(args[0].value, cst.SimpleString):
+            name = args[0].value.evaluated_value
+            args = args[1:]
+        self.facts.hooks.append(HookSite(
+            hook, name, self.facts.path, self._line(node), self._scope_name(),
+            tuple(self._code(arg) for arg in args), self.statement_index))
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        names = [node.left, *(target.comparator for target in node.comparisons)]
+        if any(self._code(expr).split(".")[-1] == "FLAGTREE_BACKEND" for expr in names):
+            self.facts.backend_selections.append((self._line(node), self._code(node)))
+
+
+def parse_module_facts(path: str, text: str) -> ModuleFacts:
+    facts = ModuleFacts(path)
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        facts.error = f"line {exc.raw_line}: {exc.message}"
+        return facts
+    except Exception as exc:  # libcst raises a few other types on odd input
+        facts.error = str(exc)
+        return facts
+    MetadataWrapper(module, unsafe_skip_copy=True).visit(_Collector(module, facts))
+    return facts
+
+
+def mentions_hooks(text: str) -> bool:
+    """Cheap pre-filter so that only files that could hold hooks are parsed."""
+    return SPEC_HOOK_MODULE in text
