@@ -69,5 +69,93 @@ def check_command(path: Path, backends: tuple[str, ...], output_format: str, lis
     return run_check(path, backends, output_format)
 
 
+def _repo_range_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed([
+        click.option("--repo", "repo_path", default=".", show_default=True, metavar="PATH",
+                     help="The FlagTree repository (it must hold the upstream tags too)."),
+        click.option("--from", "old", metavar="OLD", help="Upstream tag or commit the FlagTree branch is based on."),
+        click.option("--onto", metavar="NEW", help="Upstream tag or commit to move onto."),
+        click.option("--branch", "src", metavar="SRC", help="The FlagTree branch [default: the current branch]."),
+        click.option("--backend", "backends", multiple=True, metavar="B",
+                     help="Report only this backend (repeatable) [default: all]."),
+        click.option("--out", type=click.Path(path_type=Path), metavar="DIR",
+                     help="Write summary.md, <group>.md, report.json and index.html here."),
+        click.option("--json", "as_json", is_flag=True, help="Print the report document (JSON) on stdout."),
+    ]):
+        command = option(command)
+    return command
+
+
+@cli.command("upgrade")
+@_repo_range_options
+@click.option("--target-branch", "branch", metavar="NAME", help="Branch to create [default: sync/<NEW>].")
+@click.option("--on-conflict", "policy", type=click.Choice(["markers", "ours", "theirs", "stop"]), default="markers",
+              show_default=True, help="markers: commit conflict markers and go on; ours: keep the upgraded side; "
+              "theirs: keep the FlagTree side; stop: stop in a worktree for a manual fix.")
+@click.option("--force", is_flag=True, help="Replace the target branch if it exists.")
+@click.option("--continue", "do_continue", is_flag=True, help="Resume a stopped or interrupted upgrade.")
+@click.option("--abort", "do_abort", is_flag=True, help="Forget the upgrade in progress (the user's refs are untouched).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress output.")
+@_reported
+def upgrade_command(repo_path: str, old: str | None, onto: str | None, src: str | None, backends: tuple[str, ...],
+                    out: Path | None, as_json: bool, branch: str | None, policy: str, force: bool,
+                    do_continue: bool, do_abort: bool, quiet: bool) -> int:
+    """Replay the FlagTree commits OLD..SRC onto NEW as a new branch, and report.
+
+    Works in memory: the current branch, index and work tree are never touched.
+    Conflicts do not stop the run (unless --on-conflict stop): each one is recorded
+    with its hunks and owner (backend, flagtree-core or shared-trunk). An interrupted
+    run resumes when the same command is run again. The report includes the drift
+    analysis of every backend against the new branch.
+
+    Exit status: 0 clean, 1 conflicts or drift that needs a person, 2 unusable input.
+    """
+    from .commands.upgrade import run_upgrade_command
+
+    return run_upgrade_command(repo_path, old, onto, src, branch, out, policy, force, do_continue, do_abort,
+                               quiet, as_json, backends)
+
+
+@cli.command("drift")
+@_repo_range_options
+@click.option("--target", metavar="REF", help="The upgraded branch to check hooks and guards on "
+              "[default: replay the delta in memory].")
+@click.option("--apply", is_flag=True, help="Commit the clean 3-way merges of drifted overlays on --target.")
+@_reported
+def drift_command(repo_path: str, old: str | None, onto: str | None, src: str | None, backends: tuple[str, ...],
+                  out: Path | None, as_json: bool, target: str | None, apply: bool) -> int:
+    """Tell each backend which overlays, spec functions and C++ guards drifted from OLD to NEW.
+
+    Overlay files (spec/triton, spec/include, spec/lib) are classified against their trunk
+    counterpart: in-sync, auto-mergeable, conflicting, orphan, redundant, hijack-lost.
+    Spec functions are checked against their hook call sites; FLAGTREE_SPEC_* guards
+    against the trunk defaults they guard.
+
+    Exit status: 0 nothing to do, 1 findings (errors or warnings), 2 unusable input.
+    """
+    from .commands.drift import run_drift_command
+    from .errors import SyncError
+
+    if not old or not onto:
+        raise SyncError("--from and --onto are required")
+    return run_drift_command(repo_path, old, onto, src, target, backends, out, apply, as_json)
+
+
+@cli.command("demo")
+@click.argument("directory", type=click.Path(path_type=Path))
+@click.option("--no-run", is_flag=True, help="Only build the demo repositories.")
+@_reported
+def demo_command(directory: Path, no_run: bool) -> int:
+    """Build the demo world in DIRECTORY and run the upgrade on it.
+
+    DIRECTORY/upstream is a miniature Triton with tags v3.5.0 and v3.6.0; DIRECTORY/flagtree
+    is a fork with FlagTree commits and backends alpha and beta. The report goes to
+    DIRECTORY/report. Exit status is the upgrade's (1: the demo plants conflicts and drift).
+    """
+    from .commands.demo import run_demo
+
+    return run_demo(directory, no_run)
+
+
 def main(argv: list[str] | None = None) -> None:
     cli.main(args=argv, prog_name=PROG)

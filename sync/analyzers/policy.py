@@ -3,14 +3,12 @@ from __future__ import annotations
 
 from posixpath import basename
 
-import libcst as cst
-
 from ..findings import Finding
 from ..layout import (DIRECT_EDIT_FILES, NO_SPECIALIZATION, PROTECTED_FILES, TRUNK, SpecFile, is_under,
                       package_of, spec_files, spec_path_verdict, trunk_rel)
 from ..trees import FileTree, read_text
 from .hooks import TrunkHooks, index_trunk_hooks
-from .pyfacts import parse_module_facts
+from .pyfacts import normalized_statements, parse_module_facts
 
 # Rule id -> (slug, severity, fix hint). The ids are stable: CI configurations refer to them.
 RULES: dict[str, tuple[str, str, str]] = {
@@ -93,14 +91,6 @@ def _backend_selection(tree: FileTree, hooks: TrunkHooks) -> list[Finding]:
     return findings
 
 
-def _normalized_statements(text: str) -> set[str] | None:
-    try:
-        module = cst.parse_module(text)
-    except Exception:
-        return None
-    return {module.code_for_node(statement).strip() for statement in module.body}
-
-
 def _spec_file_findings(tree: FileTree, spec_file: SpecFile, hooks: TrunkHooks) -> list[Finding]:
     path, backend, rel = spec_file.path, spec_file.backend, spec_file.rel
     if spec_file.area != "triton" or not rel.endswith(".py"):
@@ -128,7 +118,7 @@ def _spec_file_findings(tree: FileTree, spec_file: SpecFile, hooks: TrunkHooks) 
                 findings.append(_finding("FT005", path, f"identical to {trunk_path}", backend=backend,
                                          related=trunk_path))
             else:
-                mine, theirs = _normalized_statements(text), _normalized_statements(trunk_text)
+                mine, theirs = normalized_statements(text), normalized_statements(trunk_text)
                 if mine is not None and theirs is not None and mine <= theirs:
                     findings.append(_finding("FT006", path, f"every statement is already in {trunk_path}",
                                              backend=backend, related=trunk_path))

@@ -37,6 +37,15 @@ class HookSite:
     decorator: bool = False
 
 
+@dataclass(frozen=True)
+class ImportedName:
+    module: str  # dotted, without the leading dots
+    level: int  # number of leading dots
+    name: str
+    local: str
+    line: int
+
+
 @dataclass
 class ModuleFacts:
     path: str
@@ -45,6 +54,7 @@ class ModuleFacts:
     functions: dict[str, FunctionFacts] = field(default_factory=dict)
     import_statement_indices: list[int] = field(default_factory=list)
     relative_imports: list[tuple[int, str]] = field(default_factory=list)  # (line, code)
+    imported_names: list[ImportedName] = field(default_factory=list)  # from X import a as b
     backend_selections: list[tuple[int, str]] = field(default_factory=list)
     statements: list[str] = field(default_factory=list)  # module-level statements, normalized
 
@@ -110,8 +120,12 @@ class _Collector(cst.CSTVisitor):
                     self.hook_aliases[local] = imported
         if not isinstance(node.names, cst.ImportStar):
             for alias in node.names:
-                if self._code(alias.name) == SPEC_HOOK_MODULE:
-                    self.spec_module_aliases.add(self._code(alias.asname.name) if alias.asname else SPEC_HOOK_MODULE)
+                imported = self._code(alias.name)
+                local = self._code(alias.asname.name) if alias.asname else imported
+                self.facts.imported_names.append(
+                    ImportedName(module, len(node.relative), imported, local, self._line(node)))
+                if imported == SPEC_HOOK_MODULE:
+                    self.spec_module_aliases.add(local)
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -186,3 +200,12 @@ def parse_module_facts(path: str, text: str) -> ModuleFacts:
 def mentions_hooks(text: str) -> bool:
     """Cheap pre-filter so that only files that could hold hooks are parsed."""
     return SPEC_HOOK_MODULE in text
+
+
+def normalized_statements(text: str) -> set[str] | None:
+    """Module-level statements as written, stripped; None when the text does not parse."""
+    try:
+        module = cst.parse_module(text)
+    except Exception:
+        return None
+    return {module.code_for_node(statement).strip() for statement in module.body}

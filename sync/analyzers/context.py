@@ -1,0 +1,60 @@
+"""Everything a drift analysis reads, loaded once: the four trees, upstream renames, hook indexes."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import pygit2
+from pygit2.enums import DeltaStatus
+
+from ..trees import GitTree, read_text
+from .backends import BackendExports, backend_exports
+from .hooks import TrunkHooks, index_trunk_hooks
+from .pyfacts import ModuleFacts, parse_module_facts
+
+
+@dataclass
+class DriftContext:
+    repo: pygit2.Repository
+    upstream_old: GitTree  # trunk at the old upstream tag
+    upstream_new: GitTree  # trunk at the new upstream tag
+    fork: GitTree  # the FlagTree branch, based on the old tag
+    target: GitTree | None  # the FlagTree delta replayed onto the new tag, when known
+    backends: list[str] = field(default_factory=list)
+    _facts: dict[tuple[str, str], ModuleFacts] = field(default_factory=dict)
+
+    @cached_property
+    def renames(self) -> dict[str, str]:
+        """Upstream renames old path -> new path, by git's similarity detection."""
+        diff = self.repo.diff(self.upstream_old.tree, self.upstream_new.tree)
+        diff.find_similar()
+        return {delta.old_file.path: delta.new_file.path for delta in diff.deltas
+                if delta.status == DeltaStatus.RENAMED}
+
+    def new_path(self, old_path: str) -> str | None:
+        """Where an upstream file lives at the new tag: same path, renamed path, or None (deleted)."""
+        if self.upstream_new.exists(old_path):
+            return old_path
+        return self.renames.get(old_path)
+
+    @cached_property
+    def fork_hooks(self) -> TrunkHooks:
+        return index_trunk_hooks(self.fork)
+
+    @cached_property
+    def target_hooks(self) -> TrunkHooks | None:
+        return index_trunk_hooks(self.target) if self.target is not None else None
+
+    @cached_property
+    def exports(self) -> dict[str, BackendExports]:
+        return {backend: backend_exports(self.fork, backend) for backend in self.backends}
+
+    def module_facts(self, tree: GitTree, path: str) -> ModuleFacts | None:
+        """Parsed facts of a file in one of the trees, cached; None when the file is absent."""
+        key = (tree.label, path)
+        if key not in self._facts:
+            text = read_text(tree, path)
+            if text is None:
+                return None
+            self._facts[key] = parse_module_facts(path, text)
+        return self._facts[key]

@@ -1,0 +1,120 @@
+"""Classify each overlay file (Python and C++) against its trunk counterpart at the two tags."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pygit2
+import unidiff
+
+from ..findings import Finding
+from ..layout import TRUNK, SpecFile, package_of, spec_files
+from ..merge import merge_blobs
+from ..trees import GitTree, read_text
+from .context import DriftContext
+from .hooks import TrunkHooks
+from .pyfacts import normalized_statements
+
+
+@dataclass(frozen=True)
+class MergedOverlay:
+    """A clean 3-way merge result that --apply may write."""
+
+    path: str
+    data: bytes
+
+
+def upstream_diff(repo: pygit2.Repository, old: pygit2.Oid | None, new: pygit2.Oid | None, old_path: str,
+                  new_path: str) -> tuple[str, str]:
+    """Unified diff of a trunk file between the tags and a one-line summary of its hunks (via unidiff)."""
+    empty = repo.create_blob(b"")
+    patch = repo[old or empty].diff(repo[new or empty], old_as_path=old_path, new_as_path=new_path)
+    text = patch.text or ""
+    try:
+        parsed = unidiff.PatchSet(text)
+    except unidiff.UnidiffParseError:
+        return text, "diff could not be parsed"
+    hunks = [hunk for patched in parsed for hunk in patched]
+    ranges = ", ".join(f"{hunk.source_start}-{hunk.source_start + max(hunk.source_length - 1, 0)}" for hunk in hunks)
+    added = sum(patched.added for patched in parsed)
+    removed = sum(patched.removed for patched in parsed)
+    return text, f"upstream changed {len(hunks)} hunk(s) at old lines {ranges} (+{added}/-{removed})"
+
+
+def _mirrors_trunk(spec_file: SpecFile, hooks: TrunkHooks) -> bool:
+    return hooks.is_overlay(spec_file) or spec_file.is_cpp
+
+
+def _hijack_lost(context: DriftContext, spec_file: SpecFile) -> str | None:
+    if not spec_file.is_python:
+        return None
+    init = f"{TRUNK}/{package_of(spec_file.rel)}/__init__.py".replace("//", "/")
+    if not context.upstream_new.exists(init):
+        return f"package {package_of(spec_file.rel)} no longer exists upstream ({init} deleted)"
+    if context.target_hooks is not None and package_of(spec_file.rel) not in context.target_hooks.hijacked:
+        facts = context.module_facts(context.target, init) if context.target else None
+        if facts is not None and facts.error:
+            return None  # a conflicted __init__.py is reported by the upgrade, not guessed at here
+        return f"{init} no longer calls spec_path on the upgraded tree"
+    return None
+
+
+def classify_overlay(context: DriftContext, spec_file: SpecFile, merged: list[MergedOverlay]) -> Finding | None:
+    trunk_path = spec_file.trunk_path
+    assert trunk_path is not None
+    repo, old, new = context.repo, context.upstream_old, context.upstream_new
+    base_id = old.blob_id(trunk_path)
+    if base_id is None:
+        return None  # a module the backend adds: nothing upstream to drift from
+    ours_id = context.fork.blob_id(spec_file.path)
+
+    def finding(kind: str, severity: str, message: str, action: str, related: str | None = trunk_path,
+                diff: str | None = None, **details: object) -> Finding:
+        return Finding(kind, severity, spec_file.path, message, action, backend=spec_file.backend,
+                       related_path=related, diff=diff, details=dict(details))
+
+    lost = _hijack_lost(context, spec_file)
+    if lost:
+        return finding("hijack-lost", "error", f"overlay is no longer loaded: {lost}",
+                       "move the overlay to a hijacked package or into a spec function")
+    new_path = context.new_path(trunk_path)
+    if new_path is None:
+        return finding("overlay-orphan", "error", f"trunk counterpart {trunk_path} was deleted upstream",
+                       "delete the overlay or port its change to where the code went")
+    if new_path != trunk_path:
+        diff, _ = upstream_diff(repo, base_id, new.blob_id(new_path), trunk_path, new_path)
+        return finding("overlay-orphan", "error", f"trunk counterpart {trunk_path} was renamed to {new_path}",
+                       f"move the overlay to the mirror of {new_path} and re-merge", related=new_path,
+                       diff=diff, renamed_to=new_path)
+    theirs_id = new.blob_id(trunk_path)
+    ours_text, new_text = read_text(context.fork, spec_file.path) or "", read_text(new, trunk_path) or ""
+    if ours_text == new_text:
+        return finding("overlay-redundant", "warning", f"identical to {trunk_path} at the new tag",
+                       "delete the overlay: trunk now does the same")
+    if spec_file.is_python:
+        mine, theirs = normalized_statements(ours_text), normalized_statements(new_text)
+        if mine is not None and theirs is not None and mine <= theirs:
+            return finding("overlay-redundant", "warning", f"every statement is in {trunk_path} at the new tag",
+                           "delete the overlay: trunk now contains it")
+    if base_id == theirs_id:
+        return finding("overlay-in-sync", "info", "trunk counterpart unchanged between the tags", "")
+    diff, summary = upstream_diff(repo, base_id, theirs_id, trunk_path, trunk_path)
+    outcome = merge_blobs(repo, spec_file.path, base_id, ours_id, theirs_id,
+                          (f"{trunk_path} (old tag)", f"{spec_file.backend} overlay", f"{trunk_path} (new tag)"))
+    if outcome.clean:
+        merged.append(MergedOverlay(spec_file.path, outcome.data))
+        return finding("overlay-auto-mergeable", "warning", f"{summary}; the 3-way merge is clean",
+                       "apply the merged file (drift --apply) and review", diff=diff)
+    return finding("overlay-conflicting", "error", f"{summary}; the 3-way merge conflicts in "
+                   f"{len(outcome.hunks)} hunk(s)", "merge by hand: the hunks below show both sides",
+                   diff=diff, hunks=[hunk.__dict__ for hunk in outcome.hunks])
+
+
+def overlay_findings(context: DriftContext, merged: list[MergedOverlay]) -> list[Finding]:
+    findings = []
+    for spec_file in spec_files(context.fork, set(context.backends)):
+        if not _mirrors_trunk(spec_file, context.fork_hooks) or spec_file.rel.endswith("__init__.py"):
+            continue
+        found = classify_overlay(context, spec_file, merged)
+        if found is not None:
+            findings.append(found)
+    return findings

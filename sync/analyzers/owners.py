@@ -1,0 +1,55 @@
+"""Attribute a path to who must look at it: a backend, FlagTree core, or shared trunk."""
+from __future__ import annotations
+
+from posixpath import basename
+
+from ..layout import TRUNK, package_of, parse_spec_file, spec_files, trunk_rel
+from ..trees import FileTree, read_text
+from .backends import backend_exports
+from .cpp import backend_macros, mentions_spec_macro
+from .hooks import index_trunk_hooks
+
+CORE = "flagtree-core"
+SHARED = "shared-trunk"
+_CORE_FILES = {f"{TRUNK}/flagtree_spec.py", f"{TRUNK}/_flagtree_backend.py", "setup.py", "pyproject.toml",
+               "python/setup.py", "python/pyproject.toml"}
+_CORE_PREFIXES = ("cmake/", ".github/", ".ci/")
+
+
+class OwnerIndex:
+    """Built once from the fork tree; answers owners(path) without reading git again."""
+
+    def __init__(self, tree: FileTree) -> None:
+        self.tree = tree
+        self.hooks = index_trunk_hooks(tree)
+        self.backends = sorted({spec_file.backend for spec_file in spec_files(tree)})
+        self.exports = {backend: set(backend_exports(tree, backend).functions) for backend in self.backends}
+        self.macros = {backend: set(backend_macros(tree, backend)) for backend in self.backends}
+        self.overlaid: dict[str, set[str]] = {}  # trunk path -> backends that mirror it
+        self.overlaid_packages: dict[str, set[str]] = {}  # trunk package dir -> backends with files in it
+        for spec_file in spec_files(tree):
+            trunk_path = spec_file.trunk_path
+            if trunk_path:
+                self.overlaid.setdefault(trunk_path, set()).add(spec_file.backend)
+            if spec_file.area == "triton":
+                self.overlaid_packages.setdefault(package_of(spec_file.rel), set()).add(spec_file.backend)
+
+    def owners(self, path: str) -> list[str]:
+        spec_file = parse_spec_file(path)
+        if spec_file is not None:
+            return [spec_file.backend]
+        if path in _CORE_FILES or basename(path) == "CMakeLists.txt" or path.startswith(_CORE_PREFIXES):
+            return [CORE]
+        found = set(self.overlaid.get(path, set()))
+        facts = self.hooks.facts.get(path)
+        if facts is not None:
+            names = {site.name for site in facts.hooks if site.name}
+            found |= {backend for backend, exported in self.exports.items() if names & exported}
+            rel = trunk_rel(path) or ""
+            if rel.endswith("__init__.py") and any(site.kind == "spec_path" for site in facts.hooks):
+                found |= self.overlaid_packages.get(package_of(rel), set())
+        if not path.endswith(".py") and any(self.macros.values()):
+            text = read_text(self.tree, path) or ""
+            if mentions_spec_macro(text):
+                found |= {backend for backend, macros in self.macros.items() if any(m in text for m in macros)}
+        return sorted(found) or [SHARED]

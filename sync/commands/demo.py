@@ -1,0 +1,24 @@
+"""`demo`: build the embedded demo world and run the main job (upgrade with report) on it."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..demo.world import build_world
+from ..errors import SyncError
+from .upgrade import run_upgrade_command
+
+
+def run_demo(directory: Path, no_run: bool) -> int:
+    try:
+        world = build_world(directory)
+    except FileExistsError as exc:
+        raise SyncError(f"{directory} is not empty: choose a new directory for the demo") from exc
+    click.echo(f"demo: upstream {world.upstream} (tags {world.old_tag}, {world.new_tag}); fork {world.fork}")
+    if no_run:
+        return 0
+    click.echo(f"demo: flagtree-sync upgrade --repo {world.fork} --from {world.old_tag} --onto {world.new_tag} "
+               f"--out {world.root / 'report'}")
+    return run_upgrade_command(str(world.fork), world.old_tag, world.new_tag, None, None, world.root / "report",
+                               "markers", False, False, False, False, False, ())

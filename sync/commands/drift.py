@@ -1,0 +1,70 @@
+"""`drift`: which overlays and spec functions of each backend drifted between two upstream tags."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+import pygit2
+
+from ..analyzers.owners import OwnerIndex
+from ..drift import DriftResult, analyse_drift
+from ..errors import SyncError
+from ..findings import Finding
+from ..report.model import build_report, exit_status
+from ..report.write import write_report
+from ..repository import current_branch, open_repo, resolve_commit
+from ..trees import GitTree
+
+
+def drift_findings(repo: pygit2.Repository, old_id: str, onto_id: str, src_id: str, target_id: str | None,
+                   backends: set[str] | None) -> list[Finding]:
+    return analyse_drift(repo, old_id, onto_id, src_id, target_id, backends).findings
+
+
+def apply_merges(repo: pygit2.Repository, branch: str, result: DriftResult) -> str | None:
+    """Commit the clean merges on top of the target branch (in memory: no checkout)."""
+    if not result.merged:
+        return None
+    ref = f"refs/heads/{branch}"
+    head = repo.references[ref].peel(pygit2.Commit)
+    index = pygit2.Index()
+    index.read_tree(head.tree)
+    for merged in result.merged:
+        index.add(pygit2.IndexEntry(merged.path, repo.create_blob(merged.data), pygit2.GIT_FILEMODE_BLOB))
+    tree = index.write_tree(repo)
+    signature = pygit2.Signature("flagtree-sync", "flagtree-sync@localhost")
+    message = "Auto-merge drifted overlays\n\n" + "\n".join(f"- {m.path}" for m in result.merged) + "\n"
+    commit = repo.create_commit(ref, signature, signature, message, tree, [head.id])
+    return str(commit)
+
+
+def run_drift_command(repo_path: str, old: str, onto: str, src: str | None, target: str | None,
+                      backends: tuple[str, ...], out: Path | None, apply: bool, as_json: bool) -> int:
+    repo = open_repo(repo_path)
+    src = src or current_branch(repo)
+    old_commit, onto_commit, src_commit = (resolve_commit(repo, ref) for ref in (old, onto, src))
+    target_id = str(resolve_commit(repo, target).id) if target else None
+    if apply and (not target or f"refs/heads/{target}" not in repo.references):
+        raise SyncError("--apply commits the clean merges on a branch: pass that branch as --target")
+    result = analyse_drift(repo, str(old_commit.id), str(onto_commit.id), str(src_commit.id), target_id,
+                           set(backends) or None)
+    owners = OwnerIndex(GitTree(repo, src_commit.tree, src))
+    document = build_report(None, owners, result.findings, {
+        "from": old, "onto": onto, "branch": src, "target": target or "(replayed in memory)"})
+    if apply and target:
+        applied = apply_merges(repo, target, result)
+        document["drift"]["applied_commit"] = applied
+        if applied:
+            click.echo(f"committed {len(result.merged)} merged overlay(s) on {target} as {applied[:9]}", err=True)
+    if out is not None:
+        write_report(out, document)
+    if as_json:
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        return exit_status(document)
+    for group in document["groups"]:
+        click.echo(f"{group['name']}: {group['verdict']}")
+        for finding in group["findings"]:
+            where = f"{finding['path']}:{finding['line']}" if finding.get("line") else finding["path"]
+            click.echo(f"  {finding['severity']:<7} {finding['kind']:<30} {where}  {finding['message']}")
+    return exit_status(document)

@@ -1,0 +1,85 @@
+"""`upgrade`: replay the FlagTree commits onto a new upstream tag and report per backend."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+import pygit2
+
+from ..analyzers.owners import OwnerIndex
+from ..errors import SyncError
+from ..replay import ReplayedCommit
+from ..report.model import build_report, exit_status
+from ..report.write import write_report
+from ..repository import open_repo
+from ..trees import GitTree
+from ..upgrade import UpgradeResult, abort_upgrade, continue_upgrade, resolve_params, run_upgrade
+
+
+class ProgressPrinter:
+    """'[n/N] sha subject' on a TTY; nothing in quiet mode; conflicts only otherwise."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.tty = sys.stderr.isatty()
+
+    def __call__(self, number: int, total: int, commit: pygit2.Commit, result: ReplayedCommit | None) -> None:
+        if self.quiet:
+            return
+        if result is None:
+            if self.tty:
+                click.echo(f"\r[{number}/{total}] {str(commit.id)[:9]} {commit.message.splitlines()[0][:60]}",
+                           err=True, nl=False)
+            return
+        if result.conflicts:
+            paths = ", ".join(conflict.path for conflict in result.conflicts)
+            prefix = "\n" if self.tty else ""
+            click.echo(f"{prefix}[{number}/{total}] {result.source[:9]} conflicts: {paths}", err=True)
+        elif self.tty and number == total:
+            click.echo("", err=True)
+
+
+def _analyse(repo: pygit2.Repository, upgrade: UpgradeResult, backends: tuple[str, ...]) -> dict:
+    from .drift import drift_findings
+
+    source_tree = GitTree(repo, repo[upgrade.params.src_id].tree, upgrade.params.src)
+    owners = OwnerIndex(source_tree)
+    findings = drift_findings(repo, upgrade.params.old_id, upgrade.params.onto_id, upgrade.params.src_id,
+                              upgrade.head, set(backends) or None)
+    return build_report(upgrade, owners, findings)
+
+
+def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, src: str | None,
+                        branch: str | None, out: Path | None, policy: str, force: bool, do_continue: bool,
+                        do_abort: bool, quiet: bool, as_json: bool, backends: tuple[str, ...]) -> int:
+    if do_abort:
+        had = abort_upgrade(repo_path)
+        click.echo("upgrade aborted; state removed" if had else "no upgrade in progress", err=True)
+        return 0
+    progress = ProgressPrinter(quiet or as_json)
+    if do_continue:
+        upgrade = continue_upgrade(repo_path, progress)
+    else:
+        if not old or not onto:
+            raise SyncError("--from and --onto are required (or --continue / --abort)")
+        repo, params = resolve_params(repo_path, old, onto, src, branch, policy)
+        upgrade = run_upgrade(repo, params, force, progress)
+    repo = open_repo(repo_path)
+    document = _analyse(repo, upgrade, backends)
+    if out is not None:
+        write_report(out, document)
+    if as_json:
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+    elif not quiet:
+        summary = document["summary"]
+        click.echo(f"{'resumed; ' if upgrade.resumed else ''}branch {upgrade.params.branch} at {upgrade.head[:9]}: "
+                   f"{len(upgrade.results)} commits, {len(summary['conflicted_files'])} conflicted files, "
+                   f"{summary['findings']['error']} errors, {summary['findings']['warning']} warnings"
+                   + (f"; report in {out}" if out else ""))
+        for group in document["groups"]:
+            counts = group["counts"]
+            click.echo(f"  {group['name']:<16} {group['verdict']:<13} conflicts={counts['conflicts']} "
+                       f"errors={counts['error']} warnings={counts['warning']}")
+    return exit_status(document)

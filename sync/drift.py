@@ -1,0 +1,62 @@
+"""Run every drift analysis over one FlagTree branch between two upstream tags."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pygit2
+
+from .analyzers.context import DriftContext
+from .analyzers.cppguards import guard_findings
+from .analyzers.overlays import MergedOverlay, overlay_findings
+from .analyzers.specfuncs import spec_function_findings
+from .errors import SyncError
+from .findings import Finding
+from .layout import backend_names, third_party_backends
+from .replay import Replayer
+from .repository import commit_range
+from .trees import GitTree
+
+
+@dataclass
+class DriftResult:
+    findings: list[Finding] = field(default_factory=list)
+    merged: list[MergedOverlay] = field(default_factory=list)
+    target_replayed_in_memory: bool = False
+
+
+def replayed_tree(repo: pygit2.Repository, old_id: str, onto_id: str, src_id: str) -> pygit2.Tree:
+    """The FlagTree delta replayed onto the new tag, in memory; conflicts keep the FlagTree side."""
+    replayer = Replayer(repo, "theirs", onto_id[:9])
+    tree = repo[onto_id].tree
+    for oid in commit_range(repo, repo[old_id], repo[src_id]):
+        tree = repo[replayer.pick_tree(repo[oid], tree).tree]
+    return tree
+
+
+def analyse_drift(repo: pygit2.Repository, old_id: str, onto_id: str, src_id: str, target_id: str | None,
+                  backends: set[str] | None = None) -> DriftResult:
+    fork = GitTree(repo, repo[src_id].tree, f"fork:{src_id}")
+    known = backend_names(fork)
+    if backends:
+        unknown = sorted(backends - set(known))
+        if unknown:
+            raise SyncError(f"no spec tree for backend(s) {', '.join(unknown)}; known: {', '.join(known) or 'none'}")
+    result = DriftResult()
+    if target_id is None:
+        target = GitTree(repo, replayed_tree(repo, old_id, onto_id, src_id), "target:in-memory")
+        result.target_replayed_in_memory = True
+    else:
+        target = GitTree(repo, repo[target_id].tree, f"target:{target_id}")
+    context = DriftContext(repo, GitTree(repo, repo[old_id].tree, f"old:{old_id}"),
+                           GitTree(repo, repo[onto_id].tree, f"new:{onto_id}"), fork, target,
+                           sorted(backends or known))
+    for backend in third_party_backends(fork):
+        if backend not in known and (not backends or backend in backends):
+            result.findings.append(Finding("backend-without-spec", "info", f"third_party/{backend}/backend",
+                                           "backend has no spec/ tree: nothing to drift", "", backend=backend))
+    result.findings += overlay_findings(context, result.merged)
+    result.findings += spec_function_findings(context)
+    result.findings += guard_findings(context)
+    if backends:
+        result.findings = [f for f in result.findings if f.backend is None or f.backend in backends]
+    return result

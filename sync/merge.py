@@ -1,0 +1,90 @@
+"""In-memory three-way file merges through libgit2, with labelled diff3 markers and their hunks."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pygit2
+from pygit2 import ffi
+from pygit2.enums import MergeFavor, MergeFileFlag
+from pygit2.errors import check_error
+from pygit2.ffi import C
+
+_MERGE_FILE_OPTIONS_VERSION = 1  # GIT_MERGE_FILE_OPTIONS_VERSION in libgit2
+_MARKERS = ("<<<<<<<", "|||||||", "=======", ">>>>>>>")
+
+
+@dataclass(frozen=True)
+class ConflictHunk:
+    line: int  # first line of the <<<<<<< marker in the merged text (1-based)
+    ours: str
+    base: str
+    theirs: str
+
+
+@dataclass(frozen=True)
+class MergeOutcome:
+    clean: bool
+    data: bytes
+    hunks: tuple[ConflictHunk, ...] = ()
+
+
+def _entry(path: str, blob: pygit2.Oid | None, mode: int) -> pygit2.IndexEntry | None:
+    return None if blob is None else pygit2.IndexEntry(path, blob, mode)
+
+
+def merge_blobs(repo: pygit2.Repository, path: str, base: pygit2.Oid | None, ours: pygit2.Oid | None,
+                theirs: pygit2.Oid | None, labels: tuple[str, str, str] = ("base", "ours", "theirs"),
+                favor: MergeFavor = MergeFavor.NORMAL, mode: int = pygit2.GIT_FILEMODE_BLOB) -> MergeOutcome:
+    """Merge three blobs (any may be None) the way git merge-file --diff3 would."""
+    options = ffi.new("git_merge_file_options *")
+    options.version = _MERGE_FILE_OPTIONS_VERSION
+    keep = [ffi.new("char[]", label.encode("utf-8")) for label in labels]
+    options.ancestor_label, options.our_label, options.their_label = keep
+    options.favor = int(favor)
+    options.flags = int(MergeFileFlag.STYLE_DIFF3)
+    result = ffi.new("git_merge_file_result *")
+    entries = [_entry(path, oid, mode) for oid in (base, ours, theirs)]
+    c_entries = [entry._to_c() if entry is not None else (ffi.NULL, ffi.NULL) for entry in entries]
+    err = C.git_merge_file_from_index(result, repo._repo, c_entries[0][0], c_entries[1][0], c_entries[2][0],
+                                      options)
+    check_error(err)
+    try:
+        data = bytes(ffi.buffer(result.ptr, result.len)) if result.ptr != ffi.NULL else b""
+        clean = bool(result.automergeable)
+    finally:
+        C.git_merge_file_result_free(result)
+    hunks = () if clean else conflict_hunks(data.decode("utf-8", errors="replace"))
+    return MergeOutcome(clean, data, hunks)
+
+
+def _marker(line: str) -> int | None:
+    """Index of the conflict marker this line is, if any: 7 marker characters, then a label or the end."""
+    body = line.rstrip("\r\n")
+    for index, marker in enumerate(_MARKERS):
+        if body.startswith(marker) and (len(body) == 7 or (index != 2 and body[7] == " ")):
+            return index
+    return None
+
+
+def conflict_hunks(text: str) -> tuple[ConflictHunk, ...]:
+    """Split diff3-style conflict markers into hunks (our own marker format, not a general parser)."""
+    hunks, section, start = [], None, 0
+    parts: dict[str, list[str]] = {}
+    for number, line in enumerate(text.splitlines(keepends=True), start=1):
+        marker = _marker(line)
+        if marker == 0 and section is None:
+            section, start, parts = "ours", number, {"ours": [], "base": [], "theirs": []}
+        elif section == "ours" and marker == 1:
+            section = "base"
+        elif section in ("ours", "base") and marker == 2:
+            section = "theirs"
+        elif section == "theirs" and marker == 3:
+            hunks.append(ConflictHunk(start, "".join(parts["ours"]), "".join(parts["base"]), "".join(parts["theirs"])))
+            section = None
+        elif section is not None:
+            parts[section].append(line)
+    return tuple(hunks)
+
+
+def has_conflict_markers(text: str) -> bool:
+    return bool(conflict_hunks(text))

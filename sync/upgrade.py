@@ -1,0 +1,240 @@
+"""The upgrade run: replay OLD..SRC onto NEW on a new branch, resumable through a state file.
+
+Invariant: the user's branches, index and work tree are never written. Progress lives in
+<git dir>/flagtree-sync/ (state file) and refs/flagtree-sync/wip (keeps replayed objects
+reachable); the target branch is created only when every commit has been replayed.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import git
+import pygit2
+
+from .atomic import write_text_atomic
+from .errors import SyncError
+from .replay import FileConflict, Replayer, ReplayedCommit, summary_of
+from .repository import (branch_exists, commit_range, current_branch, is_ancestor, open_repo, resolve_commit,
+                         valid_branch_name)
+
+STATE_VERSION = 1
+WIP_REF = "refs/flagtree-sync/wip"
+
+Progress = Callable[[int, int, pygit2.Commit, ReplayedCommit | None], None]
+
+
+@dataclass
+class UpgradeParams:
+    repo: str
+    old: str
+    onto: str
+    src: str
+    branch: str
+    policy: str
+    old_id: str = ""
+    onto_id: str = ""
+    src_id: str = ""
+
+    def same_run(self, other: "UpgradeParams") -> bool:
+        keys = ("old_id", "onto_id", "src_id", "branch", "policy")
+        return all(getattr(self, key) == getattr(other, key) for key in keys)
+
+
+@dataclass
+class UpgradeState:
+    params: UpgradeParams
+    commits: list[str]
+    head: str
+    results: list[ReplayedCommit] = field(default_factory=list)
+    stopped: bool = False  # --on-conflict stop left a conflicted worktree
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": STATE_VERSION, "params": asdict(self.params), "commits": self.commits,
+                "head": self.head, "stopped": self.stopped, "results": [r.to_json() for r in self.results]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "UpgradeState":
+        if data.get("version") != STATE_VERSION:
+            raise SyncError(f"upgrade state has version {data.get('version')}, expected {STATE_VERSION}")
+        return cls(UpgradeParams(**data["params"]), data["commits"], data["head"],
+                   [ReplayedCommit.from_json(item) for item in data["results"]], data.get("stopped", False))
+
+
+@dataclass
+class UpgradeResult:
+    params: UpgradeParams
+    results: list[ReplayedCommit]
+    head: str
+    resumed: bool
+
+    @property
+    def conflicts(self) -> list[tuple[ReplayedCommit, FileConflict]]:
+        return [(result, conflict) for result in self.results for conflict in result.conflicts]
+
+
+class StateStore:
+    """The state file and helpers of one repository's upgrade in progress."""
+
+    def __init__(self, repo: pygit2.Repository) -> None:
+        self.repo = repo
+        self.directory = Path(repo.path) / "flagtree-sync"
+        self.file = self.directory / "upgrade.json"
+        self.worktree = self.directory / "worktree"
+
+    def load(self) -> UpgradeState | None:
+        if not self.file.exists():
+            return None
+        try:
+            return UpgradeState.from_json(json.loads(self.file.read_text(encoding="utf-8")))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise SyncError(f"upgrade state {self.file} is unreadable ({exc}); run upgrade --abort") from exc
+
+    def save(self, state: UpgradeState) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        # Order matters for kill-safety: objects, then the ref that keeps them, then the state naming them.
+        self.repo.references.create(WIP_REF, pygit2.Oid(hex=state.head), force=True)
+        write_text_atomic(self.file, json.dumps(state.to_json(), indent=1))
+
+    def clear(self) -> None:
+        if self.worktree.exists():
+            git.Repo(self.repo.path).git.worktree("remove", "--force", str(self.worktree))
+        if WIP_REF in self.repo.references:
+            self.repo.references.delete(WIP_REF)
+        if self.file.exists():
+            self.file.unlink()
+
+
+def resolve_params(repo_path: str, old: str, onto: str, src: str | None, branch: str | None,
+                   policy: str) -> tuple[pygit2.Repository, UpgradeParams]:
+    repo = open_repo(repo_path)
+    src = src or current_branch(repo)
+    old_commit, onto_commit, src_commit = (resolve_commit(repo, ref) for ref in (old, onto, src))
+    branch = branch or f"sync/{onto}"
+    if not valid_branch_name(branch):
+        raise SyncError(f"{branch!r} is not a valid branch name: pass --target-branch")
+    if not is_ancestor(repo, old_commit.id, src_commit.id):
+        raise SyncError(f"{old} ({str(old_commit.id)[:9]}) is not an ancestor of {src}: "
+                        "pass the upstream tag the FlagTree branch is based on as --from")
+    params = UpgradeParams(repo_path, old, onto, src, branch, policy, str(old_commit.id), str(onto_commit.id),
+                           str(src_commit.id))
+    return repo, params
+
+
+def _check_new_run(repo: pygit2.Repository, params: UpgradeParams, force: bool) -> list[str]:
+    commits = [str(oid) for oid in commit_range(repo, repo[params.old_id], repo[params.src_id])]
+    if not commits:
+        raise SyncError(f"nothing to replay: {params.old}..{params.src} has no commits")
+    if branch_exists(repo, params.branch) and not force:
+        raise SyncError(f"branch {params.branch} already exists: pass --force to replace it, "
+                        "or --target-branch NAME")
+    if params.branch == params.src or (not repo.head_is_unborn and not repo.head_is_detached
+                                       and repo.head.shorthand == params.branch):
+        raise SyncError(f"refusing to overwrite the checked-out or source branch {params.branch}")
+    return commits
+
+
+def run_upgrade(repo: pygit2.Repository, params: UpgradeParams, force: bool, progress: Progress) -> UpgradeResult:
+    store = StateStore(repo)
+    state = store.load()
+    resumed = state is not None
+    if state is not None:
+        if not state.params.same_run(params):
+            raise SyncError(
+                f"another upgrade is in progress ({state.params.old}..{state.params.src} onto "
+                f"{state.params.onto}, branch {state.params.branch}): upgrade --continue or upgrade --abort")
+        if state.stopped:
+            raise SyncError(f"the upgrade stopped on a conflict: resolve it in {store.worktree}, git add, "
+                            "then upgrade --continue (or upgrade --abort)")
+    else:
+        commits = _check_new_run(repo, params, force)
+        state = UpgradeState(params, commits, params.onto_id)
+        store.save(state)
+    return _drive(repo, store, state, progress, resumed)
+
+
+def _drive(repo: pygit2.Repository, store: StateStore, state: UpgradeState, progress: Progress,
+           resumed: bool) -> UpgradeResult:
+    replayer = Replayer(repo, state.params.policy, state.params.onto)
+    total = len(state.commits)
+    while len(state.results) < total:
+        number = len(state.results)
+        commit = repo[state.commits[number]]
+        progress(number + 1, total, commit, None)
+        head = repo[state.head]
+        outcome = replayer.pick_tree(commit, head.tree)
+        if outcome.tree is None:
+            _stop_in_worktree(repo, store, state, commit)
+            raise SyncError(
+                f"commit {number + 1}/{total} {str(commit.id)[:9]} conflicts in "
+                f"{', '.join(c.path for c in outcome.conflicts)}: resolve in {store.worktree}, git add, "
+                "then upgrade --continue (or upgrade --abort)")
+        result = ReplayedCommit(str(commit.id), summary_of(commit), None, outcome.conflicts)
+        if outcome.tree != head.tree.id or outcome.conflicts:
+            result.result = str(replayer.commit(commit, outcome.tree, head.id, outcome.conflicts))
+            state.head = result.result
+        state.results.append(result)
+        store.save(state)
+        progress(number + 1, total, commit, result)
+    repo.references.create(f"refs/heads/{state.params.branch}", pygit2.Oid(hex=state.head), force=True)
+    store.clear()
+    return UpgradeResult(state.params, state.results, state.head, resumed)
+
+
+def _stop_in_worktree(repo: pygit2.Repository, store: StateStore, state: UpgradeState,
+                      commit: pygit2.Commit) -> None:
+    """Leave git's own conflicted cherry-pick in a separate worktree, for the user's usual tools."""
+    state.stopped = True
+    store.save(state)
+    if store.worktree.exists():
+        shutil.rmtree(store.worktree)
+    main = git.Repo(repo.path)
+    main.git.worktree("prune")
+    main.git.worktree("add", "--detach", str(store.worktree), state.head)
+    try:
+        git.Repo(store.worktree).git.cherry_pick("--no-commit", str(commit.id))
+    except git.GitCommandError:
+        pass  # expected: the conflict is what the user resolves
+
+
+def continue_upgrade(repo_path: str, progress: Progress) -> UpgradeResult:
+    repo = open_repo(repo_path)
+    store = StateStore(repo)
+    state = store.load()
+    if state is None:
+        raise SyncError("no upgrade in progress")
+    if state.stopped:
+        _take_resolution(repo, store, state)
+    return _drive(repo, store, state, progress, resumed=True)
+
+
+def _take_resolution(repo: pygit2.Repository, store: StateStore, state: UpgradeState) -> None:
+    worktree = git.Repo(store.worktree)
+    unmerged = sorted({line.split("\t", 1)[1] for line in worktree.git.ls_files("-u").splitlines() if "\t" in line})
+    if unmerged:
+        raise SyncError(f"unresolved conflicts in {store.worktree}: {', '.join(unmerged)} (git add them first)")
+    commit = repo[state.commits[len(state.results)]]
+    replayer = Replayer(repo, "markers", state.params.onto)
+    conflicts = replayer.pick_tree(commit, repo[state.head].tree).conflicts
+    for conflict in conflicts:
+        conflict.resolution = "manual"
+    head_moved = worktree.head.commit.hexsha != state.head
+    tree = pygit2.Oid(hex=worktree.head.commit.tree.hexsha if head_moved else worktree.git.write_tree())
+    new_head = replayer.commit(commit, tree, pygit2.Oid(hex=state.head), [])
+    state.results.append(ReplayedCommit(str(commit.id), summary_of(commit), str(new_head), conflicts))
+    state.head, state.stopped = str(new_head), False
+    if (Path(worktree.git_dir) / "CHERRY_PICK_HEAD").exists():
+        worktree.git.cherry_pick("--quit")
+    git.Repo(repo.path).git.worktree("remove", "--force", str(store.worktree))
+    store.save(state)
+
+
+def abort_upgrade(repo_path: str) -> bool:
+    repo = open_repo(repo_path)
+    store = StateStore(repo)
+    had_state = store.file.exists() or WIP_REF in repo.references
+    store.clear()
+    return had_state
