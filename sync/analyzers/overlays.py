@@ -8,7 +8,7 @@ import unidiff
 
 from ..findings import Finding
 from ..layout import TRUNK, SpecFile, package_of, spec_files
-from ..merge import merge_blobs
+from ..merge import ConflictHunk, merge_blobs
 from ..trees import GitTree, read_text
 from .context import DriftContext
 from .hooks import TrunkHooks
@@ -38,6 +38,11 @@ def upstream_diff(repo: pygit2.Repository, old: pygit2.Oid | None, new: pygit2.O
     added = sum(patched.added for patched in parsed)
     removed = sum(patched.removed for patched in parsed)
     return text, f"upstream changed {len(hunks)} hunk(s) at old lines {ranges} (+{added}/-{removed})"
+
+
+def _upgrade_convention(hunk: ConflictHunk) -> dict[str, object]:
+    """Report hunks as the replay does: ours = upgraded trunk, theirs = the FlagTree side (the overlay)."""
+    return {"line": hunk.line, "ours": hunk.theirs, "base": hunk.base, "theirs": hunk.ours}
 
 
 def _mirrors_trunk(spec_file: SpecFile, hooks: TrunkHooks) -> bool:
@@ -106,7 +111,7 @@ def classify_overlay(context: DriftContext, spec_file: SpecFile, merged: list[Me
                        "apply the merged file (drift --apply) and review", diff=diff)
     return finding("overlay-conflicting", "error", f"{summary}; the 3-way merge conflicts in "
                    f"{len(outcome.hunks)} hunk(s)", "merge by hand: the hunks below show both sides",
-                   diff=diff, hunks=[hunk.__dict__ for hunk in outcome.hunks])
+                   diff=diff, hunks=[_upgrade_convention(hunk) for hunk in outcome.hunks])
 
 
 def overlay_findings(context: DriftContext, merged: list[MergedOverlay]) -> list[Finding]:

@@ -1,0 +1,45 @@
+"""Shared fixtures: a fresh demo world per test, and a home directory that is not the user's."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from sync.demo.world import World, build_world
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Test")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "test@example.com")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Test")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "test@example.com")
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> World:
+    return build_world(tmp_path / "world")
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
+
+
+def snapshot(repo: Path) -> dict[str, str]:
+    """Everything of the user's that the tools must leave alone: refs, HEAD, index, work tree."""
+    work_files = {}
+    for path in sorted(repo.rglob("*")):
+        if ".git" not in path.relative_to(repo).parts and path.is_file():
+            work_files[str(path.relative_to(repo))] = path.read_bytes().hex()
+    refs = git(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads", "refs/tags")
+    return {
+        "refs": refs,
+        "head": (repo / ".git" / "HEAD").read_text(),
+        "index": (repo / ".git" / "index").read_bytes().hex(),
+        "status": git(repo, "status", "--porcelain"),
+        "work": repr(work_files),
+    }

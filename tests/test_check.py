@@ -1,0 +1,112 @@
+"""Every policy rule with a tree that breaks it and one that does not."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sync.analyzers.policy import RULES, check_tree
+from sync.cli import cli
+from sync.trees import DiskTree
+
+HOOK = "from triton.flagtree_spec import spec_path\n\nspec_path(__path__)\n"
+B = "third_party/b/backend/spec/triton/"
+CLEAN = {
+    "python/triton/__init__.py": "",
+    "python/triton/flagtree_spec.py": "def spec_path(p): ...\n",
+    "python/triton/tools/__init__.py": HOOK,
+    "python/triton/tools/compile.py": "def main():\n    return 0\n",
+    "python/triton/language/__init__.py": "from triton.flagtree_spec import spec\nfrom .core import x\n\n"
+                                          'spec("language_extend_globals", globals())\n',
+    "python/triton/language/core.py": "x = 1\n",
+    B + "__init__.py": "from .language import language_extend_globals\n",
+    B + "language/__init__.py": "def language_extend_globals(g):\n    from triton.language.core import x\n",
+    B + "tools/compile.py": "def main():\n    return 1\n",
+}
+
+# rule id -> files that, added to CLEAN, must raise exactly that rule
+VIOLATIONS = {
+    "FT001": {"python/triton/backends/__init__.py": HOOK},
+    "FT002": {"python/triton/ops/__init__.py": HOOK},
+    "FT003": {"python/triton/tools/sub/__init__.py": HOOK},
+    "FT004": {"python/triton/experimental/tle/x.py": 'from triton.flagtree_spec import spec\nspec("f")\n'},
+    "FT005": {B + "tools/compile.py": "def main():\n    return 0\n"},
+    "FT006": {"python/triton/tools/compile.py": "import os\n\n\ndef main():\n    return 0\n",
+              B + "tools/compile.py": "def main():\n    return 0\n"},
+    "FT007": {B + "tools/__init__.py": "X = 1\n"},
+    "FT008": {"python/triton/language/__init__.py": "from triton.flagtree_spec import spec\n\n"
+                                                    'spec("language_extend_globals", globals())\nfrom .core import x\n'},
+    "FT009": {B + "language/__init__.py": "from .helpers import y\n\n\ndef language_extend_globals(g):\n    pass\n"},
+    "FT010": {"python/triton/language/core.py": "from triton._flagtree_backend import FLAGTREE_BACKEND\n"
+                                                "x = 2 if FLAGTREE_BACKEND == 'b' else 1\n"},
+    "FT011": {B + "flagtree_spec.py": "def spec(name): ...\n"},
+    "FT012": {"python/triton/knobs.py": 'from triton.flagtree_spec import spec\nspec("knob")\n'},
+    "FT013": {"python/triton/language/core.py": "from triton.flagtree_spec import spec\ndef (:\n"},
+}
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def test_clean_tree_has_no_findings(tmp_path: Path) -> None:
+    assert check_tree(DiskTree(write_tree(tmp_path, CLEAN))) == []
+
+
+def test_every_rule_has_a_violating_fixture() -> None:
+    assert set(VIOLATIONS) == set(RULES)
+
+
+# No allowed directory has an allowed child, so a hijacked child is also an unlisted one.
+ALSO_FIRES = {"FT003": ["FT002"]}
+
+
+@pytest.mark.parametrize("code", sorted(VIOLATIONS))
+def test_rule_fires_on_its_violation_only(tmp_path: Path, code: str) -> None:
+    findings = check_tree(DiskTree(write_tree(tmp_path, {**CLEAN, **VIOLATIONS[code]})))
+    assert sorted(f.code for f in findings) == sorted([code, *ALSO_FIRES.get(code, [])])
+    finding = next(f for f in findings if f.code == code)
+    assert finding.severity == RULES[code][1] and finding.action and finding.path
+
+
+def test_finding_lines_point_at_the_call(tmp_path: Path) -> None:
+    findings = check_tree(DiskTree(write_tree(tmp_path, {**CLEAN, **VIOLATIONS["FT008"]})))
+    assert findings[0].line == 3
+
+
+def test_cli_exit_status_and_json(tmp_path: Path) -> None:
+    runner = CliRunner()
+    clean = write_tree(tmp_path / "clean", CLEAN)
+    assert runner.invoke(cli, ["check", str(clean)]).exit_code == 0
+    bad = write_tree(tmp_path / "bad", {**CLEAN, **VIOLATIONS["FT001"], **VIOLATIONS["FT002"]})
+    result = runner.invoke(cli, ["check", str(bad), "--format", "json"])
+    assert result.exit_code == 1
+    document = json.loads(result.output)
+    assert document["schema"] == "flagtree-sync/check/1"
+    assert {f["code"] for f in document["findings"]} == {"FT001", "FT002"}
+    warn_only = write_tree(tmp_path / "warn", {**CLEAN, **VIOLATIONS["FT002"]})
+    assert runner.invoke(cli, ["check", str(warn_only)]).exit_code == 0
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: p / "missing", "is not a directory"),
+    (lambda p: p, "has no python/triton/"),
+])
+def test_cli_unusable_input(tmp_path: Path, make, message: str) -> None:
+    result = CliRunner().invoke(cli, ["check", str(make(tmp_path))])
+    assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output
+
+
+def test_unknown_backend_is_unusable_input(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["check", str(write_tree(tmp_path, CLEAN)), "--backend", "nope"])
+    assert result.exit_code == 2 and "nope" in result.output
+
+
+def test_demo_fork_only_warns_about_the_unlisted_ops_package(world) -> None:
+    findings = check_tree(DiskTree(world.fork))
+    assert [(f.code, f.path) for f in findings] == [("FT002", "python/triton/ops/__init__.py")]

@@ -1,0 +1,163 @@
+"""The spec hooks end to end on a small triton-like package written for these tests."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from textwrap import dedent
+
+import pytest
+
+RUNTIME = Path(__file__).resolve().parents[1] / "python" / "triton"
+
+TRUNK = {
+    "__init__.py": "",
+    "tools/__init__.py": "from triton.flagtree_spec import spec_path\n\nspec_path(__path__)\n",
+    "tools/compile.py": "WHO = 'trunk'\n",
+    "tools/link.py": "WHO = 'trunk'\n",
+    "language/__init__.py": dedent("""
+        from triton.flagtree_spec import spec
+        from .core import arange
+
+        spec("language_extend_globals", globals())
+        """),
+    "language/core.py": "def arange(n):\n    return list(range(n))\n",
+    "_utils.py": dedent("""
+        from triton.flagtree_spec import spec_func
+
+
+        def _trunk_apply_with_path(value, path):
+            return ("trunk", value, path)
+
+
+        apply_with_path = spec_func("apply_with_path", _trunk_apply_with_path)
+
+
+        @spec_func
+        def describe():
+            return "trunk describe"
+        """),
+}
+
+BACKEND = {
+    "__init__.py": "from ._utils import apply_with_path\nfrom .language import language_extend_globals\n",
+    "tools/compile.py": "WHO = 'backend'\n",
+    "language/__init__.py": dedent("""
+        def language_extend_globals(globals_dict):
+            from triton.language.core import arange
+
+            globals_dict["squeeze"] = lambda x: [v for v in x if v is not None]
+            globals_dict["arange_alias"] = arange
+        """),
+    "_utils.py": "def apply_with_path(value, path):\n    return ('backend', value, path)\n",
+}
+
+PROBE = dedent("""
+    import json, warnings
+    warnings.simplefilter("always")
+    with warnings.catch_warnings(record=True) as caught:
+        import triton.tools.compile as compile_mod, triton.tools.link as link_mod
+        import triton.language as tl, triton._utils as utils
+        from triton._flagtree_backend import FLAGTREE_BACKEND
+    print(json.dumps({
+        "backend": FLAGTREE_BACKEND,
+        "compile": compile_mod.WHO, "link": link_mod.WHO,
+        "squeeze": hasattr(tl, "squeeze"),
+        "apply": list(utils.apply_with_path(1, [0])),
+        "describe": utils.describe(),
+        "warnings": [str(w.message) for w in caught],
+    }))
+""")
+
+
+def make_package(root: Path, backend: str | None, backend_files: dict[str, str] | None = None,
+                 home: str = "_flagtree_specs") -> Path:
+    package = root / "triton"
+    for rel, text in TRUNK.items():
+        (package / rel).parent.mkdir(parents=True, exist_ok=True)
+        (package / rel).write_text(text)
+    shutil.copy(RUNTIME / "flagtree_spec.py", package)
+    shutil.copy(RUNTIME / "_flagtree_backend.py", package)
+    if backend is not None:
+        (package / "FLAGTREE_BACKEND").write_text(backend + "\n")
+        for rel, text in (BACKEND if backend_files is None else backend_files).items():
+            target = package / home / backend / "spec" / "triton" / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+    return root
+
+
+def probe(root: Path, code: str = PROBE) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], cwd=root, env={"PYTHONPATH": str(root)},
+                          capture_output=True, text=True)
+
+
+def run_probe(root: Path) -> dict:
+    done = probe(root)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_overlay_shadows_trunk_and_siblings_fall_through(tmp_path: Path) -> None:
+    result = run_probe(make_package(tmp_path, "demo"))
+    assert result["backend"] == "demo"
+    assert result["compile"] == "backend"
+    assert result["link"] == "trunk"
+
+
+def test_spec_extends_language_globals(tmp_path: Path) -> None:
+    assert run_probe(make_package(tmp_path, "demo"))["squeeze"] is True
+
+
+def test_spec_func_supplies_backend_function_or_trunk_default(tmp_path: Path) -> None:
+    result = run_probe(make_package(tmp_path, "demo"))
+    assert result["apply"] == ["backend", 1, [0]]
+    assert result["describe"] == "trunk describe"  # the backend does not define describe()
+
+
+def test_no_backend_installed_runs_plain_trunk(tmp_path: Path) -> None:
+    result = run_probe(make_package(tmp_path, None))
+    assert result == {"backend": "", "compile": "trunk", "link": "trunk", "squeeze": False,
+                      "apply": ["trunk", 1, [0]], "describe": "trunk describe", "warnings": []}
+
+
+def test_recorded_backend_without_spec_tree_falls_back_silently(tmp_path: Path) -> None:
+    root = make_package(tmp_path, "demo", backend_files={})
+    result = run_probe(root)
+    assert (result["compile"], result["squeeze"], result["apply"][0]) == ("trunk", False, "trunk")
+
+
+def test_spec_tree_under_backends_home_is_found(tmp_path: Path) -> None:
+    result = run_probe(make_package(tmp_path, "demo", home="backends"))
+    assert (result["compile"], result["squeeze"]) == ("backend", True)
+
+
+@pytest.mark.parametrize("broken", [
+    "from ._utils import apply_with_path\nthis is not python\n",
+    "from ._utils import apply_with_path\nfrom .no_such_module import thing\n",
+])
+def test_broken_backend_raises_naming_backend_and_file(tmp_path: Path, broken: str) -> None:
+    root = make_package(tmp_path, "demo", {**BACKEND, "__init__.py": broken})
+    done = probe(root, "import triton.language")
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("triton.flagtree_spec.FlagTreeSpecError: FlagTree backend 'demo'")
+    assert "_flagtree_specs/demo/spec/triton" in last
+
+
+def test_non_callable_export_is_an_error(tmp_path: Path) -> None:
+    root = make_package(tmp_path, "demo", {**BACKEND, "__init__.py": BACKEND["__init__.py"] + "describe = 3\n"})
+    done = probe(root, "import triton._utils")
+    assert done.returncode != 0 and "not a function" in done.stderr
+
+
+def test_parent_and_child_hijack_is_detected(tmp_path: Path) -> None:
+    root = make_package(tmp_path, "demo", {**BACKEND, "tools/sub/mod.py": "WHO = 'backend'\n"})
+    sub = root / "triton" / "tools" / "sub"
+    sub.mkdir()
+    (sub / "__init__.py").write_text("from triton.flagtree_spec import spec_path\n\nspec_path(__path__)\n")
+    done = probe(root, "import warnings; warnings.simplefilter('error'); import triton.tools.sub")
+    assert done.returncode != 0
+    assert "hijacks both tools and tools/sub" in done.stderr
