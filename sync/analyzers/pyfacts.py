@@ -175,7 +175,14 @@ class _Collector(cst.CSTVisitor):
             args = args[1:]
         self.facts.hooks.append(HookSite(
             hook, name, self.facts.path, self._line(node), self._scope_name(),
-            tuple(self._code(arg) for arg in args), self.statement_index))
+            tuple(self._argument(arg) for arg in args), self.statement_index))
+
+    def _argument(self, arg: cst.Arg) -> str:
+        """An argument as written, without the comma that follows it."""
+        value = self._code(arg.value)
+        if arg.keyword is not None:
+            return f"{arg.keyword.value}={value}"
+        return f"{arg.star}{value}"
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         names = [node.left, *(target.comparator for target in node.comparisons)]

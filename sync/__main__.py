@@ -1,0 +1,4 @@
+"""python -m sync: the same CLI as flagtree-sync."""
+from .cli import main
+
+main()

@@ -1,0 +1,145 @@
+"""drift on the demo world: every planted class is found, and nothing else."""
+from __future__ import annotations
+
+import json
+
+import pygit2
+import pytest
+from click.testing import CliRunner
+
+from sync.analyzers.pyfacts import Param
+from sync.analyzers.specfuncs import call_mismatch, replacement_mismatch
+from sync.cli import cli
+from sync.drift import analyse_drift
+
+from tests.conftest import git
+
+A = "third_party/alpha/backend/spec/"
+B = "third_party/beta/backend/spec/"
+EXPECTED = {
+    ("alpha", "overlay-in-sync", A + "triton/runtime/driver.py"),
+    ("alpha", "overlay-auto-mergeable", A + "triton/tools/compile.py"),
+    ("alpha", "overlay-redundant", A + "triton/tools/link.py"),
+    ("alpha", "overlay-conflicting", A + "triton/runtime/autotuner.py"),
+    ("alpha", "overlay-orphan", A + "triton/runtime/cache.py"),
+    ("alpha", "overlay-orphan", A + "triton/runtime/build.py"),
+    ("alpha", "hijack-lost", A + "triton/ops/matmul.py"),
+    ("beta", "overlay-in-sync", B + "lib/Analysis/Alias.cpp"),
+    ("beta", "overlay-auto-mergeable", B + "include/triton/Analysis/Utility.h"),
+    ("beta", "guard-default-changed", B + "include/flagtree_spec.h"),
+    ("beta", "guard-unused", B + "include/flagtree_spec.h"),
+    ("beta", "spec-dead", B + "triton/_matmul.py"),
+    ("beta", "spec-call-site-moved", B + "triton/_runtime.py"),
+    ("beta", "spec-enclosing-changed", B + "triton/compiler/compiler.py"),
+    ("beta", "spec-replaced-function-changed", B + "triton/testing.py"),
+    ("beta", "spec-signature-mismatch", B + "triton/testing.py"),
+    (None, "spec-unimplemented", "python/triton/errors.py"),
+}
+
+
+def ids(repo: pygit2.Repository, *refs: str) -> list[str]:
+    return [str(repo.revparse_single(ref).peel(pygit2.Commit).id) for ref in refs]
+
+
+def findings_of(world, target: str | None = None, backends=None):
+    repo = pygit2.Repository(str(world.fork))
+    old, new, src = ids(repo, "v3.5.0", "v3.6.0", "main")
+    target_id = ids(repo, target)[0] if target else None
+    return analyse_drift(repo, old, new, src, target_id, backends)
+
+
+def test_every_planted_class_is_found_and_nothing_else(world) -> None:
+    found = {(f.backend, f.kind, f.path) for f in findings_of(world).findings}
+    assert found == EXPECTED
+
+
+def test_same_findings_against_the_upgraded_branch(world) -> None:
+    CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0", "-q"])
+    found = {(f.backend, f.kind, f.path) for f in findings_of(world, "sync/v3.6.0").findings}
+    assert found == EXPECTED
+
+
+def test_findings_carry_diffs_and_renamed_paths(world) -> None:
+    by_kind = {(f.kind, f.path): f for f in findings_of(world).findings}
+    renamed = by_kind[("overlay-orphan", A + "triton/runtime/build.py")]
+    assert renamed.related_path == "python/triton/runtime/_build.py"
+    mergeable = by_kind[("overlay-auto-mergeable", A + "triton/tools/compile.py")]
+    assert '+    parser.add_argument("--out-name", default=None)' in mergeable.diff
+    conflicting = by_kind[("overlay-conflicting", A + "triton/runtime/autotuner.py")]
+    hunk = conflicting.details["hunks"][0]
+    assert "<= 16" in hunk["theirs"] and "num_stages" in hunk["ours"]
+    guard = by_kind[("guard-default-changed", B + "include/flagtree_spec.h")]
+    assert "+  auto effects = collectEffects(op, /*recursive=*/true);" in guard.diff
+
+
+def test_backend_filter(world) -> None:
+    found = {(f.backend, f.kind) for f in findings_of(world, backends={"alpha"}).findings}
+    assert {backend for backend, _ in found} <= {"alpha", None} and ("alpha", "hijack-lost") in found
+
+
+def test_auto_merge_is_applied_on_the_target_branch(world, tmp_path) -> None:
+    runner = CliRunner()
+    runner.invoke(cli, ["upgrade", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0", "-q"])
+    result = runner.invoke(cli, ["drift", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0",
+                                 "--target", "sync/v3.6.0", "--apply", "--out", str(tmp_path / "d")])
+    assert result.exit_code == 1, result.output
+    merged = git(world.fork, "show", f"sync/v3.6.0:{A}triton/tools/compile.py")
+    assert 'extern \\"C\\" void' in merged and "--out-name" in merged
+    header = git(world.fork, "show", f"sync/v3.6.0:{B}include/triton/Analysis/Utility.h")
+    assert "isSingleValue(long value)" in header and "getScratchSizeInBytes(int bytes, int align)" in header
+    assert git(world.fork, "log", "-1", "--format=%s", "sync/v3.6.0").strip() == "Auto-merge drifted overlays"
+    document = json.loads((tmp_path / "d" / "report.json").read_text())
+    assert document["drift"]["applied_commit"]
+
+
+def test_hand_fixed_target_reports_changed_arguments_and_lost_guards(world) -> None:
+    CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0", "-q"])
+    worktree = world.root / "fix"
+    git(world.fork, "worktree", "add", "-q", "-b", "hand-fix", str(worktree), "sync/v3.6.0")
+    compiler = worktree / "python/triton/compiler/compiler.py"
+    compiler.write_text(compiler.read_text().replace('spec("compiler_override_target", target)',
+                                                     'spec("compiler_override_target", target, extra)'))
+    membar = worktree / "lib/Analysis/Membar.cpp"
+    membar.write_text(membar.read_text().replace("#ifndef FLAGTREE_SPEC_Membar_isFenceNeeded\n", "")
+                      .replace("}\n#endif\n", "}\n"))
+    git(worktree, "commit", "-qam", "hand fix")
+    found = {(f.kind, f.path): f for f in findings_of(world, "hand-fix").findings}
+    changed = found[("spec-call-args-changed", B + "triton/compiler/compiler.py")]
+    assert "(target, extra)" in changed.message
+    mismatch = found[("spec-signature-mismatch", B + "triton/compiler/compiler.py")]
+    assert "2 positional argument(s)" in mismatch.message
+    assert ("guard-lost", B + "include/flagtree_spec.h") in found
+
+
+@pytest.mark.parametrize("params, args, problem", [
+    ((Param("a", "positional", False),), ("x",), None),
+    ((Param("a", "positional", False),), ("x", "y"), "2 positional"),
+    ((Param("a", "positional", False),), (), "required parameter(s) a"),
+    ((Param("a", "positional", False), Param("k", "keyword_only", True)), ("x", "k=1"), None),
+    ((Param("a", "positional", False),), ("x", "k=1"), "no such parameter"),
+    ((Param("a", "var_positional", False),), ("x", "y", "z"), None),
+    ((Param("a", "positional", False),), ("*rest",), None),
+])
+def test_call_binding(params, args, problem) -> None:
+    reason = call_mismatch(params, args)
+    assert (reason is None) if problem is None else (problem in reason)
+
+
+def test_replacement_must_accept_trunk_parameters() -> None:
+    trunk = (Param("fn", "positional", False), Param("quantiles", "positional", True))
+    assert "quantiles" in replacement_mismatch((Param("fn", "positional", False),), trunk)
+    assert replacement_mismatch((Param("fn", "positional", False), Param("kw", "var_keyword", False)), trunk) is None
+    assert "requires extra" in replacement_mismatch(
+        (*trunk, Param("extra", "positional", False)), trunk)
+
+
+def test_drift_cli_errors(world) -> None:
+    runner = CliRunner()
+    base = ["drift", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0"]
+    for extra, message in [(["--backend", "gamma"], "no spec tree for backend(s) gamma"),
+                           (["--apply"], "--apply commits the clean merges"),
+                           (["--target", "nope"], "unknown revision 'nope'")]:
+        result = runner.invoke(cli, base + extra)
+        assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output
+    result = runner.invoke(cli, base + ["--json"])
+    assert result.exit_code == 1 and json.loads(result.output)["schema"] == "flagtree-sync/report/1"
