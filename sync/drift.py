@@ -42,9 +42,15 @@ def analyse_drift(repo: pygit2.Repository, old_id: str, onto_id: str, src_id: st
         if unknown:
             raise SyncError(f"no spec tree for backend(s) {', '.join(unknown)}; known: {', '.join(known) or 'none'}")
     result = DriftResult()
+    target: GitTree | None = None
     if target_id is None:
-        target = GitTree(repo, replayed_tree(repo, old_id, onto_id, src_id), "target:in-memory")
-        result.target_replayed_in_memory = True
+        try:
+            target = GitTree(repo, replayed_tree(repo, old_id, onto_id, src_id), "target:in-memory")
+            result.target_replayed_in_memory = True
+        except pygit2.GitError as exc:  # e.g. a blob missing from a partial clone
+            result.findings.append(Finding(
+                "target-unavailable", "info", ".", f"the delta could not be replayed in memory ({exc}); "
+                "hooks and guards were judged from the upstream tags alone", "pass --target"))
     else:
         target = GitTree(repo, repo[target_id].tree, f"target:{target_id}")
     context = DriftContext(repo, GitTree(repo, repo[old_id].tree, f"old:{old_id}"),

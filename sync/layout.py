@@ -10,6 +10,8 @@ from .trees import FileTree
 TRUNK = "python/triton"
 SPEC_HOOK_MODULE = "flagtree_spec"
 HOOK_NAMES = ("spec_path", "spec", "spec_func")
+# Older FlagTree branches (main) import spec/spec_func from the runtime driver instead.
+LEGACY_HOOK_MODULES = ("triton.runtime.driver",)
 
 # Directories (relative to python/triton) whose __init__.py may call spec_path.
 SPEC_PATH_ALLOWED = frozenset({"compiler", "language", "runtime", "tools", "experimental/gluon"})

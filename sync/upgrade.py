@@ -165,7 +165,11 @@ def _drive(repo: pygit2.Repository, store: StateStore, state: UpgradeState, prog
         commit = repo[state.commits[number]]
         progress(number + 1, total, commit, None)
         head = repo[state.head]
-        outcome = replayer.pick_tree(commit, head.tree)
+        try:
+            outcome = replayer.pick_tree(commit, head.tree)
+        except pygit2.GitError as exc:  # e.g. an object missing from a partial clone
+            raise SyncError(f"commit {number + 1}/{total} {str(commit.id)[:9]} cannot be replayed: {exc}; "
+                            "the state is kept, rerun after fixing the repository") from exc
         if outcome.tree is None:
             _stop_in_worktree(repo, store, state, commit)
             raise SyncError(

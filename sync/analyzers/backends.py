@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from posixpath import join, normpath
 
 from ..trees import FileTree, read_text
-from .pyfacts import FunctionFacts, parse_module_facts
+from .pyfacts import FunctionFacts, ModuleFacts, parse_module_facts
 
 
 def spec_root(backend: str) -> str:
@@ -39,31 +39,41 @@ def _module_file(tree: FileTree, package_dir: str, module: str, level: int) -> s
     return None
 
 
-def backend_exports(tree: FileTree, backend: str) -> BackendExports:
+def _entries(backend: str) -> list[tuple[str, str]]:
+    """(package dir, __init__.py) of the modules spec/spec_func look in: the current layout, then the legacy one."""
     root = spec_root(backend)
-    exports = BackendExports(backend, f"{root}/__init__.py")
-    text = read_text(tree, exports.entry)
-    if text is None:
-        return exports
-    facts = parse_module_facts(exports.entry, text)
-    if facts.error:
-        exports.errors.append(f"{exports.entry}: {facts.error}")
-        return exports
-    for qualname, function in facts.functions.items():
-        if "." not in qualname:
-            exports.functions[qualname] = ExportedFunction(qualname, exports.entry, function, function.line)
-    parsed: dict[str, object] = {}
-    for imported in facts.imported_names:
-        if imported.level == 0:
-            continue  # absolute imports of the entry are not the backend's own definitions
-        module_path = _module_file(tree, root, imported.module, imported.level)
-        function = None
-        if module_path is not None:
-            if module_path not in parsed:
-                module_facts = parse_module_facts(module_path, read_text(tree, module_path) or "")
-                if module_facts.error:
-                    exports.errors.append(f"{module_path}: {module_facts.error}")
-                parsed[module_path] = module_facts
-            function = parsed[module_path].functions.get(imported.name)  # type: ignore[attr-defined]
-        exports.functions[imported.local] = ExportedFunction(imported.local, module_path, function, imported.line)
+    legacy = root.rpartition("/")[0]
+    return [(root, f"{root}/__init__.py"), (legacy, f"{legacy}/__init__.py")]
+
+
+def backend_exports(tree: FileTree, backend: str) -> BackendExports:
+    exports = BackendExports(backend, f"{spec_root(backend)}/__init__.py")
+    parsed: dict[str, ModuleFacts] = {}
+
+    def facts_of(path: str) -> ModuleFacts:
+        if path not in parsed:
+            parsed[path] = parse_module_facts(path, read_text(tree, path) or "")
+            if parsed[path].error:
+                exports.errors.append(f"{path}: {parsed[path].error}")
+        return parsed[path]
+
+    for package_dir, entry in _entries(backend):
+        if not tree.exists(entry):
+            continue
+        facts = facts_of(entry)
+        for qualname, function in facts.functions.items():
+            if "." not in qualname:
+                exports.functions[qualname] = ExportedFunction(qualname, entry, function, function.line)
+        for imported in facts.imported_names:
+            if imported.level == 0:
+                continue  # absolute imports of the entry are not the backend's own definitions
+            module_path = _module_file(tree, package_dir, imported.module, imported.level)
+            module_facts = facts_of(module_path) if module_path else None
+            if imported.name == "*":
+                for name, function in (module_facts.functions.items() if module_facts else ()):
+                    if "." not in name and not name.startswith("_"):
+                        exports.functions.setdefault(name, ExportedFunction(name, module_path, function, function.line))
+                continue
+            function = module_facts.functions.get(imported.name) if module_facts else None
+            exports.functions[imported.local] = ExportedFunction(imported.local, module_path, function, imported.line)
     return exports

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from ..layout import HOOK_NAMES, SPEC_HOOK_MODULE
+from ..layout import HOOK_NAMES, LEGACY_HOOK_MODULES, SPEC_HOOK_MODULE
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,9 @@ class _Collector(cst.CSTVisitor):
         module = self._code(node.module) if node.module else ""
         if node.relative:
             self.facts.relative_imports.append((self._line(node), self._code(node)))
-        if module.split(".")[-1] == SPEC_HOOK_MODULE and not isinstance(node.names, cst.ImportStar):
+        if isinstance(node.names, cst.ImportStar):
+            self.facts.imported_names.append(ImportedName(module, len(node.relative), "*", "*", self._line(node)))
+        if is_hook_module(module) and not isinstance(node.names, cst.ImportStar):
             for alias in node.names:
                 imported = self._code(alias.name)
                 local = self._code(alias.asname.name) if alias.asname else imported
@@ -130,7 +132,7 @@ class _Collector(cst.CSTVisitor):
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
             dotted = self._code(alias.name)
-            if dotted.split(".")[-1] == SPEC_HOOK_MODULE:
+            if is_hook_module(dotted):
                 self.spec_module_aliases.add(self._code(alias.asname.name) if alias.asname else dotted)
 
     def _hook_of(self, func: cst.BaseExpression) -> str | None:
@@ -204,9 +206,13 @@ def parse_module_facts(path: str, text: str) -> ModuleFacts:
     return facts
 
 
+def is_hook_module(dotted: str) -> bool:
+    return dotted.split(".")[-1] == SPEC_HOOK_MODULE or dotted in LEGACY_HOOK_MODULES
+
+
 def mentions_hooks(text: str) -> bool:
     """Cheap pre-filter so that only files that could hold hooks are parsed."""
-    return SPEC_HOOK_MODULE in text
+    return SPEC_HOOK_MODULE in text or any(module in text for module in LEGACY_HOOK_MODULES)
 
 
 def normalized_statements(text: str) -> set[str] | None:

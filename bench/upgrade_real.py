@@ -1,0 +1,148 @@
+"""Benchmark of record: replay FlagTree 0add68262..fe647093f onto Triton 3.6.0 (7c56a5e40).
+
+    python bench/upgrade_real.py PATH_TO_FETCHED_FLAGTREE [--runs 3]
+
+Measures, side by side in one run: plain `git cherry-pick` of the range in a throw-away
+worktree (conflicts staged as-is and continued) versus flagtree-sync's in-memory replay,
+and the full upgrade command (replay + drift analysis + report). Then compares the files
+our run flags with the files the hand fixes after the manual 3.6 replay had to touch.
+Works on a shared bare clone of PATH; PATH itself is never written.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import git
+import pygit2
+from click.testing import CliRunner
+
+from sync.cli import cli
+from sync.replay import Replayer
+from sync.repository import commit_range
+
+OLD, SRC, NEW = "0add68262", "fe647093f", "7c56a5e40"
+HAND_FIXES = ["978f6293b", "40017c806", "b840119a3"]
+HAND_REPLAY = "16fa121a3"
+NOT_TRUNK = ("third_party/", ".github/", "docs/", "test/", "python/test/", "unittest/", "python/tutorials/")
+
+
+def cherry_pick_baseline(repo_dir: Path, commits: list[str]) -> tuple[float, set[str], int]:
+    """Checkout-based cherry-pick of each commit; conflicts are added as they are and continued."""
+    main = git.Repo(repo_dir)
+    worktree = Path(tempfile.mkdtemp(prefix="cherry-"))
+    start = time.perf_counter()
+    main.git.worktree("add", "--detach", str(worktree), NEW)
+    wt = git.Repo(worktree)
+    conflicted: set[str] = set()
+    stopped = 0
+    for sha in commits:
+        try:
+            wt.git.cherry_pick("--allow-empty", "--keep-redundant-commits", sha)
+        except git.GitCommandError:
+            stopped += 1
+            conflicted.update(wt.git.diff("--name-only", "--diff-filter=U").split())
+            wt.git.add("-A")
+            wt.git.commit("--allow-empty", "-q", "--no-edit")
+    elapsed = time.perf_counter() - start
+    main.git.worktree("remove", "--force", str(worktree))
+    return elapsed, conflicted, stopped
+
+
+def in_memory_replay(repo_dir: Path, commits: list[str]) -> tuple[float, set[str], int]:
+    repo = pygit2.Repository(str(repo_dir))
+    start = time.perf_counter()
+    replayer = Replayer(repo, "markers", NEW)
+    head = repo.revparse_single(NEW).peel(pygit2.Commit).id
+    conflicted: set[str] = set()
+    stopped = 0
+    for sha in commits:
+        commit = repo[sha]
+        outcome = replayer.pick_tree(commit, repo[head].tree)
+        if outcome.conflicts:
+            stopped += 1
+            conflicted.update(conflict.path for conflict in outcome.conflicts)
+        head = replayer.commit(commit, outcome.tree, head, outcome.conflicts)
+    return time.perf_counter() - start, conflicted, stopped
+
+
+def full_upgrade(repo_dir: Path, out: Path, branch: str) -> tuple[float, dict]:
+    start = time.perf_counter()
+    result = CliRunner().invoke(cli, ["upgrade", "--repo", str(repo_dir), "--from", OLD, "--onto", NEW,
+                                      "--branch", SRC, "--target-branch", branch, "--out", str(out), "-q",
+                                      "--force"])
+    elapsed = time.perf_counter() - start
+    if result.exit_code not in (0, 1):
+        sys.exit(f"upgrade failed: {result.output}")
+    return elapsed, json.loads((out / "report.json").read_text())
+
+
+def hand_fixed_trunk_files(repo_dir: Path) -> set[str]:
+    repo = git.Repo(repo_dir)
+    files: set[str] = set()
+    for sha in HAND_FIXES:
+        files.update(repo.git.diff_tree("--no-commit-id", "--name-only", "-r", sha).split())
+    return {path for path in files if not path.startswith(NOT_TRUNK)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("flagtree", type=Path)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="flagtree-bench-"))
+    clone = work / "flagtree.git"
+    subprocess.run(["git", "clone", "-q", "--bare", "--shared", str(args.flagtree), str(clone)], check=True)
+    repo = pygit2.Repository(str(clone))
+    commits = [str(oid) for oid in commit_range(repo, repo.revparse_single(OLD).peel(pygit2.Commit),
+                                                repo.revparse_single(SRC).peel(pygit2.Commit))]
+    print(f"range {OLD}..{SRC}: {len(commits)} commits onto {NEW}")
+    baseline, ours, upgrade_times = [], [], []
+    for run in range(args.runs):  # interleaved, so both see the same machine state
+        b = cherry_pick_baseline(clone, commits)
+        o = in_memory_replay(clone, commits)
+        u, document = full_upgrade(clone, work / f"report-{run}", f"bench/sync-{run}")
+        baseline.append(b[0]), ours.append(o[0]), upgrade_times.append(u)
+    b_conflicts, b_stops = b[1], b[2]
+    o_conflicts, o_stops = o[1], o[2]
+    print(f"git cherry-pick (worktree):   median {statistics.median(baseline):.2f} s  "
+          f"stops {b_stops}, conflicted files {len(b_conflicts)}")
+    print(f"in-memory replay (pygit2):    median {statistics.median(ours):.2f} s  "
+          f"stops {o_stops}, conflicted files {len(o_conflicts)}")
+    print(f"full upgrade (replay+drift+report): median {statistics.median(upgrade_times):.2f} s")
+    print(f"ratio replay / cherry-pick:   {statistics.median(ours) / statistics.median(baseline):.2f}x")
+    print(f"ratio full upgrade / cherry-pick: {statistics.median(upgrade_times) / statistics.median(baseline):.2f}x")
+    print(f"conflicted files, ours only: {sorted(o_conflicts - b_conflicts)}; git only: {sorted(b_conflicts - o_conflicts)}")
+    print("conflicted files:", ", ".join(sorted(o_conflicts)))
+
+    truth = hand_fixed_trunk_files(clone)
+    flagged = set(document["summary"]["conflicted_files"])
+    for group in document["groups"]:
+        for finding in group["findings"]:
+            if finding["severity"] != "info":
+                flagged.add(finding.get("related_path") or finding["path"])
+    flagged_trunk = {path for path in flagged if not path.startswith(NOT_TRUNK)}
+    hits = truth & flagged_trunk
+    precision = len(hits) / len(flagged_trunk) if flagged_trunk else 0.0
+    recall = len(hits) / len(truth) if truth else 0.0
+    print(f"hand fixes touched {len(truth)} trunk files; we flag {len(flagged_trunk)}; "
+          f"hits {len(hits)}: precision {precision:.2f}, recall {recall:.2f}")
+    print("hits:", ", ".join(sorted(hits)))
+    print("missed:", ", ".join(sorted(truth - hits)))
+    ours_tree = repo.revparse_single(f"bench/sync-{args.runs - 1}").peel(pygit2.Commit).tree
+    hand_tree = repo.revparse_single(HAND_REPLAY).peel(pygit2.Commit).tree
+    differing = [patch.delta.new_file.path for patch in repo.diff(hand_tree, ours_tree)]
+    print(f"our replayed tree vs hand replay {HAND_REPLAY}: {len(differing)} files differ")
+    for path in differing[:40]:
+        print("  ", path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
