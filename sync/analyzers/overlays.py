@@ -9,7 +9,7 @@ import unidiff
 from ..findings import Finding
 from ..layout import TRUNK, SpecFile, package_of, spec_files
 from ..merge import ConflictHunk, merge_blobs
-from ..trees import GitTree, read_text
+from ..trees import read_text
 from .context import DriftContext
 from .hooks import TrunkHooks
 from .pyfacts import normalized_statements

@@ -1,7 +1,6 @@
 """Build the demo world: an upstream repo with two tags and a FlagTree fork with backends."""
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -1,7 +1,6 @@
 """Assemble the report document (the stable JSON schema every renderer reads)."""
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any, Iterable
 
 from .. import __version__
@@ -81,8 +80,3 @@ def build_report(upgrade: UpgradeResult | None, owners: OwnerIndex, findings: It
 
 def exit_status(document: dict[str, Any]) -> int:
     return 1 if document["summary"]["needs_a_person"] else 0
-
-
-def finding_from_json(data: dict[str, Any]) -> Finding:
-    known = {key: data[key] for key in asdict(Finding("k", "info", "p", "m")) if key in data}
-    return Finding(**known)
