@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -192,7 +193,12 @@ class _Collector(cst.CSTVisitor):
             self.facts.backend_selections.append((self._line(node), self._code(node)))
 
 
+@lru_cache(maxsize=1024)
 def parse_module_facts(path: str, text: str) -> ModuleFacts:
+    """Cached on (path, text): a file unchanged between trees (old tag, fork, target) is parsed once.
+
+    The result is shared between callers: treat it as read-only.
+    """
     facts = ModuleFacts(path)
     try:
         module = cst.parse_module(text)
