@@ -50,11 +50,11 @@ class DriftContext:
         return {backend: backend_exports(self.fork, backend) for backend in self.backends}
 
     def module_facts(self, tree: GitTree, path: str) -> ModuleFacts | None:
-        """Parsed facts of a file in one of the trees, cached; None when the file is absent."""
+        """Parsed facts (without line numbers) of a file in one of the trees; None when absent."""
         key = (tree.label, path)
         if key not in self._facts:
             text = read_text(tree, path)
             if text is None:
                 return None
-            self._facts[key] = parse_module_facts(path, text)
+            self._facts[key] = parse_module_facts(path, text, positions=False)
         return self._facts[key]

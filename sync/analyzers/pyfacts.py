@@ -1,11 +1,14 @@
 """One libcst pass over a Python module: hook call sites, imports, definitions, backend selection."""
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
+
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import ByteSpanPositionProvider, MetadataWrapper
 
 from ..layout import HOOK_NAMES, LEGACY_HOOK_MODULES, SPEC_HOOK_MODULE
 
@@ -22,8 +25,19 @@ class FunctionFacts:
     qualname: str
     line: int
     params: tuple[Param, ...]
-    signature: str  # the parameter list as written
-    body: str  # the body as written
+    _module: cst.Module = field(repr=False, compare=False)
+    _node: cst.FunctionDef = field(repr=False, compare=False)
+
+    # Generating code is the costly part of a parse, and few functions are ever compared: lazily.
+    @cached_property
+    def signature(self) -> str:
+        """The parameter list as written."""
+        return self._module.code_for_node(self._node.params).strip()
+
+    @cached_property
+    def body(self) -> str:
+        """The body as written."""
+        return self._module.code_for_node(self._node.body).strip()
 
 
 @dataclass(frozen=True)
@@ -57,11 +71,17 @@ class ModuleFacts:
     relative_imports: list[tuple[int, str]] = field(default_factory=list)  # (line, code)
     imported_names: list[ImportedName] = field(default_factory=list)  # from X import a as b
     backend_selections: list[tuple[int, str]] = field(default_factory=list)
-    statements: list[str] = field(default_factory=list)  # module-level statements, normalized
 
     @property
     def last_import_index(self) -> int:
         return max(self.import_statement_indices, default=-1)
+
+
+def _names_backend(expr: cst.BaseExpression) -> bool:
+    """FLAGTREE_BACKEND or x.FLAGTREE_BACKEND, checked on the node: no code generation per comparison."""
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value == "FLAGTREE_BACKEND"
+    return isinstance(expr, cst.Name) and expr.value == "FLAGTREE_BACKEND"
 
 
 def _params(node: cst.Parameters) -> tuple[Param, ...]:
@@ -76,10 +96,13 @@ def _params(node: cst.Parameters) -> tuple[Param, ...]:
 
 
 class _Collector(cst.CSTVisitor):
-    METADATA_DEPENDENCIES = (PositionProvider,)
+    # Byte spans are cheaper to compute than line/column positions; lines come from newline offsets.
+    METADATA_DEPENDENCIES = (ByteSpanPositionProvider,)
 
-    def __init__(self, module: cst.Module, facts: ModuleFacts) -> None:
+    def __init__(self, module: cst.Module, facts: ModuleFacts, positions: bool, data: bytes = b"") -> None:
         self.module = module
+        self.positions = positions
+        self.line_starts = [0, *(match.end() for match in re.finditer(b"\n", data))]
         self.facts = facts
         self.scope: list[str] = []
         self.statement_index = -1
@@ -89,7 +112,9 @@ class _Collector(cst.CSTVisitor):
         self.top_level = {id(statement): index for index, statement in enumerate(module.body)}
 
     def _line(self, node: cst.CSTNode) -> int:
-        return self.get_metadata(PositionProvider, node).start.line
+        if not self.positions:
+            return 0
+        return bisect_right(self.line_starts, self.get_metadata(ByteSpanPositionProvider, node).start)
 
     def _code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node).strip()
@@ -97,7 +122,6 @@ class _Collector(cst.CSTVisitor):
     # module-level statement bookkeeping
     def visit_Module(self, node: cst.Module) -> None:
         for index, statement in enumerate(node.body):
-            self.facts.statements.append(self._code(statement))
             if isinstance(statement, cst.SimpleStatementLine) and any(
                 isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
             ):
@@ -156,7 +180,7 @@ class _Collector(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         qualname = ".".join([*self.scope, node.name.value])
         self.facts.functions.setdefault(qualname, FunctionFacts(
-            qualname, self._line(node), _params(node.params), self._code(node.params), self._code(node.body)))
+            qualname, self._line(node), _params(node.params), self.module, node))
         for decorator in node.decorators:
             if self._hook_of(decorator.decorator) == "spec_func":
                 self.facts.hooks.append(HookSite(
@@ -188,16 +212,17 @@ class _Collector(cst.CSTVisitor):
         return f"{arg.star}{value}"
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
-        names = [node.left, *(target.comparator for target in node.comparisons)]
-        if any(self._code(expr).split(".")[-1] == "FLAGTREE_BACKEND" for expr in names):
+        operands = [node.left, *(target.comparator for target in node.comparisons)]
+        if any(_names_backend(expr) for expr in operands):
             self.facts.backend_selections.append((self._line(node), self._code(node)))
 
 
 @lru_cache(maxsize=1024)
-def parse_module_facts(path: str, text: str) -> ModuleFacts:
+def parse_module_facts(path: str, text: str, positions: bool = True) -> ModuleFacts:
     """Cached on (path, text): a file unchanged between trees (old tag, fork, target) is parsed once.
 
-    The result is shared between callers: treat it as read-only.
+    The result is shared between callers: treat it as read-only. Without positions (about
+    40% faster) every line number is 0: for files whose facts are compared, never shown.
     """
     facts = ModuleFacts(path)
     try:
@@ -208,8 +233,17 @@ def parse_module_facts(path: str, text: str) -> ModuleFacts:
     except Exception as exc:  # libcst raises a few other types on odd input
         facts.error = str(exc)
         return facts
-    MetadataWrapper(module, unsafe_skip_copy=True).visit(_Collector(module, facts))
+    if positions:
+        data = text.encode(module.encoding, errors="replace")  # = module.bytes: libcst round-trips the source
+        MetadataWrapper(module, unsafe_skip_copy=True).visit(_Collector(module, facts, positions, data))
+    else:
+        module.visit(_Collector(module, facts, positions))
     return facts
+
+
+# Many trunk files import the driver itself; only those that import spec/spec_func from it can hold hooks.
+_LEGACY_HOOK_IMPORT = re.compile(
+    r"from\s+(?:%s)\s+import\s+[^\n]*\bspec" % "|".join(re.escape(m) for m in LEGACY_HOOK_MODULES))
 
 
 def is_hook_module(dotted: str) -> bool:
@@ -218,7 +252,7 @@ def is_hook_module(dotted: str) -> bool:
 
 def mentions_hooks(text: str) -> bool:
     """Cheap pre-filter so that only files that could hold hooks are parsed."""
-    return SPEC_HOOK_MODULE in text or any(module in text for module in LEGACY_HOOK_MODULES)
+    return SPEC_HOOK_MODULE in text or _LEGACY_HOOK_IMPORT.search(text) is not None
 
 
 def normalized_statements(text: str) -> set[str] | None:
