@@ -141,6 +141,22 @@ def drift_command(repo_path: str, old: str | None, onto: str | None, src: str | 
     return run_drift_command(repo_path, old, onto, src, target, backends, out, apply, as_json)
 
 
+@cli.command("hooks")
+@click.argument("triton_package", type=click.Path(path_type=Path))
+@click.option("--hook-set", type=click.Path(path_type=Path), default=None, metavar="FILE",
+              help="The hook set [default: patches/hooks.toml of this checkout].")
+@_reported
+def hooks_command(triton_package: Path, hook_set: Path | None) -> int:
+    """Report whether each FlagTree hook still applies to the triton package at TRITON_PACKAGE.
+
+    TRITON_PACKAGE is an installed or extracted upstream triton package directory (or a
+    directory holding one). Nothing is written. Exit 1 when a hook no longer applies.
+    """
+    from .commands.hooks import run_hooks
+
+    return run_hooks(triton_package, hook_set)
+
+
 @cli.command("demo")
 @click.argument("directory", type=click.Path(path_type=Path))
 @click.option("--no-run", is_flag=True, help="Only build the demo repositories.")

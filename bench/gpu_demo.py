@@ -1,0 +1,120 @@
+"""On a CUDA machine: build FlagTree triton with the demo backend, run tl.squeeze on the GPU, compare.
+
+    python3 bench/gpu_demo.py [--out DIR]
+
+Assembles the build with sync.build.assemble (what python/setup.py runs) from the triton already
+installed there (FLAGTREE_TRITON_SRC), then, in separate processes for the FlagTree build and for
+stock triton: checks a kernel that uses the backend's tl.squeeze/tl.unsqueeze against torch, times
+the same plain kernel on both (the hooks must cost nothing at kernel run time) and times
+`import triton` in fresh interpreters, alternating the two builds. Prints and writes results.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+def kernels_source() -> str:
+    return r'''
+import json, sys, time
+import torch, triton, triton.language as tl
+
+
+@triton.jit
+def rows_trunk(x_ptr, out_ptr, N: tl.constexpr):
+    row = tl.program_id(0)
+    x = tl.load(x_ptr + row * N + tl.arange(0, N)[None, :])          # [1, N]
+    y = tl.reshape(x, [N]) * 2.0                                       # [N]
+    total = tl.sum(tl.expand_dims(y, 1), axis=0)                       # [1]
+    tl.store(out_ptr + row + tl.arange(0, 1), total)
+
+
+if hasattr(tl, "squeeze"):
+    @triton.jit
+    def rows_spec(x_ptr, out_ptr, N: tl.constexpr):
+        row = tl.program_id(0)
+        x = tl.load(x_ptr + row * N + tl.arange(0, N)[None, :])      # [1, N]
+        y = tl.squeeze(x, 0) * 2.0                                     # [N]
+        total = tl.sum(tl.unsqueeze(y, 1), axis=0)                     # [1]
+        tl.store(out_ptr + row + tl.arange(0, 1), total)
+
+
+def run(kernel, x):
+    out = torch.empty(x.shape[0], device="cuda", dtype=torch.float32)
+    kernel[(x.shape[0],)](x, out, N=x.shape[1])
+    return out
+
+
+torch.manual_seed(0)
+x = torch.randn(16384, 1024, device="cuda", dtype=torch.float32)
+expected = (x * 2.0).sum(dim=1)
+from triton._flagtree_backend import FLAGTREE_BACKEND
+result = {"backend": FLAGTREE_BACKEND, "triton": triton.__file__, "has_squeeze": hasattr(tl, "squeeze")}
+for name in ("rows_trunk", "rows_spec"):
+    kernel = globals().get(name)
+    if kernel is None:
+        continue
+    got = run(kernel, x)
+    result[name + "_max_abs_err"] = float((got - expected).abs().max())
+    result[name + "_ms"] = [triton.testing.do_bench(lambda: run(kernel, x), warmup=50, rep=300) for _ in range(5)]
+print(json.dumps(result))
+'''
+
+
+def role(env: dict[str, str]) -> dict:
+    done = subprocess.run([sys.executable, "-c", kernels_source()], capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        raise SystemExit(done.stderr[-4000:])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def import_seconds(env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import triton"], check=True, env=env)
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ".")))
+    parser.add_argument("--imports", type=int, default=21)
+    args = parser.parse_args()
+    sys.path.insert(0, str(REPO))
+    import triton  # the stock triton of this machine: the build input
+
+    from sync.build import assemble
+
+    site = Path(tempfile.mkdtemp(prefix="flagtree-site-"))
+    hooked = assemble(Path(triton.__file__).parent, site / "triton", "demo", REPO)
+    print(f"assembled FlagTree triton (backend demo) in {site}; hooks in {', '.join(hooked)}")
+    base = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    stock_env = dict(base)
+    flagtree_env = {**base, "PYTHONPATH": str(site)}
+    flagtree, stock = role(flagtree_env), role(stock_env)
+    imports = {"flagtree": [], "stock": []}
+    for _ in range(args.imports):  # alternate so both see the same machine state
+        imports["flagtree"].append(import_seconds(flagtree_env))
+        imports["stock"].append(import_seconds(stock_env))
+    median = statistics.median
+    summary = {
+        "flagtree": flagtree, "stock": stock,
+        "import_s": {k: median(v) for k, v in imports.items()},
+        "import_ratio": median(imports["flagtree"]) / median(imports["stock"]),
+        "plain_kernel_ratio": median(flagtree["rows_trunk_ms"]) / median(stock["rows_trunk_ms"]),
+        "squeeze_kernel_vs_stock_ratio": median(flagtree["rows_spec_ms"]) / median(stock["rows_trunk_ms"]),
+    }
+    print(json.dumps(summary, indent=1))
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "results.json").write_text(json.dumps(summary, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,26 @@
+"""`hooks`: does the FlagTree hook set still apply to a given upstream triton package?"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..errors import SyncError
+from ..hooks import check_hook_set, load_hook_set
+
+DEFAULT_HOOK_SET = Path(__file__).resolve().parents[2] / "patches" / "hooks.toml"
+
+
+def run_hooks(package: Path, hook_set_path: Path | None) -> int:
+    package = package / "triton" if (package / "triton" / "__init__.py").is_file() else package
+    if not (package / "__init__.py").is_file():
+        raise SyncError(f"{package} is not a triton package directory")
+    hook_set_path = hook_set_path or DEFAULT_HOOK_SET
+    if not hook_set_path.is_file():
+        raise SyncError(f"no hook set at {hook_set_path}: pass --hook-set")
+    failures = 0
+    for hook, reason in check_hook_set(package, load_hook_set(hook_set_path)):
+        failures += reason is not None
+        click.echo(f"{'ok  ' if reason is None else 'FAIL'} {hook.kind:<9} {hook.file}"
+                   + (f": {reason}" if reason else ""))
+    return 1 if failures else 0

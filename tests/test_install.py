@@ -1,0 +1,89 @@
+"""The FlagTree build of triton against the pinned upstream wheel (CPU only: import, hooks, overlays).
+
+The wheel is a build input that the README's install command and .ci/run download once into
+.cache/triton/ (or name with FLAGTREE_TRITON_WHEEL); the tests themselves use no network.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sync.build import _extract, assemble
+
+REPO = Path(__file__).resolve().parents[1]
+PROBE = """
+import json, importlib
+import triton, triton.language as tl, triton.tools.disasm as disasm, triton.tools.link as link, triton._utils as u
+from triton._flagtree_backend import FLAGTREE_BACKEND
+print(json.dumps({
+    "version": getattr(triton, "__version__", ""), "backend": FLAGTREE_BACKEND, "file": triton.__file__,
+    "disasm_overlay": getattr(disasm, "FLAGTREE_OVERLAY", None), "link": link.__file__,
+    "squeeze": hasattr(tl, "squeeze"), "unsqueeze": hasattr(tl, "unsqueeze"),
+    "apply_with_path": u.apply_with_path([[1, 2]], (0, 1), lambda v: v * 10) if u.apply_with_path else None,
+}))
+"""
+
+
+def pinned_wheel() -> Path | None:
+    named = os.environ.get("FLAGTREE_TRITON_WHEEL")
+    if named:
+        return Path(named)
+    found = sorted((REPO / ".cache" / "triton").glob("triton-3.6.0-*.whl"))
+    return found[0] if found else None
+
+
+WHEEL = pinned_wheel()
+pytestmark = pytest.mark.skipif(WHEEL is None, reason="no pinned triton wheel: run the README install command")
+
+
+def probe(site: Path) -> dict:
+    done = subprocess.run([sys.executable, "-c", PROBE], cwd=site.parent, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(site), "PATH": os.environ.get("PATH", "")})
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Path:
+    return _extract(WHEEL)
+
+
+def test_pip_builds_and_installs_the_demo_backend(tmp_path: Path) -> None:
+    env = {**os.environ, "FLAGTREE_BACKEND": "demo", "FLAGTREE_TRITON_WHEEL": str(WHEEL)}
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps",
+                    str(REPO / "python"), "-w", str(tmp_path / "dist")], check=True, env=env)
+    wheels = list((tmp_path / "dist").glob("triton-3.6.0+flagtree.demo-*.whl"))
+    assert len(wheels) == 1
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheels[0])],
+                   check=True)
+    result = probe(site)
+    assert result["backend"] == "demo" and result["file"].startswith(str(site))
+    assert result["disasm_overlay"] == "demo"  # the overlay shadows trunk's tools/disasm.py ...
+    assert result["link"] == str(site / "triton" / "tools" / "link.py")  # ... and siblings stay trunk's
+    assert result["squeeze"] and result["unsqueeze"]
+    assert result["apply_with_path"] == [[1, 20]]
+
+
+def test_without_a_backend_the_build_is_trunk_plus_inert_hooks(tmp_path: Path, upstream: Path) -> None:
+    site = tmp_path / "site"
+    changed = assemble(upstream, site / "triton", None, REPO)
+    assert sorted(changed) == ["_utils.py", "compiler/__init__.py", "language/__init__.py",
+                               "runtime/__init__.py", "tools/__init__.py"]
+    assert "spec_path(__path__)" in (site / "triton" / "tools" / "__init__.py").read_text()
+    assert not (site / "triton" / "FLAGTREE_BACKEND").exists()
+    result = probe(site)
+    assert result["backend"] == "" and result["disasm_overlay"] is None
+    assert not result["squeeze"] and result["apply_with_path"] is None
+
+
+def test_the_hook_set_applies_to_the_pinned_triton(upstream: Path) -> None:
+    from sync.hooks import check_hook_set, load_hook_set
+
+    results = check_hook_set(upstream, load_hook_set(REPO / "patches" / "hooks.toml"))
+    assert [reason for _, reason in results] == [None] * len(results)
