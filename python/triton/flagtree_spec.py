@@ -8,6 +8,7 @@ Backends must not modify this file.
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import warnings
@@ -48,8 +49,9 @@ def _installed_backend() -> str:
     return FLAGTREE_BACKEND
 
 
+@functools.lru_cache(maxsize=1)
 def _spec_root() -> tuple[str, str] | None:
-    """Module name and directory of the installed backend's spec/triton tree."""
+    """Module name and directory of the installed backend's spec/triton tree (looked up once)."""
     backend = _installed_backend()
     if not backend:
         return None
