@@ -24,6 +24,7 @@ import pygit2
 from click.testing import CliRunner
 
 from sync.cli import cli
+from sync.trees import GitTree
 from sync.replay import Replayer
 from sync.repository import commit_range
 
@@ -91,6 +92,58 @@ def hand_fixed_trunk_files(repo_dir: Path) -> set[str]:
     return {path for path in files if not path.startswith(NOT_TRUNK)}
 
 
+CODE = (".py", ".h", ".hpp", ".cpp", ".cc", ".td", ".inc")
+_GATING = ("#if", "#ifdef", "#ifndef", "#endif", "#else", "#elif", "//", "#")
+
+
+def report_accuracy(title: str, truth: set[str], flagged: set[str]) -> None:
+    hits = truth & flagged
+    precision = len(hits) / len(flagged) if flagged else 0.0
+    recall = len(hits) / len(truth) if truth else 0.0
+    print(f"{title}: {len(truth)} files; we flag {len(flagged)}; hits {len(hits)}: "
+          f"precision {precision:.2f}, recall {recall:.2f}")
+    print("  hits:", ", ".join(sorted(hits)) or "none")
+    print("  missed:", ", ".join(sorted(truth - hits)) or "none")
+
+
+def fix_lines(repo: pygit2.Repository, path: str) -> tuple[list[str], list[str]]:
+    removed, added = [], []
+    for sha in HAND_FIXES:
+        commit = repo.revparse_single(sha).peel(pygit2.Commit)
+        for patch in repo.diff(commit.parents[0].tree, commit.tree, context_lines=0):
+            if patch.delta.new_file.path == path or patch.delta.old_file.path == path:
+                for hunk in patch.hunks:
+                    for line in hunk.lines:
+                        text = line.content.strip()
+                        if text and line.origin == "-":
+                            removed.append(text)
+                        elif text and line.origin == "+":
+                            added.append(text)
+    return removed, added
+
+
+def classify_fix(repo: pygit2.Repository, path: str) -> tuple[str, str]:
+    """Evidence, from the hand fix itself, of whether comparing the two tags could have found it."""
+    if not path.endswith(CODE):
+        return "not Python/C++", "documentation, Dockerfile or CMake file"
+    tree_has = lambda ref: path in GitTree(repo, repo.revparse_single(ref).peel(pygit2.Commit).tree, ref).paths()
+    in_delta = tree_has(SRC) and (not tree_has(OLD) or repo.revparse_single(f"{SRC}:{path}").id
+                                  != repo.revparse_single(f"{OLD}:{path}").id)
+    if not tree_has(SRC) and not tree_has(NEW):
+        return "created by the fix", "the file exists neither on the FlagTree branch nor at the new tag"
+    removed, added = fix_lines(repo, path)
+    moved = set(removed) & set(added)
+    substantive = [line for line in removed + added if line not in moved and not line.startswith(_GATING)]
+    if not substantive:
+        return "FlagTree gating", (f"every changed line is a move or a preprocessor/comment line "
+                                   f"({len(removed)} removed, {len(added)} added): FlagTree's own #ifdef __TLE__ gating")
+    tle = [line for line in added if "__TLE__" in line]
+    if not in_delta:
+        return "upstream-related", "FlagTree never edited the file; the fix adapts trunk code to FlagTree use"
+    note = f"{len(substantive)} substantive changed lines" + (f", {len(tle)} __TLE__ guards" if tle else "")
+    return "upstream-related", note
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("flagtree", type=Path)
@@ -127,14 +180,18 @@ def main() -> int:
         for finding in group["findings"]:
             if finding["severity"] != "info":
                 flagged.add(finding.get("related_path") or finding["path"])
+                if finding["kind"] == "symbol-drift":
+                    flagged.add(finding["path"])  # the FlagTree file that uses the changed symbol
     flagged_trunk = {path for path in flagged if not path.startswith(NOT_TRUNK)}
-    hits = truth & flagged_trunk
-    precision = len(hits) / len(flagged_trunk) if flagged_trunk else 0.0
-    recall = len(hits) / len(truth) if truth else 0.0
-    print(f"hand fixes touched {len(truth)} trunk files; we flag {len(flagged_trunk)}; "
-          f"hits {len(hits)}: precision {precision:.2f}, recall {recall:.2f}")
-    print("hits:", ", ".join(sorted(hits)))
-    print("missed:", ", ".join(sorted(truth - hits)))
+    report_accuracy("all trunk files the hand fixes touched", truth, flagged_trunk)
+    evidence = {path: classify_fix(repo, path) for path in sorted(truth)}
+    predictable = {path for path, (kind, _) in evidence.items() if kind == "upstream-related"}
+    report_accuracy("Python/C++ files whose fix relates to upgraded trunk code", predictable,
+                    {path for path in flagged_trunk if path.endswith(CODE)})
+    print("why each hand-fixed file is or is not predictable from the two tags:")
+    for path, (kind, why) in evidence.items():
+        mark = "hit " if path in flagged_trunk else "miss"
+        print(f"  {mark} {kind:<22} {path}: {why}")
     ours_tree = repo.revparse_single(f"bench/sync-{args.runs - 1}").peel(pygit2.Commit).tree
     hand_tree = repo.revparse_single(HAND_REPLAY).peel(pygit2.Commit).tree
     differing = [patch.delta.new_file.path for patch in repo.diff(hand_tree, ours_tree)]

@@ -8,7 +8,9 @@ import pygit2
 from .analyzers.context import DriftContext
 from .analyzers.cppguards import guard_findings
 from .analyzers.overlays import MergedOverlay, overlay_findings
+from .analyzers.owners import OwnerIndex
 from .analyzers.specfuncs import spec_function_findings
+from .analyzers.symbols import symbol_findings
 from .errors import SyncError
 from .findings import Finding
 from .layout import backend_names, third_party_backends
@@ -63,6 +65,8 @@ def analyse_drift(repo: pygit2.Repository, old_id: str, onto_id: str, src_id: st
     result.findings += overlay_findings(context, result.merged)
     result.findings += spec_function_findings(context)
     result.findings += guard_findings(context)
+    result.findings += symbol_findings(repo, context.upstream_old, context.upstream_new, fork,
+                                       OwnerIndex(fork).owners)
     if backends:
         result.findings = [f for f in result.findings if f.backend is None or f.backend in backends]
     return result

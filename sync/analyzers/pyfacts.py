@@ -71,6 +71,7 @@ class ModuleFacts:
     relative_imports: list[tuple[int, str]] = field(default_factory=list)  # (line, code)
     imported_names: list[ImportedName] = field(default_factory=list)  # from X import a as b
     backend_selections: list[tuple[int, str]] = field(default_factory=list)
+    declared: set[str] = field(default_factory=set)  # classes, fields, attributes, module names
 
     @property
     def last_import_index(self) -> int:
@@ -172,7 +173,21 @@ class _Collector(cst.CSTVisitor):
         return ".".join(self.scope) or "<module>"
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.facts.declared.add(node.name.value)
         self.scope.append(node.name.value)
+
+    def _declare_target(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            self.facts.declared.add(target.value)
+        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+            self.facts.declared.add(target.attr.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._declare_target(target.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._declare_target(node.target)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self.scope.pop()

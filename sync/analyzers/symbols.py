@@ -1,0 +1,340 @@
+"""Symbol drift: FlagTree-added code that uses trunk symbols upstream removed or re-declared.
+
+A textual merge can be clean and still break: the code FlagTree adds names a field upstream
+renamed, calls a Python function whose parameters changed, includes a header that moved.
+The analysis starts from the identifiers on the lines FlagTree added (diff old tag -> FlagTree
+branch; C++ identifiers through tree-sitter, so comments and strings do not count) and asks,
+for those names only, what upstream did between the tags:
+
+- removed: an upstream-changed file declared the name at the old tag (a Python def, class,
+  parameter, field or attribute; a C++ function, field, type or enumerator, found by
+  tree-sitter queries; a TableGen record or `$parameter`, whose generated accessor `getX` counts
+  too) and no upstream-changed file declares it at the new tag;
+- signature: a Python function of that name changed its parameters (libcst);
+- header: an #include FlagTree added names a file upstream deleted or renamed.
+"""
+from __future__ import annotations
+
+import builtins
+import io
+import keyword
+import re
+import tokenize
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from functools import lru_cache
+from posixpath import basename
+from typing import Callable, Sequence
+
+import libcst as cst
+
+import pygit2
+from tree_sitter import Query, QueryCursor
+from pygit2.enums import DeltaStatus
+
+from ..findings import Finding
+from ..trees import GitTree, read_text
+from .cpp import _parser
+from .pyfacts import Param, _params
+
+PY = (".py",)
+CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
+TD = (".td",)
+CODE = PY + CPP + TD
+TRUNK_PREFIXES = ("python/triton/", "python/src/", "include/", "lib/", "bin/")
+# Too generic to stand for one trunk symbol: they appear and vanish all over a release.
+GENERIC = frozenset("""
+value values result results index shape layout order name names type types other input output offset
+encoding encodings options config attrs attributes builder context module function kernel
+insert append erase remove clear contains lookup create build print dump parse apply visit update
+offsets block blocks number count first second start begin end size sizes rank kind mode state
+""".split())
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]')
+_PY_DEF_LINE = re.compile(r"^(\s*(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(.*)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Use:
+    name: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Drift:
+    name: str  # the identifier as FlagTree writes it
+    change: str  # vanished | signature | header
+    path: str  # the upstream file where it changed (old tag)
+    detail: str = ""
+
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _significant(name: str) -> bool:
+    return len(name) >= 5 and name.lower() not in GENERIC and not name.startswith("__") and name not in _BUILTINS
+
+
+def added_lines(repo: pygit2.Repository, old: GitTree, fork: GitTree) -> dict[str, set[int]]:
+    """FlagTree's added lines per trunk code file (new-side line numbers), from one tree diff."""
+    added: dict[str, set[int]] = {}
+    for patch in repo.diff(old.tree, fork.tree, context_lines=0):
+        path = patch.delta.new_file.path
+        if not path.startswith(TRUNK_PREFIXES) or not path.endswith(CODE) or patch.delta.is_binary:
+            continue
+        lines = {line.new_lineno for hunk in patch.hunks for line in hunk.lines if line.origin == "+"}
+        if lines:
+            added[path] = lines
+    return added
+
+
+def uses_on_lines(path: str, text: str, lines: set[int]) -> tuple[list[Use], list[Use]]:
+    """(identifiers, #include paths) on the given lines; comments and strings never count."""
+    identifiers: dict[str, int] = {}
+    source = text.splitlines()
+    includes = [Use(match[1], line) for line in sorted(lines) if 0 < line <= len(source)
+                for match in [_INCLUDE.match(source[line - 1])] if match]
+    if path.endswith(CPP):
+        for node in _captures(_USE_QUERY, text).get("id", []):
+            line = node.start_point[0] + 1
+            if line in lines:
+                identifiers.setdefault(node.text.decode("utf-8", errors="replace"), line)
+    elif path.endswith(PY):
+        identifiers.update(_python_trunk_names(text, lines))
+    else:
+        for line in sorted(lines):
+            if 0 < line <= len(source):
+                for name in _TOKEN.findall(source[line - 1].split("//", 1)[0]):
+                    identifiers.setdefault(name, line)
+    return [Use(name, line) for name, line in identifiers.items() if _significant(name)], includes
+
+
+def _python_trunk_names(text: str, lines: set[int]) -> dict[str, int]:
+    """Names on the lines that can refer to trunk: imported, attributes (x.NAME), calls, keywords.
+
+    FlagTree's own local variables are none of these, which keeps coincidences out.
+    """
+    found: dict[str, int] = {}
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                  if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)]
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return found  # unparsable files are reported by other analyses
+    depth = 0
+    in_import = False
+    for index, token in enumerate(tokens):
+        if token.type == tokenize.OP and token.string in "([{":
+            depth += 1
+        elif token.type == tokenize.OP and token.string in ")]}":
+            depth = max(depth - 1, 0)
+        if token.type == tokenize.NAME and token.string in ("import", "from") and (
+                index == 0 or tokens[index - 1].end[0] != token.start[0]):
+            in_import = True
+        elif index and tokens[index - 1].end[0] != token.start[0] and depth == 0:
+            in_import = False
+        if token.type != tokenize.NAME or token.start[0] not in lines or keyword.iskeyword(token.string):
+            continue
+        before = tokens[index - 1].string if index else ""
+        after = tokens[index + 1].string if index + 1 < len(tokens) else ""
+        if in_import or before == "." or after == "(" or (after == "=" and depth > 0):
+            found.setdefault(token.string, token.start[0])
+    return found
+
+
+_DECLARATION_QUERY = """
+(function_declarator declarator: (_) @name)
+(field_declaration declarator: (field_identifier) @name)
+(class_specifier name: (_) @name)
+(struct_specifier name: (_) @name)
+(enum_specifier name: (_) @name)
+(enumerator name: (identifier) @name)
+(alias_declaration name: (type_identifier) @name)
+"""
+_USE_QUERY = "(identifier) @id (field_identifier) @id (type_identifier) @id (namespace_identifier) @id"
+_TD_DECLARATION = re.compile(r"^\s*(?:def|class|defm|multiclass)\s+([A-Za-z_]\w*)|\$([A-Za-z_]\w*)", re.MULTILINE)
+
+
+@lru_cache(maxsize=4)
+def _query(source: str) -> Query:
+    return Query(_parser().language, source)
+
+
+def _captures(query_source: str, text: str) -> dict[str, list]:
+    tree = _parser().parse(text.encode("utf-8", errors="replace"))
+    return QueryCursor(_query(query_source)).captures(tree.root_node)
+
+
+def declared_names(path: str, text: str | None) -> set[str]:
+    """Names a file declares, by language; the last component of qualified C++ names."""
+    if not text:
+        return set()
+    if path.endswith(CPP):
+        return {node.text.decode("utf-8", errors="replace").split("::")[-1]
+                for node in _captures(_DECLARATION_QUERY, text).get("name", [])}
+    if path.endswith(TD):
+        return {alias for match in _TD_DECLARATION.finditer(text) for token in match.groups() if token
+                for alias in _accessor_aliases(token)}
+    return set(python_shape(text).names)
+
+
+@dataclass(frozen=True)
+class PythonShape:
+    names: frozenset[str]  # module- and class-level names, function names and parameters
+    functions: dict[str, tuple[Param, ...]]  # qualname -> parameters
+
+
+@lru_cache(maxsize=256)
+def python_shape(text: str) -> PythonShape:
+    """A shallow walk of module and class bodies: no full visitor, which is what costs in libcst."""
+    try:
+        module = cst.parse_module(text)
+    except Exception:
+        return PythonShape(frozenset(), {})
+    names: set[str] = set()
+    functions: dict[str, tuple[Param, ...]] = {}
+
+    def scan(body: Sequence[cst.BaseStatement], prefix: str) -> None:
+        for statement in body:
+            if isinstance(statement, cst.FunctionDef):
+                names.add(statement.name.value)
+                params = _params(statement.params)
+                functions.setdefault(prefix + statement.name.value, params)
+                names.update(param.name for param in params)
+            elif isinstance(statement, cst.ClassDef):
+                names.add(statement.name.value)
+                scan(statement.body.body, f"{prefix}{statement.name.value}.")
+            elif isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
+                        [small.target] if isinstance(small, cst.AnnAssign) else []
+                    names.update(target.value for target in targets if isinstance(target, cst.Name))
+
+    scan(module.body, "")
+    return PythonShape(frozenset(names), functions)
+
+
+def _signature(params: tuple[Param, ...]) -> str:
+    return ", ".join(param.name + ("=..." if param.has_default else "") for param in params)
+
+
+def _looks_declared(text: str, name: str) -> bool:
+    """Cheap text test before libcst: could this Python file declare name (def, class, assignment)?"""
+    escaped = re.escape(name)
+    return re.search(rf"(?:\bdef|\bclass)\s+{escaped}\b|^\s*{escaped}\s*[:=]|self\.{escaped}\s*=|"
+                     rf"[(,]\s*{escaped}\s*[,)=:]", text, re.MULTILINE) is not None
+
+
+def _fewer_occurrences(before: str, after: str, names: set[str], tablegen: bool) -> set[str]:
+    """Names (as FlagTree uses them) that occur fewer times after than before."""
+    old_counts, new_counts = Counter(_TOKEN.findall(before)), Counter(_TOKEN.findall(after))
+    fewer = {name for name, count in old_counts.items() if count > new_counts[name]}
+    if tablegen:
+        fewer = {alias for name in fewer for alias in _accessor_aliases(name)}
+    return fewer & names
+
+
+def _accessor_aliases(name: str) -> set[str]:
+    """A TableGen parameter `allocShape` is used from C++ as getAllocShape()."""
+    capital = name[:1].upper() + name[1:]
+    return {name, f"get{capital}", f"set{capital}"}
+
+
+class UpstreamIndex:
+    """What upstream did to a given set of names between the two tags; reads only what it must."""
+
+    def __init__(self, repo: pygit2.Repository, old: GitTree, new: GitTree) -> None:
+        self.repo, self.old, self.new = repo, old, new
+        diff = repo.diff(old.tree, new.tree)
+        diff.find_similar()
+        self.changed = []  # (old path, new path or None)
+        self.removed_files: dict[str, str] = {}
+        for delta in diff.deltas:
+            old_path = delta.old_file.path
+            if not old_path.startswith(TRUNK_PREFIXES) or not old_path.endswith(CODE):
+                continue
+            if delta.status == DeltaStatus.ADDED:
+                continue
+            gone = delta.status in (DeltaStatus.DELETED, DeltaStatus.RENAMED)
+            new_path = None if delta.status == DeltaStatus.DELETED else delta.new_file.path
+            self.changed.append((old_path, new_path))
+            if gone:
+                self.removed_files[old_path] = "deleted" if new_path is None else f"renamed to {new_path}"
+
+    def drifts(self, names: set[str]) -> dict[str, list[Drift]]:
+        found: dict[str, list[Drift]] = defaultdict(list)
+        removed: dict[str, str] = {}  # name as used -> upstream file that no longer declares it
+        declared_after: set[str] = set()
+        for old_path, new_path in self.changed:
+            before = read_text(self.old, old_path) or ""
+            after = (read_text(self.new, new_path) or "") if new_path else ""
+            # A declaration that goes away takes at least one occurrence of its name with it: parse
+            # only files where a name FlagTree uses (for TableGen, a stem of one) occurs less often.
+            fewer = _fewer_occurrences(before, after, names, old_path.endswith(TD))
+            if old_path.endswith(PY):
+                fewer = {name for name in fewer if _looks_declared(before, name)}
+            if not fewer:
+                continue
+            old_names, new_names = declared_names(old_path, before), declared_names(new_path or old_path, after)
+            declared_after |= new_names & names
+            for name in (old_names - new_names) & fewer:
+                removed.setdefault(name, old_path)
+        for name, path in removed.items():
+            if name not in declared_after:  # declared again elsewhere: moved, not removed
+                found[name].append(Drift(name, "removed", path))
+        for name, drift in self._python_signatures(names):
+            found[name].append(drift)
+        return found
+
+    def _python_signatures(self, names: set[str]) -> list[tuple[str, Drift]]:
+        out = []
+        for old_path, new_path in self.changed:
+            if not old_path.endswith(PY) or new_path is None:
+                continue
+            before = read_text(self.old, old_path) or ""
+            after_text = read_text(self.new, new_path) or ""
+            # Parse only where the first line of a def FlagTree calls is not found unchanged at the new tag.
+            kept = set(after_text.splitlines())
+            if not any(match[1] in names and match[0] not in kept for match in _PY_DEF_LINE.findall(before)):
+                continue
+            old_shape = python_shape(before)
+            new_shape = python_shape(after_text)
+            for qualname, params in old_shape.functions.items():
+                name = qualname.rsplit(".", 1)[-1]
+                after = new_shape.functions.get(qualname)
+                if name in names and after is not None and after != params:
+                    out.append((name, Drift(name, "signature", old_path,
+                                            f"{qualname}({_signature(params)}) -> ({_signature(after)})")))
+        return out
+
+
+def symbol_findings(repo: pygit2.Repository, old: GitTree, new: GitTree, fork: GitTree,
+                    owners_of: Callable[[str], list[str]]) -> list[Finding]:
+    uses_by_file: dict[str, tuple[list[Use], list[Use]]] = {}
+    for path, lines in added_lines(repo, old, fork).items():
+        uses_by_file[path] = uses_on_lines(path, read_text(fork, path) or "", lines)
+    names = {use.name for uses, _ in uses_by_file.values() for use in uses}
+    index = UpstreamIndex(repo, old, new)
+    drifts = index.drifts(names)
+    findings = []
+    for path, (uses, includes) in sorted(uses_by_file.items()):
+        hits = [(use, drift) for use in uses for drift in drifts.get(use.name, []) if drift.path != path]
+        for include in includes:
+            for removed, note in index.removed_files.items():
+                if removed.endswith("/" + include.name) or removed == include.name:
+                    hits.append((include, Drift(include.name, "header", removed, note)))
+        if not hits:
+            continue
+        hits.sort(key=lambda hit: hit[0].line)
+        described = [f"{use.name} ({drift.change} in {basename(drift.path)}"
+                     f"{': ' + drift.detail if drift.detail else ''})" for use, drift in hits[:6]]
+        owners = owners_of(path)
+        backend = next((owner for owner in owners if owner not in ("shared-trunk", "flagtree-core")), None)
+        findings.append(Finding(
+            "symbol-drift", "warning", path,
+            "FlagTree code here uses trunk symbols upstream changed: " + ", ".join(described)
+            + (f" and {len(hits) - 6} more" if len(hits) > 6 else ""),
+            "check these uses against the new tag: the clean merge proves nothing about them",
+            hits[0][0].line, backend, related_path=hits[0][1].path,
+            details={"symbols": [f"{use.name}:{drift.change}:{drift.path}" for use, drift in hits],
+                     "owners": owners}))
+    return findings
