@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -24,6 +25,7 @@ import pygit2
 from click.testing import CliRunner
 
 from sync.cli import cli
+from sync.analyzers.symbols import UpstreamIndex, _significant
 from sync.trees import GitTree
 from sync.replay import Replayer
 from sync.repository import commit_range
@@ -122,26 +124,62 @@ def fix_lines(repo: pygit2.Repository, path: str) -> tuple[list[str], list[str]]
     return removed, added
 
 
-def classify_fix(repo: pygit2.Repository, path: str) -> tuple[str, str]:
+def _normalized_tokens(lines: list[str]) -> list[str]:
+    code = [line.split("//", 1)[0] for line in lines if not line.startswith(_GATING)]
+    return sorted(token for line in code for token in re.findall(r"\w+|[^\w\s]", line))
+
+
+def classify_fix(repo: pygit2.Repository, path: str, index: UpstreamIndex) -> tuple[str, str]:
     """Evidence, from the hand fix itself, of whether comparing the two tags could have found it."""
     if not path.endswith(CODE):
         return "not Python/C++", "documentation, Dockerfile or CMake file"
-    tree_has = lambda ref: path in GitTree(repo, repo.revparse_single(ref).peel(pygit2.Commit).tree, ref).paths()
-    in_delta = tree_has(SRC) and (not tree_has(OLD) or repo.revparse_single(f"{SRC}:{path}").id
-                                  != repo.revparse_single(f"{OLD}:{path}").id)
-    if not tree_has(SRC) and not tree_has(NEW):
-        return "created by the fix", "the file exists neither on the FlagTree branch nor at the new tag"
+    def blob(ref: str):
+        try:
+            return repo.revparse_single(f"{ref}:{path}").id
+        except KeyError:
+            return None
+    at_old, at_src, at_new = blob(OLD), blob(SRC), blob(NEW)
+    if at_src is None and at_new is None:
+        return "created by the fix", "exists neither on the FlagTree branch nor at the new tag"
     removed, added = fix_lines(repo, path)
-    moved = set(removed) & set(added)
-    substantive = [line for line in removed + added if line not in moved and not line.startswith(_GATING)]
-    if not substantive:
-        return "FlagTree gating", (f"every changed line is a move or a preprocessor/comment line "
-                                   f"({len(removed)} removed, {len(added)} added): FlagTree's own #ifdef __TLE__ gating")
-    tle = [line for line in added if "__TLE__" in line]
-    if not in_delta:
-        return "upstream-related", "FlagTree never edited the file; the fix adapts trunk code to FlagTree use"
-    note = f"{len(substantive)} substantive changed lines" + (f", {len(tle)} __TLE__ guards" if tle else "")
-    return "upstream-related", note
+    facts = [f"FlagTree {'changed' if at_src != at_old else 'did not change'} it",
+             f"upstream {'changed' if at_new != at_old else 'did not change'} it",
+             f"fix -{len(removed)}/+{len(added)}"]
+    guards = sum("__TLE__" in line for line in added)
+    if guards:
+        facts.append(f"{guards} __TLE__ guard line(s)")
+    if _normalized_tokens(removed) == _normalized_tokens(added):
+        return "FlagTree gating", "; ".join(facts) + ": apart from #if/#endif and comments the fix only moves or " \
+                                                    "reflows code (FlagTree's own __TLE__ gating)"
+    if at_src != at_old:
+        flagtree_lines = {line.content.strip() for patch in repo.diff(repo.revparse_single(OLD).peel(pygit2.Commit).tree,
+                                                                      repo.revparse_single(SRC).peel(pygit2.Commit).tree,
+                                                                      context_lines=0)
+                          if patch.delta.new_file.path == path for hunk in patch.hunks for line in hunk.lines
+                          if line.origin == "+"}
+        own = sum(line in flagtree_lines for line in removed)
+        facts.append(f"{own}/{len(removed)} removed lines are FlagTree's own")
+    else:
+        own = 0
+    names = {name for line in removed + added for name in re.findall(r"[A-Za-z_]\w*", line) if _significant(name)}
+    drifted = sorted(index.drifts(names))
+    facts.append(f"upstream-changed symbols on the fix's lines: {', '.join(drifted) or 'none'}")
+    if at_src == at_old:
+        shared = sorted({name for line in _upstream_removed_lines(repo, path) for name in re.findall(r"[A-Za-z_]\w*", line)
+                         if _significant(name)} & names)
+        if shared:
+            facts.append(f"the fix re-creates what upstream removed here (shared names: {', '.join(shared[:4])})")
+        return "not in the delta", "; ".join(facts) + ": no FlagTree line in this file for the analysis to check"
+    if not drifted and own == len(removed):
+        return "FlagTree refactor", "; ".join(facts)
+    return "upstream-related", "; ".join(facts)
+
+
+def _upstream_removed_lines(repo: pygit2.Repository, path: str) -> set[str]:
+    old, new = (repo.revparse_single(ref).peel(pygit2.Commit).tree for ref in (OLD, NEW))
+    return {line.content.strip() for patch in repo.diff(old, new, context_lines=0)
+            if patch.delta.old_file.path == path for hunk in patch.hunks for line in hunk.lines
+            if line.origin == "-" and line.content.strip()}
 
 
 def main() -> int:
@@ -174,7 +212,15 @@ def main() -> int:
     print(f"conflicted files, ours only: {sorted(o_conflicts - b_conflicts)}; git only: {sorted(b_conflicts - o_conflicts)}")
     print("conflicted files:", ", ".join(sorted(o_conflicts)))
 
-    truth = hand_fixed_trunk_files(clone)
+    ours_tree = repo.revparse_single(f"bench/sync-{args.runs - 1}").peel(pygit2.Commit).tree
+    hand_tree = repo.revparse_single(HAND_REPLAY).peel(pygit2.Commit).tree
+    differing = sorted(patch.delta.new_file.path for patch in repo.diff(hand_tree, ours_tree))
+    print(f"our replayed tree vs hand replay {HAND_REPLAY}: {len(differing)} files differ, "
+          f"{len(set(differing) - o_conflicts)} of them not conflicted in our run")
+    # What the hand upgrade touched: files it resolved while replaying, then files the fixes changed.
+    resolved = {path for path in differing if not path.startswith(NOT_TRUNK)}
+    fixed = hand_fixed_trunk_files(clone)
+    truth = resolved | fixed
     flagged = set(document["summary"]["conflicted_files"])
     for group in document["groups"]:
         for finding in group["findings"]:
@@ -183,21 +229,20 @@ def main() -> int:
                 if finding["kind"] == "symbol-drift":
                     flagged.add(finding["path"])  # the FlagTree file that uses the changed symbol
     flagged_trunk = {path for path in flagged if not path.startswith(NOT_TRUNK)}
-    report_accuracy("all trunk files the hand fixes touched", truth, flagged_trunk)
-    evidence = {path: classify_fix(repo, path) for path in sorted(truth)}
-    predictable = {path for path, (kind, _) in evidence.items() if kind == "upstream-related"}
-    report_accuracy("Python/C++ files whose fix relates to upgraded trunk code", predictable,
-                    {path for path in flagged_trunk if path.endswith(CODE)})
-    print("why each hand-fixed file is or is not predictable from the two tags:")
+    print(f"the hand upgrade touched {len(truth)} trunk files: {len(resolved)} resolved while replaying, "
+          f"{len(fixed)} changed by the fix commits ({len(resolved & fixed)} both)")
+    report_accuracy("all trunk files the hand upgrade touched", truth, flagged_trunk)
+    index = UpstreamIndex(repo, *(GitTree(repo, repo.revparse_single(ref).peel(pygit2.Commit).tree, ref)
+                                  for ref in (OLD, NEW)))
+    evidence = {path: classify_fix(repo, path, index) for path in sorted(fixed - resolved)}
+    predictable = (resolved | {path for path, (kind, _) in evidence.items() if kind == "upstream-related"})
+    code = lambda paths: {path for path in paths if path.endswith(CODE)}
+    report_accuracy("Python/C++ files the hand upgrade touched for upgraded trunk code", code(predictable),
+                    code(flagged_trunk))
+    print("evidence for each file only the fix commits touched:")
     for path, (kind, why) in evidence.items():
         mark = "hit " if path in flagged_trunk else "miss"
-        print(f"  {mark} {kind:<22} {path}: {why}")
-    ours_tree = repo.revparse_single(f"bench/sync-{args.runs - 1}").peel(pygit2.Commit).tree
-    hand_tree = repo.revparse_single(HAND_REPLAY).peel(pygit2.Commit).tree
-    differing = [patch.delta.new_file.path for patch in repo.diff(hand_tree, ours_tree)]
-    print(f"our replayed tree vs hand replay {HAND_REPLAY}: {len(differing)} files differ")
-    for path in differing[:40]:
-        print("  ", path)
+        print(f"  {mark} {kind:<18} {path}: {why}")
     return 0
 
 

@@ -121,9 +121,11 @@ def upgrade_command(repo_path: str, old: str | None, onto: str | None, src: str 
 @click.option("--target", metavar="REF", help="The upgraded branch to check hooks and guards on "
               "[default: replay the delta in memory].")
 @click.option("--apply", is_flag=True, help="Commit the clean 3-way merges of drifted overlays on --target.")
+@click.option("--symbols", is_flag=True, help="Also report FlagTree-added code that uses trunk symbols upstream "
+              "removed or re-declared (what upgrade always reports; slower on big ranges).")
 @_reported
 def drift_command(repo_path: str, old: str | None, onto: str | None, src: str | None, backends: tuple[str, ...],
-                  out: Path | None, as_json: bool, target: str | None, apply: bool) -> int:
+                  out: Path | None, as_json: bool, target: str | None, apply: bool, symbols: bool) -> int:
     """Tell each backend which overlays, spec functions and C++ guards drifted from OLD to NEW.
 
     Overlay files (spec/triton, spec/include, spec/lib) are classified against their trunk
@@ -138,7 +140,7 @@ def drift_command(repo_path: str, old: str | None, onto: str | None, src: str | 
 
     if not old or not onto:
         raise SyncError("--from and --onto are required")
-    return run_drift_command(repo_path, old, onto, src, target, backends, out, apply, as_json)
+    return run_drift_command(repo_path, old, onto, src, target, backends, out, apply, as_json, symbols)
 
 
 @cli.command("hooks")

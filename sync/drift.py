@@ -15,7 +15,7 @@ from .errors import SyncError
 from .findings import Finding
 from .layout import backend_names, third_party_backends
 from .replay import Replayer
-from .repository import commit_range
+from .repository import commit_range, is_ancestor
 from .trees import GitTree
 
 
@@ -35,8 +35,16 @@ def replayed_tree(repo: pygit2.Repository, old_id: str, onto_id: str, src_id: st
     return tree
 
 
+def _symbol_drift(repo: pygit2.Repository, context: DriftContext, old_id: str, src_id: str) -> list[Finding]:
+    if not is_ancestor(repo, pygit2.Oid(hex=old_id), pygit2.Oid(hex=src_id)):
+        # FlagTree's added lines are measured from OLD: on a branch not based on it they would be upstream's.
+        return [Finding("symbol-drift-skipped", "info", ".", "the old tag is not an ancestor of the branch, so "
+                        "FlagTree's added lines cannot be told from upstream's", "pass the branch's own base as --from")]
+    return symbol_findings(repo, context.upstream_old, context.upstream_new, context.fork, OwnerIndex(context.fork).owners)
+
+
 def analyse_drift(repo: pygit2.Repository, old_id: str, onto_id: str, src_id: str, target_id: str | None,
-                  backends: set[str] | None = None) -> DriftResult:
+                  backends: set[str] | None = None, symbols: bool = False) -> DriftResult:
     fork = GitTree(repo, repo[src_id].tree, f"fork:{src_id}")
     known = backend_names(fork)
     if backends:
@@ -65,8 +73,8 @@ def analyse_drift(repo: pygit2.Repository, old_id: str, onto_id: str, src_id: st
     result.findings += overlay_findings(context, result.merged)
     result.findings += spec_function_findings(context)
     result.findings += guard_findings(context)
-    result.findings += symbol_findings(repo, context.upstream_old, context.upstream_new, fork,
-                                       OwnerIndex(fork).owners)
+    if symbols:
+        result.findings += _symbol_drift(repo, context, old_id, src_id)
     if backends:
         result.findings = [f for f in result.findings if f.backend is None or f.backend in backends]
     return result

@@ -34,25 +34,38 @@ EXPECTED = {
     ("beta", "spec-replaced-function-changed", B + "triton/testing.py"),
     ("beta", "spec-signature-mismatch", B + "triton/testing.py"),
     (None, "spec-unimplemented", "python/triton/errors.py"),
-    # FlagTree's own commit imports get_cache_manager from runtime/cache.py, deleted upstream
-    ("beta", "symbol-drift", "python/triton/compiler/compiler.py"),
 }
+# FlagTree's own commit imports get_cache_manager from runtime/cache.py, which upstream deletes
+SYMBOL_DRIFT = ("beta", "symbol-drift", "python/triton/compiler/compiler.py")
 
 
 def ids(repo: pygit2.Repository, *refs: str) -> list[str]:
     return [str(repo.revparse_single(ref).peel(pygit2.Commit).id) for ref in refs]
 
 
-def findings_of(world, target: str | None = None, backends=None):
+def findings_of(world, target: str | None = None, backends=None, symbols: bool = False):
     repo = pygit2.Repository(str(world.fork))
     old, new, src = ids(repo, "v3.5.0", "v3.6.0", "main")
     target_id = ids(repo, target)[0] if target else None
-    return analyse_drift(repo, old, new, src, target_id, backends)
+    return analyse_drift(repo, old, new, src, target_id, backends, symbols)
 
 
 def test_every_planted_class_is_found_and_nothing_else(world) -> None:
     found = {(f.backend, f.kind, f.path) for f in findings_of(world).findings}
     assert found == EXPECTED
+
+
+def test_symbol_analysis_adds_exactly_the_planted_symbol_drift(world) -> None:
+    found = {(f.backend, f.kind, f.path): f for f in findings_of(world, symbols=True).findings}
+    assert set(found) == EXPECTED | {SYMBOL_DRIFT}
+    assert found[SYMBOL_DRIFT].details["symbols"] == ["get_cache_manager:removed:python/triton/runtime/cache.py"]
+
+
+def test_symbol_analysis_needs_the_branch_base(world) -> None:
+    repo = pygit2.Repository(str(world.fork))
+    new, src = ids(repo, "v3.6.0", "main")
+    kinds = {f.kind for f in analyse_drift(repo, new, new, src, None, None, True).findings}
+    assert "symbol-drift-skipped" in kinds and "symbol-drift" not in kinds
 
 
 def test_same_findings_against_the_upgraded_branch(world) -> None:

@@ -97,3 +97,36 @@ def test_bad_hook_sets(tmp_path: Path, text: str, message: str) -> None:
     path.write_text(text)
     with pytest.raises(HookError.__mro__[1], match=message):
         load_hook_set(path)
+
+
+def test_function_table_finds_defs_in_classes_branches_and_handlers() -> None:
+    from sync.analyzers.pyfacts import function_table, parse_module_facts
+
+    source = dedent('''
+        class A:
+            def m(self, x=1):
+                def inner():
+                    pass
+        if True:
+            def f(a):
+                pass
+        elif False:
+            def g(b):
+                pass
+        else:
+            def h(c):
+                pass
+        try:
+            def t():
+                pass
+        except ImportError:
+            def e():
+                pass
+        finally:
+            def z():
+                pass
+        ''')
+    table = function_table(source)
+    assert set(table) == {"A.m", "A.m.inner", "f", "g", "h", "t", "e", "z"}
+    assert set(table) == set(parse_module_facts("x.py", source).functions)  # same answer as the full visitor
+    assert table["A.m"].signature == "self, x=1"

@@ -10,7 +10,7 @@ from pygit2.enums import DeltaStatus
 from ..trees import GitTree, read_text
 from .backends import BackendExports, backend_exports
 from .hooks import TrunkHooks, index_trunk_hooks
-from .pyfacts import ModuleFacts, parse_module_facts
+from .pyfacts import FunctionFacts, ModuleFacts, function_table, parse_module_facts
 
 
 @dataclass
@@ -48,6 +48,11 @@ class DriftContext:
     @cached_property
     def exports(self) -> dict[str, BackendExports]:
         return {backend: backend_exports(self.fork, backend) for backend in self.backends}
+
+    def function_table(self, tree: GitTree, path: str) -> dict[str, FunctionFacts] | None:
+        """Definitions of a file in one of the trees; None when absent or unparsable."""
+        text = read_text(tree, path)
+        return function_table(text) if text is not None else None
 
     def module_facts(self, tree: GitTree, path: str) -> ModuleFacts | None:
         """Parsed facts (without line numbers) of a file in one of the trees; None when absent."""

@@ -81,8 +81,8 @@ class SpecFunctionAnalysis:
 
     def _trunk_function(self, new_tag: bool, path: str, qualname: str) -> FunctionFacts | None:
         tree = self.context.upstream_new if new_tag else self.context.upstream_old
-        facts = self.context.module_facts(tree, path)
-        return facts.functions.get(qualname) if facts is not None else None
+        table = self.context.function_table(tree, path)
+        return table.get(qualname) if table is not None else None
 
     def findings(self) -> list[Finding]:
         found: list[Finding] = []

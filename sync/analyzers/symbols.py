@@ -78,9 +78,14 @@ def _significant(name: str) -> bool:
 def added_lines(repo: pygit2.Repository, old: GitTree, fork: GitTree) -> dict[str, set[int]]:
     """FlagTree's added lines per trunk code file (new-side line numbers), from one tree diff."""
     added: dict[str, set[int]] = {}
-    for patch in repo.diff(old.tree, fork.tree, context_lines=0):
-        path = patch.delta.new_file.path
-        if not path.startswith(TRUNK_PREFIXES) or not path.endswith(CODE) or patch.delta.is_binary:
+    diff = repo.diff(old.tree, fork.tree, context_lines=0)
+    for number, delta in enumerate(diff.deltas):
+        path = delta.new_file.path
+        if not path.startswith(TRUNK_PREFIXES) or not path.endswith(CODE) or delta.is_binary:
+            continue
+        try:
+            patch = diff[number]  # only code files are read: other blobs may be absent from a partial clone
+        except (pygit2.GitError, KeyError):
             continue
         lines = {line.new_lineno for hunk in patch.hunks for line in hunk.lines if line.origin == "+"}
         if lines:
@@ -270,8 +275,8 @@ class UpstreamIndex:
             # A declaration that goes away takes at least one occurrence of its name with it: parse
             # only files where a name FlagTree uses (for TableGen, a stem of one) occurs less often.
             fewer = _fewer_occurrences(before, after, names, old_path.endswith(TD))
-            if old_path.endswith(PY):
-                fewer = {name for name in fewer if _looks_declared(before, name)}
+            if old_path.endswith(PY):  # parse only where a declaration seems to have gone
+                fewer = {name for name in fewer if _looks_declared(before, name) and not _looks_declared(after, name)}
             if not fewer:
                 continue
             old_names, new_names = declared_names(old_path, before), declared_names(new_path or old_path, after)

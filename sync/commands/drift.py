@@ -18,8 +18,8 @@ from ..trees import GitTree
 
 
 def drift_findings(repo: pygit2.Repository, old_id: str, onto_id: str, src_id: str, target_id: str | None,
-                   backends: set[str] | None) -> list[Finding]:
-    return analyse_drift(repo, old_id, onto_id, src_id, target_id, backends).findings
+                   backends: set[str] | None, symbols: bool) -> list[Finding]:
+    return analyse_drift(repo, old_id, onto_id, src_id, target_id, backends, symbols).findings
 
 
 def apply_merges(repo: pygit2.Repository, branch: str, result: DriftResult) -> str | None:
@@ -40,7 +40,8 @@ def apply_merges(repo: pygit2.Repository, branch: str, result: DriftResult) -> s
 
 
 def run_drift_command(repo_path: str, old: str, onto: str, src: str | None, target: str | None,
-                      backends: tuple[str, ...], out: Path | None, apply: bool, as_json: bool) -> int:
+                      backends: tuple[str, ...], out: Path | None, apply: bool, as_json: bool,
+                      symbols: bool = False) -> int:
     repo = open_repo(repo_path)
     src = src or current_branch(repo)
     old_commit, onto_commit, src_commit = (resolve_commit(repo, ref) for ref in (old, onto, src))
@@ -48,7 +49,7 @@ def run_drift_command(repo_path: str, old: str, onto: str, src: str | None, targ
     if apply and (not target or f"refs/heads/{target}" not in repo.references):
         raise SyncError("--apply commits the clean merges on a branch: pass that branch as --target")
     result = analyse_drift(repo, str(old_commit.id), str(onto_commit.id), str(src_commit.id), target_id,
-                           set(backends) or None)
+                           set(backends) or None, symbols)
     owners = OwnerIndex(GitTree(repo, src_commit.tree, src))
     document = build_report(None, owners, result.findings, {
         "from": old, "onto": onto, "branch": src, "target": target or "(replayed in memory)"})

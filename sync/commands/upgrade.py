@@ -47,7 +47,7 @@ def _analyse(repo: pygit2.Repository, upgrade: UpgradeResult, backends: tuple[st
     source_tree = GitTree(repo, repo[upgrade.params.src_id].tree, upgrade.params.src)
     owners = OwnerIndex(source_tree)
     findings = drift_findings(repo, upgrade.params.old_id, upgrade.params.onto_id, upgrade.params.src_id,
-                              upgrade.head, set(backends) or None)
+                              upgrade.head, set(backends) or None, symbols=True)
     return build_report(upgrade, owners, findings)
 
 
