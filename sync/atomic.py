@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 from .errors import SyncError
+from .faults import checkpoint
 
 REPORT_MARKER = "report.json"
 
@@ -39,9 +40,14 @@ def publish_directory(target: Path, files: dict[str, str]) -> None:
         staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-", dir=target.parent))
     except OSError as exc:
         raise SyncError(f"cannot write the report next to {target}: {exc.strerror or exc}") from exc
+    for stale in target.parent.glob(f".{target.name}.partial-*"):
+        if stale != staging:  # left by a run that was killed while writing
+            shutil.rmtree(stale, ignore_errors=True)
     try:
-        for name, text in files.items():
+        for number, (name, text) in enumerate(files.items()):
             (staging / name).write_text(text, encoding="utf-8")
+            if number == 0:
+                checkpoint("report")
         old = None
         if target.exists():
             old = target.with_name(f".{target.name}.old-{os.getpid()}")

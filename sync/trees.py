@@ -81,6 +81,10 @@ class GitTree:
     def exists(self, path: str) -> bool:
         return path in self._entries
 
+    def is_symlink(self, path: str) -> bool:
+        entry = self._entries.get(path)
+        return entry is not None and entry[1] == SYMLINK_MODE
+
     def blob_id(self, path: str) -> pygit2.Oid | None:
         entry = self._entries.get(path)
         return entry[0] if entry else None

@@ -7,6 +7,7 @@ reachable); the target branch is created only when every commit has been replaye
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ import pygit2
 
 from .atomic import write_text_atomic
 from .errors import SyncError
+from .faults import checkpoint
 from .replay import FileConflict, Replayer, ReplayedCommit, summary_of
 from .repository import (branch_exists, commit_range, current_branch, is_ancestor, open_repo, resolve_commit,
                          valid_branch_name)
@@ -52,16 +54,10 @@ class UpgradeState:
     results: list[ReplayedCommit] = field(default_factory=list)
     stopped: bool = False  # --on-conflict stop left a conflicted worktree
 
-    def to_json(self) -> dict[str, Any]:
+    def header_json(self) -> dict[str, Any]:
+        """What does not grow with the run; the results go to the journal, one line each."""
         return {"version": STATE_VERSION, "params": asdict(self.params), "commits": self.commits,
-                "head": self.head, "stopped": self.stopped, "results": [r.to_json() for r in self.results]}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "UpgradeState":
-        if data.get("version") != STATE_VERSION:
-            raise SyncError(f"upgrade state has version {data.get('version')}, expected {STATE_VERSION}")
-        return cls(UpgradeParams(**data["params"]), data["commits"], data["head"],
-                   [ReplayedCommit.from_json(item) for item in data["results"]], data.get("stopped", False))
+                "head": self.params.onto_id, "stopped": self.stopped}
 
 
 @dataclass
@@ -83,27 +79,60 @@ class StateStore:
         self.repo = repo
         self.directory = Path(repo.path) / "flagtree-sync"
         self.file = self.directory / "upgrade.json"
+        self.journal = self.directory / "upgrade.journal"  # one JSON line per replayed commit
         self.worktree = self.directory / "worktree"
 
     def load(self) -> UpgradeState | None:
         if not self.file.exists():
             return None
         try:
-            return UpgradeState.from_json(json.loads(self.file.read_text(encoding="utf-8")))
+            header = json.loads(self.file.read_text(encoding="utf-8"))
+            if header.get("version") != STATE_VERSION:
+                raise SyncError(f"upgrade state has version {header.get('version')}, expected {STATE_VERSION}; "
+                                "run upgrade --abort")
+            state = UpgradeState(UpgradeParams(**header["params"]), header["commits"], header["head"],
+                                 stopped=header.get("stopped", False))
+            for line in self._journal_lines():
+                entry = json.loads(line)
+                state.results.append(ReplayedCommit.from_json(entry["result"]))
+                state.head = entry["head"]
+            return state
         except (ValueError, KeyError, TypeError) as exc:
             raise SyncError(f"upgrade state {self.file} is unreadable ({exc}); run upgrade --abort") from exc
 
+    def _journal_lines(self) -> list[str]:
+        if not self.journal.exists():
+            return []
+        text = self.journal.read_text(encoding="utf-8")
+        lines = text.splitlines(keepends=True)
+        if lines and not lines[-1].endswith("\n"):  # killed mid-append: drop it, that commit is redone
+            lines.pop()
+            self.journal.write_text("".join(lines), encoding="utf-8")
+        return [line for line in lines if line.strip()]
+
     def save(self, state: UpgradeState) -> None:
+        """Write the header (start of a run, stop/continue); results are only ever appended."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        # Order matters for kill-safety: objects, then the ref that keeps them, then the state naming them.
         self.repo.references.create(WIP_REF, pygit2.Oid(hex=state.head), force=True)
-        write_text_atomic(self.file, json.dumps(state.to_json(), indent=1))
+        if not state.results:
+            self.journal.unlink(missing_ok=True)
+        write_text_atomic(self.file, json.dumps(state.header_json(), indent=1))
+
+    def record(self, state: UpgradeState, result: ReplayedCommit) -> None:
+        """Append one replayed commit. Order matters for kill-safety: the objects exist, then the ref
+        that keeps them alive moves, then the journal names them; a torn last line is dropped on load."""
+        self.repo.references.create(WIP_REF, pygit2.Oid(hex=state.head), force=True)
+        with open(self.journal, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"result": result.to_json(), "head": state.head}) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
 
     def clear(self) -> None:
         if self.worktree.exists():
             git.Repo(self.repo.path).git.worktree("remove", "--force", str(self.worktree))
         if WIP_REF in self.repo.references:
             self.repo.references.delete(WIP_REF)
+        self.journal.unlink(missing_ok=True)
         if self.file.exists():
             self.file.unlink()
 
@@ -181,11 +210,17 @@ def _drive(repo: pygit2.Repository, store: StateStore, state: UpgradeState, prog
             result.result = str(replayer.commit(commit, outcome.tree, head.id, outcome.conflicts))
             state.head = result.result
         state.results.append(result)
-        store.save(state)
+        store.record(state, result)
+        checkpoint(f"commit:{number + 1}")
         progress(number + 1, total, commit, result)
     repo.references.create(f"refs/heads/{state.params.branch}", pygit2.Oid(hex=state.head), force=True)
-    store.clear()
+    # The state stays until finish_upgrade: a run killed while reporting resumes into the report.
     return UpgradeResult(state.params, state.results, state.head, resumed)
+
+
+def finish_upgrade(repo: pygit2.Repository) -> None:
+    """Forget the run once its report is written."""
+    StateStore(repo).clear()
 
 
 def _stop_in_worktree(repo: pygit2.Repository, store: StateStore, state: UpgradeState,
@@ -228,8 +263,10 @@ def _take_resolution(repo: pygit2.Repository, store: StateStore, state: UpgradeS
     head_moved = worktree.head.commit.hexsha != state.head
     tree = pygit2.Oid(hex=worktree.head.commit.tree.hexsha if head_moved else worktree.git.write_tree())
     new_head = replayer.commit(commit, tree, pygit2.Oid(hex=state.head), [])
-    state.results.append(ReplayedCommit(str(commit.id), summary_of(commit), str(new_head), conflicts))
+    resolved = ReplayedCommit(str(commit.id), summary_of(commit), str(new_head), conflicts)
+    state.results.append(resolved)
     state.head, state.stopped = str(new_head), False
+    store.record(state, resolved)
     if (Path(worktree.git_dir) / "CHERRY_PICK_HEAD").exists():
         worktree.git.cherry_pick("--quit")
     git.Repo(repo.path).git.worktree("remove", "--force", str(store.worktree))

@@ -12,7 +12,7 @@ from ..merge import ConflictHunk, merge_blobs
 from ..trees import read_text
 from .context import DriftContext
 from .hooks import TrunkHooks
-from .pyfacts import normalized_statements
+from .pyfacts import normalized_statements, parse_module_facts
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,30 @@ def overlay_findings(context: DriftContext, merged: list[MergedOverlay]) -> list
     for spec_file in spec_files(context.fork, set(context.backends)):
         if not _mirrors_trunk(spec_file, context.fork_hooks) or spec_file.rel.endswith("__init__.py"):
             continue
+        unusable = _unusable(context, spec_file)
+        if unusable is not None:
+            findings.append(unusable)
+            if unusable.kind == "overlay-symlink":
+                continue  # nothing to merge: the link target is not the overlay's text
         found = classify_overlay(context, spec_file, merged)
         if found is not None:
             findings.append(found)
     return findings
+
+
+def _unusable(context: DriftContext, spec_file: SpecFile) -> Finding | None:
+    """Overlays the analysis cannot read as source; the others are still classified."""
+    path = spec_file.path
+    if context.fork.is_symlink(path):
+        return Finding("overlay-symlink", "warning", path, "the overlay is a symbolic link; it was not analysed",
+                       "replace the link by the file", backend=spec_file.backend)
+    data = context.fork.read(path) or b""
+    if b"\0" in data:
+        return Finding("overlay-binary", "warning", path, "the overlay is binary; only identity with trunk was checked",
+                       "", backend=spec_file.backend)
+    if spec_file.is_python:
+        error = parse_module_facts(path, data.decode("utf-8", errors="replace"), positions=False).error
+        if error:
+            return Finding("overlay-unparsable", "error", path, f"the overlay is not valid Python: {error}",
+                           "fix the syntax error; it would fail at import", backend=spec_file.backend)
+    return None

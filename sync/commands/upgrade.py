@@ -15,7 +15,8 @@ from ..report.model import build_report, exit_status
 from ..report.write import write_report
 from ..repository import open_repo
 from ..trees import GitTree
-from ..upgrade import UpgradeResult, abort_upgrade, continue_upgrade, resolve_params, run_upgrade
+from ..upgrade import (UpgradeResult, abort_upgrade, continue_upgrade, finish_upgrade, resolve_params,
+                       run_upgrade)
 
 
 class ProgressPrinter:
@@ -70,6 +71,7 @@ def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, src: 
     document = _analyse(repo, upgrade, backends)
     if out is not None:
         write_report(out, document)
+    finish_upgrade(repo)
     if as_json:
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
     elif not quiet:

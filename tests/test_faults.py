@@ -1,0 +1,92 @@
+"""Kill the upgrade (like kill -9) at every commit and while writing the report; the rerun must end
+exactly where an uninterrupted run does, and the user's refs, index and work tree never change."""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sync import atomic
+from sync.cli import cli
+from sync.demo.world import build_world
+from sync.faults import EXIT_STATUS, VARIABLE
+from tests.conftest import git, snapshot
+
+ARGS = ["upgrade", "--from", "v3.5.0", "--onto", "v3.6.0", "-q"]
+
+
+def upgrade_process(repo: Path, out: Path, fault: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **({VARIABLE: fault} if fault else {})}
+    env.pop(VARIABLE, None) if fault is None else None
+    return subprocess.run([sys.executable, "-m", "sync", *ARGS, "--repo", str(repo), "--out", str(out)],
+                          capture_output=True, text=True, env=env)
+
+
+def stable(document: dict) -> dict:
+    return {key: value for key, value in document.items() if key != "tool"}
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict]:
+    world = build_world(tmp_path_factory.mktemp("reference") / "world")
+    out = world.root / "report"
+    assert upgrade_process(world.fork, out).returncode == 1
+    return git(world.fork, "rev-parse", "sync/v3.6.0").strip(), json.loads((out / "report.json").read_text())
+
+
+@pytest.mark.parametrize("fault", [f"commit:{n}" for n in range(1, 7)] + ["report"])
+def test_killed_run_resumes_to_the_same_result(tmp_path: Path, reference, fault: str) -> None:
+    world = build_world(tmp_path / "world")
+    before = snapshot(world.fork)
+    out = world.root / "report"
+    killed = upgrade_process(world.fork, out, fault)
+    assert killed.returncode == EXIT_STATUS
+    assert not out.exists()  # no report, let alone a partial one presented as complete
+    after_kill = snapshot(world.fork)
+    if fault != "report":  # the branch appears only once every commit is replayed
+        assert after_kill == before
+    rerun = upgrade_process(world.fork, out)
+    assert rerun.returncode == 1, rerun.stderr
+    head, document = reference
+    assert git(world.fork, "rev-parse", "sync/v3.6.0").strip() == head
+    assert stable(json.loads((out / "report.json").read_text())) == stable(document)
+    assert not list(world.root.glob(".report.partial-*"))
+    final = snapshot(world.fork)
+    assert {k: v for k, v in final.items() if k != "refs"} == {k: v for k, v in before.items() if k != "refs"}
+    assert "refs/flagtree-sync" not in git(world.fork, "for-each-ref")
+
+
+def test_disk_full_while_writing_the_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    world = build_world(tmp_path / "world")
+    real_write = Path.write_text
+
+    def full(self: Path, *args, **kwargs):
+        if ".report.partial-" in str(self):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", full)
+    result = CliRunner().invoke(cli, [*ARGS, "--repo", str(world.fork), "--out", str(world.root / "report")])
+    assert result.exit_code == 2 and "No space left on device" in result.output
+    assert "no report was written" in result.output and "Traceback" not in result.output
+    assert not (world.root / "report").exists() and not list(world.root.glob(".report.partial-*"))
+    assert atomic.REPORT_MARKER == "report.json"
+
+
+def test_torn_journal_line_is_dropped_and_that_commit_redone(tmp_path: Path, reference) -> None:
+    world = build_world(tmp_path / "world")
+    out = world.root / "report"
+    assert upgrade_process(world.fork, out, "commit:4").returncode == EXIT_STATUS
+    journal = world.fork / ".git" / "flagtree-sync" / "upgrade.journal"
+    lines = journal.read_text().splitlines(keepends=True)
+    assert len(lines) == 4
+    journal.write_text("".join(lines[:3]) + lines[3][: len(lines[3]) // 2])  # killed mid-append
+    assert upgrade_process(world.fork, out).returncode == 1
+    assert git(world.fork, "rev-parse", "sync/v3.6.0").strip() == reference[0]
+    assert stable(json.loads((out / "report.json").read_text())) == stable(reference[1])
