@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import tracemalloc
-from pathlib import Path
 
 import pygit2
 from click.testing import CliRunner
