@@ -65,7 +65,7 @@ def analyse_drift(repo: pygit2.Repository, old_id: str, onto_id: str, src_id: st
         target = GitTree(repo, repo[target_id].tree, f"target:{target_id}")
     context = DriftContext(repo, GitTree(repo, repo[old_id].tree, f"old:{old_id}"),
                            GitTree(repo, repo[onto_id].tree, f"new:{onto_id}"), fork, target,
-                           sorted(backends or known))
+                           sorted(backends or known), filtered=bool(backends))
     for backend in third_party_backends(fork):
         if backend not in known and (not backends or backend in backends):
             result.findings.append(Finding("backend-without-spec", "info", f"third_party/{backend}/backend",

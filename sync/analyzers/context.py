@@ -21,6 +21,7 @@ class DriftContext:
     fork: GitTree  # the FlagTree branch, based on the old tag
     target: GitTree | None  # the FlagTree delta replayed onto the new tag, when known
     backends: list[str] = field(default_factory=list)
+    filtered: bool = False  # True when backends is a selection, not every backend of the branch
     _facts: dict[tuple[str, str], ModuleFacts] = field(default_factory=dict)
 
     @cached_property

@@ -33,7 +33,9 @@ def apply_merges(repo: pygit2.Repository, branch: str, result: DriftResult) -> s
     for merged in result.merged:
         index.add(pygit2.IndexEntry(merged.path, repo.create_blob(merged.data), pygit2.GIT_FILEMODE_BLOB))
     tree = index.write_tree(repo)
-    signature = pygit2.Signature("flagtree-sync", "flagtree-sync@localhost")
+    # Dated like the branch head, so that applying the same merges twice gives the same commit.
+    signature = pygit2.Signature("flagtree-sync", "flagtree-sync@localhost", head.committer.time,
+                                 head.committer.offset)
     message = "Auto-merge drifted overlays\n\n" + "\n".join(f"- {m.path}" for m in result.merged) + "\n"
     commit = repo.create_commit(ref, signature, signature, message, tree, [head.id])
     return str(commit)
@@ -52,7 +54,7 @@ def run_drift_command(repo_path: str, old: str, onto: str, src: str | None, targ
                            set(backends) or None, symbols)
     owners = OwnerIndex(GitTree(repo, src_commit.tree, src))
     document = build_report(None, owners, result.findings, {
-        "from": old, "onto": onto, "branch": src, "target": target or "(replayed in memory)"})
+        "from": old, "onto": onto, "branch": src, "target": target or "(replayed in memory)"}, set(backends) or None)
     if apply and target:
         applied = apply_merges(repo, target, result)
         document["drift"]["applied_commit"] = applied

@@ -49,7 +49,7 @@ def _analyse(repo: pygit2.Repository, upgrade: UpgradeResult, backends: tuple[st
     owners = OwnerIndex(source_tree)
     findings = drift_findings(repo, upgrade.params.old_id, upgrade.params.onto_id, upgrade.params.src_id,
                               upgrade.head, set(backends) or None, symbols=True)
-    return build_report(upgrade, owners, findings)
+    return build_report(upgrade, owners, findings, only=set(backends) or None)
 
 
 def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, src: str | None,

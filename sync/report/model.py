@@ -21,7 +21,8 @@ def _verdict(conflicts: int, findings: list[Finding]) -> str:
 
 
 def build_report(upgrade: UpgradeResult | None, owners: OwnerIndex, findings: Iterable[Finding],
-                 drift_range: dict[str, str] | None = None) -> dict[str, Any]:
+                 drift_range: dict[str, str] | None = None, only: set[str] | None = None) -> dict[str, Any]:
+    """The document; with `only`, backend groups other than those are left out (core and shared stay)."""
     findings = sort_findings(findings)
     groups: dict[str, dict[str, Any]] = {}
 
@@ -30,7 +31,8 @@ def build_report(upgrade: UpgradeResult | None, owners: OwnerIndex, findings: It
         return groups.setdefault(name, {"name": name, "kind": kind, "conflicts": [], "findings": []})
 
     for backend in owners.backends:
-        group(backend)
+        if not only or backend in only:
+            group(backend)
     commits = []
     if upgrade is not None:
         for result in upgrade.results:
@@ -39,7 +41,8 @@ def build_report(upgrade: UpgradeResult | None, owners: OwnerIndex, findings: It
                 entry = {**conflict.to_json(), "owners": owners.owners(conflict.path)}
                 entries.append(entry)
                 for owner in entry["owners"]:
-                    group(owner)["conflicts"].append({"commit": result.source, "summary": result.summary, **entry})
+                    if not only or owner in only or owner in (CORE, SHARED):
+                        group(owner)["conflicts"].append({"commit": result.source, "summary": result.summary, **entry})
             commits.append({"source": result.source, "summary": result.summary, "result": result.result,
                             "conflicts": entries})
     for finding in findings:
