@@ -53,12 +53,16 @@ def cli() -> None:
 @click.option("--backend", "backends", multiple=True, metavar="B", help="Check only this backend's spec tree (repeatable).")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--list-rules", is_flag=True, help="Print the rule table and exit.")
+@click.option("--allow-markers", multiple=True, metavar="GLOB",
+              help="Files that may hold conflict markers on purpose, e.g. 'tests/fixtures/*' (repeatable).")
 @_reported
-def check_command(path: Path, backends: tuple[str, ...], output_format: str, list_rules: bool) -> int:
+def check_command(path: Path, backends: tuple[str, ...], output_format: str, list_rules: bool,
+                  allow_markers: tuple[str, ...]) -> int:
     """Enforce the FlagTree directory policy on the tree at PATH.
 
     PATH must hold python/triton (trunk) and may hold third_party/<b>/backend/spec/triton.
-    Every finding has a rule id (see --list-rules), file:line and a fix hint.
+    Every finding has a rule id (see --list-rules), file:line and a fix hint. Committed
+    conflict markers in any file are an error (FT014) unless --allow-markers lists it.
     Exit 1 when an error is found, 0 when clean (warnings allowed), 2 for unusable input.
     """
     from .commands.check import rules_table, run_check
@@ -66,7 +70,7 @@ def check_command(path: Path, backends: tuple[str, ...], output_format: str, lis
     if list_rules:
         click.echo(rules_table())
         return 0
-    return run_check(path, backends, output_format)
+    return run_check(path, backends, output_format, allow_markers)
 
 
 def _repo_range_options(command: Callable[..., Any]) -> Callable[..., Any]:

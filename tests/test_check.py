@@ -44,6 +44,7 @@ VIOLATIONS = {
     "FT011": {B + "flagtree_spec.py": "def spec(name): ...\n"},
     "FT012": {"python/triton/knobs.py": 'from triton.flagtree_spec import spec\nspec("knob")\n'},
     "FT013": {"python/triton/language/core.py": "from triton.flagtree_spec import spec\ndef (:\n"},
+    "FT014": {"CMakeLists.txt": "project(x)\n<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\n"},
 }
 
 
@@ -110,3 +111,21 @@ def test_unknown_backend_is_unusable_input(tmp_path: Path) -> None:
 def test_demo_fork_only_warns_about_the_unlisted_ops_package(world) -> None:
     findings = check_tree(DiskTree(world.fork))
     assert [(f.code, f.path) for f in findings] == [("FT002", "python/triton/ops/__init__.py")]
+
+
+def test_conflict_markers_can_be_allowed_for_fixtures(tmp_path: Path) -> None:
+    files = {**CLEAN, "tests/fixtures/conflicted.py": "<<<<<<< a\nx\n=======\ny\n>>>>>>> b\n"}
+    tree = DiskTree(write_tree(tmp_path, files))
+    assert [f.code for f in check_tree(tree)] == ["FT014"]
+    assert check_tree(tree, allow_markers=("tests/fixtures/*",)) == []
+    result = CliRunner().invoke(cli, ["check", str(tmp_path), "--allow-markers", "tests/fixtures/*"])
+    assert result.exit_code == 0
+
+
+def test_an_upgrade_with_markers_fails_check(world) -> None:
+    import subprocess
+    CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0", "-q"])
+    subprocess.run(["git", "-C", str(world.fork), "checkout", "-q", "sync/v3.6.0"], check=True)
+    result = CliRunner().invoke(cli, ["check", str(world.fork)])
+    assert result.exit_code == 1
+    assert "CMakeLists.txt:3: FT014 error: 1 unresolved conflict(s)" in result.output

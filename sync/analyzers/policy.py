@@ -1,11 +1,13 @@
 """The seed's directory policy, checked on any tree laid out like FlagTree."""
 from __future__ import annotations
 
+from fnmatch import fnmatch
 from posixpath import basename
 
 from ..findings import Finding
 from ..layout import (DIRECT_EDIT_FILES, NO_SPECIALIZATION, PROTECTED_FILES, TRUNK, SpecFile, is_under,
                       package_of, spec_files, spec_path_verdict, trunk_rel)
+from ..merge import conflict_hunks
 from ..trees import FileTree, read_text
 from .hooks import TrunkHooks, index_trunk_hooks
 from .pyfacts import normalized_statements, parse_module_facts
@@ -25,6 +27,7 @@ RULES: dict[str, tuple[str, str, str]] = {
     "FT011": ("protected-file", "error", "backends may not provide or shadow this file"),
     "FT012": ("direct-edit-file", "warning", "specialize this file directly in trunk, as Triton does"),
     "FT013": ("python-syntax", "error", "fix the syntax error"),
+    "FT014": ("conflict-markers", "error", "resolve the conflict, or list the file with --allow-markers"),
 }
 
 
@@ -129,9 +132,24 @@ def _spec_file_findings(tree: FileTree, spec_file: SpecFile, hooks: TrunkHooks) 
     return findings
 
 
-def check_tree(tree: FileTree, backends: set[str] | None = None) -> list[Finding]:
+def _conflict_markers(tree: FileTree, allowed: tuple[str, ...]) -> list[Finding]:
+    """Committed merge conflicts anywhere in the tree (a release branch once shipped one in Python)."""
+    findings = []
+    for path in tree.paths():
+        if any(fnmatch(path, pattern) for pattern in allowed):
+            continue
+        data = tree.read(path)
+        if not data or b"<<<<<<<" not in data or b"\0" in data:
+            continue
+        hunks = conflict_hunks(data.decode("utf-8", errors="replace"))
+        if hunks:
+            findings.append(_finding("FT014", path, f"{len(hunks)} unresolved conflict(s)", hunks[0].line))
+    return findings
+
+
+def check_tree(tree: FileTree, backends: set[str] | None = None, allow_markers: tuple[str, ...] = ()) -> list[Finding]:
     hooks = index_trunk_hooks(tree)
-    findings = _trunk_findings(hooks) + _backend_selection(tree, hooks)
+    findings = _trunk_findings(hooks) + _backend_selection(tree, hooks) + _conflict_markers(tree, allow_markers)
     for spec_file in spec_files(tree, backends):
         findings.extend(_spec_file_findings(tree, spec_file, hooks))
     return findings

@@ -15,7 +15,7 @@ from ..trees import DiskTree
 SCHEMA = "flagtree-sync/check/1"
 
 
-def run_check(path: Path, backends: tuple[str, ...], output_format: str) -> int:
+def run_check(path: Path, backends: tuple[str, ...], output_format: str, allow_markers: tuple[str, ...] = ()) -> int:
     if not path.is_dir():
         raise SyncError(f"{path} is not a directory")
     if not (path / TRUNK).is_dir():
@@ -24,7 +24,7 @@ def run_check(path: Path, backends: tuple[str, ...], output_format: str) -> int:
     unknown = sorted(set(backends) - set(backend_names(tree)))
     if unknown:
         raise SyncError(f"no spec tree for backend(s) {', '.join(unknown)} under {path}/third_party")
-    findings = sort_findings(check_tree(tree, set(backends) or None))
+    findings = sort_findings(check_tree(tree, set(backends) or None, allow_markers))
     errors = count_by_severity(findings)["error"]
     if output_format == "json":
         click.echo(json.dumps({
