@@ -77,7 +77,8 @@ def _repo_range_options(command: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed([
         click.option("--repo", "repo_path", default=".", show_default=True, metavar="PATH",
                      help="The FlagTree repository (it must hold the upstream tags too)."),
-        click.option("--from", "old", metavar="OLD", help="Upstream tag or commit the FlagTree branch is based on."),
+        click.option("--from", "old", metavar="OLD", help="Upstream tag or commit the FlagTree branch is based on "
+                     "[upgrade: default from the branch's flagtree-upstream.toml]."),
         click.option("--onto", metavar="NEW", help="Upstream tag or commit to move onto."),
         click.option("--branch", "src", metavar="SRC", help="The FlagTree branch [default: the current branch]."),
         click.option("--backend", "backends", multiple=True, metavar="B",

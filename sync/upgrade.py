@@ -19,6 +19,7 @@ import pygit2
 from .atomic import write_text_atomic
 from .errors import SyncError
 from .faults import checkpoint
+from .pin import PIN_FILE, Pin, commit_pin, read_pin
 from .replay import FileConflict, Replayer, ReplayedCommit, summary_of
 from .repository import (branch_exists, commit_range, current_branch, is_ancestor, open_repo, resolve_commit,
                          valid_branch_name)
@@ -137,11 +138,17 @@ class StateStore:
             self.file.unlink()
 
 
-def resolve_params(repo_path: str, old: str, onto: str, src: str | None, branch: str | None,
+def resolve_params(repo_path: str, old: str | None, onto: str, src: str | None, branch: str | None,
                    policy: str) -> tuple[pygit2.Repository, UpgradeParams]:
     repo = open_repo(repo_path)
     src = src or current_branch(repo)
-    old_commit, onto_commit, src_commit = (resolve_commit(repo, ref) for ref in (old, onto, src))
+    src_commit = resolve_commit(repo, src)
+    if old is None:
+        pin = read_pin(repo, src_commit)
+        if pin is None:
+            raise SyncError(f"--from is required: {src} has no {PIN_FILE}")
+        old = pin.tag if _resolves(repo, pin.tag) else pin.commit
+    old_commit, onto_commit = (resolve_commit(repo, ref) for ref in (old, onto))
     branch = branch or f"sync/{onto}"
     if not valid_branch_name(branch):
         raise SyncError(f"{branch!r} is not a valid branch name: pass --target-branch")
@@ -151,6 +158,14 @@ def resolve_params(repo_path: str, old: str, onto: str, src: str | None, branch:
     params = UpgradeParams(repo_path, old, onto, src, branch, policy, str(old_commit.id), str(onto_commit.id),
                            str(src_commit.id))
     return repo, params
+
+
+def _resolves(repo: pygit2.Repository, ref: str) -> bool:
+    try:
+        resolve_commit(repo, ref)
+        return True
+    except SyncError:
+        return False
 
 
 def _check_new_run(repo: pygit2.Repository, params: UpgradeParams, force: bool) -> list[str]:
@@ -213,7 +228,11 @@ def _drive(repo: pygit2.Repository, store: StateStore, state: UpgradeState, prog
         store.record(state, result)
         checkpoint(f"commit:{number + 1}")
         progress(number + 1, total, commit, result)
-    repo.references.create(f"refs/heads/{state.params.branch}", pygit2.Oid(hex=state.head), force=True)
+    head = pygit2.Oid(hex=state.head)
+    if read_pin(repo, repo[state.params.src_id]) is not None:
+        head = commit_pin(repo, repo[head], Pin(state.params.onto, state.params.onto_id))
+    repo.references.create(f"refs/heads/{state.params.branch}", head, force=True)
+    state.head = str(head)
     # The state stays until finish_upgrade: a run killed while reporting resumes into the report.
     return UpgradeResult(state.params, state.results, state.head, resumed)
 

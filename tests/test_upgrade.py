@@ -70,7 +70,7 @@ def test_replayed_branch_keeps_every_fork_file_and_new_upstream(world) -> None:
     build = git(world.fork, "show", "sync/v3.6.0:python/triton/runtime/_build.py")
     assert 'spec("build_extra_flags", command)' in build  # the hook followed the upstream rename
     log = git(world.fork, "log", "--format=%s", "v3.6.0..sync/v3.6.0").splitlines()
-    assert len(log) == 6
+    assert len(log) == 7 and log[0] == "[CORE] Pin upstream v3.6.0"  # six replayed commits, then the pin
 
 
 @pytest.mark.parametrize("policy, expected", [("ours", "get_int16_ty"), ("theirs", "get_flagtree_ty")])
@@ -148,7 +148,7 @@ def test_existing_target_branch_needs_force(world) -> None:
     (["--from", "v3.6.0", "--onto", "v3.5.0"], "is not an ancestor of main"),
     (["--from", "v3.5.0", "--onto", "v3.6.0", "--branch", "v3.5.0"], "nothing to replay"),
     (["--from", "v3.5.0", "--onto", "v3.6.0", "--target-branch", "bad..name"], "not a valid branch name"),
-    (["--onto", "v3.6.0"], "--from and --onto are required"),
+    (["--from", "v3.5.0"], "--onto is required"),
 ])
 def test_bad_input_is_a_clear_error(world, args: list[str], message: str) -> None:
     before = snapshot(world.fork)
@@ -231,3 +231,19 @@ def test_engine_refuses_missing_refs(world) -> None:
     with pytest.raises(SyncError, match="unknown revision"):
         resolve_params(str(world.fork), "v3.5.0", "nope", None, None, "markers")
     assert isinstance(pygit2.Repository(str(world.fork)), pygit2.Repository)
+
+
+def test_pinned_upstream_gives_from_and_is_updated_on_the_new_branch(world) -> None:
+    result = CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--onto", "v3.6.0", "-q"])
+    assert result.exit_code == 1, result.output
+    pinned = git(world.fork, "show", "sync/v3.6.0:flagtree-upstream.toml")
+    assert 'tag = "v3.6.0"' in pinned and git(world.fork, "rev-parse", "v3.6.0^{commit}").strip() in pinned
+    assert git(world.fork, "log", "-1", "--format=%s", "sync/v3.6.0").strip() == "[CORE] Pin upstream v3.6.0"
+    assert 'tag = "v3.5.0"' in git(world.fork, "show", "main:flagtree-upstream.toml")  # the user's branch: untouched
+
+
+def test_missing_pin_needs_from(world) -> None:
+    git(world.fork, "rm", "-q", "flagtree-upstream.toml")
+    git(world.fork, "commit", "-qm", "drop the pin")
+    result = CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--onto", "v3.6.0"])
+    assert result.exit_code == 2 and "--from is required: main has no flagtree-upstream.toml" in result.output

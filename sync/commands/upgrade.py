@@ -63,8 +63,8 @@ def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, src: 
     if do_continue:
         upgrade = continue_upgrade(repo_path, progress)
     else:
-        if not old or not onto:
-            raise SyncError("--from and --onto are required (or --continue / --abort)")
+        if not onto:
+            raise SyncError("--onto is required (or --continue / --abort)")
         repo, params = resolve_params(repo_path, old, onto, src, branch, policy)
         upgrade = run_upgrade(repo, params, force, progress)
     repo = open_repo(repo_path)

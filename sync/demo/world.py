@@ -6,6 +6,7 @@ from pathlib import Path
 
 import git
 
+from ..pin import PIN_FILE, Pin
 from .content import FORK_COMMITS, UPSTREAM_BASE, UPSTREAM_COMMITS, Change
 
 OLD_TAG = "v3.5.0"
@@ -89,8 +90,9 @@ def build_world(root: Path | str) -> World:
         config.set_value("user", "name", "flagtree-sync demo")
         config.set_value("user", "email", "demo@example.com")
     fork_committer = _Committer(fork, start=1_700_100_000)
-    for message, changes in FORK_COMMITS:
-        fork_committer.commit(message, changes, FORK_AUTHOR)
+    pin = {PIN_FILE: Pin(OLD_TAG, fork.commit(OLD_TAG).hexsha).render()}
+    for number, (message, changes) in enumerate(FORK_COMMITS):
+        fork_committer.commit(message, {**changes, **pin} if number == 0 else changes, FORK_AUTHOR)
     fork.git.remote("rename", "origin", "upstream")
     return World(root=root, upstream=upstream_path, fork=fork_path)
 
