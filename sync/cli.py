@@ -101,10 +101,16 @@ def _repo_range_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--continue", "do_continue", is_flag=True, help="Resume a stopped or interrupted upgrade.")
 @click.option("--abort", "do_abort", is_flag=True, help="Forget the upgrade in progress (the user's refs are untouched).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
+@click.option("--exec", "exec_command", metavar="CMD", help="Test gate: run CMD (a shell command) on the replayed "
+              "tree in a worktree of its own; a failure names the first replayed commit that broke it.")
+@click.option("--exec-at", type=click.Choice(["end", "each"]), default="end", show_default=True,
+              help="end: run at the branch head and bisect on failure; each: run after every replayed commit.")
+@click.option("--exec-timeout", type=float, default=600, show_default=True, metavar="SECONDS")
 @_reported
 def upgrade_command(repo_path: str, old: str | None, onto: str | None, src: str | None, backends: tuple[str, ...],
                     out: Path | None, as_json: bool, branch: str | None, policy: str, force: bool,
-                    do_continue: bool, do_abort: bool, quiet: bool) -> int:
+                    do_continue: bool, do_abort: bool, quiet: bool, exec_command: str | None, exec_at: str,
+                    exec_timeout: float) -> int:
     """Replay the FlagTree commits OLD..SRC onto NEW as a new branch, and report.
 
     Works in memory: the current branch, index and work tree are never touched.
@@ -118,7 +124,7 @@ def upgrade_command(repo_path: str, old: str | None, onto: str | None, src: str 
     from .commands.upgrade import run_upgrade_command
 
     return run_upgrade_command(repo_path, old, onto, src, branch, out, policy, force, do_continue, do_abort,
-                               quiet, as_json, backends)
+                               quiet, as_json, backends, exec_command, exec_at, exec_timeout)
 
 
 @cli.command("drift")

@@ -15,8 +15,20 @@ from ..report.model import build_report, exit_status
 from ..report.write import write_report
 from ..repository import open_repo
 from ..trees import GitTree
+from ..gate import GateResult, run_gate
 from ..upgrade import (UpgradeResult, abort_upgrade, continue_upgrade, finish_upgrade, resolve_params,
                        run_upgrade)
+
+
+def _gate_line(gate: dict | None) -> str | None:
+    if gate is None:
+        return None
+    if gate["passed"]:
+        return f"gate: {gate['command']!r} passed ({len(gate['runs'])} run(s))"
+    if gate["baseline_failed"]:
+        return f"gate: {gate['command']!r} fails on the new tag itself, so no replayed commit is to blame"
+    failure = gate["first_failure"]
+    return f"gate: {gate['command']!r} first fails at {failure['commit'][:9]} ({failure['label']})"
 
 
 class ProgressPrinter:
@@ -52,9 +64,17 @@ def _analyse(repo: pygit2.Repository, upgrade: UpgradeResult, backends: tuple[st
     return build_report(upgrade, owners, findings, only=set(backends) or None)
 
 
+def _gate(repo: pygit2.Repository, upgrade: UpgradeResult, command: str, at: str, timeout: float) -> GateResult:
+    replayed = [(r.result, f"{r.source[:9]} {r.summary}") for r in upgrade.results if r.result]
+    if replayed and replayed[-1][0] != upgrade.head:
+        replayed.append((upgrade.head, "the pin of the new upstream"))
+    return run_gate(repo, (upgrade.params.onto_id, upgrade.params.onto), replayed, command, at, timeout)
+
+
 def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, src: str | None,
                         branch: str | None, out: Path | None, policy: str, force: bool, do_continue: bool,
-                        do_abort: bool, quiet: bool, as_json: bool, backends: tuple[str, ...]) -> int:
+                        do_abort: bool, quiet: bool, as_json: bool, backends: tuple[str, ...],
+                        exec_command: str | None = None, exec_at: str = "end", exec_timeout: float = 600) -> int:
     if do_abort:
         had = abort_upgrade(repo_path)
         click.echo("upgrade aborted; state removed" if had else "no upgrade in progress", err=True)
@@ -69,6 +89,10 @@ def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, src: 
         upgrade = run_upgrade(repo, params, force, progress)
     repo = open_repo(repo_path)
     document = _analyse(repo, upgrade, backends)
+    if exec_command:
+        gate = _gate(repo, upgrade, exec_command, exec_at, exec_timeout)
+        document["gate"] = gate.to_json()
+        document["summary"]["needs_a_person"] |= not gate.passed
     if out is not None:
         write_report(out, document)
     finish_upgrade(repo)
@@ -80,6 +104,9 @@ def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, src: 
                    f"{len(upgrade.results)} commits, {len(summary['conflicted_files'])} conflicted files, "
                    f"{summary['findings']['error']} errors, {summary['findings']['warning']} warnings"
                    + (f"; report in {out}" if out else ""))
+        gate_line = _gate_line(document.get("gate"))
+        if gate_line:
+            click.echo(gate_line)
         for group in document["groups"]:
             counts = group["counts"]
             click.echo(f"  {group['name']:<16} {group['verdict']:<13} conflicts={counts['conflicts']} "

@@ -25,6 +25,12 @@ def render_summary(document: dict[str, Any]) -> str:
         counts = group["counts"]
         lines.append(f"| [{group['name']}]({group['name']}.md) | {group['kind']} | {group['verdict']} | "
                      f"{counts['conflicts']} | {counts['error']} | {counts['warning']} | {counts['info']} |")
+    gate = document.get("gate")
+    if gate:
+        verdict = "passed" if gate["passed"] else (
+            "fails on the new tag itself" if gate["baseline_failed"]
+            else f"first fails at `{gate['first_failure']['commit'][:9]}` ({gate['first_failure']['label']})")
+        lines += [f"Test gate `{gate['command']}` (at {gate['at']}): {verdict}.", ""]
     files = document["summary"]["conflicted_files"]
     lines += ["", f"Conflicted files ({len(files)}): " + (", ".join(f"`{f}`" for f in files) or "none"), ""]
     return "\n".join(lines)
