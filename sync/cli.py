@@ -154,6 +154,28 @@ def drift_command(repo_path: str, old: str | None, onto: str | None, src: str | 
     return run_drift_command(repo_path, old, onto, src, target, backends, out, apply, as_json, symbols)
 
 
+@cli.command("suppress")
+@click.option("--repo", "repo_path", default=".", show_default=True, metavar="PATH")
+@click.option("--from", "old", required=True, metavar="OLD")
+@click.option("--onto", required=True, metavar="NEW", help="The tag the finding was reviewed for.")
+@click.option("--branch", "src", metavar="SRC")
+@click.option("--kind", required=True, help="The finding's kind, e.g. overlay-conflicting.")
+@click.option("--path", "finding_path", required=True, help="The finding's path, as the report shows it.")
+@click.option("--reason", required=True, help="Why the finding needs no change (kept in the report).")
+@_reported
+def suppress_command(repo_path: str, old: str, onto: str, src: str | None, kind: str, finding_path: str,
+                     reason: str) -> int:
+    """Mark a drift finding as reviewed for NEW in the backend's spec/suppressions.toml.
+
+    The entry records the trunk counterpart's blob at NEW: while it stays the same the finding is
+    shown as reviewed and leaves the exit status alone; when upstream changes that file again the
+    entry expires. The file is written in the work tree: commit it with the backend.
+    """
+    from .commands.suppress import run_suppress
+
+    return run_suppress(repo_path, old, onto, src, kind, finding_path, reason)
+
+
 @cli.command("hooks")
 @click.argument("triton_package", type=click.Path(path_type=Path))
 @click.option("--hook-set", type=click.Path(path_type=Path), default=None, metavar="FILE",

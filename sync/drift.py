@@ -16,6 +16,7 @@ from .findings import Finding
 from .layout import backend_names, third_party_backends
 from .replay import Replayer
 from .repository import commit_range, is_ancestor
+from .suppressions import apply_suppressions
 from .trees import GitTree
 
 
@@ -77,4 +78,5 @@ def analyse_drift(repo: pygit2.Repository, old_id: str, onto_id: str, src_id: st
         result.findings += _symbol_drift(repo, context, old_id, src_id)
     if backends:
         result.findings = [f for f in result.findings if f.backend is None or f.backend in backends]
+    result.findings = apply_suppressions(result.findings, fork, context.upstream_new, known)
     return result

@@ -20,6 +20,7 @@ class Finding:
     related_path: str | None = None  # the trunk counterpart, the renamed path, ...
     diff: str | None = None  # unified diff, when one helps
     details: dict[str, Any] = field(default_factory=dict)
+    suppressed: dict[str, str] | None = None  # reason and tag of a still-valid review (suppressions.toml)
 
     def location(self) -> str:
         return f"{self.path}:{self.line}" if self.line else self.path
@@ -35,12 +36,13 @@ def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
 
 
 def needs_a_person(findings: Iterable[Finding]) -> bool:
-    """Exit status 1 is for errors and warnings; info findings never fail a gate."""
-    return any(finding.severity in ("error", "warning") for finding in findings)
+    """Exit status 1 is for errors and warnings; info and reviewed (suppressed) findings never fail a gate."""
+    return any(finding.severity in ("error", "warning") and not finding.suppressed for finding in findings)
 
 
 def count_by_severity(findings: Iterable[Finding]) -> dict[str, int]:
-    counts = dict.fromkeys(SEVERITIES, 0)
+    """Counts of findings still open; suppressed ones are counted apart."""
+    counts = {**dict.fromkeys(SEVERITIES, 0), "suppressed": 0}
     for finding in findings:
-        counts[finding.severity] += 1
+        counts["suppressed" if finding.suppressed else finding.severity] += 1
     return counts

@@ -27,13 +27,13 @@ def render_html(document: dict[str, Any]) -> str:
     if upgrade and not upgrade["releasable"]:
         parts.append('<p class="blocked"><strong>Not releasable:</strong> conflict markers were committed.</p>')
     parts.append("<table><tr><th>group</th><th>kind</th><th>verdict</th><th>conflicts</th><th>errors</th>"
-                 "<th>warnings</th><th>info</th></tr>")
+                 "<th>warnings</th><th>info</th><th>reviewed</th></tr>")
     for group in document["groups"]:
         counts = group["counts"]
         parts.append(f'<tr><td><a href="#{escape(group["name"])}">{escape(group["name"])}</a></td>'
                      f'<td>{group["kind"]}</td><td class="{group["verdict"]}">{group["verdict"]}</td>'
                      f'<td>{counts["conflicts"]}</td><td>{counts["error"]}</td><td>{counts["warning"]}</td>'
-                     f'<td>{counts["info"]}</td></tr>')
+                     f'<td>{counts["info"]}</td><td>{counts["suppressed"]}</td></tr>')
     parts.append("</table>")
     for group in document["groups"]:
         parts.append(f'<section id="{escape(group["name"])}"><h2>{escape(group["name"])} '
@@ -52,6 +52,8 @@ def render_html(document: dict[str, Any]) -> str:
                 parts.append(f'<li><span class="{finding["severity"]}">{finding["severity"]}</span> '
                              f"<code>{escape(finding['kind'])}</code> <code>{escape(where)}</code>: "
                              f"{escape(finding['message'])}"
+                             + (f" <em>(reviewed for {escape(finding['suppressed']['reviewed_for'])}: "
+                                f"{escape(finding['suppressed']['reason'])})</em>" if finding.get("suppressed") else "")
                              + (f"<br><em>action:</em> {escape(finding['action'])}" if finding.get("action") else ""))
                 if finding.get("diff"):
                     parts.append(f"<details><summary>diff</summary>{_pre(finding['diff'])}</details>")

@@ -19,12 +19,13 @@ def render_summary(document: dict[str, Any]) -> str:
     upgrade = document.get("upgrade")
     if upgrade and not upgrade["releasable"]:
         lines += ["**Not releasable:** conflicts were committed with markers; resolve them before release.", ""]
-    lines += ["| group | kind | verdict | conflicts | errors | warnings | info |",
-              "|---|---|---|---:|---:|---:|---:|"]
+    lines += ["| group | kind | verdict | conflicts | errors | warnings | info | reviewed |",
+              "|---|---|---|---:|---:|---:|---:|---:|"]
     for group in document["groups"]:
         counts = group["counts"]
         lines.append(f"| [{group['name']}]({group['name']}.md) | {group['kind']} | {group['verdict']} | "
-                     f"{counts['conflicts']} | {counts['error']} | {counts['warning']} | {counts['info']} |")
+                     f"{counts['conflicts']} | {counts['error']} | {counts['warning']} | {counts['info']} | "
+                     f"{counts['suppressed']} |")
     gate = document.get("gate")
     if gate:
         verdict = "passed" if gate["passed"] else (
@@ -59,7 +60,12 @@ def render_group(document: dict[str, Any], group: dict[str, Any]) -> str:
         lines += ["## Drift findings", ""]
         for finding in group["findings"]:
             where = f"{finding['path']}:{finding['line']}" if finding.get("line") else finding["path"]
-            lines.append(f"- **{finding['severity']}** `{finding['kind']}` `{where}`: {finding['message']}")
+            reviewed = finding.get("suppressed")
+            mark = f" (reviewed for {reviewed['reviewed_for']}: {reviewed['reason']})" if reviewed else ""
+            lines.append(f"- **{finding['severity']}** `{finding['kind']}` `{where}`: {finding['message']}{mark}")
+            expired = finding.get("details", {}).get("suppression_expired")
+            if expired:
+                lines.append(f"  - review for {expired['reviewed_for']} expired: the trunk counterpart changed again")
             if finding.get("action"):
                 lines.append(f"  - action: {finding['action']}")
             if finding.get("diff"):
