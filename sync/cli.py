@@ -176,6 +176,22 @@ def suppress_command(repo_path: str, old: str, onto: str, src: str | None, kind:
     return run_suppress(repo_path, old, onto, src, kind, finding_path, reason)
 
 
+@cli.command("provenance")
+@click.option("--repo", "repo_path", default=".", show_default=True, metavar="PATH")
+@click.option("--tag", required=True, metavar="TAG", help="The upstream tag the backend's files were derived from.")
+@click.option("--backend", required=True, metavar="B")
+@click.option("--branch", "src", metavar="SRC", help="The FlagTree branch [default: the current branch].")
+@_reported
+def provenance_command(repo_path: str, tag: str, backend: str, src: str | None) -> int:
+    """Write third_party/B/backend/spec/provenance.toml: each overlay's and spec module's trunk
+    counterpart and its blob at TAG. Drift then merges from these bases, and check keeps the
+    manifest honest. The file is written in the work tree: commit it with the backend.
+    """
+    from .commands.provenance import run_provenance
+
+    return run_provenance(repo_path, tag, backend, src)
+
+
 @cli.command("hooks")
 @click.argument("triton_package", type=click.Path(path_type=Path))
 @click.option("--hook-set", type=click.Path(path_type=Path), default=None, metavar="FILE",

@@ -7,6 +7,8 @@ from functools import cached_property
 import pygit2
 from pygit2.enums import DeltaStatus
 
+from ..layout import SpecFile
+from ..provenance import Derivation, load_manifest
 from ..trees import GitTree, read_text
 from .backends import BackendExports, backend_exports
 from .hooks import TrunkHooks, index_trunk_hooks
@@ -49,6 +51,20 @@ class DriftContext:
     @cached_property
     def exports(self) -> dict[str, BackendExports]:
         return {backend: backend_exports(self.fork, backend) for backend in self.backends}
+
+    @cached_property
+    def manifests(self) -> dict[str, dict[str, Derivation] | None]:
+        return {backend: load_manifest(self.fork, backend) for backend in self.backends}
+
+    def recorded_base(self, spec_file: SpecFile) -> tuple[pygit2.Oid | None, dict[str, str]]:
+        """The 3-way merge base of a backend file: its provenance entry, else the old tag (said so)."""
+        manifest = self.manifests.get(spec_file.backend)
+        entry = manifest.get(spec_file.path) if manifest else None
+        if entry is not None and pygit2.Oid(hex=entry.blob) in self.repo:
+            return pygit2.Oid(hex=entry.blob), {"source": "provenance", "tag": entry.tag, "blob": entry.blob}
+        why = "no provenance manifest" if manifest is None else "not in the provenance manifest"
+        blob = self.upstream_old.blob_id(spec_file.trunk_path or "")
+        return blob, {"source": f"old tag ({why})", "tag": self.upstream_old.label.split(":", 1)[-1]}
 
     def function_table(self, tree: GitTree, path: str) -> dict[str, FunctionFacts] | None:
         """Definitions of a file in one of the trees; None when absent or unparsable."""

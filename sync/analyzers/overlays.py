@@ -67,7 +67,7 @@ def classify_overlay(context: DriftContext, spec_file: SpecFile, merged: list[Me
     trunk_path = spec_file.trunk_path
     assert trunk_path is not None
     repo, old, new = context.repo, context.upstream_old, context.upstream_new
-    base_id = old.blob_id(trunk_path)
+    base_id, base = context.recorded_base(spec_file)
     if base_id is None:
         return None  # a module the backend adds: nothing upstream to drift from
     ours_id = context.fork.blob_id(spec_file.path)
@@ -75,7 +75,7 @@ def classify_overlay(context: DriftContext, spec_file: SpecFile, merged: list[Me
     def finding(kind: str, severity: str, message: str, action: str, related: str | None = trunk_path,
                 diff: str | None = None, **details: object) -> Finding:
         return Finding(kind, severity, spec_file.path, message, action, backend=spec_file.backend,
-                       related_path=related, diff=diff, details=dict(details))
+                       related_path=related, diff=diff, details={"base": base, **details})
 
     lost = _hijack_lost(context, spec_file)
     if lost:
@@ -101,7 +101,7 @@ def classify_overlay(context: DriftContext, spec_file: SpecFile, merged: list[Me
             return finding("overlay-redundant", "warning", f"every statement is in {trunk_path} at the new tag",
                            "delete the overlay: trunk now contains it")
     if base_id == theirs_id:
-        return finding("overlay-in-sync", "info", "trunk counterpart unchanged between the tags", "")
+        return finding("overlay-in-sync", "info", "trunk counterpart unchanged since the overlay's base", "")
     diff, summary = upstream_diff(repo, base_id, theirs_id, trunk_path, trunk_path)
     outcome = merge_blobs(repo, spec_file.path, base_id, ours_id, theirs_id,
                           (f"{trunk_path} (old tag)", f"{spec_file.backend} overlay", f"{trunk_path} (new tag)"))

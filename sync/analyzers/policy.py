@@ -5,8 +5,9 @@ from fnmatch import fnmatch
 from posixpath import basename
 
 from ..findings import Finding
-from ..layout import (DIRECT_EDIT_FILES, NO_SPECIALIZATION, PROTECTED_FILES, TRUNK, SpecFile, is_under,
-                      package_of, spec_files, spec_path_verdict, trunk_rel)
+from ..layout import (DIRECT_EDIT_FILES, NO_SPECIALIZATION, PROTECTED_FILES, TRUNK, SpecFile, backend_names,
+                      is_under, package_of, spec_files, spec_path_verdict, trunk_rel)
+from ..provenance import load_manifest, manifest_path
 from ..merge import conflict_hunks
 from ..trees import FileTree, read_text
 from .hooks import TrunkHooks, index_trunk_hooks
@@ -28,6 +29,8 @@ RULES: dict[str, tuple[str, str, str]] = {
     "FT012": ("direct-edit-file", "warning", "specialize this file directly in trunk, as Triton does"),
     "FT013": ("python-syntax", "error", "fix the syntax error"),
     "FT014": ("conflict-markers", "error", "resolve the conflict, or list the file with --allow-markers"),
+    "FT015": ("provenance-stale", "error", "rerun flagtree-sync provenance for this backend"),
+    "FT016": ("provenance-missing", "warning", "rerun flagtree-sync provenance so drift knows this file's base"),
 }
 
 
@@ -147,9 +150,31 @@ def _conflict_markers(tree: FileTree, allowed: tuple[str, ...]) -> list[Finding]
     return findings
 
 
+def _provenance(tree: FileTree, backends: list[str]) -> list[Finding]:
+    findings = []
+    for backend in backends:
+        manifest = load_manifest(tree, backend)
+        if manifest is None:
+            continue
+        where = manifest_path(backend)
+        for entry in manifest.values():
+            if not tree.exists(entry.path) or not tree.exists(entry.trunk):
+                gone = entry.path if not tree.exists(entry.path) else entry.trunk
+                findings.append(_finding("FT015", where, f"lists {entry.path}, but {gone} does not exist",
+                                         backend=backend))
+        for spec_file in spec_files(tree, {backend}):
+            trunk = spec_file.trunk_path
+            if trunk and tree.exists(trunk) and spec_file.path not in manifest and not spec_file.rel.endswith(
+                    "__init__.py") and (spec_file.is_python or spec_file.is_cpp):
+                findings.append(_finding("FT016", spec_file.path, f"not in {where}", backend=backend,
+                                         related=trunk))
+    return findings
+
+
 def check_tree(tree: FileTree, backends: set[str] | None = None, allow_markers: tuple[str, ...] = ()) -> list[Finding]:
     hooks = index_trunk_hooks(tree)
     findings = _trunk_findings(hooks) + _backend_selection(tree, hooks) + _conflict_markers(tree, allow_markers)
+    findings += _provenance(tree, sorted(backends) if backends else backend_names(tree))
     for spec_file in spec_files(tree, backends):
         findings.extend(_spec_file_findings(tree, spec_file, hooks))
     return findings

@@ -1,0 +1,59 @@
+"""Provenance: drift merges from the recorded base; check keeps the manifest honest."""
+from __future__ import annotations
+
+import re
+
+from click.testing import CliRunner
+
+from sync.analyzers.policy import check_tree
+from sync.cli import cli
+from sync.trees import DiskTree
+from tests.drift_helpers import alpha_findings
+from tests.conftest import git
+
+A = "third_party/alpha/backend/spec/triton/"
+MANIFEST = "third_party/alpha/backend/spec/provenance.toml"
+
+
+def record(world, tag: str = "v3.5.0") -> None:
+    result = CliRunner().invoke(cli, ["provenance", "--repo", str(world.fork), "--tag", tag, "--backend", "alpha"])
+    assert result.exit_code == 0, result.output
+    git(world.fork, "add", "-A")
+    git(world.fork, "commit", "-qm", "alpha: provenance")
+
+
+def test_without_manifest_the_report_says_it_used_the_old_tag(world) -> None:
+    finding = alpha_findings(world)[("overlay-auto-mergeable", A + "tools/compile.py")]
+    assert finding.details["base"]["source"] == "old tag (no provenance manifest)"
+
+
+def test_manifest_base_is_used_for_the_merge(world) -> None:
+    record(world)
+    text = (world.fork / MANIFEST).read_text()
+    assert f'path = "{A}tools/compile.py"' in text and 'tag = "v3.5.0"' in text
+    assert alpha_findings(world)[("overlay-auto-mergeable", A + "tools/compile.py")].details["base"]["source"] == \
+        "provenance"
+    # Say the overlay was in fact derived from 3.6.0's compile.py: then upstream has nothing it missed.
+    new_blob = git(world.fork, "rev-parse", "v3.6.0:python/triton/tools/compile.py").strip()
+    manifest = (world.fork / MANIFEST).read_text()
+    manifest = re.sub(r'(path = "[^"]*tools/compile.py"\ntrunk = "[^"]*"\n)tag = "v3.5.0"\nblob = "[0-9a-f]+"',
+                      rf'\1tag = "v3.6.0"\nblob = "{new_blob}"', manifest)
+    (world.fork / MANIFEST).write_text(manifest)
+    git(world.fork, "commit", "-qam", "alpha: compile.py came from 3.6.0")
+    found = alpha_findings(world)
+    assert ("overlay-in-sync", A + "tools/compile.py") in found
+    assert ("overlay-auto-mergeable", A + "tools/compile.py") not in found
+
+
+def test_check_reports_stale_and_missing_entries(world) -> None:
+    record(world)
+    assert [f.code for f in check_tree(DiskTree(world.fork)) if f.code in ("FT015", "FT016")] == []
+    (world.fork / A / "runtime/cache.py").unlink()
+    (world.fork / A / "tools/disasm.py").write_text("X = 1\n")
+    codes = {(f.code, f.path) for f in check_tree(DiskTree(world.fork)) if f.code in ("FT015", "FT016")}
+    assert codes == {("FT015", MANIFEST), ("FT016", A + "tools/disasm.py")}
+
+
+def test_provenance_for_unknown_backend(world) -> None:
+    result = CliRunner().invoke(cli, ["provenance", "--repo", str(world.fork), "--tag", "v3.5.0", "--backend", "x"])
+    assert result.exit_code == 2 and "no spec tree for backend x" in result.output
