@@ -45,6 +45,10 @@ VIOLATIONS = {
     "FT012": {"python/triton/knobs.py": 'from triton.flagtree_spec import spec\nspec("knob")\n'},
     "FT013": {"python/triton/language/core.py": "from triton.flagtree_spec import spec\ndef (:\n"},
     "FT014": {"CMakeLists.txt": "project(x)\n<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\n"},
+    "FT015": {"third_party/b/backend/spec/provenance.toml": (
+        f'[[file]]\npath = "{B}tools/compile.py"\ntrunk = "python/triton/tools/compile.py"\ntag = "v1"\nblob = "{"0" * 40}"\n'
+        f'[[file]]\npath = "{B}tools/gone.py"\ntrunk = "python/triton/tools/gone.py"\ntag = "v1"\nblob = "{"0" * 40}"\n')},
+    "FT016": {"third_party/b/backend/spec/provenance.toml": "# no entries yet\n"},
 }
 
 

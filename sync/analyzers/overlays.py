@@ -66,7 +66,7 @@ def _hijack_lost(context: DriftContext, spec_file: SpecFile) -> str | None:
 def classify_overlay(context: DriftContext, spec_file: SpecFile, merged: list[MergedOverlay]) -> Finding | None:
     trunk_path = spec_file.trunk_path
     assert trunk_path is not None
-    repo, old, new = context.repo, context.upstream_old, context.upstream_new
+    repo, new = context.repo, context.upstream_new
     base_id, base = context.recorded_base(spec_file)
     if base_id is None:
         return None  # a module the backend adds: nothing upstream to drift from
