@@ -84,7 +84,3 @@ def conflict_hunks(text: str) -> tuple[ConflictHunk, ...]:
         elif section is not None:
             parts[section].append(line)
     return tuple(hunks)
-
-
-def has_conflict_markers(text: str) -> bool:
-    return bool(conflict_hunks(text))

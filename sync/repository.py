@@ -7,7 +7,6 @@ import pygit2
 from pygit2.enums import SortMode
 
 from .errors import NotARepository, SyncError, UnknownRef
-from .trees import GitTree
 
 
 def open_repo(path: Path | str) -> pygit2.Repository:
@@ -45,10 +44,6 @@ def commit_range(repo: pygit2.Repository, old: pygit2.Commit, src: pygit2.Commit
 
 def is_ancestor(repo: pygit2.Repository, ancestor: pygit2.Oid, descendant: pygit2.Oid) -> bool:
     return ancestor == descendant or repo.descendant_of(descendant, ancestor)
-
-
-def tree_of(repo: pygit2.Repository, commit: pygit2.Commit, label: str) -> GitTree:
-    return GitTree(repo, commit.tree, label)
 
 
 def branch_exists(repo: pygit2.Repository, name: str) -> bool:

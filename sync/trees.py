@@ -30,11 +30,6 @@ def read_text(tree: FileTree, path: str) -> str | None:
     return data.decode("utf-8", errors="replace")
 
 
-def under(tree: FileTree, prefix: str) -> list[str]:
-    prefix = prefix.rstrip("/") + "/"
-    return sorted(path for path in tree.paths() if path.startswith(prefix))
-
-
 class DiskTree:
     """A directory on disk; symlinks are listed but never followed out of the tree."""
 

@@ -70,7 +70,7 @@ def mentions_spec_macro(text: str) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _parser() -> Parser:
+def parser() -> Parser:
     return Parser(Language(tree_sitter_cpp.language()))
 
 
@@ -88,7 +88,7 @@ def functions(text: str) -> list[CppFunction]:
     """Function definitions, found by tree-sitter (it tolerates code it cannot fully parse)."""
     source = text.encode("utf-8")
     found: list[CppFunction] = []
-    pending = [_parser().parse(source).root_node]
+    pending = [parser().parse(source).root_node]
     while pending:
         node = pending.pop()
         if node.type == "function_definition":

@@ -34,7 +34,7 @@ from pygit2.enums import DeltaStatus
 
 from ..findings import Finding
 from ..trees import GitTree, read_text
-from .cpp import _parser
+from .cpp import parser
 from .pyfacts import Param, _params
 
 PY = (".py",)
@@ -63,7 +63,7 @@ class Use:
 @dataclass(frozen=True)
 class Drift:
     name: str  # the identifier as FlagTree writes it
-    change: str  # vanished | signature | header
+    change: str  # removed | signature | header
     path: str  # the upstream file where it changed (old tag)
     detail: str = ""
 
@@ -161,11 +161,11 @@ _TD_DECLARATION = re.compile(r"^\s*(?:def|class|defm|multiclass)\s+([A-Za-z_]\w*
 
 @lru_cache(maxsize=4)
 def _query(source: str) -> Query:
-    return Query(_parser().language, source)
+    return Query(parser().language, source)
 
 
 def _captures(query_source: str, text: str) -> dict[str, list]:
-    tree = _parser().parse(text.encode("utf-8", errors="replace"))
+    tree = parser().parse(text.encode("utf-8", errors="replace"))
     return QueryCursor(_query(query_source)).captures(tree.root_node)
 
 
