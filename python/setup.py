@@ -46,5 +46,7 @@ setup(
     cmdclass={"build": Build, "build_py": BuildFlagTree},
     distclass=BinaryDistribution,
     python_requires=">=3.10",
+    # The assembled package is the size of a triton wheel: let callers keep it out of the source tree.
+    options={"build": {"build_base": os.environ.get("FLAGTREE_BUILD_DIR", "build")}},
     zip_safe=False,
 )

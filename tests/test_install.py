@@ -54,7 +54,8 @@ def upstream() -> Path:
 
 
 def test_pip_builds_and_installs_the_demo_backend(tmp_path: Path) -> None:
-    env = {**os.environ, "FLAGTREE_BACKEND": "demo", "FLAGTREE_TRITON_WHEEL": str(WHEEL)}
+    env = {**os.environ, "FLAGTREE_BACKEND": "demo", "FLAGTREE_TRITON_WHEEL": str(WHEEL),
+           "FLAGTREE_BUILD_DIR": str(tmp_path / "build")}
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps",
                     str(REPO / "python"), "-w", str(tmp_path / "dist")], check=True, env=env)
     wheels = list((tmp_path / "dist").glob("triton-3.6.0+flagtree.demo-*.whl"))
