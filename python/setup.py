@@ -25,6 +25,13 @@ class BuildFlagTree(build_py):
         print(f"flagtree: triton {PINNED}, backend {BACKEND or '(none)'}, hooks in {', '.join(changed)}")
 
 
+def _build_dirs(base: str | None) -> dict:
+    if not base:
+        return {}
+    Path(base).mkdir(parents=True, exist_ok=True)
+    return {"build": {"build_base": base}, "bdist": {"bdist_base": f"{base}/bdist"}, "egg_info": {"egg_base": base}}
+
+
 class Build(build):
     """There are no source packages to declare, so run build_py unconditionally."""
 
@@ -47,6 +54,6 @@ setup(
     distclass=BinaryDistribution,
     python_requires=">=3.10",
     # The assembled package is the size of a triton wheel: let callers keep it out of the source tree.
-    options={"build": {"build_base": os.environ.get("FLAGTREE_BUILD_DIR", "build")}},
+    options=_build_dirs(os.environ.get("FLAGTREE_BUILD_DIR")),
     zip_safe=False,
 )
