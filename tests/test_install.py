@@ -41,9 +41,9 @@ WHEEL = pinned_wheel()
 pytestmark = pytest.mark.skipif(WHEEL is None, reason="no pinned triton wheel: run the README install command")
 
 
-def probe(site: Path) -> dict:
-    done = subprocess.run([sys.executable, "-c", PROBE], cwd=site.parent, capture_output=True, text=True,
-                          env={"PYTHONPATH": str(site), "PATH": os.environ.get("PATH", "")})
+def probe(site: Path | None, python: str = sys.executable) -> dict:
+    env = {"PATH": os.environ.get("PATH", ""), **({"PYTHONPATH": str(site)} if site else {})}
+    done = subprocess.run([python, "-c", PROBE], cwd=Path(python).parent, capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -60,11 +60,14 @@ def test_pip_builds_and_installs_the_demo_backend(tmp_path: Path) -> None:
                     str(REPO / "python"), "-w", str(tmp_path / "dist")], check=True, env=env)
     wheels = list((tmp_path / "dist").glob("triton-3.6.0+flagtree.demo-*.whl"))
     assert len(wheels) == 1
-    site = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheels[0])],
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps", str(wheels[0])],
                    check=True)
-    result = probe(site)
-    assert result["backend"] == "demo" and result["file"].startswith(str(site))
+    result = probe(None, python)
+    site = Path(result["file"]).parent.parent
+    assert result["backend"] == "demo" and result["file"].startswith(str(venv))
     assert result["disasm_overlay"] == "demo"  # the overlay shadows trunk's tools/disasm.py ...
     assert result["link"] == str(site / "triton" / "tools" / "link.py")  # ... and siblings stay trunk's
     assert result["squeeze"] and result["unsqueeze"]
