@@ -19,6 +19,11 @@ def _pre(text: str) -> str:
     return f"<pre>{escape(text)}</pre>"
 
 
+def _hunk(title: str, hunk: dict[str, Any]) -> str:
+    return (f"<details><summary>{escape(title)}</summary><p>upgraded side</p>{_pre(hunk['ours'])}"
+            f"<p>base</p>{_pre(hunk['base'])}<p>FlagTree side</p>{_pre(hunk['theirs'])}</details>")
+
+
 def render_html(document: dict[str, Any]) -> str:
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              "<title>FlagTree upgrade report</title>", f"<style>{_STYLE}</style></head><body>",
@@ -42,9 +47,7 @@ def render_html(document: dict[str, Any]) -> str:
             parts.append(f"<h3>conflict: {escape(conflict['path'])} ({escape(conflict['kind'])})</h3>"
                          f"<p>commit {escape(conflict['commit'][:9])} {escape(conflict['summary'])}</p>")
             for number, hunk in enumerate(conflict["hunks"], start=1):
-                parts.append(f"<details><summary>hunk {number} at line {hunk['line']}</summary>"
-                             f"<p>upgraded side</p>{_pre(hunk['ours'])}<p>base</p>{_pre(hunk['base'])}"
-                             f"<p>FlagTree side</p>{_pre(hunk['theirs'])}</details>")
+                parts.append(_hunk(f"hunk {number} at line {hunk['line']}", hunk))
         if group["findings"]:
             parts.append("<ul>")
             for finding in group["findings"]:
@@ -56,7 +59,9 @@ def render_html(document: dict[str, Any]) -> str:
                                 f"{escape(finding['suppressed']['reason'])})</em>" if finding.get("suppressed") else "")
                              + (f"<br><em>action:</em> {escape(finding['action'])}" if finding.get("action") else ""))
                 if finding.get("diff"):
-                    parts.append(f"<details><summary>diff</summary>{_pre(finding['diff'])}</details>")
+                    parts.append(f"<details><summary>upstream diff</summary>{_pre(finding['diff'])}</details>")
+                for number, hunk in enumerate(finding.get("details", {}).get("hunks", []), start=1):
+                    parts.append(_hunk(f"merge conflict {number}", hunk))
                 parts.append("</li>")
             parts.append("</ul>")
         if not group["conflicts"] and not group["findings"]:
