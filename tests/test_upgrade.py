@@ -197,6 +197,7 @@ def test_report_files_and_static_html(world, tmp_path: Path) -> None:
                      "summary.md"]
     html = (out / "index.html").read_text()
     assert "<details>" in html and "http" not in html.replace("http-equiv", "")
+    assert "merge conflict 1" in html  # the overlay-conflicting hunks, not only the upstream diff
     summary = (out / "summary.md").read_text()
     assert "| [alpha](alpha.md) | backend | blocked | 3 |" in summary
     assert "Not releasable" in summary
