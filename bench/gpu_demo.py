@@ -91,6 +91,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ".")))
     parser.add_argument("--imports", type=int, default=41)
+    parser.add_argument("--pip", action="store_true",
+                        help="install the build with `pip install ./python` (needs setuptools, wheel and libcst "
+                             "importable) instead of calling sync.build.assemble directly")
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
     import triton  # the stock triton of this machine: the build input
@@ -98,8 +101,15 @@ def main() -> int:
     from sync.build import assemble
 
     site = Path(tempfile.mkdtemp(prefix="flagtree-site-"))
-    hooked = assemble(Path(triton.__file__).parent, site / "triton", "demo", REPO)
-    print(f"assembled FlagTree triton (backend demo) in {site}; hooks in {', '.join(hooked)}")
+    if args.pip:
+        env = {**os.environ, "FLAGTREE_BACKEND": "demo", "FLAGTREE_TRITON_SRC": str(Path(triton.__file__).parent),
+               "FLAGTREE_BUILD_DIR": tempfile.mkdtemp(prefix="flagtree-build-")}
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps",
+                        "--target", str(site), str(REPO / "python")], check=True, env=env)
+        print(f"pip installed FlagTree triton (backend demo) into {site}")
+    else:
+        hooked = assemble(Path(triton.__file__).parent, site / "triton", "demo", REPO)
+        print(f"assembled FlagTree triton (backend demo) in {site}; hooks in {', '.join(hooked)}")
     # A plain copy of stock triton beside the build separates the cost of the hooks from the cost
     # of importing from another file system location.
     copy = Path(tempfile.mkdtemp(prefix="stock-copy-"))

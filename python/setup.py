@@ -11,17 +11,18 @@ from setuptools.command.build_py import build_py
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sync.build import assemble, upstream_package  # noqa: E402
+from sync.build import assemble, upstream_entry_points, upstream_package, upstream_source  # noqa: E402
 
 PINNED = tomllib.loads((ROOT / "patches" / "hooks.toml").read_text())["triton"]
 BACKEND = os.environ.get("FLAGTREE_BACKEND", "").strip() or None
+SOURCE = upstream_source(PINNED)
 
 
 class BuildFlagTree(build_py):
     """Instead of copying sources, assemble the whole triton package into build_lib."""
 
     def run(self) -> None:
-        changed = assemble(upstream_package(ROOT, PINNED), Path(self.build_lib) / "triton", BACKEND, ROOT)
+        changed = assemble(upstream_package(SOURCE), Path(self.build_lib) / "triton", BACKEND, ROOT)
         print(f"flagtree: triton {PINNED}, backend {BACKEND or '(none)'}, hooks in {', '.join(changed)}")
 
 
@@ -51,6 +52,7 @@ setup(
     description="Triton with the FlagTree backend specialization hooks",
     packages=[],
     cmdclass={"build": Build, "build_py": BuildFlagTree},
+    entry_points=upstream_entry_points(SOURCE),
     distclass=BinaryDistribution,
     python_requires=">=3.10",
     # The assembled package is the size of a triton wheel: let callers keep it out of the source tree.

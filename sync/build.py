@@ -5,6 +5,7 @@ Imports only the standard library and libcst (through sync.hooks).
 """
 from __future__ import annotations
 
+import configparser
 import os
 import shutil
 import subprocess
@@ -21,11 +22,11 @@ SPEC_HOME = "_flagtree_specs"  # one of flagtree_spec.SPEC_HOMES, outside Triton
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "flagtree-build"
 
 
-def upstream_package(repo_root: Path, version: str) -> Path:
-    """A directory holding the pinned upstream triton package, from the first source that is given.
+def upstream_source(version: str) -> Path:
+    """Where the pinned upstream triton comes from, the first that is given.
 
-    FLAGTREE_TRITON_WHEEL: a triton wheel; FLAGTREE_TRITON_SRC: an installed or extracted triton
-    package directory; otherwise the wheel is downloaded once into the user's cache.
+    FLAGTREE_TRITON_SRC: an installed or extracted triton package directory; FLAGTREE_TRITON_WHEEL:
+    a triton wheel; otherwise the wheel is downloaded once into the user's cache.
     """
     source = os.environ.get("FLAGTREE_TRITON_SRC")
     if source:
@@ -35,8 +36,29 @@ def upstream_package(repo_root: Path, version: str) -> Path:
             raise SyncError(f"FLAGTREE_TRITON_SRC={source} holds no triton package")
         return package
     wheel = os.environ.get("FLAGTREE_TRITON_WHEEL")
-    wheel_path = Path(wheel) if wheel else _download(version)
-    return _extract(wheel_path)
+    return Path(wheel) if wheel else _download(version)
+
+
+def upstream_package(source: Path) -> Path:
+    """A directory holding the upstream triton package (a wheel is extracted first)."""
+    return _extract(source) if source.suffix == ".whl" else source
+
+
+def upstream_entry_points(source: Path) -> dict[str, list[str]]:
+    """Upstream's entry points (its triton.backends group finds the GPU drivers): our distribution
+    replaces upstream's under the same name, so it must declare them too."""
+    text = ""
+    if source.suffix == ".whl":
+        with zipfile.ZipFile(source) as archive:
+            names = [n for n in archive.namelist() if n.endswith(".dist-info/entry_points.txt")]
+            text = archive.read(names[0]).decode() if names else ""
+    else:
+        found = sorted(source.parent.glob("triton-*.dist-info/entry_points.txt"))
+        text = found[0].read_text(encoding="utf-8") if found else ""
+    parser = configparser.ConfigParser(delimiters=("=",))
+    parser.optionxform = str  # entry point names are case-sensitive
+    parser.read_string(text)
+    return {group: [f"{name} = {value}" for name, value in parser.items(group)] for group in parser.sections()}
 
 
 def _download(version: str) -> Path:

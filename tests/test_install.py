@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from sync.build import _extract, assemble
+from sync.build import assemble, upstream_package
 
 REPO = Path(__file__).resolve().parents[1]
 PROBE = """
 import json, importlib
+from importlib.metadata import entry_points
 import triton, triton.language as tl, triton.tools.disasm as disasm, triton.tools.link as link, triton._utils as u
 from triton._flagtree_backend import FLAGTREE_BACKEND
 print(json.dumps({
@@ -25,6 +26,7 @@ print(json.dumps({
     "disasm_overlay": getattr(disasm, "FLAGTREE_OVERLAY", None), "link": link.__file__,
     "squeeze": hasattr(tl, "squeeze"), "unsqueeze": hasattr(tl, "unsqueeze"),
     "apply_with_path": u.apply_with_path([[1, 2]], (0, 1), lambda v: v * 10) if u.apply_with_path else None,
+    "backends": sorted(e.name for e in entry_points(group="triton.backends")),
 }))
 """
 
@@ -50,7 +52,7 @@ def probe(site: Path | None, python: str = sys.executable) -> dict:
 
 @pytest.fixture(scope="module")
 def upstream() -> Path:
-    return _extract(WHEEL)
+    return upstream_package(WHEEL)
 
 
 def test_pip_builds_and_installs_the_demo_backend(tmp_path: Path) -> None:
@@ -72,6 +74,7 @@ def test_pip_builds_and_installs_the_demo_backend(tmp_path: Path) -> None:
     assert result["link"] == str(site / "triton" / "tools" / "link.py")  # ... and siblings stay trunk's
     assert result["squeeze"] and result["unsqueeze"]
     assert result["apply_with_path"] == [[1, 20]]
+    assert result["backends"] == ["amd", "nvidia"]  # upstream's driver entry points survive the rebuild
 
 
 def test_without_a_backend_the_build_is_trunk_plus_inert_hooks(tmp_path: Path, upstream: Path) -> None:
