@@ -130,3 +130,24 @@ def test_function_table_finds_defs_in_classes_branches_and_handlers() -> None:
     assert set(table) == {"A.m", "A.m.inner", "f", "g", "h", "t", "e", "z"}
     assert set(table) == set(parse_module_facts("x.py", source).functions)  # same answer as the full visitor
     assert table["A.m"].signature == "self, x=1"
+
+
+def test_hooks_command_reports_each_hook(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from sync.cli import cli
+
+    package = tmp_path / "triton"
+    (package / "tools").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "tools" / "__init__.py").write_text('"""Tools."""\n')
+    hook_set = tmp_path / "hooks.toml"
+    hook_set.write_text('triton = "9.9"\n[[hook]]\nkind = "spec_path"\nfile = "tools/__init__.py"\n'
+                        '[[hook]]\nkind = "spec_path"\nfile = "runtime/__init__.py"\n')
+    result = CliRunner().invoke(cli, ["hooks", str(tmp_path), "--hook-set", str(hook_set)])
+    assert result.exit_code == 1
+    assert result.output.splitlines() == ["ok   spec_path tools/__init__.py",
+                                          "FAIL spec_path runtime/__init__.py: runtime/__init__.py does not exist"]
+    assert (package / "tools" / "__init__.py").read_text() == '"""Tools."""\n'  # nothing written
+    result = CliRunner().invoke(cli, ["hooks", str(tmp_path / "nowhere")])
+    assert result.exit_code == 2 and "is not a triton package directory" in result.output
