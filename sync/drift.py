@@ -22,6 +22,7 @@ from .trees import GitTree
 
 @dataclass
 class DriftResult:
+    owners: OwnerIndex
     findings: list[Finding] = field(default_factory=list)
     merged: list[MergedOverlay] = field(default_factory=list)
     target_replayed_in_memory: bool = False
@@ -41,7 +42,7 @@ def _symbol_drift(repo: pygit2.Repository, context: DriftContext, old_id: str, s
         # FlagTree's added lines are measured from OLD: on a branch not based on it they would be upstream's.
         return [Finding("symbol-drift-skipped", "info", ".", "the old tag is not an ancestor of the branch, so "
                         "FlagTree's added lines cannot be told from upstream's", "pass the branch's own base as --from")]
-    return symbol_findings(repo, context.upstream_old, context.upstream_new, context.fork, OwnerIndex(context.fork).owners)
+    return symbol_findings(repo, context.upstream_old, context.upstream_new, context.fork, context.owners.owners)
 
 
 def analyse_drift(repo: pygit2.Repository, old_id: str, onto_id: str, src_id: str, target_id: str | None,
@@ -52,14 +53,13 @@ def analyse_drift(repo: pygit2.Repository, old_id: str, onto_id: str, src_id: st
         unknown = sorted(backends - set(known))
         if unknown:
             raise SyncError(f"no spec tree for backend(s) {', '.join(unknown)}; known: {', '.join(known) or 'none'}")
-    result = DriftResult()
+    early: list[Finding] = []
     target: GitTree | None = None
     if target_id is None:
         try:
             target = GitTree(repo, replayed_tree(repo, old_id, onto_id, src_id), "target:in-memory")
-            result.target_replayed_in_memory = True
         except pygit2.GitError as exc:  # e.g. a blob missing from a partial clone
-            result.findings.append(Finding(
+            early.append(Finding(
                 "target-unavailable", "info", ".", f"the delta could not be replayed in memory ({exc}); "
                 "hooks and guards were judged from the upstream tags alone", "pass --target"))
     else:
@@ -67,6 +67,7 @@ def analyse_drift(repo: pygit2.Repository, old_id: str, onto_id: str, src_id: st
     context = DriftContext(repo, GitTree(repo, repo[old_id].tree, f"old:{old_id}"),
                            GitTree(repo, repo[onto_id].tree, f"new:{onto_id}"), fork, target,
                            sorted(backends or known), filtered=bool(backends))
+    result = DriftResult(context.owners, early, target_replayed_in_memory=target_id is None and target is not None)
     for backend in third_party_backends(fork):
         if backend not in known and (not backends or backend in backends):
             result.findings.append(Finding("backend-without-spec", "info", f"third_party/{backend}/backend",

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import pygit2
 
 from .errors import SyncError
+from .repository import commit_files
 
 PIN_FILE = "flagtree-upstream.toml"
 _HEX = re.compile(r"^[0-9a-f]{40}$")
@@ -44,13 +45,5 @@ def read_pin(repo: pygit2.Repository, commit: pygit2.Commit) -> Pin | None:
 
 
 def commit_pin(repo: pygit2.Repository, head: pygit2.Commit, pin: Pin) -> pygit2.Oid:
-    """A commit on top of head that records pin; dated like head so that reruns give the same hash."""
-    index = pygit2.Index()
-    index.read_tree(head.tree)
-    index.add(pygit2.IndexEntry(PIN_FILE, repo.create_blob(pin.render().encode()), pygit2.GIT_FILEMODE_BLOB))
-    tree = index.write_tree(repo)
-    if tree == head.tree.id:
-        return head.id
-    signature = pygit2.Signature("flagtree-sync", "flagtree-sync@localhost", head.committer.time,
-                                 head.committer.offset)
-    return repo.create_commit(None, signature, signature, f"[CORE] Pin upstream {pin.tag}\n", tree, [head.id])
+    """A commit on top of head that records pin (reruns give the same hash)."""
+    return commit_files(repo, head, {PIN_FILE: pin.render().encode()}, f"[CORE] Pin upstream {pin.tag}\n")

@@ -46,6 +46,24 @@ def is_ancestor(repo: pygit2.Repository, ancestor: pygit2.Oid, descendant: pygit
     return ancestor == descendant or repo.descendant_of(descendant, ancestor)
 
 
+def commit_files(repo: pygit2.Repository, head: pygit2.Commit, files: dict[str, bytes], message: str,
+                 ref: str | None = None) -> pygit2.Oid:
+    """A commit on top of head that writes files (in memory, no checkout); head itself when nothing changes.
+
+    Signed by flagtree-sync and dated like head, so that doing the same twice gives the same commit.
+    """
+    index = pygit2.Index()
+    index.read_tree(head.tree)
+    for path, data in files.items():
+        index.add(pygit2.IndexEntry(path, repo.create_blob(data), pygit2.GIT_FILEMODE_BLOB))
+    tree = index.write_tree(repo)
+    if tree == head.tree.id:
+        return head.id
+    signature = pygit2.Signature("flagtree-sync", "flagtree-sync@localhost", head.committer.time,
+                                 head.committer.offset)
+    return repo.create_commit(ref, signature, signature, message, tree, [head.id])
+
+
 def branch_exists(repo: pygit2.Repository, name: str) -> bool:
     return f"refs/heads/{name}" in repo.references
 

@@ -12,6 +12,7 @@ from ..provenance import Derivation, load_manifest
 from ..trees import GitTree, read_text
 from .backends import BackendExports, backend_exports
 from .hooks import TrunkHooks, index_trunk_hooks
+from .owners import OwnerIndex
 from .pyfacts import FunctionFacts, ModuleFacts, function_table, parse_module_facts
 
 
@@ -43,6 +44,11 @@ class DriftContext:
     @cached_property
     def fork_hooks(self) -> TrunkHooks:
         return index_trunk_hooks(self.fork)
+
+    @cached_property
+    def owners(self) -> OwnerIndex:
+        """Who owns each path of the fork; shares the fork's hook index."""
+        return OwnerIndex(self.fork, self.fork_hooks)
 
     @cached_property
     def target_hooks(self) -> TrunkHooks | None:

@@ -7,7 +7,7 @@ from ..layout import TRUNK, package_of, parse_spec_file, spec_files, trunk_rel
 from ..trees import FileTree, read_text
 from .backends import backend_exports
 from .cpp import backend_macros, mentions_spec_macro
-from .hooks import index_trunk_hooks
+from .hooks import TrunkHooks, index_trunk_hooks
 
 CORE = "flagtree-core"
 SHARED = "shared-trunk"
@@ -19,9 +19,9 @@ _CORE_PREFIXES = ("cmake/", ".github/", ".ci/")
 class OwnerIndex:
     """Built once from the fork tree; answers owners(path) without reading git again."""
 
-    def __init__(self, tree: FileTree) -> None:
+    def __init__(self, tree: FileTree, hooks: TrunkHooks | None = None) -> None:
         self.tree = tree
-        self.hooks = index_trunk_hooks(tree)
+        self.hooks = hooks if hooks is not None else index_trunk_hooks(tree)
         self.backends = sorted({spec_file.backend for spec_file in spec_files(tree)})
         self.exports = {backend: set(backend_exports(tree, backend).functions) for backend in self.backends}
         self.macros = {backend: set(backend_macros(tree, backend)) for backend in self.backends}

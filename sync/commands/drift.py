@@ -7,19 +7,11 @@ from pathlib import Path
 import click
 import pygit2
 
-from ..analyzers.owners import OwnerIndex
 from ..drift import DriftResult, analyse_drift
 from ..errors import SyncError
-from ..findings import Finding
 from ..report.model import build_report, exit_status
 from ..report.write import write_report
-from ..repository import current_branch, open_repo, resolve_commit
-from ..trees import GitTree
-
-
-def drift_findings(repo: pygit2.Repository, old_id: str, onto_id: str, src_id: str, target_id: str | None,
-                   backends: set[str] | None, symbols: bool) -> list[Finding]:
-    return analyse_drift(repo, old_id, onto_id, src_id, target_id, backends, symbols).findings
+from ..repository import commit_files, current_branch, open_repo, resolve_commit
 
 
 def apply_merges(repo: pygit2.Repository, branch: str, result: DriftResult) -> str | None:
@@ -28,17 +20,9 @@ def apply_merges(repo: pygit2.Repository, branch: str, result: DriftResult) -> s
         return None
     ref = f"refs/heads/{branch}"
     head = repo.references[ref].peel(pygit2.Commit)
-    index = pygit2.Index()
-    index.read_tree(head.tree)
-    for merged in result.merged:
-        index.add(pygit2.IndexEntry(merged.path, repo.create_blob(merged.data), pygit2.GIT_FILEMODE_BLOB))
-    tree = index.write_tree(repo)
-    # Dated like the branch head, so that applying the same merges twice gives the same commit.
-    signature = pygit2.Signature("flagtree-sync", "flagtree-sync@localhost", head.committer.time,
-                                 head.committer.offset)
     message = "Auto-merge drifted overlays\n\n" + "\n".join(f"- {m.path}" for m in result.merged) + "\n"
-    commit = repo.create_commit(ref, signature, signature, message, tree, [head.id])
-    return str(commit)
+    commit = commit_files(repo, head, {m.path: m.data for m in result.merged}, message, ref)
+    return None if commit == head.id else str(commit)  # the merges were already on the branch
 
 
 def run_drift_command(repo_path: str, old: str, onto: str, src: str | None, target: str | None,
@@ -52,8 +36,7 @@ def run_drift_command(repo_path: str, old: str, onto: str, src: str | None, targ
         raise SyncError("--apply commits the clean merges on a branch: pass that branch as --target")
     result = analyse_drift(repo, str(old_commit.id), str(onto_commit.id), str(src_commit.id), target_id,
                            set(backends) or None, symbols)
-    owners = OwnerIndex(GitTree(repo, src_commit.tree, src))
-    document = build_report(None, owners, result.findings, {
+    document = build_report(None, result.owners, result.findings, {
         "from": old, "onto": onto, "branch": src, "target": target or "(replayed in memory)"}, set(backends) or None)
     if apply and target:
         applied = apply_merges(repo, target, result)

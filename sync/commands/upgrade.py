@@ -8,13 +8,12 @@ from pathlib import Path
 import click
 import pygit2
 
-from ..analyzers.owners import OwnerIndex
+from ..drift import analyse_drift
 from ..errors import SyncError
 from ..replay import ReplayedCommit
 from ..report.model import build_report, exit_status
 from ..report.write import write_report
 from ..repository import open_repo
-from ..trees import GitTree
 from ..gate import GateResult, run_gate
 from ..upgrade import (UpgradeResult, abort_upgrade, continue_upgrade, finish_upgrade, resolve_params,
                        run_upgrade)
@@ -55,13 +54,10 @@ class ProgressPrinter:
 
 
 def _analyse(repo: pygit2.Repository, upgrade: UpgradeResult, backends: tuple[str, ...]) -> dict:
-    from .drift import drift_findings
-
-    source_tree = GitTree(repo, repo[upgrade.params.src_id].tree, upgrade.params.src)
-    owners = OwnerIndex(source_tree)
-    findings = drift_findings(repo, upgrade.params.old_id, upgrade.params.onto_id, upgrade.params.src_id,
-                              upgrade.head, set(backends) or None, symbols=True)
-    return build_report(upgrade, owners, findings, only=set(backends) or None)
+    params = upgrade.params
+    drift = analyse_drift(repo, params.old_id, params.onto_id, params.src_id, upgrade.head,
+                          set(backends) or None, symbols=True)
+    return build_report(upgrade, drift.owners, drift.findings, only=set(backends) or None)
 
 
 def _gate(repo: pygit2.Repository, upgrade: UpgradeResult, command: str, at: str, timeout: float) -> GateResult:
