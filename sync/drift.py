@@ -25,7 +25,6 @@ class DriftResult:
     owners: OwnerIndex
     findings: list[Finding] = field(default_factory=list)
     merged: list[MergedOverlay] = field(default_factory=list)
-    target_replayed_in_memory: bool = False
 
 
 def replayed_tree(repo: pygit2.Repository, old_id: str, onto_id: str, src_id: str) -> pygit2.Tree:
@@ -67,7 +66,7 @@ def analyse_drift(repo: pygit2.Repository, old_id: str, onto_id: str, src_id: st
     context = DriftContext(repo, GitTree(repo, repo[old_id].tree, f"old:{old_id}"),
                            GitTree(repo, repo[onto_id].tree, f"new:{onto_id}"), fork, target,
                            sorted(backends or known), filtered=bool(backends))
-    result = DriftResult(context.owners, early, target_replayed_in_memory=target_id is None and target is not None)
+    result = DriftResult(context.owners, early)
     for backend in third_party_backends(fork):
         if backend not in known and (not backends or backend in backends):
             result.findings.append(Finding("backend-without-spec", "info", f"third_party/{backend}/backend",

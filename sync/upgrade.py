@@ -20,7 +20,7 @@ from .atomic import write_text_atomic
 from .errors import SyncError
 from .faults import checkpoint
 from .pin import PIN_FILE, Pin, commit_pin, read_pin
-from .replay import FileConflict, Replayer, ReplayedCommit, summary_of
+from .replay import Replayer, ReplayedCommit, summary_of
 from .repository import (branch_exists, commit_range, current_branch, is_ancestor, open_repo, resolve_commit,
                          valid_branch_name)
 
@@ -67,10 +67,6 @@ class UpgradeResult:
     results: list[ReplayedCommit]
     head: str
     resumed: bool
-
-    @property
-    def conflicts(self) -> list[tuple[ReplayedCommit, FileConflict]]:
-        return [(result, conflict) for result in self.results for conflict in result.conflicts]
 
 
 class StateStore:
