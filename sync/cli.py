@@ -49,14 +49,15 @@ def cli() -> None:
 
 
 @cli.command("check")
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("path", type=click.Path(path_type=Path), required=False)
 @click.option("--backend", "backends", multiple=True, metavar="B", help="Check only this backend's spec tree (repeatable).")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--list-rules", is_flag=True, help="Print the rule table and exit.")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text: one line per finding; json: the check document (schema flagtree-sync/check/1).")
+@click.option("--list-rules", is_flag=True, help="Print the rule table (from the kinds catalogue) and exit; needs no PATH.")
 @click.option("--allow-markers", multiple=True, metavar="GLOB",
               help="Files that may hold conflict markers on purpose, e.g. 'tests/fixtures/*' (repeatable).")
 @_reported
-def check_command(path: Path, backends: tuple[str, ...], output_format: str, list_rules: bool,
+def check_command(path: Path | None, backends: tuple[str, ...], output_format: str, list_rules: bool,
                   allow_markers: tuple[str, ...]) -> int:
     """Enforce the FlagTree directory policy on the tree at PATH.
 
@@ -65,12 +66,28 @@ def check_command(path: Path, backends: tuple[str, ...], output_format: str, lis
     conflict markers in any file are an error (FT014) unless --allow-markers lists it.
     Exit 1 when an error is found, 0 when clean (warnings allowed), 2 for unusable input.
     """
-    from .commands.check import rules_table, run_check
+    from .commands.check import rules_table, run_check_command
 
     if list_rules:
         click.echo(rules_table())
         return 0
-    return run_check(path, backends, output_format, allow_markers)
+    if path is None:
+        raise SyncError("PATH is required (the tree to check), unless --list-rules")
+    return run_check_command(path, backends, output_format, allow_markers)
+
+
+@cli.command("kinds")
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown"]), default="text",
+              show_default=True, help="text: a line per kind; json: the catalogue; markdown: docs/KINDS.md.")
+@_reported
+def kinds_command(output_format: str) -> int:
+    """Print every finding kind the tool can report: id, family, severity, meaning, what to do.
+
+    Severities in every report come from this catalogue; rule ids (FT0xx) are stable.
+    """
+    from .commands.kinds import run_kinds
+
+    return run_kinds(output_format)
 
 
 def _repo_range_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -105,7 +122,8 @@ def _repo_range_options(command: Callable[..., Any]) -> Callable[..., Any]:
               "tree in a worktree of its own; a failure names the first replayed commit that broke it.")
 @click.option("--exec-at", type=click.Choice(["end", "each"]), default="end", show_default=True,
               help="end: run at the branch head and bisect on failure; each: run after every replayed commit.")
-@click.option("--exec-timeout", type=float, default=600, show_default=True, metavar="SECONDS")
+@click.option("--exec-timeout", type=float, default=600, show_default=True, metavar="SECONDS",
+              help="Stop each gate run after this many seconds (the run counts as failed, exit status 124).")
 @_reported
 def upgrade_command(repo_path: str, old: str | None, onto: str | None, src: str | None, backends: tuple[str, ...],
                     out: Path | None, as_json: bool, branch: str | None, policy: str, force: bool,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import difflib
 
-from ..findings import Finding
+from ..model import Finding
 from ..trees import read_text
 from .context import DriftContext
 from .cpp import CppFunction, backend_macros, functions, functions_in, guard_regions, header_path, mentions_spec_macro
@@ -36,7 +36,7 @@ def guard_findings(context: DriftContext) -> list[Finding]:
         for macro, line in sorted(backend_macros(context.fork, backend).items()):
             uses = [(path, region) for path, found in regions.items() for region in found if region.macro == macro]
             if not uses:
-                findings.append(Finding("guard-unused", "warning", header, f"{macro} guards no trunk code",
+                findings.append(Finding("guard-unused", header, f"{macro} guards no trunk code",
                                         "drop the macro or restore the trunk guard", line, backend))
             for path, region in uses:
                 findings.extend(_region_findings(context, backend, header, macro, path, region, files[path]))
@@ -47,19 +47,19 @@ def _region_findings(context: DriftContext, backend: str, header: str, macro: st
                      fork_text: str) -> list[Finding]:
     where = f"{path}:{region.start}"
 
-    def finding(kind: str, severity: str, message: str, action: str, diff: str | None = None) -> Finding:
-        return Finding(kind, severity, header, message, action, None, backend, related_path=path, diff=diff,
+    def finding(kind: str, message: str, action: str, diff: str | None = None) -> Finding:
+        return Finding(kind, header, message, action, None, backend, related_path=path, diff=diff,
                        details={"macro": macro, "guard": where, "directive": region.directive})
 
     new_path = context.new_path(path)
     if new_path is None:
-        return [finding("guard-default-removed", "error", f"{macro}: {path} was deleted upstream",
+        return [finding("guard-default-removed", f"{macro}: {path} was deleted upstream",
                         "find the new home of the guarded code and guard it there")]
     out = []
     if context.target is not None:
         target_text = read_text(context.target, new_path) or ""
         if not any(r.macro == macro for r in guard_regions(target_text)):
-            out.append(finding("guard-lost", "error", f"{macro}: the #{region.directive} guard is gone from "
+            out.append(finding("guard-lost", f"{macro}: the #{region.directive} guard is gone from "
                                f"{new_path} on the upgraded tree", "re-add the guard around the trunk default"))
     guarded = functions_in(region, functions(fork_text))
     old_functions = _by_name(read_text(context.upstream_old, path))
@@ -69,13 +69,13 @@ def _region_findings(context: DriftContext, backend: str, header: str, macro: st
         if old is None:
             continue  # FlagTree's own code inside the guard: nothing upstream to compare
         if new is None:
-            out.append(finding("guard-default-removed", "error", f"{macro}: guarded trunk default "
+            out.append(finding("guard-default-removed", f"{macro}: guarded trunk default "
                                f"{function.name} no longer exists in {new_path}",
                                "re-target the backend replacement at the code that replaced it"))
         elif old.normalized != new.normalized:
             diff = "".join(difflib.unified_diff(old.text.splitlines(keepends=True), new.text.splitlines(keepends=True),
                                                 f"a/{path}", f"b/{new_path}"))
-            out.append(finding("guard-default-changed", "warning", f"{macro}: guarded trunk default "
+            out.append(finding("guard-default-changed", f"{macro}: guarded trunk default "
                                f"{function.name} ({where}) changed upstream",
                                "port the upstream change into the backend's replacement", diff=diff))
     return out

@@ -4,7 +4,8 @@ from __future__ import annotations
 from fnmatch import fnmatch
 from posixpath import basename
 
-from ..findings import Finding
+from ..kinds import BY_CODE
+from ..model import Finding
 from ..layout import (DIRECT_EDIT_FILES, NO_SPECIALIZATION, PROTECTED_FILES, TRUNK, SpecFile, backend_names,
                       is_under, package_of, spec_files, spec_path_verdict, trunk_rel)
 from ..provenance import load_manifest, manifest_path
@@ -13,32 +14,10 @@ from ..trees import FileTree, read_text
 from .hooks import TrunkHooks, index_trunk_hooks
 from .pyfacts import normalized_statements, parse_module_facts
 
-# Rule id -> (slug, severity, fix hint). The ids are stable: CI configurations refer to them.
-RULES: dict[str, tuple[str, str, str]] = {
-    "FT001": ("spec-path-forbidden", "error", "remove spec_path here; specialize with spec/spec_func or in trunk"),
-    "FT002": ("spec-path-unlisted", "warning", "add the directory to the policy or use spec/spec_func"),
-    "FT003": ("parent-child-hijack", "error", "hijack only the parent (and ship the whole child) or only the child"),
-    "FT004": ("tle-specialized", "error", "adapt experimental/tle through its generic interface instead"),
-    "FT005": ("overlay-identical", "error", "delete the overlay: trunk already has this file"),
-    "FT006": ("overlay-contained", "error", "delete the overlay: trunk contains every statement of it"),
-    "FT007": ("overlay-init-unused", "warning", "delete it: a package's __init__.py always comes from trunk"),
-    "FT008": ("spec-before-imports", "error", "move the spec(...) call below the last import of the __init__.py"),
-    "FT009": ("relative-import-in-spec-module", "error", "use an absolute import (from triton.x import y)"),
-    "FT010": ("backend-selection-in-trunk", "error", "move backend-specific code into the backend's spec tree"),
-    "FT011": ("protected-file", "error", "backends may not provide or shadow this file"),
-    "FT012": ("direct-edit-file", "warning", "specialize this file directly in trunk, as Triton does"),
-    "FT013": ("python-syntax", "error", "fix the syntax error"),
-    "FT014": ("conflict-markers", "error", "resolve the conflict, or list the file with --allow-markers"),
-    "FT015": ("provenance-stale", "error", "rerun flagtree-sync provenance for this backend"),
-    "FT016": ("provenance-missing", "warning", "rerun flagtree-sync provenance so drift knows this file's base"),
-}
-
-
 def _finding(code: str, path: str, message: str, line: int | None = None, backend: str | None = None,
              related: str | None = None) -> Finding:
-    slug, severity, hint = RULES[code]
-    return Finding(kind=slug, severity=severity, path=path, message=message, action=hint, line=line,
-                   backend=backend, code=code, related_path=related)
+    """A policy finding; its kind, severity and fix hint come from the rule's catalogue entry."""
+    return Finding(BY_CODE[code].id, path, message, line=line, backend=backend, related_path=related)
 
 
 def _trunk_findings(hooks: TrunkHooks) -> list[Finding]:

@@ -36,8 +36,13 @@ class FunctionFacts:
 
     @cached_property
     def body(self) -> str:
-        """The body as written."""
+        """The body as written (stripped: for comparing definitions)."""
         return self._module.code_for_node(self._node.body).strip()
+
+    @cached_property
+    def source(self) -> str:
+        """The whole definition as written, decorators included, without the blank lines above it."""
+        return self._module.code_for_node(self._node.with_changes(leading_lines=())).strip("\n") + "\n"
 
 
 @dataclass(frozen=True)

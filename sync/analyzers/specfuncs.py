@@ -4,7 +4,7 @@ from __future__ import annotations
 import difflib
 from typing import Callable
 
-from ..findings import Finding
+from ..model import Finding
 from .backends import ExportedFunction
 from .context import DriftContext
 from .hooks import TrunkHooks
@@ -13,14 +13,14 @@ from .pyfacts import FunctionFacts, HookSite, Param
 MODULE_SCOPE = "<module>"
 
 
-def _function_text(function: FunctionFacts) -> str:
-    return f"def {function.qualname.rsplit('.', 1)[-1]}({function.signature}):{function.body}"
-
-
 def function_diff(old: FunctionFacts, new: FunctionFacts, old_path: str, new_path: str) -> str:
-    lines = difflib.unified_diff(_function_text(old).splitlines(keepends=True),
-                                 _function_text(new).splitlines(keepends=True), f"a/{old_path}", f"b/{new_path}")
+    """A unified diff of two definitions, line by line as written."""
+    lines = difflib.unified_diff(_lines(old.source), _lines(new.source), f"a/{old_path}", f"b/{new_path}")
     return "".join(lines)
+
+
+def _lines(text: str) -> list[str]:
+    return [line if line.endswith("\n") else line + "\n" for line in text.splitlines(keepends=True)]
 
 
 def _changed(old: FunctionFacts, new: FunctionFacts) -> list[str]:
@@ -92,12 +92,12 @@ class SpecFunctionAnalysis:
         for backend, exports in self.context.exports.items():
             for error in exports.errors:
                 path, _, message = error.partition(": ")
-                found.append(Finding("spec-module-unparsable", "error", path, f"cannot parse: {message}",
+                found.append(Finding("spec-module-unparsable", path, f"cannot parse: {message}",
                                      "fix the syntax error", backend=backend))
             for name, exported in sorted(exports.functions.items()):
                 sites = fork_sites.get(name, [])
                 if not sites:
-                    found.append(Finding("spec-unused", "info", exported.module_path or exports.entry,
+                    found.append(Finding("spec-unused", exported.module_path or exports.entry,
                                          f"{name} is exported but no trunk hook calls it", "", exported.line,
                                          backend))
                 for site in sites:
@@ -114,47 +114,46 @@ class SpecFunctionAnalysis:
         where = exported.module_path or f"third_party/{backend}"
         out: list[Finding] = []
 
-        def add(kind: str, severity: str, message: str, action: str, diff: str | None = None,
+        def add(kind: str, message: str, action: str, diff: str | None = None,
                 related: str | None = site.path, line: int | None = exported.facts.line if exported.facts else None,
                 **details: object) -> None:
-            out.append(Finding(kind, severity, where, message, action, line, backend, related_path=related,
+            out.append(Finding(kind, where, message, action, line, backend, related_path=related,
                                diff=diff, details={"hook": site.kind, "call_site": f"{site.path}:{site.line}",
                                                    "scope": site.scope, **details}))
 
         new_path = context.new_path(site.path)
         if new_path is None:
-            add("spec-dead", "error", f'{name}: its call site {site.path}:{site.line} is in a file deleted upstream',
+            add("spec-dead", f'{name}: its call site {site.path}:{site.line} is in a file deleted upstream',
                 "find where upstream moved this code and hook it there, or drop the spec function")
             return out
         if now is not None and self._unparsable_on_target(new_path):
             now = None  # conflict markers: the upgrade reports that file; judge by upstream alone
         if now is not None and not now:
-            add("spec-dead", "error", f"{name}: no trunk call site left on the upgraded tree",
+            add("spec-dead", f"{name}: no trunk call site left on the upgraded tree",
                 "restore the hook or drop the spec function")
             return out
         current = now[0] if now else site
         if new_path != site.path or (now and current.path != site.path):
             moved_to = current.path if now else new_path
-            add("spec-call-site-moved", "warning", f"{name}: call site moved {site.path} -> {moved_to}",
+            add("spec-call-site-moved", f"{name}: call site moved {site.path} -> {moved_to}",
                 "check the hook still runs where the backend expects", related=moved_to, moved_to=moved_to)
         if now and current.args != site.args:
-            add("spec-call-args-changed", "warning",
-                f"{name}: the call site now passes ({', '.join(current.args)}) instead of ({', '.join(site.args)})",
+            add("spec-call-args-changed", f"{name}: the call site now passes ({', '.join(current.args)}) instead of ({', '.join(site.args)})",
                 "update the backend function to the new arguments")
         if site.scope != MODULE_SCOPE:
             old_fn = self._trunk_function(False, site.path, site.scope)
             new_fn = self._trunk_function(True, new_path, site.scope)
             if old_fn is not None and new_fn is None:
-                add("spec-enclosing-removed", "error", f"{name}: enclosing trunk function {site.scope} "
+                add("spec-enclosing-removed", f"{name}: enclosing trunk function {site.scope} "
                     f"is gone from {new_path}", "re-hook the call in the code that replaced it")
             elif old_fn is not None and new_fn is not None and _changed(old_fn, new_fn):
-                add("spec-enclosing-changed", "warning", f"{name}: enclosing trunk function {site.scope} changed "
+                add("spec-enclosing-changed", f"{name}: enclosing trunk function {site.scope} changed "
                     f"upstream ({', '.join(_changed(old_fn, new_fn))})", "review the backend function against it",
                     diff=function_diff(old_fn, new_fn, site.path, new_path))
         if exported.facts is not None and site.kind == "spec":
             reason = call_mismatch(exported.facts.params, current.args)
             if reason:
-                add("spec-signature-mismatch", "error", f"{name}({exported.facts.signature}): {reason}",
+                add("spec-signature-mismatch", f"{name}({exported.facts.signature}): {reason}",
                     "change the backend signature to match the call site")
         if site.kind == "spec_func":
             self._replaced_function(add, exported, site, new_path)
@@ -175,13 +174,13 @@ class SpecFunctionAnalysis:
             return
         changes = _changed(old_fn, new_fn)
         if changes:
-            add("spec-replaced-function-changed", "warning", f"{exported.name}: the trunk function it replaces "
+            add("spec-replaced-function-changed", f"{exported.name}: the trunk function it replaces "
                 f"changed upstream ({', '.join(changes)})", "port the upstream change into the backend function",
                 diff=function_diff(old_fn, new_fn, site.path, new_path))
         if exported.facts is not None:
             reason = replacement_mismatch(exported.facts.params, new_fn.params)
             if reason:
-                add("spec-signature-mismatch", "error", f"{exported.name}({exported.facts.signature}) no longer "
+                add("spec-signature-mismatch", f"{exported.name}({exported.facts.signature}) no longer "
                     f"fits trunk {exported.name}({new_fn.signature}): {reason}",
                     "accept the trunk function's parameters")
 
@@ -191,7 +190,7 @@ class SpecFunctionAnalysis:
         for name, sites in sorted(hooks.by_name().items()):
             if name not in implemented:
                 site = sites[0]
-                found.append(Finding("spec-unimplemented", "info", site.path,
+                found.append(Finding("spec-unimplemented", site.path,
                                      f'{site.kind}("{name}") has no implementation in any backend', "",
                                      site.line, None, details={"scope": site.scope}))
         return found

@@ -1,56 +1,29 @@
 """`drift`: which overlays and spec functions of each backend drifted between two upstream tags."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
-import pygit2
 
-from ..drift import DriftResult, analyse_drift
-from ..errors import SyncError
-from ..report.model import build_report, exit_status
+from ..jobs import DriftOptions, run_drift
+from ..report.document import render_json
 from ..report.write import write_report
-from ..repository import commit_files, current_branch, open_repo, resolve_commit
-
-
-def apply_merges(repo: pygit2.Repository, branch: str, result: DriftResult) -> str | None:
-    """Commit the clean merges on top of the target branch (in memory: no checkout)."""
-    if not result.merged:
-        return None
-    ref = f"refs/heads/{branch}"
-    head = repo.references[ref].peel(pygit2.Commit)
-    message = "Auto-merge drifted overlays\n\n" + "\n".join(f"- {m.path}" for m in result.merged) + "\n"
-    commit = commit_files(repo, head, {m.path: m.data for m in result.merged}, message, ref)
-    return None if commit == head.id else str(commit)  # the merges were already on the branch
 
 
 def run_drift_command(repo_path: str, old: str, onto: str, src: str | None, target: str | None,
                       backends: tuple[str, ...], out: Path | None, apply: bool, as_json: bool,
                       symbols: bool = False) -> int:
-    repo = open_repo(repo_path)
-    src = src or current_branch(repo)
-    old_commit, onto_commit, src_commit = (resolve_commit(repo, ref) for ref in (old, onto, src))
-    target_id = str(resolve_commit(repo, target).id) if target else None
-    if apply and (not target or f"refs/heads/{target}" not in repo.references):
-        raise SyncError("--apply commits the clean merges on a branch: pass that branch as --target")
-    result = analyse_drift(repo, str(old_commit.id), str(onto_commit.id), str(src_commit.id), target_id,
-                           set(backends) or None, symbols)
-    document = build_report(None, result.owners, result.findings, {
-        "from": old, "onto": onto, "branch": src, "target": target or "(replayed in memory)"}, set(backends) or None)
-    if apply and target:
-        applied = apply_merges(repo, target, result)
-        document["drift"]["applied_commit"] = applied
-        if applied:
-            click.echo(f"committed {len(result.merged)} merged overlay(s) on {target} as {applied[:9]}", err=True)
+    report = run_drift(repo_path, old, onto, src, DriftOptions(target, frozenset(backends), apply, symbols))
+    if report.drift is not None and report.drift.applied_commit:
+        click.echo(f"committed the merged overlay(s) on {target} as {report.drift.applied_commit[:9]}", err=True)
     if out is not None:
-        write_report(out, document)
+        write_report(out, report)
     if as_json:
-        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
-        return exit_status(document)
-    for group in document["groups"]:
-        click.echo(f"{group['name']}: {group['verdict']}")
-        for finding in group["findings"]:
-            where = f"{finding['path']}:{finding['line']}" if finding.get("line") else finding["path"]
-            click.echo(f"  {finding['severity']:<7} {finding['kind']:<30} {where}  {finding['message']}")
-    return exit_status(document)
+        click.echo(render_json(report), nl=False)
+        return report.exit_status
+    for group in report.groups:
+        click.echo(f"{group.name}: {group.verdict}")
+        for finding in group.findings:
+            reviewed = " (reviewed)" if finding.suppressed else ""
+            click.echo(f"  {finding.severity:<7} {finding.kind:<30} {finding.location()}  {finding.message}{reviewed}")
+    return report.exit_status

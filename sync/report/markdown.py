@@ -1,77 +1,173 @@
-"""Markdown renderings of the report document: the release summary and one page per group."""
+"""Markdown renderings of a Report: the release summary and one page per group.
+
+Repository text (commit subjects, paths, messages, hunks) is untrusted: it goes into code spans
+and fences that it cannot break out of, or is escaped, so a rendered page never runs its HTML.
+"""
 from __future__ import annotations
 
-from typing import Any
+import hashlib
+import re
+
+from ..model import Conflict, Finding, GateResult, Group, Hunk, Report
+from ..kinds import kind_of
+
+_INLINE_SPECIAL = re.compile(r"([\\`*_\[\]<>&|~#!])")
 
 
-def _range_line(document: dict[str, Any]) -> str:
-    upgrade = document.get("upgrade")
-    if upgrade:
-        return (f"Replayed `{upgrade['from']['ref']}..{upgrade['source']['ref']}` ({upgrade['commits']} commits, "
-                f"{upgrade['empty']} already upstream) onto `{upgrade['onto']['ref']}` as branch "
-                f"`{upgrade['branch']}` (policy `{upgrade['policy']}`).")
-    drift = document.get("drift", {})
-    return f"Drift of `{drift.get('branch', '?')}` from `{drift.get('from', '?')}` to `{drift.get('onto', '?')}`."
+def text(value: str) -> str:
+    """Plain text on one line, every Markdown and HTML special character escaped."""
+    return _INLINE_SPECIAL.sub(r"\\\1", " ".join(value.split()))
 
 
-def render_summary(document: dict[str, Any]) -> str:
-    lines = ["# FlagTree upgrade summary", "", _range_line(document), ""]
-    upgrade = document.get("upgrade")
-    if upgrade and not upgrade["releasable"]:
-        lines += ["**Not releasable:** conflicts were committed with markers; resolve them before release.", ""]
-    lines += ["| group | kind | verdict | conflicts | errors | warnings | info | reviewed |",
-              "|---|---|---|---:|---:|---:|---:|---:|"]
-    for group in document["groups"]:
-        counts = group["counts"]
-        lines.append(f"| [{group['name']}]({group['name']}.md) | {group['kind']} | {group['verdict']} | "
+def code(value: str) -> str:
+    """An inline code span the value cannot close early; pipes escaped for tables."""
+    value = " ".join(value.splitlines()).replace("|", "\\|")
+    longest = max((len(run) for run in re.findall(r"`+", value)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if value.startswith("`") or value.endswith("`") or not value.strip() else ""
+    return f"{ticks}{pad}{value}{pad}{ticks}"
+
+
+def fence(value: str, language: str = "") -> list[str]:
+    longest = max((len(run) for run in re.findall(r"^\s*(`{3,})", value, re.MULTILINE)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return [f"{ticks}{language}", value.rstrip("\n"), ticks]
+
+
+def range_line(report: Report) -> str:
+    rng = report.range
+    if report.upgrade is not None:
+        empty = sum(1 for commit in report.commits if commit.result is None)
+        return (f"Replayed {code(rng.old.ref + '..' + rng.source.ref)} ({len(report.commits)} commits, {empty} "
+                f"already upstream) onto {code(rng.onto.ref)} ({code(rng.onto.short)}) as branch "
+                f"{code(report.upgrade.branch)} at {code(report.upgrade.head[:9])} (policy "
+                f"{code(report.upgrade.policy)}).")
+    target = report.drift.target if report.drift else "?"
+    return (f"Drift of {code(rng.source.ref)} from {code(rng.old.ref)} ({code(rng.old.short)}) to "
+            f"{code(rng.onto.ref)} ({code(rng.onto.short)}), hooks judged on {code(target)}.")
+
+
+def _releasable(report: Report) -> list[str]:
+    if report.releasable:
+        return []
+    return ["**Not releasable:** conflicts were committed with markers; resolve them before release.", ""]
+
+
+def _table(report: Report) -> list[str]:
+    lines = ["| group | kind | verdict | conflicts | errors | warnings | info | reviewed | resolved |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|"]
+    for group in report.groups:
+        counts = group.counts
+        lines.append(f"| [{text(group.name)}]({page_name(group.name)}) | {group.kind} | {group.verdict} | "
                      f"{counts['conflicts']} | {counts['error']} | {counts['warning']} | {counts['info']} | "
-                     f"{counts['suppressed']} |")
-    gate = document.get("gate")
-    if gate:
-        verdict = "passed" if gate["passed"] else (
-            "fails on the new tag itself" if gate["baseline_failed"]
-            else f"first fails at `{gate['first_failure']['commit'][:9]}` ({gate['first_failure']['label']})")
-        lines += [f"Test gate `{gate['command']}` (at {gate['at']}): {verdict}.", ""]
-    files = document["summary"]["conflicted_files"]
-    lines += ["", f"Conflicted files ({len(files)}): " + (", ".join(f"`{f}`" for f in files) or "none"), ""]
+                     f"{counts['suppressed']} | {counts['resolved']} |")
+    return lines + [""]
+
+
+def _gate(gate: GateResult) -> list[str]:
+    lines = ["## Test gate", "", f"Command {code(gate.command)} (at {gate.at}): {text(gate.verdict())}.", ""]
+    if gate.blamed_groups:
+        lines += ["Groups whose code the first failing commit changed: "
+                  + ", ".join(code(name) for name in gate.blamed_groups) + ".", ""]
+    for run in gate.runs:
+        lines.append(f"- {code(run.commit[:9])} {text(run.label)}: {'passed' if run.passed else 'failed'} "
+                     f"(exit status {run.status})")
+    failed = gate.first_failure or next((run for run in gate.runs if not run.passed), None)
+    if failed is not None and failed.output:
+        lines += ["", f"Output of the run at {code(failed.commit[:9])} (tail):", "", *fence(failed.output)]
+    return lines + [""]
+
+
+def _conflicted(report: Report) -> list[str]:
+    files = report.conflicted_files
+    lines = [f"## Conflicted files ({len(files)})", ""]
+    if not files:
+        return lines + ["None.", ""]
+    for commit in report.conflicted_commits:
+        lines.append(f"- commit {code(commit.source[:9])} {text(commit.summary)}:")
+        for conflict in commit.conflicts:
+            lines.append(f"  - {code(conflict.path)} ({conflict.kind}, {conflict.resolution}) owned by "
+                         + ", ".join(code(owner) for owner in conflict.owners))
+    return lines + [""]
+
+
+def render_summary(report: Report) -> str:
+    lines = ["# FlagTree upgrade summary", "", range_line(report), "", *_releasable(report), *_table(report)]
+    if report.gate is not None:
+        lines += _gate(report.gate)
+    if report.upgrade is not None:
+        lines += _conflicted(report)
+    if report.drift is not None and report.drift.applied_commit:
+        lines += [f"Applied the clean overlay merges as {code(report.drift.applied_commit[:9])}.", ""]
     return "\n".join(lines)
 
 
-def _fence(text: str, language: str = "") -> list[str]:
-    fence = "````" if "```" in text else "```"
-    return [f"{fence}{language}", text.rstrip("\n"), fence]
+def _hunk_lines(hunk: Hunk) -> list[str]:
+    return ["Upgraded side:", *fence(hunk.ours), "Base:", *fence(hunk.base), "FlagTree side:", *fence(hunk.theirs)]
 
 
-def _hunk_lines(hunk: dict[str, Any]) -> list[str]:
-    return ["Upgraded side:", *_fence(hunk["ours"]), "Base:", *_fence(hunk["base"]),
-            "FlagTree side:", *_fence(hunk["theirs"])]
+def _conflict(conflict: Conflict) -> list[str]:
+    lines = [f"### {code(conflict.path)} ({conflict.kind}, resolved: {conflict.resolution})", "",
+             f"Commit {code(conflict.commit[:9])} {text(conflict.summary)}"
+             + (f"; the file was {code(conflict.base_path)} before" if conflict.base_path else ""), "",
+             f"Next step: {text(kind_of(conflict.kind).action)}.", ""]
+    for number, hunk in enumerate(conflict.hunks, start=1):
+        lines += [f"Hunk {number} at line {hunk.line}:", "", *_hunk_lines(hunk), ""]
+    return lines
 
 
-def render_group(document: dict[str, Any], group: dict[str, Any]) -> str:
-    lines = [f"# {group['name']}: {group['verdict']}", "", _range_line(document), ""]
-    if group["conflicts"]:
+def _finding(finding: Finding) -> list[str]:
+    mark = ""
+    if finding.suppressed:
+        mark = f" (reviewed for {code(finding.suppressed.reviewed_for)}: {text(finding.suppressed.reason)})"
+    lines = [f"- **{finding.severity}** [{code(finding.kind)}](../{finding.spec.doc_url}) "
+             f"{code(finding.location())}: {text(finding.message)}{mark}"]
+    if finding.expired:
+        lines.append(f"  - review for {code(finding.expired.reviewed_for)} expired ({text(finding.expired.reason)}): "
+                     "the trunk counterpart changed again")
+    if finding.related_path:
+        lines.append(f"  - trunk: {code(finding.related_path)}")
+    if finding.next_step:
+        lines.append(f"  - action: {text(finding.next_step)}")
+    if finding.diff:
+        lines += ["", "  Upstream change:", "", *("  " + line for line in fence(finding.diff, "diff")), ""]
+    for number, raw in enumerate(finding.details.get("hunks", []), start=1):
+        hunk = Hunk(**raw)
+        lines += ["", f"  Merge conflict {number}:", "", *("  " + line for line in _hunk_lines(hunk)), ""]
+    return lines
+
+
+def render_group(report: Report, group: Group) -> str:
+    lines = [f"# {text(group.name)}: {group.verdict}", "", range_line(report), ""]
+    if group.gate_failed and report.gate is not None:
+        lines += [f"**Test gate:** {code(report.gate.command)} {text(report.gate.verdict())}; the failing "
+                  "commit changed this group's code.", ""]
+    if group.open_conflicts:
         lines += ["## Conflicts while replaying", ""]
-        for conflict in group["conflicts"]:
-            lines.append(f"### `{conflict['path']}` ({conflict['kind']}, resolved: {conflict['resolution']})")
-            lines += ["", f"Commit `{conflict['commit'][:9]}` {conflict['summary']}", ""]
-            for number, hunk in enumerate(conflict["hunks"], start=1):
-                lines += [f"Hunk {number} at line {hunk['line']}:", "", *_hunk_lines(hunk), ""]
-    if group["findings"]:
-        lines += ["## Drift findings", ""]
-        for finding in group["findings"]:
-            where = f"{finding['path']}:{finding['line']}" if finding.get("line") else finding["path"]
-            reviewed = finding.get("suppressed")
-            mark = f" (reviewed for {reviewed['reviewed_for']}: {reviewed['reason']})" if reviewed else ""
-            lines.append(f"- **{finding['severity']}** `{finding['kind']}` `{where}`: {finding['message']}{mark}")
-            expired = finding.get("details", {}).get("suppression_expired")
-            if expired:
-                lines.append(f"  - review for {expired['reviewed_for']} expired: the trunk counterpart changed again")
-            if finding.get("action"):
-                lines.append(f"  - action: {finding['action']}")
-            if finding.get("diff"):
-                lines += ["", "Upstream change:", "", *_fence(finding["diff"], "diff"), ""]
-            for number, hunk in enumerate(finding.get("details", {}).get("hunks", []), start=1):
-                lines += [f"Merge conflict {number}:", *_hunk_lines(hunk), ""]
-    if not group["conflicts"] and not group["findings"]:
+        for conflict in group.open_conflicts:
+            lines += _conflict(conflict)
+    if group.resolutions:
+        lines += ["## Conflict resolutions", ""]
+        for conflict in group.resolutions:
+            lines += _conflict(conflict)
+    if group.findings:
+        lines += ["## Findings", ""]
+        for finding in group.findings:
+            lines += _finding(finding)
+        lines.append("")
+    if not group.conflicts and not group.findings and not group.gate_failed:
         lines.append("Nothing to do.")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+RESERVED_PAGES = frozenset({"summary", "index", "report"})
+
+
+def page_name(group: str) -> str:
+    """The page of a group; names that could clash with a report file or escape the directory are mangled."""
+    if _SAFE_NAME.match(group) and group not in RESERVED_PAGES:
+        return f"{group}.md"
+    safe = re.sub(r"[^A-Za-z0-9_-]", "_", group)[:40]
+    digest = hashlib.sha1(group.encode("utf-8", errors="surrogateescape")).hexdigest()[:8]
+    return f"group-{safe}-{digest}.md"

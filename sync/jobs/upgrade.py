@@ -1,0 +1,119 @@
+"""The upgrade job: replay OLD..SRC onto NEW, analyse the new branch, gate it, write the report.
+
+It owns the state's lifecycle: the state of a run stays until its report is written, so that a run
+killed while reporting resumes into the report.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from .. import __version__
+from ..drift import analyse_drift
+from ..errors import SyncError
+from ..gate import run_gate
+from ..model import (Conflict, GateResult, GateRun, Hunk, Range, Report, ReplayedCommit, Rev, UpgradeInfo,
+                     build_report)
+from ..replay import ReplayedCommit as EngineCommit
+from ..report.write import write_report
+from ..repository import open_repo
+from .. import upgrade as engine
+
+
+@dataclass(frozen=True)
+class GateOptions:
+    command: str
+    at: str = "end"  # end: at the head, bisect on failure; each: after every replayed commit
+    timeout: float = 600
+
+
+@dataclass(frozen=True)
+class UpgradeOptions:
+    target_branch: str | None = None  # default sync/<NEW>
+    policy: str = "markers"
+    force: bool = False
+    backends: frozenset[str] = frozenset()
+    out: Path | None = None
+    gate: GateOptions | None = None
+
+
+def run_upgrade(repo_path: str, old: str | None, onto: str, source: str | None, options: UpgradeOptions,
+                progress: engine.Progress) -> Report:
+    repo, params = engine.resolve_params(repo_path, old, onto, source, options.target_branch, options.policy)
+    if options.out is not None:
+        _check_out(options.out)
+    result = engine.run_upgrade(repo, params, options.force, progress)
+    return _finish(repo_path, result, options)
+
+
+def continue_upgrade(repo_path: str, options: UpgradeOptions, progress: engine.Progress) -> Report:
+    result = engine.continue_upgrade(repo_path, progress)
+    return _finish(repo_path, result, options)
+
+
+def abort_upgrade(repo_path: str) -> bool:
+    return engine.abort_upgrade(repo_path)
+
+
+def _check_out(out: Path) -> None:
+    """Refuse a bad --out before any replay, not after it."""
+    if out.exists() and not out.is_dir():
+        raise SyncError(f"--out {out} exists and is not a directory")
+
+
+def _range(params: engine.UpgradeParams) -> Range:
+    return Range(Rev(params.old, params.old_id), Rev(params.onto, params.onto_id), Rev(params.src, params.src_id))
+
+
+def _commits(results: Sequence[EngineCommit], owners_of) -> tuple[ReplayedCommit, ...]:
+    commits = []
+    for result in results:
+        conflicts = tuple(
+            Conflict(result.source, result.summary, conflict.path, conflict.kind, conflict.resolution,
+                     tuple(owners_of(conflict.path)), tuple(Hunk(h.line, h.ours, h.base, h.theirs) for h in conflict.hunks),
+                     conflict.base_path)
+            for conflict in result.conflicts)
+        commits.append(ReplayedCommit(result.source, result.summary, result.result, conflicts))
+    return tuple(commits)
+
+
+def _finish(repo_path: str, result: engine.UpgradeResult, options: UpgradeOptions) -> Report:
+    repo = open_repo(repo_path)
+    params = result.params
+    backends = set(options.backends) or None
+    drift = analyse_drift(repo, params.old_id, params.onto_id, params.src_id, result.head, backends, symbols=True)
+    owners_of = drift.owners.owners
+    gate = _gate(repo, result, options.gate, owners_of) if options.gate else None
+    report = build_report(_range(params), drift.owners.backends, drift.findings, _commits(result.results, owners_of),
+                          UpgradeInfo(params.branch, result.head, params.policy, result.resumed), gate=gate,
+                          only=backends, tool_version=__version__)
+    if options.out is not None:
+        write_report(options.out, report)
+    engine.finish_upgrade(repo)
+    return report
+
+
+def _gate(repo, result: engine.UpgradeResult, options: GateOptions, owners_of) -> GateResult:
+    replayed = [(r.result, f"{r.source[:9]} {r.summary}", r.source) for r in result.results if r.result]
+    if replayed and replayed[-1][0] != result.head:
+        replayed.append((result.head, "the pin of the new upstream", result.head))
+    params = result.params
+    outcome = run_gate(repo, (params.onto_id, params.onto), [(c, label) for c, label, _ in replayed],
+                       options.command, options.at, options.timeout)
+    runs = tuple(GateRun(run.commit, run.label, run.passed, run.status, run.output) for run in outcome.runs)
+    first = outcome.first_failure
+    blamed: tuple[str, ...] = ()
+    if first is not None:
+        blamed = tuple(sorted({owner for path in _changed_paths(repo, first.commit) for owner in owners_of(path)}))
+    return GateResult(outcome.command, outcome.at, runs,
+                      GateRun(first.commit, first.label, first.passed, first.status, first.output) if first else None,
+                      outcome.baseline_failed, blamed)
+
+
+def _changed_paths(repo, commit_id: str) -> list[str]:
+    """The paths a replayed commit changed against its parent."""
+    commit = repo[commit_id]
+    parent = commit.parents[0].tree if commit.parents else None
+    diff = commit.tree.diff_to_tree(parent, swap=True) if parent is not None else commit.tree.diff_to_tree(swap=True)
+    return sorted({delta.new_file.path for delta in diff.deltas} | {delta.old_file.path for delta in diff.deltas})

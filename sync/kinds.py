@@ -1,0 +1,163 @@
+"""The catalogue of finding kinds: every kind the tool can report, declared once.
+
+Severity, meaning, the default action and the documentation anchor of a finding come from here,
+never from the code that raises it. `flagtree-sync kinds`, `check --list-rules`, the README tables
+and the SARIF/annotation outputs all read this table; a test fails when the README drifts from it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SEVERITIES = ("error", "warning", "info")
+FAMILIES = ("conflict", "gate", "overlay", "spec", "guard", "symbol", "policy", "analysis")
+CONFIDENCES = ("certain", "high", "medium", "low")
+
+
+@dataclass(frozen=True)
+class Kind:
+    id: str  # the stable slug findings carry, e.g. "overlay-conflicting"
+    family: str
+    severity: str  # the default; a finding of this kind always has it
+    meaning: str  # one line: what was found
+    action: str  # one line: what a person should do
+    code: str | None = None  # rule id of a policy kind (FT001...), stable for CI configurations
+    confidence: str = "certain"  # how sure a finding of this kind is that a person must act
+
+    @property
+    def anchor(self) -> str:
+        """The heading id of this kind in docs/KINDS.md."""
+        return "kind-" + self.id.replace("/", "-")
+
+    @property
+    def doc_url(self) -> str:
+        return f"docs/KINDS.md#{self.anchor}"
+
+
+def _k(id: str, family: str, severity: str, meaning: str, action: str, code: str | None = None,
+       confidence: str = "certain") -> Kind:
+    return Kind(id, family, severity, meaning, action, code, confidence)
+
+
+CATALOGUE: tuple[Kind, ...] = (
+    # Replay conflicts: one per conflicted file of a replayed commit.
+    _k("content", "conflict", "error", "both sides changed the same lines of a file",
+       "resolve the hunks on the new branch (upgraded side vs FlagTree side)"),
+    _k("add/add", "conflict", "error", "upstream and FlagTree both added a file at the same path",
+       "merge the two files by hand"),
+    _k("deleted-upstream", "conflict", "error", "FlagTree changed a file that upstream deleted; the FlagTree "
+       "version was kept so nothing is lost", "port the FlagTree change to where upstream moved the code, "
+       "then delete the file"),
+    _k("deleted-by-flagtree", "conflict", "error", "FlagTree deleted a file that upstream changed; the upgraded "
+       "file was kept", "decide whether FlagTree still wants it deleted"),
+    # Test gate.
+    _k("gate-failed", "gate", "error", "the test gate command fails on the replayed branch",
+       "fix the first failing commit the gate names, then rerun the gate"),
+    # Overlays: whole files that shadow a trunk file.
+    _k("overlay-in-sync", "overlay", "info", "trunk counterpart unchanged since the overlay's base", ""),
+    _k("overlay-auto-mergeable", "overlay", "warning", "upstream changed the trunk counterpart and the 3-way "
+       "merge (base trunk@OLD, ours overlay, theirs trunk@NEW) is clean",
+       "apply the merged file (drift --apply) and review"),
+    _k("overlay-conflicting", "overlay", "error", "upstream changed the trunk counterpart and the 3-way merge "
+       "conflicts", "merge by hand: the hunks show both sides"),
+    _k("overlay-orphan", "overlay", "error", "the trunk counterpart was deleted or renamed upstream",
+       "move the overlay to where the code went, or delete it"),
+    _k("overlay-redundant", "overlay", "warning", "the overlay is identical to trunk@NEW or all its statements "
+       "are in it", "delete the overlay: trunk now does the same"),
+    _k("hijack-lost", "overlay", "error", "the overlay's package no longer exists or no longer calls spec_path "
+       "on the upgraded tree", "move the overlay to a hijacked package or into a spec function"),
+    _k("overlay-symlink", "overlay", "warning", "the overlay is a symbolic link and was not analysed",
+       "replace the link by the file"),
+    _k("overlay-binary", "overlay", "warning", "the overlay is binary; only identity with trunk was checked",
+       "compare it with the trunk file at the new tag by hand"),
+    _k("overlay-unparsable", "overlay", "error", "the overlay is not valid Python", "fix the syntax error; it "
+       "would fail at import"),
+    # Spec functions: what spec/triton/__init__.py exports for spec and spec_func.
+    _k("spec-module-unparsable", "spec", "error", "a spec-function module does not parse", "fix the syntax error"),
+    _k("spec-dead", "spec", "error", "no trunk call site of the spec function is left", "restore the hook "
+       "where upstream moved the code, or drop the spec function"),
+    _k("spec-call-site-moved", "spec", "warning", "the hook call site moved to another file",
+       "check the hook still runs where the backend expects"),
+    _k("spec-call-args-changed", "spec", "warning", "the hook call site passes other arguments now",
+       "update the backend function to the new arguments"),
+    _k("spec-enclosing-removed", "spec", "error", "the trunk function around the hook call is gone",
+       "re-hook the call in the code that replaced it"),
+    _k("spec-enclosing-changed", "spec", "warning", "the trunk function around the hook call changed upstream",
+       "review the backend function against it"),
+    _k("spec-replaced-function-changed", "spec", "warning", "the trunk function a spec_func replaces changed "
+       "upstream", "port the upstream change into the backend function"),
+    _k("spec-signature-mismatch", "spec", "error", "the backend function's parameters no longer fit the call "
+       "site or the trunk function it replaces", "change the backend signature to match"),
+    _k("spec-unused", "spec", "info", "the backend exports a function no trunk hook calls", ""),
+    _k("spec-unimplemented", "spec", "info", "a trunk hook names a function no backend implements", ""),
+    # C++ guards: trunk #ifdef/#ifndef FLAGTREE_SPEC_<name> and the backend's replacements.
+    _k("guard-default-changed", "guard", "warning", "the trunk default a FLAGTREE_SPEC_* guard replaces changed "
+       "upstream", "port the upstream change into the backend's replacement"),
+    _k("guard-default-removed", "guard", "error", "the guarded trunk default or its file is gone upstream",
+       "re-target the backend replacement at the code that replaced it"),
+    _k("guard-lost", "guard", "error", "the #ifdef/#ifndef guard is gone from the upgraded tree",
+       "re-add the guard around the trunk default"),
+    _k("guard-unused", "guard", "warning", "the backend defines a FLAGTREE_SPEC_* macro no trunk code tests",
+       "drop the macro or restore the trunk guard"),
+    # Symbols: FlagTree-added code whose trunk dependencies changed upstream.
+    _k("symbol-drift", "symbol", "warning", "FlagTree-added lines use trunk symbols upstream removed or "
+       "re-declared between the tags", "check these uses against the new tag: the clean merge proves nothing "
+       "about them", confidence="high"),
+    # Notes about the analysis itself.
+    _k("symbol-drift-skipped", "analysis", "info", "symbol drift was not run: FlagTree's added lines cannot "
+       "be told from upstream's", "pass the branch's own base as --from"),
+    _k("target-unavailable", "analysis", "info", "the delta could not be replayed in memory; hooks and guards "
+       "were judged from the upstream tags alone", "pass --target"),
+    _k("backend-without-spec", "analysis", "info", "a backend directory has no spec/ tree: nothing to drift", ""),
+    # The seed's directory policy (check). Rule ids are stable.
+    _k("spec-path-forbidden", "policy", "error", "spec_path where the seed forbids it",
+       "remove spec_path here; specialize with spec/spec_func or in trunk", "FT001"),
+    _k("spec-path-unlisted", "policy", "warning", "spec_path in a directory the seed does not list",
+       "add the directory to the policy or use spec/spec_func", "FT002"),
+    _k("parent-child-hijack", "policy", "error", "a package and one of its sub-packages both call spec_path",
+       "hijack only the parent (and ship the whole child) or only the child", "FT003"),
+    _k("tle-specialized", "policy", "error", "experimental/tle is specialized",
+       "adapt experimental/tle through its generic interface instead", "FT004"),
+    _k("overlay-identical", "policy", "error", "an overlay identical to its trunk file",
+       "delete the overlay: trunk already has this file", "FT005"),
+    _k("overlay-contained", "policy", "error", "an overlay whose every statement is in its trunk file",
+       "delete the overlay: trunk contains every statement of it", "FT006"),
+    _k("overlay-init-unused", "policy", "warning", "an overlay __init__.py, which is never loaded",
+       "delete it: a package's __init__.py always comes from trunk", "FT007"),
+    _k("spec-before-imports", "policy", "error", "spec(...) runs before the last import of an __init__.py",
+       "move the spec(...) call below the last import of the __init__.py", "FT008"),
+    _k("relative-import-in-spec-module", "policy", "error", "a relative import in a spec-function module",
+       "use an absolute import (from triton.x import y)", "FT009"),
+    _k("backend-selection-in-trunk", "policy", "error", "trunk code compares FLAGTREE_BACKEND",
+       "move backend-specific code into the backend's spec tree", "FT010"),
+    _k("protected-file", "policy", "error", "a backend provides or shadows flagtree_spec.py/_flagtree_backend.py",
+       "backends may not provide or shadow this file", "FT011"),
+    _k("direct-edit-file", "policy", "warning", "knobs.py/_internal_testing.py specialized by hooks or a spec file",
+       "specialize this file directly in trunk, as Triton does", "FT012"),
+    _k("python-syntax", "policy", "error", "a Python file that does not parse", "fix the syntax error", "FT013"),
+    _k("conflict-markers", "policy", "error", "committed conflict markers",
+       "resolve the conflict, or list the file with --allow-markers", "FT014"),
+    _k("provenance-stale", "policy", "error", "provenance.toml lists a file that does not exist",
+       "rerun flagtree-sync provenance for this backend", "FT015"),
+    _k("provenance-missing", "policy", "warning", "a backend file missing from its provenance.toml",
+       "rerun flagtree-sync provenance so drift knows this file's base", "FT016"),
+)
+
+BY_ID: dict[str, Kind] = {kind.id: kind for kind in CATALOGUE}
+BY_CODE: dict[str, Kind] = {kind.code: kind for kind in CATALOGUE if kind.code}
+
+
+def kind_of(kind_id: str) -> Kind:
+    """The catalogue entry; an unknown id is a programming error, caught by the catalogue test."""
+    try:
+        return BY_ID[kind_id]
+    except KeyError:
+        raise KeyError(f"finding kind {kind_id!r} is not in sync/kinds.py") from None
+
+
+def rules() -> list[Kind]:
+    """The policy rules, by rule id."""
+    return sorted(BY_CODE.values(), key=lambda kind: kind.code or "")
+
+
+def family(name: str) -> list[Kind]:
+    return [kind for kind in CATALOGUE if kind.family == name]

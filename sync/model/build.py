@@ -1,0 +1,44 @@
+"""Assemble a Report from what a run produced: replayed commits, findings, a gate result."""
+from __future__ import annotations
+
+from typing import Callable, Iterable, Sequence
+
+from .finding import Finding, sort_findings
+from .report import (BACKEND, CORE, CORE_KIND, SHARED, SHARED_KIND, Conflict, DriftInfo, GateResult, Group,
+                     Report, ReplayedCommit, UpgradeInfo)
+from .revs import Range
+
+OwnersOf = Callable[[str], Sequence[str]]
+
+
+def group_kind(name: str) -> str:
+    return CORE_KIND if name == CORE else SHARED_KIND if name == SHARED else BACKEND
+
+
+def build_report(range_: Range, backends: Iterable[str], findings: Iterable[Finding],
+                 commits: Sequence[ReplayedCommit] = (), upgrade: UpgradeInfo | None = None,
+                 drift: DriftInfo | None = None, gate: GateResult | None = None,
+                 only: set[str] | None = None, tool_version: str = "") -> Report:
+    """Groups are every backend (or `only` those), plus core and shared where they have something."""
+    conflicts: dict[str, list[Conflict]] = {}
+    grouped: dict[str, list[Finding]] = {}
+    names = [name for name in backends if not only or name in only]
+
+    def keep(name: str) -> bool:
+        return not only or name in only or name in (CORE, SHARED)
+
+    for commit in commits:
+        for conflict in commit.conflicts:
+            for owner in conflict.owners:
+                if keep(owner):
+                    conflicts.setdefault(owner, []).append(conflict)
+    for finding in sort_findings(findings):
+        owner = finding.backend or SHARED
+        if keep(owner):
+            grouped.setdefault(owner, []).append(finding)
+    blamed = set(gate.blamed_groups) if gate is not None and not gate.passed else set()
+    names += [name for name in (*conflicts, *grouped, *blamed) if name not in names and keep(name)]
+    ordered = sorted(set(names), key=lambda name: (group_kind(name) != BACKEND, name))
+    groups = tuple(Group(name, group_kind(name), tuple(conflicts.get(name, ())), tuple(grouped.get(name, ())),
+                         gate_failed=name in blamed) for name in ordered)
+    return Report(range_, groups, tuple(commits), upgrade, drift, gate, tool_version)

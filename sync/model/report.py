@@ -1,0 +1,204 @@
+"""The report: frozen value objects built once, complete, from which every renderer works.
+
+Verdicts are computed from everything in a group (conflicts, findings, a failed test gate),
+never patched in afterwards. JSON, Markdown and HTML are renderings of these types.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..kinds import kind_of
+from .finding import Finding, count_by_severity
+from .revs import Range
+
+SCHEMA = "flagtree-sync/report/1"
+BACKEND, CORE_KIND, SHARED_KIND = "backend", "core", "shared"
+CORE = "flagtree-core"
+SHARED = "shared-trunk"
+VERDICTS = ("clean", "needs-review", "blocked")
+
+
+@dataclass(frozen=True)
+class Hunk:
+    line: int  # first line of the <<<<<<< marker in the merged text (1-based)
+    ours: str  # the upgraded (new upstream) side
+    base: str
+    theirs: str  # the FlagTree side
+
+    def to_json(self) -> dict[str, Any]:
+        return {"line": self.line, "ours": self.ours, "base": self.base, "theirs": self.theirs}
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """One conflicted file of one replayed commit."""
+
+    commit: str  # the FlagTree commit being replayed
+    summary: str
+    path: str
+    kind: str  # a conflict kind of sync/kinds.py: content | add/add | deleted-upstream | deleted-by-flagtree
+    resolution: str  # markers | ours | theirs | manual
+    owners: tuple[str, ...]
+    hunks: tuple[Hunk, ...] = ()
+    base_path: str | None = None  # where the file was at the commit's parent, when renamed
+
+    @property
+    def resolved(self) -> bool:
+        """Resolved by a person (--on-conflict stop, then --continue): it no longer blocks."""
+        return self.resolution == "manual"
+
+    def to_json(self, with_commit: bool = True) -> dict[str, Any]:
+        data: dict[str, Any] = {"path": self.path, "kind": self.kind, "resolution": self.resolution,
+                                "hunks": [hunk.to_json() for hunk in self.hunks], "base_path": self.base_path,
+                                "owners": list(self.owners), "action": kind_of(self.kind).action}
+        return {"commit": self.commit, "summary": self.summary, **data} if with_commit else data
+
+
+@dataclass(frozen=True)
+class ReplayedCommit:
+    source: str
+    summary: str
+    result: str | None  # the new commit; None when the change was already upstream
+    conflicts: tuple[Conflict, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, "summary": self.summary, "result": self.result,
+                "conflicts": [conflict.to_json(with_commit=False) for conflict in self.conflicts]}
+
+
+@dataclass(frozen=True)
+class GateRun:
+    commit: str  # the replayed commit the command ran on
+    label: str  # what it is: the new tag, or the FlagTree commit it replays
+    passed: bool
+    status: int
+    output: str  # the tail of stdout and stderr
+
+    def to_json(self) -> dict[str, Any]:
+        return {"commit": self.commit, "label": self.label, "passed": self.passed, "status": self.status,
+                "output": self.output}
+
+
+@dataclass(frozen=True)
+class GateResult:
+    command: str
+    at: str  # end | each
+    runs: tuple[GateRun, ...] = ()
+    first_failure: GateRun | None = None
+    baseline_failed: bool = False  # fails on the new tag itself: no replayed commit is to blame
+    blamed_groups: tuple[str, ...] = ()  # owners of what the first failing commit changed
+
+    @property
+    def passed(self) -> bool:
+        return all(run.passed for run in self.runs)
+
+    def verdict(self) -> str:
+        if self.passed:
+            return f"passed ({len(self.runs)} run(s))"
+        if self.baseline_failed:
+            return "fails on the new tag itself, so no replayed commit is to blame"
+        if self.first_failure is not None:
+            return f"first fails at {self.first_failure.commit[:9]} ({self.first_failure.label})"
+        return "failed"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"command": self.command, "at": self.at, "passed": self.passed, "verdict": self.verdict(),
+                "baseline_failed": self.baseline_failed, "runs": [run.to_json() for run in self.runs],
+                "first_failure": self.first_failure.to_json() if self.first_failure else None,
+                "blamed_groups": list(self.blamed_groups)}
+
+
+@dataclass(frozen=True)
+class Group:
+    """Who must look: a backend, FlagTree core or shared trunk, with everything that is theirs."""
+
+    name: str
+    kind: str  # backend | core | shared
+    conflicts: tuple[Conflict, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    gate_failed: bool = False  # the test gate's first failure is in this group's code
+
+    @property
+    def open_conflicts(self) -> tuple[Conflict, ...]:
+        return tuple(conflict for conflict in self.conflicts if not conflict.resolved)
+
+    @property
+    def resolutions(self) -> tuple[Conflict, ...]:
+        return tuple(conflict for conflict in self.conflicts if conflict.resolved)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {"conflicts": len(self.open_conflicts), **count_by_severity(self.findings),
+                "resolved": len(self.resolutions)}
+
+    @property
+    def verdict(self) -> str:
+        counts = self.counts
+        if counts["conflicts"] or counts["error"] or self.gate_failed:
+            return "blocked"
+        if counts["warning"]:
+            return "needs-review"
+        return "clean"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "verdict": self.verdict, "counts": self.counts,
+                "gate_failed": self.gate_failed, "conflicts": [conflict.to_json() for conflict in self.conflicts],
+                "findings": [finding.to_json() for finding in self.findings]}
+
+
+@dataclass(frozen=True)
+class UpgradeInfo:
+    branch: str
+    head: str
+    policy: str
+    resumed: bool = False
+
+
+@dataclass(frozen=True)
+class DriftInfo:
+    target: str  # the upgraded branch analysed, or "(replayed in memory)"
+    applied_commit: str | None = None  # drift --apply
+
+
+@dataclass(frozen=True)
+class Report:
+    range: Range
+    groups: tuple[Group, ...]
+    commits: tuple[ReplayedCommit, ...] = ()
+    upgrade: UpgradeInfo | None = None
+    drift: DriftInfo | None = None
+    gate: GateResult | None = None
+    tool_version: str = ""
+    notes: tuple[Finding, ...] = field(default=())  # findings of no group (kept for completeness)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [finding for group in self.groups for finding in group.findings]
+
+    @property
+    def conflicted_files(self) -> list[str]:
+        return sorted({conflict.path for commit in self.commits for conflict in commit.conflicts})
+
+    @property
+    def conflicted_commits(self) -> list[ReplayedCommit]:
+        return [commit for commit in self.commits if commit.conflicts]
+
+    @property
+    def releasable(self) -> bool:
+        """A branch with committed conflict markers must not be released."""
+        return not any(conflict.resolution == "markers" for commit in self.commits for conflict in commit.conflicts)
+
+    @property
+    def needs_a_person(self) -> bool:
+        return any(group.verdict != "clean" for group in self.groups) or bool(
+            self.gate is not None and not self.gate.passed) or any(
+            not conflict.resolved for commit in self.commits for conflict in commit.conflicts)
+
+    @property
+    def exit_status(self) -> int:
+        return 1 if self.needs_a_person else 0
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return count_by_severity(self.findings)

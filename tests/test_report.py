@@ -1,0 +1,152 @@
+"""The report model and its three renderings: one rich report, every section in JSON, Markdown and HTML."""
+from __future__ import annotations
+
+import html
+import json
+import re
+from importlib import resources
+
+import jsonschema
+import pytest
+from markdown_it import MarkdownIt
+
+from sync.model import (Conflict, DriftInfo, Finding, GateResult, GateRun, Hunk, Range, Report, ReplayedCommit, Rev,
+                        Review, UpgradeInfo, build_report)
+from sync.report.document import render_json, to_document
+from sync.report.html import render_html
+from sync.report.markdown import code, page_name, render_group, render_summary
+from sync.report.write import report_files
+
+A, B, C, D = "a" * 40, "b" * 40, "c" * 40, "d" * 40
+EVIL = '"><img src=x onerror=alert(1)>'
+
+
+def schema() -> dict:
+    return json.loads(resources.files("sync.model").joinpath("report.schema.json").read_text())
+
+
+def rich_report() -> Report:
+    rng = Range(Rev("v3.5.0", A), Rev("v3.6.0", B), Rev("main", C))
+    owners = {"lib/x.cpp": ("alpha",), "gone.py": ("beta",), "ir.cc": ("shared-trunk",)}
+    commits = (
+        ReplayedCommit(D, f"Fix {EVIL}", "e" * 40, (
+            Conflict(D, f"Fix {EVIL}", "lib/x.cpp", "content", "markers", owners["lib/x.cpp"],
+                     (Hunk(3, "upgraded_line\n", "base_line\n", "flagtree_line\n"),)),
+            Conflict(D, f"Fix {EVIL}", "gone.py", "deleted-upstream", "markers", owners["gone.py"]))),
+        ReplayedCommit("f" * 40, "Bind types", "1" * 40, (
+            Conflict("f" * 40, "Bind types", "ir.cc", "content", "manual", owners["ir.cc"],
+                     (Hunk(6, "ours_ir\n", "", "theirs_ir\n"),)),)),
+        ReplayedCommit("2" * 40, "Already upstream", None),
+    )
+    findings = [
+        Finding("overlay-conflicting", "third_party/alpha/backend/spec/triton/tools/a.py", "merge conflicts in 1 hunk",
+                backend="alpha", related_path="python/triton/tools/a.py", diff="@@ -1 +1 @@\n-old_api()\n+new_api()\n",
+                details={"hunks": [{"line": 2, "ours": "trunk_side\n", "base": "base_side\n", "theirs": "overlay_side\n"}]}),
+        Finding("overlay-auto-mergeable", "third_party/alpha/backend/spec/triton/tools/b.py", "clean merge",
+                backend="alpha", suppressed=Review("reviewed_reason_text", "v3.6.0")),
+        Finding("spec-enclosing-changed", "third_party/beta/backend/spec/triton/f.py", "enclosing changed",
+                backend="beta", expired=Review("old_review_reason", "v3.5.9")),
+        Finding("spec-unimplemented", "python/triton/x.py", "no implementation", line=7),
+    ]
+    gate = GateResult("pytest -q smoke", "end", (
+        GateRun("e" * 40, f"{D[:9]} Fix", False, 1, "gate_output_tail_text"),
+        GateRun(B, "v3.6.0", True, 0, "")), GateRun("e" * 40, f"{D[:9]} Fix", False, 1, "gate_output_tail_text"),
+        False, ("alpha",))
+    return build_report(rng, ["alpha", "beta"], findings, commits, UpgradeInfo("sync/v3.6.0", "9" * 40, "markers"),
+                        gate=gate, tool_version="0.test")
+
+
+def _markdown(report: Report) -> str:
+    pages = [render_summary(report), *(render_group(report, group) for group in report.groups)]
+    return re.sub(r"\\(.)", r"\1", "\n".join(pages))  # read the text, not its escapes
+
+
+def _html(report: Report) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", " ", render_html(report)))
+
+
+SECTIONS = {  # what a reader must find, whichever rendering they open
+    "range": ["v3.5.0", "v3.6.0", "sync/v3.6.0"],
+    "gate": ["pytest -q smoke", "gate_output_tail_text", "first fails at eeeeeeeee"],
+    "conflicts and hunks": ["lib/x.cpp", "upgraded_line", "base_line", "flagtree_line", "gone.py", "deleted-upstream"],
+    "deleted-upstream next step": ["port the FlagTree change to where upstream moved the code"],
+    "conflicted commits": ["ddddddddd", "Fix " + EVIL],
+    "conflict resolutions": ["ir.cc", "manual", "theirs_ir"],
+    "findings": ["overlay-conflicting", "merge conflicts in 1 hunk", "new_api()", "trunk_side", "overlay_side"],
+    "suppression": ["reviewed_reason_text"],
+    "expired suppression": ["old_review_reason", "v3.5.9"],
+    "actions": ["merge by hand: the hunks show both sides"],
+}
+
+
+@pytest.mark.parametrize("section", sorted(SECTIONS))
+def test_every_section_is_in_all_three_renderings(section: str) -> None:
+    report = rich_report()
+    renderings = {"json": render_json(report), "markdown": _markdown(report), "html": _html(report)}
+    renderings["json"] = json.dumps(json.loads(renderings["json"]), ensure_ascii=False)
+    for name, rendered in renderings.items():
+        for datum in SECTIONS[section]:
+            wanted = json.dumps(datum, ensure_ascii=False)[1:-1] if name == "json" else datum
+            assert wanted in rendered, f"{section}: {datum!r} missing from the {name} rendering"
+
+
+def test_verdicts_come_from_everything_in_the_group() -> None:
+    report = rich_report()
+    verdicts = {group.name: group.verdict for group in report.groups}
+    assert verdicts["alpha"] == "blocked"  # a conflict, an error and the failed gate
+    assert verdicts["beta"] == "blocked"  # the deleted-upstream conflict
+    shared = next(group for group in report.groups if group.name == "shared-trunk")
+    assert shared.counts["resolved"] == 1 and shared.counts["conflicts"] == 0
+    assert shared.verdict == "clean"  # a manual resolution and an info finding block nothing
+    assert not report.releasable and report.exit_status == 1
+
+
+def test_a_failed_gate_blocks_the_group_it_blames() -> None:
+    rng = Range(Rev("v1", A), Rev("v2", B), Rev("main", C))
+    failed = GateRun(D, "x", False, 1, "")
+    gate = GateResult("make", "end", (failed,), failed, False, ("alpha",))
+    report = build_report(rng, ["alpha", "beta"], [], gate=gate, upgrade=UpgradeInfo("b", D, "markers"))
+    assert {group.name: group.verdict for group in report.groups} == {"alpha": "blocked", "beta": "clean"}
+    assert report.exit_status == 1
+
+
+def test_severity_comes_from_the_catalogue() -> None:
+    finding = Finding("overlay-orphan", "p", "m")
+    assert finding.severity == "error" and finding.next_step.startswith("move the overlay")
+    assert Finding("overlay-orphan", "p", "m", action="custom").next_step == "custom"
+    with pytest.raises(KeyError, match="not in sync/kinds.py"):
+        Finding("no-such-kind", "p", "m")
+
+
+def test_json_validates_against_the_shipped_schema() -> None:
+    jsonschema.validate(to_document(rich_report()), schema())
+    rng = Range(Rev("v1", A), Rev("v2", B), Rev("main", C))
+    drift = build_report(rng, ["alpha"], [Finding("overlay-orphan", "p", "m", backend="alpha")],
+                         drift=DriftInfo("(replayed in memory)"))
+    jsonschema.validate(to_document(drift), schema())
+
+
+def test_untrusted_text_never_becomes_html_in_markdown() -> None:
+    report = rich_report()
+    renderer = MarkdownIt("commonmark")
+    for name, text in report_files(report).items():
+        if name.endswith(".md"):
+            rendered = renderer.render(text)
+            assert "<img" not in rendered, name
+    assert "<img" not in render_html(report).replace("&lt;img", "")
+
+
+@pytest.mark.parametrize("value", ["plain", "a`b", "``x``", "`start", "pipe | pipe", "two\nlines"])
+def test_code_spans_hold_any_text(value: str) -> None:
+    rendered = MarkdownIt("commonmark").renderInline(code(value))
+    inner = re.fullmatch(r"<code>(.*)</code>", rendered, re.DOTALL)
+    assert inner is not None
+    assert html.unescape(inner[1]).replace("\\|", "|") == " ".join(value.splitlines())
+
+
+def test_group_pages_cannot_clash_with_report_files() -> None:
+    assert page_name("alpha") == "alpha.md"
+    names = {page_name(name) for name in ["summary", "index", "report", "../x", "a\nb", ".hidden"]}
+    assert not names & {"summary.md", "index.md", "report.md"}
+    assert all("/" not in name and "\n" not in name and not name.startswith(".") for name in names)
+    assert len(names) == 6
