@@ -1,7 +1,9 @@
 """Command-line entry point: parses arguments and dispatches to sync.commands."""
 from __future__ import annotations
 
+import errno
 import functools
+import os
 import sys
 import tempfile
 import traceback
@@ -11,32 +13,62 @@ from typing import Any, Callable
 import click
 
 from . import __version__
-from .errors import SyncError
+from .errors import EXIT_INTERNAL, EXIT_USAGE, SyncError
 
 PROG = "flagtree-sync"
 
 
 def _reported(command: Callable[..., int]) -> Callable[..., None]:
-    """Expected failures print one line and exit 2; bugs leave their traceback in a log file."""
+    """Expected failures print one line and exit 2 (4: stopped for a person); bugs leave their traceback
+    in a log file whose path is printed."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> None:
         try:
             status = command(*args, **kwargs)
         except SyncError as exc:
-            click.echo(f"{PROG}: error: {exc}", err=True)
+            click.echo(f"{PROG}: {exc.label}: {exc}", err=True)
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:
             click.echo(f"{PROG}: interrupted; rerun the same command to resume", err=True)
             sys.exit(130)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                _crash(exc, kwargs.get("repo_path"))
+            where = f" ({exc.filename})" if exc.filename else ""
+            click.echo(f"{PROG}: error: no space left on device{where}; free some space and rerun the same "
+                       "command: it resumes", err=True)
+            sys.exit(EXIT_USAGE)
         except Exception as exc:  # a bug: keep the user's terminal clean, keep the evidence
-            log = Path(tempfile.gettempdir()) / f"{PROG}-crash.log"
-            log.write_text(traceback.format_exc(), encoding="utf-8")
-            click.echo(f"{PROG}: internal error: {type(exc).__name__}: {exc} (traceback in {log})", err=True)
-            sys.exit(3)
+            _crash(exc, kwargs.get("repo_path"))
         sys.exit(status)
 
     return wrapper
+
+
+def _crash(exc: BaseException, repo_path: str | None) -> None:
+    log = write_crash_log(traceback.format_exc(), repo_path)
+    click.echo(f"{PROG}: internal error: {type(exc).__name__}: {exc} (traceback in {log})", err=True)
+    sys.exit(EXIT_INTERNAL)
+
+
+def write_crash_log(text: str, repo_path: str | None) -> str:
+    """A fresh file, never through a planted link: under <git dir>/flagtree-sync/ when there is a repository."""
+    directory = None
+    if repo_path:
+        git_dir = Path(repo_path) / ".git"
+        if git_dir.is_dir() and not git_dir.is_symlink():
+            directory = git_dir / "flagtree-sync"
+            try:
+                directory.mkdir(exist_ok=True)
+                if directory.is_symlink():
+                    directory = None
+            except OSError:
+                directory = None
+    descriptor, path = tempfile.mkstemp(prefix="crash-", suffix=".log", dir=directory)  # O_EXCL: no link followed
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return path
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -44,7 +76,8 @@ def _reported(command: Callable[..., int]) -> Callable[..., None]:
 def cli() -> None:
     """Move the FlagTree delta onto a new Triton tag and tell each backend what drifted.
 
-    Exit status: 0 clean, 1 findings that need a person, 2 unusable input, 3 internal error.
+    Exit status: 0 clean, 1 findings that need a person, 2 unusable input, 3 internal error,
+    4 upgrade stopped at a conflict for a manual resolution (--on-conflict stop).
     """
 
 
@@ -165,7 +198,7 @@ def drift_command(repo_path: str, old: str | None, onto: str | None, src: str | 
     Exit status: 0 nothing to do, 1 findings (errors or warnings), 2 unusable input.
     """
     from .commands.drift import run_drift_command
-    from .errors import SyncError
+    from .errors import EXIT_INTERNAL, EXIT_USAGE, SyncError
 
     if not old or not onto:
         raise SyncError("--from and --onto are required")

@@ -1,7 +1,6 @@
 """`upgrade`: replay the FlagTree commits onto a new upstream tag and report per backend."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -10,29 +9,7 @@ from ..errors import SyncError
 from ..jobs import GateOptions, UpgradeOptions, abort_upgrade, continue_upgrade, run_upgrade
 from ..model import Report
 from ..report.document import render_json
-
-
-class ProgressPrinter:
-    """'[n/N] sha subject' on a TTY; nothing in quiet mode; conflicts only otherwise."""
-
-    def __init__(self, quiet: bool) -> None:
-        self.quiet = quiet
-        self.tty = sys.stderr.isatty()
-
-    def __call__(self, number: int, total: int, commit, result) -> None:
-        if self.quiet:
-            return
-        if result is None:
-            if self.tty:
-                click.echo(f"\r[{number}/{total}] {str(commit.id)[:9]} {commit.message.splitlines()[0][:60]}",
-                           err=True, nl=False)
-            return
-        if result.conflicts:
-            paths = ", ".join(conflict.path for conflict in result.conflicts)
-            prefix = "\n" if self.tty else ""
-            click.echo(f"{prefix}[{number}/{total}] {result.source[:9]} conflicts: {paths}", err=True)
-        elif self.tty and number == total:
-            click.echo("", err=True)
+from .progress import TerminalProgress
 
 
 def print_summary(report: Report, out: Path | None) -> None:
@@ -59,7 +36,7 @@ def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, src: 
         return 0
     options = UpgradeOptions(branch, policy, force, frozenset(backends), out,
                              GateOptions(exec_command, exec_at, exec_timeout) if exec_command else None)
-    progress = ProgressPrinter(quiet or as_json)
+    progress = TerminalProgress(quiet or as_json)
     if do_continue:
         report = continue_upgrade(repo_path, options, progress)
     else:
@@ -68,6 +45,6 @@ def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, src: 
         report = run_upgrade(repo_path, old, onto, src, options, progress)
     if as_json:
         click.echo(render_json(report), nl=False)
-    elif not quiet:
+    else:  # -q silences progress, never the result
         print_summary(report, out)
     return report.exit_status

@@ -19,6 +19,7 @@ from ..replay import ReplayedCommit as EngineCommit
 from ..report.write import write_report
 from ..repository import open_repo
 from .. import upgrade as engine
+from .progress import Progress, Silent
 
 
 @dataclass(frozen=True)
@@ -39,17 +40,45 @@ class UpgradeOptions:
 
 
 def run_upgrade(repo_path: str, old: str | None, onto: str, source: str | None, options: UpgradeOptions,
-                progress: engine.Progress) -> Report:
+                progress: Progress | None = None) -> Report:
+    progress = progress or Silent()
     repo, params = engine.resolve_params(repo_path, old, onto, source, options.target_branch, options.policy)
     if options.out is not None:
         _check_out(options.out)
-    result = engine.run_upgrade(repo, params, options.force, progress)
-    return _finish(repo_path, result, options)
+    try:
+        result = engine.run_upgrade(repo, params, options.force, _replay_progress(progress))
+        return _finish(repo_path, result, options, progress)
+    finally:
+        progress.close()
 
 
-def continue_upgrade(repo_path: str, options: UpgradeOptions, progress: engine.Progress) -> Report:
-    result = engine.continue_upgrade(repo_path, progress)
-    return _finish(repo_path, result, options)
+def continue_upgrade(repo_path: str, options: UpgradeOptions, progress: Progress | None = None) -> Report:
+    progress = progress or Silent()
+    try:
+        result = engine.continue_upgrade(repo_path, _replay_progress(progress))
+        return _finish(repo_path, result, options, progress)
+    finally:
+        progress.close()
+
+
+def _replay_progress(progress: Progress) -> engine.Progress:
+    """The replay engine's per-commit callback, told as a phase with one step per commit."""
+    started = []
+
+    def report(number: int, total: int, commit, result) -> None:
+        if result is None:
+            if not started:
+                started.append(True)
+                progress.phase("replay", total)
+            progress.advance(f"{str(commit.id)[:9]} {commit.message.splitlines()[0] if commit.message else ''}",
+                             number - 1)
+        elif result.conflicts:
+            paths = ", ".join(conflict.path for conflict in result.conflicts)
+            progress.note(f"[{number}/{total}] {result.source[:9]} conflicts: {paths}")
+            progress.advance("", number)
+        else:
+            progress.advance("", number)
+    return report
 
 
 def abort_upgrade(repo_path: str) -> bool:
@@ -78,12 +107,15 @@ def _commits(results: Sequence[EngineCommit], owners_of) -> tuple[ReplayedCommit
     return tuple(commits)
 
 
-def _finish(repo_path: str, result: engine.UpgradeResult, options: UpgradeOptions) -> Report:
+def _finish(repo_path: str, result: engine.UpgradeResult, options: UpgradeOptions, progress: Progress) -> Report:
     repo = open_repo(repo_path)
     params = result.params
     backends = set(options.backends) or None
+    progress.phase("analysing the new branch")
     drift = analyse_drift(repo, params.old_id, params.onto_id, params.src_id, result.head, backends, symbols=True)
     owners_of = drift.owners.owners
+    if options.gate:
+        progress.phase(f"test gate: {options.gate.command}")
     gate = _gate(repo, result, options.gate, owners_of) if options.gate else None
     report = build_report(_range(params), drift.owners.backends, drift.findings, _commits(result.results, owners_of),
                           UpgradeInfo(params.branch, result.head, params.policy, result.resumed), gate=gate,
