@@ -13,7 +13,8 @@ from pathlib import Path
 
 from .errors import SyncError
 from .findings import Finding
-from .trees import FileTree, GitTree, read_text
+from .git import GitTree
+from .trees import FileTree, read_text
 
 
 def suppressions_path(backend: str) -> str:

@@ -4,12 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-import pygit2
-from pygit2.enums import DeltaStatus
-
 from ..layout import SpecFile
 from ..provenance import Derivation, load_manifest
-from ..trees import GitTree, read_text
+from ..git import GitTree, Oid, Repository, as_oid, has_object, renames
+from ..trees import read_text
 from .backends import BackendExports, backend_exports
 from .hooks import TrunkHooks, index_trunk_hooks
 from .owners import OwnerIndex
@@ -18,7 +16,7 @@ from .pyfacts import FunctionFacts, ModuleFacts, function_table, parse_module_fa
 
 @dataclass
 class DriftContext:
-    repo: pygit2.Repository
+    repo: Repository
     upstream_old: GitTree  # trunk at the old upstream tag
     upstream_new: GitTree  # trunk at the new upstream tag
     fork: GitTree  # the FlagTree branch, based on the old tag
@@ -29,11 +27,8 @@ class DriftContext:
 
     @cached_property
     def renames(self) -> dict[str, str]:
-        """Upstream renames old path -> new path, by git's similarity detection."""
-        diff = self.repo.diff(self.upstream_old.tree, self.upstream_new.tree)
-        diff.find_similar()
-        return {delta.old_file.path: delta.new_file.path for delta in diff.deltas
-                if delta.status == DeltaStatus.RENAMED}
+        """Upstream renames old path -> new path, by git's similarity detection (shared with symbols)."""
+        return renames(self.upstream_old, self.upstream_new)
 
     def new_path(self, old_path: str) -> str | None:
         """Where an upstream file lives at the new tag: same path, renamed path, or None (deleted)."""
@@ -62,12 +57,12 @@ class DriftContext:
     def manifests(self) -> dict[str, dict[str, Derivation] | None]:
         return {backend: load_manifest(self.fork, backend) for backend in self.backends}
 
-    def recorded_base(self, spec_file: SpecFile) -> tuple[pygit2.Oid | None, dict[str, str]]:
+    def recorded_base(self, spec_file: SpecFile) -> tuple[Oid | None, dict[str, str]]:
         """The 3-way merge base of a backend file: its provenance entry, else the old tag (said so)."""
         manifest = self.manifests.get(spec_file.backend)
         entry = manifest.get(spec_file.path) if manifest else None
-        if entry is not None and pygit2.Oid(hex=entry.blob) in self.repo:
-            return pygit2.Oid(hex=entry.blob), {"source": "provenance", "tag": entry.tag, "blob": entry.blob}
+        if entry is not None and has_object(self.repo, entry.blob):
+            return as_oid(entry.blob), {"source": "provenance", "tag": entry.tag, "blob": entry.blob}
         why = "no provenance manifest" if manifest is None else "not in the provenance manifest"
         blob = self.upstream_old.blob_id(spec_file.trunk_path or "")
         return blob, {"source": f"old tag ({why})", "tag": self.upstream_old.label.split(":", 1)[-1]}

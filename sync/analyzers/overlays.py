@@ -3,12 +3,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pygit2
 import unidiff
 
 from ..findings import Finding
 from ..layout import TRUNK, SpecFile, package_of, spec_files
-from ..merge import ConflictHunk, merge_blobs
+from ..git import ConflictHunk, Oid, Repository, blob_diff, merge_blobs
 from ..trees import read_text
 from .context import DriftContext
 from .hooks import TrunkHooks
@@ -23,12 +22,10 @@ class MergedOverlay:
     data: bytes
 
 
-def upstream_diff(repo: pygit2.Repository, old: pygit2.Oid | None, new: pygit2.Oid | None, old_path: str,
+def upstream_diff(repo: Repository, old: Oid | None, new: Oid | None, old_path: str,
                   new_path: str) -> tuple[str, str]:
     """Unified diff of a trunk file between the tags and a one-line summary of its hunks (via unidiff)."""
-    empty = repo.create_blob(b"")
-    patch = repo[old or empty].diff(repo[new or empty], old_as_path=old_path, new_as_path=new_path)
-    text = patch.text or ""
+    text = blob_diff(repo, old, new, old_path, new_path)
     try:
         parsed = unidiff.PatchSet(text)
     except unidiff.UnidiffParseError:

@@ -5,21 +5,21 @@ import json
 from pathlib import Path
 
 import click
-import pygit2
 
 from ..drift import DriftResult, analyse_drift
 from ..errors import SyncError
 from ..report.model import build_report, exit_status
 from ..report.write import write_report
-from ..repository import commit_files, current_branch, open_repo, resolve_commit
+from ..git import Repository, branch_exists, branch_head, commit_files, current_branch, open_repo, resolve_commit
 
 
-def apply_merges(repo: pygit2.Repository, branch: str, result: DriftResult) -> str | None:
+def apply_merges(repo: Repository, branch: str, result: DriftResult) -> str | None:
     """Commit the clean merges on top of the target branch (in memory: no checkout)."""
     if not result.merged:
         return None
     ref = f"refs/heads/{branch}"
-    head = repo.references[ref].peel(pygit2.Commit)
+    head = branch_head(repo, branch)
+    assert head is not None  # the command checked the branch exists
     message = "Auto-merge drifted overlays\n\n" + "\n".join(f"- {m.path}" for m in result.merged) + "\n"
     commit = commit_files(repo, head, {m.path: m.data for m in result.merged}, message, ref)
     return None if commit == head.id else str(commit)  # the merges were already on the branch
@@ -32,7 +32,7 @@ def run_drift_command(repo_path: str, old: str, onto: str, src: str | None, targ
     src = src or current_branch(repo)
     old_commit, onto_commit, src_commit = (resolve_commit(repo, ref) for ref in (old, onto, src))
     target_id = str(resolve_commit(repo, target).id) if target else None
-    if apply and (not target or f"refs/heads/{target}" not in repo.references):
+    if apply and (not target or not branch_exists(repo, target)):
         raise SyncError("--apply commits the clean merges on a branch: pass that branch as --target")
     result = analyse_drift(repo, str(old_commit.id), str(onto_commit.id), str(src_commit.id), target_id,
                            set(backends) or None, symbols)

@@ -6,14 +6,13 @@ import sys
 from pathlib import Path
 
 import click
-import pygit2
 
 from ..drift import analyse_drift
 from ..errors import SyncError
 from ..replay import ReplayedCommit
 from ..report.model import build_report, exit_status
 from ..report.write import write_report
-from ..repository import open_repo
+from ..git import Commit, Repository, open_repo
 from ..gate import GateResult, run_gate
 from ..upgrade import (UpgradeResult, abort_upgrade, continue_upgrade, finish_upgrade, resolve_params,
                        run_upgrade)
@@ -37,7 +36,7 @@ class ProgressPrinter:
         self.quiet = quiet
         self.tty = sys.stderr.isatty()
 
-    def __call__(self, number: int, total: int, commit: pygit2.Commit, result: ReplayedCommit | None) -> None:
+    def __call__(self, number: int, total: int, commit: Commit, result: ReplayedCommit | None) -> None:
         if self.quiet:
             return
         if result is None:
@@ -53,14 +52,14 @@ class ProgressPrinter:
             click.echo("", err=True)
 
 
-def _analyse(repo: pygit2.Repository, upgrade: UpgradeResult, backends: tuple[str, ...]) -> dict:
+def _analyse(repo: Repository, upgrade: UpgradeResult, backends: tuple[str, ...]) -> dict:
     params = upgrade.params
     drift = analyse_drift(repo, params.old_id, params.onto_id, params.src_id, upgrade.head,
                           set(backends) or None, symbols=True)
     return build_report(upgrade, drift.owners, drift.findings, only=set(backends) or None)
 
 
-def _gate(repo: pygit2.Repository, upgrade: UpgradeResult, command: str, at: str, timeout: float) -> GateResult:
+def _gate(repo: Repository, upgrade: UpgradeResult, command: str, at: str, timeout: float) -> GateResult:
     replayed = [(r.result, f"{r.source[:9]} {r.summary}") for r in upgrade.results if r.result]
     if replayed and replayed[-1][0] != upgrade.head:
         replayed.append((upgrade.head, "the pin of the new upstream"))
