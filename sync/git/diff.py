@@ -73,10 +73,12 @@ def added_lines(old: GitTree, new: GitTree, wanted: Callable[[str], bool]) -> di
 
 def blob_diff(repo: pygit2.Repository, old: pygit2.Oid | None, new: pygit2.Oid | None, old_path: str,
               new_path: str) -> str:
-    """Unified diff text of two blobs (either may be None, read as empty); writes nothing."""
+    """Unified diff text of two blobs; a missing side reads as the empty blob, as git diffs it against
+    e69de29. Nothing is written (the empty side is passed as bytes, not created as an object)."""
     if old is None and new is None:
         return ""
-    patch = pygit2.Patch.create_from(repo[old] if old is not None else None, repo[new] if new is not None else None,
-                                     old_as_path=old_path, new_as_path=new_path)
+    # Both sides stay referenced until the text is made: libgit2 reads their buffers lazily.
+    before = repo[old] if old is not None else b""
+    after = repo[new] if new is not None else b""
+    patch = pygit2.Patch.create_from(before, after, old_as_path=old_path, new_as_path=new_path)
     return patch.text or ""
-
