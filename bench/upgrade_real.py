@@ -26,9 +26,8 @@ from click.testing import CliRunner
 
 from sync.cli import cli
 from sync.analyzers.symbols import UpstreamIndex, _significant
-from sync.trees import GitTree
+from sync.git import GitTree, commit_range
 from sync.replay import Replayer
-from sync.repository import commit_range
 
 OLD, SRC, NEW = "0add68262", "fe647093f", "7c56a5e40"
 HAND_FIXES = ["978f6293b", "40017c806", "b840119a3"]

@@ -1,23 +1,21 @@
-"""Run every drift analysis over one FlagTree branch between two upstream tags."""
+"""Run every registered drift analysis over one FlagTree branch between two upstream tags."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import pygit2
-
 from .analyzers.context import DriftContext
-from .analyzers.cppguards import guard_findings
-from .analyzers.overlays import MergedOverlay, overlay_findings
+from .analyzers.overlays import MergedOverlay
 from .analyzers.owners import OwnerIndex
-from .analyzers.specfuncs import spec_function_findings
-from .analyzers.symbols import symbol_findings
+from .analyzers.registry import ANALYZERS
 from .errors import SyncError
-from .findings import Finding
-from .layout import backend_names, third_party_backends
+from .git import GitError, GitTree, Repository, Tree
+from .git.repo import commit_of, commit_range, is_ancestor
+from .git.store import scratch_repository
+from .progress import Progress, Silent
+from .layout import backend_names
+from .model import Finding, Range, Rev
 from .replay import Replayer
-from .repository import commit_range, is_ancestor
 from .suppressions import apply_suppressions
-from .trees import GitTree
 
 
 @dataclass
@@ -27,26 +25,27 @@ class DriftResult:
     merged: list[MergedOverlay] = field(default_factory=list)
 
 
-def replayed_tree(repo: pygit2.Repository, old_id: str, onto_id: str, src_id: str) -> pygit2.Tree:
-    """The FlagTree delta replayed onto the new tag, in memory; conflicts keep the FlagTree side."""
-    replayer = Replayer(repo, "theirs", onto_id[:9])
-    tree = repo[onto_id].tree
-    for oid in commit_range(repo, repo[old_id], repo[src_id]):
+def replayed_tree(repo: Repository, rng: Range) -> Tree:
+    """The FlagTree delta replayed onto the new tag, in memory; conflicts keep the FlagTree side.
+
+    The merged blobs and trees are written into repo: pass a scratch repository to keep a store clean."""
+    replayer = Replayer(repo, "theirs", rng.onto.short)
+    tree = commit_of(repo, rng.onto.oid).tree
+    for oid in commit_range(repo, commit_of(repo, rng.old.oid), commit_of(repo, rng.source.oid)):
         tree = repo[replayer.pick_tree(repo[oid], tree).tree]
     return tree
 
 
-def _symbol_drift(repo: pygit2.Repository, context: DriftContext, old_id: str, src_id: str) -> list[Finding]:
-    if not is_ancestor(repo, pygit2.Oid(hex=old_id), pygit2.Oid(hex=src_id)):
-        # FlagTree's added lines are measured from OLD: on a branch not based on it they would be upstream's.
-        return [Finding("symbol-drift-skipped", "info", ".", "the old tag is not an ancestor of the branch, so "
-                        "FlagTree's added lines cannot be told from upstream's", "pass the branch's own base as --from")]
-    return symbol_findings(repo, context.upstream_old, context.upstream_new, context.fork, context.owners.owners)
+def analyse_drift(repo: Repository, rng: Range, target: Rev | None, backends: set[str] | None = None,
+                  symbols: bool = False, progress: Progress | None = None) -> DriftResult:
+    """Read-only: objects the in-memory replay needs go to a scratch store, never into repo's."""
+    with scratch_repository(repo) as scratch:
+        return _analyse(repo, scratch, rng, target, backends, symbols, progress or Silent())
 
 
-def analyse_drift(repo: pygit2.Repository, old_id: str, onto_id: str, src_id: str, target_id: str | None,
-                  backends: set[str] | None = None, symbols: bool = False) -> DriftResult:
-    fork = GitTree(repo, repo[src_id].tree, f"fork:{src_id}")
+def _analyse(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev | None, backends: set[str] | None,
+             symbols: bool, progress: Progress) -> DriftResult:
+    fork = GitTree.of_commit(repo, rng.source.oid, f"fork:{rng.source.ref}")
     known = backend_names(fork)
     if backends:
         unknown = sorted(backends - set(known))
@@ -54,29 +53,27 @@ def analyse_drift(repo: pygit2.Repository, old_id: str, onto_id: str, src_id: st
             raise SyncError(f"no spec tree for backend(s) {', '.join(unknown)}; known: {', '.join(known) or 'none'}")
     early: list[Finding] = []
     target: GitTree | None = None
-    if target_id is None:
+    if target_rev is None:
+        progress.phase("replaying the delta in memory")
         try:
-            target = GitTree(repo, replayed_tree(repo, old_id, onto_id, src_id), "target:in-memory")
-        except pygit2.GitError as exc:  # e.g. a blob missing from a partial clone
-            early.append(Finding(
-                "target-unavailable", "info", ".", f"the delta could not be replayed in memory ({exc}); "
-                "hooks and guards were judged from the upstream tags alone", "pass --target"))
+            target = GitTree(scratch, replayed_tree(scratch, rng), "target:in-memory")
+        except GitError as exc:  # e.g. a blob missing from a partial clone
+            early.append(Finding("target-unavailable", ".", f"the delta could not be replayed in memory ({exc}); "
+                                 "hooks and guards were judged from the upstream tags alone"))
     else:
-        target = GitTree(repo, repo[target_id].tree, f"target:{target_id}")
-    context = DriftContext(repo, GitTree(repo, repo[old_id].tree, f"old:{old_id}"),
-                           GitTree(repo, repo[onto_id].tree, f"new:{onto_id}"), fork, target,
-                           sorted(backends or known), filtered=bool(backends))
-    result = DriftResult(context.owners, early)
-    for backend in third_party_backends(fork):
-        if backend not in known and (not backends or backend in backends):
-            result.findings.append(Finding("backend-without-spec", "info", f"third_party/{backend}/backend",
-                                           "backend has no spec/ tree: nothing to drift", "", backend=backend))
-    result.findings += overlay_findings(context, result.merged)
-    result.findings += spec_function_findings(context)
-    result.findings += guard_findings(context)
-    if symbols:
-        result.findings += _symbol_drift(repo, context, old_id, src_id)
+        target = GitTree.of_commit(repo, target_rev.oid, f"target:{target_rev.ref}")
+    context = DriftContext(repo, GitTree.of_commit(repo, rng.old.oid, f"old:{rng.old.ref}"),
+                           GitTree.of_commit(repo, rng.onto.oid, f"new:{rng.onto.ref}"), fork, target,
+                           sorted(backends or known), filtered=bool(backends), range=rng,
+                           fork_based_on_old=is_ancestor(repo, rng.old.oid, rng.source.oid))
+    findings = list(early)
+    analyzers = [analyzer for analyzer in ANALYZERS if symbols or not analyzer.on_request]
+    progress.phase("analyses", len(analyzers))
+    for number, analyzer in enumerate(analyzers):
+        progress.advance(analyzer.name, number)
+        findings.extend(analyzer.analyze(context))
+    progress.advance("", len(analyzers))
     if backends:
-        result.findings = [f for f in result.findings if f.backend is None or f.backend in backends]
-    result.findings = apply_suppressions(result.findings, fork, context.upstream_new, known)
-    return result
+        findings = [f for f in findings if f.backend is None or f.backend in backends]
+    findings = apply_suppressions(findings, fork, context.upstream_new, known)
+    return DriftResult(context.owners, findings, list(context.merged))

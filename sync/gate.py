@@ -2,97 +2,48 @@
 replayed commit that broke it (every commit with --exec-at each; at the end plus a bisection otherwise)."""
 from __future__ import annotations
 
-import shutil
 import subprocess
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import git
-import pygit2
+from .git import Repository
+from .git.worktree import Worktree, detached_worktree
+from .model import GateResult, GateRun
 
 OUTPUT_TAIL = 2000
 
 
-@dataclass(frozen=True)
-class GateRun:
-    commit: str  # the replayed commit the command ran on
-    label: str  # what it is: the new tag, or the FlagTree commit it replays
-    passed: bool
-    status: int
-    output: str
+def _run_at(worktree: Worktree, commit: str, label: str, command: str, timeout: float) -> GateRun:
+    worktree.checkout(commit)
+    try:
+        done = subprocess.run(command, shell=True, cwd=worktree.path, capture_output=True, text=True,
+                              timeout=timeout, errors="replace")
+        status, output = done.returncode, done.stdout + done.stderr
+    except subprocess.TimeoutExpired as exc:
+        status, output = 124, f"timed out after {timeout:g} s\n{exc.stdout or ''}"
+    return GateRun(commit, label, status == 0, status, output[-OUTPUT_TAIL:])
 
 
-@dataclass
-class GateResult:
-    command: str
-    at: str
-    runs: list[GateRun] = field(default_factory=list)
-    first_failure: GateRun | None = None
-    baseline_failed: bool = False  # the command fails on the new tag itself: nothing to blame
-
-    @property
-    def passed(self) -> bool:
-        return all(run.passed for run in self.runs)
-
-    def to_json(self) -> dict:
-        return {"command": self.command, "at": self.at, "passed": self.passed,
-                "baseline_failed": self.baseline_failed, "runs": [asdict(run) for run in self.runs],
-                "first_failure": asdict(self.first_failure) if self.first_failure else None}
-
-
-class _Worktree:
-    """A detached worktree under the git directory; always removed, whatever happens."""
-
-    def __init__(self, repo: pygit2.Repository) -> None:
-        self.main = git.Repo(repo.path)
-        self.path = Path(repo.path) / "flagtree-sync" / "gate"
-
-    def __enter__(self) -> "_Worktree":
-        if self.path.exists():
-            shutil.rmtree(self.path)
-        self.main.git.worktree("prune")
-        self.main.git.worktree("add", "--detach", "--quiet", str(self.path), "HEAD")
-        self.tree = git.Repo(self.path)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.main.git.worktree("remove", "--force", str(self.path))
-
-    def run(self, commit: str, label: str, command: str, timeout: float) -> GateRun:
-        self.tree.git.checkout("--quiet", "--force", "--detach", commit)
-        self.tree.git.clean("-xdfq")
-        try:
-            done = subprocess.run(command, shell=True, cwd=self.path, capture_output=True, text=True,
-                                  timeout=timeout, errors="replace")
-            status, output = done.returncode, done.stdout + done.stderr
-        except subprocess.TimeoutExpired as exc:
-            status, output = 124, f"timed out after {timeout:g} s\n{exc.stdout or ''}"
-        return GateRun(commit, label, status == 0, status, output[-OUTPUT_TAIL:])
-
-
-def run_gate(repo: pygit2.Repository, base: tuple[str, str], replayed: list[tuple[str, str]], command: str,
+def run_gate(repo: Repository, base: tuple[str, str], replayed: list[tuple[str, str]], command: str,
              at: str, timeout: float) -> GateResult:
     """base: (new tag commit, label); replayed: (commit, label) oldest first, the last one the branch head."""
-    result = GateResult(command, at)
+    runs: list[GateRun] = []
     if not replayed:
-        return result
-    with _Worktree(repo) as worktree:
+        return GateResult(command, at)
+    with detached_worktree(repo, Path(repo.path) / "flagtree-sync" / "gate") as worktree:
         def run(item: tuple[str, str]) -> GateRun:
-            outcome = worktree.run(item[0], item[1], command, timeout)
-            result.runs.append(outcome)
+            outcome = _run_at(worktree, item[0], item[1], command, timeout)
+            runs.append(outcome)
             return outcome
 
         if at == "each":
             for item in replayed:
                 if not run(item).passed:
-                    result.first_failure = result.runs[-1]
-                    break
-            return result
+                    return GateResult(command, at, tuple(runs), runs[-1])
+            return GateResult(command, at, tuple(runs))
         if run(replayed[-1]).passed:
-            return result
+            return GateResult(command, at, tuple(runs))
         if not run(base).passed:
-            result.baseline_failed = True
-            return result
+            return GateResult(command, at, tuple(runs), baseline_failed=True)
         low, high = 0, len(replayed) - 1  # replayed[high] fails; everything before low passes
         while low < high:
             middle = (low + high) // 2
@@ -100,5 +51,5 @@ def run_gate(repo: pygit2.Repository, base: tuple[str, str], replayed: list[tupl
                 low = middle + 1
             else:
                 high = middle
-        result.first_failure = next(r for r in reversed(result.runs) if r.commit == replayed[high][0])
-    return result
+        first = next(r for r in reversed(runs) if r.commit == replayed[high][0])
+    return GateResult(command, at, tuple(runs), first)

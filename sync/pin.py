@@ -5,10 +5,8 @@ import re
 import tomllib
 from dataclasses import dataclass
 
-import pygit2
-
 from .errors import SyncError
-from .repository import commit_files
+from .git import Commit, Oid, Repository, commit_files
 
 PIN_FILE = "flagtree-upstream.toml"
 _HEX = re.compile(r"^[0-9a-f]{40}$")
@@ -36,7 +34,7 @@ def parse_pin(text: str) -> Pin:
     return Pin(tag, commit)
 
 
-def read_pin(repo: pygit2.Repository, commit: pygit2.Commit) -> Pin | None:
+def read_pin(repo: Repository, commit: Commit) -> Pin | None:
     try:
         entry = commit.tree[PIN_FILE]
     except KeyError:
@@ -44,6 +42,6 @@ def read_pin(repo: pygit2.Repository, commit: pygit2.Commit) -> Pin | None:
     return parse_pin(repo[entry.id].data.decode("utf-8", errors="replace"))
 
 
-def commit_pin(repo: pygit2.Repository, head: pygit2.Commit, pin: Pin) -> pygit2.Oid:
+def commit_pin(repo: Repository, head: Commit, pin: Pin) -> Oid:
     """A commit on top of head that records pin (reruns give the same hash)."""
     return commit_files(repo, head, {PIN_FILE: pin.render().encode()}, f"[CORE] Pin upstream {pin.tag}\n")

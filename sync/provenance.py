@@ -10,11 +10,10 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-import pygit2
-
 from .errors import SyncError
 from .layout import SpecFile, spec_files
-from .trees import FileTree, GitTree, read_text
+from .git import GitTree, Repository
+from .trees import FileTree, read_text
 
 
 def manifest_path(backend: str) -> str:
@@ -52,7 +51,7 @@ def derived_files(tree: GitTree, backend: str) -> list[SpecFile]:
             and (spec_file.is_python or spec_file.is_cpp)]
 
 
-def write_manifest(repo: pygit2.Repository, work_tree: Path, branch: GitTree, backend: str, tag: str,
+def write_manifest(repo: Repository, work_tree: Path, branch: GitTree, backend: str, tag: str,
                    tag_tree: GitTree) -> tuple[Path, int]:
     entries = []
     for spec_file in derived_files(branch, backend):

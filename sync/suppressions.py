@@ -12,8 +12,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .errors import SyncError
-from .findings import Finding
-from .trees import FileTree, GitTree, read_text
+from .model import Finding
+from .git import GitTree
+from .trees import FileTree, read_text
 
 
 def suppressions_path(backend: str) -> str:

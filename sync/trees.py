@@ -1,14 +1,9 @@
-"""Read-only views of a file tree, either a directory on disk or a git tree, behind one interface."""
+"""Read-only views of a file tree behind one interface: a directory on disk here, a git tree in sync.git."""
 from __future__ import annotations
 
 import os
 from pathlib import Path
 from typing import Iterable, Protocol
-
-import pygit2
-
-SYMLINK_MODE = 0o120000
-
 
 class FileTree(Protocol):
     """Paths are POSIX, relative to the tree's root."""
@@ -56,38 +51,3 @@ class DiskTree:
         if target.is_symlink() or not target.is_file():
             return None
         return target.read_bytes()
-
-
-class GitTree:
-    """A tree of a commit, read in-process through libgit2: no process per file."""
-
-    def __init__(self, repo: pygit2.Repository, tree: pygit2.Tree, label: str) -> None:
-        self.repo = repo
-        self.tree = tree
-        self.label = label
-        index = pygit2.Index()
-        index.read_tree(tree)
-        self._entries = {entry.path: (entry.id, entry.mode) for entry in index}
-        self._cache: dict[str, bytes] = {}
-
-    def paths(self) -> list[str]:
-        return sorted(self._entries)
-
-    def exists(self, path: str) -> bool:
-        return path in self._entries
-
-    def is_symlink(self, path: str) -> bool:
-        entry = self._entries.get(path)
-        return entry is not None and entry[1] == SYMLINK_MODE
-
-    def blob_id(self, path: str) -> pygit2.Oid | None:
-        entry = self._entries.get(path)
-        return entry[0] if entry else None
-
-    def read(self, path: str) -> bytes | None:
-        entry = self._entries.get(path)
-        if entry is None or entry[1] == SYMLINK_MODE:
-            return None
-        if path not in self._cache:
-            self._cache[path] = self.repo[entry[0]].data
-        return self._cache[path]

@@ -1,13 +1,18 @@
-"""Run drift on a demo world from tests."""
+"""Run the drift analysis on a demo world from tests."""
 from __future__ import annotations
 
-import pygit2
+from sync.drift import DriftResult, analyse_drift
+from sync.git import open_repo
+from sync.jobs.revs import resolve_range, resolve_rev
+from sync.model import Finding
 
-from sync.drift import analyse_drift
-from sync.findings import Finding
+
+def drift_of(world, old: str = "v3.5.0", onto: str = "v3.6.0", source: str = "main", target: str | None = None,
+             backends: set[str] | None = None, symbols: bool = False) -> DriftResult:
+    repo = open_repo(world.fork)
+    return analyse_drift(repo, resolve_range(repo, old, onto, source), resolve_rev(repo, target) if target else None,
+                         backends, symbols)
 
 
 def alpha_findings(world, onto: str = "v3.6.0") -> dict[tuple[str, str], Finding]:
-    repo = pygit2.Repository(str(world.fork))
-    ids = [str(repo.revparse_single(ref).peel(pygit2.Commit).id) for ref in ("v3.5.0", onto, "main")]
-    return {(f.kind, f.path): f for f in analyse_drift(repo, *ids, None, {"alpha"}).findings}
+    return {(f.kind, f.path): f for f in drift_of(world, onto=onto, backends={"alpha"}).findings}

@@ -9,7 +9,7 @@ import pygit2
 from click.testing import CliRunner
 
 from sync.cli import cli
-from sync.drift import analyse_drift
+from tests.drift_helpers import drift_of
 from tests.conftest import git
 
 A = "third_party/alpha/backend/spec/triton/"
@@ -28,9 +28,7 @@ def fork_commit(world, files: dict[str, bytes], message: str = "odd files", link
 
 
 def drift(world) -> dict[tuple[str, str], str]:
-    repo = pygit2.Repository(str(world.fork))
-    ids = [str(repo.revparse_single(ref).peel(pygit2.Commit).id) for ref in ("v3.5.0", "v3.6.0", "main")]
-    return {(f.kind, f.path): f.message for f in analyse_drift(repo, *ids, None, None, True).findings}
+    return {(f.kind, f.path): f.message for f in drift_of(world, symbols=True).findings}
 
 
 def test_broken_binary_symlinked_and_crlf_overlays(world) -> None:

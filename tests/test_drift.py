@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from sync.analyzers.pyfacts import Param
 from sync.analyzers.specfuncs import call_mismatch, replacement_mismatch
 from sync.cli import cli
-from sync.drift import analyse_drift
+from tests.drift_helpers import drift_of
 
 from tests.conftest import git
 
@@ -44,10 +44,7 @@ def ids(repo: pygit2.Repository, *refs: str) -> list[str]:
 
 
 def findings_of(world, target: str | None = None, backends=None, symbols: bool = False):
-    repo = pygit2.Repository(str(world.fork))
-    old, new, src = ids(repo, "v3.5.0", "v3.6.0", "main")
-    target_id = ids(repo, target)[0] if target else None
-    return analyse_drift(repo, old, new, src, target_id, backends, symbols)
+    return drift_of(world, target=target, backends=backends, symbols=symbols)
 
 
 def test_every_planted_class_is_found_and_nothing_else(world) -> None:
@@ -62,9 +59,7 @@ def test_symbol_analysis_adds_exactly_the_planted_symbol_drift(world) -> None:
 
 
 def test_symbol_analysis_needs_the_branch_base(world) -> None:
-    repo = pygit2.Repository(str(world.fork))
-    new, src = ids(repo, "v3.6.0", "main")
-    kinds = {f.kind for f in analyse_drift(repo, new, new, src, None, None, True).findings}
+    kinds = {f.kind for f in drift_of(world, old="v3.6.0", symbols=True).findings}
     assert "symbol-drift-skipped" in kinds and "symbol-drift" not in kinds
 
 

@@ -35,8 +35,9 @@ def test_gate_names_the_first_breaking_commit(world, at: str, runs: int) -> None
 def test_gate_that_passes_and_one_that_fails_on_the_base(world) -> None:
     status, report, output = gate(world, "--exec", "test -f python/triton/flagtree_spec.py")
     assert report["passed"] and len(report["runs"]) == 1
-    assert "Test gate `test -f python/triton/flagtree_spec.py` (at end): passed." in (
-        world.root / "report" / "summary.md").read_text()
+    summary = (world.root / "report" / "summary.md").read_text()
+    assert "## Test gate" in summary
+    assert "Command `test -f python/triton/flagtree_spec.py` (at end): passed (1 run(s))." in summary
     status, report, output = gate(world, "--force", "--exec", "exit 3")
     assert status == 1 and report["baseline_failed"] and report["first_failure"] is None
     assert [run["status"] for run in report["runs"]] == [3, 3]

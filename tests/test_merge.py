@@ -7,7 +7,7 @@ import pygit2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sync.merge import conflict_hunks, merge_blobs
+from sync.git.merge import conflict_hunks, merge_blobs
 
 LINES = st.lists(st.sampled_from([f"line {n}" for n in range(6)]), min_size=6, max_size=14)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pygit2
 
 from sync.analyzers.symbols import declared_names, symbol_findings, uses_on_lines
-from sync.trees import GitTree
+from sync.git import GitTree
 
 OLD = {
     "include/triton/Attr.td": 'def TensorMemoryEncodingAttr {\n  let parameters = (ins "bool":$unpacked, "unsigned":$blockM);\n}\n',

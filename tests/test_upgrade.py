@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from sync.cli import cli
 from sync.errors import SyncError
-from sync.upgrade import StateStore, resolve_params, run_upgrade
+from sync.resumable_replay import StateStore, resolve_params, run_upgrade
 
 from tests.conftest import git, snapshot
 
@@ -118,7 +118,8 @@ def build_reference(tmp_path: Path) -> str:
 
 def test_stop_policy_then_continue(world) -> None:
     status, output = upgrade(world, "--on-conflict", "stop")
-    assert status == 2 and "conflicts in CMakeLists.txt" in output and "--continue" in output
+    assert status == 4 and "conflicts in CMakeLists.txt" in output and "--continue" in output
+    assert "flagtree-sync: stopped:" in output and "error:" not in output  # the expected path, not a failure
     assert "sync/v3.6.0" not in git(world.fork, "branch")
     worktree = world.fork / ".git" / "flagtree-sync" / "worktree"
     assert "<<<<<<<" in (worktree / "CMakeLists.txt").read_text()
@@ -127,7 +128,7 @@ def test_stop_policy_then_continue(world) -> None:
     git(worktree, "checkout", "--theirs", "CMakeLists.txt")
     git(worktree, "add", "CMakeLists.txt")
     result = CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--continue", "--quiet"])
-    assert result.exit_code == 2 and "commit 2/6" in result.output  # resolved one, stopped at the next
+    assert result.exit_code == 4 and "commit 2/6" in result.output  # resolved one, stopped at the next
     replayed = git(world.fork, "show", "refs/flagtree-sync/wip:CMakeLists.txt")
     assert "include(cmake/FlagTree.cmake)" in replayed and "<<<<<<<" not in replayed
     result = CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--abort"])

@@ -4,36 +4,40 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-import pygit2
-from pygit2.enums import DeltaStatus
+from typing import TYPE_CHECKING
 
 from ..layout import SpecFile
+from ..model import Range
 from ..provenance import Derivation, load_manifest
-from ..trees import GitTree, read_text
+from ..git import GitTree, Oid, Repository, as_oid, has_object, renames
+from ..trees import read_text
 from .backends import BackendExports, backend_exports
 from .hooks import TrunkHooks, index_trunk_hooks
 from .owners import OwnerIndex
 from .pyfacts import FunctionFacts, ModuleFacts, function_table, parse_module_facts
 
+if TYPE_CHECKING:
+    from .overlays import MergedOverlay
+
 
 @dataclass
 class DriftContext:
-    repo: pygit2.Repository
+    repo: Repository
     upstream_old: GitTree  # trunk at the old upstream tag
     upstream_new: GitTree  # trunk at the new upstream tag
     fork: GitTree  # the FlagTree branch, based on the old tag
     target: GitTree | None  # the FlagTree delta replayed onto the new tag, when known
     backends: list[str] = field(default_factory=list)
     filtered: bool = False  # True when backends is a selection, not every backend of the branch
+    range: Range | None = None  # the revisions as the user named them (labels in findings)
+    fork_based_on_old: bool = True  # False: OLD is not an ancestor of the branch
+    merged: list["MergedOverlay"] = field(default_factory=list)  # clean 3-way merges that --apply may commit
     _facts: dict[tuple[str, str], ModuleFacts] = field(default_factory=dict)
 
     @cached_property
     def renames(self) -> dict[str, str]:
-        """Upstream renames old path -> new path, by git's similarity detection."""
-        diff = self.repo.diff(self.upstream_old.tree, self.upstream_new.tree)
-        diff.find_similar()
-        return {delta.old_file.path: delta.new_file.path for delta in diff.deltas
-                if delta.status == DeltaStatus.RENAMED}
+        """Upstream renames old path -> new path, by git's similarity detection (shared with symbols)."""
+        return renames(self.upstream_old, self.upstream_new)
 
     def new_path(self, old_path: str) -> str | None:
         """Where an upstream file lives at the new tag: same path, renamed path, or None (deleted)."""
@@ -47,30 +51,37 @@ class DriftContext:
 
     @cached_property
     def owners(self) -> OwnerIndex:
-        """Who owns each path of the fork; shares the fork's hook index."""
-        return OwnerIndex(self.fork, self.fork_hooks)
+        """Who owns each path of the fork; shares the fork's hook index and every backend's exports."""
+        return OwnerIndex(self.fork, self.fork_hooks, self.all_exports)
 
     @cached_property
     def target_hooks(self) -> TrunkHooks | None:
         return index_trunk_hooks(self.target) if self.target is not None else None
 
     @cached_property
+    def all_exports(self) -> dict[str, BackendExports]:
+        """Every backend's exports, parsed once (owners need all of them, analyses the selected ones)."""
+        from ..layout import backend_names
+        return {backend: backend_exports(self.fork, backend) for backend in backend_names(self.fork)}
+
+    @cached_property
     def exports(self) -> dict[str, BackendExports]:
-        return {backend: backend_exports(self.fork, backend) for backend in self.backends}
+        return {backend: self.all_exports[backend] for backend in self.backends if backend in self.all_exports}
 
     @cached_property
     def manifests(self) -> dict[str, dict[str, Derivation] | None]:
         return {backend: load_manifest(self.fork, backend) for backend in self.backends}
 
-    def recorded_base(self, spec_file: SpecFile) -> tuple[pygit2.Oid | None, dict[str, str]]:
+    def recorded_base(self, spec_file: SpecFile) -> tuple[Oid | None, dict[str, str]]:
         """The 3-way merge base of a backend file: its provenance entry, else the old tag (said so)."""
         manifest = self.manifests.get(spec_file.backend)
         entry = manifest.get(spec_file.path) if manifest else None
-        if entry is not None and pygit2.Oid(hex=entry.blob) in self.repo:
-            return pygit2.Oid(hex=entry.blob), {"source": "provenance", "tag": entry.tag, "blob": entry.blob}
+        if entry is not None and has_object(self.repo, entry.blob):
+            return as_oid(entry.blob), {"source": "provenance", "tag": entry.tag, "blob": entry.blob}
         why = "no provenance manifest" if manifest is None else "not in the provenance manifest"
         blob = self.upstream_old.blob_id(spec_file.trunk_path or "")
-        return blob, {"source": f"old tag ({why})", "tag": self.upstream_old.label.split(":", 1)[-1]}
+        tag = self.range.old.ref if self.range is not None else self.upstream_old.label
+        return blob, {"source": f"old tag ({why})", "tag": tag}
 
     def function_table(self, tree: GitTree, path: str) -> dict[str, FunctionFacts] | None:
         """Definitions of a file in one of the trees; None when absent or unparsable."""

@@ -3,12 +3,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pygit2
 import unidiff
 
-from ..findings import Finding
+from ..model import Finding
 from ..layout import TRUNK, SpecFile, package_of, spec_files
-from ..merge import ConflictHunk, merge_blobs
+from ..git import ConflictHunk, Oid, Repository, blob_diff, merge_blobs
 from ..trees import read_text
 from .context import DriftContext
 from .hooks import TrunkHooks
@@ -23,12 +22,10 @@ class MergedOverlay:
     data: bytes
 
 
-def upstream_diff(repo: pygit2.Repository, old: pygit2.Oid | None, new: pygit2.Oid | None, old_path: str,
+def upstream_diff(repo: Repository, old: Oid | None, new: Oid | None, old_path: str,
                   new_path: str) -> tuple[str, str]:
     """Unified diff of a trunk file between the tags and a one-line summary of its hunks (via unidiff)."""
-    empty = repo.create_blob(b"")
-    patch = repo[old or empty].diff(repo[new or empty], old_as_path=old_path, new_as_path=new_path)
-    text = patch.text or ""
+    text = blob_diff(repo, old, new, old_path, new_path)
     try:
         parsed = unidiff.PatchSet(text)
     except unidiff.UnidiffParseError:
@@ -72,49 +69,51 @@ def classify_overlay(context: DriftContext, spec_file: SpecFile, merged: list[Me
         return None  # a module the backend adds: nothing upstream to drift from
     ours_id = context.fork.blob_id(spec_file.path)
 
-    def finding(kind: str, severity: str, message: str, action: str, related: str | None = trunk_path,
+    def finding(kind: str, message: str, action: str, related: str | None = trunk_path,
                 diff: str | None = None, **details: object) -> Finding:
-        return Finding(kind, severity, spec_file.path, message, action, backend=spec_file.backend,
+        return Finding(kind, spec_file.path, message, action, backend=spec_file.backend,
                        related_path=related, diff=diff, details={"base": base, **details})
 
     lost = _hijack_lost(context, spec_file)
     if lost:
-        return finding("hijack-lost", "error", f"overlay is no longer loaded: {lost}",
+        return finding("hijack-lost", f"overlay is no longer loaded: {lost}",
                        "move the overlay to a hijacked package or into a spec function")
     new_path = context.new_path(trunk_path)
     if new_path is None:
-        return finding("overlay-orphan", "error", f"trunk counterpart {trunk_path} was deleted upstream",
+        return finding("overlay-orphan", f"trunk counterpart {trunk_path} was deleted upstream",
                        "delete the overlay or port its change to where the code went")
     if new_path != trunk_path:
         diff, _ = upstream_diff(repo, base_id, new.blob_id(new_path), trunk_path, new_path)
-        return finding("overlay-orphan", "error", f"trunk counterpart {trunk_path} was renamed to {new_path}",
+        return finding("overlay-orphan", f"trunk counterpart {trunk_path} was renamed to {new_path}",
                        f"move the overlay to the mirror of {new_path} and re-merge", related=new_path,
                        diff=diff, renamed_to=new_path)
     theirs_id = new.blob_id(trunk_path)
     ours_text, new_text = read_text(context.fork, spec_file.path) or "", read_text(new, trunk_path) or ""
     if ours_text == new_text:
-        return finding("overlay-redundant", "warning", f"identical to {trunk_path} at the new tag",
+        return finding("overlay-redundant", f"identical to {trunk_path} at the new tag",
                        "delete the overlay: trunk now does the same")
     if spec_file.is_python:
         mine, theirs = normalized_statements(ours_text), normalized_statements(new_text)
         if mine is not None and theirs is not None and mine <= theirs:
-            return finding("overlay-redundant", "warning", f"every statement is in {trunk_path} at the new tag",
+            return finding("overlay-redundant", f"every statement is in {trunk_path} at the new tag",
                            "delete the overlay: trunk now contains it")
     if base_id == theirs_id:
-        return finding("overlay-in-sync", "info", "trunk counterpart unchanged since the overlay's base", "")
+        return finding("overlay-in-sync", "trunk counterpart unchanged since the overlay's base", "")
     diff, summary = upstream_diff(repo, base_id, theirs_id, trunk_path, trunk_path)
     outcome = merge_blobs(repo, spec_file.path, base_id, ours_id, theirs_id,
                           (f"{trunk_path} (old tag)", f"{spec_file.backend} overlay", f"{trunk_path} (new tag)"))
     if outcome.clean:
         merged.append(MergedOverlay(spec_file.path, outcome.data))
-        return finding("overlay-auto-mergeable", "warning", f"{summary}; the 3-way merge is clean",
+        return finding("overlay-auto-mergeable", f"{summary}; the 3-way merge is clean",
                        "apply the merged file (drift --apply) and review", diff=diff)
-    return finding("overlay-conflicting", "error", f"{summary}; the 3-way merge conflicts in "
+    return finding("overlay-conflicting", f"{summary}; the 3-way merge conflicts in "
                    f"{len(outcome.hunks)} hunk(s)", "merge by hand: the hunks below show both sides",
                    diff=diff, hunks=[_upgrade_convention(hunk) for hunk in outcome.hunks])
 
 
-def overlay_findings(context: DriftContext, merged: list[MergedOverlay]) -> list[Finding]:
+def overlay_findings(context: DriftContext) -> list[Finding]:
+    """Every overlay of the selected backends; clean merges go to context.merged for --apply."""
+    merged = context.merged
     findings = []
     for spec_file in spec_files(context.fork, set(context.backends)):
         if not _mirrors_trunk(spec_file, context.fork_hooks) or spec_file.rel.endswith("__init__.py"):
@@ -134,15 +133,15 @@ def _unusable(context: DriftContext, spec_file: SpecFile) -> Finding | None:
     """Overlays the analysis cannot read as source; the others are still classified."""
     path = spec_file.path
     if context.fork.is_symlink(path):
-        return Finding("overlay-symlink", "warning", path, "the overlay is a symbolic link; it was not analysed",
+        return Finding("overlay-symlink", path, "the overlay is a symbolic link; it was not analysed",
                        "replace the link by the file", backend=spec_file.backend)
     data = context.fork.read(path) or b""
     if b"\0" in data:
-        return Finding("overlay-binary", "warning", path, "the overlay is binary; only identity with trunk was checked",
+        return Finding("overlay-binary", path, "the overlay is binary; only identity with trunk was checked",
                        "", backend=spec_file.backend)
     if spec_file.is_python:
         error = parse_module_facts(path, data.decode("utf-8", errors="replace"), positions=False).error
         if error:
-            return Finding("overlay-unparsable", "error", path, f"the overlay is not valid Python: {error}",
+            return Finding("overlay-unparsable", path, f"the overlay is not valid Python: {error}",
                            "fix the syntax error; it would fail at import", backend=spec_file.backend)
     return None

@@ -5,7 +5,7 @@ from posixpath import basename
 
 from ..layout import TRUNK, package_of, parse_spec_file, spec_files, trunk_rel
 from ..trees import FileTree, read_text
-from .backends import backend_exports
+from .backends import BackendExports, backend_exports
 from .cpp import backend_macros, mentions_spec_macro
 from .hooks import TrunkHooks, index_trunk_hooks
 
@@ -19,11 +19,14 @@ _CORE_PREFIXES = ("cmake/", ".github/", ".ci/")
 class OwnerIndex:
     """Built once from the fork tree; answers owners(path) without reading git again."""
 
-    def __init__(self, tree: FileTree, hooks: TrunkHooks | None = None) -> None:
+    def __init__(self, tree: FileTree, hooks: TrunkHooks | None = None,
+                 exports: dict[str, BackendExports] | None = None) -> None:
         self.tree = tree
         self.hooks = hooks if hooks is not None else index_trunk_hooks(tree)
         self.backends = sorted({spec_file.backend for spec_file in spec_files(tree)})
-        self.exports = {backend: set(backend_exports(tree, backend).functions) for backend in self.backends}
+        if exports is None:
+            exports = {backend: backend_exports(tree, backend) for backend in self.backends}
+        self.exports = {backend: set(exports[backend].functions) for backend in self.backends if backend in exports}
         self.macros = {backend: set(backend_macros(tree, backend)) for backend in self.backends}
         self.overlaid: dict[str, set[str]] = {}  # trunk path -> backends that mirror it
         self.overlaid_packages: dict[str, set[str]] = {}  # trunk package dir -> backends with files in it

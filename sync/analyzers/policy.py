@@ -9,7 +9,7 @@ from ..model import Finding
 from ..layout import (DIRECT_EDIT_FILES, NO_SPECIALIZATION, PROTECTED_FILES, TRUNK, SpecFile, backend_names,
                       is_under, package_of, spec_files, spec_path_verdict, trunk_rel)
 from ..provenance import load_manifest, manifest_path
-from ..merge import conflict_hunks
+from ..git.merge import conflict_hunks
 from ..trees import FileTree, read_text
 from .hooks import TrunkHooks, index_trunk_hooks
 from .pyfacts import normalized_statements, parse_module_facts

@@ -28,12 +28,12 @@ from typing import Callable, Sequence
 
 import libcst as cst
 
-import pygit2
 from tree_sitter import Query, QueryCursor
-from pygit2.enums import DeltaStatus
 
-from ..findings import Finding
-from ..trees import GitTree, read_text
+from ..model import Finding
+from ..git import GitTree, Repository, changes_with_renames
+from ..git import added_lines as tree_added_lines
+from ..trees import read_text
 from .cpp import parser
 from .pyfacts import Param, _params
 
@@ -75,22 +75,9 @@ def _significant(name: str) -> bool:
     return len(name) >= 5 and name.lower() not in GENERIC and not name.startswith("__") and name not in _BUILTINS
 
 
-def added_lines(repo: pygit2.Repository, old: GitTree, fork: GitTree) -> dict[str, set[int]]:
+def added_lines(repo: Repository, old: GitTree, fork: GitTree) -> dict[str, set[int]]:
     """FlagTree's added lines per trunk code file (new-side line numbers), from one tree diff."""
-    added: dict[str, set[int]] = {}
-    diff = repo.diff(old.tree, fork.tree, context_lines=0)
-    for number, delta in enumerate(diff.deltas):
-        path = delta.new_file.path
-        if not path.startswith(TRUNK_PREFIXES) or not path.endswith(CODE) or delta.is_binary:
-            continue
-        try:
-            patch = diff[number]  # only code files are read: other blobs may be absent from a partial clone
-        except (pygit2.GitError, KeyError):
-            continue
-        lines = {line.new_lineno for hunk in patch.hunks for line in hunk.lines if line.origin == "+"}
-        if lines:
-            added[path] = lines
-    return added
+    return tree_added_lines(old, fork, lambda path: path.startswith(TRUNK_PREFIXES) and path.endswith(CODE))
 
 
 def uses_on_lines(path: str, text: str, lines: set[int]) -> tuple[list[Use], list[Use]]:
@@ -247,20 +234,18 @@ def _accessor_aliases(name: str) -> set[str]:
 class UpstreamIndex:
     """What upstream did to a given set of names between the two tags; reads only what it must."""
 
-    def __init__(self, repo: pygit2.Repository, old: GitTree, new: GitTree) -> None:
+    def __init__(self, repo: Repository, old: GitTree, new: GitTree) -> None:
         self.repo, self.old, self.new = repo, old, new
-        diff = repo.diff(old.tree, new.tree)
-        diff.find_similar()
         self.changed = []  # (old path, new path or None)
         self.removed_files: dict[str, str] = {}
-        for delta in diff.deltas:
-            old_path = delta.old_file.path
+        for change in changes_with_renames(old, new):  # the renames drift's context found, not a second pass
+            old_path = change.old_path
             if not old_path.startswith(TRUNK_PREFIXES) or not old_path.endswith(CODE):
                 continue
-            if delta.status == DeltaStatus.ADDED:
+            if change.status == "added":
                 continue
-            gone = delta.status in (DeltaStatus.DELETED, DeltaStatus.RENAMED)
-            new_path = None if delta.status == DeltaStatus.DELETED else delta.new_file.path
+            gone = change.status in ("deleted", "renamed")
+            new_path = change.new_path
             self.changed.append((old_path, new_path))
             if gone:
                 self.removed_files[old_path] = "deleted" if new_path is None else f"renamed to {new_path}"
@@ -312,7 +297,7 @@ class UpstreamIndex:
         return out
 
 
-def symbol_findings(repo: pygit2.Repository, old: GitTree, new: GitTree, fork: GitTree,
+def symbol_findings(repo: Repository, old: GitTree, new: GitTree, fork: GitTree,
                     owners_of: Callable[[str], list[str]]) -> list[Finding]:
     uses_by_file: dict[str, tuple[list[Use], list[Use]]] = {}
     for path, lines in added_lines(repo, old, fork).items():
@@ -334,8 +319,7 @@ def symbol_findings(repo: pygit2.Repository, old: GitTree, new: GitTree, fork: G
                      f"{': ' + drift.detail if drift.detail else ''})" for use, drift in hits[:6]]
         owners = owners_of(path)
         backend = next((owner for owner in owners if owner not in ("shared-trunk", "flagtree-core")), None)
-        findings.append(Finding(
-            "symbol-drift", "warning", path,
+        findings.append(Finding("symbol-drift", path,
             "FlagTree code here uses trunk symbols upstream changed: " + ", ".join(described)
             + (f" and {len(hits) - 6} more" if len(hits) > 6 else ""),
             "check these uses against the new tag: the clean merge proves nothing about them",

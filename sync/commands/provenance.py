@@ -8,8 +8,7 @@ import click
 from ..errors import SyncError
 from ..layout import backend_names
 from ..provenance import write_manifest
-from ..repository import current_branch, open_repo, resolve_commit
-from ..trees import GitTree
+from ..git import GitTree, current_branch, open_repo, resolve_commit
 
 
 def run_provenance(repo_path: str, tag: str, backend: str, src: str | None) -> int:

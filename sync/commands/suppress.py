@@ -7,9 +7,8 @@ import click
 
 from ..drift import analyse_drift
 from ..errors import SyncError
-from ..repository import current_branch, open_repo, resolve_commit
 from ..suppressions import add_suppression
-from ..trees import GitTree
+from ..git import GitTree, current_branch, open_repo, resolve_commit
 
 
 def run_suppress(repo_path: str, old: str, onto: str, src: str | None, kind: str, path: str, reason: str) -> int:

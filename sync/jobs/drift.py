@@ -7,7 +7,8 @@ from .. import __version__
 from ..drift import DriftResult, analyse_drift
 from ..errors import SyncError
 from ..model import DriftInfo, Report, build_report
-from ..repository import branch_exists, commit_files, open_repo
+from ..git import Repository, branch_exists, branch_head, commit_files, open_repo
+from ..progress import Progress, Silent
 from .revs import resolve_range, resolve_rev
 
 
@@ -19,26 +20,29 @@ class DriftOptions:
     symbols: bool = False
 
 
-def run_drift(repo_path: str, old: str, onto: str, source: str | None, options: DriftOptions) -> Report:
+def run_drift(repo_path: str, old: str, onto: str, source: str | None, options: DriftOptions,
+              progress: Progress | None = None) -> Report:
     repo = open_repo(repo_path)
     rng = resolve_range(repo, old, onto, source)
     target = resolve_rev(repo, options.target) if options.target else None
     if options.apply and (target is None or not branch_exists(repo, target.ref)):
         raise SyncError("--apply commits the clean merges on a branch: pass that branch as --target")
-    result = analyse_drift(repo, rng.old.oid, rng.onto.oid, rng.source.oid, target.oid if target else None,
-                           set(options.backends) or None, options.symbols)
+    try:
+        result = analyse_drift(repo, rng, target, set(options.backends) or None, options.symbols, progress)
+    finally:
+        (progress or Silent()).close()
     applied = _apply_merges(repo, target.ref, result) if options.apply and target else None
     return build_report(rng, result.owners.backends, result.findings,
                         drift=DriftInfo(target.ref if target else "(replayed in memory)", applied),
                         only=set(options.backends) or None, tool_version=__version__)
 
 
-def _apply_merges(repo, branch: str, result: DriftResult) -> str | None:
+def _apply_merges(repo: Repository, branch: str, result: DriftResult) -> str | None:
     """Commit the clean merges on top of the target branch (in memory: no checkout)."""
-    if not result.merged:
+    head = branch_head(repo, branch)
+    if not result.merged or head is None:
         return None
     ref = f"refs/heads/{branch}"
-    head = repo.references[ref].peel()
     message = "Auto-merge drifted overlays\n\n" + "\n".join(f"- {m.path}" for m in result.merged) + "\n"
     commit = commit_files(repo, head, {m.path: m.data for m in result.merged}, message, ref)
     return None if commit == head.id else str(commit)  # the merges were already on the branch

@@ -5,7 +5,7 @@ killed while reporting resumes into the report.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -13,13 +13,15 @@ from .. import __version__
 from ..drift import analyse_drift
 from ..errors import SyncError
 from ..gate import run_gate
-from ..model import (Conflict, GateResult, GateRun, Hunk, Range, Report, ReplayedCommit, Rev, UpgradeInfo,
+from ..model import (Conflict, GateResult, Hunk, Range, Report, ReplayedCommit, Rev, UpgradeInfo,
                      build_report)
+from ..model.build import OwnersOf
+from .. import resumable_replay as engine
+from ..git import Repository, open_repo
+from ..git.diff import changed_paths
 from ..replay import ReplayedCommit as EngineCommit
 from ..report.write import write_report
-from ..repository import open_repo
-from .. import upgrade as engine
-from .progress import Progress, Silent
+from ..progress import Progress, Silent
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,7 @@ def _range(params: engine.UpgradeParams) -> Range:
     return Range(Rev(params.old, params.old_id), Rev(params.onto, params.onto_id), Rev(params.src, params.src_id))
 
 
-def _commits(results: Sequence[EngineCommit], owners_of) -> tuple[ReplayedCommit, ...]:
+def _commits(results: Sequence[EngineCommit], owners_of: OwnersOf) -> tuple[ReplayedCommit, ...]:
     commits = []
     for result in results:
         conflicts = tuple(
@@ -112,7 +114,7 @@ def _finish(repo_path: str, result: engine.UpgradeResult, options: UpgradeOption
     params = result.params
     backends = set(options.backends) or None
     progress.phase("analysing the new branch")
-    drift = analyse_drift(repo, params.old_id, params.onto_id, params.src_id, result.head, backends, symbols=True)
+    drift = analyse_drift(repo, _range(params), Rev(params.branch, result.head), backends, symbols=True)
     owners_of = drift.owners.owners
     if options.gate:
         progress.phase(f"test gate: {options.gate.command}")
@@ -126,26 +128,13 @@ def _finish(repo_path: str, result: engine.UpgradeResult, options: UpgradeOption
     return report
 
 
-def _gate(repo, result: engine.UpgradeResult, options: GateOptions, owners_of) -> GateResult:
-    replayed = [(r.result, f"{r.source[:9]} {r.summary}", r.source) for r in result.results if r.result]
+def _gate(repo: Repository, result: engine.UpgradeResult, options: GateOptions, owners_of: OwnersOf) -> GateResult:
+    replayed = [(r.result, f"{r.source[:9]} {r.summary}") for r in result.results if r.result]
     if replayed and replayed[-1][0] != result.head:
-        replayed.append((result.head, "the pin of the new upstream", result.head))
+        replayed.append((result.head, "the pin of the new upstream"))
     params = result.params
-    outcome = run_gate(repo, (params.onto_id, params.onto), [(c, label) for c, label, _ in replayed],
-                       options.command, options.at, options.timeout)
-    runs = tuple(GateRun(run.commit, run.label, run.passed, run.status, run.output) for run in outcome.runs)
-    first = outcome.first_failure
-    blamed: tuple[str, ...] = ()
-    if first is not None:
-        blamed = tuple(sorted({owner for path in _changed_paths(repo, first.commit) for owner in owners_of(path)}))
-    return GateResult(outcome.command, outcome.at, runs,
-                      GateRun(first.commit, first.label, first.passed, first.status, first.output) if first else None,
-                      outcome.baseline_failed, blamed)
-
-
-def _changed_paths(repo, commit_id: str) -> list[str]:
-    """The paths a replayed commit changed against its parent."""
-    commit = repo[commit_id]
-    parent = commit.parents[0].tree if commit.parents else None
-    diff = commit.tree.diff_to_tree(parent, swap=True) if parent is not None else commit.tree.diff_to_tree(swap=True)
-    return sorted({delta.new_file.path for delta in diff.deltas} | {delta.old_file.path for delta in diff.deltas})
+    outcome = run_gate(repo, (params.onto_id, params.onto), replayed, options.command, options.at, options.timeout)
+    if outcome.first_failure is None:
+        return outcome
+    blamed = sorted({owner for path in changed_paths(repo, outcome.first_failure.commit) for owner in owners_of(path)})
+    return replace(outcome, blamed_groups=tuple(blamed))

@@ -1,4 +1,9 @@
-"""In-memory three-way file merges through libgit2, with labelled diff3 markers and their hunks."""
+"""In-memory three-way file merges through libgit2, with labelled diff3 markers and their hunks.
+
+pygit2 has no public wrapper for git_merge_file_from_index (merge three blobs by id, with labels and
+diff3 style), so this calls it through pygit2's cffi handle. That is private API: pyproject.toml pins
+pygit2 below the next minor, and tests/test_git_merge_api.py fails loudly if what we call goes away.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,6 +13,8 @@ from pygit2 import ffi
 from pygit2.enums import MergeFavor, MergeFileFlag
 from pygit2.errors import check_error
 from pygit2.ffi import C
+
+__all__ = ["ConflictHunk", "MergeFavor", "MergeOutcome", "conflict_hunks", "merge_blobs"]
 
 _MERGE_FILE_OPTIONS_VERSION = 1  # GIT_MERGE_FILE_OPTIONS_VERSION in libgit2
 _MARKERS = ("<<<<<<<", "|||||||", "=======", ">>>>>>>")

@@ -1,4 +1,4 @@
-"""The upgrade run: replay OLD..SRC onto NEW on a new branch, resumable through a state file.
+"""The resumable replay of an upgrade: OLD..SRC onto NEW on a new branch, kept in a state file and journal.
 
 Invariant: the user's branches, index and work tree are never written. Progress lives in
 <git dir>/flagtree-sync/ (state file) and refs/flagtree-sync/wip (keeps replayed objects
@@ -8,26 +8,24 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-import git
-import pygit2
-
 from .atomic import write_text_atomic
-from .errors import SyncError
+from .errors import SyncError, UpgradeStopped
 from .faults import checkpoint
 from .pin import PIN_FILE, Pin, commit_pin, read_pin
+from .git import Commit, GitError, Repository
+from .git.repo import (branch_exists, checked_out_branch, commit_of, commit_range, current_branch, delete_ref,
+                       has_ref, is_ancestor, open_repo, resolve_commit, resolves, set_ref, valid_branch_name)
+from .git.worktree import Worktree, add_worktree, remove_worktree
 from .replay import Replayer, ReplayedCommit, summary_of
-from .repository import (branch_exists, commit_range, current_branch, is_ancestor, open_repo, resolve_commit,
-                         valid_branch_name)
 
 STATE_VERSION = 1
 WIP_REF = "refs/flagtree-sync/wip"
 
-Progress = Callable[[int, int, pygit2.Commit, ReplayedCommit | None], None]
+Progress = Callable[[int, int, Commit, ReplayedCommit | None], None]
 
 
 @dataclass
@@ -72,7 +70,7 @@ class UpgradeResult:
 class StateStore:
     """The state file and helpers of one repository's upgrade in progress."""
 
-    def __init__(self, repo: pygit2.Repository) -> None:
+    def __init__(self, repo: Repository) -> None:
         self.repo = repo
         self.directory = Path(repo.path) / "flagtree-sync"
         self.file = self.directory / "upgrade.json"
@@ -110,7 +108,7 @@ class StateStore:
     def save(self, state: UpgradeState) -> None:
         """Write the header (start of a run, stop/continue); results are only ever appended."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        self.repo.references.create(WIP_REF, pygit2.Oid(hex=state.head), force=True)
+        set_ref(self.repo, WIP_REF, state.head)
         if not state.results:
             self.journal.unlink(missing_ok=True)
         write_text_atomic(self.file, json.dumps(state.header_json(), indent=1))
@@ -118,7 +116,7 @@ class StateStore:
     def record(self, state: UpgradeState, result: ReplayedCommit) -> None:
         """Append one replayed commit. Order matters for kill-safety: the objects exist, then the ref
         that keeps them alive moves, then the journal names them; a torn last line is dropped on load."""
-        self.repo.references.create(WIP_REF, pygit2.Oid(hex=state.head), force=True)
+        set_ref(self.repo, WIP_REF, state.head)
         with open(self.journal, "a", encoding="utf-8") as handle:
             handle.write(json.dumps({"result": result.to_json(), "head": state.head}) + "\n")
             handle.flush()
@@ -126,16 +124,15 @@ class StateStore:
 
     def clear(self) -> None:
         if self.worktree.exists():
-            git.Repo(self.repo.path).git.worktree("remove", "--force", str(self.worktree))
-        if WIP_REF in self.repo.references:
-            self.repo.references.delete(WIP_REF)
+            remove_worktree(self.repo, self.worktree)
+        delete_ref(self.repo, WIP_REF)
         self.journal.unlink(missing_ok=True)
         if self.file.exists():
             self.file.unlink()
 
 
 def resolve_params(repo_path: str, old: str | None, onto: str, src: str | None, branch: str | None,
-                   policy: str) -> tuple[pygit2.Repository, UpgradeParams]:
+                   policy: str) -> tuple[Repository, UpgradeParams]:
     repo = open_repo(repo_path)
     src = src or current_branch(repo)
     src_commit = resolve_commit(repo, src)
@@ -143,7 +140,7 @@ def resolve_params(repo_path: str, old: str | None, onto: str, src: str | None, 
         pin = read_pin(repo, src_commit)
         if pin is None:
             raise SyncError(f"--from is required: {src} has no {PIN_FILE}")
-        old = pin.tag if _resolves(repo, pin.tag) else pin.commit
+        old = pin.tag if resolves(repo, pin.tag) else pin.commit
     old_commit, onto_commit = (resolve_commit(repo, ref) for ref in (old, onto))
     branch = branch or f"sync/{onto}"
     if not valid_branch_name(branch):
@@ -156,28 +153,19 @@ def resolve_params(repo_path: str, old: str | None, onto: str, src: str | None, 
     return repo, params
 
 
-def _resolves(repo: pygit2.Repository, ref: str) -> bool:
-    try:
-        resolve_commit(repo, ref)
-        return True
-    except SyncError:
-        return False
-
-
-def _check_new_run(repo: pygit2.Repository, params: UpgradeParams, force: bool) -> list[str]:
-    commits = [str(oid) for oid in commit_range(repo, repo[params.old_id], repo[params.src_id])]
+def _check_new_run(repo: Repository, params: UpgradeParams, force: bool) -> list[str]:
+    commits = [str(oid) for oid in commit_range(repo, commit_of(repo, params.old_id), commit_of(repo, params.src_id))]
     if not commits:
         raise SyncError(f"nothing to replay: {params.old}..{params.src} has no commits")
     if branch_exists(repo, params.branch) and not force:
         raise SyncError(f"branch {params.branch} already exists: pass --force to replace it, "
                         "or --target-branch NAME")
-    if params.branch == params.src or (not repo.head_is_unborn and not repo.head_is_detached
-                                       and repo.head.shorthand == params.branch):
+    if params.branch in (params.src, checked_out_branch(repo)):
         raise SyncError(f"refusing to overwrite the checked-out or source branch {params.branch}")
     return commits
 
 
-def run_upgrade(repo: pygit2.Repository, params: UpgradeParams, force: bool, progress: Progress) -> UpgradeResult:
+def run_upgrade(repo: Repository, params: UpgradeParams, force: bool, progress: Progress) -> UpgradeResult:
     store = StateStore(repo)
     state = store.load()
     resumed = state is not None
@@ -187,7 +175,7 @@ def run_upgrade(repo: pygit2.Repository, params: UpgradeParams, force: bool, pro
                 f"another upgrade is in progress ({state.params.old}..{state.params.src} onto "
                 f"{state.params.onto}, branch {state.params.branch}): upgrade --continue or upgrade --abort")
         if state.stopped:
-            raise SyncError(f"the upgrade stopped on a conflict: resolve it in {store.worktree}, git add, "
+            raise UpgradeStopped(f"the upgrade stopped on a conflict: resolve it in {store.worktree}, git add, "
                             "then upgrade --continue (or upgrade --abort)")
     else:
         commits = _check_new_run(repo, params, force)
@@ -196,26 +184,26 @@ def run_upgrade(repo: pygit2.Repository, params: UpgradeParams, force: bool, pro
     return _drive(repo, store, state, progress, resumed)
 
 
-def _drive(repo: pygit2.Repository, store: StateStore, state: UpgradeState, progress: Progress,
+def _drive(repo: Repository, store: StateStore, state: UpgradeState, progress: Progress,
            resumed: bool) -> UpgradeResult:
     replayer = Replayer(repo, state.params.policy, state.params.onto)
     total = len(state.commits)
     while len(state.results) < total:
         number = len(state.results)
-        commit = repo[state.commits[number]]
+        commit = commit_of(repo, state.commits[number])
         progress(number + 1, total, commit, None)
-        head = repo[state.head]
+        head = commit_of(repo, state.head)
         try:
             outcome = replayer.pick_tree(commit, head.tree)
-        except pygit2.GitError as exc:  # e.g. an object missing from a partial clone
+        except GitError as exc:  # e.g. an object missing from a partial clone
             raise SyncError(f"commit {number + 1}/{total} {str(commit.id)[:9]} cannot be replayed: {exc}; "
                             "the state is kept, rerun after fixing the repository") from exc
         if outcome.tree is None:
             _stop_in_worktree(repo, store, state, commit)
-            raise SyncError(
+            raise UpgradeStopped(
                 f"commit {number + 1}/{total} {str(commit.id)[:9]} conflicts in "
-                f"{', '.join(c.path for c in outcome.conflicts)}: resolve in {store.worktree}, git add, "
-                "then upgrade --continue (or upgrade --abort)")
+                f"{', '.join(c.path for c in outcome.conflicts)}: resolve them in {store.worktree}, git add, "
+                "then run flagtree-sync upgrade --continue (or --abort to give up)")
         result = ReplayedCommit(str(commit.id), summary_of(commit), None, outcome.conflicts)
         if outcome.tree != head.tree.id or outcome.conflicts:
             result.result = str(replayer.commit(commit, outcome.tree, head.id, outcome.conflicts))
@@ -224,34 +212,26 @@ def _drive(repo: pygit2.Repository, store: StateStore, state: UpgradeState, prog
         store.record(state, result)
         checkpoint(f"commit:{number + 1}")
         progress(number + 1, total, commit, result)
-    head = pygit2.Oid(hex=state.head)
-    if read_pin(repo, repo[state.params.src_id]) is not None:
-        head = commit_pin(repo, repo[head], Pin(state.params.onto, state.params.onto_id))
-    repo.references.create(f"refs/heads/{state.params.branch}", head, force=True)
+    head = commit_of(repo, state.head).id
+    if read_pin(repo, commit_of(repo, state.params.src_id)) is not None:
+        head = commit_pin(repo, commit_of(repo, head), Pin(state.params.onto, state.params.onto_id))
+    set_ref(repo, f"refs/heads/{state.params.branch}", head)
     state.head = str(head)
     # The state stays until finish_upgrade: a run killed while reporting resumes into the report.
     return UpgradeResult(state.params, state.results, state.head, resumed)
 
 
-def finish_upgrade(repo: pygit2.Repository) -> None:
+def finish_upgrade(repo: Repository) -> None:
     """Forget the run once its report is written."""
     StateStore(repo).clear()
 
 
-def _stop_in_worktree(repo: pygit2.Repository, store: StateStore, state: UpgradeState,
-                      commit: pygit2.Commit) -> None:
+def _stop_in_worktree(repo: Repository, store: StateStore, state: UpgradeState, commit: Commit) -> None:
     """Leave git's own conflicted cherry-pick in a separate worktree, for the user's usual tools."""
     state.stopped = True
     store.save(state)
-    if store.worktree.exists():
-        shutil.rmtree(store.worktree)
-    main = git.Repo(repo.path)
-    main.git.worktree("prune")
-    main.git.worktree("add", "--detach", str(store.worktree), state.head)
-    try:
-        git.Repo(store.worktree).git.cherry_pick("--no-commit", str(commit.id))
-    except git.GitCommandError:
-        pass  # expected: the conflict is what the user resolves
+    # The worktree outlives this run on purpose: the user resolves the conflict there.
+    add_worktree(repo, store.worktree, state.head).cherry_pick_no_commit(str(commit.id))
 
 
 def continue_upgrade(repo_path: str, progress: Progress) -> UpgradeResult:
@@ -265,32 +245,29 @@ def continue_upgrade(repo_path: str, progress: Progress) -> UpgradeResult:
     return _drive(repo, store, state, progress, resumed=True)
 
 
-def _take_resolution(repo: pygit2.Repository, store: StateStore, state: UpgradeState) -> None:
-    worktree = git.Repo(store.worktree)
-    unmerged = sorted({line.split("\t", 1)[1] for line in worktree.git.ls_files("-u").splitlines() if "\t" in line})
+def _take_resolution(repo: Repository, store: StateStore, state: UpgradeState) -> None:
+    worktree = Worktree(store.worktree)
+    unmerged = worktree.unmerged_paths()
     if unmerged:
         raise SyncError(f"unresolved conflicts in {store.worktree}: {', '.join(unmerged)} (git add them first)")
-    commit = repo[state.commits[len(state.results)]]
+    commit = commit_of(repo, state.commits[len(state.results)])
     replayer = Replayer(repo, "markers", state.params.onto)
-    conflicts = replayer.pick_tree(commit, repo[state.head].tree).conflicts
+    conflicts = replayer.pick_tree(commit, commit_of(repo, state.head).tree).conflicts
     for conflict in conflicts:
         conflict.resolution = "manual"
-    head_moved = worktree.head.commit.hexsha != state.head
-    tree = pygit2.Oid(hex=worktree.head.commit.tree.hexsha if head_moved else worktree.git.write_tree())
-    new_head = replayer.commit(commit, tree, pygit2.Oid(hex=state.head), [])
+    new_head = replayer.commit(commit, worktree.resolved_tree(state.head), state.head, [])
     resolved = ReplayedCommit(str(commit.id), summary_of(commit), str(new_head), conflicts)
     state.results.append(resolved)
     state.head, state.stopped = str(new_head), False
     store.record(state, resolved)
-    if (Path(worktree.git_dir) / "CHERRY_PICK_HEAD").exists():
-        worktree.git.cherry_pick("--quit")
-    git.Repo(repo.path).git.worktree("remove", "--force", str(store.worktree))
+    worktree.quit_cherry_pick()
+    remove_worktree(repo, store.worktree)
     store.save(state)
 
 
 def abort_upgrade(repo_path: str) -> bool:
     repo = open_repo(repo_path)
     store = StateStore(repo)
-    had_state = store.file.exists() or WIP_REF in repo.references
+    had_state = store.file.exists() or has_ref(repo, WIP_REF)
     store.clear()
     return had_state

@@ -1,0 +1,48 @@
+"""The analyses drift and upgrade run, in order. Adding a kind: a catalogue entry in sync/kinds.py, an
+analyzer here (analyze(ctx) -> Iterable[Finding]) and a fixture test; the renderers need no change."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from ..layout import third_party_backends
+from ..model import Finding
+from .context import DriftContext
+from .cppguards import guard_findings
+from .overlays import overlay_findings
+from .specfuncs import spec_function_findings
+from .symbols import symbol_findings
+
+
+@dataclass(frozen=True)
+class Analyzer:
+    name: str  # shown in progress output
+    analyze: Callable[[DriftContext], Iterable[Finding]]
+    on_request: bool = False  # runs only when asked for (drift --symbols; upgrade always asks)
+
+
+def backends_without_spec(context: DriftContext) -> list[Finding]:
+    known = set(context.owners.backends)
+    return [Finding("backend-without-spec", f"third_party/{backend}/backend", "backend has no spec/ tree: "
+                    "nothing to drift", backend=backend)
+            for backend in third_party_backends(context.fork)
+            if backend not in known and (not context.filtered or backend in context.backends)]
+
+
+def symbol_drift(context: DriftContext) -> list[Finding]:
+    rng = context.range
+    if rng is not None and not context.fork_based_on_old:
+        # FlagTree's added lines are measured from OLD: on a branch not based on it they would be upstream's.
+        return [Finding("symbol-drift-skipped", ".", "the old tag is not an ancestor of the branch, so FlagTree's "
+                        "added lines cannot be told from upstream's")]
+    return symbol_findings(context.repo, context.upstream_old, context.upstream_new, context.fork,
+                           context.owners.owners)
+
+
+ANALYZERS: tuple[Analyzer, ...] = (
+    Analyzer("backends", backends_without_spec),
+    Analyzer("overlays", overlay_findings),
+    Analyzer("spec functions", spec_function_findings),
+    Analyzer("C++ guards", guard_findings),
+    Analyzer("symbols", symbol_drift, on_request=True),
+)

@@ -1,0 +1,38 @@
+"""The git gateway: the only package of flagtree-sync that imports pygit2 or GitPython.
+
+Two libraries, each for what it does best:
+- pygit2 (libgit2, in-process) for the object store: resolving revisions, reading trees and blobs,
+  tree diffs and rename detection, in-memory three-way merges and cherry-picks, commits and refs.
+  No process per blob or per commit, and merges happen without a work tree or an index on disk.
+- GitPython (drives the git binary) for porcelain that must behave exactly like the user's git:
+  worktrees, the conflicted cherry-pick a stopped upgrade leaves in a worktree, checkouts for the
+  test gate, and the scripted demo world (git commit with fixed authors and dates).
+
+Other modules name the types below in type hints and call the functions of the submodules; they
+never touch a pygit2 or GitPython object's API beyond what these modules return.
+"""
+from __future__ import annotations
+
+import pygit2
+
+from .diff import Change, added_lines, blob_diff, changes_with_renames, renames
+from .merge import ConflictHunk, MergeOutcome, conflict_hunks, merge_blobs
+from .repo import (UnknownRevision, as_oid, branch_exists, branch_head, checked_out_branch, close_names,
+                   commit_files, commit_of, commit_range, current_branch, delete_ref, has_object, has_ref,
+                   is_ancestor, open_repo, resolve_commit, resolves, set_ref, valid_branch_name)
+from .store import object_ids, scratch_repository
+from .trees import GitTree
+
+Repository = pygit2.Repository
+Oid = pygit2.Oid
+Commit = pygit2.Commit
+Tree = pygit2.Tree
+GitError = pygit2.GitError
+
+__all__ = [
+    "Change", "Commit", "ConflictHunk", "GitError", "GitTree", "MergeOutcome", "Oid", "Repository", "Tree",
+    "UnknownRevision", "added_lines", "as_oid", "blob_diff", "branch_exists", "branch_head", "changes_with_renames",
+    "checked_out_branch", "close_names", "commit_files", "commit_of", "commit_range", "conflict_hunks",
+    "current_branch", "delete_ref", "has_object", "has_ref", "is_ancestor", "merge_blobs", "object_ids",
+    "open_repo", "renames", "resolve_commit", "resolves", "scratch_repository", "set_ref", "valid_branch_name",
+]

@@ -1,0 +1,94 @@
+"""Tree and blob diffs, read-only: nothing here writes an object into the repository."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import pygit2
+from pygit2.enums import DeltaStatus
+
+from .trees import GitTree
+
+
+@dataclass(frozen=True)
+class Change:
+    """One file upstream touched between two trees; new_path is None when deleted."""
+
+    old_path: str
+    new_path: str | None
+    status: str  # modified | deleted | renamed | added | ...
+
+    @property
+    def renamed(self) -> bool:
+        return self.status == "renamed"
+
+
+_STATUS = {DeltaStatus.ADDED: "added", DeltaStatus.DELETED: "deleted", DeltaStatus.MODIFIED: "modified",
+           DeltaStatus.RENAMED: "renamed", DeltaStatus.COPIED: "copied", DeltaStatus.TYPECHANGE: "typechange"}
+
+# (repo path, old tree id, new tree id) -> changes: rename detection is the costly part of a tree diff,
+# so it runs once per pair of trees however many analyzers ask.
+_similar_cache: dict[tuple[str, pygit2.Oid, pygit2.Oid], tuple[Change, ...]] = {}
+_CACHED_PAIRS = 4  # a run compares one or two pairs; tests open many repositories
+
+
+def changes_with_renames(old: GitTree, new: GitTree) -> tuple[Change, ...]:
+    """Every change old -> new, renames found by git's similarity detection (computed once per pair)."""
+    key = (old.repo.path, old.tree.id, new.tree.id)
+    if key not in _similar_cache:
+        if len(_similar_cache) >= _CACHED_PAIRS:
+            del _similar_cache[next(iter(_similar_cache))]
+        diff = old.repo.diff(old.tree, new.tree)
+        diff.find_similar()
+        _similar_cache[key] = tuple(
+            Change(delta.old_file.path, None if delta.status == DeltaStatus.DELETED else delta.new_file.path,
+                   _STATUS.get(delta.status, "other")) for delta in diff.deltas)
+    return _similar_cache[key]
+
+
+def renames(old: GitTree, new: GitTree) -> dict[str, str]:
+    """Renames old path -> new path between two trees."""
+    return {change.old_path: change.new_path for change in changes_with_renames(old, new)
+            if change.renamed and change.new_path is not None}
+
+
+def added_lines(old: GitTree, new: GitTree, wanted: Callable[[str], bool]) -> dict[str, set[int]]:
+    """Lines new adds over old (new-side numbers) per file that wanted() accepts; other blobs are not read,
+    so a partial clone missing them still works."""
+    added: dict[str, set[int]] = {}
+    diff = old.repo.diff(old.tree, new.tree, context_lines=0)
+    for number, delta in enumerate(diff.deltas):
+        path = delta.new_file.path
+        if not wanted(path) or delta.is_binary:
+            continue
+        try:
+            patch = diff[number]
+        except (pygit2.GitError, KeyError):
+            continue
+        lines = {line.new_lineno for hunk in patch.hunks for line in hunk.lines if line.origin == "+"}
+        if lines:
+            added[path] = lines
+    return added
+
+
+def blob_diff(repo: pygit2.Repository, old: pygit2.Oid | None, new: pygit2.Oid | None, old_path: str,
+              new_path: str) -> str:
+    """Unified diff text of two blobs; a missing side reads as the empty blob, as git diffs it against
+    e69de29. Nothing is written (the empty side is passed as bytes, not created as an object)."""
+    if old is None and new is None:
+        return ""
+    # Both sides stay referenced until the text is made: libgit2 reads their buffers lazily.
+    before = repo[old] if old is not None else b""
+    after = repo[new] if new is not None else b""
+    patch = pygit2.Patch.create_from(before, after, old_as_path=old_path, new_as_path=new_path)
+    return patch.text or ""
+
+
+def changed_paths(repo: pygit2.Repository, commit_id: str) -> list[str]:
+    """The paths a commit changed against its first parent (both sides of a rename)."""
+    commit = repo[commit_id].peel(pygit2.Commit)
+    if commit.parents:
+        diff = repo.diff(commit.parents[0].tree, commit.tree)
+    else:
+        diff = commit.tree.diff_to_tree(swap=True)
+    return sorted({delta.new_file.path for delta in diff.deltas} | {delta.old_file.path for delta in diff.deltas})

@@ -1,0 +1,145 @@
+"""Open a repository, resolve user-given revisions, walk ranges and move refs (pygit2)."""
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import SortMode
+
+from ..errors import NotARepository, SyncError, UnknownRef
+
+_SUGGESTIONS = 3
+
+
+class UnknownRevision(UnknownRef):
+    """An unknown revision, with the closest tag and branch names when some are close."""
+
+    def __init__(self, ref: str, repo: str, close: list[str]) -> None:
+        super().__init__(ref, repo)
+        if close:
+            self.args = (f"{self.args[0]}; did you mean {' or '.join(close)}?",)
+
+
+def open_repo(path: Path | str) -> pygit2.Repository:
+    path = Path(path)
+    if not path.exists():
+        raise SyncError(f"{path} does not exist")
+    found = pygit2.discover_repository(str(path))
+    if found is None:
+        raise NotARepository(str(path))
+    repo = pygit2.Repository(found)
+    if repo.is_shallow:
+        raise SyncError(f"{path} is a shallow clone: the range cannot be read; run git fetch --unshallow first")
+    return repo
+
+
+def close_names(repo: pygit2.Repository, ref: str) -> list[str]:
+    """Tags and branches whose names are close to ref (difflib), best first."""
+    names = set()
+    for name in repo.references:
+        for prefix in ("refs/tags/", "refs/heads/", "refs/remotes/"):
+            if name.startswith(prefix):
+                names.add(name[len(prefix):])
+    return difflib.get_close_matches(ref, sorted(names), n=_SUGGESTIONS, cutoff=0.6)
+
+
+def resolve_commit(repo: pygit2.Repository, ref: str) -> pygit2.Commit:
+    try:
+        return repo.revparse_single(ref).peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
+        raise UnknownRevision(ref, repo.workdir or repo.path, close_names(repo, ref)) from exc
+
+
+def resolves(repo: pygit2.Repository, ref: str) -> bool:
+    try:
+        resolve_commit(repo, ref)
+        return True
+    except SyncError:
+        return False
+
+
+def commit_of(repo: pygit2.Repository, commit_id: str | pygit2.Oid) -> pygit2.Commit:
+    """A commit by its full id (what the state and the report carry)."""
+    return repo[commit_id].peel(pygit2.Commit)
+
+
+def current_branch(repo: pygit2.Repository) -> str:
+    if repo.head_is_detached or repo.head_is_unborn:
+        raise SyncError("HEAD is not on a branch: name the FlagTree branch with --branch")
+    return repo.head.shorthand
+
+
+def checked_out_branch(repo: pygit2.Repository) -> str | None:
+    """The branch HEAD is on, or None when detached or unborn."""
+    if repo.head_is_detached or repo.head_is_unborn:
+        return None
+    return repo.head.shorthand
+
+
+def commit_range(repo: pygit2.Repository, old: pygit2.Commit, src: pygit2.Commit) -> list[pygit2.Oid]:
+    """Non-merge commits old..src, oldest first (what git rebase would replay)."""
+    walker = repo.walk(src.id, SortMode.TOPOLOGICAL | SortMode.REVERSE)
+    walker.hide(old.id)
+    return [commit.id for commit in walker if len(commit.parents) <= 1]
+
+
+def as_oid(commit_id: str | pygit2.Oid) -> pygit2.Oid:
+    return commit_id if isinstance(commit_id, pygit2.Oid) else pygit2.Oid(hex=commit_id)
+
+
+def is_ancestor(repo: pygit2.Repository, ancestor: str | pygit2.Oid, descendant: str | pygit2.Oid) -> bool:
+    ancestor, descendant = as_oid(ancestor), as_oid(descendant)
+    return ancestor == descendant or repo.descendant_of(descendant, ancestor)
+
+
+def has_object(repo: pygit2.Repository, object_id: str) -> bool:
+    try:
+        return pygit2.Oid(hex=object_id) in repo
+    except ValueError:
+        return False
+
+
+def commit_files(repo: pygit2.Repository, head: pygit2.Commit, files: dict[str, bytes], message: str,
+                 ref: str | None = None) -> pygit2.Oid:
+    """A commit on top of head that writes files (in memory, no checkout); head itself when nothing changes.
+
+    Signed by flagtree-sync and dated like head, so that doing the same twice gives the same commit.
+    """
+    index = pygit2.Index()
+    index.read_tree(head.tree)
+    for path, data in files.items():
+        index.add(pygit2.IndexEntry(path, repo.create_blob(data), pygit2.GIT_FILEMODE_BLOB))
+    tree = index.write_tree(repo)
+    if tree == head.tree.id:
+        return head.id
+    signature = pygit2.Signature("flagtree-sync", "flagtree-sync@localhost", head.committer.time,
+                                 head.committer.offset)
+    return repo.create_commit(ref, signature, signature, message, tree, [head.id])
+
+
+def branch_exists(repo: pygit2.Repository, name: str) -> bool:
+    return f"refs/heads/{name}" in repo.references
+
+
+def branch_head(repo: pygit2.Repository, name: str) -> pygit2.Commit | None:
+    ref = f"refs/heads/{name}"
+    return repo.references[ref].peel(pygit2.Commit) if ref in repo.references else None
+
+
+def valid_branch_name(name: str) -> bool:
+    return pygit2.reference_is_valid_name(f"refs/heads/{name}")
+
+
+def has_ref(repo: pygit2.Repository, name: str) -> bool:
+    return name in repo.references
+
+
+def set_ref(repo: pygit2.Repository, name: str, target: str | pygit2.Oid) -> None:
+    """Create or move a ref (force): the caller decided it may."""
+    repo.references.create(name, as_oid(target), force=True)
+
+
+def delete_ref(repo: pygit2.Repository, name: str) -> None:
+    if name in repo.references:
+        repo.references.delete(name)
