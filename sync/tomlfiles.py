@@ -102,9 +102,10 @@ def _check_table(document: TomlDocument, data: dict[str, Any], schema: Table, ar
         if key not in data:
             continue
         entries = data[key]
-        if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
-            raise document.error(f"{key} must be an array of tables ([[{key}]] entries), not {_kind(entries)}",
-                                 key=key)
+        strays = [entry for entry in entries if not isinstance(entry, dict)] if isinstance(entries, list) else []
+        if not isinstance(entries, list) or strays:
+            got = f"an array holding {_kind(strays[0])}" if strays else _kind(entries)
+            raise document.error(f"{key} must be an array of tables ([[{key}]] entries), not {got}", key=key)
         for number, entry in enumerate(entries):
             _check_table(document, entry, entry_schema, key, number, f"[[{key}]] entry {number + 1}: ")
 

@@ -52,8 +52,9 @@ def test_syntax_error_keeps_tomllibs_line() -> None:
 
 def test_suppress_that_is_not_an_array_of_tables() -> None:
     error = error_of('# reviewed\n\nsuppress = "x"\n')
-    assert (error.line, error.problem) == (3, 'suppress must be an array of tables ([[suppress]] entries), not a string')
-    assert error_of("suppress = [1, 2]\n").problem.endswith("not an array")
+    assert (error.line, error.problem) == (3, "suppress must be an array of tables ([[suppress]] entries), "
+                                              "not a string")
+    assert error_of("suppress = [1, 2]\n").problem.endswith("not an array holding an integer")
 
 
 def test_wrong_type_points_at_the_key_of_the_right_entry() -> None:
