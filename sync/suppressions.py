@@ -118,5 +118,9 @@ def add_suppression(work_tree: Path, finding: Finding, new: GitTree, reviewed_fo
     text = target.read_text(encoding="utf-8", errors="replace") if target.exists() else None
     if text is not None and (finding.kind, finding.path) in {(e.kind, e.path) for e in parse_suppressions(text, rel)}:
         raise SyncError(f"{finding.kind} on {finding.path} is already suppressed in {rel}")
+    if not reason.strip():
+        raise SyncError("--reason must say why the finding needs no change")
     entry = Suppression(finding.kind, finding.path, reviewed_for, trunk, str(blob), reason)
-    return write_in_work_tree(work_tree, rel, append_suppression(text, entry))
+    updated = append_suppression(text, entry)
+    parse_suppressions(updated, rel)  # never write a file the next run would refuse to read
+    return write_in_work_tree(work_tree, rel, updated)

@@ -132,3 +132,10 @@ def test_malformed_suppressions_stop_drift_and_upgrade_with_exit_2(world, text, 
                                           "v3.6.0", *command[1:]])
         assert result.exit_code == 2, (command, result.output)
         assert f"{SUPPRESSIONS}:{line}: {problem}" in result.output
+
+
+def test_an_empty_reason_is_refused_before_anything_is_written(world, monkeypatch) -> None:
+    monkeypatch.chdir(world.fork)
+    result = CliRunner().invoke(cli, [*SUPPRESS[:-1], " "])
+    assert result.exit_code == 2 and "--reason must say why" in result.output
+    assert not (world.fork / SUPPRESSIONS).exists()
