@@ -6,15 +6,17 @@ Only libcst and the standard library are imported here: the build uses this modu
 """
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 import libcst as cst
 
 from .errors import SyncError
+from .tomlfiles import Table, Text, TomlFileError, load_toml
 
 HOOK_KINDS = ("spec_path", "spec", "spec_func")
+HOOK_SET_SCHEMA = Table(fields={"triton": Text(required=False)}, arrays={"hook": Table(fields={
+    "kind": Text(), "file": Text(), "call": Text(required=False), "name": Text(required=False)})})
 IMPORT_LINE = "from triton.flagtree_spec import {name}\n"
 
 
@@ -45,20 +47,25 @@ class HookSet:
 
 def load_hook_set(path: Path) -> HookSet:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
         raise SyncError(f"cannot read hook set {path}: {exc}") from exc
+    try:
+        document = load_toml(text, str(path), HOOK_SET_SCHEMA)
+    except TomlFileError as exc:
+        raise TomlFileError(exc.where, exc.line, f"cannot read hook set: {exc.problem}") from exc
     hooks = []
-    for number, entry in enumerate(data.get("hook", []), start=1):
-        kind = entry.get("kind")
-        if kind not in HOOK_KINDS or not entry.get("file"):
-            raise SyncError(f"{path}: hook {number} needs kind (one of {', '.join(HOOK_KINDS)}) and file")
+    for index, entry in enumerate(document.data.get("hook", [])):
+        kind, label = entry["kind"], f"[[hook]] entry {index + 1}"
+        if kind not in HOOK_KINDS:
+            raise document.error(f"{label} needs kind, one of {', '.join(HOOK_KINDS)}, not {kind!r}", "hook", index,
+                                 "kind")
         if kind == "spec" and not entry.get("call"):
-            raise SyncError(f"{path}: hook {number} (spec) needs call")
-        if kind == "spec_func" and not str(entry.get("name", "")).isidentifier():
-            raise SyncError(f"{path}: hook {number} (spec_func) needs name")
+            raise document.error(f"{label} needs call", "hook", index, "call")
+        if kind == "spec_func" and not entry.get("name", "").isidentifier():
+            raise document.error(f"{label} needs name, a Python identifier", "hook", index, "name")
         hooks.append(Hook(kind, entry["file"], entry.get("call", ""), entry.get("name", "")))
-    return HookSet(str(data.get("triton", "")), tuple(hooks))
+    return HookSet(document.data.get("triton", ""), tuple(hooks))
 
 
 class HookError(SyncError):

@@ -140,6 +140,8 @@ CATALOGUE: tuple[Kind, ...] = (
        "rerun flagtree-sync provenance for this backend", "FT015"),
     _k("provenance-missing", "policy", "warning", "a backend file missing from its provenance.toml",
        "rerun flagtree-sync provenance so drift knows this file's base", "FT016"),
+    _k("config-invalid", "policy", "error", "a pin, provenance.toml or suppressions.toml that breaks its schema",
+       "fix the file", "FT017"),
 )
 
 BY_ID: dict[str, Kind] = {kind.id: kind for kind in CATALOGUE}

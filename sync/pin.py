@@ -1,15 +1,15 @@
 """The pinned upstream: one file on the FlagTree branch says which Triton tag and commit it is on."""
 from __future__ import annotations
 
-import re
-import tomllib
 from dataclasses import dataclass
 
-from .errors import SyncError
+import tomlkit
+
 from .git import Commit, Oid, Repository, commit_files
+from .tomlfiles import OID, Table, Text, load_toml
 
 PIN_FILE = "flagtree-upstream.toml"
-_HEX = re.compile(r"^[0-9a-f]{40}$")
+PIN_SCHEMA = Table(fields={"tag": Text(), "commit": Text(pattern=OID, meaning="40 hex digits")})
 
 
 @dataclass(frozen=True)
@@ -18,20 +18,18 @@ class Pin:
     commit: str
 
     def render(self) -> str:
-        return ("# The upstream Triton release this FlagTree branch is on. `flagtree-sync upgrade` rewrites it\n"
-                "# on the branch it creates, and takes --from from it when --from is not given.\n"
-                f'tag = "{self.tag}"\ncommit = "{self.commit}"\n')
+        document = tomlkit.document()
+        document.add(tomlkit.comment("The upstream Triton release this FlagTree branch is on. `flagtree-sync upgrade`"
+                                     " rewrites it"))
+        document.add(tomlkit.comment("on the branch it creates, and takes --from from it when --from is not given."))
+        document["tag"] = self.tag
+        document["commit"] = self.commit
+        return tomlkit.dumps(document)
 
 
-def parse_pin(text: str) -> Pin:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise SyncError(f"{PIN_FILE}: {exc}") from exc
-    tag, commit = data.get("tag"), data.get("commit")
-    if not isinstance(tag, str) or not tag or not isinstance(commit, str) or not _HEX.match(commit):
-        raise SyncError(f"{PIN_FILE} needs tag = \"...\" and commit = \"<40 hex digits>\"")
-    return Pin(tag, commit)
+def parse_pin(text: str, where: str = PIN_FILE) -> Pin:
+    data = load_toml(text, where, PIN_SCHEMA).data
+    return Pin(data["tag"], data["commit"])
 
 
 def read_pin(repo: Repository, commit: Commit) -> Pin | None:

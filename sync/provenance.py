@@ -6,14 +6,21 @@ writes the manifest; `check` verifies it still names existing files.
 """
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+import tomlkit
+
 from .errors import SyncError
-from .layout import SpecFile, spec_files
 from .git import GitTree, Repository
+from .layout import SpecFile, spec_files
+from .tomlfiles import OID, Table, Text, load_toml, write_in_work_tree
 from .trees import FileTree, read_text
+
+MANIFEST_SCHEMA = Table(arrays={"file": Table(fields={
+    "path": Text(), "trunk": Text(), "tag": Text(), "blob": Text(pattern=OID, meaning="40 hex digits")})})
+HEADER = ("Where each file of this backend came from: the trunk counterpart and its blob at the tag.",
+          "Written by `flagtree-sync provenance`; drift merges from these bases.")
 
 
 def manifest_path(backend: str) -> str:
@@ -27,21 +34,37 @@ class Derivation:
     tag: str  # the upstream tag it was derived from
     blob: str  # the counterpart's blob at that tag
 
-    def render(self) -> str:
-        return (f'[[file]]\npath = "{self.path}"\ntrunk = "{self.trunk}"\ntag = "{self.tag}"\n'
-                f'blob = "{self.blob}"\n')
+    def table(self) -> tomlkit.items.Table:
+        entry = tomlkit.table()
+        for key in ("path", "trunk", "tag", "blob"):
+            entry[key] = getattr(self, key)
+        return entry
+
+
+def parse_manifest(text: str, where: str) -> dict[str, Derivation]:
+    """The manifest's entries by backend path; a file that breaks the schema is a TomlFileError."""
+    entries = load_toml(text, where, MANIFEST_SCHEMA).data.get("file", [])
+    return {entry["path"]: Derivation(entry["path"], entry["trunk"], entry["tag"], entry["blob"])
+            for entry in entries}
+
+
+def render_manifest(entries: list[Derivation]) -> str:
+    document = tomlkit.document()
+    for line in HEADER:
+        document.add(tomlkit.comment(line))
+    document.add(tomlkit.nl())
+    files = tomlkit.aot()
+    for entry in entries:
+        files.append(entry.table())
+    document.append("file", files)
+    return tomlkit.dumps(document)
 
 
 def load_manifest(tree: FileTree, backend: str) -> dict[str, Derivation] | None:
     text = read_text(tree, manifest_path(backend))
     if text is None:
         return None
-    try:
-        entries = tomllib.loads(text).get("file", [])
-        return {entry["path"]: Derivation(entry["path"], entry["trunk"], entry["tag"], entry["blob"])
-                for entry in entries}
-    except (tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
-        raise SyncError(f"{manifest_path(backend)} is malformed: {exc}") from exc
+    return parse_manifest(text, manifest_path(backend))
 
 
 def derived_files(tree: GitTree, backend: str) -> list[SpecFile]:
@@ -60,9 +83,5 @@ def write_manifest(repo: Repository, work_tree: Path, branch: GitTree, backend: 
             entries.append(Derivation(spec_file.path, spec_file.trunk_path or "", tag, str(blob)))
     if not entries:
         raise SyncError(f"backend {backend} has no file with a trunk counterpart at {tag}")
-    target = work_tree / manifest_path(backend)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    header = ("# Where each file of this backend came from: the trunk counterpart and its blob at the tag.\n"
-              "# Written by `flagtree-sync provenance`; drift merges from these bases.\n\n")
-    target.write_text(header + "\n".join(entry.render() for entry in entries), encoding="utf-8")
-    return target, len(entries)
+    text = render_manifest(entries)
+    return write_in_work_tree(work_tree, manifest_path(backend), text), len(entries)

@@ -7,14 +7,18 @@ finding counts again. Suppressed findings stay in the report with their reason.
 """
 from __future__ import annotations
 
-import tomllib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
+import tomlkit
+
 from .errors import SyncError
-from .model import Finding
 from .git import GitTree
+from .model import Finding, Review
+from .tomlfiles import OID, Table, Text, load_toml, work_tree_path, write_in_work_tree
 from .trees import FileTree, read_text
+
+NEW_FILE_HEADER = "Findings reviewed by the backend maintainer; see flagtree-sync suppress --help."
 
 
 def suppressions_path(backend: str) -> str:
@@ -30,28 +34,42 @@ class Suppression:
     trunk_blob: str
     reason: str
 
-    def render(self) -> str:
-        fields = [("kind", self.kind), ("path", self.path), ("reviewed_for", self.reviewed_for),
-                  ("trunk", self.trunk), ("trunk_blob", self.trunk_blob), ("reason", self.reason)]
-        return "[[suppress]]\n" + "".join(f"{key} = {_quote(value)}\n" for key, value in fields)
+    def table(self) -> tomlkit.items.Table:
+        entry = tomlkit.table()
+        for name in FIELDS:
+            entry[name] = getattr(self, name)
+        return entry
 
 
-def _quote(value: str) -> str:
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+FIELDS = tuple(f.name for f in fields(Suppression))
+SCHEMA = Table(arrays={"suppress": Table(fields={
+    name: Text(pattern=OID, meaning="40 hex digits") if name == "trunk_blob" else Text() for name in FIELDS})})
 
 
 def parse_suppressions(text: str, where: str) -> list[Suppression]:
-    try:
-        entries = tomllib.loads(text).get("suppress", [])
-    except tomllib.TOMLDecodeError as exc:
-        raise SyncError(f"{where}: {exc}") from exc
-    found = []
-    for number, entry in enumerate(entries, start=1):
-        try:
-            found.append(Suppression(**{key: str(entry[key]) for key in Suppression.__dataclass_fields__}))
-        except KeyError as exc:
-            raise SyncError(f"{where}: entry {number} lacks {exc.args[0]}") from exc
-    return found
+    """Every entry, checked against the schema: a bad file is a TomlFileError naming its line."""
+    entries = load_toml(text, where, SCHEMA).data.get("suppress", [])
+    return [Suppression(**{name: entry[name] for name in FIELDS}) for entry in entries]
+
+
+def append_suppression(existing: str | None, entry: Suppression) -> str:
+    """existing (a reviewed file, comments and order kept) with entry added at the end."""
+    document = tomlkit.parse(existing) if existing else tomlkit.document()
+    if not existing:
+        document.add(tomlkit.comment(NEW_FILE_HEADER))
+        document.add(tomlkit.nl())
+    entries = document.get("suppress")
+    if isinstance(entries, tomlkit.items.AoT):
+        if entries:
+            entries[-1].add(tomlkit.nl())  # a blank line between the last reviewed entry and the new one
+        entries.append(entry.table())
+    elif isinstance(entries, tomlkit.items.Array):  # written by hand as suppress = [{...}, ...]
+        entries.append({name: getattr(entry, name) for name in FIELDS})
+    else:
+        entries = tomlkit.aot()
+        entries.append(entry.table())
+        document.append("suppress", entries)
+    return tomlkit.dumps(document)
 
 
 def load_suppressions(tree: FileTree, backends: list[str]) -> dict[tuple[str, str], Suppression]:
@@ -80,11 +98,11 @@ def apply_suppressions(findings: list[Finding], fork: FileTree, new: GitTree, ba
             out.append(finding)
             continue
         current = new.blob_id(entry.trunk)
-        note = {"reason": entry.reason, "reviewed_for": entry.reviewed_for}
+        note = Review(entry.reason, entry.reviewed_for)
         if current is not None and str(current) == entry.trunk_blob:
-            out.append(replace(finding, suppressed=note))
+            out.append(finding.with_review(suppressed=note))
         else:  # upstream changed the counterpart again since the review
-            out.append(replace(finding, details={**finding.details, "suppression_expired": note}))
+            out.append(finding.with_review(expired=note))
     return out
 
 
@@ -96,12 +114,14 @@ def add_suppression(work_tree: Path, finding: Finding, new: GitTree, reviewed_fo
     blob = new.blob_id(trunk)
     if blob is None:
         raise SyncError(f"{trunk} does not exist at {reviewed_for}: a suppression needs a trunk file to expire on")
-    target = work_tree / suppressions_path(finding.backend)
-    existing = target.read_text(encoding="utf-8") if target.exists() else \
-        "# Findings reviewed by the backend maintainer; see flagtree-sync suppress --help.\n"
-    if (finding.kind, finding.path) in {(e.kind, e.path) for e in parse_suppressions(existing, str(target))}:
-        raise SyncError(f"{finding.kind} on {finding.path} is already suppressed in {target}")
+    rel = suppressions_path(finding.backend)
+    target = work_tree_path(work_tree, rel)  # refuse a symlink before reading through it
+    text = target.read_text(encoding="utf-8", errors="replace") if target.exists() else None
+    if text is not None and (finding.kind, finding.path) in {(e.kind, e.path) for e in parse_suppressions(text, rel)}:
+        raise SyncError(f"{finding.kind} on {finding.path} is already suppressed in {rel}")
+    if not reason.strip():
+        raise SyncError("--reason must say why the finding needs no change")
     entry = Suppression(finding.kind, finding.path, reviewed_for, trunk, str(blob), reason)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(existing.rstrip("\n") + "\n\n" + entry.render(), encoding="utf-8")
-    return target
+    updated = append_suppression(text, entry)
+    parse_suppressions(updated, rel)  # never write a file the next run would refuse to read
+    return write_in_work_tree(work_tree, rel, updated)

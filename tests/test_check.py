@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sync.analyzers.policy import RULES, check_tree
+from sync.analyzers.policy import check_tree
+from sync.kinds import BY_CODE
 from sync.cli import cli
 from sync.trees import DiskTree
 
@@ -49,6 +50,7 @@ VIOLATIONS = {
         f'[[file]]\npath = "{B}tools/compile.py"\ntrunk = "python/triton/tools/compile.py"\ntag = "v1"\nblob = "{"0" * 40}"\n'
         f'[[file]]\npath = "{B}tools/gone.py"\ntrunk = "python/triton/tools/gone.py"\ntag = "v1"\nblob = "{"0" * 40}"\n')},
     "FT016": {"third_party/b/backend/spec/provenance.toml": "# no entries yet\n"},
+    "FT017": {"third_party/b/backend/spec/suppressions.toml": 'suppress = "x"\n'},
 }
 
 
@@ -64,7 +66,7 @@ def test_clean_tree_has_no_findings(tmp_path: Path) -> None:
 
 
 def test_every_rule_has_a_violating_fixture() -> None:
-    assert set(VIOLATIONS) == set(RULES)
+    assert set(VIOLATIONS) == set(BY_CODE)
 
 
 # No allowed directory has an allowed child, so a hijacked child is also an unlisted one.
@@ -76,7 +78,7 @@ def test_rule_fires_on_its_violation_only(tmp_path: Path, code: str) -> None:
     findings = check_tree(DiskTree(write_tree(tmp_path, {**CLEAN, **VIOLATIONS[code]})))
     assert sorted(f.code for f in findings) == sorted([code, *ALSO_FIRES.get(code, [])])
     finding = next(f for f in findings if f.code == code)
-    assert finding.severity == RULES[code][1] and finding.action and finding.path
+    assert finding.severity == BY_CODE[code].severity and finding.next_step and finding.path
 
 
 def test_finding_lines_point_at_the_call(tmp_path: Path) -> None:

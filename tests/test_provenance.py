@@ -7,6 +7,7 @@ from click.testing import CliRunner
 
 from sync.analyzers.policy import check_tree
 from sync.cli import cli
+from sync.provenance import load_manifest
 from sync.trees import DiskTree
 from tests.drift_helpers import alpha_findings
 from tests.conftest import git
@@ -57,3 +58,33 @@ def test_check_reports_stale_and_missing_entries(world) -> None:
 def test_provenance_for_unknown_backend(world) -> None:
     result = CliRunner().invoke(cli, ["provenance", "--repo", str(world.fork), "--tag", "v3.5.0", "--backend", "x"])
     assert result.exit_code == 2 and "no spec tree for backend x" in result.output
+
+
+def test_tag_with_a_quote_round_trips(world) -> None:
+    git(world.fork, "tag", 'v3.5.0"q', "v3.5.0")
+    record(world, 'v3.5.0"q')
+    assert {entry.tag for entry in load_manifest(DiskTree(world.fork), "alpha").values()} == {'v3.5.0"q'}
+    assert [f.code for f in check_tree(DiskTree(world.fork)) if f.code in ("FT015", "FT016", "FT017")] == []
+
+
+def test_provenance_refuses_a_symlinked_manifest(world, tmp_path) -> None:
+    victim = tmp_path / "victim.toml"
+    victim.write_text("# not the repository's\n")
+    (world.fork / MANIFEST).symlink_to(victim)
+    git(world.fork, "add", "-A")
+    git(world.fork, "commit", "-qm", "a planted symlink")
+    result = CliRunner().invoke(cli, ["provenance", "--repo", str(world.fork), "--tag", "v3.5.0", "--backend", "alpha"])
+    assert result.exit_code == 2 and "is a symlink" in result.output, result.output
+    assert victim.read_text() == "# not the repository's\n"
+
+
+def test_malformed_manifest_is_exit_2_for_drift_and_a_finding_for_check(world) -> None:
+    record(world)
+    text = (world.fork / MANIFEST).read_text()
+    (world.fork / MANIFEST).write_text(text.replace('tag = "v3.5.0"', "tag = 350", 1))
+    git(world.fork, "commit", "-qam", "alpha: a hand-edited manifest")
+    line = next(n for n, row in enumerate((world.fork / MANIFEST).read_text().splitlines(), 1) if row == "tag = 350")
+    result = CliRunner().invoke(cli, ["drift", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0"])
+    assert result.exit_code == 2 and f"{MANIFEST}:{line}: [[file]] entry 1: tag must be a string" in result.output
+    found = [(f.code, f.path, f.line) for f in check_tree(DiskTree(world.fork)) if f.code.startswith("FT01")]
+    assert ("FT017", MANIFEST, line) in found and not any(code in ("FT015", "FT016") for code, _, _ in found)

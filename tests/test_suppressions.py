@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from click.testing import CliRunner
 
 from sync.cli import cli
@@ -66,3 +68,74 @@ def test_suppress_unknown_finding_is_a_clear_error(world, monkeypatch) -> None:
                                       "--reason", "x"])
     assert result.exit_code == 2 and "no overlay-orphan finding" in result.output
     assert "overlay-conflicting" in result.output
+
+
+SUPPRESSIONS = "third_party/alpha/backend/spec/suppressions.toml"
+
+
+def test_reason_with_quotes_and_newlines_round_trips(world, monkeypatch) -> None:
+    monkeypatch.chdir(world.fork)
+    reason = 'we keep "our" pruning\nsee [[suppress]] below\\n'
+    result = CliRunner().invoke(cli, [*SUPPRESS[:-1], reason])
+    assert result.exit_code == 0, result.output
+    git(world.fork, "add", "-A")
+    git(world.fork, "commit", "-qm", "alpha: reviewed")
+    assert autotuner(drift_json(world))["suppressed"]["reason"] == reason
+
+
+def test_suppress_appends_to_a_reviewed_file_keeping_its_comments(world, monkeypatch) -> None:
+    monkeypatch.chdir(world.fork)
+    reviewed = ("# alpha's reviews: keep this header\n\n[[suppress]]  # the first review\n"
+                'kind = "overlay-orphan"\npath = "x.py"\nreviewed_for = "v3.5.0"\ntrunk = "python/triton/x.py"\n'
+                f'trunk_blob = "{"0" * 40}"\nreason = "gone upstream"  # until 3.7\n')
+    (world.fork / SUPPRESSIONS).write_text(reviewed)
+    assert CliRunner().invoke(cli, SUPPRESS).exit_code == 0
+    text = (world.fork / SUPPRESSIONS).read_text()
+    assert text.startswith(reviewed) and text.count("[[suppress]]") == 2
+    assert text.rstrip().endswith('reason = "we keep our own pruning"')
+
+
+def test_suppress_refuses_a_symlinked_file(world, monkeypatch, tmp_path) -> None:
+    monkeypatch.chdir(world.fork)
+    victim = tmp_path / "victim.toml"
+    victim.write_text("# not the repository's\n")
+    (world.fork / SUPPRESSIONS).symlink_to(victim)
+    git(world.fork, "add", "-A")
+    git(world.fork, "commit", "-qm", "a planted symlink")
+    result = CliRunner().invoke(cli, SUPPRESS)
+    assert result.exit_code == 2 and "is a symlink" in result.output, result.output
+    assert victim.read_text() == "# not the repository's\n"
+
+
+def test_suppress_refuses_a_symlinked_directory(world, monkeypatch, tmp_path) -> None:
+    monkeypatch.chdir(world.fork)
+    spec = world.fork / "third_party/alpha/backend/spec"
+    outside = tmp_path / "elsewhere"
+    spec.rename(outside)  # the work tree's spec directory now leads out of the repository
+    spec.symlink_to(outside, target_is_directory=True)
+    result = CliRunner().invoke(cli, SUPPRESS)
+    assert result.exit_code == 2 and "is a symlink" in result.output, result.output
+    assert not (outside / "suppressions.toml").exists()
+
+
+@pytest.mark.parametrize("text, line, problem", [
+    ('suppress = "x"\n', 1, "suppress must be an array of tables"),
+    ('[[suppress]]\nkind = "overlay-conflicting"\npath = "p"\nreviewed_for = "v"\ntrunk = "t"\n'
+     f'trunk_blob = "{"0" * 40}"\nreason = 3\n', 7, "[[suppress]] entry 1: reason must be a string, not an integer"),
+])
+def test_malformed_suppressions_stop_drift_and_upgrade_with_exit_2(world, text, line, problem) -> None:
+    (world.fork / SUPPRESSIONS).write_text(text)
+    git(world.fork, "add", "-A")
+    git(world.fork, "commit", "-qm", "alpha: a hand-edited review")
+    for command in (["drift", "--backend", "alpha"], ["upgrade", "--out", str(world.root / "out")]):
+        result = CliRunner().invoke(cli, [command[0], "--repo", str(world.fork), "--from", "v3.5.0", "--onto",
+                                          "v3.6.0", *command[1:]])
+        assert result.exit_code == 2, (command, result.output)
+        assert f"{SUPPRESSIONS}:{line}: {problem}" in result.output
+
+
+def test_an_empty_reason_is_refused_before_anything_is_written(world, monkeypatch) -> None:
+    monkeypatch.chdir(world.fork)
+    result = CliRunner().invoke(cli, [*SUPPRESS[:-1], " "])
+    assert result.exit_code == 2 and "--reason must say why" in result.output
+    assert not (world.fork / SUPPRESSIONS).exists()

@@ -1,6 +1,7 @@
 """The seed's directory policy, checked on any tree laid out like FlagTree."""
 from __future__ import annotations
 
+from dataclasses import replace
 from fnmatch import fnmatch
 from posixpath import basename
 
@@ -10,6 +11,9 @@ from ..layout import (DIRECT_EDIT_FILES, NO_SPECIALIZATION, PROTECTED_FILES, TRU
                       is_under, package_of, spec_files, spec_path_verdict, trunk_rel)
 from ..provenance import load_manifest, manifest_path
 from ..git.merge import conflict_hunks
+from ..pin import PIN_FILE, parse_pin
+from ..suppressions import parse_suppressions, suppressions_path
+from ..tomlfiles import TomlFileError
 from ..trees import FileTree, read_text
 from .hooks import TrunkHooks, index_trunk_hooks
 from .pyfacts import normalized_statements, parse_module_facts
@@ -129,10 +133,38 @@ def _conflict_markers(tree: FileTree, allowed: tuple[str, ...]) -> list[Finding]
     return findings
 
 
+def _config_invalid(error: TomlFileError, backend: str | None = None) -> Finding:
+    finding = _finding("FT017", error.where, error.problem, error.line, backend)
+    return replace(finding, action=f"{finding.next_step}: {error.problem}")
+
+
+def _config_files(tree: FileTree, backends: list[str]) -> list[Finding]:
+    """The pin and each backend's suppressions.toml must read as drift and upgrade will read them."""
+    findings = []
+    pin = read_text(tree, PIN_FILE)
+    if pin is not None:
+        try:
+            parse_pin(pin)
+        except TomlFileError as error:
+            findings.append(_config_invalid(error))
+    for backend in backends:
+        text = read_text(tree, suppressions_path(backend))
+        if text is not None:
+            try:
+                parse_suppressions(text, suppressions_path(backend))
+            except TomlFileError as error:
+                findings.append(_config_invalid(error, backend))
+    return findings
+
+
 def _provenance(tree: FileTree, backends: list[str]) -> list[Finding]:
     findings = []
     for backend in backends:
-        manifest = load_manifest(tree, backend)
+        try:
+            manifest = load_manifest(tree, backend)
+        except TomlFileError as error:  # its entries cannot be trusted, so no FT015/FT016 either
+            findings.append(_config_invalid(error, backend))
+            continue
         if manifest is None:
             continue
         where = manifest_path(backend)
@@ -153,7 +185,8 @@ def _provenance(tree: FileTree, backends: list[str]) -> list[Finding]:
 def check_tree(tree: FileTree, backends: set[str] | None = None, allow_markers: tuple[str, ...] = ()) -> list[Finding]:
     hooks = index_trunk_hooks(tree)
     findings = _trunk_findings(hooks) + _backend_selection(tree, hooks) + _conflict_markers(tree, allow_markers)
-    findings += _provenance(tree, sorted(backends) if backends else backend_names(tree))
+    names = sorted(backends) if backends else backend_names(tree)
+    findings += _config_files(tree, names) + _provenance(tree, names)
     for spec_file in spec_files(tree, backends):
         findings.extend(_spec_file_findings(tree, spec_file, hooks))
     return findings

@@ -11,7 +11,9 @@ import re
 from ..model import Conflict, Finding, GateResult, Group, Hunk, Report
 from ..kinds import kind_of
 
-_INLINE_SPECIAL = re.compile(r"([\\`*_\[\]<>&|~#!])")
+# What could turn text into markup that matters: HTML, links and images, code spans, table cells.
+# Emphasis characters stay readable: the worst they do is italicize.
+_INLINE_SPECIAL = re.compile(r"([\\`\[\]<>&|])")
 
 
 def text(value: str) -> str:
