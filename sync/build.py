@@ -1,7 +1,7 @@
 """Assemble a FlagTree triton package: pinned upstream triton + hook set + runtime + one backend.
 
 Used by python/setup.py (so `FLAGTREE_BACKEND=<b> pip install ./python` works) and by tests.
-Imports only the standard library and libcst (through sync.hooks).
+Imports only the standard library and libcst (through sync.hookset).
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import zipfile
 from pathlib import Path
 
 from .errors import SyncError
-from .hooks import apply_hook_set, load_hook_set
+from .hookset import apply_hook_set, load_hook_set
 
 RUNTIME_FILES = ("flagtree_spec.py", "_flagtree_backend.py")
 SPEC_HOME = "_flagtree_specs"  # one of flagtree_spec.SPEC_HOMES, outside Triton's backend discovery

@@ -254,7 +254,7 @@ def hooks_command(triton_package: Path, hook_set: Path | None) -> int:
     TRITON_PACKAGE is an installed or extracted upstream triton package directory (or a
     directory holding one). Nothing is written. Exit 1 when a hook no longer applies.
     """
-    from .commands.hooks import run_hooks
+    from .commands.hookset_check import run_hooks
 
     return run_hooks(triton_package, hook_set)
 

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import re
+import tomllib
 from dataclasses import dataclass
 from posixpath import dirname
 
-from .trees import FileTree
+from .trees import FileTree, read_text
 
 TRUNK = "python/triton"
 SPEC_HOOK_MODULE = "flagtree_spec"
@@ -23,8 +24,16 @@ PROTECTED_FILES = frozenset({"flagtree_spec.py", "_flagtree_backend.py"})
 # Trunk files that are specialized by editing them directly, the Triton way.
 DIRECT_EDIT_FILES = frozenset({"knobs.py", "_internal_testing.py"})
 
-_SPEC_FILE = re.compile(r"^third_party/(?P<backend>[^/]+)/backend/spec/(?P<rest>.+)$")
 _CPP_SUFFIXES = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc", ".td")
+# The layouts FlagTree has used for a backend's spec tree (read from its history):
+# - third_party/<b>/backend/spec/{triton,include,lib}/...: the seed's layout (main, 3.6 branches);
+# - python/triton/spec/<b>/...: the Python mirror inside trunk's package (triton_v3.5.x, ascend).
+# A repository may name more in pyproject.toml: [tool.flagtree-sync] spec_roots = ["x/{backend}/py"].
+_THIRD_PARTY_SPEC = re.compile(r"^third_party/(?P<backend>[^/]+)/backend/spec/(?P<rest>.+)$", re.S)
+_OWNED = re.compile(r"^third_party/(?P<backend>[^/]+)/.", re.S)
+PYTHON_SPEC_HOME = f"{TRUNK}/spec"
+_PYTHON_SPEC = re.compile(rf"^{re.escape(PYTHON_SPEC_HOME)}/(?P<backend>[^/]+)/(?P<rel>.+)$", re.S)
+CONFIG_FILE = "pyproject.toml"
 
 
 @dataclass(frozen=True)
@@ -34,7 +43,8 @@ class SpecFile:
     backend: str
     path: str  # full repository path
     area: str  # "triton" (Python), "include", "lib" or "other"
-    rel: str  # path below spec/<area>/
+    rel: str  # path below spec/<area>/ (for "triton": relative to python/triton)
+    layout: str = "third-party"  # third-party | python-spec | configured
 
     @property
     def trunk_path(self) -> str | None:
@@ -52,28 +62,76 @@ class SpecFile:
     def is_cpp(self) -> bool:
         return self.area in ("include", "lib") and self.rel.endswith(_CPP_SUFFIXES)
 
+    @property
+    def is_tablegen(self) -> bool:
+        return self.area in ("include", "lib") and self.rel.endswith(".td")
 
-def parse_spec_file(path: str) -> SpecFile | None:
-    match = _SPEC_FILE.match(path)
-    if not match:
-        return None
-    area, _, rel = match["rest"].partition("/")
-    if not rel:
-        return SpecFile(match["backend"], path, "other", area)
-    if area not in ("triton", "include", "lib"):
-        return SpecFile(match["backend"], path, "other", match["rest"])
-    return SpecFile(match["backend"], path, area, rel)
+    @property
+    def root_level(self) -> bool:
+        """A module directly in the mirror of python/triton: never a legal overlay (the root is every package's parent)."""
+        return self.area == "triton" and "/" not in self.rel
+
+
+def configured_roots(tree: FileTree) -> tuple[re.Pattern[str], ...]:
+    """Extra Python spec roots named in the repository's pyproject.toml ([tool.flagtree-sync] spec_roots)."""
+    text = read_text(tree, CONFIG_FILE)
+    if not text or "flagtree-sync" not in text:
+        return ()
+    try:
+        roots = tomllib.loads(text).get("tool", {}).get("flagtree-sync", {}).get("spec_roots", [])
+    except tomllib.TOMLDecodeError:
+        return ()
+    patterns = []
+    for root in roots if isinstance(roots, list) else []:
+        if isinstance(root, str) and root.count("{backend}") == 1 and not root.startswith(("/", "..")):
+            head, _, tail = root.strip("/").partition("{backend}")
+            patterns.append(re.compile(rf"^{re.escape(head)}(?P<backend>[^/]+){re.escape(tail)}/(?P<rel>.+)$", re.S))
+    return tuple(patterns)
+
+
+def parse_spec_file(path: str, extra: tuple[re.Pattern[str], ...] = ()) -> SpecFile | None:
+    match = _THIRD_PARTY_SPEC.match(path)
+    if match:
+        area, _, rel = match["rest"].partition("/")
+        if not rel:
+            return SpecFile(match["backend"], path, "other", area)
+        if area not in ("triton", "include", "lib"):
+            return SpecFile(match["backend"], path, "other", match["rest"])
+        return SpecFile(match["backend"], path, area, rel)
+    match = _PYTHON_SPEC.match(path)
+    if match:
+        return SpecFile(match["backend"], path, "triton", match["rel"], "python-spec")
+    for pattern in extra:
+        match = pattern.match(path)
+        if match:
+            return SpecFile(match["backend"], path, "triton", match["rel"], "configured")
+    return None
+
+
+def owning_backend(path: str, extra: tuple[re.Pattern[str], ...] = ()) -> str | None:
+    """The backend a path belongs to: everything under third_party/<b>/, and every spec tree."""
+    spec_file = parse_spec_file(path, extra)
+    if spec_file is not None:
+        return spec_file.backend
+    match = _OWNED.match(path)
+    return match["backend"] if match else None
 
 
 def spec_files(tree: FileTree, backends: set[str] | None = None) -> list[SpecFile]:
+    extra = configured_roots(tree)
     found = []
     for path in tree.paths():
-        if not path.startswith("third_party/"):
+        if not path.startswith(("third_party/", PYTHON_SPEC_HOME + "/")) and not extra:
             continue
-        spec_file = parse_spec_file(path)
+        spec_file = parse_spec_file(path, extra)
         if spec_file and (not backends or spec_file.backend in backends):
             found.append(spec_file)
     return found
+
+
+def is_spec_path(path: str, extra: tuple[re.Pattern[str], ...] = ()) -> bool:
+    """A file of some backend's spec tree (so never trunk, even when it lies under python/triton)."""
+    return parse_spec_file(path, extra) is not None
 
 
 def backend_names(tree: FileTree) -> list[str]:
@@ -92,9 +150,11 @@ def third_party_backends(tree: FileTree) -> list[str]:
 
 
 def trunk_rel(path: str) -> str | None:
-    """python/triton/a/b.py -> a/b.py; None outside trunk."""
+    """python/triton/a/b.py -> a/b.py; None outside trunk (a backend's python/triton/spec/<b>/ is not trunk)."""
     prefix = TRUNK + "/"
-    return path[len(prefix):] if path.startswith(prefix) else None
+    if not path.startswith(prefix) or _PYTHON_SPEC.match(path):
+        return None
+    return path[len(prefix):]
 
 
 def package_of(rel: str) -> str:
@@ -103,7 +163,8 @@ def package_of(rel: str) -> str:
 
 
 def is_under(rel_dir: str, top: str) -> bool:
-    return rel_dir == top or rel_dir.startswith(top + "/")
+    """rel_dir is top or below it; everything is below the root package ("")."""
+    return top == "" or rel_dir == top or rel_dir.startswith(top + "/")
 
 
 def spec_path_verdict(rel_dir: str) -> str:

@@ -3,7 +3,7 @@
 Every reader goes through `load_toml`: a file that does not parse, lacks a key, or holds a value of
 the wrong type is a `TomlFileError` (exit 2) saying `file:line: what is wrong`, never a crash further
 on. tomllib gives no positions for valid TOML, so the line of an entry or key is found in the text.
-Only the standard library is imported here: sync/hooks.py reads patches/hooks.toml with this module
+Only the standard library is imported here: sync/hookset.py reads patches/hooks.toml with this module
 inside pip's isolated build environment.
 """
 from __future__ import annotations

@@ -6,7 +6,7 @@ from textwrap import dedent
 
 import pytest
 
-from sync.hooks import Hook, HookError, apply_hook, apply_hook_set, check_hook_set, load_hook_set, HookSet
+from sync.hookset import Hook, HookError, apply_hook, apply_hook_set, check_hook_set, load_hook_set, HookSet
 
 REPO = Path(__file__).resolve().parents[1]
 

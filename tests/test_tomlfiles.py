@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from sync.analyzers.policy import check_tree
 from sync.cli import cli
 from sync.errors import SyncError
-from sync.hooks import load_hook_set
+from sync.hookset import load_hook_set
 from sync.pin import PIN_FILE, Pin, parse_pin
 from sync.provenance import Derivation, parse_manifest, render_manifest
 from sync.suppressions import Suppression, append_suppression, parse_suppressions
@@ -120,7 +120,7 @@ def test_hook_set_schema(tmp_path: Path) -> None:
 
 
 def test_the_reader_needs_only_the_standard_library() -> None:
-    """sync/hooks.py reads hooks.toml inside pip's isolated build env, where only libcst is installed."""
+    """sync/hookset.py reads hooks.toml inside pip's isolated build env, where only libcst is installed."""
     probe = ("import sys, sync.tomlfiles; third = {'tomlkit', 'pygit2', 'git', 'click', 'libcst', 'unidiff'}; "
              "print(sorted(third & {m.split('.')[0] for m in sys.modules}))")
     out = subprocess.run([sys.executable, "-c", probe], cwd=Path(__file__).parents[1], capture_output=True,

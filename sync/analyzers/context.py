@@ -12,7 +12,7 @@ from ..provenance import Derivation, load_manifest
 from ..git import GitTree, Oid, Repository, as_oid, has_object, renames
 from ..trees import read_text
 from .backends import BackendExports, backend_exports
-from .hooks import TrunkHooks, index_trunk_hooks
+from .callsites import TrunkHooks, index_trunk_hooks
 from .owners import OwnerIndex
 from .pyfacts import FunctionFacts, ModuleFacts, function_table, parse_module_facts
 

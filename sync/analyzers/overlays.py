@@ -10,7 +10,7 @@ from ..layout import TRUNK, SpecFile, package_of, spec_files
 from ..git import ConflictHunk, Oid, Repository, blob_diff, merge_blobs
 from ..trees import read_text
 from .context import DriftContext
-from .hooks import TrunkHooks
+from .callsites import TrunkHooks
 from .pyfacts import normalized_statements, parse_module_facts
 
 

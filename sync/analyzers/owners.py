@@ -7,7 +7,7 @@ from ..layout import TRUNK, package_of, parse_spec_file, spec_files, trunk_rel
 from ..trees import FileTree, read_text
 from .backends import BackendExports, backend_exports
 from .cpp import backend_macros, mentions_spec_macro
-from .hooks import TrunkHooks, index_trunk_hooks
+from .callsites import TrunkHooks, index_trunk_hooks
 
 CORE = "flagtree-core"
 SHARED = "shared-trunk"

@@ -15,7 +15,7 @@ from ..pin import PIN_FILE, parse_pin
 from ..suppressions import parse_suppressions, suppressions_path
 from ..tomlfiles import TomlFileError
 from ..trees import FileTree, read_text
-from .hooks import TrunkHooks, index_trunk_hooks
+from .callsites import TrunkHooks, index_trunk_hooks
 from .pyfacts import normalized_statements, parse_module_facts
 
 def _finding(code: str, path: str, message: str, line: int | None = None, backend: str | None = None,

@@ -7,7 +7,7 @@ from typing import Callable
 from ..model import Finding
 from .backends import ExportedFunction
 from .context import DriftContext
-from .hooks import TrunkHooks
+from .callsites import TrunkHooks
 from .pyfacts import FunctionFacts, HookSite, Param
 
 MODULE_SCOPE = "<module>"

@@ -1,4 +1,4 @@
-"""Apply the FlagTree hook set (patches/hooks.toml) to an upstream triton package with libcst.
+"""The hook-set patcher of the FlagTree triton build: applies patches/hooks.toml to an upstream triton package with libcst.
 
 Structural edits instead of line-context patches: "after the docstring", "after the last
 import", "at the end", "after def f" hold on the next Triton tag even when lines move.

@@ -1,4 +1,4 @@
-"""`hooks`: does the FlagTree hook set still apply to a given upstream triton package?"""
+"""`hooks`: does the FlagTree hook set (patches/hooks.toml) still apply to a given upstream triton package?"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 
 from ..errors import SyncError
-from ..hooks import check_hook_set, load_hook_set
+from ..hookset import check_hook_set, load_hook_set
 
 DEFAULT_HOOK_SET = Path(__file__).resolve().parents[2] / "patches" / "hooks.toml"
 

@@ -1,4 +1,4 @@
-"""Index the trunk's hook call sites and the packages whose __path__ a tree hijacks."""
+"""The trunk hook call-site index: every spec/spec_func/spec_path call in python/triton, and the hijacked packages."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
