@@ -96,6 +96,12 @@ CATALOGUE: tuple[Kind, ...] = (
        "re-target the backend replacement at the code that replaced it"),
     _k("guard-lost", "guard", "error", "the #ifdef/#ifndef guard is gone from the upgraded tree",
        "re-add the guard around the trunk default"),
+    _k("guard-replacement-missing", "guard", "error", "the backend defines a FLAGTREE_SPEC_* macro that turns a "
+       "trunk function off, and its spec library defines no replacement", "define the replacement in spec/lib, or "
+       "drop the macro"),
+    _k("guard-signature-mismatch", "guard", "error", "the backend's replacement of a guarded trunk function takes "
+       "other parameters than trunk declares at the new tag", "change the replacement's parameters to trunk's",
+       confidence="high"),
     _k("guard-unused", "guard", "warning", "the backend defines a FLAGTREE_SPEC_* macro no trunk code tests",
        "drop the macro or restore the trunk guard"),
     # Symbols: FlagTree-added code whose trunk dependencies changed upstream.
@@ -142,6 +148,18 @@ CATALOGUE: tuple[Kind, ...] = (
        "rerun flagtree-sync provenance so drift knows this file's base", "FT016"),
     _k("config-invalid", "policy", "error", "a pin, provenance.toml or suppressions.toml that breaks its schema",
        "fix the file", "FT017"),
+    _k("layout-unrecognized", "policy", "warning", "trunk calls FlagTree hooks, or a backend keeps Python files, "
+       "but no spec tree of a known layout was found: nothing of it was analysed",
+       "use third_party/<b>/backend/spec/triton/ or python/triton/spec/<b>/, or name the layout in pyproject.toml "
+       "[tool.flagtree-sync] spec_roots", "FT020"),
+    _k("root-spec-file", "policy", "error", "a module at the root of the spec tree that replaces its trunk file "
+       "whole: python/triton is every package's parent and cannot be overlaid",
+       "knobs.py, _internal_testing.py: specialize in trunk directly; any other root module: use spec/spec_func",
+       "FT018"),
+    _k("overlay-unreachable", "policy", "warning", "a file below a hijacked package that Python never imports: a "
+       "regular trunk package in between hides the backend's directory, which has no __init__.py",
+       "add the __init__.py (the backend then ships that whole sub-package) or move the change into a spec function",
+       "FT019", confidence="high"),
 )
 
 BY_ID: dict[str, Kind] = {kind.id: kind for kind in CATALOGUE}

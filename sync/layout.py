@@ -157,6 +157,11 @@ def trunk_rel(path: str) -> str | None:
     return path[len(prefix):]
 
 
+def package_init(rel_dir: str) -> str:
+    """The trunk __init__.py of a package directory relative to python/triton ("" is python/triton itself)."""
+    return f"{TRUNK}/{rel_dir}/__init__.py" if rel_dir else f"{TRUNK}/__init__.py"
+
+
 def package_of(rel: str) -> str:
     """The package directory (relative to python/triton) that holds a module."""
     return dirname(rel)

@@ -51,6 +51,11 @@ VIOLATIONS = {
         f'[[file]]\npath = "{B}tools/gone.py"\ntrunk = "python/triton/tools/gone.py"\ntag = "v1"\nblob = "{"0" * 40}"\n')},
     "FT016": {"third_party/b/backend/spec/provenance.toml": "# no entries yet\n"},
     "FT017": {"third_party/b/backend/spec/suppressions.toml": 'suppress = "x"\n'},
+    "FT018": {"python/triton/_utils.py": "import os\n\n\ndef cdiv(a, b):\n    return (a + b - 1) // b\n",
+              B + "_utils.py": "import os\n\n\ndef cdiv(a, b):\n    return -(-a // b)\n"},
+    "FT020": {"third_party/b/backend/spec/python/triton/tools/compile.py": "def main():\n    return 2\n"},
+    "FT019": {"python/triton/tools/extra/__init__.py": "",
+              B + "tools/extra/helper.py": "def helper():\n    return 1\n"},
 }
 
 
@@ -71,6 +76,51 @@ def test_every_rule_has_a_violating_fixture() -> None:
 
 # No allowed directory has an allowed child, so a hijacked child is also an unlisted one.
 ALSO_FIRES = {"FT003": ["FT002"]}
+
+# Real FlagTree structures, each mirrored by a small fixture of ours (see bench/real_trees.toml for the trees).
+ROOT_HIJACK = {"python/triton/__init__.py": HOOK, "python/triton/runtime/__init__.py": HOOK,
+               "python/triton/runtime/jit.py": "def jit(fn):\n    return fn\n"}
+
+
+def test_root_hijack_is_forbidden_and_pairs_with_every_hijacked_child(tmp_path: Path) -> None:
+    findings = check_tree(DiskTree(write_tree(tmp_path, {**CLEAN, **ROOT_HIJACK})))
+    assert [(f.code, f.path) for f in findings if f.code == "FT001"] == [("FT001", "python/triton/__init__.py")]
+    pairs = sorted(f.path for f in findings if f.code == "FT003")
+    assert pairs == ["python/triton/runtime/__init__.py", "python/triton/tools/__init__.py"]
+    assert all(f.related_path == "python/triton/__init__.py" for f in findings if f.code == "FT003")
+
+
+@pytest.mark.parametrize("name, remedy", [("knobs.py", "directly in trunk"), ("_internal_testing.py", "directly in trunk"),
+                                          ("testing.py", "spec/spec_func")])
+def test_root_level_copies_are_errors_naming_the_seed_remedy(tmp_path: Path, name: str, remedy: str) -> None:
+    trunk = "import os\n\nLIMIT = 3\n\n\ndef helper():\n    return LIMIT\n"
+    files = {**CLEAN, f"python/triton/{name}": trunk, B + name: trunk.replace("LIMIT = 3", "LIMIT = 4")}
+    found = [f for f in check_tree(DiskTree(write_tree(tmp_path, files))) if f.path == B + name]
+    assert [f.code for f in found] == ["FT018"] and remedy in found[0].next_step and found[0].severity == "error"
+
+
+def test_a_root_module_of_new_spec_functions_is_legal(tmp_path: Path) -> None:
+    files = {**CLEAN, "python/triton/_utils.py": "import os\n\n\ndef cdiv(a, b):\n    return (a + b - 1) // b\n",
+             B + "_utils.py": "def apply_with_path(fn, path):\n    return fn(path)\n",
+             B + "__init__.py": "from .language import language_extend_globals\nfrom ._utils import apply_with_path\n"}
+    assert check_tree(DiskTree(write_tree(tmp_path, files))) == []
+
+
+def test_new_sub_package_below_a_hijacked_package_may_use_relative_imports(tmp_path: Path) -> None:
+    files = {**CLEAN, B + "tools/gen/__init__.py": "from . import emit\n", B + "tools/gen/emit.py":
+             "from .. import compile\n\n\ndef emit():\n    return compile\n",
+             B + "tools/deep/er/than.py": "from . import x\n"}
+    assert check_tree(DiskTree(write_tree(tmp_path, files))) == []
+
+
+def test_spec_tree_under_python_triton_spec_is_the_same_backend(tmp_path: Path) -> None:
+    """The layout of the ascend branches: python/triton/spec/<b>/ mirrors python/triton."""
+    moved = {key.replace(B, "python/triton/spec/b/"): value for key, value in CLEAN.items()}
+    findings = check_tree(DiskTree(write_tree(tmp_path, moved)))
+    assert findings == []
+    again = check_tree(DiskTree(write_tree(tmp_path / "x", {**moved, "python/triton/spec/b/tools/compile.py":
+                                                              CLEAN["python/triton/tools/compile.py"]})))
+    assert [(f.code, f.backend) for f in again] == [("FT005", "b")]
 
 
 @pytest.mark.parametrize("code", sorted(VIOLATIONS))

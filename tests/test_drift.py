@@ -153,3 +153,9 @@ def test_drift_cli_errors(world) -> None:
         assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output
     result = runner.invoke(cli, base + ["--json"])
     assert result.exit_code == 1 and json.loads(result.output)["schema"] == "flagtree-sync/report/1"
+
+
+def test_drift_refuses_a_from_that_is_not_the_branch_base(world) -> None:
+    result = CliRunner().invoke(cli, ["drift", "--repo", str(world.fork), "--from", "v3.6.0", "--onto", "v3.6.0"])
+    assert result.exit_code == 2 and "is not an ancestor of main" in result.output
+    assert "pass the upstream tag the FlagTree branch is based on as --from" in result.output

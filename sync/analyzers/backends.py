@@ -4,12 +4,32 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from posixpath import join, normpath
 
+from ..layout import spec_files
 from ..trees import FileTree, read_text
 from .pyfacts import FunctionFacts, ModuleFacts, parse_module_facts
 
 
 def spec_root(backend: str) -> str:
     return f"third_party/{backend}/backend/spec/triton"
+
+
+def python_roots(tree: FileTree, backend: str) -> list[str]:
+    """Where the backend's mirror of python/triton lives in this tree, in any layout FlagTree has used."""
+    roots = {spec_file.path[: len(spec_file.path) - len(spec_file.rel)].rstrip("/")
+             for spec_file in spec_files(tree, {backend}) if spec_file.area == "triton"}
+    return sorted(roots) or [spec_root(backend)]
+
+
+def entry_modules(tree: FileTree, backend: str) -> list[tuple[str, str]]:
+    """(package dir, __init__.py) of the modules spec/spec_func look in: each mirror root's __init__.py, and
+    for the seed's layout the legacy spec/__init__.py one level up (older branches keep the exports there)."""
+    found = []
+    for root in python_roots(tree, backend):
+        found.append((root, f"{root}/__init__.py"))
+        if root == spec_root(backend):
+            legacy = root.rpartition("/")[0]
+            found.append((legacy, f"{legacy}/__init__.py"))
+    return found
 
 
 @dataclass(frozen=True)
@@ -39,15 +59,9 @@ def _module_file(tree: FileTree, package_dir: str, module: str, level: int) -> s
     return None
 
 
-def _entries(backend: str) -> list[tuple[str, str]]:
-    """(package dir, __init__.py) of the modules spec/spec_func look in: the current layout, then the legacy one."""
-    root = spec_root(backend)
-    legacy = root.rpartition("/")[0]
-    return [(root, f"{root}/__init__.py"), (legacy, f"{legacy}/__init__.py")]
-
-
 def backend_exports(tree: FileTree, backend: str) -> BackendExports:
-    exports = BackendExports(backend, f"{spec_root(backend)}/__init__.py")
+    entries = entry_modules(tree, backend)
+    exports = BackendExports(backend, entries[0][1])
     parsed: dict[str, ModuleFacts] = {}
 
     def facts_of(path: str) -> ModuleFacts:
@@ -57,7 +71,7 @@ def backend_exports(tree: FileTree, backend: str) -> BackendExports:
                 exports.errors.append(f"{path}: {parsed[path].error}")
         return parsed[path]
 
-    for package_dir, entry in _entries(backend):
+    for package_dir, entry in entries:
         if not tree.exists(entry):
             continue
         facts = facts_of(entry)

@@ -32,8 +32,8 @@ class TrunkHooks:
 def index_trunk_hooks(tree: FileTree) -> TrunkHooks:
     hooks = TrunkHooks()
     for path in tree.paths():
-        if not (path.startswith(TRUNK + "/") and path.endswith(".py")):
-            continue
+        if not path.endswith(".py") or trunk_rel(path) is None:
+            continue  # outside trunk, or a backend's spec tree kept under python/triton/spec/
         text = read_text(tree, path)
         if text is None or not mentions_hooks(text):
             continue

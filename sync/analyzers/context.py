@@ -14,6 +14,7 @@ from ..trees import read_text
 from .backends import BackendExports, backend_exports
 from .callsites import TrunkHooks, index_trunk_hooks
 from .owners import OwnerIndex
+from .roles import Classified, classified_files
 from .pyfacts import FunctionFacts, ModuleFacts, function_table, parse_module_facts
 
 if TYPE_CHECKING:
@@ -53,6 +54,11 @@ class DriftContext:
     def owners(self) -> OwnerIndex:
         """Who owns each path of the fork; shares the fork's hook index and every backend's exports."""
         return OwnerIndex(self.fork, self.fork_hooks, self.all_exports)
+
+    @cached_property
+    def classified(self) -> list[Classified]:
+        """Every spec file of the selected backends with its role: the classifier check uses too."""
+        return classified_files(self.fork, self.fork_hooks, set(self.backends))
 
     @cached_property
     def target_hooks(self) -> TrunkHooks | None:

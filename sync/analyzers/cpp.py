@@ -1,6 +1,7 @@
 """C++ facts: FLAGTREE_SPEC_* macros and guarded regions (preprocessor lines), functions (tree-sitter)."""
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -15,6 +16,7 @@ _DEFINE = re.compile(r"^\s*#\s*define\s+(FLAGTREE_SPEC_\w+)")
 _OPEN = re.compile(r"^\s*#\s*(if|ifdef|ifndef)\b(.*)")
 _CLOSE = re.compile(r"^\s*#\s*endif\b")
 _SPEC_MACRO = re.compile(r"\bFLAGTREE_SPEC_\w+")
+_INCLUDE_LINE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]')
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,12 @@ class CppFunction:
     start: int
     end: int
     text: str
+    params: str = ""  # the parameter types, names and defaults dropped, e.g. "Operation *, BlockInfo *"
+
+    @property
+    def short_name(self) -> str:
+        """Class::method or function: what a replacement in another namespace block still spells."""
+        return "::".join(self.name.split("::")[-2:])
 
     @property
     def normalized(self) -> str:
@@ -41,14 +49,44 @@ def header_path(backend: str) -> str:
     return f"third_party/{backend}/backend/spec/include/flagtree_spec.h"
 
 
-def backend_macros(tree: FileTree, backend: str) -> dict[str, int]:
-    """FLAGTREE_SPEC_* macros the backend's flagtree_spec.h defines, with their lines."""
-    text = read_text(tree, header_path(backend)) or ""
-    found: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        match = _DEFINE.match(line)
-        if match:
-            found.setdefault(match[1], number)
+@dataclass(frozen=True)
+class MacroDefinition:
+    name: str
+    path: str  # the backend header that defines it (flagtree_spec.h or a header it includes)
+    line: int
+
+
+def _include_candidates(backend: str, including: str, name: str) -> list[str]:
+    """Where `#include "name"` in a backend header can land inside the backend's own tree."""
+    spec = f"third_party/{backend}/backend/spec"
+    here = posixpath.dirname(including)
+    return [posixpath.normpath(posixpath.join(root, name)) for root in (here, f"{spec}/include", f"{spec}/lib",
+                                                                        f"third_party/{backend}/include")]
+
+
+def backend_macros(tree: FileTree, backend: str) -> dict[str, MacroDefinition]:
+    """FLAGTREE_SPEC_* macros the backend defines: in spec/include/flagtree_spec.h and in every header of the
+    backend's own tree that it includes, transitively (real backends define them there, not in the file itself)."""
+    found: dict[str, MacroDefinition] = {}
+    pending, seen = [header_path(backend)], set()
+    owned = f"third_party/{backend}/"
+    while pending:
+        path = pending.pop(0)
+        if path in seen:
+            continue
+        seen.add(path)
+        text = read_text(tree, path)
+        if text is None:
+            continue
+        for number, line in enumerate(text.splitlines(), start=1):
+            match = _DEFINE.match(line)
+            if match:
+                found.setdefault(match[1], MacroDefinition(match[1], path, number))
+                continue
+            included = _INCLUDE_LINE.match(line)
+            if included:
+                pending += [candidate for candidate in _include_candidates(backend, path, included[1])
+                            if candidate.startswith(owned) and candidate not in seen and tree.exists(candidate)][:1]
     return found
 
 
@@ -84,6 +122,50 @@ def _declarator_name(node: Node) -> str | None:
     return None
 
 
+def _function_declarator(node: Node) -> Node | None:
+    declarator = node.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    return declarator
+
+
+def _text(node: Node) -> str:
+    return (node.text or b"").decode("utf-8", errors="replace")
+
+
+def _param_types(function_declarator: Node | None) -> str:
+    """Parameter types as written, without parameter names or default values."""
+    parameters = function_declarator.child_by_field_name("parameters") if function_declarator else None
+    if parameters is None:
+        return ""
+    types = []
+    for param in parameters.named_children:
+        if param.type == "comment":
+            continue
+        text, base = _text(param), param.start_byte
+        cut = [(node.start_byte - base, node.end_byte - base) for node in (param.child_by_field_name("default_value"),)
+               if node is not None]
+        declarator = param.child_by_field_name("declarator")
+        if declarator is not None:  # keep *, &, [] of the declarator, drop the name
+            names = [n for n in _walk(declarator) if n.type in ("identifier", "field_identifier")]
+            if names:
+                cut.append((names[-1].start_byte - base, names[-1].end_byte - base))
+        for start, end in sorted(cut, reverse=True):
+            text = text[:start] + text[end:]
+        text = text.split("=")[0] if cut and param.child_by_field_name("default_value") is not None else text
+        types.append(" ".join(text.replace("*", " * ").replace("&", " & ").split()))
+    return ", ".join(types)
+
+
+def _walk(node: Node) -> list[Node]:
+    out, pending = [], [node]
+    while pending:
+        current = pending.pop()
+        out.append(current)
+        pending.extend(reversed(current.children))
+    return out
+
+
 def functions(text: str) -> list[CppFunction]:
     """Function definitions, found by tree-sitter (it tolerates code it cannot fully parse)."""
     source = text.encode("utf-8")
@@ -94,8 +176,27 @@ def functions(text: str) -> list[CppFunction]:
         if node.type == "function_definition":
             name = _declarator_name(node)
             if name:
-                found.append(CppFunction(name, node.start_point[0] + 1, node.end_point[0] + 1,
-                                         node.text.decode("utf-8", errors="replace")))
+                found.append(CppFunction(name, node.start_point[0] + 1, node.end_point[0] + 1, _text(node),
+                                         _param_types(_function_declarator(node))))
+            continue
+        pending.extend(node.children)
+    return sorted(found, key=lambda function: function.start)
+
+
+def declarations(text: str) -> list[CppFunction]:
+    """Function declarations without a body (prototypes, in-class method declarations)."""
+    found: list[CppFunction] = []
+    pending = [parser().parse(text.encode("utf-8")).root_node]
+    while pending:
+        node = pending.pop()
+        if node.type in ("declaration", "field_declaration"):
+            declarator = _function_declarator(node)
+            inner = declarator.child_by_field_name("declarator") if declarator is not None else None
+            if inner is not None:
+                found.append(CppFunction(_text(inner), node.start_point[0] + 1, node.end_point[0] + 1, _text(node),
+                                         _param_types(declarator)))
+            continue
+        if node.type == "function_definition":
             continue
         pending.extend(node.children)
     return sorted(found, key=lambda function: function.start)

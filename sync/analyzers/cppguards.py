@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import difflib
+from dataclasses import replace
+from typing import Callable
 
 from ..model import Finding
 from ..trees import read_text
 from .context import DriftContext
-from .cpp import CppFunction, backend_macros, functions, functions_in, guard_regions, header_path, mentions_spec_macro
+from .cpp import (CppFunction, GuardRegion, backend_macros, declarations, functions, functions_in, guard_regions,
+                  mentions_spec_macro)
 
 CPP_SUFFIXES = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
 
@@ -27,24 +30,69 @@ def _by_name(text: str | None) -> dict[str, CppFunction]:
     return {function.name: function for function in functions(text or "")}
 
 
+def spec_library(context: DriftContext, backend: str) -> dict[str, list[CppFunction]]:
+    """The functions the backend's C++ spec library defines, by Class::method (or plain name)."""
+    found: dict[str, list[CppFunction]] = {}
+    prefix = f"third_party/{backend}/backend/spec/"
+    for path in context.fork.paths():
+        if path.startswith(prefix) and path.endswith(CPP_SUFFIXES):
+            for function in functions(read_text(context.fork, path) or ""):
+                found.setdefault(function.short_name, []).append(replace(function, text=path))
+    return found
+
+
 def guard_findings(context: DriftContext) -> list[Finding]:
     files = _guarded_files(context)
     regions = {path: guard_regions(text) for path, text in files.items()}
     findings: list[Finding] = []
     for backend in context.backends:
-        header = header_path(backend)
-        for macro, line in sorted(backend_macros(context.fork, backend).items()):
+        library = spec_library(context, backend)
+        for macro, definition in sorted(backend_macros(context.fork, backend).items()):
             uses = [(path, region) for path, found in regions.items() for region in found if region.macro == macro]
             if not uses:
-                findings.append(Finding("guard-unused", header, f"{macro} guards no trunk code",
-                                        "drop the macro or restore the trunk guard", line, backend))
+                findings.append(Finding("guard-unused", definition.path, f"{macro} guards no trunk code",
+                                        "drop the macro or restore the trunk guard", definition.line, backend))
             for path, region in uses:
-                findings.extend(_region_findings(context, backend, header, macro, path, region, files[path]))
+                findings.extend(_region_findings(context, backend, definition.path, macro, path, region, files[path],
+                                                 library))
     return findings
 
 
-def _region_findings(context: DriftContext, backend: str, header: str, macro: str, path: str, region,
-                     fork_text: str) -> list[Finding]:
+def _turned_off(region: GuardRegion, fork_text: str, defined: list[CppFunction],
+                new_functions: dict[str, CppFunction], new_text: str | None) -> list[CppFunction]:
+    """What the backend must define when it defines the macro, with trunk's parameters at the new tag:
+    #ifndef: the default functions wholly inside the guard; #ifdef: the declarations inside it."""
+    if region.directive == "ifndef":
+        inside = [f for f in defined if f.start > region.start and f.end < region.end]
+        return [new_functions.get(f.name, f) for f in inside]
+    if region.directive == "ifdef":
+        new_declarations = {d.name: d for d in declarations(new_text or "")}
+        inside = [d for d in declarations(fork_text) if region.start < d.start < region.end]
+        return [new_declarations.get(d.name, d) for d in inside]
+    return []
+
+
+def _replacement_findings(finding: Callable[..., Finding], macro: str, region: GuardRegion, path: str,
+                          trunk: list[CppFunction], library: dict[str, list[CppFunction]]) -> list[Finding]:
+    """Each trunk function the guard turns off (#ifndef: the default; #ifdef: a declaration the backend fills)
+    needs a definition in the backend's spec library, with the parameters trunk declares."""
+    out = []
+    for function in trunk:
+        replacements = library.get(function.short_name, [])
+        if not replacements:
+            out.append(finding("guard-replacement-missing", f"{macro} turns off trunk {function.name} "
+                               f"({path}:{function.start}) but the backend's spec library defines no "
+                               f"{function.short_name}", "define the replacement in spec/lib, or drop the macro"))
+        elif function.params and not any(r.params == function.params for r in replacements):
+            where = replacements[0]
+            out.append(finding("guard-signature-mismatch", f"{macro}: trunk {function.name}({function.params}) "
+                               f"but the replacement in {where.text}:{where.start} takes ({where.params})",
+                               "change the replacement's parameters to trunk's"))
+    return out
+
+
+def _region_findings(context: DriftContext, backend: str, header: str, macro: str, path: str, region: GuardRegion,
+                     fork_text: str, library: dict[str, list[CppFunction]]) -> list[Finding]:
     where = f"{path}:{region.start}"
 
     def finding(kind: str, message: str, action: str, diff: str | None = None) -> Finding:
@@ -61,9 +109,13 @@ def _region_findings(context: DriftContext, backend: str, header: str, macro: st
         if not any(r.macro == macro for r in guard_regions(target_text)):
             out.append(finding("guard-lost", f"{macro}: the #{region.directive} guard is gone from "
                                f"{new_path} on the upgraded tree", "re-add the guard around the trunk default"))
-    guarded = functions_in(region, functions(fork_text))
+    defined = functions(fork_text)
+    guarded = functions_in(region, defined)
     old_functions = _by_name(read_text(context.upstream_old, path))
-    new_functions = _by_name(read_text(context.upstream_new, new_path))
+    new_text = read_text(context.upstream_new, new_path)
+    new_functions = _by_name(new_text)
+    out += _replacement_findings(finding, macro, region, path, _turned_off(region, fork_text, defined, new_functions,
+                                                                            new_text), library)
     for function in guarded:
         old, new = old_functions.get(function.name), new_functions.get(function.name)
         if old is None:

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 import unidiff
 
 from ..model import Finding
-from ..layout import TRUNK, SpecFile, package_of, spec_files
+from ..layout import SpecFile, package_init
 from ..git import ConflictHunk, Oid, Repository, blob_diff, merge_blobs
 from ..trees import read_text
 from .context import DriftContext
-from .callsites import TrunkHooks
+from .roles import OVERLAY, WHOLE_FILE_ROLES, Classified
 from .pyfacts import normalized_statements, parse_module_facts
 
 
@@ -42,17 +42,15 @@ def _upgrade_convention(hunk: ConflictHunk) -> dict[str, object]:
     return {"line": hunk.line, "ours": hunk.theirs, "base": hunk.base, "theirs": hunk.ours}
 
 
-def _mirrors_trunk(spec_file: SpecFile, hooks: TrunkHooks) -> bool:
-    return hooks.is_overlay(spec_file) or spec_file.is_cpp
-
-
-def _hijack_lost(context: DriftContext, spec_file: SpecFile) -> str | None:
-    if not spec_file.is_python:
+def _hijack_lost(context: DriftContext, classified: Classified) -> str | None:
+    """Why the package that makes this an overlay no longer does, if it does not."""
+    if classified.role != OVERLAY or classified.hijacked is None:
         return None
-    init = f"{TRUNK}/{package_of(spec_file.rel)}/__init__.py".replace("//", "/")
+    package = classified.hijacked
+    init = package_init(package)
     if not context.upstream_new.exists(init):
-        return f"package {package_of(spec_file.rel)} no longer exists upstream ({init} deleted)"
-    if context.target_hooks is not None and package_of(spec_file.rel) not in context.target_hooks.hijacked:
+        return f"package {package or 'python/triton'} no longer exists upstream ({init} deleted)"
+    if context.target_hooks is not None and package not in context.target_hooks.hijacked:
         facts = context.module_facts(context.target, init) if context.target else None
         if facts is not None and facts.error:
             return None  # a conflicted __init__.py is reported by the upgrade, not guessed at here
@@ -60,7 +58,8 @@ def _hijack_lost(context: DriftContext, spec_file: SpecFile) -> str | None:
     return None
 
 
-def classify_overlay(context: DriftContext, spec_file: SpecFile, merged: list[MergedOverlay]) -> Finding | None:
+def classify_overlay(context: DriftContext, classified: Classified, merged: list[MergedOverlay]) -> Finding | None:
+    spec_file = classified.file
     trunk_path = spec_file.trunk_path
     assert trunk_path is not None
     repo, new = context.repo, context.upstream_new
@@ -74,7 +73,7 @@ def classify_overlay(context: DriftContext, spec_file: SpecFile, merged: list[Me
         return Finding(kind, spec_file.path, message, action, backend=spec_file.backend,
                        related_path=related, diff=diff, details={"base": base, **details})
 
-    lost = _hijack_lost(context, spec_file)
+    lost = _hijack_lost(context, classified)
     if lost:
         return finding("hijack-lost", f"overlay is no longer loaded: {lost}",
                        "move the overlay to a hijacked package or into a spec function")
@@ -115,15 +114,15 @@ def overlay_findings(context: DriftContext) -> list[Finding]:
     """Every overlay of the selected backends; clean merges go to context.merged for --apply."""
     merged = context.merged
     findings = []
-    for spec_file in spec_files(context.fork, set(context.backends)):
-        if not _mirrors_trunk(spec_file, context.fork_hooks) or spec_file.rel.endswith("__init__.py"):
-            continue
-        unusable = _unusable(context, spec_file)
+    for classified in context.classified:
+        if classified.role not in WHOLE_FILE_ROLES:
+            continue  # spec modules, new modules, C++ spec libraries: not copies of a trunk file
+        unusable = _unusable(context, classified.file)
         if unusable is not None:
             findings.append(unusable)
             if unusable.kind == "overlay-symlink":
                 continue  # nothing to merge: the link target is not the overlay's text
-        found = classify_overlay(context, spec_file, merged)
+        found = classify_overlay(context, classified, merged)
         if found is not None:
             findings.append(found)
     return findings

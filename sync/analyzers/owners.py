@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from posixpath import basename
 
-from ..layout import TRUNK, package_of, parse_spec_file, spec_files, trunk_rel
+from ..layout import TRUNK, configured_roots, owning_backend, package_of, spec_files, trunk_rel
 from ..trees import FileTree, read_text
 from .backends import BackendExports, backend_exports
 from .cpp import backend_macros, mentions_spec_macro
@@ -22,6 +22,7 @@ class OwnerIndex:
     def __init__(self, tree: FileTree, hooks: TrunkHooks | None = None,
                  exports: dict[str, BackendExports] | None = None) -> None:
         self.tree = tree
+        self.extra = configured_roots(tree)
         self.hooks = hooks if hooks is not None else index_trunk_hooks(tree)
         self.backends = sorted({spec_file.backend for spec_file in spec_files(tree)})
         if exports is None:
@@ -38,9 +39,9 @@ class OwnerIndex:
                 self.overlaid_packages.setdefault(package_of(spec_file.rel), set()).add(spec_file.backend)
 
     def owners(self, path: str) -> list[str]:
-        spec_file = parse_spec_file(path)
-        if spec_file is not None:
-            return [spec_file.backend]
+        backend = owning_backend(path, self.extra)
+        if backend is not None:  # everything under third_party/<b>/, and each spec tree, is the backend's
+            return [backend]
         if path in _CORE_FILES or basename(path) == "CMakeLists.txt" or path.startswith(_CORE_PREFIXES):
             return [CORE]
         found = set(self.overlaid.get(path, set()))

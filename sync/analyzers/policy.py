@@ -8,7 +8,7 @@ from posixpath import basename
 from ..kinds import BY_CODE
 from ..model import Finding
 from ..layout import (DIRECT_EDIT_FILES, NO_SPECIALIZATION, PROTECTED_FILES, TRUNK, SpecFile, backend_names,
-                      is_under, package_of, spec_files, spec_path_verdict, trunk_rel)
+                      is_under, package_init, package_of, spec_files, spec_path_verdict, trunk_rel)
 from ..provenance import load_manifest, manifest_path
 from ..git.merge import conflict_hunks
 from ..pin import PIN_FILE, parse_pin
@@ -17,6 +17,8 @@ from ..tomlfiles import TomlFileError
 from ..trees import FileTree, read_text
 from .callsites import TrunkHooks, index_trunk_hooks
 from .pyfacts import normalized_statements, parse_module_facts
+from .roles import (DIRECT_EDIT, ENTRY, INIT_UNUSED, OVERLAY, PROTECTED, PYTHON_ROLES, ROOT_FILE, SPEC_MODULE, TLE,
+                    UNREACHABLE, Classified, classified_files)
 
 def _finding(code: str, path: str, message: str, line: int | None = None, backend: str | None = None,
              related: str | None = None) -> Finding:
@@ -59,9 +61,9 @@ def _trunk_findings(hooks: TrunkHooks) -> list[Finding]:
         for child in sorted(hooks.hijacked):
             if child != parent and is_under(child, parent):
                 findings.append(_finding(
-                    "FT003", f"{TRUNK}/{child}/__init__.py",
+                    "FT003", package_init(child),
                     f"both {parent or 'python/triton'} and its child {child} call spec_path",
-                    related=f"{TRUNK}/{parent}/__init__.py"))
+                    related=package_init(parent)))
     return findings
 
 
@@ -80,27 +82,37 @@ def _backend_selection(tree: FileTree, hooks: TrunkHooks) -> list[Finding]:
     return findings
 
 
-def _spec_file_findings(tree: FileTree, spec_file: SpecFile, hooks: TrunkHooks) -> list[Finding]:
+_ROOT_REMEDY = {"knobs.py": "specialize knobs.py directly in trunk, as Triton does",
+                "_internal_testing.py": "specialize _internal_testing.py directly in trunk, as Triton does"}
+
+
+def _spec_file_findings(tree: FileTree, classified: Classified) -> list[Finding]:
+    spec_file, role = classified.file, classified.role
     path, backend, rel = spec_file.path, spec_file.backend, spec_file.rel
-    if spec_file.area != "triton" or not rel.endswith(".py"):
+    trunk_path = spec_file.trunk_path or ""
+    if role not in PYTHON_ROLES or role == ENTRY and rel != "__init__.py":
         return []
-    if basename(rel) in PROTECTED_FILES and "/" not in rel:
+    if role == PROTECTED:
         return [_finding("FT011", path, f"backend ships its own {rel}", backend=backend)]
-    if is_under(package_of(rel), NO_SPECIALIZATION):
+    if role == TLE:
         return [_finding("FT004", path, "experimental/tle may not be specialized", backend=backend)]
     text = read_text(tree, path) or ""
     facts = parse_module_facts(path, text)
     if facts.error:
         return [_finding("FT013", path, f"cannot parse: {facts.error}", backend=backend)]
+    if role in (DIRECT_EDIT, ROOT_FILE):
+        remedy = _ROOT_REMEDY.get(rel, f"put the changed functions in a spec-function module and call them from "
+                                       f"{trunk_path} with spec/spec_func")
+        return [replace(_finding("FT018", path, f"{rel} at the root of the spec tree replaces trunk {trunk_path} "
+                                                f"whole: {classified.why}", backend=backend, related=trunk_path),
+                        action=remedy)]
+    if role == INIT_UNUSED:
+        return [_finding("FT007", path, classified.why, backend=backend, related=trunk_path)]
+    if role == UNREACHABLE:
+        return [_finding("FT019", path, f"never imported: {classified.why}", backend=backend,
+                         related=f"{TRUNK}/{classified.hidden_by}/__init__.py")]
     findings = []
-    if rel in DIRECT_EDIT_FILES:
-        findings.append(_finding("FT012", path, f"spec module for {rel}, which is specialized in trunk",
-                                 backend=backend))
-    trunk_path = spec_file.trunk_path or ""
-    if hooks.is_overlay(spec_file):
-        if basename(rel) == "__init__.py":
-            return [_finding("FT007", path, f"{package_of(rel)} is hijacked; this __init__.py is never loaded",
-                             backend=backend, related=trunk_path)]
+    if role == OVERLAY:
         trunk_text = read_text(tree, trunk_path)
         if trunk_text is not None:
             if trunk_text == text:
@@ -111,7 +123,7 @@ def _spec_file_findings(tree: FileTree, spec_file: SpecFile, hooks: TrunkHooks) 
                 if mine is not None and theirs is not None and mine <= theirs:
                     findings.append(_finding("FT006", path, f"every statement is already in {trunk_path}",
                                              backend=backend, related=trunk_path))
-    elif rel != "__init__.py":
+    elif role == SPEC_MODULE:
         for line, code in facts.relative_imports:
             findings.append(_finding("FT009", path, f"relative import in a spec-function module: {code}",
                                      line, backend))
@@ -182,11 +194,29 @@ def _provenance(tree: FileTree, backends: list[str]) -> list[Finding]:
     return findings
 
 
+def unrecognized_layouts(tree: FileTree, hooks: TrunkHooks) -> list[Finding]:
+    """Never analyse nothing in silence: hooks without any spec tree, Python files in a spec dir of no known layout."""
+    findings = []
+    if hooks.sites and not backend_names(tree):
+        site = hooks.sites[0]
+        findings.append(_finding("FT020", site.path, f"trunk calls {site.kind} ({len(hooks.sites)} hook call(s)) but "
+                                 "no backend spec tree of a known layout exists", site.line))
+    stray: dict[str, list[str]] = {}
+    for spec_file in spec_files(tree):
+        if spec_file.area == "other" and spec_file.rel.endswith(".py") and spec_file.rel != "__init__.py":
+            stray.setdefault(spec_file.backend, []).append(spec_file.path)
+    for backend, paths in sorted(stray.items()):
+        findings.append(_finding("FT020", paths[0], f"{len(paths)} Python file(s) in a spec directory of no known "
+                                 "layout (expected spec/triton/...)", backend=backend))
+    return findings
+
+
 def check_tree(tree: FileTree, backends: set[str] | None = None, allow_markers: tuple[str, ...] = ()) -> list[Finding]:
     hooks = index_trunk_hooks(tree)
     findings = _trunk_findings(hooks) + _backend_selection(tree, hooks) + _conflict_markers(tree, allow_markers)
+    findings += unrecognized_layouts(tree, hooks)
     names = sorted(backends) if backends else backend_names(tree)
     findings += _config_files(tree, names) + _provenance(tree, names)
-    for spec_file in spec_files(tree, backends):
-        findings.extend(_spec_file_findings(tree, spec_file, hooks))
+    for classified in classified_files(tree, hooks, backends):
+        findings.extend(_spec_file_findings(tree, classified))
     return findings

@@ -10,6 +10,7 @@ from ..model import Finding
 from .context import DriftContext
 from .cppguards import guard_findings
 from .overlays import overlay_findings
+from .policy import unrecognized_layouts
 from .specfuncs import spec_function_findings
 from .symbols import symbol_findings
 
@@ -29,6 +30,11 @@ def backends_without_spec(context: DriftContext) -> list[Finding]:
             if backend not in known and (not context.filtered or backend in context.backends)]
 
 
+def layouts(context: DriftContext) -> list[Finding]:
+    """Hooks with no spec tree of a known layout, or a spec directory of none: said, never skipped in silence."""
+    return unrecognized_layouts(context.fork, context.fork_hooks)
+
+
 def symbol_drift(context: DriftContext) -> list[Finding]:
     rng = context.range
     if rng is not None and not context.fork_based_on_old:
@@ -41,6 +47,7 @@ def symbol_drift(context: DriftContext) -> list[Finding]:
 
 ANALYZERS: tuple[Analyzer, ...] = (
     Analyzer("backends", backends_without_spec),
+    Analyzer("layouts", layouts),
     Analyzer("overlays", overlay_findings),
     Analyzer("spec functions", spec_function_findings),
     Analyzer("C++ guards", guard_findings),

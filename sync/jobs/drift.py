@@ -9,7 +9,7 @@ from ..errors import SyncError
 from ..model import DriftInfo, Report, build_report
 from ..git import Repository, branch_exists, branch_head, commit_files, open_repo
 from ..progress import Progress, Silent
-from .revs import resolve_range, resolve_rev
+from .revs import require_based_on, resolve_range, resolve_rev
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,7 @@ def run_drift(repo_path: str, old: str, onto: str, source: str | None, options: 
               progress: Progress | None = None) -> Report:
     repo = open_repo(repo_path)
     rng = resolve_range(repo, old, onto, source)
+    require_based_on(repo, rng)  # else the in-memory replay would replay upstream's own history
     target = resolve_rev(repo, options.target) if options.target else None
     if options.apply and (target is None or not branch_exists(repo, target.ref)):
         raise SyncError("--apply commits the clean merges on a branch: pass that branch as --target")

@@ -1,0 +1,150 @@
+"""What each file of a backend's spec tree is: one classifier, used by check and drift alike.
+
+A Python file under the mirror of python/triton is an overlay (a package above it calls spec_path and
+trunk has the path: it shadows the trunk module), a new module (hijacked package, no trunk path), a
+spec-function module (no hijacked package above it: it only holds functions the spec entry exports),
+or one of the files the seed forbids. C++ under spec/include and spec/lib is a spec library: functions
+that trunk guards with #ifndef FLAGTREE_SPEC_<name>, built by the backend's CMake; a TableGen file there
+that mirrors a trunk .td is a whole-file overlay.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from posixpath import basename, dirname
+
+from ..layout import (DIRECT_EDIT_FILES, NO_SPECIALIZATION, PROTECTED_FILES, TRUNK, SpecFile, backend_names, is_under,
+                      package_of, spec_files)
+from ..trees import FileTree, read_text
+from .backends import entry_modules
+from .callsites import TrunkHooks
+from .pyfacts import normalized_statements
+
+OVERLAY = "overlay"  # shadows trunk python/triton/<rel> through a hijacked package
+NEW_MODULE = "new-module"  # below a hijacked package, no trunk counterpart
+SPEC_MODULE = "spec-module"  # functions for spec/spec_func
+ENTRY = "entry"  # the spec tree's __init__.py that spec/spec_func import
+INIT_UNUSED = "init-unused"  # __init__.py of a hijacked package: trunk's always loads
+ROOT_FILE = "root-file"  # a root-level module that tries to replace a trunk file whole (never legal)
+DIRECT_EDIT = "direct-edit"  # knobs.py / _internal_testing.py: specialized in trunk directly
+PROTECTED = "protected"  # flagtree_spec.py / _flagtree_backend.py
+TLE = "tle"  # experimental/tle may not be specialized
+UNREACHABLE = "unreachable"  # below a hijacked package, but a regular trunk package in between hides it
+TD_OVERLAY = "td-overlay"  # a TableGen file replacing trunk's whole
+CPP_OVERLAY = "cpp-overlay"  # a C++ file that is a copy of its trunk namesake, changed (on the include path first)
+CPP_SPEC = "cpp-spec"  # a C++ spec library file (per-function replacements, the macro headers)
+WHOLE_FILE_ROLES = frozenset({"overlay", "td-overlay", "cpp-overlay"})  # 3-way merged against trunk by drift
+OTHER = "other"  # CMake, docs, data: not analysed
+
+PYTHON_ROLES = (OVERLAY, NEW_MODULE, SPEC_MODULE, ENTRY, INIT_UNUSED, ROOT_FILE, DIRECT_EDIT, PROTECTED, TLE,
+                UNREACHABLE)
+# A root-level file that repeats at least this share of its trunk namesake's top-level statements is a copy
+# of that file (an attempt to shadow it), not a module of spec functions.
+COPY_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class Classified:
+    file: SpecFile
+    role: str
+    hijacked: str | None = None  # the hijacked package (relative to python/triton) that makes it an overlay
+    hidden_by: str | None = None  # UNREACHABLE: the trunk package that hides it
+    why: str = ""
+
+    @property
+    def trunk_path(self) -> str | None:
+        return self.file.trunk_path
+
+
+def _nearest_hijacked(package: str, hooks: TrunkHooks) -> str | None:
+    """The deepest hijacked package at or above `package` (the root "" counts)."""
+    found = [hijacked for hijacked in hooks.hijacked if is_under(package, hijacked)]
+    return max(found, key=lambda hijacked: (hijacked != "", hijacked.count("/"), len(hijacked)), default=None)
+
+
+def _hiding_package(tree: FileTree, spec_file: SpecFile, hijacked: str) -> str | None:
+    """The trunk package that keeps Python from ever reaching this file, if any.
+
+    Walking down from the hijacked package: a sub-package the backend mirrors with its own __init__.py
+    is the backend's (everything below it is reached); one it mirrors without __init__.py while trunk's
+    is a regular package is trunk's, and the backend's directory is never looked in.
+    """
+    mirror_root = spec_file.path[: len(spec_file.path) - len(spec_file.rel)]
+    below = package_of(spec_file.rel)[len(hijacked):].strip("/") if hijacked else package_of(spec_file.rel)
+    package = hijacked
+    for part in below.split("/") if below else ():
+        package = f"{package}/{part}" if package else part
+        if tree.exists(f"{mirror_root}{package}/__init__.py"):
+            return None
+        if tree.exists(f"{TRUNK}/{package}/__init__.py"):
+            return package
+    return None
+
+
+def _copies_trunk(tree: FileTree, spec_file: SpecFile) -> bool:
+    trunk_text = read_text(tree, spec_file.trunk_path or "")
+    if trunk_text is None:
+        return False
+    text = read_text(tree, spec_file.path) or ""
+    if text == trunk_text:
+        return True
+    mine, theirs = normalized_statements(text), normalized_statements(trunk_text)
+    if not mine or not theirs:
+        return False
+    return len(mine & theirs) >= COPY_SHARE * len(theirs)
+
+
+def _copies_lines(tree: FileTree, spec_file: SpecFile) -> bool:
+    """A C++ file holding at least COPY_SHARE of its trunk namesake's lines is a copy of it; a spec library file
+    (a few replaced functions, built as a library of its own) is not, whatever its path."""
+    trunk_text = read_text(tree, spec_file.trunk_path or "")
+    if trunk_text is None:
+        return False
+    theirs = {line.strip() for line in trunk_text.splitlines() if line.strip()}
+    mine = {line.strip() for line in (read_text(tree, spec_file.path) or "").splitlines() if line.strip()}
+    return bool(theirs) and len(mine & theirs) >= COPY_SHARE * len(theirs)
+
+
+def classify(tree: FileTree, spec_file: SpecFile, hooks: TrunkHooks, entries: frozenset[str] = frozenset()) -> Classified:
+    """The role of one spec file; `entries` are the spec entry modules (spec/triton/__init__.py, legacy spec/__init__.py)."""
+    if spec_file.area in ("include", "lib"):
+        if spec_file.is_tablegen and tree.exists(spec_file.trunk_path or ""):
+            return Classified(spec_file, TD_OVERLAY, why="a TableGen file the backend's CMake picks instead of trunk's")
+        if spec_file.is_cpp and _copies_lines(tree, spec_file):
+            return Classified(spec_file, CPP_OVERLAY, why="a changed copy of the trunk file")
+        return Classified(spec_file, CPP_SPEC if spec_file.is_cpp else OTHER)
+    if not spec_file.is_python:
+        return Classified(spec_file, OTHER)
+    rel = spec_file.rel
+    if spec_file.path in entries or rel == "__init__.py":
+        return Classified(spec_file, ENTRY)
+    if spec_file.root_level and rel in PROTECTED_FILES:
+        return Classified(spec_file, PROTECTED, why="backends may not provide or shadow this file")
+    if is_under(package_of(rel), NO_SPECIALIZATION) and package_of(rel):
+        return Classified(spec_file, TLE, why="experimental/tle may not be specialized")
+    if spec_file.root_level:
+        if rel in DIRECT_EDIT_FILES:
+            return Classified(spec_file, DIRECT_EDIT, why=f"the seed specializes {rel} directly in trunk")
+        if _copies_trunk(tree, spec_file):
+            return Classified(spec_file, ROOT_FILE, "" if "" in hooks.hijacked else None,
+                              why="python/triton is the parent of every package: its modules cannot be overlaid; "
+                                  "use spec/spec_func")
+        return Classified(spec_file, SPEC_MODULE)
+    hijacked = _nearest_hijacked(package_of(rel), hooks)
+    if hijacked is None:
+        return Classified(spec_file, SPEC_MODULE)
+    if basename(rel) == "__init__.py" and package_of(rel) == hijacked:
+        return Classified(spec_file, INIT_UNUSED, hijacked, why=f"{hijacked} is hijacked; its __init__.py always "
+                          "comes from trunk")
+    hidden = _hiding_package(tree, spec_file, hijacked)
+    if hidden is not None:
+        return Classified(spec_file, UNREACHABLE, hijacked, hidden,
+                          why=f"trunk package {hidden} is a regular package and the backend's mirror of it has "
+                              "no __init__.py, so Python never looks in the backend's directory")
+    role = OVERLAY if tree.exists(spec_file.trunk_path or "") else NEW_MODULE
+    return Classified(spec_file, role, hijacked)
+
+
+def classified_files(tree: FileTree, hooks: TrunkHooks, backends: set[str] | None = None) -> list[Classified]:
+    """Every spec file of the selected backends with its role."""
+    entries = frozenset(entry for backend in backend_names(tree) for _, entry in entry_modules(tree, backend))
+    return [classify(tree, spec_file, hooks, entries) for spec_file in spec_files(tree, backends)]
