@@ -109,6 +109,20 @@ def check_command(path: Path | None, backends: tuple[str, ...], output_format: s
     return run_check_command(path, backends, output_format, allow_markers)
 
 
+@cli.command("describe")
+@click.option("--repo", "repo_path", default=".", show_default=True, metavar="PATH", help="The FlagTree repository.")
+@click.option("--branch", "src", metavar="REF", help="The branch or commit to describe [default: the current branch].")
+@_reported
+def describe_command(repo_path: str, src: str | None) -> int:
+    """Print the tool's model of a FlagTree tree as JSON: hijacked packages, the role of every spec file,
+    each backend's exported spec functions and their trunk call sites, FLAGTREE_SPEC_* macros with the
+    header that defines each, the trunk guards they switch and the C++ spec library's functions.
+    """
+    from .commands.describe import run_describe
+
+    return run_describe(repo_path, src)
+
+
 @cli.command("kinds")
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown"]), default="text",
               show_default=True, help="text: a line per kind; json: the catalogue; markdown: docs/KINDS.md.")

@@ -17,6 +17,7 @@ class GitTree:
         index.read_tree(tree)
         self._entries = {entry.path: (entry.id, entry.mode) for entry in index}
         self._cache: dict[str, bytes] = {}
+        self.missing: set[str] = set()  # paths whose blob is not in the object store
 
     @classmethod
     def of_commit(cls, repo: pygit2.Repository, commit_id: str | pygit2.Oid, label: str) -> "GitTree":
@@ -41,5 +42,9 @@ class GitTree:
         if entry is None or entry[1] == SYMLINK_MODE:
             return None
         if path not in self._cache:
-            self._cache[path] = self.repo[entry[0]].data
+            try:
+                self._cache[path] = self.repo[entry[0]].data
+            except KeyError:  # a partial clone or a snapshot without its large blobs: unreadable, and said so
+                self.missing.add(path)
+                return None
         return self._cache[path]

@@ -1,0 +1,60 @@
+"""The describe job: the tool's model of a FlagTree tree, per backend, as data a maintainer can read.
+
+What the analyses build on: which packages are hijacked, what each spec file is (overlay, new module,
+spec module, ...), the functions each backend exports and the trunk call sites that use them, the
+FLAGTREE_SPEC_* macros (with the header defining each), the trunk guards they switch and the functions
+of the backend's C++ spec library. bench/real_trees.py scores it against what people read in real trees.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..analyzers.backends import backend_exports
+from ..analyzers.callsites import index_trunk_hooks
+from ..analyzers.cpp import backend_macros, functions, guard_regions, mentions_spec_macro
+from ..analyzers.roles import classified_files
+from ..layout import backend_names, package_init
+from ..trees import FileTree, read_text
+
+CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
+
+
+def describe_tree(tree: FileTree) -> dict[str, Any]:
+    hooks = index_trunk_hooks(tree)
+    guards: dict[str, list[dict[str, Any]]] = {}
+    for path in tree.paths():
+        if path.startswith("third_party/") or not path.endswith(CPP):
+            continue
+        text = read_text(tree, path) or ""
+        if mentions_spec_macro(text):
+            for region in guard_regions(text):
+                guards.setdefault(region.macro, []).append({"path": path, "line": region.start,
+                                                            "directive": region.directive})
+    by_name = hooks.by_name()
+    backends: dict[str, Any] = {}
+    classified = classified_files(tree, hooks)
+    for backend in backend_names(tree):
+        exports = backend_exports(tree, backend)
+        macros = backend_macros(tree, backend)
+        library: dict[str, list[str]] = {}
+        for item in classified:
+            if item.file.backend == backend and item.role == "cpp-spec" and item.file.path.endswith(CPP):
+                for function in functions(read_text(tree, item.file.path) or ""):
+                    library.setdefault(function.short_name, []).append(item.file.path)
+        backends[backend] = {
+            "layouts": sorted({item.file.layout for item in classified if item.file.backend == backend}),
+            "files": {item.file.path: item.role for item in classified if item.file.backend == backend},
+            "exports": {name: exported.module_path for name, exported in sorted(exports.functions.items())},
+            "call_sites": [{"name": name, "kind": site.kind, "path": site.path, "line": site.line}
+                           for name in sorted(exports.functions) for site in by_name.get(name, [])],
+            "macros": {name: f"{definition.path}:{definition.line}" for name, definition in sorted(macros.items())},
+            "guards": {name: guards.get(name, []) for name in sorted(macros)},
+            "library": library,
+        }
+    return {
+        "hijacked": [package_init(package) for package in sorted(hooks.hijacked)],
+        "hook_sites": len(hooks.sites),
+        "unimplemented": sorted({site.name for site in hooks.sites if site.name} -
+                                {name for data in backends.values() for name in data["exports"]}),
+        "backends": backends,
+    }
