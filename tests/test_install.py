@@ -5,15 +5,23 @@ The wheel is a build input that the README's install command and .ci/run downloa
 """
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+import zipfile
+from importlib.metadata import distribution
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from sync.build import assemble, upstream_package
+from sync.build import assemble, extracted_upstream
+from sync.errors import SyncError
 
 REPO = Path(__file__).resolve().parents[1]
 PROBE = """
@@ -51,30 +59,83 @@ def probe(site: Path | None, python: str = sys.executable) -> dict:
 
 
 @pytest.fixture(scope="module")
-def upstream() -> Path:
-    return upstream_package(WHEEL)
+def upstream() -> Iterator[Path]:
+    with extracted_upstream(WHEEL) as package:
+        yield package
 
 
-def test_pip_builds_and_installs_the_demo_backend(tmp_path: Path) -> None:
-    env = {**os.environ, "FLAGTREE_BACKEND": "demo", "FLAGTREE_TRITON_WHEEL": str(WHEEL),
-           "FLAGTREE_BUILD_DIR": str(tmp_path / "build")}
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps",
-                    str(REPO / "python"), "-w", str(tmp_path / "dist")], check=True, env=env)
-    wheels = list((tmp_path / "dist").glob("triton-3.6.0+flagtree.demo-*.whl"))
-    assert len(wheels) == 1
+# What pip's isolated build environment installs (python/pyproject.toml) and what those need.
+BUILD_DISTRIBUTIONS = ("setuptools", "wheel", "packaging", "libcst", "pyyaml", "pip")
+README_INSTALL = "FLAGTREE_BACKEND=demo pip install ./python"
+
+
+def repack(name: str, wheelhouse: Path) -> Path:
+    """A wheel of the installed distribution `name`, rebuilt from its files (the tests have no index)."""
+    dist = distribution(name)
+    tag = next(line.split(":", 1)[1].strip() for line in dist.read_text("WHEEL").splitlines()
+               if line.startswith("Tag:"))
+    wheel = wheelhouse / f"{dist.metadata['Name'].replace('-', '_')}-{dist.version}-{tag}.whl"
+    site = Path(dist.locate_file(""))
+    records = []
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as archive:
+        for file in dist.files or []:
+            if file.parts[0] == ".." or "__pycache__" in file.parts or file.name == "RECORD":
+                continue
+            data = (site / file).read_bytes()
+            archive.writestr(str(file), data)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            records.append(f"{file},sha256={digest},{len(data)}")
+        dist_info = next(f for f in dist.files if f.name == "METADATA").parent
+        records.append(f"{dist_info}/RECORD,,")
+        archive.writestr(f"{dist_info}/RECORD", "\n".join(records) + "\n")
+    return wheel
+
+
+def repository_copy(root: Path) -> Path:
+    """What the README's install command reads: the build sources and the cached pinned wheel."""
+    for part in ("python", "sync", "patches", "third_party"):
+        shutil.copytree(REPO / part, root / part, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
+    (root / ".cache" / "triton").mkdir(parents=True)
+    (root / ".cache" / "triton" / WHEEL.name).symlink_to(WHEEL.resolve())
+    return root
+
+
+def tree_bytes(root: Path) -> int:
+    return sum(path.stat().st_size for path in root.rglob("*") if path.is_file() and not path.is_symlink())
+
+
+@pytest.mark.skipif(WHEEL is not None and not WHEEL.name.startswith(
+    f"triton-3.6.0-cp{sys.version_info.major}{sys.version_info.minor}-"), reason="cached wheel is for another Python")
+def test_readme_install_command_in_a_fresh_venv(tmp_path: Path) -> None:
+    """The literal README command, with pip pointed at a local wheel directory instead of PyPI
+    (PIP_NO_INDEX, PIP_FIND_LINKS): the build finds the pinned triton in <repo>/.cache/triton."""
+    wheelhouse = tmp_path / "wheelhouse"
+    wheelhouse.mkdir()
+    for name in BUILD_DISTRIBUTIONS:
+        repack(name, wheelhouse)
+    repo = repository_copy(tmp_path / "repo")
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = str(venv / "bin" / "python")
-    subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps", str(wheels[0])],
-                   check=True)
-    result = probe(None, python)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {"PATH": f"{venv / 'bin'}:{os.environ.get('PATH', '')}", "HOME": str(tmp_path / "home"),
+           "XDG_CACHE_HOME": str(tmp_path / "xdg"), "TMPDIR": str(scratch), "PIP_CONFIG_FILE": os.devnull,
+           "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheelhouse), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    done = subprocess.run(["bash", "-c", README_INSTALL], cwd=repo, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    result = probe(None, str(venv / "bin" / "python"))
     site = Path(result["file"]).parent.parent
     assert result["backend"] == "demo" and result["file"].startswith(str(venv))
+    assert result["version"] == "3.6.0"
     assert result["disasm_overlay"] == "demo"  # the overlay shadows trunk's tools/disasm.py ...
     assert result["link"] == str(site / "triton" / "tools" / "link.py")  # ... and siblings stay trunk's
     assert result["squeeze"] and result["unsqueeze"]
     assert result["apply_with_path"] == [[1, 20]]
     assert result["backends"] == ["amd", "nvidia"]  # upstream's driver entry points survive the rebuild
+    # Build hygiene: the upstream wheel is extracted straight into the build, nothing is left in TMPDIR
+    # (it was 639 MB a build) nor in the user's cache.
+    assert tree_bytes(scratch) < 1 << 20, sorted(p.name for p in scratch.iterdir())
+    assert not (tmp_path / "xdg" / "flagtree-build").exists()
 
 
 def test_without_a_backend_the_build_is_trunk_plus_inert_hooks(tmp_path: Path, upstream: Path) -> None:
@@ -94,3 +155,27 @@ def test_the_hook_set_applies_to_the_pinned_triton(upstream: Path) -> None:
 
     results = check_hook_set(upstream, load_hook_set(REPO / "patches" / "hooks.toml"))
     assert [reason for _, reason in results] == [None] * len(results)
+
+
+@pytest.mark.parametrize("name", ["../../x", "/abs/backend", "demo-x", "9lives"])
+def test_a_backend_name_that_is_not_an_identifier_is_refused_at_build(tmp_path: Path, name: str) -> None:
+    with pytest.raises(SyncError, match="is not a backend name"):
+        assemble(WHEEL, tmp_path / "site" / "triton", name, REPO)
+    assert not (tmp_path / "site").exists()  # refused before anything was written
+    done = subprocess.run([sys.executable, str(REPO / "python" / "setup.py"), "--version"], cwd=tmp_path,
+                          env={**os.environ, "FLAGTREE_BACKEND": name}, capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"flagtree-sync: error: FLAGTREE_BACKEND={name!r} is not a backend name "
+        "(letters, digits and '_', not starting with a digit)"]
+
+
+def test_extracted_upstream_is_removed_also_on_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    with pytest.raises(RuntimeError):
+        with extracted_upstream(WHEEL) as package:
+            assert (package / "__init__.py").is_file() and tree_bytes(scratch) > 100 << 20
+            raise RuntimeError("the build failed")
+    assert list(scratch.iterdir()) == []

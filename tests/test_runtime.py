@@ -161,3 +161,17 @@ def test_parent_and_child_hijack_is_detected(tmp_path: Path) -> None:
     done = probe(root, "import warnings; warnings.simplefilter('error'); import triton.tools.sub")
     assert done.returncode != 0
     assert "hijacks both tools and tools/sub" in done.stderr
+
+
+@pytest.mark.parametrize("recorded", ["../../x", "/tmp/evil", "demo/../../x", "a b"])
+def test_recorded_backend_that_is_not_a_name_is_refused(tmp_path: Path, recorded: str) -> None:
+    outside = tmp_path / "x" / "spec" / "triton" / "tools"  # where ../../x would lead from _flagtree_specs
+    outside.mkdir(parents=True)
+    (outside / "compile.py").write_text("WHO = 'outside'\n")
+    root = make_package(tmp_path / "site", "demo")
+    (root / "triton" / "FLAGTREE_BACKEND").write_text(recorded + "\n")
+    done = probe(root, "import triton.tools.compile as c; print(c.WHO)")
+    assert done.returncode != 0 and "outside" not in done.stdout
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("triton.flagtree_spec.FlagTreeSpecError: FlagTree backend record")
+    assert repr(recorded) in last

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import importlib
 import os
+import re
 import warnings
 from types import ModuleType
 from typing import Any, Callable, TypeVar
@@ -25,6 +26,8 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 # not a compiler backend is installed under _flagtree_specs so that Triton's backend
 # discovery (which expects compiler.py in every backends/ entry) never sees it.
 SPEC_HOMES = ("backends", "_flagtree_specs")
+# A backend name becomes a path component: only an identifier can never leave the package.
+_BACKEND_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -46,6 +49,11 @@ _hijacked: dict[str, str] = {}  # trunk package dir (relative to triton) -> back
 def _installed_backend() -> str:
     from ._flagtree_backend import FLAGTREE_BACKEND
 
+    if FLAGTREE_BACKEND and not _BACKEND_NAME.match(FLAGTREE_BACKEND):
+        raise FlagTreeSpecError(
+            f"FlagTree backend record {os.path.join(_PACKAGE_DIR, 'FLAGTREE_BACKEND')} names "
+            f"{FLAGTREE_BACKEND!r}, which is not a backend name (letters, digits and '_')"
+        )
     return FLAGTREE_BACKEND
 
 
