@@ -11,7 +11,7 @@ from setuptools.command.build_py import build_py
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sync.build import assemble, backend_name, upstream_entry_points, upstream_source  # noqa: E402
+from sync.build import assemble, backend_name, build_native, upstream_entry_points, upstream_source  # noqa: E402
 from sync.errors import SyncError  # noqa: E402
 
 
@@ -30,10 +30,12 @@ SOURCE = _or_exit(upstream_source, PINNED, ROOT)
 
 
 class BuildFlagTree(build_py):
-    """Instead of copying sources, assemble the whole triton package into build_lib."""
+    """Instead of copying sources, assemble the whole triton package into build_lib, native core included."""
 
     def run(self) -> None:
-        changed = _or_exit(assemble, SOURCE, Path(self.build_lib) / "triton", BACKEND, ROOT)
+        package = Path(self.build_lib) / "triton"
+        changed = _or_exit(assemble, SOURCE, package, BACKEND, ROOT)
+        _or_exit(build_native, ROOT, package, BACKEND)
         print(f"flagtree: triton {PINNED} from {SOURCE}, backend {BACKEND or '(none)'}, hooks in {', '.join(changed)}")
 
 

@@ -5,7 +5,9 @@ Imports only the standard library and libcst (through sync.hooks).
 """
 from __future__ import annotations
 
+import ast
 import configparser
+import json
 import os
 import re
 import shutil
@@ -22,6 +24,8 @@ from .errors import SyncError
 from .hooks import apply_hook_set, load_hook_set
 
 RUNTIME_FILES = ("flagtree_spec.py", "_flagtree_backend.py")
+MANIFEST = "FLAGTREE_SPEC.json"  # what the build did, for `python -m triton.flagtree_spec`
+HOOK_FUNCTIONS = ("spec_path", "spec", "spec_func", "spec_key")
 SPEC_HOME = "_flagtree_specs"  # one of flagtree_spec.SPEC_HOMES, outside Triton's backend discovery
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "flagtree-build"
 REPO_WHEELS = Path(".cache") / "triton"  # where the README's first command downloads the pinned wheel
@@ -179,4 +183,95 @@ def assemble(upstream: Path, target: Path, backend: str | None, repo_root: Path)
         record.write_text(backend + "\n", encoding="utf-8")
     elif record.exists():
         record.unlink()
+    _write_manifest(target, {"triton": hook_set.triton, "backend": backend, "hooked_files": changed,
+                             "call_sites": hook_call_sites(target), "native": None})
     return changed
+
+
+def hook_call_sites(package: Path) -> list[dict[str, object]]:
+    """Every trunk call of a hook function with a literal first argument: which trunk line asks for
+    which spec function (spec_path has none: it names the package)."""
+    sites: list[dict[str, object]] = []
+    for path in sorted(package.rglob("*.py")):
+        relative = path.relative_to(package)
+        if relative.parts[0] == SPEC_HOME or relative.name in RUNTIME_FILES:
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if "flagtree_spec" not in text:
+            continue
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in HOOK_FUNCTIONS:
+                first = node.args[0] if node.args else None
+                name = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else \
+                    first.id if isinstance(first, ast.Name) else ""
+                sites.append({"hook": node.func.id, "function": name, "file": relative.as_posix(),
+                              "line": node.lineno})
+    return sites
+
+
+def _write_manifest(package: Path, data: dict[str, object]) -> None:
+    (package / MANIFEST).write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def build_native(repo_root: Path, package: Path, backend: str | None) -> Path | None:
+    """Build lib/ (CMake + Ninja + pybind11) into <package>/_C/libflagtree, with the backend's C++ spec
+    when it has one; records it in the manifest. FLAGTREE_NATIVE=0 skips it; without a C++ compiler it
+    is skipped with a note (the runtime then uses its Python defaults)."""
+    backend = backend_name(backend)
+    wanted = os.environ.get("FLAGTREE_NATIVE", "auto")
+    compiler = shutil.which(os.environ.get("CXX", "c++"))
+    if wanted == "0" or (wanted == "auto" and compiler is None):
+        print(f"flagtree: native core not built ({'FLAGTREE_NATIVE=0' if wanted == '0' else 'no C++ compiler'})")
+        return None
+    tools = {name: shutil.which(name) for name in ("cmake", "ninja", "nm")}
+    try:
+        import pybind11
+    except ImportError:
+        tools["pybind11"] = None
+    else:
+        tools["pybind11"] = pybind11.get_cmake_dir()
+    missing = [name for name, found in tools.items() if found is None] + ([] if compiler else ["a C++ compiler"])
+    if missing:
+        raise SyncError(f"the native FlagTree core needs {', '.join(missing)} (python/pyproject.toml lists them)")
+    spec = repo_root / "third_party" / backend / "backend" / "spec" if backend else None
+    with tempfile.TemporaryDirectory(prefix="flagtree-native-") as work:
+        configure = [tools["cmake"], "-S", str(repo_root / "lib"), "-B", work, "-G", "Ninja",
+                     f"-DCMAKE_MAKE_PROGRAM={tools['ninja']}", f"-DCMAKE_CXX_COMPILER={compiler}",
+                     "-DCMAKE_BUILD_TYPE=Release", f"-Dpybind11_DIR={tools['pybind11']}",
+                     f"-DPython_EXECUTABLE={sys.executable}", f"-DFLAGTREE_BACKEND={backend or ''}",
+                     f"-DFLAGTREE_SPEC_DIR={spec if spec is not None and spec.is_dir() else ''}"]
+        for command in (configure, [tools["cmake"], "--build", work]):
+            done = subprocess.run(command, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise SyncError(f"native FlagTree core: {Path(command[0]).name} failed:\n"
+                                f"{(done.stdout + done.stderr)[-3000:]}")
+        built = sorted(Path(work).glob("libflagtree*.so"))
+        if not built:
+            raise SyncError(f"native FlagTree core: the build made no libflagtree module in {work}")
+        if spec is not None:
+            _check_replacements(spec, backend or "", built[0], compiler or "c++", tools["nm"] or "nm")
+        destination = package / "_C" / built[0].name
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(built[0], destination)
+    manifest = json.loads((package / MANIFEST).read_text(encoding="utf-8"))
+    manifest["native"] = {"module": destination.relative_to(package).as_posix()}
+    _write_manifest(package, manifest)
+    return destination
+
+
+def _check_replacements(spec: Path, backend: str, module: Path, compiler: str, nm: str) -> None:
+    """A guard macro the backend header defines must come with the backend's definition of the function;
+    without it the module would only fail when Python imports it, with a mangled symbol name."""
+    header = spec / "include" / "flagtree_spec.h"
+    if not header.is_file():
+        return
+    macros = subprocess.run([compiler, "-dM", "-E", "-x", "c++", str(header)], capture_output=True, text=True,
+                            check=True).stdout
+    guarded = sorted({line.split()[1][len("FLAGTREE_SPEC_"):] for line in macros.splitlines()
+                      if line.startswith("#define FLAGTREE_SPEC_")})
+    undefined = subprocess.run([nm, "-D", "-C", "--undefined-only", str(module)], capture_output=True, text=True,
+                               check=True).stdout
+    for name in guarded:
+        if f"flagtree::{name}(" in undefined:
+            raise SyncError(f"FLAGTREE_BACKEND={backend}: {header} defines FLAGTREE_SPEC_{name}, but no source in "
+                            f"{spec / 'lib'} defines flagtree::{name}")

@@ -14,7 +14,7 @@ import libcst as cst
 
 from .errors import SyncError
 
-HOOK_KINDS = ("spec_path", "spec", "spec_func")
+HOOK_KINDS = ("spec_path", "spec", "spec_func", "spec_key")
 IMPORT_LINE = "from triton.flagtree_spec import {name}\n"
 
 
@@ -31,6 +31,8 @@ class Hook:
             return "spec_path(__path__)"
         if self.kind == "spec":
             return self.call
+        if self.kind == "spec_key":
+            return f"{self.name} = spec_key({self.name})"
         return f'{self.name} = spec_func("{self.name}", {self.name})' if self.wraps else \
             f'{self.name} = spec_func("{self.name}")'
 
@@ -102,6 +104,8 @@ def apply_hook(source: str, hook: Hook) -> str:
     if hook.kind == "spec_func":
         defined = {s.name.value for s in module.body if isinstance(s, cst.FunctionDef)}
         hook = Hook(hook.kind, hook.file, hook.call, hook.name, wraps=hook.name in defined)
+    if hook.kind == "spec_key" and hook.name not in {s.name.value for s in module.body if isinstance(s, cst.FunctionDef)}:
+        raise HookError(f"{hook.file}: spec_key needs a top-level def {hook.name or '(no name given)'} to wrap")
     present = {_bare(module, statement) for statement in module.body}
     if hook.statement in present:
         return source
@@ -110,8 +114,8 @@ def apply_hook(source: str, hook: Hook) -> str:
     while head < len(body) and _is_docstring_or_future(body[head]):
         head += 1
     has_import = IMPORT_LINE.format(name=hook_name).strip() in present
-    call = _statement(hook.statement, f"# flagtree backend {'path ' if hook.kind == 'spec_path' else ''}"
-                                      f"{'func ' if hook.kind == 'spec_func' else ''}specialization")
+    label = {"spec_path": "path ", "spec_func": "func ", "spec_key": "kernel cache key "}.get(hook.kind, "")
+    call = _statement(hook.statement, f"# flagtree backend {label}specialization")
     if hook.kind == "spec_path":
         body[head:head] = [_statement(IMPORT_LINE.format(name=hook_name).strip()), call]
     else:

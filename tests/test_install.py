@@ -51,6 +51,21 @@ WHEEL = pinned_wheel()
 pytestmark = pytest.mark.skipif(WHEEL is None, reason="no pinned triton wheel: run the README install command")
 
 
+def self_report(python: str, site: Path | None, *flags: str) -> dict | str:
+    env = {"PATH": os.environ.get("PATH", ""), **({"PYTHONPATH": str(site)} if site else {})}
+    done = subprocess.run([python, "-m", "triton.flagtree_spec", *(flags or ("--json",))], cwd=Path(python).parent,
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout) if not flags else done.stdout
+
+
+def cache_key(site: Path) -> str:
+    done = subprocess.run([sys.executable, "-c", "from triton.runtime.cache import triton_key; print(triton_key())"],
+                          cwd=site, capture_output=True, text=True, env={"PYTHONPATH": str(site)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip()
+
+
 def probe(site: Path | None, python: str = sys.executable) -> dict:
     env = {"PATH": os.environ.get("PATH", ""), **({"PYTHONPATH": str(site)} if site else {})}
     done = subprocess.run([python, "-c", PROBE], cwd=Path(python).parent, capture_output=True, text=True, env=env)
@@ -65,7 +80,7 @@ def upstream() -> Iterator[Path]:
 
 
 # What pip's isolated build environment installs (python/pyproject.toml) and what those need.
-BUILD_DISTRIBUTIONS = ("setuptools", "wheel", "packaging", "libcst", "pyyaml", "pip")
+BUILD_DISTRIBUTIONS = ("setuptools", "wheel", "packaging", "libcst", "pyyaml", "pip", "cmake", "ninja", "pybind11")
 README_INSTALL = "FLAGTREE_BACKEND=demo pip install ./python"
 
 
@@ -76,16 +91,24 @@ def repack(name: str, wheelhouse: Path) -> Path:
                if line.startswith("Tag:"))
     wheel = wheelhouse / f"{dist.metadata['Name'].replace('-', '_')}-{dist.version}-{tag}.whl"
     site = Path(dist.locate_file(""))
+    generated = {entry.name for entry in dist.entry_points if entry.group == "console_scripts"}
+    dist_info = next(f for f in dist.files if f.name == "METADATA").parent
     records = []
     with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as archive:
         for file in dist.files or []:
-            if file.parts[0] == ".." or "__pycache__" in file.parts or file.name == "RECORD":
+            if "__pycache__" in file.parts or file.name == "RECORD":
                 continue
+            name = str(file)
+            if file.parts[0] == "..":  # a script in bin/: pip regenerates entry points, the rest is data
+                if file.parent.name != "bin" or file.name in generated:
+                    continue
+                name = f"{dist_info.stem}.data/scripts/{file.name}"
             data = (site / file).read_bytes()
-            archive.writestr(str(file), data)
+            member = zipfile.ZipInfo(name)
+            member.external_attr = ((site / file).stat().st_mode & 0xFFFF) << 16  # pip keeps cmake's binary executable
+            archive.writestr(member, data, zipfile.ZIP_DEFLATED)
             digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-            records.append(f"{file},sha256={digest},{len(data)}")
-        dist_info = next(f for f in dist.files if f.name == "METADATA").parent
+            records.append(f"{name},sha256={digest},{len(data)}")
         records.append(f"{dist_info}/RECORD,,")
         archive.writestr(f"{dist_info}/RECORD", "\n".join(records) + "\n")
     return wheel
@@ -93,7 +116,7 @@ def repack(name: str, wheelhouse: Path) -> Path:
 
 def repository_copy(root: Path) -> Path:
     """What the README's install command reads: the build sources and the cached pinned wheel."""
-    for part in ("python", "sync", "patches", "third_party"):
+    for part in ("python", "sync", "patches", "third_party", "lib"):
         shutil.copytree(REPO / part, root / part, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
     (root / ".cache" / "triton").mkdir(parents=True)
     (root / ".cache" / "triton" / WHEEL.name).symlink_to(WHEEL.resolve())
@@ -132,6 +155,17 @@ def test_readme_install_command_in_a_fresh_venv(tmp_path: Path) -> None:
     assert result["squeeze"] and result["unsqueeze"]
     assert result["apply_with_path"] == [[1, 20]]
     assert result["backends"] == ["amd", "nvidia"]  # upstream's driver entry points survive the rebuild
+    report = self_report(str(venv / "bin" / "python"), None)
+    assert report["backend"] == "demo" and report["distribution"] == "3.6.0+flagtree.demo"
+    tools = next(entry for entry in report["hijacked"] if entry["package"] == "triton.tools")
+    assert {"module": "triton.tools.disasm", "shadows_trunk": True} in tools["overlays"]
+    functions = {entry["function"]: entry["call_sites"] for entry in report["spec_functions"]}
+    assert sorted(functions) == ["apply_with_path", "language_extend_globals"]
+    assert [site.split(":")[0] for site in functions["apply_with_path"]] == ["_utils.py"]
+    assert functions["language_extend_globals"][0].startswith("language/__init__.py:")
+    assert report["native"]["guards"] == [{"guard": "FLAGTREE_SPEC_cache_salt", "replaced": True}]
+    assert report["cache_key_salt"].startswith("flagtree-demo-") and report["cache_key_salt"].endswith(
+        "-demo-toolchain-1")  # the demo backend's C++ replacement of cache_salt made it
     # Build hygiene: the upstream wheel is extracted straight into the build, nothing is left in TMPDIR
     # (it was 639 MB a build) nor in the user's cache.
     assert tree_bytes(scratch) < 1 << 20, sorted(p.name for p in scratch.iterdir())
@@ -142,12 +176,18 @@ def test_without_a_backend_the_build_is_trunk_plus_inert_hooks(tmp_path: Path, u
     site = tmp_path / "site"
     changed = assemble(upstream, site / "triton", None, REPO)
     assert sorted(changed) == ["_utils.py", "compiler/__init__.py", "language/__init__.py",
-                               "runtime/__init__.py", "tools/__init__.py"]
+                               "runtime/__init__.py", "runtime/cache.py", "tools/__init__.py"]
     assert "spec_path(__path__)" in (site / "triton" / "tools" / "__init__.py").read_text()
     assert not (site / "triton" / "FLAGTREE_BACKEND").exists()
     result = probe(site)
     assert result["backend"] == "" and result["disasm_overlay"] is None
     assert not result["squeeze"] and result["apply_with_path"] is None
+    text = self_report(sys.executable, site, "--text")
+    assert "backend: none, trunk only" in text and "native core: not built" in text
+    assert "hijacked trunk packages: none" in text and "spec functions: none" in text
+    # Kernel cache: trunk's key (hooked files, libtriton, version) plus this build's salt, never stock's key.
+    key = cache_key(site)
+    assert "-flagtree-trunk-" in key and key != cache_key(upstream.parent)
 
 
 def test_the_hook_set_applies_to_the_pinned_triton(upstream: Path) -> None:
