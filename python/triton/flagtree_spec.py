@@ -11,11 +11,8 @@ Backends must not modify this file.
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib
-import json
 import os
-import re
 import sys
 import warnings
 from types import ModuleType
@@ -32,8 +29,8 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 # not a compiler backend is installed under _flagtree_specs so that Triton's backend
 # discovery (which expects compiler.py in every backends/ entry) never sees it.
 SPEC_HOMES = ("backends", "_flagtree_specs")
-# A backend name becomes a path component: only an identifier can never leave the package.
-_BACKEND_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# A backend name becomes a path component: only an ASCII identifier ([A-Za-z_][A-Za-z0-9_]*) can never
+# leave the package. hashlib and json are imported where used: `import triton` stays as cheap as it was.
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -55,7 +52,7 @@ _hijacked: dict[str, str] = {}  # trunk package dir (relative to triton) -> back
 def _installed_backend() -> str:
     from ._flagtree_backend import FLAGTREE_BACKEND
 
-    if FLAGTREE_BACKEND and not _BACKEND_NAME.match(FLAGTREE_BACKEND):
+    if FLAGTREE_BACKEND and not (FLAGTREE_BACKEND.isascii() and FLAGTREE_BACKEND.isidentifier()):
         raise FlagTreeSpecError(
             f"FlagTree backend record {os.path.join(_PACKAGE_DIR, 'FLAGTREE_BACKEND')} names "
             f"{FLAGTREE_BACKEND!r}, which is not a backend name (letters, digits and '_')"
@@ -173,6 +170,8 @@ _MANIFEST = os.path.join(_PACKAGE_DIR, "FLAGTREE_SPEC.json")
 
 def _manifest() -> dict[str, Any]:
     """What the build recorded (sync/build.py); empty for a tree that was not built by it."""
+    import json
+
     try:
         with open(_MANIFEST, encoding="utf-8") as handle:
             return json.load(handle)
@@ -193,6 +192,8 @@ def native() -> ModuleType | None:
 
 
 def _digest_tree(digest: Any, root: str) -> None:
+    import hashlib
+
     for directory, subdirectories, files in os.walk(root):
         subdirectories[:] = sorted(d for d in subdirectories if d != "__pycache__")
         for name in sorted(files):
@@ -207,6 +208,8 @@ def specialization_key() -> str:
     """What this build adds to Triton's kernel cache key: the backend name and a digest of the installed
     spec tree (Python and C++ sources) and of the native core, so kernels compiled by stock triton or
     another FlagTree build are never reused and this build's own always are."""
+    import hashlib
+
     backend = _installed_backend()
     digest = hashlib.sha256(f"backend={backend}\n".encode())
     root = _spec_root()
@@ -256,10 +259,13 @@ def report() -> dict[str, Any]:
                       if not name.startswith("_") and callable(getattr(module, name, None)))
     core = native()
     try:
-        from importlib.metadata import version
+        from importlib.metadata import distribution as find_distribution
 
-        distribution = version("triton")
-    except Exception:  # metadata is missing in a tree that was assembled, not installed
+        found = find_distribution("triton")
+        # Another triton's metadata (an assembled tree put first on PYTHONPATH) is not this build's.
+        owns = os.path.abspath(str(found.locate_file("triton/flagtree_spec.py"))) == os.path.abspath(__file__)
+        distribution = found.version if owns else None
+    except Exception:  # no metadata: a tree that was assembled, not installed
         distribution = None
     return {
         "backend": backend or None,
@@ -313,6 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     arguments = parser.parse_args(argv)
     # Run as __main__ this file is a second copy; the hooks' state lives in the imported module.
     live = importlib.import_module(f"{_PACKAGE}.flagtree_spec")
+    import json
+
     data = live.report()
     print(json.dumps(data, indent=1) if arguments.json else live._text(data))
     return 0
