@@ -73,6 +73,13 @@ def probe(site: Path | None, python: str = sys.executable) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.fixture(autouse=True)
+def no_large_leftovers(tmp_path: Path) -> Iterator[None]:
+    """Each build here writes a ~640 MB triton tree; pytest would keep the last runs' trees in /tmp."""
+    yield
+    shutil.rmtree(tmp_path, ignore_errors=True)
+
+
 @pytest.fixture(scope="module")
 def upstream() -> Iterator[Path]:
     with extracted_upstream(WHEEL) as package:
