@@ -170,9 +170,12 @@ def test_readme_install_command_in_a_fresh_venv(tmp_path: Path) -> None:
     assert sorted(functions) == ["apply_with_path", "language_extend_globals"]
     assert [site.split(":")[0] for site in functions["apply_with_path"]] == ["_utils.py"]
     assert functions["language_extend_globals"][0].startswith("language/__init__.py:")
-    assert report["native"]["guards"] == [{"guard": "FLAGTREE_SPEC_cache_salt", "replaced": True}]
-    assert report["cache_key_salt"].startswith("flagtree-demo-") and report["cache_key_salt"].endswith(
-        "-demo-toolchain-1")  # the demo backend's C++ replacement of cache_salt made it
+    assert report["cache_key_salt"].startswith("flagtree-demo-")
+    if shutil.which("c++") is None:  # the build skips the native core, saying so
+        assert report["native"] is None
+    else:
+        assert report["native"]["guards"] == [{"guard": "FLAGTREE_SPEC_cache_salt", "replaced": True}]
+        assert report["cache_key_salt"].endswith("-demo-toolchain-1")  # the demo's C++ cache_salt made it
     # Build hygiene: the upstream wheel is extracted straight into the build, nothing is left in TMPDIR
     # (it was 639 MB a build) nor in the user's cache.
     assert tree_bytes(scratch) < 1 << 20, sorted(p.name for p in scratch.iterdir())
