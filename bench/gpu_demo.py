@@ -6,7 +6,10 @@ Assembles the build with sync.build.assemble (what python/setup.py runs) from th
 installed there (FLAGTREE_TRITON_SRC), then, in separate processes for the FlagTree build and for
 stock triton: checks a kernel that uses the backend's tl.squeeze/tl.unsqueeze against torch, times
 the same plain kernel on both (the hooks must cost nothing at kernel run time) and times
-`import triton` in fresh interpreters, alternating the two builds. Prints and writes results.json.
+`import triton` in fresh interpreters, alternating the two builds. The build includes the native core
+(triton._C.libflagtree) when a C++ compiler is there. Before the timings it compiles one kernel with
+stock triton twice and then with the FlagTree build twice, all sharing one TRITON_CACHE_DIR, and
+counts the kernel's cache entries each run adds (a new entry is a miss). Prints and writes results.json.
 """
 from __future__ import annotations
 
@@ -22,6 +25,56 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+CACHE_PROBE = r'''
+import json, os, sys, time
+import torch, triton, triton.language as tl
+from triton.runtime.cache import triton_key
+
+
+@triton.jit
+def flagtree_cache_probe(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(y_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * 3.0 + 1.0, mask=mask)
+
+
+def kernel_entries(root):
+    """Cache directories that hold a compiled flagtree_cache_probe (one per distinct cache key)."""
+    if not os.path.isdir(root):
+        return set()
+    return {d for d in os.listdir(root) if any(f.startswith("flagtree_cache_probe.") for f in os.listdir(os.path.join(root, d)))}
+
+
+root = os.environ["TRITON_CACHE_DIR"]
+before = kernel_entries(root)
+x = torch.arange(4096, device="cuda", dtype=torch.float32)
+y = torch.empty_like(x)
+start = time.perf_counter()
+flagtree_cache_probe[(4,)](x, y, x.numel(), BLOCK=1024)
+torch.cuda.synchronize()
+seconds = time.perf_counter() - start
+added = sorted(kernel_entries(root) - before)
+print(json.dumps({"triton": triton.__file__, "key_tail": triton_key()[-72:], "correct": bool(torch.equal(y, x * 3.0 + 1.0)),
+                  "first_call_s": seconds, "new_kernel_entries": added, "hit": not added}))
+'''
+
+
+def cache_runs(stock_env: dict[str, str], flagtree_env: dict[str, str]) -> list[dict]:
+    """stock, stock, FlagTree, FlagTree, each a fresh process, one shared cache directory."""
+    cache = tempfile.mkdtemp(prefix="flagtree-shared-cache-")
+    script = Path(tempfile.mkdtemp(prefix="flagtree-cache-probe-")) / "cache_probe.py"
+    script.write_text(CACHE_PROBE)
+    runs = []
+    for name, env in (("stock", stock_env), ("stock", stock_env), ("flagtree", flagtree_env), ("flagtree", flagtree_env)):
+        done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                              env={**env, "TRITON_CACHE_DIR": cache})
+        if done.returncode != 0:
+            raise SystemExit(done.stderr[-4000:])
+        runs.append({"build": name, **json.loads(done.stdout.strip().splitlines()[-1])})
+        print(f"cache: {name}: {'hit' if runs[-1]['hit'] else 'miss'} ({runs[-1]['first_call_s']:.3f} s first call)")
+    return runs
+
+
 def kernels_source() -> str:
     return r'''
 import json, sys, time
@@ -98,7 +151,8 @@ def main() -> int:
     sys.path.insert(0, str(REPO))
     import triton  # the stock triton of this machine: the build input
 
-    from sync.build import assemble
+    from sync.build import assemble, build_native
+    from sync.errors import SyncError
 
     site = Path(tempfile.mkdtemp(prefix="flagtree-site-"))
     if args.pip:
@@ -110,6 +164,13 @@ def main() -> int:
     else:
         hooked = assemble(Path(triton.__file__).parent, site / "triton", "demo", REPO)
         print(f"assembled FlagTree triton (backend demo) in {site}; hooks in {', '.join(hooked)}")
+        start = time.perf_counter()
+        try:
+            native = str(build_native(REPO, site / "triton", "demo"))
+        except SyncError as exc:  # the run still measures the Python half; the result says why
+            native = f"not built: {exc}"
+        native_build_s = time.perf_counter() - start
+        print(f"native core: {native} ({native_build_s:.1f} s)")
     # A plain copy of stock triton beside the build separates the cost of the hooks from the cost
     # of importing from another file system location.
     copy = Path(tempfile.mkdtemp(prefix="stock-copy-"))
@@ -118,6 +179,9 @@ def main() -> int:
     stock_env = dict(base)
     flagtree_env = {**base, "PYTHONPATH": str(site)}
     copy_env = {**base, "PYTHONPATH": str(copy)}
+    cache = cache_runs(stock_env, flagtree_env)
+    self_report = subprocess.run([sys.executable, "-m", "triton.flagtree_spec", "--json"], capture_output=True,
+                                 text=True, env=flagtree_env)
     flagtree, stock = role(flagtree_env), role(stock_env)
     role(copy_env)  # warms the copy's bytecode cache like the others
     imports = {"flagtree": [], "stock": [], "stock_copy": []}
@@ -130,6 +194,10 @@ def main() -> int:
     flagtree_lines = [line for line in breakdown if "flagtree" in line]
     median = statistics.median
     summary = {
+        "native": native if not args.pip else "see self_report",
+        "native_build_s": native_build_s if not args.pip else None,
+        "cache": cache,
+        "self_report": json.loads(self_report.stdout) if self_report.returncode == 0 else self_report.stderr[-2000:],
         "flagtree": flagtree, "stock": stock,
         "import_s": {k: median(v) for k, v in imports.items()},
         "import_ratio_vs_stock_copy": median(imports["flagtree"]) / median(imports["stock_copy"]),

@@ -11,19 +11,32 @@ from setuptools.command.build_py import build_py
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sync.build import assemble, upstream_entry_points, upstream_package, upstream_source  # noqa: E402
+from sync.build import assemble, backend_name, build_native, upstream_entry_points, upstream_source  # noqa: E402
+from sync.errors import SyncError  # noqa: E402
+
+
+def _or_exit(step, *args):
+    """Bad input (backend name, wheel, hook set) ends the build with one line and exit 2, not a traceback."""
+    try:
+        return step(*args)
+    except SyncError as exc:
+        print(f"flagtree-sync: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
 
 PINNED = tomllib.loads((ROOT / "patches" / "hooks.toml").read_text())["triton"]
-BACKEND = os.environ.get("FLAGTREE_BACKEND", "").strip() or None
-SOURCE = upstream_source(PINNED)
+BACKEND = _or_exit(backend_name, os.environ.get("FLAGTREE_BACKEND"))
+SOURCE = _or_exit(upstream_source, PINNED, ROOT)
 
 
 class BuildFlagTree(build_py):
-    """Instead of copying sources, assemble the whole triton package into build_lib."""
+    """Instead of copying sources, assemble the whole triton package into build_lib, native core included."""
 
     def run(self) -> None:
-        changed = assemble(upstream_package(SOURCE), Path(self.build_lib) / "triton", BACKEND, ROOT)
-        print(f"flagtree: triton {PINNED}, backend {BACKEND or '(none)'}, hooks in {', '.join(changed)}")
+        package = Path(self.build_lib) / "triton"
+        changed = _or_exit(assemble, SOURCE, package, BACKEND, ROOT)
+        _or_exit(build_native, ROOT, package, BACKEND)
+        print(f"flagtree: triton {PINNED} from {SOURCE}, backend {BACKEND or '(none)'}, hooks in {', '.join(changed)}")
 
 
 def _build_dirs(base: str | None) -> dict:

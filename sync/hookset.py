@@ -14,7 +14,7 @@ import libcst as cst
 from .errors import SyncError
 from .tomlfiles import Table, Text, TomlFileError, load_toml
 
-HOOK_KINDS = ("spec_path", "spec", "spec_func")
+HOOK_KINDS = ("spec_path", "spec", "spec_func", "spec_key")
 HOOK_SET_SCHEMA = Table(fields={"triton": Text(required=False)}, arrays={"hook": Table(fields={
     "kind": Text(), "file": Text(), "call": Text(required=False), "name": Text(required=False)})})
 IMPORT_LINE = "from triton.flagtree_spec import {name}\n"
@@ -33,6 +33,8 @@ class Hook:
             return "spec_path(__path__)"
         if self.kind == "spec":
             return self.call
+        if self.kind == "spec_key":
+            return f"{self.name} = spec_key({self.name})"
         return f'{self.name} = spec_func("{self.name}", {self.name})' if self.wraps else \
             f'{self.name} = spec_func("{self.name}")'
 
@@ -62,7 +64,7 @@ def load_hook_set(path: Path) -> HookSet:
                                  "kind")
         if kind == "spec" and not entry.get("call"):
             raise document.error(f"{label} needs call", "hook", index, "call")
-        if kind == "spec_func" and not entry.get("name", "").isidentifier():
+        if kind in ("spec_func", "spec_key") and not entry.get("name", "").isidentifier():
             raise document.error(f"{label} needs name, a Python identifier", "hook", index, "name")
         hooks.append(Hook(kind, entry["file"], entry.get("call", ""), entry.get("name", "")))
     return HookSet(document.data.get("triton", ""), tuple(hooks))
@@ -109,6 +111,8 @@ def apply_hook(source: str, hook: Hook) -> str:
     if hook.kind == "spec_func":
         defined = {s.name.value for s in module.body if isinstance(s, cst.FunctionDef)}
         hook = Hook(hook.kind, hook.file, hook.call, hook.name, wraps=hook.name in defined)
+    if hook.kind == "spec_key" and hook.name not in {s.name.value for s in module.body if isinstance(s, cst.FunctionDef)}:
+        raise HookError(f"{hook.file}: spec_key needs a top-level def {hook.name or '(no name given)'} to wrap")
     present = {_bare(module, statement) for statement in module.body}
     if hook.statement in present:
         return source
@@ -117,8 +121,8 @@ def apply_hook(source: str, hook: Hook) -> str:
     while head < len(body) and _is_docstring_or_future(body[head]):
         head += 1
     has_import = IMPORT_LINE.format(name=hook_name).strip() in present
-    call = _statement(hook.statement, f"# flagtree backend {'path ' if hook.kind == 'spec_path' else ''}"
-                                      f"{'func ' if hook.kind == 'spec_func' else ''}specialization")
+    label = {"spec_path": "path ", "spec_func": "func ", "spec_key": "kernel cache key "}.get(hook.kind, "")
+    call = _statement(hook.statement, f"# flagtree backend {label}specialization")
     if hook.kind == "spec_path":
         body[head:head] = [_statement(IMPORT_LINE.format(name=hook_name).strip()), call]
     else:

@@ -161,3 +161,70 @@ def test_parent_and_child_hijack_is_detected(tmp_path: Path) -> None:
     done = probe(root, "import warnings; warnings.simplefilter('error'); import triton.tools.sub")
     assert done.returncode != 0
     assert "hijacks both tools and tools/sub" in done.stderr
+
+
+@pytest.mark.parametrize("recorded", ["../../x", "/tmp/evil", "demo/../../x", "a b"])
+def test_recorded_backend_that_is_not_a_name_is_refused(tmp_path: Path, recorded: str) -> None:
+    outside = tmp_path / "x" / "spec" / "triton" / "tools"  # where ../../x would lead from _flagtree_specs
+    outside.mkdir(parents=True)
+    (outside / "compile.py").write_text("WHO = 'outside'\n")
+    root = make_package(tmp_path / "site", "demo")
+    (root / "triton" / "FLAGTREE_BACKEND").write_text(recorded + "\n")
+    done = probe(root, "import triton.tools.compile as c; print(c.WHO)")
+    assert done.returncode != 0 and "outside" not in done.stdout
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("triton.flagtree_spec.FlagTreeSpecError: FlagTree backend record")
+    assert repr(recorded) in last
+
+
+# A stand-in for upstream's runtime/cache.py: the spec_key hook is applied to it by sync.hookset.
+STOCK_CACHE = '"""Kernel cache."""\nimport functools\n\n\n@functools.lru_cache()\ndef triton_key():\n    return "3.6.0-trunkhash"\n'
+KEY_PROBE = "from triton.runtime.cache import triton_key; print(triton_key())"
+
+
+def keyed_package(root: Path, backend: str | None, hooked: bool = True, spec_files: dict[str, str] | None = None) -> Path:
+    from sync.hookset import Hook, apply_hook
+
+    make_package(root, backend)
+    cache = root / "triton" / "runtime" / "cache.py"
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    (cache.parent / "__init__.py").write_text("")
+    cache.write_text(apply_hook(STOCK_CACHE, Hook("spec_key", "runtime/cache.py", name="triton_key"))
+                     if hooked else STOCK_CACHE)
+    for rel, text in (spec_files or {}).items():
+        target = root / "triton" / "_flagtree_specs" / (backend or "") / "spec" / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    return root
+
+
+def key_of(root: Path) -> str:
+    done = probe(root, KEY_PROBE)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_kernel_cache_key_carries_backend_and_spec_tree(tmp_path: Path) -> None:
+    stock = key_of(keyed_package(tmp_path / "stock", None, hooked=False))
+    trunk = key_of(keyed_package(tmp_path / "trunk", None))
+    demo = key_of(keyed_package(tmp_path / "demo", "demo"))
+    same = key_of(keyed_package(tmp_path / "demo2", "demo"))  # an identical build elsewhere
+    other = key_of(keyed_package(tmp_path / "other", "other"))  # same spec files, other name
+    edited_python = key_of(keyed_package(tmp_path / "py", "demo", spec_files={"triton/_utils.py": "# changed\n"}))
+    edited_cpp = key_of(keyed_package(tmp_path / "cpp", "demo", spec_files={"lib/cache_salt.cpp": "// v2\n"}))
+    assert stock == "3.6.0-trunkhash"
+    assert trunk.startswith("3.6.0-trunkhash-flagtree-trunk-") and demo.startswith("3.6.0-trunkhash-flagtree-demo-")
+    assert demo == same == key_of(tmp_path / "demo")  # stable across processes and install locations
+    assert len({stock, trunk, demo, other, edited_python, edited_cpp}) == 6
+
+
+def test_spec_key_hook_is_structural_and_needs_the_function() -> None:
+    from sync.hookset import Hook, HookError, apply_hook
+
+    hook = Hook("spec_key", "runtime/cache.py", name="triton_key")
+    once = apply_hook(STOCK_CACHE, hook)
+    assert once.splitlines()[1] == "from triton.flagtree_spec import spec_key"
+    assert once.rstrip().endswith("triton_key = spec_key(triton_key)")
+    assert apply_hook(once, hook) == once  # idempotent
+    with pytest.raises(HookError, match="spec_key needs a top-level def triton_key"):
+        apply_hook('"""Kernel cache."""\nimport functools\n', hook)

@@ -1,21 +1,25 @@
-"""FlagTree backend specialization hooks: spec_path, spec and spec_func.
+"""FlagTree backend specialization hooks: spec_path, spec, spec_func and spec_key.
 
 Trunk files call these; the backend recorded in FLAGTREE_BACKEND supplies the
 differing code under <triton>/<home>/<backend>/spec/triton/. With no backend
 installed every hook is a no-op and trunk runs unchanged. A backend that is
 installed but broken raises FlagTreeSpecError instead of silently running trunk.
 Backends must not modify this file.
+
+`python -m triton.flagtree_spec [--json]` reports the installed specialization.
 """
 from __future__ import annotations
 
 import functools
 import importlib
 import os
+import sys
 import warnings
 from types import ModuleType
 from typing import Any, Callable, TypeVar
 
-__all__ = ["spec_path", "spec", "spec_func", "FlagTreeSpecError", "FlagTreeSpecWarning"]
+__all__ = ["spec_path", "spec", "spec_func", "spec_key", "specialization_key", "native", "report",
+           "FlagTreeSpecError", "FlagTreeSpecWarning"]
 
 _PACKAGE = __name__.rpartition(".")[0] or "triton"
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -25,6 +29,8 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 # not a compiler backend is installed under _flagtree_specs so that Triton's backend
 # discovery (which expects compiler.py in every backends/ entry) never sees it.
 SPEC_HOMES = ("backends", "_flagtree_specs")
+# A backend name becomes a path component: only an ASCII identifier ([A-Za-z_][A-Za-z0-9_]*) can never
+# leave the package. hashlib and json are imported where used: `import triton` stays as cheap as it was.
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -46,6 +52,11 @@ _hijacked: dict[str, str] = {}  # trunk package dir (relative to triton) -> back
 def _installed_backend() -> str:
     from ._flagtree_backend import FLAGTREE_BACKEND
 
+    if FLAGTREE_BACKEND and not (FLAGTREE_BACKEND.isascii() and FLAGTREE_BACKEND.isidentifier()):
+        raise FlagTreeSpecError(
+            f"FlagTree backend record {os.path.join(_PACKAGE_DIR, 'FLAGTREE_BACKEND')} names "
+            f"{FLAGTREE_BACKEND!r}, which is not a backend name (letters, digits and '_')"
+        )
     return FLAGTREE_BACKEND
 
 
@@ -151,3 +162,169 @@ def spec_func(name: str | F, default: Any = None) -> Any:
     if callable(name):
         return _backend_definition(name.__name__) or name
     return _backend_definition(name) or default
+
+
+_NATIVE_MODULE = f"{_PACKAGE}._C.libflagtree"
+_MANIFEST = os.path.join(_PACKAGE_DIR, "FLAGTREE_SPEC.json")
+
+
+def _manifest() -> dict[str, Any]:
+    """What the build recorded (sync/build.py); empty for a tree that was not built by it."""
+    import json
+
+    try:
+        with open(_MANIFEST, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return {}
+
+
+@functools.lru_cache(maxsize=1)
+def native() -> ModuleType | None:
+    """The native FlagTree core (triton._C.libflagtree) when the build made one, else None."""
+    recorded = (_manifest().get("native") or {}).get("module")
+    if not recorded:
+        return None
+    try:
+        return importlib.import_module(_NATIVE_MODULE)
+    except ImportError as exc:  # built and installed, yet unusable: never fall back silently
+        raise FlagTreeSpecError(f"FlagTree native core {recorded} failed to import: {exc}") from exc
+
+
+def _digest_tree(digest: Any, root: str) -> None:
+    import hashlib
+
+    for directory, subdirectories, files in os.walk(root):
+        subdirectories[:] = sorted(d for d in subdirectories if d != "__pycache__")
+        for name in sorted(files):
+            path = os.path.join(directory, name)
+            digest.update(os.path.relpath(path, root).encode() + b"\0")
+            with open(path, "rb") as handle:
+                digest.update(hashlib.sha256(handle.read()).digest())
+
+
+@functools.lru_cache(maxsize=1)
+def specialization_key() -> str:
+    """What this build adds to Triton's kernel cache key: the backend name and a digest of the installed
+    spec tree (Python and C++ sources) and of the native core, so kernels compiled by stock triton or
+    another FlagTree build are never reused and this build's own always are."""
+    import hashlib
+
+    backend = _installed_backend()
+    digest = hashlib.sha256(f"backend={backend}\n".encode())
+    root = _spec_root()
+    if root is not None:
+        _digest_tree(digest, os.path.dirname(root[1]))  # <home>/<backend>/spec: triton/, include/, lib/
+    recorded = (_manifest().get("native") or {}).get("module")
+    if recorded:
+        with open(os.path.join(_PACKAGE_DIR, recorded), "rb") as handle:
+            digest.update(hashlib.sha256(handle.read()).digest())
+    core = native()
+    if core is not None:
+        return core.cache_salt(backend, digest.hexdigest()[:32])
+    return f"flagtree-{backend or 'trunk'}-{digest.hexdigest()[:32]}"
+
+
+def spec_key(function: F) -> F:
+    """``triton_key = spec_key(triton_key)``: trunk's cache key followed by specialization_key()."""
+
+    @functools.wraps(function)
+    def keyed(*args: Any, **kwargs: Any) -> str:
+        return f"{function(*args, **kwargs)}-{specialization_key()}"
+
+    return keyed  # type: ignore[return-value]
+
+
+def _overlays(package: str, backend_dir: str) -> list[dict[str, Any]]:
+    """The backend modules of one hijacked package, each saying whether it shadows a trunk module."""
+    trunk_dir = os.path.join(_PACKAGE_DIR, *package.split(".")[1:])
+    found = []
+    for name in sorted(os.listdir(backend_dir)):
+        stem, extension = os.path.splitext(name)
+        if extension == ".py" and stem != "__init__":
+            found.append({"module": f"{package}.{stem}", "shadows_trunk": os.path.isfile(os.path.join(trunk_dir, name))})
+    return found
+
+
+def report() -> dict[str, Any]:
+    """The installed specialization: what `python -m triton.flagtree_spec` prints."""
+    manifest = _manifest()
+    backend = _installed_backend()
+    sites = manifest.get("call_sites", [])
+    for site in sites:  # importing each hooked trunk package runs its spec_path
+        if site["hook"] == "spec_path":
+            importlib.import_module(".".join([_PACKAGE, *site["file"].split("/")[:-1]]))
+    module = _load_spec_module()
+    provided = sorted(name for name in getattr(module, "__all__", dir(module) if module else [])
+                      if not name.startswith("_") and callable(getattr(module, name, None)))
+    core = native()
+    try:
+        from importlib.metadata import distribution as find_distribution
+
+        found = find_distribution("triton")
+        # Another triton's metadata (an assembled tree put first on PYTHONPATH) is not this build's.
+        owns = os.path.abspath(str(found.locate_file("triton/flagtree_spec.py"))) == os.path.abspath(__file__)
+        distribution = found.version if owns else None
+    except Exception:  # no metadata: a tree that was assembled, not installed
+        distribution = None
+    return {
+        "backend": backend or None,
+        "trunk_only": not backend,
+        "triton": manifest.get("triton"),
+        "distribution": distribution,
+        "spec_tree": os.path.dirname(_spec_root()[1]) if _spec_root() else None,
+        "hijacked": [{"package": f"{_PACKAGE}." + relative.replace(os.sep, "."), "overlays":
+                      _overlays(f"{_PACKAGE}." + relative.replace(os.sep, "."), directory)}
+                     for relative, directory in sorted(_hijacked.items())],
+        "spec_functions": [{"function": name, "call_sites": [f"{s['file']}:{s['line']} ({s['hook']})" for s in sites
+                                                             if s["function"] == name]} for name in provided],
+        "native": None if core is None else {
+            "module": core.__file__, "backend": core.backend,
+            "guards": [{"guard": guard, "replaced": replaced} for guard, replaced in core.guards()]},
+        "cache_key_salt": specialization_key(),
+    }
+
+
+def _text(data: dict[str, Any]) -> str:
+    lines = [f"FlagTree triton {data['triton'] or '?'} (distribution {data['distribution'] or 'not installed'})"]
+    if data["trunk_only"]:
+        lines.append("backend: none, trunk only (every hook runs trunk's code)")
+    else:
+        lines.append(f"backend: {data['backend']} (spec tree {data['spec_tree'] or 'missing: hooks run trunk'})")
+    lines.append("hijacked trunk packages (spec_path):" if data["hijacked"] else "hijacked trunk packages: none")
+    for entry in data["hijacked"]:
+        overlays = ", ".join(f"{o['module']} ({'overlay' if o['shadows_trunk'] else 'added'})"
+                             for o in entry["overlays"]) or "no modules"
+        lines.append(f"  {entry['package']}: {overlays}")
+    lines.append("spec functions the backend provides:" if data["spec_functions"] else "spec functions: none")
+    for entry in data["spec_functions"]:
+        lines.append(f"  {entry['function']}: {', '.join(entry['call_sites']) or 'no trunk call site'}")
+    if data["native"] is None:
+        lines.append("native core: not built")
+    else:
+        lines.append(f"native core: {data['native']['module']}")
+        for guard in data["native"]["guards"]:
+            lines.append(f"  {guard['guard']}: {'replaced by the backend' if guard['replaced'] else 'trunk default'}")
+    lines.append(f"kernel cache key salt: {data['cache_key_salt']}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m triton.flagtree_spec",
+                                     description="Print the installed FlagTree specialization.")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument("--text", action="store_true", help="print text (the default)")
+    arguments = parser.parse_args(argv)
+    # Run as __main__ this file is a second copy; the hooks' state lives in the imported module.
+    live = importlib.import_module(f"{_PACKAGE}.flagtree_spec")
+    import json
+
+    data = live.report()
+    print(json.dumps(data, indent=1) if arguments.json else live._text(data))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
