@@ -43,7 +43,13 @@ def judge(expect: dict[str, Any], model: dict[str, Any], findings: list, context
             return not model["hijacked"], f"hijacked: {model['hijacked'] or 'none'}"
         return path in model["hijacked"], ""
     if kind in ("overlay", "new-module", "spec-module", "td-overlay"):
-        return files.get(path) == kind, f"tool: {files.get(path, 'not a spec file')}"
+        role = files.get(path, "not a spec file")
+        shape = data.get("unreachable_shape", {}).get(path)
+        if role == "unreachable" and shape == kind:
+            return True, f"tool: {kind}, and unreachable (FT019)"
+        if kind == "spec-module" and role == "entry":
+            return True, "tool: the spec entry module"
+        return role == kind, f"tool: {role}"
     if kind == "root-spec-file":
         wanted = {"spec-module"} if expect.get("role") == "spec-module" else {"root-file", "direct-edit"}
         return files.get(path) in wanted, f"tool: {files.get(path, 'not a spec file')}"
@@ -57,6 +63,9 @@ def judge(expect: dict[str, Any], model: dict[str, Any], findings: list, context
         return bool(sites), ""
     if kind == "cpp-macro":
         where = data.get("macros", {}).get(expect["name"], "")
+        stray = data.get("unincluded_macros", {}).get(expect["name"], "")
+        if not where and stray.startswith(path):
+            return True, "tool: defined in a header flagtree_spec.h does not include (guard-macro-unreachable)"
         return where.startswith(path), f"tool: {where or 'not found'}"
     if kind == "cpp-guard":
         guards = data.get("guards", {}).get(expect["name"], [])
@@ -75,6 +84,8 @@ def judge(expect: dict[str, Any], model: dict[str, Any], findings: list, context
             return False, f"no tool rule for {rule}"
         return any(f.code in codes and (f.path == path or f.related_path == path) for f in findings), ""
     if kind == "layout":
+        if backend in ("", "*"):
+            return bool(model["backends"]), f"backends found: {sorted(model['backends'])}"
         return backend in model["backends"] and bool(files), f"backends found: {sorted(model['backends'])}"
     if kind == "not-ancestor":
         outcome = context["not_ancestor"].get(expect["from"])

@@ -102,6 +102,9 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("guard-signature-mismatch", "guard", "error", "the backend's replacement of a guarded trunk function takes "
        "other parameters than trunk declares at the new tag", "change the replacement's parameters to trunk's",
        confidence="high"),
+    _k("guard-macro-unreachable", "guard", "warning", "a FLAGTREE_SPEC_* macro defined in a backend header that "
+       "spec/include/flagtree_spec.h does not include: the build never sees it and trunk's default stays on",
+       "include the header from flagtree_spec.h, or drop the macro"),
     _k("guard-unused", "guard", "warning", "the backend defines a FLAGTREE_SPEC_* macro no trunk code tests",
        "drop the macro or restore the trunk guard"),
     # Symbols: FlagTree-added code whose trunk dependencies changed upstream.

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import posixpath
 from posixpath import join, normpath
+from typing import Callable
 
 from ..layout import spec_files
 from ..trees import FileTree, read_text
@@ -59,6 +61,24 @@ def _module_file(tree: FileTree, package_dir: str, module: str, level: int) -> s
     return None
 
 
+def _star_exports(tree: FileTree, exports: BackendExports, module_path: str, module_facts: ModuleFacts,
+                  facts_of: Callable[[str], ModuleFacts]) -> None:
+    """What `from .m import *` binds: m's public functions and the public names m itself imports from the
+    backend's own modules (a package __init__.py re-exporting its submodules' functions)."""
+    for name, function in module_facts.functions.items():
+        if "." not in name and not name.startswith("_"):
+            exports.functions.setdefault(name, ExportedFunction(name, module_path, function, function.line))
+    package_dir = posixpath.dirname(module_path)
+    for imported in module_facts.imported_names:
+        if imported.level == 0 or imported.name == "*" or imported.local.startswith("_"):
+            continue
+        source = _module_file(tree, package_dir, imported.module, imported.level)
+        function = facts_of(source).functions.get(imported.name) if source else None
+        if function is not None:
+            exports.functions.setdefault(imported.local, ExportedFunction(imported.local, source, function,
+                                                                          function.line))
+
+
 def backend_exports(tree: FileTree, backend: str) -> BackendExports:
     entries = entry_modules(tree, backend)
     exports = BackendExports(backend, entries[0][1])
@@ -84,9 +104,8 @@ def backend_exports(tree: FileTree, backend: str) -> BackendExports:
             module_path = _module_file(tree, package_dir, imported.module, imported.level)
             module_facts = facts_of(module_path) if module_path else None
             if imported.name == "*":
-                for name, function in (module_facts.functions.items() if module_facts else ()):
-                    if "." not in name and not name.startswith("_"):
-                        exports.functions.setdefault(name, ExportedFunction(name, module_path, function, function.line))
+                if module_facts is not None and module_path is not None:
+                    _star_exports(tree, exports, module_path, module_facts, facts_of)
                 continue
             function = module_facts.functions.get(imported.name) if module_facts else None
             exports.functions[imported.local] = ExportedFunction(imported.local, module_path, function, imported.line)

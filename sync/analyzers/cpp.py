@@ -208,3 +208,18 @@ def functions_in(region: GuardRegion, defined: list[CppFunction]) -> list[CppFun
     if inside:
         return inside
     return [f for f in defined if f.start < region.start and f.end > region.end]
+
+
+def stray_macros(tree: FileTree, backend: str, reachable: dict[str, MacroDefinition]) -> list[MacroDefinition]:
+    """FLAGTREE_SPEC_* macros defined in the backend's spec headers that flagtree_spec.h never includes:
+    the build never sees them, so trunk's default stays on."""
+    prefix = f"third_party/{backend}/backend/spec/include/"
+    found = []
+    for path in tree.paths():
+        if not path.startswith(prefix) or path == header_path(backend):
+            continue
+        for number, line in enumerate((read_text(tree, path) or "").splitlines(), start=1):
+            match = _DEFINE.match(line)
+            if match and match[1] not in reachable:
+                found.append(MacroDefinition(match[1], path, number))
+    return found

@@ -9,7 +9,7 @@ from ..model import Finding
 from ..trees import read_text
 from .context import DriftContext
 from .cpp import (CppFunction, GuardRegion, backend_macros, declarations, functions, functions_in, guard_regions,
-                  mentions_spec_macro)
+                  header_path, mentions_spec_macro, stray_macros)
 
 CPP_SUFFIXES = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
 
@@ -47,7 +47,12 @@ def guard_findings(context: DriftContext) -> list[Finding]:
     findings: list[Finding] = []
     for backend in context.backends:
         library = spec_library(context, backend)
-        for macro, definition in sorted(backend_macros(context.fork, backend).items()):
+        macros = backend_macros(context.fork, backend)
+        for stray in stray_macros(context.fork, backend, macros):
+            findings.append(Finding("guard-macro-unreachable", stray.path, f"{stray.name} is defined here, but "
+                                    f"{header_path(backend)} does not include this header", line=stray.line,
+                                    backend=backend))
+        for macro, definition in sorted(macros.items()):
             uses = [(path, region) for path, found in regions.items() for region in found if region.macro == macro]
             if not uses:
                 findings.append(Finding("guard-unused", definition.path, f"{macro} guards no trunk code",

@@ -10,8 +10,8 @@ from ..layout import SpecFile, package_init
 from ..git import ConflictHunk, Oid, Repository, blob_diff, merge_blobs
 from ..trees import read_text
 from .context import DriftContext
-from .roles import OVERLAY, WHOLE_FILE_ROLES, Classified
-from .pyfacts import normalized_statements, parse_module_facts
+from .roles import OVERLAY, WHOLE_FILE_ROLES, Classified, contained_in
+from .pyfacts import parse_module_facts
 
 
 @dataclass(frozen=True)
@@ -91,11 +91,10 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
     if ours_text == new_text:
         return finding("overlay-redundant", f"identical to {trunk_path} at the new tag",
                        "delete the overlay: trunk now does the same")
-    if spec_file.is_python:
-        mine, theirs = normalized_statements(ours_text), normalized_statements(new_text)
-        if mine is not None and theirs is not None and mine <= theirs:
-            return finding("overlay-redundant", f"every statement is in {trunk_path} at the new tag",
-                           "delete the overlay: trunk now contains it")
+    how = contained_in(ours_text, new_text) if spec_file.is_python else None
+    if how is not None:
+        return finding("overlay-redundant", f"{how} {trunk_path} at the new tag",
+                       "delete the overlay: trunk now contains it")
     if base_id == theirs_id:
         return finding("overlay-in-sync", "trunk counterpart unchanged since the overlay's base", "")
     diff, summary = upstream_diff(repo, base_id, theirs_id, trunk_path, trunk_path)

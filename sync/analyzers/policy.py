@@ -16,9 +16,9 @@ from ..suppressions import parse_suppressions, suppressions_path
 from ..tomlfiles import TomlFileError
 from ..trees import FileTree, read_text
 from .callsites import TrunkHooks, index_trunk_hooks
-from .pyfacts import normalized_statements, parse_module_facts
+from .pyfacts import parse_module_facts
 from .roles import (DIRECT_EDIT, ENTRY, INIT_UNUSED, OVERLAY, PROTECTED, PYTHON_ROLES, ROOT_FILE, SPEC_MODULE, TLE,
-                    UNREACHABLE, Classified, classified_files)
+                    UNREACHABLE, Classified, classified_files, contained_in)
 
 def _finding(code: str, path: str, message: str, line: int | None = None, backend: str | None = None,
              related: str | None = None) -> Finding:
@@ -119,9 +119,9 @@ def _spec_file_findings(tree: FileTree, classified: Classified) -> list[Finding]
                 findings.append(_finding("FT005", path, f"identical to {trunk_path}", backend=backend,
                                          related=trunk_path))
             else:
-                mine, theirs = normalized_statements(text), normalized_statements(trunk_text)
-                if mine is not None and theirs is not None and mine <= theirs:
-                    findings.append(_finding("FT006", path, f"every statement is already in {trunk_path}",
+                how = contained_in(text, trunk_text)
+                if how is not None:
+                    findings.append(_finding("FT006", path, f"{how} {trunk_path}: wholly contained in it",
                                              backend=backend, related=trunk_path))
     elif role == SPEC_MODULE:
         for line, code in facts.relative_imports:

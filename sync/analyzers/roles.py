@@ -9,13 +9,14 @@ that mirrors a trunk .td is a whole-file overlay.
 """
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from posixpath import basename, dirname
 
 from ..layout import (DIRECT_EDIT_FILES, NO_SPECIALIZATION, PROTECTED_FILES, TRUNK, SpecFile, backend_names, is_under,
                       package_of, spec_files)
 from ..trees import FileTree, read_text
-from .backends import entry_modules
+from .backends import backend_exports, entry_modules
 from .callsites import TrunkHooks
 from .pyfacts import normalized_statements
 
@@ -49,6 +50,7 @@ class Classified:
     hijacked: str | None = None  # the hijacked package (relative to python/triton) that makes it an overlay
     hidden_by: str | None = None  # UNREACHABLE: the trunk package that hides it
     why: str = ""
+    shape: str = ""  # UNREACHABLE: what it would be if Python reached it (overlay or new-module)
 
     @property
     def trunk_path(self) -> str | None:
@@ -93,6 +95,20 @@ def _copies_trunk(tree: FileTree, spec_file: SpecFile) -> bool:
     return len(mine & theirs) >= COPY_SHARE * len(theirs)
 
 
+def contained_in(text: str, trunk_text: str) -> str | None:
+    """How an overlay is wholly contained in trunk (the seed forbids such files), or None: every top-level
+    statement is in trunk, or it is trunk with lines deleted and nothing added or changed."""
+    mine, theirs = normalized_statements(text), normalized_statements(trunk_text)
+    if mine is not None and theirs is not None and mine <= theirs:
+        return "every statement is"
+    ours, trunk = text.splitlines(), trunk_text.splitlines()
+    opcodes = difflib.SequenceMatcher(None, trunk, ours, autojunk=False).get_opcodes()
+    if ours and all(tag in ("equal", "delete") for tag, *_ in opcodes):
+        deleted = sum(i2 - i1 for tag, i1, i2, _, _ in opcodes if tag == "delete")
+        return f"only {deleted} line(s) deleted from"
+    return None
+
+
 def _copies_lines(tree: FileTree, spec_file: SpecFile) -> bool:
     """A C++ file holding at least COPY_SHARE of its trunk namesake's lines is a copy of it; a spec library file
     (a few replaced functions, built as a library of its own) is not, whatever its path."""
@@ -104,8 +120,10 @@ def _copies_lines(tree: FileTree, spec_file: SpecFile) -> bool:
     return bool(theirs) and len(mine & theirs) >= COPY_SHARE * len(theirs)
 
 
-def classify(tree: FileTree, spec_file: SpecFile, hooks: TrunkHooks, entries: frozenset[str] = frozenset()) -> Classified:
-    """The role of one spec file; `entries` are the spec entry modules (spec/triton/__init__.py, legacy spec/__init__.py)."""
+def classify(tree: FileTree, spec_file: SpecFile, hooks: TrunkHooks, entries: frozenset[str] = frozenset(),
+             exporters: frozenset[str] = frozenset()) -> Classified:
+    """The role of one spec file; `entries` are the spec entry modules (spec/triton/__init__.py, legacy
+    spec/__init__.py), `exporters` the modules the entry takes spec functions from."""
     if spec_file.area in ("include", "lib"):
         if spec_file.is_tablegen and tree.exists(spec_file.trunk_path or ""):
             return Classified(spec_file, TD_OVERLAY, why="a TableGen file the backend's CMake picks instead of trunk's")
@@ -133,18 +151,23 @@ def classify(tree: FileTree, spec_file: SpecFile, hooks: TrunkHooks, entries: fr
     if hijacked is None:
         return Classified(spec_file, SPEC_MODULE)
     if basename(rel) == "__init__.py" and package_of(rel) == hijacked:
+        if spec_file.path in exporters:  # never the package's __init__, but the entry imports its functions
+            return Classified(spec_file, SPEC_MODULE, hijacked)
         return Classified(spec_file, INIT_UNUSED, hijacked, why=f"{hijacked} is hijacked; its __init__.py always "
                           "comes from trunk")
+    role = OVERLAY if tree.exists(spec_file.trunk_path or "") else NEW_MODULE
     hidden = _hiding_package(tree, spec_file, hijacked)
     if hidden is not None:
         return Classified(spec_file, UNREACHABLE, hijacked, hidden,
                           why=f"trunk package {hidden} is a regular package and the backend's mirror of it has "
-                              "no __init__.py, so Python never looks in the backend's directory")
-    role = OVERLAY if tree.exists(spec_file.trunk_path or "") else NEW_MODULE
+                              "no __init__.py, so Python never looks in the backend's directory", shape=role)
     return Classified(spec_file, role, hijacked)
 
 
 def classified_files(tree: FileTree, hooks: TrunkHooks, backends: set[str] | None = None) -> list[Classified]:
     """Every spec file of the selected backends with its role."""
-    entries = frozenset(entry for backend in backend_names(tree) for _, entry in entry_modules(tree, backend))
-    return [classify(tree, spec_file, hooks, entries) for spec_file in spec_files(tree, backends)]
+    names = backend_names(tree)
+    entries = frozenset(entry for backend in names for _, entry in entry_modules(tree, backend))
+    exporters = frozenset(exported.module_path for backend in names
+                          for exported in backend_exports(tree, backend).functions.values() if exported.module_path)
+    return [classify(tree, spec_file, hooks, entries, exporters) for spec_file in spec_files(tree, backends)]

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..analyzers.backends import backend_exports
 from ..analyzers.callsites import index_trunk_hooks
-from ..analyzers.cpp import backend_macros, functions, guard_regions, mentions_spec_macro
+from ..analyzers.cpp import backend_macros, functions, guard_regions, mentions_spec_macro, stray_macros
 from ..analyzers.roles import classified_files
 from ..layout import backend_names, package_init
 from ..trees import FileTree, read_text
@@ -38,17 +38,20 @@ def describe_tree(tree: FileTree) -> dict[str, Any]:
         macros = backend_macros(tree, backend)
         library: dict[str, list[str]] = {}
         for item in classified:
-            if item.file.backend == backend and item.role == "cpp-spec" and item.file.path.endswith(CPP):
+            if item.file.backend == backend and item.role in ("cpp-spec", "cpp-overlay") and item.file.path.endswith(CPP):
                 for function in functions(read_text(tree, item.file.path) or ""):
                     library.setdefault(function.short_name, []).append(item.file.path)
         backends[backend] = {
             "layouts": sorted({item.file.layout for item in classified if item.file.backend == backend}),
             "files": {item.file.path: item.role for item in classified if item.file.backend == backend},
+            "unreachable_shape": {item.file.path: item.shape for item in classified
+                                  if item.file.backend == backend and item.shape},
             "exports": {name: exported.module_path for name, exported in sorted(exports.functions.items())},
             "call_sites": [{"name": name, "kind": site.kind, "path": site.path, "line": site.line}
                            for name in sorted(exports.functions) for site in by_name.get(name, [])],
             "macros": {name: f"{definition.path}:{definition.line}" for name, definition in sorted(macros.items())},
             "guards": {name: guards.get(name, []) for name in sorted(macros)},
+            "unincluded_macros": {m.name: f"{m.path}:{m.line}" for m in stray_macros(tree, backend, macros)},
             "library": library,
         }
     return {
