@@ -159,6 +159,7 @@ def main() -> int:
                     print(f"    miss {expect.get('path') or '-'} {label} (sure {expect.get('sure')}) {why}")
         named = {(e.get("path"), code) for e in branch["expect"] if e["kind"] in ("policy", "parent-child-pair")
                  for code in POLICY_RULES.get(e.get("rule", ""), {"FT003"} if e["kind"] == "parent-child-pair" else set())}
+        named |= {(e.get("path"), "FT018") for e in branch["expect"] if e["kind"] == "root-spec-file"}
         unnamed = [f for f in findings if f.severity in ("error", "warning") and (f.path, f.code) not in named
                    and (f.related_path, f.code) not in named]
         print(f"  check findings no expectation names: {len(unnamed)}")
