@@ -93,7 +93,7 @@ def upstream_entry_points(source: Path) -> dict[str, list[str]]:
         found = sorted(source.parent.glob("triton-*.dist-info/entry_points.txt"))
         text = found[0].read_text(encoding="utf-8") if found else ""
     parser = configparser.ConfigParser(delimiters=("=",))
-    parser.optionxform = str  # entry point names are case-sensitive
+    parser.optionxform = str  # type: ignore[assignment,method-assign]  # entry point names are case-sensitive
     parser.read_string(text)
     return {group: [f"{name} = {value}" for name, value in parser.items(group)] for group in parser.sections()}
 
@@ -233,14 +233,15 @@ def build_native(repo_root: Path, package: Path, backend: str | None) -> Path | 
     missing = [name for name, found in tools.items() if found is None] + ([] if compiler else ["a C++ compiler"])
     if missing:
         raise SyncError(f"the native FlagTree core needs {', '.join(missing)} (python/pyproject.toml lists them)")
+    found = {name: str(path) for name, path in tools.items() if path is not None}
     spec = repo_root / "third_party" / backend / "backend" / "spec" if backend else None
     with tempfile.TemporaryDirectory(prefix="flagtree-native-") as work:
-        configure = [tools["cmake"], "-S", str(repo_root / "lib"), "-B", work, "-G", "Ninja",
-                     f"-DCMAKE_MAKE_PROGRAM={tools['ninja']}", f"-DCMAKE_CXX_COMPILER={compiler}",
-                     "-DCMAKE_BUILD_TYPE=Release", f"-Dpybind11_DIR={tools['pybind11']}",
+        configure = [found["cmake"], "-S", str(repo_root / "lib"), "-B", work, "-G", "Ninja",
+                     f"-DCMAKE_MAKE_PROGRAM={found['ninja']}", f"-DCMAKE_CXX_COMPILER={compiler}",
+                     "-DCMAKE_BUILD_TYPE=Release", f"-Dpybind11_DIR={found['pybind11']}",
                      f"-DPython_EXECUTABLE={sys.executable}", f"-DFLAGTREE_BACKEND={backend or ''}",
                      f"-DFLAGTREE_SPEC_DIR={spec if spec is not None and spec.is_dir() else ''}"]
-        for command in (configure, [tools["cmake"], "--build", work]):
+        for command in (configure, [found["cmake"], "--build", work]):
             done = subprocess.run(command, capture_output=True, text=True)
             if done.returncode != 0:
                 raise SyncError(f"native FlagTree core: {Path(command[0]).name} failed:\n"

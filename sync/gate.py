@@ -19,7 +19,8 @@ def _run_at(worktree: Worktree, commit: str, label: str, command: str, timeout: 
                               timeout=timeout, errors="replace")
         status, output = done.returncode, done.stdout + done.stderr
     except subprocess.TimeoutExpired as exc:
-        status, output = 124, f"timed out after {timeout:g} s\n{exc.stdout or ''}"
+        partial = exc.stdout.decode("utf-8", errors="replace") if isinstance(exc.stdout, bytes) else exc.stdout or ""
+        status, output = 124, f"timed out after {timeout:g} s\n{partial}"
     return GateRun(commit, label, status == 0, status, output[-OUTPUT_TAIL:])
 
 

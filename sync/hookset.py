@@ -89,7 +89,7 @@ def _is_import(statement: cst.BaseStatement) -> bool:
         isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body)
 
 
-def _statement(code: str, comment: str | None = None) -> cst.BaseStatement:
+def _statement(code: str, comment: str | None = None) -> cst.SimpleStatementLine | cst.BaseCompoundStatement:
     parsed = cst.parse_statement(code + "\n")
     if comment:
         parsed = parsed.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine(comment=cst.Comment(comment))])
@@ -116,7 +116,7 @@ def apply_hook(source: str, hook: Hook) -> str:
     present = {_bare(module, statement) for statement in module.body}
     if hook.statement in present:
         return source
-    body = list(module.body)
+    body: list[cst.SimpleStatementLine | cst.BaseCompoundStatement] = list(module.body)
     head = 0
     while head < len(body) and _is_docstring_or_future(body[head]):
         head += 1
@@ -155,7 +155,7 @@ def apply_hook_set(package: Path, hook_set: HookSet) -> list[str]:
 
 def check_hook_set(package: Path, hook_set: HookSet) -> list[tuple[Hook, str | None]]:
     """Each hook with None when it applies to this package, else why not (nothing is written)."""
-    results = []
+    results: list[tuple[Hook, str | None]] = []
     for hook in hook_set.hooks:
         target = package / hook.file
         if not target.is_file():

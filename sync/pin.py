@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import tomlkit
 
-from .git import Commit, Oid, Repository, commit_files
+from .git import Commit, Oid, Repository, blob_text, commit_files
 from .tomlfiles import OID, Table, Text, load_toml
 
 PIN_FILE = "flagtree-upstream.toml"
@@ -37,7 +37,7 @@ def read_pin(repo: Repository, commit: Commit) -> Pin | None:
         entry = commit.tree[PIN_FILE]
     except KeyError:
         return None
-    return parse_pin(repo[entry.id].data.decode("utf-8", errors="replace"))
+    return parse_pin(blob_text(repo, entry.id))
 
 
 def commit_pin(repo: Repository, head: Commit, pin: Pin) -> Oid:

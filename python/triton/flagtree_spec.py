@@ -272,7 +272,7 @@ def report() -> dict[str, Any]:
         "trunk_only": not backend,
         "triton": manifest.get("triton"),
         "distribution": distribution,
-        "spec_tree": os.path.dirname(_spec_root()[1]) if _spec_root() else None,
+        "spec_tree": os.path.dirname(root[1]) if (root := _spec_root()) else None,
         "hijacked": [{"package": f"{_PACKAGE}." + relative.replace(os.sep, "."), "overlays":
                       _overlays(f"{_PACKAGE}." + relative.replace(os.sep, "."), directory)}
                      for relative, directory in sorted(_hijacked.items())],

@@ -73,10 +73,10 @@ def _star_exports(tree: FileTree, exports: BackendExports, module_path: str, mod
         if imported.level == 0 or imported.name == "*" or imported.local.startswith("_"):
             continue
         source = _module_file(tree, package_dir, imported.module, imported.level)
-        function = facts_of(source).functions.get(imported.name) if source else None
-        if function is not None:
-            exports.functions.setdefault(imported.local, ExportedFunction(imported.local, source, function,
-                                                                          function.line))
+        reexported = facts_of(source).functions.get(imported.name) if source else None
+        if reexported is not None:
+            exports.functions.setdefault(imported.local, ExportedFunction(imported.local, source, reexported,
+                                                                          reexported.line))
 
 
 def backend_exports(tree: FileTree, backend: str) -> BackendExports:
@@ -107,6 +107,6 @@ def backend_exports(tree: FileTree, backend: str) -> BackendExports:
                 if module_facts is not None and module_path is not None:
                     _star_exports(tree, exports, module_path, module_facts, facts_of)
                 continue
-            function = module_facts.functions.get(imported.name) if module_facts else None
-            exports.functions[imported.local] = ExportedFunction(imported.local, module_path, function, imported.line)
+            found = module_facts.functions.get(imported.name) if module_facts else None
+            exports.functions[imported.local] = ExportedFunction(imported.local, module_path, found, imported.line)
     return exports

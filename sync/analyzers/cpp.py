@@ -92,7 +92,8 @@ def backend_macros(tree: FileTree, backend: str) -> dict[str, MacroDefinition]:
 
 def guard_regions(text: str) -> list[GuardRegion]:
     """#if/#ifdef/#ifndef blocks whose condition names a FLAGTREE_SPEC_* macro, matched to their #endif."""
-    regions, stack = [], []
+    regions: list[GuardRegion] = []
+    stack: list[tuple[int, str, list[str]]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         opened = _OPEN.match(line)
         if opened:
@@ -117,7 +118,7 @@ def _declarator_name(node: Node) -> str | None:
     while declarator is not None:
         if declarator.type in ("qualified_identifier", "identifier", "field_identifier", "destructor_name",
                                "operator_name"):
-            return declarator.text.decode("utf-8", errors="replace")
+            return _text(declarator)
         declarator = declarator.child_by_field_name("declarator")
     return None
 

@@ -38,7 +38,7 @@ def changes_with_renames(old: GitTree, new: GitTree) -> tuple[Change, ...]:
     if key not in _similar_cache:
         if len(_similar_cache) >= _CACHED_PAIRS:
             del _similar_cache[next(iter(_similar_cache))]
-        diff = old.repo.diff(old.tree, new.tree)
+        diff = old.repo.diff(old.tree, new.tree)  # type: ignore[call-overload]  # stubs omit Tree, libgit2 takes it
         diff.find_similar()
         _similar_cache[key] = tuple(
             Change(delta.old_file.path, None if delta.status == DeltaStatus.DELETED else delta.new_file.path,
@@ -56,7 +56,7 @@ def added_lines(old: GitTree, new: GitTree, wanted: Callable[[str], bool]) -> di
     """Lines new adds over old (new-side numbers) per file that wanted() accepts; other blobs are not read,
     so a partial clone missing them still works."""
     added: dict[str, set[int]] = {}
-    diff = old.repo.diff(old.tree, new.tree, context_lines=0)
+    diff = old.repo.diff(old.tree, new.tree, context_lines=0)  # type: ignore[call-overload]  # as above
     for number, delta in enumerate(diff.deltas):
         path = delta.new_file.path
         if not wanted(path) or delta.is_binary:
@@ -78,8 +78,8 @@ def blob_diff(repo: pygit2.Repository, old: pygit2.Oid | None, new: pygit2.Oid |
     if old is None and new is None:
         return ""
     # Both sides stay referenced until the text is made: libgit2 reads their buffers lazily.
-    before = repo[old] if old is not None else b""
-    after = repo[new] if new is not None else b""
+    before = repo[old].peel(pygit2.Blob) if old is not None else b""
+    after = repo[new].peel(pygit2.Blob) if new is not None else b""
     patch = pygit2.Patch.create_from(before, after, old_as_path=old_path, new_as_path=new_path)
     return patch.text or ""
 
@@ -88,7 +88,7 @@ def changed_paths(repo: pygit2.Repository, commit_id: str) -> list[str]:
     """The paths a commit changed against its first parent (both sides of a rename)."""
     commit = repo[commit_id].peel(pygit2.Commit)
     if commit.parents:
-        diff = repo.diff(commit.parents[0].tree, commit.tree)
+        diff = commit.parents[0].tree.diff_to_tree(commit.tree)
     else:
         diff = commit.tree.diff_to_tree(swap=True)
     return sorted({delta.new_file.path for delta in diff.deltas} | {delta.old_file.path for delta in diff.deltas})

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import pygit2
 from pygit2 import ffi
-from pygit2.enums import MergeFavor, MergeFileFlag
+from pygit2.enums import FileMode, MergeFavor, MergeFileFlag
 from pygit2.errors import check_error
 from pygit2.ffi import C
 
@@ -36,7 +36,7 @@ class MergeOutcome:
 
 
 def _entry(path: str, blob: pygit2.Oid | None, mode: int) -> pygit2.IndexEntry | None:
-    return None if blob is None else pygit2.IndexEntry(path, blob, mode)
+    return None if blob is None else pygit2.IndexEntry(path, blob, FileMode(mode))
 
 
 def merge_blobs(repo: pygit2.Repository, path: str, base: pygit2.Oid | None, ours: pygit2.Oid | None,

@@ -5,7 +5,7 @@ import difflib
 from pathlib import Path
 
 import pygit2
-from pygit2.enums import SortMode
+from pygit2.enums import FileMode, SortMode
 
 from ..errors import NotARepository, SyncError, UnknownRef
 
@@ -109,7 +109,7 @@ def commit_files(repo: pygit2.Repository, head: pygit2.Commit, files: dict[str, 
     index = pygit2.Index()
     index.read_tree(head.tree)
     for path, data in files.items():
-        index.add(pygit2.IndexEntry(path, repo.create_blob(data), pygit2.GIT_FILEMODE_BLOB))
+        index.add(pygit2.IndexEntry(path, repo.create_blob(data), FileMode.BLOB))
     tree = index.write_tree(repo)
     if tree == head.tree.id:
         return head.id
@@ -143,3 +143,8 @@ def set_ref(repo: pygit2.Repository, name: str, target: str | pygit2.Oid) -> Non
 def delete_ref(repo: pygit2.Repository, name: str) -> None:
     if name in repo.references:
         repo.references.delete(name)
+
+
+def blob_text(repo: pygit2.Repository, blob_id: str | pygit2.Oid) -> str:
+    """A blob's text; undecodable bytes are replaced, never raised."""
+    return repo[as_oid(blob_id)].peel(pygit2.Blob).data.decode("utf-8", errors="replace")
