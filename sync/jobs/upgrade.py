@@ -20,6 +20,7 @@ from .. import resumable_replay as engine
 from ..git import Repository, open_repo
 from ..git.diff import changed_paths
 from ..replay import ReplayedCommit as EngineCommit
+from ..atomic import check_report_target
 from ..report.write import write_report
 from ..progress import Progress, Silent
 
@@ -46,7 +47,7 @@ def run_upgrade(repo_path: str, old: str | None, onto: str, source: str | None, 
     progress = progress or Silent()
     repo, params = engine.resolve_params(repo_path, old, onto, source, options.target_branch, options.policy)
     if options.out is not None:
-        _check_out(options.out)
+        check_out(repo, options.out)
     try:
         result = engine.run_upgrade(repo, params, options.force, _replay_progress(progress))
         return _finish(repo_path, result, options, progress)
@@ -87,10 +88,10 @@ def abort_upgrade(repo_path: str) -> bool:
     return engine.abort_upgrade(repo_path)
 
 
-def _check_out(out: Path) -> None:
-    """Refuse a bad --out before any replay, not after it."""
-    if out.exists() and not out.is_dir():
-        raise SyncError(f"--out {out} exists and is not a directory")
+def check_out(repo: Repository | str, out: Path) -> None:
+    """Refuse a bad --out before any replay, not after it (drift calls it too, before its analysis)."""
+    repo = open_repo(repo) if isinstance(repo, str) else repo
+    check_report_target(out, Path(repo.workdir) if repo.workdir else None, Path(repo.path))
 
 
 def _range(params: engine.UpgradeParams) -> Range:
