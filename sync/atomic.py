@@ -1,15 +1,24 @@
-"""Write files and whole directories so that a reader never sees a half-written result."""
+"""Write files and whole directories so that a reader never sees a half-written result.
+
+A report directory carries a marker (DIRECTORY_MARKER) naming the files this tool wrote into it; an
+existing --out is replaced only when it holds exactly those files, so that no --out can ever delete
+something the tool did not create (a repository, a parent of one, somebody's directory).
+"""
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 
 from .errors import SyncError
 from .faults import checkpoint
 
-REPORT_MARKER = "report.json"
+REPORT_MARKER = "report.json"  # the report document (its name is part of the report's interface)
+DIRECTORY_MARKER = ".flagtree-sync-report.json"  # proof that a directory is a report this tool wrote
+DIRECTORY_SCHEMA = "flagtree-sync/report-dir/1"
 
 
 def write_text_atomic(path: Path, text: str) -> None:
@@ -26,24 +35,117 @@ def write_text_atomic(path: Path, text: str) -> None:
         raise
 
 
+def _current_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _written_files(directory: Path) -> set[str] | None:
+    """The file names the marker of directory lists, or None when it is not a report this tool wrote."""
+    marker = directory / DIRECTORY_MARKER
+    try:
+        if not stat.S_ISREG(marker.lstat().st_mode):
+            return None
+        document = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    files = document.get("files") if isinstance(document, dict) else None
+    if document.get("schema") != DIRECTORY_SCHEMA or not isinstance(files, list) \
+            or not all(isinstance(name, str) and _plain_name(name) for name in files):
+        return None
+    return set(files)
+
+
+def _plain_name(name: str) -> bool:
+    return bool(name) and "/" not in name and "\0" not in name and name not in (".", "..") \
+        and name != DIRECTORY_MARKER
+
+
+def _foreign_entries(directory: Path, allow_subset: bool) -> list[str] | None:
+    """What in directory this tool did not write (None: no marker at all). With allow_subset, a
+    directory whose writing was interrupted (some listed files missing) still counts as ours."""
+    listed = _written_files(directory)
+    if listed is None:
+        return None
+    foreign = []
+    present = set()
+    for entry in directory.iterdir():
+        if entry.name == DIRECTORY_MARKER:
+            continue
+        if entry.name not in listed or not stat.S_ISREG(entry.lstat().st_mode):
+            foreign.append(entry.name)
+        present.add(entry.name)
+    if not allow_subset and present != listed:
+        foreign.extend(sorted(f"{name} (listed, missing)" for name in listed - present))
+    return sorted(foreign)
+
+
+def _inside(path: Path, ancestor: Path) -> bool:
+    return path == ancestor or ancestor in path.parents
+
+
+def check_report_target(target: Path, work_tree: Path | None = None, git_dir: Path | None = None) -> None:
+    """Refuse an --out that the report must not replace; call it before any work that an --out error wastes.
+
+    --out may be neither the repository's work tree nor its git directory, nor a parent of either,
+    nor inside the git directory.
+    """
+    resolved = target.resolve()
+    for place in (work_tree, git_dir):
+        if place is not None and _inside(place.resolve(), resolved):
+            raise SyncError(f"--out {target} is the repository or a directory above it ({place}): "
+                            "choose a directory of its own for the report")
+    if git_dir is not None and _inside(resolved, git_dir.resolve()):
+        raise SyncError(f"--out {target} is inside the git directory {git_dir}: choose another --out")
+    if target.is_symlink():
+        raise SyncError(f"--out {target} is a symbolic link: name the directory itself")
+    if not target.exists():
+        return
+    if not target.is_dir():
+        raise SyncError(f"--out {target} exists and is not a directory")
+    if not any(target.iterdir()):
+        return
+    foreign = _foreign_entries(target, allow_subset=False)
+    if foreign is None:
+        raise SyncError(f"--out {target} exists and is not a flagtree-sync report directory (no {DIRECTORY_MARKER}): "
+                        "choose another --out, or remove it yourself")
+    if foreign:
+        raise SyncError(f"--out {target} holds files flagtree-sync did not write ({', '.join(foreign[:5])}): "
+                        "choose another --out, or move them away")
+
+
+def _remove_leftover(directory: Path) -> None:
+    """A staging or old directory of a run that was killed: removed only when all of it is ours."""
+    if directory.is_symlink() or not directory.is_dir():
+        return
+    if not any(directory.iterdir()) or _foreign_entries(directory, allow_subset=True) == []:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
 def publish_directory(target: Path, files: dict[str, str]) -> None:
     """Write every file into a sibling staging directory, then swap it in with renames.
 
-    A target that exists must be an earlier report (it holds report.json) or empty, so that
-    a mistyped --out never replaces somebody's directory.
+    A target that exists must be empty or exactly an earlier report (check_report_target). The marker
+    is written first, so that a staging directory left by a kill is recognisably ours.
     """
+    if not all(_plain_name(name) for name in files):
+        raise ValueError(f"report file names must be plain names: {sorted(files)}")
+    check_report_target(target)
     target = target.resolve()
-    if target.exists() and (not target.is_dir() or (any(target.iterdir()) and not (target / REPORT_MARKER).exists())):
-        raise SyncError(f"{target} exists and is not a flagtree-sync report directory: choose another --out")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-", dir=target.parent))
+        os.chmod(staging, 0o777 & ~_current_umask())  # mkdtemp makes it 0700; a report is the user's
     except OSError as exc:
         raise SyncError(f"cannot write the report next to {target}: {exc.strerror or exc}") from exc
-    for stale in target.parent.glob(f".{target.name}.partial-*"):
-        if stale != staging:  # left by a run that was killed while writing
-            shutil.rmtree(stale, ignore_errors=True)
+    for pattern in (f".{target.name}.partial-*", f".{target.name}.old-*"):
+        for stale in target.parent.glob(pattern):
+            if stale != staging:  # left by a run that was killed while writing
+                _remove_leftover(stale)
     try:
+        marker = {"schema": DIRECTORY_SCHEMA, "files": sorted(files)}
+        (staging / DIRECTORY_MARKER).write_text(json.dumps(marker, indent=1) + "\n", encoding="utf-8")
         for number, (name, text) in enumerate(files.items()):
             (staging / name).write_text(text, encoding="utf-8")
             if number == 0:
@@ -54,7 +156,7 @@ def publish_directory(target: Path, files: dict[str, str]) -> None:
             os.replace(target, old)
         os.replace(staging, target)
         if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+            _remove_leftover(old)
     except OSError as exc:
         shutil.rmtree(staging, ignore_errors=True)
         raise SyncError(f"cannot write the report to {target}: {exc.strerror or exc}; no report was written") from exc

@@ -162,20 +162,21 @@ def _repo_range_options(command: Callable[..., Any]) -> Callable[..., Any]:
               show_default=True, help="markers: commit conflict markers and go on; ours: keep the upgraded side; "
               "theirs: keep the FlagTree side; stop: stop in a worktree for a manual fix.")
 @click.option("--force", is_flag=True, help="Replace the target branch if it exists.")
-@click.option("--continue", "do_continue", is_flag=True, help="Resume a stopped or interrupted upgrade.")
+@click.option("--continue", "do_continue", is_flag=True, help="Resume a stopped or interrupted upgrade, with the "
+              "--out, --exec, --exec-at, --exec-timeout and --backend it was started with (those given override).")
 @click.option("--abort", "do_abort", is_flag=True, help="Forget the upgrade in progress (the user's refs are untouched).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 @click.option("--exec", "exec_command", metavar="CMD", help="Test gate: run CMD (a shell command) on the replayed "
               "tree in a worktree of its own; a failure names the first replayed commit that broke it.")
-@click.option("--exec-at", type=click.Choice(["end", "each"]), default="end", show_default=True,
+@click.option("--exec-at", type=click.Choice(["end", "each"]), default=None, show_default="end",
               help="end: run at the branch head and bisect on failure; each: run after every replayed commit.")
-@click.option("--exec-timeout", type=float, default=600, show_default=True, metavar="SECONDS",
+@click.option("--exec-timeout", type=float, default=None, show_default="600", metavar="SECONDS",
               help="Stop each gate run after this many seconds (the run counts as failed, exit status 124).")
 @_reported
 def upgrade_command(repo_path: str, old: str | None, onto: str | None, src: str | None, backends: tuple[str, ...],
                     out: Path | None, as_json: bool, branch: str | None, policy: str, force: bool,
-                    do_continue: bool, do_abort: bool, quiet: bool, exec_command: str | None, exec_at: str,
-                    exec_timeout: float) -> int:
+                    do_continue: bool, do_abort: bool, quiet: bool, exec_command: str | None,
+                    exec_at: str | None, exec_timeout: float | None) -> int:
     """Replay the FlagTree commits OLD..SRC onto NEW as a new branch, and report.
 
     Works in memory: the current branch, index and work tree are never touched.

@@ -6,24 +6,31 @@ reachable); the target branch is created only when every commit has been replaye
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
-from dataclasses import asdict, dataclass, field
+import re
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from .atomic import write_text_atomic
 from .errors import SyncError, UpgradeStopped
 from .faults import checkpoint
 from .pin import PIN_FILE, Pin, commit_pin, read_pin
 from .git import Commit, GitError, Repository
-from .git.repo import (branch_exists, checked_out_branch, commit_of, commit_range, current_branch, delete_ref,
-                       has_ref, is_ancestor, open_repo, resolve_commit, resolves, set_ref, valid_branch_name)
-from .git.worktree import Worktree, add_worktree, remove_worktree
-from .replay import Replayer, ReplayedCommit, summary_of
+from .git.repo import (branch_exists, checked_out_branch, commit_of, commit_range, commits_only_on, current_branch,
+                       delete_ref, has_object, has_ref, is_ancestor, open_repo, ref_conflict, resolve_commit,
+                       resolves, set_ref, valid_branch_name)
+from .git.worktree import Worktree, add_worktree, branches_in_worktrees, remove_worktree
+from .replay import CONFLICT_TRAILER, Replayer, ReplayedCommit, summary_of
+from .state_schema import StateFormatError, parse_header, parse_journal_entry
 
 STATE_VERSION = 1
 WIP_REF = "refs/flagtree-sync/wip"
+TOOL_EMAIL = "flagtree-sync@localhost"  # the committer of the commits the tool writes itself (pin, auto-merge)
+ABORT_HINT = "run flagtree-sync upgrade --abort (the user's branches are untouched) and start the upgrade again"
 
 Progress = Callable[[int, int, Commit, ReplayedCommit | None], None]
 
@@ -45,6 +52,21 @@ class UpgradeParams:
         return all(getattr(self, key) == getattr(other, key) for key in keys)
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """The options of a run that only matter after the replay: kept in the state so that
+    upgrade --continue finishes the run the way it was started."""
+
+    out: str | None = None
+    exec_command: str | None = None
+    exec_at: str = "end"
+    exec_timeout: float = 600
+    backends: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "backends": list(self.backends)}
+
+
 @dataclass
 class UpgradeState:
     params: UpgradeParams
@@ -52,11 +74,12 @@ class UpgradeState:
     head: str
     results: list[ReplayedCommit] = field(default_factory=list)
     stopped: bool = False  # --on-conflict stop left a conflicted worktree
+    options: RunOptions = field(default_factory=RunOptions)
 
     def header_json(self) -> dict[str, Any]:
         """What does not grow with the run; the results go to the journal, one line each."""
         return {"version": STATE_VERSION, "params": asdict(self.params), "commits": self.commits,
-                "head": self.params.onto_id, "stopped": self.stopped}
+                "head": self.params.onto_id, "stopped": self.stopped, "options": self.options.to_json()}
 
 
 @dataclass
@@ -65,6 +88,7 @@ class UpgradeResult:
     results: list[ReplayedCommit]
     head: str
     resumed: bool
+    options: RunOptions = field(default_factory=RunOptions)  # what the run was started with
 
 
 class StateStore:
@@ -78,22 +102,29 @@ class StateStore:
         self.worktree = self.directory / "worktree"
 
     def load(self) -> UpgradeState | None:
+        """The state of the run in progress, checked against the repository: a state file or journal
+        that was edited, mixed up or truncated is refused (SyncError, exit 2), never replayed."""
         if not self.file.exists():
             return None
         try:
-            header = json.loads(self.file.read_text(encoding="utf-8"))
-            if header.get("version") != STATE_VERSION:
-                raise SyncError(f"upgrade state has version {header.get('version')}, expected {STATE_VERSION}; "
-                                "run upgrade --abort")
-            state = UpgradeState(UpgradeParams(**header["params"]), header["commits"], header["head"],
-                                 stopped=header.get("stopped", False))
-            for line in self._journal_lines():
-                entry = json.loads(line)
-                state.results.append(ReplayedCommit.from_json(entry["result"]))
-                state.head = entry["head"]
+            header = parse_header(json.loads(self.file.read_text(encoding="utf-8")), STATE_VERSION,
+                                  [item.name for item in fields(UpgradeParams)])
+            params = UpgradeParams(**header["params"])
+            state = UpgradeState(params, header["commits"], params.onto_id, stopped=header["stopped"],
+                                 options=RunOptions(**{**header["options"],
+                                                       "backends": tuple(header["options"]["backends"])}))
+            _check_plan(self.repo, state)
+            for number, line in enumerate(self._journal_lines(), start=1):
+                entry = parse_journal_entry(json.loads(line))
+                result = ReplayedCommit.from_json(entry["result"])
+                state.head = _check_entry(self.repo, state, number, result, entry["head"])
+                state.results.append(result)
+            if state.stopped and len(state.results) >= len(state.commits):
+                raise StateFormatError("it says the run stopped, but every commit is replayed")
             return state
-        except (ValueError, KeyError, TypeError) as exc:
-            raise SyncError(f"upgrade state {self.file} is unreadable ({exc}); run upgrade --abort") from exc
+        except (ValueError, UnicodeDecodeError, StateFormatError) as exc:
+            raise SyncError(f"upgrade state in {self.directory} does not match the planned replay ({exc}); "
+                            f"{ABORT_HINT}") from exc
 
     def _journal_lines(self) -> list[str]:
         if not self.journal.exists():
@@ -131,6 +162,64 @@ class StateStore:
             self.file.unlink()
 
 
+def _check_plan(repo: Repository, state: UpgradeState) -> None:
+    """The planned commit list is exactly OLD..SRC as the repository has it."""
+    params = state.params
+    for name in ("old_id", "onto_id", "src_id"):
+        if not has_object(repo, getattr(params, name)):
+            raise StateFormatError(f"params.{name} {getattr(params, name)[:9]} is not in the repository")
+    planned = [str(oid) for oid in commit_range(repo, commit_of(repo, params.old_id), commit_of(repo, params.src_id))]
+    if state.commits != planned:
+        raise StateFormatError(f"its commit list ({len(state.commits)} commits) is not "
+                               f"{params.old}..{params.src} ({len(planned)} commits)")
+
+
+def _check_entry(repo: Repository, state: UpgradeState, number: int, result: ReplayedCommit, head: str) -> str:
+    """Journal line number must record the next planned commit, as a child of the head before it;
+    returns the head after it. A duplicated, extra, reordered or foreign line fails here."""
+    if number > len(state.commits):
+        raise StateFormatError(f"journal line {number} is beyond the {len(state.commits)} planned commits")
+    planned = state.commits[number - 1]
+    if result.source != planned:
+        raise StateFormatError(f"journal line {number} records {result.source[:9]}, "
+                               f"the plan has {planned[:9]} there")
+    if result.result is None:
+        if head != state.head:
+            raise StateFormatError(f"journal line {number} moves the head without a commit")
+        return head
+    if head != result.result or not has_object(repo, head):
+        raise StateFormatError(f"journal line {number}: its commit {head[:9]} is not in the repository")
+    replayed = commit_of(repo, head)
+    if [str(parent) for parent in replayed.parent_ids] != [state.head]:
+        raise StateFormatError(f"journal line {number}: {head[:9]} is not a child of the head before it")
+    return head
+
+
+@contextmanager
+def run_lock(repo: Repository) -> Iterator[None]:
+    """Hold <git dir>/flagtree-sync/upgrade.lock for a whole run: a second run on the same repository
+    fails at once (exit 2) instead of interleaving its journal with this one. The kernel drops the
+    lock when the process dies, so a killed run never leaves it held."""
+    directory = Path(repo.path) / "flagtree-sync"
+    directory.mkdir(exist_ok=True)
+    if directory.is_symlink():
+        raise SyncError(f"{directory} is a symbolic link: remove it")
+    path = directory / "upgrade.lock"
+    try:
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        raise SyncError(f"cannot open the lock {path}: {exc.strerror or exc}") from exc
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            raise SyncError(f"another upgrade is in progress on {repo.workdir or repo.path} (it holds {path}); "
+                            "wait for it to finish") from exc
+        yield
+    finally:
+        os.close(descriptor)  # releases the lock
+
+
 def resolve_params(repo_path: str, old: str | None, onto: str, src: str | None, branch: str | None,
                    policy: str) -> tuple[Repository, UpgradeParams]:
     repo = open_repo(repo_path)
@@ -153,19 +242,68 @@ def resolve_params(repo_path: str, old: str | None, onto: str, src: str | None, 
     return repo, params
 
 
+def made_by_tool(repo: Repository, commit: Commit) -> bool:
+    """Whether commit is exactly what a run of this tool writes (and so can be recreated by rerunning it):
+
+    - a replayed commit: one parent, the message of the commit named by its "(cherry picked from commit X)"
+      line, followed by nothing but that line and the tool's conflict trailer, and author and committer
+      (names, emails, dates) identical to X's, which the replay keeps. A cherry-pick -x by hand or an
+      amend changes the committer, so it does not pass;
+    - the pin commit or a drift --apply merge: one parent and the tool's own committer (TOOL_EMAIL).
+    """
+    if len(commit.parent_ids) != 1:
+        return False
+    if commit.committer.email == TOOL_EMAIL:
+        return True
+    found = re.search(r"\n\n\(cherry picked from commit ([0-9a-f]{40})\)\n(?:" + CONFLICT_TRAILER + r": [^\n]*\n)?\Z",
+                      commit.message)
+    if found is None or not has_object(repo, found.group(1)):
+        return False
+    source = commit_of(repo, found.group(1))
+    same = lambda a, b: (a.name, a.email, a.time, a.offset) == (b.name, b.email, b.time, b.offset)  # noqa: E731
+    return (commit.message[:found.start()] == source.message.rstrip("\n")
+            and same(commit.author, source.author) and same(commit.committer, source.committer))
+
+
 def _check_new_run(repo: Repository, params: UpgradeParams, force: bool) -> list[str]:
     commits = [str(oid) for oid in commit_range(repo, commit_of(repo, params.old_id), commit_of(repo, params.src_id))]
     if not commits:
         raise SyncError(f"nothing to replay: {params.old}..{params.src} has no commits")
-    if branch_exists(repo, params.branch) and not force:
-        raise SyncError(f"branch {params.branch} already exists: pass --force to replace it, "
-                        "or --target-branch NAME")
+    ref = f"refs/heads/{params.branch}"
+    blocker = ref_conflict(repo, ref)
+    if blocker is not None:  # git keeps refs as paths: refs/heads/sync blocks refs/heads/sync/v3.6.0
+        raise SyncError(f"branch {params.branch} cannot be created: {blocker} exists; "
+                        "pass --target-branch NAME or rename that ref")
     if params.branch in (params.src, checked_out_branch(repo)):
         raise SyncError(f"refusing to overwrite the checked-out or source branch {params.branch}")
+    if branch_exists(repo, params.branch):
+        if not force:
+            raise SyncError(f"branch {params.branch} already exists: pass --force to replace it, "
+                            "or --target-branch NAME")
+        _check_replaceable(repo, params.branch)
     return commits
 
 
-def run_upgrade(repo: Repository, params: UpgradeParams, force: bool, progress: Progress) -> UpgradeResult:
+def _check_replaceable(repo: Repository, branch: str) -> None:
+    """--force replaces only a branch that no worktree has checked out and whose commits that nothing
+    else keeps are all the tool's own (made_by_tool): rerunning recreates them, nothing made by hand is lost."""
+    ref = f"refs/heads/{branch}"
+    worktree = branches_in_worktrees(repo).get(ref)
+    if worktree is not None:
+        raise SyncError(f"branch {branch} is checked out in the worktree {worktree}: --force will not move it; "
+                        "switch that worktree to another branch, or pass --target-branch NAME")
+    by_hand = [commit for commit in commits_only_on(repo, ref, "refs/flagtree-sync/") if not made_by_tool(repo, commit)]
+    if by_hand:
+        named = ", ".join(f"{str(c.id)[:9]} {summary_of(c)!r}" for c in by_hand[:5])
+        more = f" and {len(by_hand) - 5} more" if len(by_hand) > 5 else ""
+        raise SyncError(f"branch {branch} has {len(by_hand)} commit(s) that flagtree-sync did not make and that "
+                        f"--force would lose: {named}{more}; keep them on another branch (git branch NAME {branch}) "
+                        "or pass --target-branch NAME")
+
+
+def run_upgrade(repo: Repository, params: UpgradeParams, force: bool, progress: Progress,
+                options: RunOptions | None = None) -> UpgradeResult:
+    """Start (or resume, when the same run is in progress) a replay; hold run_lock around it."""
     store = StateStore(repo)
     state = store.load()
     resumed = state is not None
@@ -179,7 +317,7 @@ def run_upgrade(repo: Repository, params: UpgradeParams, force: bool, progress: 
                             "then upgrade --continue (or upgrade --abort)")
     else:
         commits = _check_new_run(repo, params, force)
-        state = UpgradeState(params, commits, params.onto_id)
+        state = UpgradeState(params, commits, params.onto_id, options=options or RunOptions())
         store.save(state)
     return _drive(repo, store, state, progress, resumed)
 
@@ -215,10 +353,15 @@ def _drive(repo: Repository, store: StateStore, state: UpgradeState, progress: P
     head = commit_of(repo, state.head).id
     if read_pin(repo, commit_of(repo, state.params.src_id)) is not None:
         head = commit_pin(repo, commit_of(repo, head), Pin(state.params.onto, state.params.onto_id))
-    set_ref(repo, f"refs/heads/{state.params.branch}", head)
+    branch_ref = f"refs/heads/{state.params.branch}"
+    blocker = ref_conflict(repo, branch_ref)
+    if blocker is not None:  # created while this run was stopped or killed
+        raise SyncError(f"branch {state.params.branch} cannot be created: {blocker} exists; rename that ref and "
+                        "rerun (the replay is kept)")
+    set_ref(repo, branch_ref, head)
     state.head = str(head)
     # The state stays until finish_upgrade: a run killed while reporting resumes into the report.
-    return UpgradeResult(state.params, state.results, state.head, resumed)
+    return UpgradeResult(state.params, state.results, state.head, resumed, state.options)
 
 
 def finish_upgrade(repo: Repository) -> None:
@@ -234,12 +377,24 @@ def _stop_in_worktree(repo: Repository, store: StateStore, state: UpgradeState, 
     add_worktree(repo, store.worktree, state.head).cherry_pick_no_commit(str(commit.id))
 
 
-def continue_upgrade(repo_path: str, progress: Progress) -> UpgradeResult:
+def stored_options(repo: Repository) -> RunOptions:
+    """The options the run in progress was started with (SyncError when there is none)."""
+    state = StateStore(repo).load()
+    if state is None:
+        raise SyncError("no upgrade in progress")
+    return state.options
+
+
+def continue_upgrade(repo_path: str, progress: Progress, options: RunOptions | None = None) -> UpgradeResult:
+    """Resume the run in progress; options (when given) replace the stored ones from now on."""
     repo = open_repo(repo_path)
     store = StateStore(repo)
     state = store.load()
     if state is None:
         raise SyncError("no upgrade in progress")
+    if options is not None and options != state.options:
+        state.options = options
+        store.save(state)
     if state.stopped:
         _take_resolution(repo, store, state)
     return _drive(repo, store, state, progress, resumed=True)

@@ -7,6 +7,7 @@ import click
 
 from ..errors import SyncError
 from ..jobs import GateOptions, UpgradeOptions, abort_upgrade, continue_upgrade, run_upgrade
+from ..jobs.upgrade import ContinueOptions
 from ..model import Report
 from ..report.document import render_json
 from .progress import TerminalProgress
@@ -29,19 +30,22 @@ def print_summary(report: Report, out: Path | None) -> None:
 def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, src: str | None,
                         branch: str | None, out: Path | None, policy: str, force: bool, do_continue: bool,
                         do_abort: bool, quiet: bool, as_json: bool, backends: tuple[str, ...],
-                        exec_command: str | None = None, exec_at: str = "end", exec_timeout: float = 600) -> int:
+                        exec_command: str | None = None, exec_at: str | None = None,
+                        exec_timeout: float | None = None) -> int:
+    """exec_at and exec_timeout are None when not given: --continue then uses the run's stored ones."""
     if do_abort:
         had = abort_upgrade(repo_path)
         click.echo("upgrade aborted; state removed" if had else "no upgrade in progress", err=True)
         return 0
-    options = UpgradeOptions(branch, policy, force, frozenset(backends), out,
-                             GateOptions(exec_command, exec_at, exec_timeout) if exec_command else None)
     progress = TerminalProgress(quiet or as_json)
     if do_continue:
-        report = continue_upgrade(repo_path, options, progress)
+        given = ContinueOptions(out, exec_command, exec_at, exec_timeout, frozenset(backends))
+        report = continue_upgrade(repo_path, given, progress, notice=lambda text: click.echo(text, err=True))
     else:
         if not onto:
             raise SyncError("--onto is required (or --continue / --abort)")
+        gate = GateOptions(exec_command, exec_at or "end", 600 if exec_timeout is None else exec_timeout)
+        options = UpgradeOptions(branch, policy, force, frozenset(backends), out, gate if exec_command else None)
         report = run_upgrade(repo_path, old, onto, src, options, progress)
     if as_json:
         click.echo(render_json(report), nl=False)

@@ -148,3 +148,31 @@ def delete_ref(repo: pygit2.Repository, name: str) -> None:
 def blob_text(repo: pygit2.Repository, blob_id: str | pygit2.Oid) -> str:
     """A blob's text; undecodable bytes are replaced, never raised."""
     return repo[as_oid(blob_id)].peel(pygit2.Blob).data.decode("utf-8", errors="replace")
+
+
+def ref_conflict(repo: pygit2.Repository, name: str) -> str | None:
+    """An existing ref that keeps name from being created (git stores refs as paths: refs/heads/sync
+    blocks refs/heads/sync/v1 and the other way round); None when name can be created or exists."""
+    parts = name.split("/")
+    for length in range(3, len(parts)):
+        prefix = "/".join(parts[:length])
+        if prefix in repo.references:
+            return prefix
+    below = name + "/"
+    return next((ref for ref in repo.references if ref.startswith(below)), None)
+
+
+def commits_only_on(repo: pygit2.Repository, ref: str, ignore_prefix: str) -> list[pygit2.Commit]:
+    """The commits that moving ref would leave unreachable: reachable from ref and from no other ref
+    (ignoring refs under ignore_prefix) nor a detached HEAD; newest first."""
+    walker = repo.walk(repo.references[ref].peel(pygit2.Commit).id, SortMode.TOPOLOGICAL)
+    for name in repo.references:
+        if name == ref or name.startswith(ignore_prefix):
+            continue
+        try:
+            walker.hide(repo.references[name].peel(pygit2.Commit).id)
+        except (pygit2.GitError, pygit2.InvalidSpecError, ValueError, KeyError):
+            continue  # a ref to a tree or blob, or a dangling symbolic ref: it keeps no commit alive
+    if repo.head_is_detached:
+        walker.hide(repo.head.target)
+    return list(walker)

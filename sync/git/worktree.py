@@ -68,3 +68,16 @@ def detached_worktree(repo: pygit2.Repository, path: Path, commit: str = "HEAD")
         yield worktree
     finally:
         remove_worktree(repo, path)
+
+
+def branches_in_worktrees(repo: pygit2.Repository) -> dict[str, Path]:
+    """Every branch checked out in the main or a linked worktree (refs/heads/... -> its worktree)."""
+    listing = git.Repo(repo.path).git.worktree("list", "--porcelain", "-z")
+    found: dict[str, Path] = {}
+    path = None
+    for field in listing.split("\0"):
+        if field.startswith("worktree "):
+            path = Path(field[len("worktree "):])
+        elif field.startswith("branch ") and path is not None:
+            found[field[len("branch "):]] = path
+    return found

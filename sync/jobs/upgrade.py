@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from .. import __version__
 from ..drift import analyse_drift
@@ -20,6 +20,7 @@ from .. import resumable_replay as engine
 from ..git import Repository, open_repo
 from ..git.diff import changed_paths
 from ..replay import ReplayedCommit as EngineCommit
+from ..atomic import check_report_target
 from ..report.write import write_report
 from ..progress import Progress, Silent
 
@@ -41,26 +42,83 @@ class UpgradeOptions:
     gate: GateOptions | None = None
 
 
+@dataclass(frozen=True)
+class ContinueOptions:
+    """What the upgrade --continue command line gave; None (or empty): use what the run was started with."""
+
+    out: Path | None = None
+    exec_command: str | None = None
+    exec_at: str | None = None
+    exec_timeout: float | None = None
+    backends: frozenset[str] = frozenset()
+
+
 def run_upgrade(repo_path: str, old: str | None, onto: str, source: str | None, options: UpgradeOptions,
                 progress: Progress | None = None) -> Report:
     progress = progress or Silent()
     repo, params = engine.resolve_params(repo_path, old, onto, source, options.target_branch, options.policy)
     if options.out is not None:
-        _check_out(options.out)
+        check_out(repo, options.out)
     try:
-        result = engine.run_upgrade(repo, params, options.force, _replay_progress(progress))
-        return _finish(repo_path, result, options, progress)
+        with engine.run_lock(repo):
+            result = engine.run_upgrade(repo, params, options.force, _replay_progress(progress),
+                                        _stored(options))
+            return _finish(repo_path, result, options, progress)
     finally:
         progress.close()
 
 
-def continue_upgrade(repo_path: str, options: UpgradeOptions, progress: Progress | None = None) -> Report:
+def continue_upgrade(repo_path: str, given: ContinueOptions = ContinueOptions(), progress: Progress | None = None,
+                     notice: Callable[[str], None] | None = None) -> Report:
+    """Resume the run in progress with the options it was started with; given ones override them.
+    notice is told which stored options are used (the user did not type them this time)."""
     progress = progress or Silent()
+    repo = open_repo(repo_path)
     try:
-        result = engine.continue_upgrade(repo_path, _replay_progress(progress))
-        return _finish(repo_path, result, options, progress)
+        with engine.run_lock(repo):
+            options, used = _merged(given, engine.stored_options(repo))
+            if options.out is not None:
+                check_out(repo, options.out)
+            if used and notice is not None:
+                notice("using the options the upgrade was started with: " + ", ".join(used))
+            result = engine.continue_upgrade(repo_path, _replay_progress(progress), _stored(options))
+            return _finish(repo_path, result, replace(options, target_branch=result.params.branch,
+                                                      policy=result.params.policy), progress)
     finally:
         progress.close()
+
+
+def _stored(options: UpgradeOptions) -> engine.RunOptions:
+    gate = options.gate
+    return engine.RunOptions(str(options.out) if options.out is not None else None, gate.command if gate else None,
+                             gate.at if gate else "end", gate.timeout if gate else 600, tuple(sorted(options.backends)))
+
+
+def _merged(given: ContinueOptions, stored: engine.RunOptions) -> tuple[UpgradeOptions, list[str]]:
+    """The options of a continued run, and the stored ones it uses, as the flags that would give them."""
+    used = []
+    out = given.out
+    if out is None and stored.out is not None:
+        out = Path(stored.out)
+        used.append(f"--out {stored.out}")
+    command = given.exec_command
+    if command is None and stored.exec_command is not None:
+        command = stored.exec_command
+        used.append(f"--exec {stored.exec_command!r}")
+    gate = None
+    if command is not None:
+        at = given.exec_at or stored.exec_at
+        timeout = given.exec_timeout if given.exec_timeout is not None else stored.exec_timeout
+        if given.exec_at is None and stored.exec_at != "end":
+            used.append(f"--exec-at {stored.exec_at}")
+        if given.exec_timeout is None and stored.exec_timeout != 600:
+            used.append(f"--exec-timeout {stored.exec_timeout:g}")
+        gate = GateOptions(command, at, timeout)
+    backends = given.backends
+    if not backends and stored.backends:
+        backends = frozenset(stored.backends)
+        used.extend(f"--backend {name}" for name in stored.backends)
+    return UpgradeOptions(backends=backends, out=out, gate=gate), used
 
 
 def _replay_progress(progress: Progress) -> engine.Progress:
@@ -84,13 +142,14 @@ def _replay_progress(progress: Progress) -> engine.Progress:
 
 
 def abort_upgrade(repo_path: str) -> bool:
-    return engine.abort_upgrade(repo_path)
+    with engine.run_lock(open_repo(repo_path)):  # never pull the state from under a running upgrade
+        return engine.abort_upgrade(repo_path)
 
 
-def _check_out(out: Path) -> None:
-    """Refuse a bad --out before any replay, not after it."""
-    if out.exists() and not out.is_dir():
-        raise SyncError(f"--out {out} exists and is not a directory")
+def check_out(repo: Repository | str, out: Path) -> None:
+    """Refuse a bad --out before any replay, not after it (drift calls it too, before its analysis)."""
+    repo = open_repo(repo) if isinstance(repo, str) else repo
+    check_report_target(out, Path(repo.workdir) if repo.workdir else None, Path(repo.path))
 
 
 def _range(params: engine.UpgradeParams) -> Range:

@@ -1,0 +1,88 @@
+"""The shape of the upgrade state file and journal lines: every field, its type, nothing else.
+
+A state that was edited by hand, truncated or written by another version fails here with the field
+that is wrong (StateFormatError), before any of it is used.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_COMMIT_ID = re.compile(r"[0-9a-f]{40}")
+_OPTION_TYPES: dict[str, tuple[type, ...]] = {"out": (str, type(None)), "exec_command": (str, type(None)),
+                                              "exec_at": (str,), "exec_timeout": (int, float), "backends": (list,)}
+_HUNK_FIELDS = {"line": int, "ours": str, "base": str, "theirs": str}
+
+
+class StateFormatError(ValueError):
+    """The state file or a journal line does not have the shape this version writes."""
+
+
+def _keys(where: str, value: Any, required: set[str], optional: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise StateFormatError(f"{where} is not an object")
+    missing, unknown = required - value.keys(), value.keys() - required - optional
+    if missing or unknown:
+        raise StateFormatError(f"{where}: " + "; ".join(
+            part for part in (f"missing {', '.join(sorted(missing))}" if missing else "",
+                              f"unknown {', '.join(sorted(unknown))}" if unknown else "") if part))
+    return value
+
+
+def _typed(where: str, value: Any, types: tuple[type, ...]) -> Any:
+    if isinstance(value, bool) and bool not in types or not isinstance(value, types):
+        raise StateFormatError(f"{where} has the wrong type ({type(value).__name__})")
+    return value
+
+
+def commit_id(where: str, value: Any) -> str:
+    if not isinstance(value, str) or not _COMMIT_ID.fullmatch(value):
+        raise StateFormatError(f"{where} is not a full commit id")
+    return value
+
+
+def parse_header(data: Any, version: int, param_names: list[str]) -> dict[str, Any]:
+    """The state header; options default for a state written before they were stored."""
+    header = _keys("the state", data, {"version", "params", "commits", "head"}, {"stopped", "options"})
+    if header["version"] != version:
+        raise StateFormatError(f"version {header['version']!r}, this flagtree-sync writes {version}")
+    params = _keys("params", header["params"], set(param_names))
+    for name, value in params.items():
+        _typed(f"params.{name}", value, (str,))
+    for name in ("old_id", "onto_id", "src_id"):
+        commit_id(f"params.{name}", params[name])
+    commits = _typed("commits", header["commits"], (list,))
+    for number, value in enumerate(commits, start=1):
+        commit_id(f"commits[{number}]", value)
+    commit_id("head", header["head"])
+    stopped = _typed("stopped", header.get("stopped", False), (bool,))
+    options = _keys("options", header.get("options", {}), set(), set(_OPTION_TYPES))
+    for name, value in options.items():
+        _typed(f"options.{name}", value, _OPTION_TYPES[name])
+    if options.get("exec_at", "end") not in ("end", "each"):
+        raise StateFormatError(f"options.exec_at is {options['exec_at']!r}, not end or each")
+    if not all(isinstance(name, str) for name in options.get("backends", [])):
+        raise StateFormatError("options.backends holds a value that is not a name")
+    defaults = {"out": None, "exec_command": None, "exec_at": "end", "exec_timeout": 600, "backends": []}
+    return {**header, "stopped": stopped, "options": {**defaults, **options}}
+
+
+def parse_journal_entry(data: Any) -> dict[str, Any]:
+    """One journal line: {"result": a replayed commit, "head": the branch head after it}."""
+    entry = _keys("journal line", data, {"result", "head"})
+    commit_id("journal head", entry["head"])
+    result = _keys("journal result", entry["result"], {"source", "summary", "result", "conflicts"})
+    commit_id("journal source", result["source"])
+    _typed("journal summary", result["summary"], (str,))
+    if result["result"] is not None:
+        commit_id("journal result", result["result"])
+    for conflict in _typed("journal conflicts", result["conflicts"], (list,)):
+        conflict = _keys("journal conflict", conflict, {"path", "kind", "resolution"}, {"hunks", "base_path"})
+        for name in ("path", "kind", "resolution"):
+            _typed(f"conflict {name}", conflict[name], (str,))
+        _typed("conflict base_path", conflict.get("base_path"), (str, type(None)))
+        for hunk in _typed("conflict hunks", conflict.get("hunks", []), (list,)):
+            hunk = _keys("conflict hunk", hunk, set(_HUNK_FIELDS))
+            for name, kind in _HUNK_FIELDS.items():
+                _typed(f"hunk {name}", hunk[name], (kind,))
+    return entry

@@ -1,0 +1,184 @@
+"""The upgrade's state is guarded: one run at a time, a journal or state file that does not match the
+planned replay is refused (exit 2, never a wrong branch), --force keeps commits made by hand, a target
+ref that cannot exist is refused before the replay, and --continue finishes with the run's options."""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sync.cli import cli
+from tests.conftest import git, snapshot
+
+ARGS = ["upgrade", "--from", "v3.5.0", "--onto", "v3.6.0", "-q"]
+
+
+def upgrade(world, *extra: str):
+    result = CliRunner().invoke(cli, [*ARGS, "--repo", str(world.fork), *extra])
+    assert "Traceback" not in result.output and result.exit_code != 3, result.output
+    return result
+
+
+def state_dir(world) -> Path:
+    return world.fork / ".git" / "flagtree-sync"
+
+
+def stop_at_first_conflict(world, *extra: str) -> None:
+    assert upgrade(world, "--on-conflict", "stop", *extra).exit_code == 4
+
+
+def test_a_second_run_while_one_holds_the_lock_exits_2(world) -> None:
+    state_dir(world).mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(state_dir(world) / "upgrade.lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)  # what a running upgrade holds
+        result = upgrade(world)
+        assert result.exit_code == 2 and "another upgrade is in progress" in result.output
+        assert upgrade(world, "--abort").exit_code == 2  # nor is its state pulled away
+    finally:
+        os.close(descriptor)
+    assert "sync/v3.6.0" not in git(world.fork, "branch")
+    assert upgrade(world).exit_code == 1  # the lock dies with its holder
+
+
+def journal_lines(world) -> list[str]:
+    return (state_dir(world) / "upgrade.journal").read_text().splitlines(keepends=True)
+
+
+@pytest.mark.parametrize("edit", ["duplicate", "extra", "reorder", "foreign-head"])
+def test_journal_that_does_not_match_the_plan_is_refused(world, edit: str) -> None:
+    stop_at_first_conflict(world, "--target-branch", "x")  # commit 1 conflicts: nothing journalled yet
+    git(world.fork, "-C", str(state_dir(world) / "worktree"), "checkout", "--theirs", "CMakeLists.txt")
+    git(world.fork, "-C", str(state_dir(world) / "worktree"), "add", "CMakeLists.txt")
+    assert CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--continue", "-q"]).exit_code == 4
+    lines = journal_lines(world)
+    assert len(lines) == 1
+    first = json.loads(lines[0])
+    second = json.loads(lines[0])
+    second["result"]["source"] = git(world.fork, "rev-list", "--reverse", "v3.5.0..main").split()[1]
+    edited = {
+        "duplicate": lines + lines,
+        "extra": lines + [json.dumps(second) + "\n"],  # commit 2 journalled with commit 1's result
+        "reorder": [json.dumps(second) + "\n"],
+        "foreign-head": [json.dumps({**first, "head": git(world.fork, "rev-parse", "v3.5.0").strip(),
+                                     "result": {**first["result"], "result": git(world.fork, "rev-parse",
+                                                                                   "v3.5.0").strip()}}) + "\n"],
+    }[edit]
+    (state_dir(world) / "upgrade.journal").write_text("".join(edited))
+    result = CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--continue", "-q"])
+    assert result.exit_code == 2 and "--abort" in result.output, result.output
+    assert "x" not in git(world.fork, "branch", "--format=%(refname:short)").split()
+    assert upgrade(world, "--abort").exit_code == 0
+    assert upgrade(world).exit_code == 1
+
+
+@pytest.mark.parametrize("field, value", [("surprise", 1), ("commits", "abc"), ("stopped", "yes"),
+                                          ("head", None), ("options", {"out": 7})])
+def test_hand_edited_state_file_is_refused(world, field: str, value) -> None:
+    stop_at_first_conflict(world)
+    header = json.loads((state_dir(world) / "upgrade.json").read_text())
+    header[field] = value
+    (state_dir(world) / "upgrade.json").write_text(json.dumps(header))
+    result = CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--continue", "-q"])
+    assert result.exit_code == 2 and "--abort" in result.output and "Traceback" not in result.output
+    assert "sync/v3.6.0" not in git(world.fork, "branch")
+
+
+def test_state_with_a_wrong_type_in_params_is_refused(world) -> None:
+    stop_at_first_conflict(world)
+    header = json.loads((state_dir(world) / "upgrade.json").read_text())
+    header["params"]["branch"] = ["main"]
+    (state_dir(world) / "upgrade.json").write_text(json.dumps(header))
+    result = upgrade(world)
+    assert result.exit_code == 2 and "params.branch" in result.output
+
+
+def test_state_whose_commit_list_was_edited_is_refused(world) -> None:
+    stop_at_first_conflict(world)
+    header = json.loads((state_dir(world) / "upgrade.json").read_text())
+    header["commits"] = header["commits"][:1] + header["commits"][2:]  # a commit dropped from the plan
+    (state_dir(world) / "upgrade.json").write_text(json.dumps(header))
+    result = upgrade(world)  # a rerun of the same command resumes: it must not follow the edited plan
+    assert result.exit_code == 2 and "does not match the planned replay" in result.output
+
+
+def test_force_refuses_to_drop_commits_made_by_hand(world) -> None:
+    assert upgrade(world).exit_code == 1
+    assert upgrade(world, "--force").exit_code == 1  # what the tool made is replaced
+    git(world.fork, "checkout", "-q", "sync/v3.6.0")
+    (world.fork / "FIX.txt").write_text("a fix made by hand\n")
+    git(world.fork, "add", "FIX.txt")
+    git(world.fork, "commit", "-qm", "fix the conflict by hand")
+    mine = git(world.fork, "rev-parse", "HEAD").strip()
+    git(world.fork, "checkout", "-q", "main")
+    result = upgrade(world, "--force")
+    assert result.exit_code == 2 and mine[:9] in result.output and "fix the conflict by hand" in result.output
+    assert git(world.fork, "rev-parse", "sync/v3.6.0").strip() == mine
+    git(world.fork, "branch", "keep", "sync/v3.6.0")  # kept elsewhere: nothing is lost any more
+    assert upgrade(world, "--force").exit_code == 1
+
+
+def test_force_refuses_a_cherry_pick_by_hand_that_looks_like_the_tools(world) -> None:
+    assert upgrade(world).exit_code == 1
+    git(world.fork, "checkout", "-q", "sync/v3.6.0")
+    source = git(world.fork, "rev-parse", "main~1").strip()
+    # its message and author, and the tool's cherry-pick line: only the committer tells it apart
+    editor = f"sh -c 'printf \"\\n(cherry picked from commit {source})\\n\" >> \"$1\"' -"
+    subprocess.run(["git", "-C", str(world.fork), "commit", "-q", "--allow-empty", "-c", source],
+                   env={**os.environ, "GIT_EDITOR": editor}, check=True)
+    assert f"(cherry picked from commit {source})" in git(world.fork, "log", "-1", "--format=%B")
+    git(world.fork, "checkout", "-q", "main")
+    result = upgrade(world, "--force")
+    assert result.exit_code == 2 and "did not make" in result.output
+
+
+def test_force_refuses_a_branch_checked_out_in_a_linked_worktree(world, tmp_path: Path) -> None:
+    assert upgrade(world).exit_code == 1
+    git(world.fork, "worktree", "add", "-q", str(tmp_path / "wt"), "sync/v3.6.0")
+    before = git(world.fork, "rev-parse", "sync/v3.6.0")
+    result = upgrade(world, "--force")
+    assert result.exit_code == 2 and "checked out in the worktree" in result.output
+    assert git(world.fork, "rev-parse", "sync/v3.6.0") == before
+
+
+def test_a_ref_that_blocks_the_target_branch_is_refused_before_the_replay(world) -> None:
+    git(world.fork, "branch", "sync", "main")
+    before = snapshot(world.fork)
+    result = upgrade(world)
+    assert result.exit_code == 2 and "refs/heads/sync exists" in result.output
+    assert snapshot(world.fork) == before
+    assert not (state_dir(world) / "upgrade.json").exists()
+    assert "refs/flagtree-sync" not in git(world.fork, "for-each-ref")
+
+
+def resolve_every_stop(world, *continue_args: str):
+    worktree = state_dir(world) / "worktree"
+    while True:
+        git(worktree, "add", "-A")  # take the markers as the resolution: enough for the plumbing
+        result = CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--continue", *continue_args])
+        if result.exit_code != 4:
+            return result
+
+
+def test_continue_finishes_with_the_options_the_run_started_with(world) -> None:
+    out = world.root / "report"
+    stop_at_first_conflict(world, "--out", str(out), "--exec", "true", "--exec-timeout", "30", "--backend", "alpha")
+    result = resolve_every_stop(world)
+    assert result.exit_code == 1, result.output
+    assert "using the options the upgrade was started with" in result.output and f"--out {out}" in result.output
+    document = json.loads((out / "report.json").read_text())
+    assert document["gate"]["command"] == "true"
+    assert [group["name"] for group in document["groups"] if group["name"] in ("alpha", "beta")] == ["alpha"]
+
+
+def test_options_given_to_continue_override_the_stored_ones(world) -> None:
+    stop_at_first_conflict(world, "--out", str(world.root / "first"))
+    result = resolve_every_stop(world, "--out", str(world.root / "second"))
+    assert result.exit_code == 1, result.output
+    assert (world.root / "second" / "report.json").exists() and not (world.root / "first").exists()
+    assert "using the options" not in result.output
