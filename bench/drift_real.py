@@ -14,9 +14,9 @@ import collections
 import time
 from pathlib import Path
 
-import pygit2
+import statistics
 
-from sync.drift import analyse_drift
+from sync.jobs import DriftOptions, run_drift
 
 CASES = [
     ("main", "513f38c47", "0add68262", None),
@@ -24,30 +24,30 @@ CASES = [
 ]
 
 
-def commit_id(repo: pygit2.Repository, ref: str) -> str:
-    return str(repo.revparse_single(ref).peel(pygit2.Commit).id)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("flagtree", type=Path)
+    parser.add_argument("--runs", type=int, default=1, help="runs per case, interleaved; the median is shown")
+    parser.add_argument("--symbols", action="store_true", help="with symbol drift (drift --symbols)")
     args = parser.parse_args()
-    repo = pygit2.Repository(str(args.flagtree))
+    times: dict[str, list[float]] = collections.defaultdict(list)
+    reports = {}
+    for _ in range(args.runs):
+        for branch, old, new, target in CASES:
+            start = time.perf_counter()
+            reports[branch] = run_drift(str(args.flagtree), old, new, branch,
+                                        DriftOptions(target=target, symbols=args.symbols))
+            times[branch].append(time.perf_counter() - start)
     for branch, old, new, target in CASES:
-        start = time.perf_counter()
-        result = analyse_drift(repo, commit_id(repo, old), commit_id(repo, new), commit_id(repo, branch),
-                               commit_id(repo, target) if target else None)
-        elapsed = time.perf_counter() - start
+        findings = reports[branch].findings + list(reports[branch].notes)
         per_backend = collections.defaultdict(collections.Counter)
-        for finding in result.findings:
+        for finding in findings:
             per_backend[finding.backend or "(trunk)"][finding.kind] += 1
+        runs = " ".join(f"{t:.2f}" for t in times[branch])
         print(f"## {branch}: {old} -> {new}, target {'in-memory replay' if target is None else target}: "
-              f"{elapsed:.2f} s, {len(result.findings)} findings")
+              f"median {statistics.median(times[branch]):.2f} s (runs {runs}), {len(findings)} findings")
         for backend, kinds in sorted(per_backend.items()):
             print(f"  {backend}: " + ", ".join(f"{kind} {count}" for kind, count in sorted(kinds.items())))
-        for finding in result.findings:
-            if finding.severity != "info":
-                print(f"    {finding.severity:<7} {finding.kind:<30} {finding.location()}  {finding.message[:100]}")
     return 0
 
 
