@@ -17,7 +17,7 @@ from pathlib import Path
 import libcst as cst
 import pygit2
 
-from sync.analyzers.symbols import python_shape, python_shape_libcst
+from sync.analyzers.symbols import python_shape_ast, python_shape_libcst
 
 
 def python_files(repo: pygit2.Repository, ref: str) -> list[str]:
@@ -51,7 +51,7 @@ def main() -> int:
     repo = pygit2.Repository(str(args.flagtree))
     texts = [text for ref in args.refs for text in python_files(repo, ref)]
     print(f"{len(texts)} Python files under python/ at {', '.join(args.refs)}, {sum(map(len, texts)) >> 10} KiB")
-    shape_ast = python_shape.__wrapped__  # uncached: every run parses
+    shape_ast = python_shape_ast  # uncached: every run parses
     same = sum(shape_ast(text) == python_shape_libcst(text) for text in texts)
     print(f"same shape from ast and libcst: {same}/{len(texts)} files")
     measures = {"python_shape, ast": shape_ast, "python_shape, libcst": python_shape_libcst,

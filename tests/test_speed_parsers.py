@@ -4,7 +4,7 @@ from __future__ import annotations
 import pygit2
 import pytest
 
-from sync.analyzers.symbols import python_shape, python_shape_libcst
+from sync.analyzers.symbols import python_shape_ast, python_shape_libcst
 from sync.demo.world import World
 
 TRICKY = [
@@ -26,11 +26,11 @@ TRICKY = [
 
 @pytest.mark.parametrize("text", TRICKY)
 def test_ast_and_libcst_agree_on_tricky_code(text: str) -> None:
-    assert python_shape.__wrapped__(text) == python_shape_libcst(text)
+    assert python_shape_ast(text) == python_shape_libcst(text)
 
 
 def test_shapes_are_not_empty() -> None:
-    shape = python_shape.__wrapped__(TRICKY[0])
+    shape = python_shape_ast(TRICKY[0])
     assert shape.names == {"f", "a", "b", "c", "args", "d", "e", "kw"}
     assert [p.kind for p in shape.functions["f"]][:2] == ["positional_only", "positional"]
 
@@ -48,6 +48,6 @@ def test_ast_and_libcst_agree_on_every_demo_file(world: World) -> None:
                     stack.append((repo[entry.id], f"{prefix}{entry.name}/"))
                 elif entry.name.endswith(".py"):
                     text = repo[entry.id].data.decode("utf-8", errors="replace")
-                    assert python_shape.__wrapped__(text) == python_shape_libcst(text), prefix + entry.name
+                    assert python_shape_ast(text) == python_shape_libcst(text), prefix + entry.name
                     compared += 1
     assert compared > 10

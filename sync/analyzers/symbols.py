@@ -31,6 +31,7 @@ import libcst as cst
 
 from tree_sitter import Query, QueryCursor
 
+from ..cache import memoized
 from ..model import Finding
 from ..git import GitTree, Repository, changes_with_renames
 from ..git import added_lines as tree_added_lines
@@ -161,6 +162,12 @@ def declared_names(path: str, text: str | None) -> set[str]:
     """Names a file declares, by language; the last component of qualified C++ names."""
     if not text:
         return set()
+    language = "cpp" if path.endswith(CPP) else "td" if path.endswith(TD) else "py"
+    return set(memoized(f"declared-{language}", 1, text, lambda source: sorted(_declared_names(path, source)),
+                        encode=list, decode=list))
+
+
+def _declared_names(path: str, text: str) -> set[str]:
     if path.endswith(CPP):
         return {node.text.decode("utf-8", errors="replace").split("::")[-1]
                 for node in _captures(_DECLARATION_QUERY, text).get("name", [])}
@@ -178,6 +185,23 @@ class PythonShape:
 
 @lru_cache(maxsize=256)
 def python_shape(text: str) -> PythonShape:
+    """Names and function parameters from module and class bodies (through the fact cache)."""
+    return memoized("python-shape", 1, text, python_shape_ast, _encode_shape, _decode_shape)
+
+
+def _encode_shape(shape: PythonShape) -> dict:
+    return {"names": sorted(shape.names),
+            "functions": [[qualname, [[p.name, p.kind, p.has_default] for p in params]]
+                          for qualname, params in shape.functions.items()]}
+
+
+def _decode_shape(stored: dict) -> PythonShape:
+    functions = {qualname: tuple(Param(str(name), str(kind), bool(default)) for name, kind, default in params)
+                 for qualname, params in stored["functions"]}
+    return PythonShape(frozenset(map(str, stored["names"])), functions)
+
+
+def python_shape_ast(text: str) -> PythonShape:
     """Names and function parameters from module and class bodies.
 
     Python's ast reads these facts about ten times faster than libcst (bench/parsers.py); libcst
