@@ -6,17 +6,24 @@ Cases (DESIGN.md): branch main (iluvatar), based on upstream 513f38c47, against 
 move 513f38c47 -> 0add68262 (3.5.1), hooks taken from an in-memory replay of the branch; and
 feat/mthreads-spec-path-third-party (mthreads, hcu), already on 7c56a5e40 (3.6.0), against
 0add68262 -> 7c56a5e40 with the branch itself as the upgraded tree.
+
+Works on a shared bare clone of PATH in a temporary directory (PATH itself is never written), so
+the first run of each case starts with an empty fact cache (<git dir>/flagtree-sync/cache) and
+later runs find it filled; --no-cache runs without it.
 """
 from __future__ import annotations
 
 import argparse
 import collections
+import os
+import subprocess
+import tempfile
 import time
 from pathlib import Path
 
-import pygit2
+import statistics
 
-from sync.drift import analyse_drift
+from sync.jobs import DriftOptions, run_drift
 
 CASES = [
     ("main", "513f38c47", "0add68262", None),
@@ -24,30 +31,36 @@ CASES = [
 ]
 
 
-def commit_id(repo: pygit2.Repository, ref: str) -> str:
-    return str(repo.revparse_single(ref).peel(pygit2.Commit).id)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("flagtree", type=Path)
+    parser.add_argument("--runs", type=int, default=1, help="runs per case, interleaved; the median is shown")
+    parser.add_argument("--symbols", action="store_true", help="with symbol drift (drift --symbols)")
+    parser.add_argument("--no-cache", action="store_true", help="without the fact cache")
     args = parser.parse_args()
-    repo = pygit2.Repository(str(args.flagtree))
+    if args.no_cache:
+        os.environ["FLAGTREE_SYNC_CACHE"] = "off"
+    clone = Path(tempfile.mkdtemp(prefix="flagtree-drift-bench-")) / "flagtree.git"
+    subprocess.run(["git", "clone", "-q", "--bare", "--shared", str(args.flagtree), str(clone)], check=True)
+    times: dict[str, list[float]] = collections.defaultdict(list)
+    reports = {}
+    for _ in range(args.runs):
+        for branch, old, new, target in CASES:
+            start = time.perf_counter()
+            reports[branch] = run_drift(str(clone), old, new, branch,
+                                        DriftOptions(target=target, symbols=args.symbols))
+            times[branch].append(time.perf_counter() - start)
     for branch, old, new, target in CASES:
-        start = time.perf_counter()
-        result = analyse_drift(repo, commit_id(repo, old), commit_id(repo, new), commit_id(repo, branch),
-                               commit_id(repo, target) if target else None)
-        elapsed = time.perf_counter() - start
+        findings = reports[branch].findings + list(reports[branch].notes)
         per_backend = collections.defaultdict(collections.Counter)
-        for finding in result.findings:
+        for finding in findings:
             per_backend[finding.backend or "(trunk)"][finding.kind] += 1
+        runs = " ".join(f"{t:.2f}" for t in times[branch])
         print(f"## {branch}: {old} -> {new}, target {'in-memory replay' if target is None else target}: "
-              f"{elapsed:.2f} s, {len(result.findings)} findings")
+              f"first run {times[branch][0]:.2f} s, later runs median "
+              f"{statistics.median(times[branch][1:] or times[branch]):.2f} s (runs {runs}), {len(findings)} findings")
         for backend, kinds in sorted(per_backend.items()):
             print(f"  {backend}: " + ", ".join(f"{kind} {count}" for kind, count in sorted(kinds.items())))
-        for finding in result.findings:
-            if finding.severity != "info":
-                print(f"    {finding.severity:<7} {finding.kind:<30} {finding.location()}  {finding.message[:100]}")
     return 0
 
 

@@ -22,9 +22,8 @@ from pathlib import Path
 
 import git
 import pygit2
-from click.testing import CliRunner
 
-from sync.cli import cli
+from sync.jobs import UpgradeOptions, run_upgrade
 from sync.analyzers.symbols import UpstreamIndex, _significant
 from sync.git import GitTree, commit_range
 from sync.replay import Replayer
@@ -75,14 +74,24 @@ def in_memory_replay(repo_dir: Path, commits: list[str]) -> tuple[float, set[str
 
 
 def full_upgrade(repo_dir: Path, out: Path, branch: str) -> tuple[float, dict]:
+    """The upgrade job with every analysis and the four report formats (what the CLI command runs)."""
     start = time.perf_counter()
-    result = CliRunner().invoke(cli, ["upgrade", "--repo", str(repo_dir), "--from", OLD, "--onto", NEW,
-                                      "--branch", SRC, "--target-branch", branch, "--out", str(out), "-q",
-                                      "--force"])
+    run_upgrade(str(repo_dir), OLD, NEW, SRC, UpgradeOptions(target_branch=branch, force=True, out=out))
     elapsed = time.perf_counter() - start
-    if result.exit_code not in (0, 1):
-        sys.exit(f"upgrade failed: {result.output}")
     return elapsed, json.loads((out / "report.json").read_text())
+
+
+def profile_upgrade(repo_dir: Path, out: Path, top: int) -> None:
+    """cProfile of one full upgrade: where the time goes (cumulative, then own time)."""
+    import cProfile
+    import pstats
+    profiler = cProfile.Profile()
+    profiler.enable()
+    full_upgrade(repo_dir, out, "bench/sync-profile")
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    stats.sort_stats("cumulative").print_stats(top)
+    stats.sort_stats("tottime").print_stats(top)
 
 
 def hand_fixed_trunk_files(repo_dir: Path) -> set[str]:
@@ -185,11 +194,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("flagtree", type=Path)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--profile", type=int, metavar="N", default=0,
+                        help="only profile one full upgrade and print the top N functions")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="flagtree-bench-"))
     clone = work / "flagtree.git"
     subprocess.run(["git", "clone", "-q", "--bare", "--shared", str(args.flagtree), str(clone)], check=True)
     repo = pygit2.Repository(str(clone))
+    if args.profile:
+        profile_upgrade(clone, work / "report-profile", args.profile)
+        return 0
     commits = [str(oid) for oid in commit_range(repo, repo.revparse_single(OLD).peel(pygit2.Commit),
                                                 repo.revparse_single(SRC).peel(pygit2.Commit))]
     print(f"range {OLD}..{SRC}: {len(commits)} commits onto {NEW}")
@@ -206,6 +220,8 @@ def main() -> int:
     print(f"in-memory replay (pygit2):    median {statistics.median(ours):.2f} s  "
           f"stops {o_stops}, conflicted files {len(o_conflicts)}")
     print(f"full upgrade (replay+drift+report): median {statistics.median(upgrade_times):.2f} s")
+    for name, times in (("cherry-pick", baseline), ("replay", ours), ("upgrade", upgrade_times)):
+        print(f"  {name} runs: " + " ".join(f"{t:.2f}" for t in times))
     print(f"ratio replay / cherry-pick:   {statistics.median(ours) / statistics.median(baseline):.2f}x")
     print(f"ratio full upgrade / cherry-pick: {statistics.median(upgrade_times) / statistics.median(baseline):.2f}x")
     print(f"conflicted files, ours only: {sorted(o_conflicts - b_conflicts)}; git only: {sorted(b_conflicts - o_conflicts)}")

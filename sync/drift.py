@@ -7,6 +7,7 @@ from .analyzers.context import DriftContext
 from .analyzers.overlays import MergedOverlay
 from .analyzers.owners import OwnerIndex
 from .analyzers.registry import ANALYZERS
+from .cache import FactCache, using
 from .errors import SyncError
 from .git import GitError, GitTree, Repository, Tree
 from .git.repo import commit_of, commit_range, is_ancestor
@@ -39,7 +40,7 @@ def replayed_tree(repo: Repository, rng: Range) -> Tree:
 def analyse_drift(repo: Repository, rng: Range, target: Rev | None, backends: set[str] | None = None,
                   symbols: bool = False, progress: Progress | None = None) -> DriftResult:
     """Read-only: objects the in-memory replay needs go to a scratch store, never into repo's."""
-    with scratch_repository(repo) as scratch:
+    with scratch_repository(repo) as scratch, using(FactCache.for_git_dir(repo.path)):
         return _analyse(repo, scratch, rng, target, backends, symbols, progress or Silent())
 
 

@@ -10,6 +10,7 @@ from functools import cached_property, lru_cache
 import libcst as cst
 from libcst.metadata import ByteSpanPositionProvider, MetadataWrapper
 
+from ..cache import memoized
 from ..layout import HOOK_NAMES, LEGACY_HOOK_MODULES, SPEC_HOOK_MODULE
 
 
@@ -25,24 +26,64 @@ class FunctionFacts:
     qualname: str
     line: int
     params: tuple[Param, ...]
-    _module: cst.Module = field(repr=False, compare=False)
-    _node: cst.FunctionDef = field(repr=False, compare=False)
+    _module: cst.Module | None = field(default=None, repr=False, compare=False)
+    _node: cst.FunctionDef | None = field(default=None, repr=False, compare=False)
+    _text: str = field(default="", repr=False, compare=False)  # the module's text, to find the node again
+
+    def _located(self) -> tuple[cst.Module, cst.FunctionDef]:
+        """Facts read back from the fact cache carry no tree: parse the text again, only when asked."""
+        if self._module is not None and self._node is not None:
+            return self._module, self._node
+        module, nodes = _function_nodes(self._text)
+        return module, nodes[self.qualname]
 
     # Generating code is the costly part of a parse, and few functions are ever compared: lazily.
     @cached_property
     def signature(self) -> str:
         """The parameter list as written."""
-        return self._module.code_for_node(self._node.params).strip()
+        module, node = self._located()
+        return module.code_for_node(node.params).strip()
 
     @cached_property
     def body(self) -> str:
         """The body as written (stripped: for comparing definitions)."""
-        return self._module.code_for_node(self._node.body).strip()
+        module, node = self._located()
+        return module.code_for_node(node.body).strip()
 
     @cached_property
     def source(self) -> str:
         """The whole definition as written, decorators included, without the blank lines above it."""
-        return self._module.code_for_node(self._node.with_changes(leading_lines=())).strip("\n") + "\n"
+        module, node = self._located()
+        return module.code_for_node(node.with_changes(leading_lines=())).strip("\n") + "\n"
+
+
+class _FunctionFinder(cst.CSTVisitor):
+    """Every def by qualname, named the way _Collector names them (classes and functions nest)."""
+
+    def __init__(self) -> None:
+        self.scope: list[str] = []
+        self.nodes: dict[str, cst.FunctionDef] = {}
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.scope.append(node.name.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.scope.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.nodes.setdefault(".".join([*self.scope, node.name.value]), node)
+        self.scope.append(node.name.value)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.scope.pop()
+
+
+@lru_cache(maxsize=64)
+def _function_nodes(text: str) -> tuple[cst.Module, dict[str, cst.FunctionDef]]:
+    module = cst.parse_module(text)
+    finder = _FunctionFinder()
+    module.visit(finder)
+    return module, finder.nodes
 
 
 @dataclass(frozen=True)
@@ -104,8 +145,10 @@ class _Collector(cst.CSTVisitor):
     # Byte spans are cheaper to compute than line/column positions; lines come from newline offsets.
     METADATA_DEPENDENCIES = (ByteSpanPositionProvider,)
 
-    def __init__(self, module: cst.Module, facts: ModuleFacts, positions: bool, data: bytes = b"") -> None:
+    def __init__(self, module: cst.Module, facts: ModuleFacts, positions: bool, data: bytes = b"",
+                 text: str = "") -> None:
         self.module = module
+        self.text = text
         self.positions = positions
         self.line_starts = [0, *(match.end() for match in re.finditer(b"\n", data))]
         self.facts = facts
@@ -185,7 +228,7 @@ class _Collector(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         qualname = ".".join([*self.scope, node.name.value])
         self.facts.functions.setdefault(qualname, FunctionFacts(
-            qualname, self._line(node), _params(node.params), self.module, node))
+            qualname, self._line(node), _params(node.params), self.module, node, self.text))
         for decorator in node.decorators:
             if self._hook_of(decorator.decorator) == "spec_func":
                 self.facts.hooks.append(HookSite(
@@ -224,11 +267,43 @@ class _Collector(cst.CSTVisitor):
 
 @lru_cache(maxsize=1024)
 def parse_module_facts(path: str, text: str, positions: bool = True) -> ModuleFacts:
-    """Cached on (path, text): a file unchanged between trees (old tag, fork, target) is parsed once.
+    """Cached on (path, text): a file unchanged between trees (old tag, fork, target) is parsed once,
+    and through the fact cache across runs.
 
     The result is shared between callers: treat it as read-only. Without positions (about
     40% faster) every line number is 0: for files whose facts are compared, never shown.
     """
+    return memoized("module-facts", 1, text, lambda source: _parse_module_facts(path, source, positions),
+                    _encode_facts, lambda stored: _decode_facts(stored, text), extra=f"{path}\0{positions}")
+
+
+def _encode_facts(facts: ModuleFacts) -> dict:
+    return {"path": facts.path, "error": facts.error,
+            "hooks": [[h.kind, h.name, h.path, h.line, h.scope, list(h.args), h.statement_index, h.decorator]
+                      for h in facts.hooks],
+            "functions": [[f.qualname, f.line, [[p.name, p.kind, p.has_default] for p in f.params]]
+                          for f in facts.functions.values()],
+            "import_statement_indices": facts.import_statement_indices,
+            "relative_imports": [list(item) for item in facts.relative_imports],
+            "imported_names": [[i.module, i.level, i.name, i.local, i.line] for i in facts.imported_names],
+            "backend_selections": [list(item) for item in facts.backend_selections]}
+
+
+def _decode_facts(stored: dict, text: str) -> ModuleFacts:
+    return ModuleFacts(
+        str(stored["path"]), stored["error"],
+        [HookSite(kind, name, path, int(line), scope, tuple(args), int(index), bool(decorator))
+         for kind, name, path, line, scope, args, index, decorator in stored["hooks"]],
+        {qualname: FunctionFacts(qualname, int(line), tuple(Param(n, k, bool(d)) for n, k, d in params), _text=text)
+         for qualname, line, params in stored["functions"]},
+        [int(index) for index in stored["import_statement_indices"]],
+        [(int(line), str(code)) for line, code in stored["relative_imports"]],
+        [ImportedName(module, int(level), name, local, int(line))
+         for module, level, name, local, line in stored["imported_names"]],
+        [(int(line), str(code)) for line, code in stored["backend_selections"]])
+
+
+def _parse_module_facts(path: str, text: str, positions: bool) -> ModuleFacts:
     facts = ModuleFacts(path)
     try:
         module = cst.parse_module(text)
@@ -240,9 +315,9 @@ def parse_module_facts(path: str, text: str, positions: bool = True) -> ModuleFa
         return facts
     if positions:
         data = text.encode(module.encoding, errors="replace")  # = module.bytes: libcst round-trips the source
-        MetadataWrapper(module, unsafe_skip_copy=True).visit(_Collector(module, facts, positions, data))
+        MetadataWrapper(module, unsafe_skip_copy=True).visit(_Collector(module, facts, positions, data, text))
     else:
-        module.visit(_Collector(module, facts, positions))
+        module.visit(_Collector(module, facts, positions, text=text))
     return facts
 
 
@@ -261,7 +336,13 @@ def mentions_hooks(text: str) -> bool:
 
 
 def normalized_statements(text: str) -> set[str] | None:
-    """Module-level statements as written, stripped; None when the text does not parse."""
+    """Module-level statements as written, stripped; None when the text does not parse (fact cache)."""
+    return memoized("statements", 1, text, _normalized_statements,
+                    encode=lambda found: None if found is None else sorted(found),
+                    decode=lambda stored: None if stored is None else set(map(str, stored)))
+
+
+def _normalized_statements(text: str) -> set[str] | None:
     try:
         module = cst.parse_module(text)
     except Exception:

@@ -15,6 +15,7 @@ for those names only, what upstream did between the tags:
 """
 from __future__ import annotations
 
+import ast
 import builtins
 import io
 import keyword
@@ -30,6 +31,7 @@ import libcst as cst
 
 from tree_sitter import Query, QueryCursor
 
+from ..cache import memoized
 from ..model import Finding
 from ..git import GitTree, Repository, changes_with_renames
 from ..git import added_lines as tree_added_lines
@@ -160,6 +162,12 @@ def declared_names(path: str, text: str | None) -> set[str]:
     """Names a file declares, by language; the last component of qualified C++ names."""
     if not text:
         return set()
+    language = "cpp" if path.endswith(CPP) else "td" if path.endswith(TD) else "py"
+    return set(memoized(f"declared-{language}", 1, text, lambda source: sorted(_declared_names(path, source)),
+                        encode=list, decode=list))
+
+
+def _declared_names(path: str, text: str) -> set[str]:
     if path.endswith(CPP):
         return {node.text.decode("utf-8", errors="replace").split("::")[-1]
                 for node in _captures(_DECLARATION_QUERY, text).get("name", [])}
@@ -177,7 +185,80 @@ class PythonShape:
 
 @lru_cache(maxsize=256)
 def python_shape(text: str) -> PythonShape:
-    """A shallow walk of module and class bodies: no full visitor, which is what costs in libcst."""
+    """Names and function parameters from module and class bodies (through the fact cache)."""
+    return memoized("python-shape", 1, text, python_shape_ast, _encode_shape, _decode_shape)
+
+
+def _encode_shape(shape: PythonShape) -> dict:
+    return {"names": sorted(shape.names),
+            "functions": [[qualname, [[p.name, p.kind, p.has_default] for p in params]]
+                          for qualname, params in shape.functions.items()]}
+
+
+def _decode_shape(stored: dict) -> PythonShape:
+    functions = {qualname: tuple(Param(str(name), str(kind), bool(default)) for name, kind, default in params)
+                 for qualname, params in stored["functions"]}
+    return PythonShape(frozenset(map(str, stored["names"])), functions)
+
+
+def python_shape_ast(text: str) -> PythonShape:
+    """Names and function parameters from module and class bodies.
+
+    Python's ast reads these facts about ten times faster than libcst (bench/parsers.py); libcst
+    still answers where ast cannot parse the text, so both give the same shape
+    (tests/test_speed_parsers.py compares them).
+    """
+    try:
+        module = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return python_shape_libcst(text)
+    lines = re.split(r"\r\n|\r|\n", text)  # ast's line breaks (splitlines knows more)
+    names: set[str] = set()
+    functions: dict[str, tuple[Param, ...]] = {}
+
+    def scan(body: list[ast.stmt], prefix: str) -> None:
+        for statement in body:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                names.add(statement.name)
+                params = _ast_params(statement.args)
+                functions.setdefault(prefix + statement.name, params)
+                names.update(param.name for param in params)
+            elif isinstance(statement, ast.ClassDef):
+                names.add(statement.name)
+                if not _one_line_body(statement, lines):  # libcst: a suite after the colon holds no statements
+                    scan(statement.body, f"{prefix}{statement.name}.")
+            elif isinstance(statement, ast.Assign):
+                names.update(target.id for target in statement.targets if isinstance(target, ast.Name))
+            elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+                names.add(statement.target.id)
+
+    scan(module.body, "")
+    return PythonShape(frozenset(names), functions)
+
+
+def _one_line_body(node: ast.ClassDef, lines: list[str]) -> bool:
+    """`class A: x = 1`: the first statement does not start its line (an indented block's does)."""
+    first = node.body[0]
+    line = lines[first.lineno - 1] if first.lineno <= len(lines) else ""
+    return line[:first.col_offset].strip() != ""
+
+
+def _ast_params(args: ast.arguments) -> tuple[Param, ...]:
+    """The parameters as pyfacts._params gives them from libcst."""
+    positional = [*args.posonlyargs, *args.args]
+    first_default = len(positional) - len(args.defaults)
+    params = [Param(arg.arg, "positional_only" if index < len(args.posonlyargs) else "positional",
+                    index >= first_default) for index, arg in enumerate(positional)]
+    if args.vararg is not None:
+        params.append(Param(args.vararg.arg, "var_positional", False))
+    params += [Param(arg.arg, "keyword_only", default is not None) for arg, default in zip(args.kwonlyargs, args.kw_defaults)]
+    if args.kwarg is not None:
+        params.append(Param(args.kwarg.arg, "var_keyword", False))
+    return tuple(params)
+
+
+def python_shape_libcst(text: str) -> PythonShape:
+    """The same shape through libcst: the reference, and the answer where ast cannot parse."""
     try:
         module = cst.parse_module(text)
     except Exception:

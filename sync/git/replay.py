@@ -1,8 +1,17 @@
-"""Cherry-pick one commit's tree onto another in memory: merge_trees, then settle each conflicted
-path in the index by a policy (libgit2: no work tree, no checkout)."""
+"""Cherry-pick one commit's tree onto another in memory (libgit2: no work tree, no checkout).
+
+Fast path: only the paths the commit changes are merged, and only the trees on their way to the
+root are rewritten (TreeBuilder), so a pick costs what the commit touches, not the size of the tree.
+It takes only the cases git's trivial merge rules settle the same way with or without rename
+detection (one side unchanged, both sides alike, a clean content merge of a file all three trees
+hold as a regular file); anything else (conflicts, renames or deletions upstream under the paths
+the commit changes, directory/file clashes, merge attributes) falls back to the full merge_trees,
+whose result the fast path reproduces byte for byte (tests/test_speed_replay.py compares them).
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pygit2
 
@@ -38,6 +47,15 @@ def pick_tree(repo: pygit2.Repository, commit: pygit2.Commit, head_tree: pygit2.
     """merge(parent tree, head tree, commit tree) like git cherry-pick; conflicts settled by policy
     (markers | ours | theirs | stop). Merged blobs and the tree are written into repo's object store."""
     parent_tree = commit.parents[0].tree if commit.parents else repo[repo.TreeBuilder().write()]
+    fast = pick_paths(repo, parent_tree, head_tree, commit.tree)
+    if fast is not None:
+        return TreePick(fast, [])
+    return merge_whole_trees(repo, commit, parent_tree, head_tree, policy, onto_label)
+
+
+def merge_whole_trees(repo: pygit2.Repository, commit: pygit2.Commit, parent_tree: pygit2.Tree,
+                      head_tree: pygit2.Tree, policy: str, onto_label: str) -> TreePick:
+    """The full libgit2 merge (rename detection, every conflict kind): the reference for pick_paths."""
     index = repo.merge_trees(parent_tree, head_tree, commit.tree)
     if not index.conflicts:
         return TreePick(index.write_tree(repo), [])
@@ -89,3 +107,132 @@ def commit_like(repo: pygit2.Repository, source: pygit2.Commit, message: str, tr
 
 def _oid(value: pygit2.Oid | str) -> pygit2.Oid:
     return value if isinstance(value, pygit2.Oid) else pygit2.Oid(hex=value)
+
+
+Entry = tuple[pygit2.Oid, int]  # (object id, file mode)
+_REGULAR = (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)
+
+
+class _NeedsFullMerge(Exception):
+    """The fast path cannot prove it gives merge_trees' result."""
+
+
+def pick_paths(repo: pygit2.Repository, base: pygit2.Tree, ours: pygit2.Tree,
+               theirs: pygit2.Tree) -> pygit2.Oid | None:
+    """merge(base, ours, theirs) by the paths base -> theirs changes; None where a full merge is needed."""
+    changes: dict[str, Entry | None] = {}
+    try:
+        for delta in base.diff_to_tree(theirs).deltas:  # no rename detection: every touched path by itself
+            path = delta.new_file.path
+            if path != delta.old_file.path or path in changes:  # a type change comes as delete + add
+                raise _NeedsFullMerge
+            was = _side(delta.old_file) if delta.status != pygit2.enums.DeltaStatus.ADDED else None
+            now = _side(delta.new_file) if delta.status != pygit2.enums.DeltaStatus.DELETED else None
+            have = _entry_at(ours, path)
+            merged = _merge_entry(repo, ours, base, theirs, path, was, have, now)
+            if merged != have:
+                changes[path] = merged
+        return _rewrite(repo, ours, changes)
+    except _NeedsFullMerge:
+        return None
+
+
+def _side(file: pygit2.DiffFile) -> Entry:
+    return file.id, int(file.mode)
+
+
+def _entry_at(tree: pygit2.Tree, path: str) -> Entry | None:
+    try:
+        entry = tree[path]
+    except KeyError:
+        return None
+    if entry.type_str == "tree":  # a directory where the commit has a file
+        raise _NeedsFullMerge
+    return entry.id, entry.filemode
+
+
+def _merge_entry(repo: pygit2.Repository, ours_tree: pygit2.Tree, base_tree: pygit2.Tree, theirs_tree: pygit2.Tree,
+                 path: str, base: Entry | None, ours: Entry | None, theirs: Entry | None) -> Entry | None:
+    if ours == base:
+        return _canonical(theirs)
+    if ours is not None and ours == theirs:
+        return ours
+    if (base is None or ours is None or theirs is None or not base[1] == ours[1] == theirs[1]
+            or base[1] not in _REGULAR or _has_merge_attributes(repo, (ours_tree, base_tree, theirs_tree), path)):
+        raise _NeedsFullMerge  # add/add, delete/modify, a mode change, a rename upstream, a merge driver
+    merged = merge_blobs(repo, path, base[0], ours[0], theirs[0], mode=base[1])
+    if not merged.clean:
+        raise _NeedsFullMerge  # conflicts are settled (and reported) by the full merge
+    return repo.create_blob(merged.data), base[1]
+
+
+def _canonical(entry: Entry | None) -> Entry | None:
+    """The mode the index gives an entry (merge_trees' result goes through an index)."""
+    if entry is None:
+        return None
+    oid, mode = entry
+    if mode in (pygit2.GIT_FILEMODE_LINK, pygit2.GIT_FILEMODE_COMMIT):
+        return entry
+    return oid, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE if mode & 0o100 else pygit2.GIT_FILEMODE_BLOB
+
+
+def _has_merge_attributes(repo: pygit2.Repository, trees: tuple[pygit2.Tree, ...], path: str) -> bool:
+    """A .gitattributes on the way to path (or info/attributes) could name a merge driver: not ours to apply."""
+    local = Path(repo.path) / "info" / "attributes"
+    if local.is_file() and _mentions_merge(local.read_bytes()):
+        return True
+    parts = path.split("/")[:-1]
+    for tree in trees:
+        for depth in range(len(parts) + 1):
+            name = "/".join([*parts[:depth], ".gitattributes"])
+            try:
+                entry = tree[name]
+            except KeyError:
+                continue
+            if entry.type_str != "blob" or _mentions_merge(entry.data):
+                return True
+    return False
+
+
+def _mentions_merge(data: bytes) -> bool:
+    return b"merge" in data or b"binary" in data
+
+
+def _rewrite(repo: pygit2.Repository, root: pygit2.Tree, changes: dict[str, Entry | None]) -> pygit2.Oid:
+    """root with changes applied, rewriting only the trees on the way to each changed path."""
+    nested: dict = {}
+    for path, entry in changes.items():
+        *dirs, name = path.split("/")
+        node = nested
+        for part in dirs:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise _NeedsFullMerge  # a file where the commit needs a directory
+        if name in node:
+            raise _NeedsFullMerge
+        node[name] = entry
+    written = _write_tree(repo, root, nested)
+    return written if written is not None else repo.TreeBuilder().write()
+
+
+def _write_tree(repo: pygit2.Repository, tree: pygit2.Tree | None, node: dict) -> pygit2.Oid | None:
+    """The new tree, or None when it ends up empty (git stores no empty directories)."""
+    builder = repo.TreeBuilder(tree) if tree is not None else repo.TreeBuilder()
+    for name, item in node.items():
+        existing = tree[name] if tree is not None and name in tree else None
+        if isinstance(item, dict):
+            if existing is not None and existing.type_str != "tree":
+                raise _NeedsFullMerge  # directory/file
+            subtree = _write_tree(repo, existing, item)
+            if subtree is not None:
+                builder.insert(name, subtree, pygit2.GIT_FILEMODE_TREE)
+            elif existing is not None:
+                builder.remove(name)
+        else:
+            if existing is not None and existing.type_str == "tree":
+                raise _NeedsFullMerge
+            if item is not None:
+                builder.insert(name, item[0], item[1])
+            elif existing is not None:
+                builder.remove(name)
+    return builder.write() if len(builder) else None

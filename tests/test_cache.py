@@ -1,0 +1,91 @@
+"""The fact cache: same reports with and without it, used when warm, safe to delete, no writes through symlinks."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from sync.analyzers import pyfacts, symbols
+from sync.cache import FactCache, content_id, using
+from sync.demo.world import World
+from sync.jobs import DriftOptions, run_drift
+from sync.report.document import render_json
+
+from .conftest import git
+
+
+def clear_memory_caches() -> None:
+    for function in (pyfacts.parse_module_facts, pyfacts.function_table, pyfacts._function_nodes,
+                     symbols.python_shape):
+        function.cache_clear()
+
+
+def drift_document(world: World, monkeypatch: pytest.MonkeyPatch, cache: bool) -> str:
+    monkeypatch.setenv("FLAGTREE_SYNC_CACHE", "on" if cache else "off")
+    clear_memory_caches()
+    report = run_drift(str(world.fork), world.old_tag, world.new_tag, world.fork_branch,
+                       DriftOptions(symbols=True))
+    return render_json(report)
+
+
+def cache_dir(world: World) -> Path:
+    return Path(git(world.fork, "rev-parse", "--absolute-git-dir").strip()) / "flagtree-sync" / "cache"
+
+
+def test_reports_are_the_same_with_and_without_the_cache(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    without = drift_document(world, monkeypatch, cache=False)
+    assert not cache_dir(world).exists()
+    cold = drift_document(world, monkeypatch, cache=True)
+    entries = list(cache_dir(world).rglob("*.json"))
+    assert entries and {path.parent.parent.name for path in entries} >= {"module-facts-v1", "statements-v1"}
+    parses = []
+    real = pyfacts._parse_module_facts
+    monkeypatch.setattr(pyfacts, "_parse_module_facts", lambda *args: parses.append(args) or real(*args))
+    warm = drift_document(world, monkeypatch, cache=True)
+    assert parses == []  # every module's facts came from the cache
+    assert without == cold == warm
+    assert json.loads(warm)["groups"]  # a report with something in it
+
+
+def test_deleting_or_corrupting_the_cache_changes_nothing(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = drift_document(world, monkeypatch, cache=True)
+    entries = sorted(cache_dir(world).rglob("*.json"))
+    for entry in entries[::2]:
+        entry.write_text("{not json", encoding="utf-8")
+    for entry in entries[1::4]:
+        entry.write_text(json.dumps({"format": 1, "kind": "other", "version": 1, "key": "x", "value": [1]}))
+    assert drift_document(world, monkeypatch, cache=True) == first
+    assert json.loads(entries[0].read_text())["format"] == 1  # a bad entry is rewritten
+    for entry in cache_dir(world).rglob("*.json"):
+        entry.unlink()
+    assert drift_document(world, monkeypatch, cache=True) == first
+
+
+@pytest.mark.parametrize("link", ["flagtree-sync", "flagtree-sync/cache", "flagtree-sync/cache/statements-v1"])
+def test_no_write_through_a_symlink(world: World, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, link: str) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    git_dir = cache_dir(world).parent.parent
+    target = git_dir / link
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.symlink_to(outside, target_is_directory=True)
+    reference = drift_document(world, monkeypatch, cache=False)
+    assert drift_document(world, monkeypatch, cache=True) == reference
+    assert list(outside.iterdir()) == []
+
+
+def test_entries_are_keyed_by_blob_id_and_version(tmp_path: Path) -> None:
+    git_dir = tmp_path / "repo.git"
+    git_dir.mkdir()
+    text = "x = 1\n"
+    assert content_id(text) == "7d4290a117a4ddcc11daae7ea675841033830c8f"  # git hash-object
+    cache = FactCache(git_dir)
+    with using(cache):
+        cache.put("kind", 1, content_id(text), ["value"])
+        assert cache.get("kind", 1, content_id(text)) == ["value"]
+        assert cache.get("kind", 2, content_id(text)) is None  # another analyzer version: a miss
+    stored = list((git_dir / "flagtree-sync" / "cache" / "kind-v1").rglob("*.json"))
+    assert [path.parent.name + path.stem for path in stored] == [content_id(text)]
+    assert not [path for path in stored[0].parent.iterdir() if path.name.endswith(".tmp")]
