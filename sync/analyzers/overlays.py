@@ -7,7 +7,7 @@ import unidiff
 
 from ..model import Finding
 from ..layout import TRUNK, SpecFile, package_of, spec_files
-from ..git import ConflictHunk, Oid, Repository, blob_diff, merge_blobs
+from ..git import ConflictHunk, GitTree, Oid, Repository, blob_diff, merge_blobs
 from ..trees import read_text
 from .context import DriftContext
 from .hooks import TrunkHooks
@@ -67,7 +67,10 @@ def classify_overlay(context: DriftContext, spec_file: SpecFile, merged: list[Me
     base_id, base = context.recorded_base(spec_file)
     if base_id is None:
         return None  # a module the backend adds: nothing upstream to drift from
-    ours_id = context.fork.blob_id(spec_file.path)
+    overlay_tree = _overlay_tree(context)
+    ours_id = overlay_tree.blob_id(spec_file.path)
+    if ours_id is None:
+        return None  # deleted on the upgraded branch: that was the fix, nothing is left to drift
 
     def finding(kind: str, message: str, action: str, related: str | None = trunk_path,
                 diff: str | None = None, **details: object) -> Finding:
@@ -88,7 +91,7 @@ def classify_overlay(context: DriftContext, spec_file: SpecFile, merged: list[Me
                        f"move the overlay to the mirror of {new_path} and re-merge", related=new_path,
                        diff=diff, renamed_to=new_path)
     theirs_id = new.blob_id(trunk_path)
-    ours_text, new_text = read_text(context.fork, spec_file.path) or "", read_text(new, trunk_path) or ""
+    ours_text, new_text = read_text(overlay_tree, spec_file.path) or "", read_text(new, trunk_path) or ""
     if ours_text == new_text:
         return finding("overlay-redundant", f"identical to {trunk_path} at the new tag",
                        "delete the overlay: trunk now does the same")
@@ -102,6 +105,9 @@ def classify_overlay(context: DriftContext, spec_file: SpecFile, merged: list[Me
     diff, summary = upstream_diff(repo, base_id, theirs_id, trunk_path, trunk_path)
     outcome = merge_blobs(repo, spec_file.path, base_id, ours_id, theirs_id,
                           (f"{trunk_path} (old tag)", f"{spec_file.backend} overlay", f"{trunk_path} (new tag)"))
+    if outcome.clean and outcome.data == overlay_tree.read(spec_file.path):
+        return finding("overlay-in-sync", f"{summary}; the overlay already holds that change (the 3-way merge "
+                       "leaves it as it is)", "", diff=diff)
     if outcome.clean:
         merged.append(MergedOverlay(spec_file.path, outcome.data))
         return finding("overlay-auto-mergeable", f"{summary}; the 3-way merge is clean",
@@ -111,6 +117,14 @@ def classify_overlay(context: DriftContext, spec_file: SpecFile, merged: list[Me
                    diff=diff, hunks=[_upgrade_convention(hunk) for hunk in outcome.hunks])
 
 
+def _overlay_tree(context: DriftContext) -> GitTree:
+    """The overlay as it is on the upgraded branch when one was given (merges applied and fixes committed
+    there count); else the FlagTree branch's. An in-memory replay lives in a scratch store and holds the
+    FlagTree branch's overlays unchanged, so the fork is read then."""
+    target = context.target
+    return target if target is not None and target.repo is context.repo else context.fork
+
+
 def overlay_findings(context: DriftContext) -> list[Finding]:
     """Every overlay of the selected backends; clean merges go to context.merged for --apply."""
     merged = context.merged
@@ -118,6 +132,8 @@ def overlay_findings(context: DriftContext) -> list[Finding]:
     for spec_file in spec_files(context.fork, set(context.backends)):
         if not _mirrors_trunk(spec_file, context.fork_hooks) or spec_file.rel.endswith("__init__.py"):
             continue
+        if not _overlay_tree(context).exists(spec_file.path):
+            continue  # deleted on the upgraded branch
         unusable = _unusable(context, spec_file)
         if unusable is not None:
             findings.append(unusable)
@@ -131,11 +147,11 @@ def overlay_findings(context: DriftContext) -> list[Finding]:
 
 def _unusable(context: DriftContext, spec_file: SpecFile) -> Finding | None:
     """Overlays the analysis cannot read as source; the others are still classified."""
-    path = spec_file.path
-    if context.fork.is_symlink(path):
+    path, tree = spec_file.path, _overlay_tree(context)
+    if tree.is_symlink(path):
         return Finding("overlay-symlink", path, "the overlay is a symbolic link; it was not analysed",
                        "replace the link by the file", backend=spec_file.backend)
-    data = context.fork.read(path) or b""
+    data = tree.read(path) or b""
     if b"\0" in data:
         return Finding("overlay-binary", path, "the overlay is binary; only identity with trunk was checked",
                        "", backend=spec_file.backend)
