@@ -84,8 +84,9 @@ def cli() -> None:
 @cli.command("check")
 @click.argument("path", type=click.Path(path_type=Path), required=False)
 @click.option("--backend", "backends", multiple=True, metavar="B", help="Check only this backend's spec tree (repeatable).")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="text: one line per finding; json: the check document (schema flagtree-sync/check/1).")
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
+              show_default=True, help="text: one line per finding; json: the check document (schema "
+              "flagtree-sync/check/1); sarif: SARIF 2.1.0 for code scanning; github: workflow annotations.")
 @click.option("--list-rules", is_flag=True, help="Print the rule table (from the kinds catalogue) and exit; needs no PATH.")
 @click.option("--allow-markers", multiple=True, metavar="GLOB",
               help="Files that may hold conflict markers on purpose, e.g. 'tests/fixtures/*' (repeatable).")
@@ -137,12 +138,19 @@ def kinds_command(output_format: str) -> int:
     return run_kinds(output_format)
 
 
-def _repo_range_options(command: Callable[..., Any]) -> Callable[..., Any]:
+FROM_HELP = "Upstream tag or commit the FlagTree branch is based on"
+
+
+def _repo_range_options(from_help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The options upgrade and drift share; --from's help differs (only upgrade has a default)."""
+    return functools.partial(_with_repo_range_options, from_help=from_help)
+
+
+def _with_repo_range_options(command: Callable[..., Any], from_help: str) -> Callable[..., Any]:
     for option in reversed([
         click.option("--repo", "repo_path", default=".", show_default=True, metavar="PATH",
                      help="The FlagTree repository (it must hold the upstream tags too)."),
-        click.option("--from", "old", metavar="OLD", help="Upstream tag or commit the FlagTree branch is based on "
-                     "[upgrade: default from the branch's flagtree-upstream.toml]."),
+        click.option("--from", "old", metavar="OLD", help=from_help),
         click.option("--onto", metavar="NEW", help="Upstream tag or commit to move onto."),
         click.option("--branch", "src", metavar="SRC", help="The FlagTree branch [default: the current branch]."),
         click.option("--backend", "backends", multiple=True, metavar="B",
@@ -156,7 +164,7 @@ def _repo_range_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @cli.command("upgrade")
-@_repo_range_options
+@_repo_range_options(f"{FROM_HELP} [default: the tag in the branch's flagtree-upstream.toml].")
 @click.option("--target-branch", "branch", metavar="NAME", help="Branch to create [default: sync/<NEW>].")
 @click.option("--on-conflict", "policy", type=click.Choice(["markers", "ours", "theirs", "stop"]), default="markers",
               show_default=True, help="markers: commit conflict markers and go on; ours: keep the upgraded side; "
@@ -194,15 +202,19 @@ def upgrade_command(repo_path: str, old: str | None, onto: str | None, src: str 
 
 
 @cli.command("drift")
-@_repo_range_options
+@_repo_range_options(f"{FROM_HELP} (required).")
 @click.option("--target", metavar="REF", help="The upgraded branch to check hooks and guards on "
               "[default: replay the delta in memory].")
 @click.option("--apply", is_flag=True, help="Commit the clean 3-way merges of drifted overlays on --target.")
 @click.option("--symbols", is_flag=True, help="Also report FlagTree-added code that uses trunk symbols upstream "
               "removed or re-declared (what upgrade always reports; slower on big ranges).")
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
+              show_default=True, help="text: a line per finding; json: the report document (as --json); "
+              "sarif: SARIF 2.1.0 for code scanning; github: workflow annotations.")
 @_reported
 def drift_command(repo_path: str, old: str | None, onto: str | None, src: str | None, backends: tuple[str, ...],
-                  out: Path | None, as_json: bool, target: str | None, apply: bool, symbols: bool) -> int:
+                  out: Path | None, as_json: bool, target: str | None, apply: bool, symbols: bool,
+                  output_format: str) -> int:
     """Tell each backend which overlays, spec functions and C++ guards drifted from OLD to NEW.
 
     Overlay files (spec/triton, spec/include, spec/lib) are classified against their trunk
@@ -210,21 +222,61 @@ def drift_command(repo_path: str, old: str | None, onto: str | None, src: str | 
     Spec functions are checked against their hook call sites; FLAGTREE_SPEC_* guards
     against the trunk defaults they guard.
 
+    With --target, the overlays and the reviews (suppressions.toml) committed on that branch count:
+    a merge --apply committed is in sync the next time. Drift reads commits, never the work tree;
+    a suppressions.toml changed in the work tree but not committed is named in a hint line.
+
     Exit status: 0 nothing to do, 1 findings (errors or warnings), 2 unusable input.
     """
     from .commands.drift import run_drift_command
-    from .errors import EXIT_INTERNAL, EXIT_USAGE, SyncError
 
     if not old or not onto:
         raise SyncError("--from and --onto are required")
-    return run_drift_command(repo_path, old, onto, src, target, backends, out, apply, as_json, symbols)
+    return run_drift_command(repo_path, old, onto, src, target, backends, out, apply, as_json, symbols,
+                             output_format)
+
+
+@cli.command("status")
+@click.option("--repo", "repo_path", default=".", show_default=True, metavar="PATH",
+              help="The FlagTree repository (it must hold the upstream tags too).")
+@click.option("--target", metavar="BRANCH", help="The upgraded branch, e.g. sync/v3.6.0 [default: the current branch].")
+@click.option("--from", "old", metavar="OLD", help="The upstream tag the FlagTree branch was on "
+              "[default: the pin in the tree of the newest replayed FlagTree commit].")
+@click.option("--onto", metavar="NEW", help="The upstream tag the branch is on [default: the branch's "
+              "flagtree-upstream.toml].")
+@click.option("--branch", "src", metavar="SRC", help="The FlagTree branch that was replayed [default: the newest "
+              "commit named by a '(cherry picked from commit ...)' line of the branch].")
+@click.option("--backend", "backends", multiple=True, metavar="B",
+              help="Report only this backend (repeatable) [default: all].")
+@click.option("--out", type=click.Path(path_type=Path), metavar="DIR",
+              help="Rewrite summary.md, <group>.md, report.json and index.html here.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report document (JSON) on stdout.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress output.")
+@_reported
+def status_command(repo_path: str, target: str | None, old: str | None, onto: str | None, src: str | None,
+                   backends: tuple[str, ...], out: Path | None, as_json: bool, quiet: bool) -> int:
+    """Re-derive the upgrade report of an upgraded branch as it is now.
+
+    After conflicts were resolved and committed by hand on sync/<NEW>: a replayed file that no
+    longer holds conflict markers counts as resolved (resolution manual); drift and every verdict
+    are computed again on the branch tip, and the report is rewritten (--out). Everything comes
+    from the branch itself, never from an earlier report. The test gate is not rerun.
+
+    Exit status: 0 clean, 1 conflicts or findings that need a person, 2 unusable input.
+    """
+    from .commands.status import run_status_command
+
+    return run_status_command(repo_path, target, old, onto, src, backends, out, as_json, quiet)
 
 
 @cli.command("suppress")
-@click.option("--repo", "repo_path", default=".", show_default=True, metavar="PATH")
-@click.option("--from", "old", required=True, metavar="OLD")
+@click.option("--repo", "repo_path", default=".", show_default=True, metavar="PATH",
+              help="The FlagTree repository; the entry is written in its work tree.")
+@click.option("--from", "old", required=True, metavar="OLD",
+              help="Upstream tag or commit the FlagTree branch is based on (as given to drift).")
 @click.option("--onto", required=True, metavar="NEW", help="The tag the finding was reviewed for.")
-@click.option("--branch", "src", metavar="SRC")
+@click.option("--branch", "src", metavar="SRC", help="The FlagTree branch whose finding it is "
+              "[default: the current branch].")
 @click.option("--kind", required=True, help="The finding's kind, e.g. overlay-conflicting.")
 @click.option("--path", "finding_path", required=True, help="The finding's path, as the report shows it.")
 @click.option("--reason", required=True, help="Why the finding needs no change (kept in the report).")
@@ -243,9 +295,10 @@ def suppress_command(repo_path: str, old: str, onto: str, src: str | None, kind:
 
 
 @cli.command("provenance")
-@click.option("--repo", "repo_path", default=".", show_default=True, metavar="PATH")
+@click.option("--repo", "repo_path", default=".", show_default=True, metavar="PATH",
+              help="The FlagTree repository; the manifest is written in its work tree.")
 @click.option("--tag", required=True, metavar="TAG", help="The upstream tag the backend's files were derived from.")
-@click.option("--backend", required=True, metavar="B")
+@click.option("--backend", required=True, metavar="B", help="The backend whose files to record.")
 @click.option("--branch", "src", metavar="SRC", help="The FlagTree branch [default: the current branch].")
 @_reported
 def provenance_command(repo_path: str, tag: str, backend: str, src: str | None) -> int:

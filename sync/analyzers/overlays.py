@@ -7,7 +7,7 @@ import unidiff
 
 from ..model import Finding
 from ..layout import SpecFile, package_init
-from ..git import ConflictHunk, Oid, Repository, blob_diff, merge_blobs
+from ..git import ConflictHunk, GitTree, Oid, Repository, blob_diff, merge_blobs
 from ..trees import read_text
 from .context import DriftContext
 from .roles import OVERLAY, WHOLE_FILE_ROLES, Classified, contained_in
@@ -66,7 +66,10 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
     base_id, base = context.recorded_base(spec_file)
     if base_id is None:
         return None  # a module the backend adds: nothing upstream to drift from
-    ours_id = context.fork.blob_id(spec_file.path)
+    overlay_tree = _overlay_tree(context)
+    ours_id = overlay_tree.blob_id(spec_file.path)
+    if ours_id is None:
+        return None  # deleted on the upgraded branch: that was the fix, nothing is left to drift
 
     def finding(kind: str, message: str, action: str, related: str | None = trunk_path,
                 diff: str | None = None, **details: object) -> Finding:
@@ -87,7 +90,7 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
                        f"move the overlay to the mirror of {new_path} and re-merge", related=new_path,
                        diff=diff, renamed_to=new_path)
     theirs_id = new.blob_id(trunk_path)
-    ours_text, new_text = read_text(context.fork, spec_file.path) or "", read_text(new, trunk_path) or ""
+    ours_text, new_text = read_text(overlay_tree, spec_file.path) or "", read_text(new, trunk_path) or ""
     if ours_text == new_text:
         return finding("overlay-redundant", f"identical to {trunk_path} at the new tag",
                        "delete the overlay: trunk now does the same")
@@ -100,6 +103,9 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
     diff, summary = upstream_diff(repo, base_id, theirs_id, trunk_path, trunk_path)
     outcome = merge_blobs(repo, spec_file.path, base_id, ours_id, theirs_id,
                           (f"{trunk_path} (old tag)", f"{spec_file.backend} overlay", f"{trunk_path} (new tag)"))
+    if outcome.clean and outcome.data == overlay_tree.read(spec_file.path):
+        return finding("overlay-in-sync", f"{summary}; the overlay already holds that change (the 3-way merge "
+                       "leaves it as it is)", "", diff=diff)
     if outcome.clean:
         merged.append(MergedOverlay(spec_file.path, outcome.data))
         return finding("overlay-auto-mergeable", f"{summary}; the 3-way merge is clean",
@@ -109,6 +115,14 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
                    diff=diff, hunks=[_upgrade_convention(hunk) for hunk in outcome.hunks])
 
 
+def _overlay_tree(context: DriftContext) -> GitTree:
+    """The overlay as it is on the upgraded branch when one was given (merges applied and fixes committed
+    there count); else the FlagTree branch's. An in-memory replay lives in a scratch store and holds the
+    FlagTree branch's overlays unchanged, so the fork is read then."""
+    target = context.target
+    return target if target is not None and target.repo is context.repo else context.fork
+
+
 def overlay_findings(context: DriftContext) -> list[Finding]:
     """Every overlay of the selected backends; clean merges go to context.merged for --apply."""
     merged = context.merged
@@ -116,6 +130,8 @@ def overlay_findings(context: DriftContext) -> list[Finding]:
     for classified in context.classified:
         if classified.role not in WHOLE_FILE_ROLES:
             continue  # spec modules, new modules, C++ spec libraries: not copies of a trunk file
+        if not _overlay_tree(context).exists(classified.file.path):
+            continue  # deleted on the upgraded branch
         unusable = _unusable(context, classified.file)
         if unusable is not None:
             findings.append(unusable)
@@ -129,11 +145,11 @@ def overlay_findings(context: DriftContext) -> list[Finding]:
 
 def _unusable(context: DriftContext, spec_file: SpecFile) -> Finding | None:
     """Overlays the analysis cannot read as source; the others are still classified."""
-    path = spec_file.path
-    if context.fork.is_symlink(path):
+    path, tree = spec_file.path, _overlay_tree(context)
+    if tree.is_symlink(path):
         return Finding("overlay-symlink", path, "the overlay is a symbolic link; it was not analysed",
                        "replace the link by the file", backend=spec_file.backend)
-    data = context.fork.read(path) or b""
+    data = tree.read(path) or b""
     if b"\0" in data:
         return Finding("overlay-binary", path, "the overlay is binary; only identity with trunk was checked",
                        "", backend=spec_file.backend)

@@ -8,6 +8,9 @@ import click
 
 from ..jobs import run_check
 from ..kinds import rules
+from ..report.github import render_github
+from ..report.sarif import render_sarif
+from .. import __version__
 
 SCHEMA = "flagtree-sync/check/1"
 
@@ -19,6 +22,10 @@ def run_check_command(path: Path, backends: tuple[str, ...], output_format: str,
         click.echo(json.dumps({"schema": SCHEMA, "root": str(path), "counts": result.counts,
                                "findings": [finding.to_json() for finding in result.findings]},
                               indent=2, ensure_ascii=False))
+    elif output_format == "sarif":
+        click.echo(render_sarif(result.findings, __version__), nl=False)
+    elif output_format == "github":
+        click.echo(render_github(result.findings), nl=False)
     else:
         for finding in result.findings:
             click.echo(f"{finding.location()}: {finding.code} {finding.severity}: {finding.message}"

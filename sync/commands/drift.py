@@ -6,27 +6,47 @@ from pathlib import Path
 import click
 
 from ..jobs import DriftOptions, run_drift
+from ..jobs.drift import uncommitted_suppressions
 from ..jobs.upgrade import check_out
+from ..model import Report
 from ..report.document import render_json
+from ..report.github import render_github
+from ..report.sarif import render_sarif
 from ..report.write import write_report
 
 
 def run_drift_command(repo_path: str, old: str, onto: str, src: str | None, target: str | None,
                       backends: tuple[str, ...], out: Path | None, apply: bool, as_json: bool,
-                      symbols: bool = False) -> int:
+                      symbols: bool = False, output_format: str = "text") -> int:
     if out is not None:  # before the analysis, not after it
         check_out(repo_path, out)
     report = run_drift(repo_path, old, onto, src, DriftOptions(target, frozenset(backends), apply, symbols))
     if report.drift is not None and report.drift.applied_commit:
         click.echo(f"committed the merged overlay(s) on {target} as {report.drift.applied_commit[:9]}", err=True)
+    read_from = target or src or report.range.source.oid
+    for path in uncommitted_suppressions(repo_path, read_from, [g.name for g in report.groups]):
+        click.echo(f"hint: {path} in the work tree differs from {target or report.range.source.ref}, which drift "
+                   "read: commit it there for its reviews to count", err=True)
     if out is not None:
         write_report(out, report)
-    if as_json:
+    output_format = "json" if as_json else output_format
+    if output_format == "json":
         click.echo(render_json(report), nl=False)
-        return report.exit_status
-    for group in report.groups:
-        click.echo(f"{group.name}: {group.verdict}")
-        for finding in group.findings:
-            reviewed = " (reviewed)" if finding.suppressed else ""
-            click.echo(f"  {finding.severity:<7} {finding.kind:<30} {finding.location()}  {finding.message}{reviewed}")
+    elif output_format == "sarif":
+        click.echo(render_sarif(report.findings, report.tool_version), nl=False)
+    elif output_format == "github":
+        click.echo(render_github(report.findings), nl=False)
+    else:
+        print_groups(report)
     return report.exit_status
+
+
+def print_groups(report: Report) -> None:
+    for group in report.groups:
+        counts = group.counts
+        click.echo(f"{group.name}: {group.verdict} (errors={counts['error']} warnings={counts['warning']} "
+                   f"info={counts['info']} reviewed={counts['suppressed']})")
+        for finding in group.findings:
+            reviewed = f" (reviewed: {finding.suppressed.reason})" if finding.suppressed else ""
+            severity = "reviewed" if finding.suppressed else finding.severity
+            click.echo(f"  {severity:<8} {finding.kind:<30} {finding.location()}  {finding.message}{reviewed}")

@@ -1,0 +1,41 @@
+"""`status`: the report of an upgraded branch as it is now, after hand resolutions committed on it."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..jobs.status import StatusOptions, refresh_status
+from ..model import Report
+from ..report.document import render_json
+from ..report.write import write_report
+from .progress import TerminalProgress
+
+
+def print_status(report: Report, out: Path | None) -> None:
+    assert report.upgrade is not None
+    conflicts = [conflict for commit in report.commits for conflict in commit.conflicts]
+    still = sum(1 for conflict in conflicts if not conflict.resolved)
+    counts = report.counts
+    click.echo(f"branch {report.upgrade.branch} at {report.upgrade.head[:9]} ({report.range.old.ref}.."
+               f"{report.range.source.ref} onto {report.range.onto.ref}): {still} of {len(conflicts)} conflict(s) "
+               f"still open, {counts['error']} errors, {counts['warning']} warnings, {counts['suppressed']} reviewed"
+               + (f"; report in {out}" if out else ""))
+    for group in report.groups:
+        group_counts = group.counts
+        click.echo(f"  {group.name:<16} {group.verdict:<13} conflicts={group_counts['conflicts']} "
+                   f"resolved={group_counts['resolved']} errors={group_counts['error']} "
+                   f"warnings={group_counts['warning']} reviewed={group_counts['suppressed']}")
+
+
+def run_status_command(repo_path: str, target: str | None, old: str | None, onto: str | None, src: str | None,
+                       backends: tuple[str, ...], out: Path | None, as_json: bool, quiet: bool) -> int:
+    report = refresh_status(repo_path, StatusOptions(target, old, onto, src, frozenset(backends)),
+                            TerminalProgress(quiet or as_json))
+    if out is not None:
+        write_report(out, report)
+    if as_json:
+        click.echo(render_json(report), nl=False)
+    else:
+        print_status(report, out)
+    return report.exit_status

@@ -1,0 +1,148 @@
+"""The status job: the report of an upgraded branch as it is now, after hand resolutions on it.
+
+Nothing is read from an earlier report: everything is re-derived from the branch itself.
+
+- The range: NEW is the branch's `flagtree-upstream.toml` pin (the upgrade's last commit writes it),
+  SRC is the newest FlagTree commit named by a `(cherry picked from commit X)` line of the branch's
+  replayed commits, OLD is the pin in SRC's tree (the tag the FlagTree branch was on). Options win.
+- The conflicts: every replayed commit is replayed again, in a scratch store, onto its parent on the
+  branch: that is the merge the upgrade met there. A content conflict stays open while its file holds
+  conflict markers at the branch tip; a delete/modify conflict while the file is still there unchanged
+  from the side the markers policy kept. Otherwise a person resolved it: resolution "manual".
+- Drift and verdicts: every analysis against the branch tip, suppressions from the branch included.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .. import __version__
+from ..drift import analyse_drift
+from ..errors import SyncError
+from ..git import GitTree, Repository, open_repo
+from ..git.merge import conflict_hunks
+from ..git.repo import commit_of, current_branch, resolve_commit, resolves
+from ..git.store import scratch_repository
+from ..model import Conflict, Hunk, Range, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
+from ..model.build import OwnersOf
+from ..pin import PIN_FILE, read_pin
+from ..progress import Progress, Silent
+from ..replay import Replayer, summary_of
+from .drift import review_on_branch
+
+CHERRY_PICKED = re.compile(r"^\(cherry picked from commit ([0-9a-f]{40})\)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class StatusOptions:
+    target: str | None = None  # the upgraded branch [default: the current branch]
+    old: str | None = None  # [default: the pin in SRC's tree]
+    onto: str | None = None  # [default: the branch's pin]
+    source: str | None = None  # [default: the newest cherry-picked FlagTree commit]
+    backends: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class _Replayed:
+    commit: object  # the commit on the branch
+    source: object  # the FlagTree commit it replays
+
+
+def refresh_status(repo_path: str, options: StatusOptions, progress: Progress | None = None) -> Report:
+    progress = progress or Silent()
+    repo = open_repo(repo_path)
+    branch = options.target or current_branch(repo)
+    head = resolve_commit(repo, branch)
+    try:
+        onto = _onto(repo, head, options.onto)
+        replayed = _replayed_commits(repo, head, onto.oid)
+        source = _source(repo, replayed, options.source)
+        old = _old(repo, source, options.old)
+        rng = Range(old, onto, source)
+        backends = set(options.backends) or None
+        progress.phase("analysing the branch")
+        drift = analyse_drift(repo, rng, Rev(branch, str(head.id)), backends, symbols=True)
+        findings = review_on_branch(drift.findings, repo, str(head.id), onto.oid, drift.owners.backends)
+        progress.phase("conflicts on the branch", len(replayed))
+        commits = _conflicts_now(repo, replayed, head, onto.ref, drift.owners.owners, progress)
+    finally:
+        progress.close()
+    still_marked = any(c.resolution == "markers" for commit in commits for c in commit.conflicts)
+    return build_report(rng, drift.owners.backends, findings, commits,
+                        UpgradeInfo(branch, str(head.id), "markers" if still_marked else "manual"),
+                        only=backends, tool_version=__version__)
+
+
+def _onto(repo: Repository, head, onto: str | None) -> Rev:
+    if onto:
+        return Rev(onto, str(resolve_commit(repo, onto).id))
+    pin = read_pin(repo, head)
+    if pin is None:
+        raise SyncError(f"the branch has no {PIN_FILE} at its tip: pass --onto (and --from)")
+    if not resolves(repo, pin.commit):
+        raise SyncError(f"{PIN_FILE} pins {pin.tag} at {pin.commit[:9]}, which this repository does not have: "
+                        "fetch the upstream tags")
+    return Rev(pin.tag, pin.commit)
+
+
+def _replayed_commits(repo: Repository, head, onto_id: str) -> list[_Replayed]:
+    """The branch's commits above NEW (first parents) that name the FlagTree commit they replay, oldest first."""
+    found = []
+    commit = head
+    while str(commit.id) != onto_id:
+        match = CHERRY_PICKED.search(commit.message)
+        if match and resolves(repo, match.group(1)):
+            found.append(_Replayed(commit, commit_of(repo, match.group(1))))
+        if not commit.parents:
+            raise SyncError(f"the branch does not descend from {onto_id[:9]} (its pinned upstream): pass --onto")
+        commit = commit.parents[0]
+    return list(reversed(found))
+
+
+def _source(repo: Repository, replayed: list[_Replayed], source: str | None) -> Rev:
+    if source:
+        return Rev(source, str(resolve_commit(repo, source).id))
+    if not replayed:
+        raise SyncError("no commit of the branch says which FlagTree commit it replays "
+                        "('(cherry picked from commit ...)'): pass --branch")
+    newest = replayed[-1].source
+    return Rev(str(newest.id)[:9], str(newest.id))
+
+
+def _old(repo: Repository, source: Rev, old: str | None) -> Rev:
+    if old:
+        return Rev(old, str(resolve_commit(repo, old).id))
+    pin = read_pin(repo, commit_of(repo, source.oid))
+    if pin is None or not resolves(repo, pin.commit):
+        raise SyncError(f"{source.ref} has no usable {PIN_FILE}: pass --from")
+    return Rev(pin.tag, pin.commit)
+
+
+def _conflicts_now(repo: Repository, replayed: list[_Replayed], head, onto_label: str, owners_of: OwnersOf,
+                   progress: Progress) -> tuple[ReplayedCommit, ...]:
+    tip = GitTree.of_commit(repo, head.id, "status:tip")
+    commits = []
+    with scratch_repository(repo) as scratch:  # the re-replay builds objects: never in the user's store
+        replayer = Replayer(scratch, "markers", onto_label)
+        for number, item in enumerate(replayed):
+            progress.advance(summary_of(item.source), number)
+            source = scratch[item.source.id]
+            outcome = replayer.pick_tree(source, scratch[item.commit.parents[0].id].tree)
+            kept = GitTree(scratch, scratch[outcome.tree], "status:markers") if outcome.tree else None
+            conflicts = tuple(
+                Conflict(str(item.source.id), summary_of(item.source), found.path, found.kind,
+                         "markers" if _still_open(tip, kept, found.path, found.kind) else "manual",
+                         tuple(owners_of(found.path)), tuple(Hunk(h.line, h.ours, h.base, h.theirs)
+                                                            for h in found.hunks), found.base_path)
+                for found in outcome.conflicts)
+            commits.append(ReplayedCommit(str(item.source.id), summary_of(item.source), str(item.commit.id),
+                                          conflicts))
+    return tuple(commits)
+
+
+def _still_open(tip: GitTree, kept: GitTree | None, path: str, kind: str) -> bool:
+    data = tip.read(path)
+    if kind in ("content", "add/add"):
+        return data is not None and b"\0" not in data and bool(conflict_hunks(data.decode("utf-8", errors="replace")))
+    # delete/modify: the markers policy kept the changed side without markers; open while nobody touched it
+    return data is not None and kept is not None and data == kept.read(path)
