@@ -8,6 +8,8 @@ from typing import Callable, Iterable
 from ..layout import third_party_backends
 from ..model import Finding
 from .context import DriftContext
+from .callsigs import call_signature_findings
+from .cochange import cochange_findings
 from .cppguards import guard_findings
 from .overlays import overlay_findings
 from .specfuncs import spec_function_findings
@@ -39,10 +41,22 @@ def symbol_drift(context: DriftContext) -> list[Finding]:
                            context.owners.owners)
 
 
+def _when_based_on_old(analyze: Callable[[DriftContext], Iterable[Finding]]) -> Callable[[DriftContext], list[Finding]]:
+    """FlagTree's added lines are measured from OLD: on a branch not based on it they would be upstream's
+    (symbol_drift reports the skip once for all of these)."""
+    def run(context: DriftContext) -> list[Finding]:
+        if context.range is not None and not context.fork_based_on_old:
+            return []
+        return list(analyze(context))
+    return run
+
+
 ANALYZERS: tuple[Analyzer, ...] = (
     Analyzer("backends", backends_without_spec),
     Analyzer("overlays", overlay_findings),
     Analyzer("spec functions", spec_function_findings),
     Analyzer("C++ guards", guard_findings),
     Analyzer("symbols", symbol_drift, on_request=True),
+    Analyzer("co-changed functions", _when_based_on_old(cochange_findings), on_request=True),
+    Analyzer("call signatures", _when_based_on_old(call_signature_findings), on_request=True),
 )
