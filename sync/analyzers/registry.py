@@ -8,9 +8,11 @@ from typing import Callable, Iterable
 from ..layout import third_party_backends
 from ..model import Finding
 from .context import DriftContext
+from .buildfiles import build_file_findings
 from .callsigs import call_signature_findings
 from .cochange import cochange_findings
 from .cppguards import guard_findings
+from .keys import key_string_findings
 from .overlays import overlay_findings
 from .specfuncs import spec_function_findings
 from .symbols import symbol_findings
@@ -59,4 +61,6 @@ ANALYZERS: tuple[Analyzer, ...] = (
     Analyzer("symbols", symbol_drift, on_request=True),
     Analyzer("co-changed functions", _when_based_on_old(cochange_findings), on_request=True),
     Analyzer("call signatures", _when_based_on_old(call_signature_findings), on_request=True),
+    Analyzer("build files", _when_based_on_old(build_file_findings), on_request=True),
+    Analyzer("key strings", _when_based_on_old(key_string_findings), on_request=True),
 )
