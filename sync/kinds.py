@@ -111,6 +111,21 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("symbol-drift", "symbol", "warning", "FlagTree-added lines use trunk symbols upstream removed or "
        "re-declared between the tags", "check these uses against the new tag: the clean merge proves nothing "
        "about them", confidence="high"),
+    _k("co-change", "symbol", "warning", "FlagTree-added lines sit inside a function whose upstream body changed "
+       "between the tags, in a file that merged without a textual conflict", "read the upstream diff of the "
+       "function and check FlagTree's lines still fit it", confidence="medium"),
+    _k("call-signature", "symbol", "warning", "FlagTree-added code calls a function, method or builder whose "
+       "parameter list upstream changed so that the call no longer fits it", "rewrite the call for the new "
+       "parameter list the finding's diff shows", confidence="high"),
+    _k("build-file", "symbol", "warning", "a FlagTree-added CMake entry names a source, directory or target "
+       "that upstream removed, renamed or moved between the tags", "point the entry at where upstream moved "
+       "it, or drop it", confidence="high"),
+    _k("build-restructured", "symbol", "info", "FlagTree adds files to a directory whose CMakeLists.txt upstream "
+       "restructured between the tags", "check the FlagTree files are still built by the new CMake",
+       confidence="low"),
+    _k("key-string", "symbol", "warning", "FlagTree code reads a dictionary key, attribute or option name whose "
+       "producing code upstream removed or changed between the tags", "check the value FlagTree reads still "
+       "has the shape it expects (the diff shows the upstream producer)", confidence="low"),
     # Notes about the analysis itself.
     _k("symbol-drift-skipped", "analysis", "info", "symbol drift was not run: FlagTree's added lines cannot "
        "be told from upstream's", "pass the branch's own base as --from"),

@@ -8,7 +8,11 @@ from typing import Callable, Iterable
 from ..layout import third_party_backends
 from ..model import Finding
 from .context import DriftContext
+from .buildfiles import build_file_findings
+from .callsigs import call_signature_findings
+from .cochange import cochange_findings
 from .cppguards import guard_findings
+from .keys import key_string_findings
 from .overlays import overlay_findings
 from .policy import unrecognized_layouts
 from .specfuncs import spec_function_findings
@@ -45,6 +49,16 @@ def symbol_drift(context: DriftContext) -> list[Finding]:
                            context.owners.owners)
 
 
+def _when_based_on_old(analyze: Callable[[DriftContext], Iterable[Finding]]) -> Callable[[DriftContext], list[Finding]]:
+    """FlagTree's added lines are measured from OLD: on a branch not based on it they would be upstream's
+    (symbol_drift reports the skip once for all of these)."""
+    def run(context: DriftContext) -> list[Finding]:
+        if context.range is not None and not context.fork_based_on_old:
+            return []
+        return list(analyze(context))
+    return run
+
+
 ANALYZERS: tuple[Analyzer, ...] = (
     Analyzer("backends", backends_without_spec),
     Analyzer("layouts", layouts),
@@ -52,4 +66,8 @@ ANALYZERS: tuple[Analyzer, ...] = (
     Analyzer("spec functions", spec_function_findings),
     Analyzer("C++ guards", guard_findings),
     Analyzer("symbols", symbol_drift, on_request=True),
+    Analyzer("co-changed functions", _when_based_on_old(cochange_findings), on_request=True),
+    Analyzer("call signatures", _when_based_on_old(call_signature_findings), on_request=True),
+    Analyzer("build files", _when_based_on_old(build_file_findings), on_request=True),
+    Analyzer("key strings", _when_based_on_old(key_string_findings), on_request=True),
 )

@@ -378,17 +378,61 @@ class UpstreamIndex:
         return out
 
 
+_LOCAL_QUERY = """
+(init_declarator declarator: (identifier) @name)
+(declaration declarator: (identifier) @name)
+(parameter_declaration declarator: (identifier) @name)
+(parameter_declaration declarator: (_ (identifier) @name))
+(optional_parameter_declaration declarator: (identifier) @name)
+(for_range_loop declarator: (identifier) @name)
+(lambda_capture_specifier (identifier) @name)
+"""
+
+
+def own_names(path: str, text: str) -> set[str]:
+    """Names the file binds itself: C++ variables and parameters, Python assignments, parameters,
+    attributes set (self.x = ...), defs and classes. A use of one of these refers to that binding,
+    not to a declaration upstream removed in some other file (the coincidence issue 12 names)."""
+    if path.endswith(CPP):
+        return {node.text.decode("utf-8", errors="replace") for node in _captures(_LOCAL_QUERY, text).get("name", [])}
+    if not path.endswith(PY):
+        return set()
+    try:
+        module = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return set()
+    names: set[str] = set()
+    for node in ast.walk(module):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+    return names
+
+
 def symbol_findings(repo: Repository, old: GitTree, new: GitTree, fork: GitTree,
                     owners_of: Callable[[str], list[str]]) -> list[Finding]:
     uses_by_file: dict[str, tuple[list[Use], list[Use]]] = {}
+    own_by_file: dict[str, set[str]] = {}
+    flagtree_python: set[str] = set()  # names FlagTree's own Python modules bind (files new in the fork)
     for path, lines in added_lines(repo, old, fork).items():
-        uses_by_file[path] = uses_on_lines(path, read_text(fork, path) or "", lines)
+        text = read_text(fork, path) or ""
+        uses_by_file[path] = uses_on_lines(path, text, lines)
+        own_by_file[path] = own_names(path, text)
+        if path.endswith(PY) and not old.exists(path):
+            flagtree_python |= own_by_file[path]
     names = {use.name for uses, _ in uses_by_file.values() for use in uses}
     index = UpstreamIndex(repo, old, new)
     drifts = index.drifts(names)
     findings = []
     for path, (uses, includes) in sorted(uses_by_file.items()):
-        hits = [(use, drift) for use in uses for drift in drifts.get(use.name, []) if drift.path != path]
+        own = own_by_file[path] | (flagtree_python if path.endswith(PY) else set())
+        hits = [(use, drift) for use in uses if use.name not in own
+                for drift in drifts.get(use.name, []) if drift.path != path]
         for include in includes:
             for removed, note in index.removed_files.items():
                 if removed.endswith("/" + include.name) or removed == include.name:

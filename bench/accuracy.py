@@ -1,0 +1,114 @@
+"""Accuracy of the upgrade report over the real upgrade moves of bench/corpus.toml (issue 12).
+
+    .venv/bin/python bench/accuracy.py [--move ID]
+
+Per move: a throw-away `git clone --shared` of the mirror under /tmp (deleted afterwards), the full
+upgrade through sync.jobs.run_upgrade, then the trunk files the report names (conflicts, and the path
+of every open error/warning finding) scored against the move's `expected` files: per finding kind the
+files flagged, hits, precision; misses with their reason class; recall over all expected files and over
+the upstream-related ones; and the evidence of every hit (message and diff head), so that a reader can
+tell a name coincidence. A single-commit move (`method` says so) replays only that commit (base: its
+parent). Nothing here knows an expected answer: the corpus is read, never written.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from sync.jobs.upgrade import UpgradeOptions, run_upgrade  # noqa: E402
+
+CORPUS = Path(__file__).with_name("corpus.toml")
+NOT_TRUNK = ("third_party/", ".github/", "docs/", "dockerfiles/", "python/tutorials/", "test/", "python/test/",
+             "unittest/")
+
+
+def is_trunk(path: str) -> bool:
+    return not path.startswith(NOT_TRUNK) and not path.endswith(".md") and "/test/" not in path
+
+
+def flagged(report) -> dict[str, list[tuple[str, str]]]:
+    """Trunk file -> (kind, evidence) for each reason the report names it."""
+    out: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for commit in report.commits:
+        for conflict in commit.conflicts:
+            out[conflict.path].append(("conflict:" + conflict.kind, f"conflict replaying {commit.source[:9]}"))
+    for finding in [*report.findings, *report.notes]:
+        if finding.severity in ("error", "warning") and finding.suppressed is None:
+            head = "\n      ".join((finding.diff or "").splitlines()[2:6])
+            out[finding.path].append((finding.kind, finding.message[:300] + (f"\n      {head}" if head else "")))
+    return {path: reasons for path, reasons in out.items() if is_trunk(path)}
+
+
+def score(move: dict, found: dict[str, list[tuple[str, str]]]) -> None:
+    expected = {item["path"]: item for item in move["expected"]}
+    related = {path for path, item in expected.items() if item["upstream_related"]}
+    hits = set(found) & set(expected)
+    print(f"trunk files flagged {len(found)}, expected {len(expected)} ({len(related)} upstream-related)")
+    precision = len(hits) / len(found) if found else 0.0
+    print(f"all expected:        hits {len(hits)}  precision {precision:.2f}  recall {len(hits) / len(expected):.2f}")
+    rel_hits = hits & related
+    print(f"upstream-related:    hits {len(rel_hits)}  recall {len(rel_hits) / len(related):.2f}" if related else "")
+    by_kind: dict[str, set[str]] = defaultdict(set)
+    for path, reasons in found.items():
+        for kind, _ in reasons:
+            by_kind[kind].add(path)
+    print("per kind (files flagged / hits / precision):")
+    for kind, paths in sorted(by_kind.items()):
+        kind_hits = paths & set(expected)
+        print(f"  {kind:28} {len(paths):3} {len(kind_hits):3}  {len(kind_hits) / len(paths):.2f}")
+    print("misses:")
+    for path in sorted(set(expected) - hits):
+        item = expected[path]
+        print(f"  {item['class']:22} {path}  ({item['sure']})")
+    print("false positives (flagged, not expected):")
+    for path in sorted(set(found) - set(expected)):
+        print(f"  {path}: {', '.join(sorted({kind for kind, _ in found[path]}))}")
+    print("evidence of every hit:")
+    for path in sorted(hits):
+        print(f"  {path}  [expected {expected[path]['class']}]")
+        for kind, evidence in found[path]:
+            print(f"    {kind}: {evidence}")
+
+
+def run_move(move: dict) -> None:
+    print(f"\n=== move {move['id']}")
+    clone = Path(tempfile.mkdtemp(prefix="flagtree-acc-", dir="/tmp"))
+    try:
+        subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", move["mirror"], str(clone / "r")],
+                       check=True)
+        old = move["old"]
+        if "single-commit" in move.get("method", ""):
+            old = subprocess.run(["git", "-C", str(clone / "r"), "rev-parse", move["source"] + "^"], check=True,
+                                 capture_output=True, text=True).stdout.strip()
+            print(f"single-commit move: replay base {old[:9]} (the source's parent)")
+        start = time.perf_counter()
+        report = run_upgrade(str(clone / "r"), old, move["onto"], move["source"],
+                             UpgradeOptions(target_branch="accuracy/run", force=True))
+        print(f"upgrade: {time.perf_counter() - start:.0f} s")
+        score(move, flagged(report))
+    finally:
+        shutil.rmtree(clone, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--move", help="only this move id")
+    args = parser.parse_args()
+    moves = tomllib.loads(CORPUS.read_text())["move"]
+    for move in moves:
+        if args.move is None or move["id"] == args.move:
+            run_move(move)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,320 @@
+"""Call signatures: FlagTree-added calls whose callee's parameter list upstream changed between the tags.
+
+The callee is resolved by scope, never by a bare name alone:
+- C++ builders TableGen generates (`X::get(...)`, `create<Op>(...)`, `Op::create(...)`) resolve to a
+  record of a .td file upstream changed, and only when the calling file includes (directly or through
+  one header) a header of that .td's directory;
+- Python calls resolve through the file's imports to a function of an upstream module;
+- a Python call of a pybind method (`builder.name(...)`) resolves to the `.def("name", ...)` of a C++
+  file of the branch; it is reported when that binding's body holds a call reported above.
+A call is reported when its argument count fits an old overload and no new one, or fits both but the
+parameters at the positions it passes were renamed or retyped."""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from posixpath import dirname, join, normpath
+
+from tree_sitter import Node
+
+from ..git import GitTree, changes_with_renames
+from ..model import Finding
+from ..trees import read_text
+from .context import DriftContext
+from .cpp import parser
+from .delta import CPP, PY, TD, backend_of, fork_added_lines, text_diff
+from .pyfacts import Param, function_table
+from .tdsigs import Overload, Record, records
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.MULTILINE)
+_TEMPLATE_CALL = re.compile(r"\b(create|replaceOpWithNewOp|createOrFold)\s*<\s*([\w:]+)\s*>\s*$")
+_LEADING = {"create": 1, "createOrFold": 1, "replaceOpWithNewOp": 1}  # the Location or the replaced op
+
+
+@dataclass(frozen=True)
+class CppCall:
+    callee: str  # generated class name, e.g. MemDescType
+    written: str  # the call's function as written
+    line: int
+    count: int  # arguments the builder sees (Location / OpBuilder taken off)
+
+
+@dataclass(frozen=True)
+class Broken:
+    call_path: str
+    line: int
+    callee: str
+    why: str
+    upstream_path: str
+    diff: str
+
+
+def _calls(text: str) -> list[CppCall]:
+    tree = parser().parse(text.encode("utf-8", errors="replace"))
+    found: list[CppCall] = []
+    pending = [tree.root_node]
+    while pending:
+        node = pending.pop()
+        pending.extend(node.children)
+        if node.type != "call_expression":
+            continue
+        function, arguments = node.child_by_field_name("function"), node.child_by_field_name("arguments")
+        if function is None or arguments is None:
+            continue
+        written = function.text.decode("utf-8", errors="replace")
+        count = sum(1 for child in arguments.named_children if child.type != "comment")
+        parts = [part.strip() for part in re.split(r"::|\.|->", written)]
+        template = _TEMPLATE_CALL.search(written)
+        if template:
+            callee, count = template[2].split("::")[-1], count - _LEADING[template[1]]
+        elif len(parts) >= 2 and parts[-1] in ("get", "getChecked") and "::" in written:
+            callee = parts[-2]
+        elif len(parts) >= 2 and parts[-1] == "create" and "::" in written:
+            callee, count = parts[-2], count - 2  # Op::create(builder, loc, ...)
+        else:
+            continue
+        found.append(CppCall(callee, written, node.start_point[0] + 1, count))
+    return found
+
+
+def _includes(tree: GitTree, path: str, depth: int = 2) -> set[str]:
+    """Include paths of a file, and of the headers it includes that the tree has (one more level)."""
+    text = read_text(tree, path) or ""
+    direct = set(_INCLUDE.findall(text))
+    seen = set(direct)
+    if depth > 1:
+        for include in direct:
+            for candidate in (f"include/{include}", normpath(join(dirname(path), include))):
+                if tree.exists(candidate):
+                    seen |= _includes(tree, candidate, depth - 1)
+                    break
+    return seen
+
+
+def _include_dir(td_path: str) -> str:
+    return dirname(td_path[len("include/"):] if td_path.startswith("include/") else td_path)
+
+
+@dataclass(frozen=True)
+class RecordChange:
+    old: Record
+    new: Record
+
+
+def changed_records(old: GitTree, new: GitTree) -> dict[str, list[RecordChange]]:
+    """Records of upstream-changed .td files whose overloads differ between the tags, by C++ name."""
+    changes: dict[str, list[RecordChange]] = {}
+    for change in changes_with_renames(old, new):
+        if not change.old_path.endswith(TD) or change.new_path is None or change.status == "added":
+            continue
+        before = {r.cpp_name: r for r in records(change.old_path, read_text(old, change.old_path) or "")}
+        after = {r.cpp_name: r for r in records(change.new_path, read_text(new, change.new_path) or "")}
+        for name, record in before.items():
+            if name in after and after[name].overloads != record.overloads:
+                changes.setdefault(name, []).append(RecordChange(record, after[name]))
+    return changes
+
+
+def _verdict(overloads_old: tuple[Overload, ...], overloads_new: tuple[Overload, ...], count: int) -> str | None:
+    fit_old = [o for o in overloads_old if o.fits(count)]
+    fit_new = [o for o in overloads_new if o.fits(count)]
+    if not fit_old:
+        return None  # the call did not fit before either: not a call this record describes
+    if not fit_new:
+        return (f"{count} argument(s) fit {fit_old[0].text()} at the old tag and no overload at the new tag: "
+                + "; ".join(o.text() for o in overloads_new))
+    used = lambda o: o.params[:max(count - o.leading, 0)]
+    if all(used(n) != used(o) for n in fit_new for o in fit_old):
+        before, after = used(fit_old[0]), used(fit_new[0])
+        first = next(i for i in range(max(len(before), len(after)))
+                     if i >= len(before) or i >= len(after) or before[i] != after[i])
+        was = f"{before[first][0]} {before[first][1]}" if first < len(before) else "nothing"
+        now = f"{after[first][0]} {after[first][1]}" if first < len(after) else "nothing"
+        return f"argument {first + 1} was {was}, is {now} ({fit_old[0].text()} -> {fit_new[0].text()})"
+    return None
+
+
+def cpp_broken_calls(context: DriftContext, path: str, lines: frozenset[int] | None,
+                     changes: dict[str, list[RecordChange]]) -> list[Broken]:
+    """Calls in a fork C++ file (on the given lines; all lines when None) to changed builders."""
+    text = read_text(context.fork, path) or ""
+    calls = [call for call in _calls(text) if call.callee in changes and (lines is None or call.line in lines)]
+    if not calls:
+        return []
+    included_dirs = {dirname(include) for include in _includes(context.fork, path)}
+    broken = []
+    for call in calls:
+        for change in changes[call.callee]:
+            if _include_dir(change.old.path) not in included_dirs and dirname(path) != dirname(change.old.path):
+                continue  # not in scope: the file never sees that dialect's headers
+            why = _verdict(change.old.overloads, change.new.overloads, call.count)
+            if why:
+                broken.append(Broken(path, call.line, f"{call.written} ({change.old.kind} {call.callee})", why,
+                                     change.old.path, text_diff(change.old.source, change.new.source,
+                                                                change.old.path, change.new.path)))
+    return broken
+
+
+# --- Python -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PyCall:
+    target: str  # dotted name of the callee as resolved through imports, e.g. triton.language.semantic.f
+    attribute: str | None  # for x.name(...) calls: name (pybind candidates)
+    line: int
+    positional: int
+    keywords: tuple[str, ...]
+    starred: bool
+
+
+def _py_calls(text: str, lines: frozenset[int]) -> list[PyCall]:
+    try:
+        module = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    aliases: dict[str, str] = {}
+    for node in ast.walk(module):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+    calls = []
+    for node in ast.walk(module):
+        if not isinstance(node, ast.Call) or node.lineno not in lines:
+            continue
+        dotted = _dotted(node.func)
+        attribute = node.func.attr if isinstance(node.func, ast.Attribute) else None
+        target = ""
+        if dotted:
+            head, _, rest = dotted.partition(".")
+            if head in aliases:
+                target = aliases[head] + ("." + rest if rest else "")
+        starred = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+        calls.append(PyCall(target, attribute, node.lineno, len(node.args),
+                            tuple(k.arg for k in node.keywords if k.arg), starred))
+    return calls
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else None
+    return None
+
+
+def _module_files(dotted: str) -> list[tuple[str, str]]:
+    """(file, qualname in it) candidates for a dotted callee such as triton.language.semantic.f."""
+    parts = dotted.split(".")
+    out = []
+    for cut in range(len(parts) - 1, 0, -1):
+        base = "python/" + "/".join(parts[:cut])
+        qualname = ".".join(parts[cut:])
+        out += [(base + ".py", qualname), (base + "/__init__.py", qualname)]
+    return out
+
+
+def _fits(params: tuple[Param, ...], call: PyCall) -> bool:
+    if call.starred:
+        return True
+    if params and params[0].name in ("self", "cls"):
+        params = params[1:]
+    positional = [p for p in params if p.kind in ("positional_only", "positional")]
+    if len(positional) < call.positional and not any(p.kind == "var_positional" for p in params):
+        return False
+    named = {p.name for p in params if p.kind in ("positional", "keyword_only")}
+    if any(k not in named for k in call.keywords) and not any(p.kind == "var_keyword" for p in params):
+        return False
+    given = {p.name for p in positional[:call.positional]} | set(call.keywords)
+    return all(p.has_default or p.name in given for p in params
+               if p.kind in ("positional_only", "positional", "keyword_only"))
+
+
+def _python_findings(context: DriftContext, path: str, lines: frozenset[int],
+                     bindings: dict[str, list[Broken]]) -> list[Finding]:
+    findings = []
+    for call in _py_calls(read_text(context.fork, path) or "", lines):
+        if call.target:
+            for module_path, qualname in _module_files(call.target):
+                old_table = context.function_table(context.upstream_old, module_path)
+                if old_table is None or qualname not in old_table and qualname + ".__init__" not in old_table:
+                    continue
+                key = qualname if qualname in old_table else qualname + ".__init__"
+                new_path = context.new_path(module_path)
+                new_table = context.function_table(context.upstream_new, new_path) if new_path else None
+                after = (new_table or {}).get(key)
+                before = old_table[key]
+                if after is not None and after.params != before.params and _fits(before.params, call) \
+                        and not _fits(after.params, call):
+                    findings.append(Finding(
+                        "call-signature", path,
+                        f"FlagTree calls {call.target} ({module_path}); its parameters changed upstream: "
+                        f"({before.signature}) -> ({after.signature}) and the call no longer fits",
+                        line=call.line, backend=backend_of(context.owners.owners, path), related_path=new_path,
+                        diff=text_diff(before.source, after.source, module_path, new_path or module_path),
+                        details={"callee": call.target, "resolved_by": "import"}))
+                break
+        elif call.attribute in bindings:
+            chain = bindings[call.attribute]
+            first = chain[0]
+            findings.append(Finding(
+                "call-signature", path,
+                f"FlagTree calls the pybind method {call.attribute}, bound in {first.call_path}, whose body calls "
+                f"{first.callee}: {first.why}",
+                line=call.line, backend=backend_of(context.owners.owners, path), related_path=first.upstream_path,
+                diff=first.diff, details={"callee": call.attribute, "resolved_by": "pybind binding",
+                                          "binding": f"{first.call_path}:{first.line}"}))
+    return findings
+
+
+def _binding_spans(text: str) -> list[tuple[str, int, int]]:
+    """`.def("name", ...)` pybind calls: (name, first line, last line)."""
+    tree = parser().parse(text.encode("utf-8", errors="replace"))
+    spans = []
+    pending: list[Node] = [tree.root_node]
+    while pending:
+        node = pending.pop()
+        pending.extend(node.children)
+        if node.type != "call_expression":
+            continue
+        function, arguments = node.child_by_field_name("function"), node.child_by_field_name("arguments")
+        if function is None or arguments is None or function.type != "field_expression":
+            continue
+        field = function.child_by_field_name("field")
+        first = arguments.named_children[0] if arguments.named_children else None
+        if field is not None and field.text in (b"def", b"def_static") and first is not None \
+                and first.type == "string_literal":
+            name = first.text.decode("utf-8", errors="replace").strip('"')
+            # the argument list, not the call: chained .def(...).def(...) calls nest inside each other
+            spans.append((name, arguments.start_point[0] + 1, arguments.end_point[0] + 1))
+    return spans
+
+
+def call_signature_findings(context: DriftContext) -> list[Finding]:
+    added = fork_added_lines(context.upstream_old, context.fork)
+    changes = changed_records(context.upstream_old, context.upstream_new)
+    findings: list[Finding] = []
+    bindings: dict[str, list[Broken]] = {}
+    for path, lines in sorted(added.items()):
+        if not path.endswith(CPP):
+            continue
+        broken = cpp_broken_calls(context, path, lines, changes) if changes else []
+        for item in broken:
+            findings.append(Finding(
+                "call-signature", path, f"FlagTree calls {item.callee}, whose builders changed upstream: {item.why}",
+                line=item.line, backend=backend_of(context.owners.owners, path), related_path=item.upstream_path,
+                diff=item.diff, details={"callee": item.callee, "resolved_by": "includes"}))
+        if broken and ".def(" in (read_text(context.fork, path) or ""):
+            for name, start, end in _binding_spans(read_text(context.fork, path) or ""):
+                inside = [item for item in broken if start <= item.line <= end]
+                if inside:
+                    bindings.setdefault(name, []).extend(inside)
+    for path, lines in sorted(added.items()):
+        if path.endswith(PY):
+            findings.extend(_python_findings(context, path, lines, bindings))
+    return findings

@@ -1,0 +1,44 @@
+"""call-signature: FlagTree calls to builders/functions whose parameters changed, resolved by scope."""
+from __future__ import annotations
+
+from sync.analyzers.callsigs import call_signature_findings
+from tests.upstream_fixture import context_of
+
+TD_OLD = ('def X_FooAttr : AttrDef<X_Dialect, "Foo"> {\n  let parameters = (ins "unsigned":$blockM, '
+          '"bool":$unpacked);\n}\n\ndef X_BarType : TypeDef<X_Dialect, "Bar"> {\n  let parameters = (ins '
+          '"Type":$elementType, "bool":$alloc);\n}\n')
+TD_NEW = ('def X_FooAttr : AttrDef<X_Dialect, "Foo"> {\n  let parameters = (ins "unsigned":$blockM, '
+          '"unsigned":$colStride);\n}\n\ndef X_BarType : TypeDef<X_Dialect, "Bar"> {\n  let parameters = (ins '
+          '"Type":$elementType);\n}\n')
+SEMANTIC_OLD = "def make(base, shape):\n    return base\n"
+SEMANTIC_NEW = "def make(base, shape, *, padding):\n    return base\n"
+BINDING = ('#include "triton/Dialect/X/IR/Dialect.h"\nvoid init(py::class_<B> &m) {\n'
+           '  m.def("make_foo", [](B &self) { return x::FooAttr::get(ctx, 1, true); })\n'
+           '   .def("make_other", [](B &self) { return 0; });\n}\n')
+
+
+def _context(tmp_path, fork):
+    old = {"include/triton/Dialect/X/IR/Attrs.td": TD_OLD, "include/triton/Dialect/X/IR/Dialect.h": "#pragma once\n",
+           "include/triton/Dialect/Y/IR/Other.h": "#pragma once\n", "python/triton/semantic.py": SEMANTIC_OLD}
+    new = {**old, "include/triton/Dialect/X/IR/Attrs.td": TD_NEW, "python/triton/semantic.py": SEMANTIC_NEW}
+    return context_of(tmp_path, old, new, fork)
+
+
+def test_fires_on_changed_builders_python_signatures_and_pybind_chains(tmp_path) -> None:
+    fork = {"lib/Use.cpp": '#include "triton/Dialect/X/IR/Dialect.h"\nvoid f() {\n'
+                           "  auto a = x::FooAttr::get(ctx, 4, true);\n  auto t = x::BarType::get(ctx, ty, false);\n}\n",
+            "third_party/tle/binding.cc": BINDING,
+            "python/triton/tle.py": "from triton.semantic import make\n\n\ndef g(b, builder):\n"
+                                    "    builder.make_foo()\n    builder.make_other()\n    return make(b, [1])\n"}
+    found = {(f.path, f.line, f.details["resolved_by"]) for f in call_signature_findings(_context(tmp_path, fork))}
+    assert found == {("lib/Use.cpp", 3, "includes"), ("lib/Use.cpp", 4, "includes"),
+                     ("third_party/tle/binding.cc", 3, "includes"),
+                     ("python/triton/tle.py", 5, "pybind binding"), ("python/triton/tle.py", 7, "import")}
+
+
+def test_near_miss_out_of_scope_local_names_and_fitting_calls(tmp_path) -> None:
+    fork = {"lib/Other.cpp": '#include "triton/Dialect/Y/IR/Other.h"\nvoid f() {\n'
+                             "  auto a = y::FooAttr::get(ctx, 4, true);\n  int unpacked = 1;\n}\n",  # no X header
+            "python/triton/tle.py": "from triton.semantic import make\n\n\ndef g(b):\n"
+                                    "    return make(b, [1], padding=0)\n"}  # fits the new signature
+    assert call_signature_findings(_context(tmp_path, fork)) == []

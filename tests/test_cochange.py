@@ -1,0 +1,33 @@
+"""co-change: FlagTree lines inside a function whose upstream body changed, in a cleanly merging file."""
+from __future__ import annotations
+
+from sync.analyzers.cochange import cochange_findings
+from tests.upstream_fixture import context_of
+
+OLD_CPP = "int update(int a) {\n  int b = a + 1;\n  return b;\n}\n\n\n\n\n\nint other(int x) {\n  return x;\n}\n"
+NEW_CPP = "int update(int a) {\n  int b = a + 2;\n  return b;\n}\n\n\n\n\n\nint other(int x) {\n  return x;\n}\n"
+OLD_PY = "def scan(x):\n    y = x\n    a = 1\n    b = 2\n    c = 3\n    return y\n\n\n\n\n\ndef keep(x):\n    return x\n"
+NEW_PY = "def scan(x):\n    y = x * 2\n    a = 1\n    b = 2\n    c = 3\n    return y\n\n\n\n\n\ndef keep(x):\n    return x\n"
+
+
+def test_fires_in_changed_function_not_in_unchanged_one(tmp_path) -> None:
+    fork_cpp = OLD_CPP.replace("  return b;\n}\n\n", "  return b;\n  // flagtree\n}\n\n", 1).replace(
+        "  return x;\n", "  x += 1;  // flagtree\n  return x;\n")
+    fork_py = OLD_PY.replace("    return y\n", "    y += 1  # flagtree\n    return y\n").replace(
+        "def keep(x):\n    return x", "def keep(x):\n    x = x or 0\n    return x")
+    context = context_of(tmp_path, {"lib/A.cpp": OLD_CPP, "python/triton/a.py": OLD_PY},
+                         {"lib/A.cpp": NEW_CPP, "python/triton/a.py": NEW_PY},
+                         {"lib/A.cpp": fork_cpp, "python/triton/a.py": fork_py})
+    findings = {(f.path, f.details["function"]) for f in cochange_findings(context)}
+    assert findings == {("lib/A.cpp", "update"), ("python/triton/a.py", "scan")}  # not other / keep
+    cpp = next(f for f in cochange_findings(context) if f.path == "lib/A.cpp")
+    assert "-  int b = a + 1;" in cpp.diff and "+  int b = a + 2;" in cpp.diff
+    assert cpp.spec.confidence == "medium" and cpp.severity == "warning"
+
+
+def test_near_miss_conflicting_file_or_unchanged_upstream(tmp_path) -> None:
+    fork_conflict = OLD_CPP.replace("a + 1", "a + 3")  # same line as upstream's change: a conflict
+    context = context_of(tmp_path, {"lib/A.cpp": OLD_CPP, "lib/B.cpp": OLD_CPP},
+                         {"lib/A.cpp": NEW_CPP, "lib/B.cpp": OLD_CPP},
+                         {"lib/A.cpp": fork_conflict, "lib/B.cpp": OLD_CPP.replace("  return b;", "  b++;\n  return b;")})
+    assert cochange_findings(context) == []
