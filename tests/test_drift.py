@@ -52,9 +52,16 @@ def test_every_planted_class_is_found_and_nothing_else(world) -> None:
     assert found == EXPECTED
 
 
+# What upstream changed under FlagTree's lines in the demo, found by the breakage analyses: beta's hook line
+# sits in make_backend, whose body upstream changed; beta's _matmul.py reads the BLOCK_M key that the deleted
+# ops/matmul.py produced.
+BREAKAGE = {("beta", "co-change", "python/triton/compiler/compiler.py"),
+            ("beta", "key-string", "python/triton/ops/matmul.py")}
+
+
 def test_symbol_analysis_adds_exactly_the_planted_symbol_drift(world) -> None:
     found = {(f.backend, f.kind, f.path): f for f in findings_of(world, symbols=True).findings}
-    assert set(found) == EXPECTED | {SYMBOL_DRIFT}
+    assert set(found) == EXPECTED | {SYMBOL_DRIFT} | BREAKAGE
     assert found[SYMBOL_DRIFT].details["symbols"] == ["get_cache_manager:removed:python/triton/runtime/cache.py"]
 
 
