@@ -33,7 +33,9 @@ def replayed_tree(repo: Repository, rng: Range) -> Tree:
     replayer = Replayer(repo, "theirs", rng.onto.short)
     tree = commit_of(repo, rng.onto.oid).tree
     for oid in commit_range(repo, commit_of(repo, rng.old.oid), commit_of(repo, rng.source.oid)):
-        tree = repo[replayer.pick_tree(repo[oid], tree).tree]
+        picked = replayer.pick_tree(commit_of(repo, oid), tree).tree
+        assert picked is not None  # the "theirs" policy always settles a conflict
+        tree = repo[picked].peel(Tree)
     return tree
 
 

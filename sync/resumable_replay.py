@@ -350,16 +350,16 @@ def _drive(repo: Repository, store: StateStore, state: UpgradeState, progress: P
         store.record(state, result)
         checkpoint(f"commit:{number + 1}")
         progress(number + 1, total, commit, result)
-    head = commit_of(repo, state.head).id
+    tip = commit_of(repo, state.head).id
     if read_pin(repo, commit_of(repo, state.params.src_id)) is not None:
-        head = commit_pin(repo, commit_of(repo, head), Pin(state.params.onto, state.params.onto_id))
+        tip = commit_pin(repo, commit_of(repo, tip), Pin(state.params.onto, state.params.onto_id))
     branch_ref = f"refs/heads/{state.params.branch}"
     blocker = ref_conflict(repo, branch_ref)
     if blocker is not None:  # created while this run was stopped or killed
         raise SyncError(f"branch {state.params.branch} cannot be created: {blocker} exists; rename that ref and "
                         "rerun (the replay is kept)")
-    set_ref(repo, branch_ref, head)
-    state.head = str(head)
+    set_ref(repo, branch_ref, tip)
+    state.head = str(tip)
     # The state stays until finish_upgrade: a run killed while reporting resumes into the report.
     return UpgradeResult(state.params, state.results, state.head, resumed, state.options)
 

@@ -63,7 +63,7 @@ def parse_header(data: Any, version: int, param_names: list[str]) -> dict[str, A
         raise StateFormatError(f"options.exec_at is {options['exec_at']!r}, not end or each")
     if not all(isinstance(name, str) for name in options.get("backends", [])):
         raise StateFormatError("options.backends holds a value that is not a name")
-    defaults = {"out": None, "exec_command": None, "exec_at": "end", "exec_timeout": 600, "backends": []}
+    defaults: dict[str, object] = {"out": None, "exec_command": None, "exec_at": "end", "exec_timeout": 600, "backends": []}
     return {**header, "stopped": stopped, "options": {**defaults, **options}}
 
 

@@ -35,7 +35,7 @@ class DiskTree:
 
     def paths(self) -> list[str]:
         if self._paths is None:
-            found = []
+            found: list[str] = []
             for directory, dirnames, filenames in os.walk(self.root):
                 dirnames[:] = sorted(d for d in dirnames if d != ".git")
                 base = Path(directory).relative_to(self.root)

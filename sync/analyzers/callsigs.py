@@ -63,7 +63,7 @@ def _calls(text: str) -> list[CppCall]:
         function, arguments = node.child_by_field_name("function"), node.child_by_field_name("arguments")
         if function is None or arguments is None:
             continue
-        written = function.text.decode("utf-8", errors="replace")
+        written = (function.text or b"").decode("utf-8", errors="replace")
         count = sum(1 for child in arguments.named_children if child.type != "comment")
         parts = [part.strip() for part in re.split(r"::|\.|->", written)]
         template = _TEMPLATE_CALL.search(written)
@@ -289,7 +289,7 @@ def _binding_spans(text: str) -> list[tuple[str, int, int]]:
         first = arguments.named_children[0] if arguments.named_children else None
         if field is not None and field.text in (b"def", b"def_static") and first is not None \
                 and first.type == "string_literal":
-            name = first.text.decode("utf-8", errors="replace").strip('"')
+            name = (first.text or b"").decode("utf-8", errors="replace").strip('"')
             # the argument list, not the call: chained .def(...).def(...) calls nest inside each other
             spans.append((name, arguments.start_point[0] + 1, arguments.end_point[0] + 1))
     return spans

@@ -72,15 +72,19 @@ def produced(text: str, keys: set[str]) -> dict[str, list[str]]:
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
-                if isinstance(target, ast.Subscript) and _string(target.slice) in keys:
-                    out[_string(target.slice)].append(ast.unparse(node))
+                key = _string(target.slice) if isinstance(target, ast.Subscript) else None
+                if key is not None and key in keys:
+                    out[key].append(ast.unparse(node))
         elif isinstance(node, ast.Dict):
-            for key, value in zip(node.keys, node.values):
-                if key is not None and _string(key) in keys:
-                    out[_string(key)].append(f"{_string(key)!r}: {ast.unparse(value)}")
+            for key_node, value in zip(node.keys, node.values):
+                key = _string(key_node) if key_node is not None else None
+                if key is not None and key in keys:
+                    out[key].append(f"{key!r}: {ast.unparse(value)}")
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
-                and len(node.args) == 3 and _string(node.args[1]) in keys:
-            out[_string(node.args[1])].append(ast.unparse(node))
+                and len(node.args) == 3:
+            key = _string(node.args[1])
+            if key is not None and key in keys:
+                out[key].append(ast.unparse(node))
     return {key: sorted(values) for key, values in out.items()}
 
 

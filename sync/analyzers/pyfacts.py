@@ -246,7 +246,8 @@ class _Collector(cst.CSTVisitor):
         args = list(node.args)
         name = None
         if hook != "spec_path" and args and isinstance(args[0].value, cst.SimpleString):
-            name = args[0].value.evaluated_value
+            value = args[0].value.evaluated_value
+            name = value.decode("utf-8", errors="replace") if isinstance(value, bytes) else value
             args = args[1:]
         self.facts.hooks.append(HookSite(
             hook, name, self.facts.path, self._line(node), self._scope_name(),

@@ -150,7 +150,9 @@ _TD_DECLARATION = re.compile(r"^\s*(?:def|class|defm|multiclass)\s+([A-Za-z_]\w*
 
 @lru_cache(maxsize=4)
 def _query(source: str) -> Query:
-    return Query(parser().language, source)
+    language = parser().language
+    assert language is not None  # parser() is built with the C++ grammar
+    return Query(language, source)
 
 
 def _captures(query_source: str, text: str) -> dict[str, list]:
@@ -164,7 +166,7 @@ def declared_names(path: str, text: str | None) -> set[str]:
         return set()
     language = "cpp" if path.endswith(CPP) else "td" if path.endswith(TD) else "py"
     return set(memoized(f"declared-{language}", 1, text, lambda source: sorted(_declared_names(path, source)),
-                        encode=list, decode=list))
+                        encode=lambda names: list(names), decode=lambda names: list(names)))
 
 
 def _declared_names(path: str, text: str) -> set[str]:
@@ -275,7 +277,8 @@ def python_shape_libcst(text: str) -> PythonShape:
                 names.update(param.name for param in params)
             elif isinstance(statement, cst.ClassDef):
                 names.add(statement.name.value)
-                scan(statement.body.body, f"{prefix}{statement.name.value}.")
+                if isinstance(statement.body, cst.IndentedBlock):  # not a one-line `class C: ...`
+                    scan(statement.body.body, f"{prefix}{statement.name.value}.")
             elif isinstance(statement, cst.SimpleStatementLine):
                 for small in statement.body:
                     targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \

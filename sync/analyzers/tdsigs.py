@@ -115,7 +115,7 @@ def records(path: str, text: str) -> list[Record]:
                 overloads.append(Overload(tuple(pairs), len(pairs) - defaults, 1))
         else:
             kind = "op"
-            if not skip_default:
+            if not skip_default and arguments is not None:
                 pairs, defaults = arguments
                 results = _field(body, "results")
                 outs = len(results[0]) if results else 0

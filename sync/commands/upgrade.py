@@ -44,8 +44,9 @@ def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, src: 
     else:
         if not onto:
             raise SyncError("--onto is required (or --continue / --abort)")
-        gate = GateOptions(exec_command, exec_at or "end", 600 if exec_timeout is None else exec_timeout)
-        options = UpgradeOptions(branch, policy, force, frozenset(backends), out, gate if exec_command else None)
+        gate = GateOptions(exec_command, exec_at or "end", 600 if exec_timeout is None else exec_timeout) \
+            if exec_command else None
+        options = UpgradeOptions(branch, policy, force, frozenset(backends), out, gate)
         report = run_upgrade(repo_path, old, onto, src, options, progress)
     if as_json:
         click.echo(render_json(report), nl=False)

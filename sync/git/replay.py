@@ -46,7 +46,7 @@ def pick_tree(repo: pygit2.Repository, commit: pygit2.Commit, head_tree: pygit2.
               onto_label: str) -> TreePick:
     """merge(parent tree, head tree, commit tree) like git cherry-pick; conflicts settled by policy
     (markers | ours | theirs | stop). Merged blobs and the tree are written into repo's object store."""
-    parent_tree = commit.parents[0].tree if commit.parents else repo[repo.TreeBuilder().write()]
+    parent_tree = commit.parents[0].tree if commit.parents else repo[repo.TreeBuilder().write()].peel(pygit2.Tree)
     fast = pick_paths(repo, parent_tree, head_tree, commit.tree)
     if fast is not None:
         return TreePick(fast, [])
@@ -73,8 +73,8 @@ def _settle(repo: pygit2.Repository, index: pygit2.Index, ancestor: pygit2.Index
             policy: str) -> PathConflict:
     present = ours or theirs or ancestor
     assert present is not None
-    path = present.path
-    base_path = ancestor.path if ancestor is not None and ancestor.path != path else None
+    path = str(present.path)
+    base_path = str(ancestor.path) if ancestor is not None and ancestor.path != path else None
     for entry_path in {entry.path for entry in (ancestor, ours, theirs) if entry is not None}:
         conflicts = index.conflicts  # becomes None once the last conflict is gone
         if conflicts is not None and entry_path in conflicts:
@@ -189,7 +189,7 @@ def _has_merge_attributes(repo: pygit2.Repository, trees: tuple[pygit2.Tree, ...
                 entry = tree[name]
             except KeyError:
                 continue
-            if entry.type_str != "blob" or _mentions_merge(entry.data):
+            if not isinstance(entry, pygit2.Blob) or _mentions_merge(entry.data):
                 return True
     return False
 
@@ -221,7 +221,7 @@ def _write_tree(repo: pygit2.Repository, tree: pygit2.Tree | None, node: dict) -
     for name, item in node.items():
         existing = tree[name] if tree is not None and name in tree else None
         if isinstance(item, dict):
-            if existing is not None and existing.type_str != "tree":
+            if existing is not None and not isinstance(existing, pygit2.Tree):
                 raise _NeedsFullMerge  # directory/file
             subtree = _write_tree(repo, existing, item)
             if subtree is not None:

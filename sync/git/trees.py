@@ -43,7 +43,7 @@ class GitTree:
             return None
         if path not in self._cache:
             try:
-                self._cache[path] = self.repo[entry[0]].data
+                self._cache[path] = self.repo[entry[0]].peel(pygit2.Blob).data
             except KeyError:  # a partial clone or a snapshot without its large blobs: unreadable, and said so
                 self.missing.add(path)
                 return None

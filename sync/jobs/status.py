@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from .. import __version__
 from ..drift import analyse_drift
 from ..errors import SyncError
-from ..git import GitTree, Repository, open_repo
+from ..git import Commit, GitTree, Repository, Tree, open_repo
 from ..git.merge import conflict_hunks
 from ..git.repo import commit_of, current_branch, resolve_commit, resolves
 from ..git.store import scratch_repository
@@ -44,8 +44,8 @@ class StatusOptions:
 
 @dataclass(frozen=True)
 class _Replayed:
-    commit: object  # the commit on the branch
-    source: object  # the FlagTree commit it replays
+    commit: Commit  # the commit on the branch
+    source: Commit  # the FlagTree commit it replays
 
 
 def refresh_status(repo_path: str, options: StatusOptions, progress: Progress | None = None) -> Report:
@@ -118,7 +118,7 @@ def _old(repo: Repository, source: Rev, old: str | None) -> Rev:
     return Rev(pin.tag, pin.commit)
 
 
-def _conflicts_now(repo: Repository, replayed: list[_Replayed], head, onto_label: str, owners_of: OwnersOf,
+def _conflicts_now(repo: Repository, replayed: list[_Replayed], head: Commit, onto_label: str, owners_of: OwnersOf,
                    progress: Progress) -> tuple[ReplayedCommit, ...]:
     tip = GitTree.of_commit(repo, head.id, "status:tip")
     commits = []
@@ -126,9 +126,9 @@ def _conflicts_now(repo: Repository, replayed: list[_Replayed], head, onto_label
         replayer = Replayer(scratch, "markers", onto_label)
         for number, item in enumerate(replayed):
             progress.advance(summary_of(item.source), number)
-            source = scratch[item.source.id]
-            outcome = replayer.pick_tree(source, scratch[item.commit.parents[0].id].tree)
-            kept = GitTree(scratch, scratch[outcome.tree], "status:markers") if outcome.tree else None
+            source = scratch[item.source.id].peel(Commit)
+            outcome = replayer.pick_tree(source, scratch[item.commit.parents[0].id].peel(Commit).tree)
+            kept = GitTree(scratch, scratch[outcome.tree].peel(Tree), "status:markers") if outcome.tree else None
             conflicts = tuple(
                 Conflict(str(item.source.id), summary_of(item.source), found.path, found.kind,
                          "markers" if _still_open(tip, kept, found.path, found.kind) else "manual",

@@ -123,7 +123,7 @@ def _merged(given: ContinueOptions, stored: engine.RunOptions) -> tuple[UpgradeO
 
 def _replay_progress(progress: Progress) -> engine.Progress:
     """The replay engine's per-commit callback, told as a phase with one step per commit."""
-    started = []
+    started: list[bool] = []
 
     def report(number: int, total: int, commit, result) -> None:
         if result is None:
