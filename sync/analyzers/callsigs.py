@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from posixpath import dirname, join, normpath
@@ -51,18 +52,23 @@ class Broken:
     diff: str
 
 
-def _calls(text: str) -> list[CppCall]:
+def _call_nodes(text: str) -> Iterator[tuple[Node, Node, Node]]:
+    """Every C++ call expression with its callee and argument list, in any nesting."""
     tree = parser().parse(text.encode("utf-8", errors="replace"))
-    found: list[CppCall] = []
-    pending = [tree.root_node]
+    pending: list[Node] = [tree.root_node]
     while pending:
         node = pending.pop()
         pending.extend(node.children)
         if node.type != "call_expression":
             continue
         function, arguments = node.child_by_field_name("function"), node.child_by_field_name("arguments")
-        if function is None or arguments is None:
-            continue
+        if function is not None and arguments is not None:
+            yield node, function, arguments
+
+
+def _calls(text: str) -> list[CppCall]:
+    found: list[CppCall] = []
+    for node, function, arguments in _call_nodes(text):
         written = (function.text or b"").decode("utf-8", errors="replace")
         count = sum(1 for child in arguments.named_children if child.type != "comment")
         parts = [part.strip() for part in re.split(r"::|\.|->", written)]
@@ -274,16 +280,9 @@ def _python_findings(context: DriftContext, path: str, lines: frozenset[int],
 
 def _binding_spans(text: str) -> list[tuple[str, int, int]]:
     """`.def("name", ...)` pybind calls: (name, first line, last line)."""
-    tree = parser().parse(text.encode("utf-8", errors="replace"))
     spans = []
-    pending: list[Node] = [tree.root_node]
-    while pending:
-        node = pending.pop()
-        pending.extend(node.children)
-        if node.type != "call_expression":
-            continue
-        function, arguments = node.child_by_field_name("function"), node.child_by_field_name("arguments")
-        if function is None or arguments is None or function.type != "field_expression":
+    for node, function, arguments in _call_nodes(text):
+        if function.type != "field_expression":
             continue
         field = function.child_by_field_name("field")
         first = arguments.named_children[0] if arguments.named_children else None

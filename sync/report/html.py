@@ -5,7 +5,7 @@ from html import escape
 
 from ..kinds import kind_of
 from ..model import Conflict, Finding, GateResult, Hunk, Report
-from .markdown import page_name
+from .markdown import page_name, range_line
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:2rem;max-width:72rem;color:#222}
@@ -38,17 +38,7 @@ def _hunk(title: str, hunk: Hunk) -> str:
 
 
 def _range(report: Report) -> str:
-    rng = report.range
-    if report.upgrade is not None:
-        empty = sum(1 for commit in report.commits if commit.result is None)
-        return (f"<p>Replayed <code>{escape(rng.old.ref)}..{escape(rng.source.ref)}</code> ({len(report.commits)} "
-                f"commits, {empty} already upstream) onto <code>{escape(rng.onto.ref)}</code> "
-                f"(<code>{rng.onto.short}</code>) as branch <code>{escape(report.upgrade.branch)}</code> at "
-                f"<code>{escape(report.upgrade.head[:9])}</code> (policy <code>{escape(report.upgrade.policy)}</code>).</p>")
-    target = report.drift.target if report.drift else "?"
-    return (f"<p>Drift of <code>{escape(rng.source.ref)}</code> from <code>{escape(rng.old.ref)}</code> "
-            f"(<code>{rng.old.short}</code>) to <code>{escape(rng.onto.ref)}</code> (<code>{rng.onto.short}</code>), "
-            f"hooks judged on <code>{escape(target)}</code>.</p>")
+    return f"<p>{range_line(report, lambda value: f'<code>{escape(value)}</code>')}</p>"
 
 
 def _table(report: Report) -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import Callable
 
 from ..model import Conflict, Finding, GateResult, Group, Hunk, Report
 from ..kinds import kind_of
@@ -36,17 +37,18 @@ def fence(value: str, language: str = "") -> list[str]:
     return [f"{ticks}{language}", value.rstrip("\n"), ticks]
 
 
-def range_line(report: Report) -> str:
+def range_line(report: Report, literal: Callable[[str], str] = code) -> str:
+    """The sentence that says what was replayed or compared; `literal` marks up each repository value."""
     rng = report.range
     if report.upgrade is not None:
         empty = sum(1 for commit in report.commits if commit.result is None)
-        return (f"Replayed {code(rng.old.ref + '..' + rng.source.ref)} ({len(report.commits)} commits, {empty} "
-                f"already upstream) onto {code(rng.onto.ref)} ({code(rng.onto.short)}) as branch "
-                f"{code(report.upgrade.branch)} at {code(report.upgrade.head[:9])} (policy "
-                f"{code(report.upgrade.policy)}).")
+        return (f"Replayed {literal(rng.old.ref + '..' + rng.source.ref)} ({len(report.commits)} commits, {empty} "
+                f"already upstream) onto {literal(rng.onto.ref)} ({literal(rng.onto.short)}) as branch "
+                f"{literal(report.upgrade.branch)} at {literal(report.upgrade.head[:9])} (policy "
+                f"{literal(report.upgrade.policy)}).")
     target = report.drift.target if report.drift else "?"
-    return (f"Drift of {code(rng.source.ref)} from {code(rng.old.ref)} ({code(rng.old.short)}) to "
-            f"{code(rng.onto.ref)} ({code(rng.onto.short)}), hooks judged on {code(target)}.")
+    return (f"Drift of {literal(rng.source.ref)} from {literal(rng.old.ref)} ({literal(rng.old.short)}) to "
+            f"{literal(rng.onto.ref)} ({literal(rng.onto.short)}), hooks judged on {literal(target)}.")
 
 
 def _releasable(report: Report) -> list[str]:
