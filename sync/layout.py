@@ -23,7 +23,8 @@ PROTECTED_FILES = frozenset({"flagtree_spec.py", "_flagtree_backend.py"})
 # Trunk files that are specialized by editing them directly, the Triton way.
 DIRECT_EDIT_FILES = frozenset({"knobs.py", "_internal_testing.py"})
 
-_SPEC_FILE = re.compile(r"^third_party/(?P<backend>[^/]+)/backend/spec/(?P<rest>.+)$")
+# DOTALL and \Z: a git path may hold a newline, and "$" would also match before a trailing one
+_SPEC_FILE = re.compile(r"\Athird_party/(?P<backend>[^/]+)/backend/spec/(?P<rest>.+)\Z", re.DOTALL)
 _CPP_SUFFIXES = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc", ".td")
 
 
