@@ -24,15 +24,16 @@ PROTECTED_FILES = frozenset({"flagtree_spec.py", "_flagtree_backend.py"})
 # Trunk files that are specialized by editing them directly, the Triton way.
 DIRECT_EDIT_FILES = frozenset({"knobs.py", "_internal_testing.py"})
 
+# \A and \Z with DOTALL: a git path may hold a newline, and "$" would also match before a trailing one
 _CPP_SUFFIXES = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc", ".td")
 # The layouts FlagTree has used for a backend's spec tree (read from its history):
 # - third_party/<b>/backend/spec/{triton,include,lib}/...: the seed's layout (main, 3.6 branches);
 # - python/triton/spec/<b>/...: the Python mirror inside trunk's package (triton_v3.5.x, ascend).
 # A repository may name more in pyproject.toml: [tool.flagtree-sync] spec_roots = ["x/{backend}/py"].
-_THIRD_PARTY_SPEC = re.compile(r"^third_party/(?P<backend>[^/]+)/backend/spec/(?P<rest>.+)$", re.S)
-_OWNED = re.compile(r"^third_party/(?P<backend>[^/]+)/.", re.S)
+_THIRD_PARTY_SPEC = re.compile(r"\Athird_party/(?P<backend>[^/]+)/backend/spec/(?P<rest>.+)\Z", re.S)
+_OWNED = re.compile(r"\Athird_party/(?P<backend>[^/]+)/.", re.S)
 PYTHON_SPEC_HOME = f"{TRUNK}/spec"
-_PYTHON_SPEC = re.compile(rf"^{re.escape(PYTHON_SPEC_HOME)}/(?P<backend>[^/]+)/(?P<rel>.+)$", re.S)
+_PYTHON_SPEC = re.compile(rf"\A{re.escape(PYTHON_SPEC_HOME)}/(?P<backend>[^/]+)/(?P<rel>.+)\Z", re.S)
 CONFIG_FILE = "pyproject.toml"
 
 
@@ -85,7 +86,7 @@ def configured_roots(tree: FileTree) -> tuple[re.Pattern[str], ...]:
     for root in roots if isinstance(roots, list) else []:
         if isinstance(root, str) and root.count("{backend}") == 1 and not root.startswith(("/", "..")):
             head, _, tail = root.strip("/").partition("{backend}")
-            patterns.append(re.compile(rf"^{re.escape(head)}(?P<backend>[^/]+){re.escape(tail)}/(?P<rel>.+)$", re.S))
+            patterns.append(re.compile(rf"\A{re.escape(head)}(?P<backend>[^/]+){re.escape(tail)}/(?P<rel>.+)\Z", re.S))
     return tuple(patterns)
 
 

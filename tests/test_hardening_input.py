@@ -1,0 +1,31 @@
+"""Input that once misled the tool: file names with a newline belong to their backend like any other."""
+from __future__ import annotations
+
+from sync.layout import parse_spec_file
+from tests.conftest import git
+from tests.drift_helpers import drift_of
+
+A = "third_party/alpha/backend/spec/triton/"
+ODD = A + "runtime/odd\nname.py"
+
+
+def commit_files(world, files: dict[str, bytes], message: str = "odd files") -> None:
+    for path, data in files.items():
+        target = world.fork / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    git(world.fork, "add", "-A")
+    git(world.fork, "commit", "-qm", message)
+
+
+def test_a_spec_path_with_a_newline_belongs_to_its_backend() -> None:
+    spec_file = parse_spec_file(ODD)
+    assert spec_file is not None and spec_file.backend == "alpha" and spec_file.rel == "runtime/odd\nname.py"
+    assert parse_spec_file(A + "x.py\n").rel == "x.py\n"
+
+
+def test_a_conflict_in_a_file_named_with_a_newline_is_the_backends(world) -> None:
+    commit_files(world, {ODD: b"X = 1\n"})
+    owners = drift_of(world).owners
+    assert owners.owners(ODD) == ["alpha"]  # not shared-trunk
+    assert "alpha" in owners.backends
