@@ -1,6 +1,7 @@
 """Run every registered drift analysis over one FlagTree branch between two upstream tags."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from .analyzers.context import DriftContext
@@ -9,13 +10,13 @@ from .analyzers.owners import OwnerIndex
 from .analyzers.registry import ANALYZERS
 from .cache import FactCache, using
 from .errors import SyncError
-from .git import GitError, GitTree, Repository, Tree
+from .git import GitError, GitTree, Oid, Repository, Tree
 from .git.repo import commit_of, commit_range, is_ancestor
 from .git.store import scratch_repository
 from .progress import Progress, Silent
 from .layout import backend_names
 from .model import Finding, Range, Rev
-from .replay import Replayer
+from .replay import CONFLICT_TRAILER, Replayer
 from .suppressions import apply_suppressions
 
 
@@ -26,17 +27,90 @@ class DriftResult:
     merged: list[MergedOverlay] = field(default_factory=list)
 
 
-def replayed_tree(repo: Repository, rng: Range) -> Tree:
+def replayed_tree(repo: Repository, rng: Range, user_repo: Repository | None = None) -> Tree:
     """The FlagTree delta replayed onto the new tag, in memory; conflicts keep the FlagTree side.
 
-    The merged blobs and trees are written into repo: pass a scratch repository to keep a store clean."""
+    The merged blobs and trees are written into repo: pass a scratch repository to keep a store clean.
+    An upgrade of the same range in user_repo (its state, or the branch it made) gives a head start."""
     replayer = Replayer(repo, "theirs", rng.onto.short)
-    tree = commit_of(repo, rng.onto.oid).tree
-    for oid in commit_range(repo, commit_of(repo, rng.old.oid), commit_of(repo, rng.source.oid)):
+    commits = commit_range(repo, commit_of(repo, rng.old.oid), commit_of(repo, rng.source.oid))
+    done, tree = reusable_replay(user_repo or repo, repo, rng, commits)
+    for oid in commits[done:]:
         picked = replayer.pick_tree(commit_of(repo, oid), tree).tree
         assert picked is not None  # the "theirs" policy always settles a conflict
         tree = repo[picked].peel(Tree)
     return tree
+
+
+_PICKED_FROM = re.compile(r"\(cherry picked from commit ([0-9a-f]{40})\)")
+
+
+def reusable_replay(user_repo: Repository, repo: Repository, rng: Range, commits: list[Oid]) -> tuple[int, Tree]:
+    """(commits already replayed, the tree after them) from the upgrade of the same range.
+
+    Only what is known to equal drift's own replay counts: commits up to the first conflict (drift
+    keeps the FlagTree side, an upgrade may have written markers or a manual resolution), from the
+    upgrade's journal or from the commits of its branch, each checked to be exactly the commit the
+    replay makes (same source, parent, tree, authorship: an amended commit ends the reuse)."""
+    best = (0, commit_of(repo, rng.onto.oid).tree)
+    for found in (_from_upgrade_state(user_repo, repo, rng, commits),
+                  _from_branch(user_repo, repo, rng, commits)):
+        if found is not None and found[0] > best[0]:
+            best = found
+    return best
+
+
+def _from_upgrade_state(user_repo: Repository, repo: Repository, rng: Range,
+                        commits: list[Oid]) -> tuple[int, Tree] | None:
+    from .resumable_replay import StateStore  # the upgrade engine, only when there is a state to read
+    try:
+        state = StateStore(user_repo).load()
+    except SyncError:
+        return None
+    if state is None or (state.params.old_id, state.params.onto_id, state.params.src_id) != (
+            str(rng.old.oid), str(rng.onto.oid), str(rng.source.oid)) or state.commits != [str(c) for c in commits]:
+        return None
+    head, done = str(rng.onto.oid), 0
+    for result in state.results:
+        if result.conflicts and (state.params.policy != "theirs"
+                                 or any(conflict.resolution == "manual" for conflict in result.conflicts)):
+            break
+        head, done = result.result or head, done + 1
+    try:
+        return done, commit_of(repo, head).tree
+    except (GitError, SyncError, KeyError, ValueError):
+        return None
+
+
+def _from_branch(user_repo: Repository, repo: Repository, rng: Range, commits: list[Oid]) -> tuple[int, Tree] | None:
+    from .git import branch_head
+    tip = branch_head(user_repo, f"sync/{rng.onto.ref}")
+    if tip is None:
+        return None
+    chain = []
+    commit = tip
+    while commit.id != rng.onto.oid and len(chain) <= len(commits) + 1 and len(commit.parents) == 1:
+        chain.append(commit)
+        commit = commit.parents[0]
+    if commit.id != rng.onto.oid:
+        return None  # not a replay onto this tag
+    replayer = Replayer(repo, "theirs", rng.onto.short)
+    head = commit_of(repo, rng.onto.oid)
+    done = 0
+    for replayed in reversed(chain):
+        match = _PICKED_FROM.search(replayed.message)
+        if match is None or CONFLICT_TRAILER in replayed.message:
+            break
+        source = match[1]
+        while done < len(commits) and str(commits[done]) != source:
+            gap = repo[commits[done]]  # skipped by the upgrade: it must have become empty
+            if replayer.pick_tree(gap, head.tree).tree != head.tree.id:
+                return done, head.tree
+            done += 1
+        if done == len(commits) or replayer.commit(repo[commits[done]], replayed.tree.id, head.id, []) != replayed.id:
+            break
+        head, done = commit_of(repo, replayed.id), done + 1
+    return done, head.tree
 
 
 def analyse_drift(repo: Repository, rng: Range, target: Rev | None, backends: set[str] | None = None,
@@ -59,7 +133,7 @@ def _analyse(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev 
     if target_rev is None:
         progress.phase("replaying the delta in memory")
         try:
-            target = GitTree(scratch, replayed_tree(scratch, rng), "target:in-memory")
+            target = GitTree(scratch, replayed_tree(scratch, rng, repo), "target:in-memory")
         except GitError as exc:  # e.g. a blob missing from a partial clone
             early.append(Finding("target-unavailable", ".", f"the delta could not be replayed in memory ({exc}); "
                                  "hooks and guards were judged from the upstream tags alone"))
