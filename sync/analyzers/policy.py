@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import replace
 from fnmatch import fnmatch
 from posixpath import basename
+from typing import Collection
 
 from ..kinds import BY_CODE
 from ..model import Finding
@@ -24,10 +25,12 @@ def _finding(code: str, path: str, message: str, line: int | None = None, backen
     return Finding(BY_CODE[code].id, path, message, line=line, backend=backend, related_path=related)
 
 
-def _trunk_findings(hooks: TrunkHooks) -> list[Finding]:
+def _trunk_findings(hooks: TrunkHooks, marked: Collection[str] = ()) -> list[Finding]:
     findings = []
     for path, facts in sorted(hooks.facts.items()):
         rel = trunk_rel(path) or path
+        if facts.error and path in marked:
+            continue  # the conflict markers are the problem: FT014 names their line
         if facts.error:
             findings.append(_finding("FT013", path, f"cannot parse: {facts.error}"))
             continue
@@ -80,7 +83,8 @@ def _backend_selection(tree: FileTree, hooks: TrunkHooks) -> list[Finding]:
     return findings
 
 
-def _spec_file_findings(tree: FileTree, spec_file: SpecFile, hooks: TrunkHooks) -> list[Finding]:
+def _spec_file_findings(tree: FileTree, spec_file: SpecFile, hooks: TrunkHooks,
+                        marked: Collection[str] = ()) -> list[Finding]:
     path, backend, rel = spec_file.path, spec_file.backend, spec_file.rel
     if spec_file.area != "triton" or not rel.endswith(".py"):
         return []
@@ -91,7 +95,7 @@ def _spec_file_findings(tree: FileTree, spec_file: SpecFile, hooks: TrunkHooks) 
     text = read_text(tree, path) or ""
     facts = parse_module_facts(path, text)
     if facts.error:
-        return [_finding("FT013", path, f"cannot parse: {facts.error}", backend=backend)]
+        return [] if path in marked else [_finding("FT013", path, f"cannot parse: {facts.error}", backend=backend)]
     findings = []
     if rel in DIRECT_EDIT_FILES:
         findings.append(_finding("FT012", path, f"spec module for {rel}, which is specialized in trunk",
@@ -129,7 +133,9 @@ def _conflict_markers(tree: FileTree, allowed: tuple[str, ...]) -> list[Finding]
             continue
         hunks = conflict_hunks(data.decode("utf-8", errors="replace"))
         if hunks:
-            findings.append(_finding("FT014", path, f"{len(hunks)} unresolved conflict(s)", hunks[0].line))
+            lines = ", ".join(str(hunk.line) for hunk in hunks)
+            findings.append(_finding("FT014", path, f"{len(hunks)} unresolved conflict(s) (marker line(s) {lines})",
+                                     hunks[0].line))
     return findings
 
 
@@ -184,9 +190,11 @@ def _provenance(tree: FileTree, backends: list[str]) -> list[Finding]:
 
 def check_tree(tree: FileTree, backends: set[str] | None = None, allow_markers: tuple[str, ...] = ()) -> list[Finding]:
     hooks = index_trunk_hooks(tree)
-    findings = _trunk_findings(hooks) + _backend_selection(tree, hooks) + _conflict_markers(tree, allow_markers)
+    markers = _conflict_markers(tree, allow_markers)
+    marked = {finding.path for finding in markers}  # their parse errors are the markers' doing
+    findings = _trunk_findings(hooks, marked) + _backend_selection(tree, hooks) + markers
     names = sorted(backends) if backends else backend_names(tree)
     findings += _config_files(tree, names) + _provenance(tree, names)
     for spec_file in spec_files(tree, backends):
-        findings.extend(_spec_file_findings(tree, spec_file, hooks))
+        findings.extend(_spec_file_findings(tree, spec_file, hooks, marked))
     return findings
