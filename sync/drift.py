@@ -10,7 +10,7 @@ from .analyzers.owners import OwnerIndex
 from .analyzers.registry import ANALYZERS
 from .cache import FactCache, using
 from .errors import SyncError
-from .git import GitError, GitTree, Oid, Repository, Tree
+from .git import Commit, GitError, GitTree, Oid, Repository, Tree
 from .git.repo import commit_of, commit_range, is_ancestor
 from .git.store import scratch_repository
 from .progress import Progress, Silent
@@ -87,7 +87,7 @@ def _from_branch(user_repo: Repository, repo: Repository, rng: Range, commits: l
     tip = branch_head(user_repo, f"sync/{rng.onto.ref}")
     if tip is None:
         return None
-    chain = []
+    chain: list[Commit] = []
     commit = tip
     while commit.id != rng.onto.oid and len(chain) <= len(commits) + 1 and len(commit.parents) == 1:
         chain.append(commit)
@@ -103,11 +103,11 @@ def _from_branch(user_repo: Repository, repo: Repository, rng: Range, commits: l
             break
         source = match[1]
         while done < len(commits) and str(commits[done]) != source:
-            gap = repo[commits[done]]  # skipped by the upgrade: it must have become empty
+            gap = commit_of(repo, commits[done])  # skipped by the upgrade: it must have become empty
             if replayer.pick_tree(gap, head.tree).tree != head.tree.id:
                 return done, head.tree
             done += 1
-        if done == len(commits) or replayer.commit(repo[commits[done]], replayed.tree.id, head.id, []) != replayed.id:
+        if done == len(commits) or replayer.commit(commit_of(repo, commits[done]), replayed.tree.id, head.id, []) != replayed.id:
             break
         head, done = commit_of(repo, replayed.id), done + 1
     return done, head.tree

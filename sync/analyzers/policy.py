@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import replace
 from fnmatch import fnmatch
 from posixpath import basename
+from typing import Collection
 
 from ..kinds import BY_CODE
 from ..model import Finding
@@ -26,10 +27,12 @@ def _finding(code: str, path: str, message: str, line: int | None = None, backen
     return Finding(BY_CODE[code].id, path, message, line=line, backend=backend, related_path=related)
 
 
-def _trunk_findings(hooks: TrunkHooks) -> list[Finding]:
+def _trunk_findings(hooks: TrunkHooks, marked: Collection[str] = ()) -> list[Finding]:
     findings = []
     for path, facts in sorted(hooks.facts.items()):
         rel = trunk_rel(path) or path
+        if facts.error and path in marked:
+            continue  # the conflict markers are the problem: FT014 names their line
         if facts.error:
             findings.append(_finding("FT013", path, f"cannot parse: {facts.error}"))
             continue
@@ -86,7 +89,7 @@ _ROOT_REMEDY = {"knobs.py": "specialize knobs.py directly in trunk, as Triton do
                 "_internal_testing.py": "specialize _internal_testing.py directly in trunk, as Triton does"}
 
 
-def _spec_file_findings(tree: FileTree, classified: Classified) -> list[Finding]:
+def _spec_file_findings(tree: FileTree, classified: Classified, marked: Collection[str] = ()) -> list[Finding]:
     spec_file, role = classified.file, classified.role
     path, backend, rel = spec_file.path, spec_file.backend, spec_file.rel
     trunk_path = spec_file.trunk_path or ""
@@ -99,7 +102,7 @@ def _spec_file_findings(tree: FileTree, classified: Classified) -> list[Finding]
     text = read_text(tree, path) or ""
     facts = parse_module_facts(path, text)
     if facts.error:
-        return [_finding("FT013", path, f"cannot parse: {facts.error}", backend=backend)]
+        return [] if path in marked else [_finding("FT013", path, f"cannot parse: {facts.error}", backend=backend)]
     if role in (DIRECT_EDIT, ROOT_FILE):
         remedy = _ROOT_REMEDY.get(rel, f"put the changed functions in a spec-function module and call them from "
                                        f"{trunk_path} with spec/spec_func")
@@ -141,7 +144,9 @@ def _conflict_markers(tree: FileTree, allowed: tuple[str, ...]) -> list[Finding]
             continue
         hunks = conflict_hunks(data.decode("utf-8", errors="replace"))
         if hunks:
-            findings.append(_finding("FT014", path, f"{len(hunks)} unresolved conflict(s)", hunks[0].line))
+            lines = ", ".join(str(hunk.line) for hunk in hunks)
+            findings.append(_finding("FT014", path, f"{len(hunks)} unresolved conflict(s) (marker line(s) {lines})",
+                                     hunks[0].line))
     return findings
 
 
@@ -213,10 +218,12 @@ def unrecognized_layouts(tree: FileTree, hooks: TrunkHooks) -> list[Finding]:
 
 def check_tree(tree: FileTree, backends: set[str] | None = None, allow_markers: tuple[str, ...] = ()) -> list[Finding]:
     hooks = index_trunk_hooks(tree)
-    findings = _trunk_findings(hooks) + _backend_selection(tree, hooks) + _conflict_markers(tree, allow_markers)
+    markers = _conflict_markers(tree, allow_markers)
+    marked = {finding.path for finding in markers}  # their parse errors are the markers' doing
+    findings = _trunk_findings(hooks, marked) + _backend_selection(tree, hooks) + markers
     findings += unrecognized_layouts(tree, hooks)
     names = sorted(backends) if backends else backend_names(tree)
     findings += _config_files(tree, names) + _provenance(tree, names)
     for classified in classified_files(tree, hooks, backends):
-        findings.extend(_spec_file_findings(tree, classified))
+        findings.extend(_spec_file_findings(tree, classified, marked))
     return findings

@@ -1,0 +1,84 @@
+"""status: the upgrade report of sync/<NEW> re-derived after hand resolutions committed on it."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from sync.cli import cli
+from sync.jobs.status import StatusOptions, refresh_status
+
+from tests.conftest import git
+
+MARKER = re.compile(r"^(<<<<<<<|\|\|\|\|\|\|\||=======|>>>>>>>)")
+
+
+def upgraded(world) -> None:
+    result = CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--onto", "v3.6.0", "-q"])
+    assert result.exit_code == 1, result.output
+
+
+def resolve_on_branch(world, tmp_path: Path, keep: list[str], delete: list[str]) -> None:
+    """A person's fix, committed on the branch: markers dropped (both sides kept), deleted files removed."""
+    checkout = tmp_path / "checkout"
+    git(world.fork, "worktree", "add", "-q", str(checkout), "sync/v3.6.0")
+    for path in keep:
+        lines, base = [], False
+        for line in (checkout / path).read_text().splitlines(keepends=True):
+            if MARKER.match(line):
+                base = line.startswith("|||||||")
+                continue
+            if not base:
+                lines.append(line)
+        (checkout / path).write_text("".join(lines))
+    git(checkout, "add", *keep)
+    if delete:
+        git(checkout, "rm", "-q", *delete)
+    git(checkout, "commit", "-q", "-m", "Resolve the upgrade conflicts")
+
+
+def status(world, *extra: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["status", "--repo", str(world.fork), "--target", "sync/v3.6.0", *extra])
+    assert "Traceback" not in result.output
+    return result.exit_code, result.output
+
+
+def test_status_right_after_the_upgrade_finds_every_conflict_open(world, tmp_path: Path) -> None:
+    upgraded(world)
+    code, output = status(world, "-q", "--out", str(tmp_path / "report"))
+    assert code == 1, output
+    assert "5 of 5 conflict(s) still open" in output
+    document = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert document["upgrade"]["from"]["ref"] == "v3.5.0"  # from the pin in the replayed commit
+    assert document["upgrade"]["onto"]["ref"] == "v3.6.0"  # from the branch's pin
+    resolutions = {c["path"]: c["resolution"] for g in document["groups"] for c in g["conflicts"]}
+    assert set(resolutions.values()) == {"markers"} and len(resolutions) == 5
+
+
+def test_resolved_files_become_manual_and_their_groups_unblock(world, tmp_path: Path) -> None:
+    upgraded(world)
+    resolve_on_branch(world, tmp_path, ["CMakeLists.txt", "python/src/ir.cc"], ["python/triton/ops/matmul.py"])
+    report = refresh_status(str(world.fork), StatusOptions(target="sync/v3.6.0"))
+    by_path = {c.path: c.resolution for commit in report.commits for c in commit.conflicts}
+    assert by_path == {"CMakeLists.txt": "manual", "python/src/ir.cc": "manual",
+                       "python/triton/ops/matmul.py": "manual",
+                       "python/triton/language/__init__.py": "markers",  # still holds markers
+                       "python/triton/ops/__init__.py": "markers"}  # still the FlagTree side, untouched
+    verdicts = {group.name: group.verdict for group in report.groups}
+    assert verdicts["flagtree-core"] == "clean" and verdicts["shared-trunk"] == "clean"
+    assert verdicts["alpha"] == "blocked"
+    assert not report.releasable
+    code, output = status(world, "--out", str(tmp_path / "report"))
+    assert code == 1 and "2 of 5 conflict(s) still open" in output
+    summary = (tmp_path / "report" / "summary.md").read_text()
+    assert "| [flagtree-core](flagtree-core.md) | core | clean | 0 |" in summary
+
+
+def test_status_needs_a_range_it_can_find(world) -> None:
+    code, output = status(world)  # no such branch yet
+    assert code == 2 and output.startswith("flagtree-sync: error:")
+    upgraded(world)
+    result = CliRunner().invoke(cli, ["status", "--repo", str(world.fork), "--target", "main"])
+    assert result.exit_code == 2 and "flagtree-sync: error:" in result.output and "pass --branch" in result.output
