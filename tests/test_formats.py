@@ -1,0 +1,100 @@
+"""--format sarif (SARIF 2.1.0) and --format github (workflow annotations) for check and drift, and
+check on a tree holding conflict markers."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from sync.cli import cli
+from sync.kinds import kind_of
+from sync.model import Finding, Review
+from sync.report.github import annotation, render_github
+from sync.report.sarif import sarif_log
+
+TRUNK_INIT = "from triton.flagtree_spec import spec\n"
+MARKED = ("import os\n"
+          "<<<<<<< ours\nA = 1\n||||||| base\nA = 0\n=======\nA = 2\n>>>>>>> theirs\n")
+
+
+def conflicted_tree(root: Path) -> Path:
+    files = {"python/triton/__init__.py": TRUNK_INIT, "python/triton/language/core.py": MARKED}
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    return root
+
+
+def test_check_reports_markers_at_their_line_not_a_tokenizer_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["check", str(conflicted_tree(tmp_path))])
+    assert result.exit_code == 1
+    assert "python/triton/language/core.py:2: FT014 error" in result.output
+    assert "FT013" not in result.output and "tokenizer" not in result.output
+
+
+def test_check_sarif_structure_and_catalogue(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["check", str(conflicted_tree(tmp_path)), "--format", "sarif"])
+    assert result.exit_code == 1
+    log = json.loads(result.output)
+    assert log["version"] == "2.1.0" and "sarif-2.1.0" in log["$schema"]
+    run = log["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert run["tool"]["driver"]["name"] == "flagtree-sync"
+    (result_,) = run["results"]
+    rule = rules[result_["ruleIndex"]]
+    assert result_["ruleId"] == rule["id"] == "FT014"
+    spec = kind_of(rule["name"])
+    assert rule["shortDescription"]["text"] == spec.meaning and rule["help"]["text"] == spec.action
+    assert rule["helpUri"] == f"docs/KINDS.md#{spec.anchor}"
+    assert result_["level"] == "error"
+    location = result_["locations"][0]["physicalLocation"]
+    assert location == {"artifactLocation": {"uri": "python/triton/language/core.py"}, "region": {"startLine": 2}}
+
+
+def test_sarif_levels_rules_once_and_reviews_as_suppressions() -> None:
+    findings = [Finding("overlay-conflicting", "a.py", "m1", backend="alpha"),
+                Finding("overlay-conflicting", "b.py", "m2", backend="alpha",
+                        suppressed=Review("needs no change", "v3.6.0")),
+                Finding("spec-unused", "c.py", "m3", line=4)]
+    log = sarif_log(findings, "0.1.0")
+    run = log["runs"][0]
+    assert [rule["id"] for rule in run["tool"]["driver"]["rules"]] == ["overlay-conflicting", "spec-unused"]
+    assert [r["level"] for r in run["results"]] == ["error", "error", "note"]
+    assert [r["ruleIndex"] for r in run["results"]] == [0, 0, 1]
+    assert "suppressions" not in run["results"][0]
+    assert run["results"][1]["suppressions"][0]["justification"].startswith("needs no change")
+    assert run["results"][0]["properties"] == {"backend": "alpha"}
+
+
+def test_github_annotations_escape_what_could_start_a_command() -> None:
+    finding = Finding("overlay-conflicting", "dir/a,b:c.py", "two\nlines 100%", line=7, backend="alpha")
+    line = annotation(finding)
+    assert line.startswith("::error file=dir/a%2Cb%3Ac.py,line=7,title=overlay-conflicting::two%0Alines 100%25")
+    assert "\n" not in line and kind_of("overlay-conflicting").doc_url in line
+    reviewed = annotation(Finding("overlay-redundant", "x.py", "m", suppressed=Review("ok", "v3.6.0")))
+    assert reviewed.startswith("::notice file=x.py,title=overlay-redundant::m (reviewed: ok)")
+    assert annotation(Finding("spec-unused", "x.py", "m")).startswith("::notice ")
+    assert annotation(Finding("overlay-redundant", "x.py", "m")).startswith("::warning ")
+
+
+def test_check_github_format(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["check", str(conflicted_tree(tmp_path)), "--format", "github"])
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        "::error file=python/triton/language/core.py,line=2,title=FT014 conflict-markers::"
+        + result.output.split("title=FT014 conflict-markers::", 1)[1].rstrip("\n")]
+
+
+def test_drift_formats_on_the_demo(world) -> None:
+    base = ["drift", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0", "--backend", "alpha"]
+    sarif = CliRunner().invoke(cli, [*base, "--format", "sarif"])
+    assert sarif.exit_code == 1, sarif.output
+    results = json.loads(sarif.output)["runs"][0]["results"]
+    kinds = {r["ruleId"] for r in results}
+    assert {"overlay-conflicting", "overlay-orphan", "hijack-lost", "overlay-auto-mergeable"} <= kinds
+    github = CliRunner().invoke(cli, [*base, "--format", "github"])
+    assert github.exit_code == 1
+    lines = github.output.splitlines()
+    assert len(lines) == len(results) and all(line.startswith(("::error ", "::warning ", "::notice ")) for line in lines)
+    assert any(line.startswith("::error file=third_party/alpha/backend/spec/triton/runtime/cache.py,") for line in lines)
