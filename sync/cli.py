@@ -330,8 +330,10 @@ def hooks_command(triton_package: Path, hook_set: Path | None) -> int:
 @cli.command("demo")
 @click.argument("directory", type=click.Path(path_type=Path))
 @click.option("--no-run", is_flag=True, help="Only build the demo repositories.")
+@click.option("--native", is_flag=True, help="The native world: a C++ library (CMake) and a backend with a C++ spec "
+              "library; the upgrade's gate builds it.")
 @_reported
-def demo_command(directory: Path, no_run: bool) -> int:
+def demo_command(directory: Path, no_run: bool, native: bool) -> int:
     """Build the demo world in DIRECTORY and run the upgrade on it.
 
     DIRECTORY/upstream is a miniature Triton with tags v3.5.0 and v3.6.0; DIRECTORY/flagtree
@@ -340,7 +342,7 @@ def demo_command(directory: Path, no_run: bool) -> int:
     """
     from .commands.demo import run_demo
 
-    return run_demo(directory, no_run)
+    return run_demo(directory, no_run, native)
 
 
 def main(argv: list[str] | None = None) -> None:
