@@ -13,9 +13,8 @@ import sys
 from pathlib import Path
 from textwrap import dedent
 
-from ..git.scripted import Change, ScriptedRepo
-from ..pin import PIN_FILE, Pin
-from .world import DEMO_USER, FORK_AUTHOR, FORK_BRANCH, NEW_TAG, OLD_TAG, UPSTREAM_AUTHOR, World
+from ..git.scripted import Change
+from .world import World, build_scripted_world
 
 BACKEND = "gamma"
 SPEC = f"third_party/{BACKEND}/backend/spec/"
@@ -326,24 +325,7 @@ PLANTED_GUARDS: frozenset[tuple[str, str]] = frozenset({
 
 def build_native_world(root: Path | str) -> World:
     """Create <root>/upstream and <root>/flagtree (the native world); root must be empty or absent."""
-    root = Path(root).resolve()
-    if root.exists() and any(root.iterdir()):
-        raise FileExistsError(f"{root} is not empty")
-    upstream_path, fork_path = root / "upstream", root / "flagtree"
-
-    upstream = ScriptedRepo.init(upstream_path, FORK_BRANCH, DEMO_USER, clock=1_700_000_000)
-    upstream.commit("democore 3.5.0", dict(UPSTREAM_BASE), UPSTREAM_AUTHOR)
-    upstream.tag(OLD_TAG, message="democore 3.5.0")
-    for message, changes in UPSTREAM_COMMITS:
-        upstream.commit(message, changes, UPSTREAM_AUTHOR)
-    upstream.tag(NEW_TAG, message="democore 3.6.0")
-
-    fork = ScriptedRepo.clone(upstream_path, fork_path, FORK_BRANCH, OLD_TAG, DEMO_USER, clock=1_700_100_000)
-    pin = {PIN_FILE: Pin(OLD_TAG, fork.commit_id(OLD_TAG)).render()}
-    for number, (message, changes) in enumerate(FORK_COMMITS):
-        fork.commit(message, {**changes, **pin} if number == 0 else changes, FORK_AUTHOR)
-    fork.rename_remote("origin", "upstream")
-    return World(root=root, upstream=upstream_path, fork=fork_path)
+    return build_scripted_world(root, "democore", UPSTREAM_BASE, UPSTREAM_COMMITS, FORK_COMMITS)
 
 
 def _tool(name: str) -> str | None:
