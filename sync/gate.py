@@ -9,7 +9,8 @@ from .git import Repository
 from .git.worktree import Worktree, detached_worktree
 from .model import GateResult, GateRun
 
-OUTPUT_TAIL = 2000
+# Enough for a C++ compiler diagnostic with its template notes; the report keeps only this tail.
+OUTPUT_TAIL = 8000
 
 
 def _run_at(worktree: Worktree, commit: str, label: str, command: str, timeout: float) -> GateRun:
