@@ -279,19 +279,26 @@ def status_command(repo_path: str, target: str | None, old: str | None, onto: st
               "[default: the current branch].")
 @click.option("--kind", required=True, help="The finding's kind, e.g. overlay-conflicting.")
 @click.option("--path", "finding_path", required=True, help="The finding's path, as the report shows it.")
+@click.option("--subject", metavar="NAME", help="Which finding, when the path has several of the kind: the macro, "
+              "spec function, key, callee or CMake entry it is about (the error lists them).")
+@click.option("--target", metavar="BRANCH", help="The upgraded branch whose finding it is, as drift --target "
+              "reads it; the entry then belongs in a commit on that branch [default: replay the delta in memory].")
 @click.option("--reason", required=True, help="Why the finding needs no change (kept in the report).")
 @_reported
 def suppress_command(repo_path: str, old: str, onto: str, src: str | None, kind: str, finding_path: str,
-                     reason: str) -> int:
+                     subject: str | None, target: str | None, reason: str) -> int:
     """Mark a drift finding as reviewed for NEW in the backend's spec/suppressions.toml.
 
-    The entry records the trunk counterpart's blob at NEW: while it stays the same the finding is
-    shown as reviewed and leaves the exit status alone; when upstream changes that file again the
-    entry expires. The file is written in the work tree: commit it with the backend.
+    Every finding of a backend can be reviewed. The entry records the trunk counterpart's blob at NEW:
+    while it stays the same the finding is shown as reviewed and leaves the exit status alone; when
+    upstream changes that file again the entry expires. A finding with no trunk file at NEW (a macro no
+    trunk code tests, a call site in a deleted file) is reviewed for that release only: the entry records
+    NEW's tree. The file is written in the work tree: commit it with the backend.
     """
     from .commands.suppress import run_suppress
+    from .jobs.review import SuppressRequest
 
-    return run_suppress(repo_path, old, onto, src, kind, finding_path, reason)
+    return run_suppress(repo_path, old, onto, src, SuppressRequest(kind, finding_path, reason, subject, target))
 
 
 @cli.command("provenance")

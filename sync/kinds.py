@@ -53,7 +53,9 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("gate-failed", "gate", "error", "the test gate command fails on the replayed branch",
        "fix the first failing commit the gate names, then rerun the gate"),
     # Overlays: whole files that shadow a trunk file.
-    _k("overlay-in-sync", "overlay", "info", "trunk counterpart unchanged since the overlay's base", ""),
+    _k("overlay-in-sync", "overlay", "info", "nothing to merge: the trunk counterpart is unchanged since the "
+       "overlay's base, or the overlay already holds upstream's change (applied by drift --apply or merged by hand)",
+       "none; after a hand merge, record the new base with flagtree-sync provenance"),
     _k("overlay-auto-mergeable", "overlay", "warning", "upstream changed the trunk counterpart and the 3-way "
        "merge (base trunk@OLD, ours overlay, theirs trunk@NEW) is clean",
        "apply the merged file (drift --apply) and review"),

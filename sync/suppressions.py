@@ -1,9 +1,12 @@
 """Reviewed findings: a backend's checked-in suppressions.toml, each entry valid for one trunk version.
 
-An entry names a finding (kind, path), the upstream tag it was reviewed for, a reason, and the blob
-of the trunk counterpart at that tag. It suppresses the finding only while the counterpart at the
-new tag is still that blob: when upstream changes the file again, the entry has expired and the
-finding counts again. Suppressed findings stay in the report with their reason.
+An entry names a finding (kind, path, and a subject where one file holds several findings of a kind:
+the macro, function, key, callee or CMake entry it is about), the upstream tag it was reviewed for,
+a reason, and what it expires on: the blob of the trunk counterpart at that tag, so that the entry
+holds only while the counterpart at the new tag is still that blob; or, for a finding with no trunk
+file at the new tag (a macro no trunk code tests, a call site in a file upstream deleted), the tree
+of that tag, so that the entry holds for that upstream release only. When it expires the finding
+counts again. Suppressed findings stay in the report with their reason.
 """
 from __future__ import annotations
 
@@ -25,31 +28,68 @@ def suppressions_path(backend: str) -> str:
     return f"third_party/{backend}/backend/spec/suppressions.toml"
 
 
+# Which detail of a finding tells it from the other findings of its kind in the same file.
+SUBJECT_DETAILS = ("macro", "function", "key", "callee", "entry")
+
+
+def subject_of(finding: Finding) -> str:
+    for name in SUBJECT_DETAILS:
+        value = finding.details.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
 @dataclass(frozen=True)
 class Suppression:
     kind: str
     path: str
+    subject: str
     reviewed_for: str
-    trunk: str
+    trunk: str  # the trunk counterpart whose blob the entry expires on; "" when it expires on upstream_tree
     trunk_blob: str
+    upstream_tree: str  # the tree of the tag it was reviewed for, when there is no trunk counterpart there
     reason: str
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return self.kind, self.path, self.subject
+
+    def written(self) -> dict[str, str]:
+        """The entry as written: empty optional fields are left out."""
+        return {name: getattr(self, name) for name in FIELDS if getattr(self, name) or name not in OPTIONAL}
 
     def table(self) -> tomlkit.items.Table:
         entry = tomlkit.table()
-        for name in FIELDS:
-            entry[name] = getattr(self, name)
+        for name, value in self.written().items():
+            entry[name] = value
         return entry
+
+    def holds_at(self, new: GitTree) -> bool:
+        """Whether upstream is still as reviewed: the counterpart's blob, or the whole tag's tree."""
+        if self.trunk:
+            current = new.blob_id(self.trunk)
+            return current is not None and str(current) == self.trunk_blob
+        return str(new.tree.id) == self.upstream_tree
 
 
 FIELDS = tuple(f.name for f in fields(Suppression))
+OPTIONAL = ("subject", "trunk", "trunk_blob", "upstream_tree")
+_HEX = Text(pattern=OID, meaning="40 hex digits", required=False)
 SCHEMA = Table(arrays={"suppress": Table(fields={
-    name: Text(pattern=OID, meaning="40 hex digits") if name == "trunk_blob" else Text() for name in FIELDS})})
+    name: _HEX if name in ("trunk_blob", "upstream_tree") else Text(required=name not in OPTIONAL)
+    for name in FIELDS})})
 
 
 def parse_suppressions(text: str, where: str) -> list[Suppression]:
     """Every entry, checked against the schema: a bad file is a TomlFileError naming its line."""
-    entries = load_toml(text, where, SCHEMA).data.get("suppress", [])
-    return [Suppression(**{name: entry[name] for name in FIELDS}) for entry in entries]
+    document = load_toml(text, where, SCHEMA)
+    entries = document.data.get("suppress", [])
+    for number, entry in enumerate(entries):
+        if not ("trunk" in entry and "trunk_blob" in entry) and "upstream_tree" not in entry:
+            raise document.error(f"[[suppress]] entry {number + 1}: lacks trunk and trunk_blob (or upstream_tree)",
+                                 "suppress", number)
+    return [Suppression(**{name: entry.get(name, "") for name in FIELDS}) for entry in entries]
 
 
 def append_suppression(existing: str | None, entry: Suppression) -> str:
@@ -64,7 +104,7 @@ def append_suppression(existing: str | None, entry: Suppression) -> str:
             entries[-1].add(tomlkit.nl())  # a blank line between the last reviewed entry and the new one
         entries.append(entry.table())
     elif isinstance(entries, tomlkit.items.Array):  # written by hand as suppress = [{...}, ...]
-        entries.append({name: getattr(entry, name) for name in FIELDS})
+        entries.append(entry.written())
     else:
         entries = tomlkit.aot()
         entries.append(entry.table())
@@ -72,15 +112,20 @@ def append_suppression(existing: str | None, entry: Suppression) -> str:
     return tomlkit.dumps(document)
 
 
-def load_suppressions(tree: FileTree, backends: list[str]) -> dict[tuple[str, str], Suppression]:
+def load_suppressions(tree: FileTree, backends: list[str]) -> dict[tuple[str, str, str], Suppression]:
     table = {}
     for backend in backends:
         path = suppressions_path(backend)
         text = read_text(tree, path)
         if text:
             for entry in parse_suppressions(text, path):
-                table[(entry.kind, entry.path)] = entry
+                table[entry.key] = entry
     return table
+
+
+def entry_for(table: dict[tuple[str, str, str], Suppression], finding: Finding) -> Suppression | None:
+    """The entry that reviews finding; one written without a subject covers every finding of its kind and path."""
+    return table.get((finding.kind, finding.path, subject_of(finding))) or table.get((finding.kind, finding.path, ""))
 
 
 def trunk_counterpart(finding: Finding) -> str:
@@ -93,15 +138,14 @@ def apply_suppressions(findings: list[Finding], fork: FileTree, new: GitTree, ba
         return findings
     out = []
     for finding in findings:
-        entry = table.get((finding.kind, finding.path))
+        entry = entry_for(table, finding)
         if entry is None:
             out.append(finding)
             continue
-        current = new.blob_id(entry.trunk)
         note = Review(entry.reason, entry.reviewed_for)
-        if current is not None and str(current) == entry.trunk_blob:
+        if entry.holds_at(new):
             out.append(finding.with_review(suppressed=note))
-        else:  # upstream changed the counterpart again since the review
+        else:  # upstream changed the counterpart (or moved to another release) since the review
             out.append(finding.with_review(expired=note))
     return out
 
@@ -109,19 +153,23 @@ def apply_suppressions(findings: list[Finding], fork: FileTree, new: GitTree, ba
 def add_suppression(work_tree: Path, finding: Finding, new: GitTree, reviewed_for: str, reason: str) -> Path:
     """Append an entry for finding to its backend's suppressions.toml in the work tree."""
     if not finding.backend:
-        raise SyncError("only backend findings can be suppressed")
+        raise SyncError(f"{finding.kind} on {finding.path} belongs to no backend, and reviews live in a backend's "
+                        "suppressions.toml: fix it instead")
     trunk = trunk_counterpart(finding)
-    blob = new.blob_id(trunk)
-    if blob is None:
-        raise SyncError(f"{trunk} does not exist at {reviewed_for}: a suppression needs a trunk file to expire on")
+    blob = new.blob_id(trunk) if not trunk.startswith("third_party/") else None
     rel = suppressions_path(finding.backend)
     target = work_tree_path(work_tree, rel)  # refuse a symlink before reading through it
     text = target.read_text(encoding="utf-8", errors="replace") if target.exists() else None
-    if text is not None and (finding.kind, finding.path) in {(e.kind, e.path) for e in parse_suppressions(text, rel)}:
-        raise SyncError(f"{finding.kind} on {finding.path} is already suppressed in {rel}")
+    subject = subject_of(finding)
+    if text is not None and entry_for({e.key: e for e in parse_suppressions(text, rel)}, finding) is not None:
+        raise SyncError(f"{finding.kind} on {finding.path}{f' ({subject})' if subject else ''} is already "
+                        f"suppressed in {rel}")
     if not reason.strip():
         raise SyncError("--reason must say why the finding needs no change")
-    entry = Suppression(finding.kind, finding.path, reviewed_for, trunk, str(blob), reason)
+    if blob is not None:
+        entry = Suppression(finding.kind, finding.path, subject, reviewed_for, trunk, str(blob), "", reason)
+    else:  # no trunk file at the new tag to expire on: the review holds for this upstream release only
+        entry = Suppression(finding.kind, finding.path, subject, reviewed_for, "", "", str(new.tree.id), reason)
     updated = append_suppression(text, entry)
     parse_suppressions(updated, rel)  # never write a file the next run would refuse to read
     return write_in_work_tree(work_tree, rel, updated)

@@ -74,9 +74,17 @@ class DriftContext:
     def exports(self) -> dict[str, BackendExports]:
         return {backend: self.all_exports[backend] for backend in self.backends if backend in self.all_exports}
 
+    @property
+    def backend_files(self) -> GitTree:
+        """Where the backends' own files are judged: the upgraded branch when one was given (fixes, merges and
+        a provenance.toml recorded there count), else the FlagTree branch. An in-memory replay lives in a
+        scratch store and holds the FlagTree branch's backend files unchanged, so the fork is read then."""
+        target = self.target
+        return target if target is not None and target.repo is self.repo else self.fork
+
     @cached_property
     def manifests(self) -> dict[str, dict[str, Derivation] | None]:
-        return {backend: load_manifest(self.fork, backend) for backend in self.backends}
+        return {backend: load_manifest(self.backend_files, backend) for backend in self.backends}
 
     def recorded_base(self, spec_file: SpecFile) -> tuple[Oid | None, dict[str, str]]:
         """The 3-way merge base of a backend file: its provenance entry, else the old tag (said so)."""

@@ -8,6 +8,7 @@ from typing import Callable
 from ..model import Finding
 from ..trees import read_text
 from .context import DriftContext
+from .overlays import backend_tree
 from .cpp import (CppFunction, GuardRegion, backend_macros, declarations, functions, functions_in, guard_regions,
                   header_path, mentions_spec_macro, stray_macros)
 
@@ -31,12 +32,14 @@ def _by_name(text: str | None) -> dict[str, CppFunction]:
 
 
 def spec_library(context: DriftContext, backend: str) -> dict[str, list[CppFunction]]:
-    """The functions the backend's C++ spec library defines, by Class::method (or plain name)."""
+    """The functions the backend's C++ spec library defines, by Class::method (or plain name), as the
+    upgraded branch has them when one was given."""
     found: dict[str, list[CppFunction]] = {}
     prefix = f"third_party/{backend}/backend/spec/"
-    for path in context.fork.paths():
+    tree = backend_tree(context)
+    for path in tree.paths():
         if path.startswith(prefix) and path.endswith(CPP_SUFFIXES):
-            for function in functions(read_text(context.fork, path) or ""):
+            for function in functions(read_text(tree, path) or ""):
                 found.setdefault(function.short_name, []).append(replace(function, text=path))
     return found
 
@@ -45,13 +48,14 @@ def guard_findings(context: DriftContext) -> list[Finding]:
     files = _guarded_files(context)
     regions = {path: guard_regions(text) for path, text in files.items()}
     findings: list[Finding] = []
+    backend_files = backend_tree(context)  # macros dropped or replacements fixed on the upgraded branch count
     for backend in context.backends:
         library = spec_library(context, backend)
-        macros = backend_macros(context.fork, backend)
-        for stray in stray_macros(context.fork, backend, macros):
+        macros = backend_macros(backend_files, backend)
+        for stray in stray_macros(backend_files, backend, macros):
             findings.append(Finding("guard-macro-unreachable", stray.path, f"{stray.name} is defined here, but "
                                     f"{header_path(backend)} does not include this header", line=stray.line,
-                                    backend=backend))
+                                    backend=backend, details={"macro": stray.name}))
         for macro, definition in sorted(macros.items()):
             uses = [(path, region) for path, found in regions.items() for region in found if region.macro == macro]
             if not uses:

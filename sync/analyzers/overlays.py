@@ -66,7 +66,7 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
     base_id, base = context.recorded_base(spec_file)
     if base_id is None:
         return None  # a module the backend adds: nothing upstream to drift from
-    overlay_tree = _overlay_tree(context)
+    overlay_tree = backend_tree(context)
     ours_id = overlay_tree.blob_id(spec_file.path)
     if ours_id is None:
         return None  # deleted on the upgraded branch: that was the fix, nothing is left to drift
@@ -115,12 +115,9 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
                    diff=diff, hunks=[_upgrade_convention(hunk) for hunk in outcome.hunks])
 
 
-def _overlay_tree(context: DriftContext) -> GitTree:
-    """The overlay as it is on the upgraded branch when one was given (merges applied and fixes committed
-    there count); else the FlagTree branch's. An in-memory replay lives in a scratch store and holds the
-    FlagTree branch's overlays unchanged, so the fork is read then."""
-    target = context.target
-    return target if target is not None and target.repo is context.repo else context.fork
+def backend_tree(context: DriftContext) -> GitTree:
+    """The tree whose backend files (overlays, spec functions, C++ spec library) are judged."""
+    return context.backend_files
 
 
 def overlay_findings(context: DriftContext) -> list[Finding]:
@@ -130,7 +127,7 @@ def overlay_findings(context: DriftContext) -> list[Finding]:
     for classified in context.classified:
         if classified.role not in WHOLE_FILE_ROLES:
             continue  # spec modules, new modules, C++ spec libraries: not copies of a trunk file
-        if not _overlay_tree(context).exists(classified.file.path):
+        if not backend_tree(context).exists(classified.file.path):
             continue  # deleted on the upgraded branch
         unusable = _unusable(context, classified.file)
         if unusable is not None:
@@ -145,7 +142,7 @@ def overlay_findings(context: DriftContext) -> list[Finding]:
 
 def _unusable(context: DriftContext, spec_file: SpecFile) -> Finding | None:
     """Overlays the analysis cannot read as source; the others are still classified."""
-    path, tree = spec_file.path, _overlay_tree(context)
+    path, tree = spec_file.path, backend_tree(context)
     if tree.is_symlink(path):
         return Finding("overlay-symlink", path, "the overlay is a symbolic link; it was not analysed",
                        "replace the link by the file", backend=spec_file.backend)

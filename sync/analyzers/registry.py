@@ -13,7 +13,7 @@ from .callsigs import call_signature_findings
 from .cochange import cochange_findings
 from .cppguards import guard_findings
 from .keys import key_string_findings
-from .overlays import overlay_findings
+from .overlays import backend_tree, overlay_findings
 from .policy import unrecognized_layouts
 from .specfuncs import spec_function_findings
 from .symbols import symbol_findings
@@ -40,13 +40,13 @@ def layouts(context: DriftContext) -> list[Finding]:
 
 
 def symbol_drift(context: DriftContext) -> list[Finding]:
-    rng = context.range
+    rng, branch = context.range, backend_tree(context)
     if rng is not None and not context.fork_based_on_old:
         # FlagTree's added lines are measured from OLD: on a branch not based on it they would be upstream's.
         return [Finding("symbol-drift-skipped", ".", "the old tag is not an ancestor of the branch, so FlagTree's "
                         "added lines cannot be told from upstream's")]
     return symbol_findings(context.repo, context.upstream_old, context.upstream_new, context.fork,
-                           context.owners.owners)
+                           context.owners.owners, target=None if branch is context.fork else branch)
 
 
 def _when_based_on_old(analyze: Callable[[DriftContext], Iterable[Finding]]) -> Callable[[DriftContext], list[Finding]]:

@@ -5,9 +5,10 @@ import difflib
 from typing import Callable
 
 from ..model import Finding
-from .backends import ExportedFunction
+from .backends import BackendExports, ExportedFunction, backend_exports, entry_modules
 from .context import DriftContext
 from .callsites import TrunkHooks
+from .overlays import backend_tree
 from .pyfacts import FunctionFacts, HookSite, Param
 
 MODULE_SCOPE = "<module>"
@@ -78,6 +79,7 @@ def replacement_mismatch(backend: tuple[Param, ...], trunk: tuple[Param, ...]) -
 class SpecFunctionAnalysis:
     def __init__(self, context: DriftContext) -> None:
         self.context = context
+        self._judged: dict[str, BackendExports] | None = None
 
     def _trunk_function(self, new_tag: bool, path: str, qualname: str) -> FunctionFacts | None:
         tree = self.context.upstream_new if new_tag else self.context.upstream_old
@@ -89,7 +91,7 @@ class SpecFunctionAnalysis:
         fork_sites = self.context.fork_hooks.by_name()
         target_hooks = self.context.target_hooks
         target_sites = target_hooks.by_name() if target_hooks is not None else None
-        for backend, exports in self.context.exports.items():
+        for backend, exports in self._exports().items():
             for error in exports.errors:
                 path, _, message = error.partition(": ")
                 found.append(Finding("spec-module-unparsable", path, f"cannot parse: {message}",
@@ -99,7 +101,7 @@ class SpecFunctionAnalysis:
                 if not sites:
                     found.append(Finding("spec-unused", exported.module_path or exports.entry,
                                          f"{name} is exported but no trunk hook calls it", "", exported.line,
-                                         backend))
+                                         backend, details={"function": name}))
                 for site in sites:
                     now = target_sites.get(name, []) if target_sites is not None else None
                     found.extend(self._site_findings(backend, exported, site, now))
@@ -118,8 +120,9 @@ class SpecFunctionAnalysis:
                 related: str | None = site.path, line: int | None = exported.facts.line if exported.facts else None,
                 **details: object) -> None:
             out.append(Finding(kind, where, message, action, line, backend, related_path=related,
-                               diff=diff, details={"hook": site.kind, "call_site": f"{site.path}:{site.line}",
-                                                   "scope": site.scope, **details}))
+                               diff=diff, details={"function": name, "hook": site.kind,
+                                                   "call_site": f"{site.path}:{site.line}", "scope": site.scope,
+                                                   **details}))
 
         new_path = context.new_path(site.path)
         if new_path is None:
@@ -159,6 +162,17 @@ class SpecFunctionAnalysis:
             self._replaced_function(add, exported, site, new_path)
         return out
 
+    def _exports(self) -> dict[str, BackendExports]:
+        """The backends' functions as the upgraded branch has them when one was given: a function dropped or
+        fixed there is judged as it is now; else the FlagTree branch's."""
+        if self._judged is None:
+            tree = backend_tree(self.context)
+            self._judged = self.context.exports if tree is self.context.fork else {
+                backend: backend_exports(tree, backend) if entry_modules(tree, backend)
+                else BackendExports(backend, exports.entry)  # the branch dropped the whole spec tree
+                for backend, exports in self.context.exports.items()}
+        return self._judged
+
     def _unparsable_on_target(self, path: str) -> bool:
         target = self.context.target
         facts = self.context.module_facts(target, path) if target is not None else None
@@ -185,7 +199,7 @@ class SpecFunctionAnalysis:
                     "accept the trunk function's parameters")
 
     def _unimplemented(self, hooks: TrunkHooks) -> list[Finding]:
-        implemented = {name for exports in self.context.exports.values() for name in exports.functions}
+        implemented = {name for exports in self._exports().values() for name in exports.functions}
         found = []
         for name, sites in sorted(hooks.by_name().items()):
             if name not in implemented:

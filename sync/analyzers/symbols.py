@@ -417,8 +417,20 @@ def own_names(path: str, text: str) -> set[str]:
     return names
 
 
+def still_used_on(target: GitTree, new: GitTree, paths: set[str]) -> dict[str, set[str]]:
+    """Per file, the names FlagTree's lines still use on the upgraded branch (lines it adds over the new tag):
+    a use a person removed there is fixed, whatever the FlagTree branch still says."""
+    lines_by_path = tree_added_lines(new, target, lambda path: path in paths)
+    used: dict[str, set[str]] = {}
+    for path, lines in lines_by_path.items():
+        uses, includes = uses_on_lines(path, read_text(target, path) or "", lines)
+        used[path] = {use.name for use in uses} | {include.name for include in includes}
+    return used
+
+
 def symbol_findings(repo: Repository, old: GitTree, new: GitTree, fork: GitTree,
-                    owners_of: Callable[[str], list[str]]) -> list[Finding]:
+                    owners_of: Callable[[str], list[str]], target: GitTree | None = None) -> list[Finding]:
+    """target: the upgraded branch, when one was given; a use it no longer has is not reported."""
     uses_by_file: dict[str, tuple[list[Use], list[Use]]] = {}
     own_by_file: dict[str, set[str]] = {}
     flagtree_python: set[str] = set()  # names FlagTree's own Python modules bind (files new in the fork)
@@ -431,7 +443,7 @@ def symbol_findings(repo: Repository, old: GitTree, new: GitTree, fork: GitTree,
     names = {use.name for uses, _ in uses_by_file.values() for use in uses}
     index = UpstreamIndex(repo, old, new)
     drifts = index.drifts(names)
-    findings = []
+    hits_by_file: dict[str, list[tuple[Use, Drift]]] = {}
     for path, (uses, includes) in sorted(uses_by_file.items()):
         own = own_by_file[path] | (flagtree_python if path.endswith(PY) else set())
         hits = [(use, drift) for use in uses if use.name not in own
@@ -440,6 +452,14 @@ def symbol_findings(repo: Repository, old: GitTree, new: GitTree, fork: GitTree,
             for removed, note in index.removed_files.items():
                 if removed.endswith("/" + include.name) or removed == include.name:
                     hits.append((include, Drift(include.name, "header", removed, note)))
+        if hits:
+            hits_by_file[path] = hits
+    if target is not None and hits_by_file:
+        used = still_used_on(target, new, set(hits_by_file))
+        hits_by_file = {path: [hit for hit in hits if hit[0].name in used.get(path, set())]
+                        for path, hits in hits_by_file.items()}
+    findings = []
+    for path, hits in hits_by_file.items():
         if not hits:
             continue
         hits.sort(key=lambda hit: hit[0].line)

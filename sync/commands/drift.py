@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 
 from ..jobs import DriftOptions, run_drift
-from ..jobs.drift import uncommitted_suppressions
+from ..jobs.review import uncommitted_suppressions
 from ..jobs.upgrade import check_out
 from ..model import Report
 from ..report.document import render_json

@@ -3,10 +3,15 @@ from __future__ import annotations
 
 import click
 
-from ..jobs.review import record_suppression
+from ..git import checked_out_branch, open_repo
+from ..jobs.review import SuppressRequest, record_suppression
 
 
-def run_suppress(repo_path: str, old: str, onto: str, src: str | None, kind: str, path: str, reason: str) -> int:
-    target = record_suppression(repo_path, old, onto, src, kind, path, reason)
-    click.echo(f"recorded in {target}; commit it with the backend (drift reads the branch, not the work tree)")
+def run_suppress(repo_path: str, old: str, onto: str, src: str | None, request: SuppressRequest) -> int:
+    written = record_suppression(repo_path, old, onto, src, request)
+    on = checked_out_branch(open_repo(repo_path))
+    where = f"on {request.target}" if request.target else "on the FlagTree branch"
+    hint = f" (the work tree is on {on or 'a detached HEAD'}: check out {request.target})" \
+        if request.target and on != request.target else ""
+    click.echo(f"recorded in {written}; commit it {where}{hint}: drift reads commits, not the work tree")
     return 0

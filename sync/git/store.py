@@ -15,7 +15,7 @@ import pygit2
 def scratch_repository(repo: pygit2.Repository) -> Iterator[pygit2.Repository]:
     """A bare repository whose objects/info/alternates names repo's object directory (libgit2 reads
     alternates; new objects go to the scratch directory only)."""
-    objects = Path(repo.path) / "objects"
+    objects = object_directory(repo)
     with tempfile.TemporaryDirectory(prefix="flagtree-sync-scratch-") as directory:
         scratch = pygit2.init_repository(directory, bare=True)
         (Path(directory) / "objects" / "info" / "alternates").write_text(f"{objects.resolve()}\n",
@@ -23,9 +23,18 @@ def scratch_repository(repo: pygit2.Repository) -> Iterator[pygit2.Repository]:
         yield pygit2.Repository(scratch.path)
 
 
+def object_directory(repo: pygit2.Repository) -> Path:
+    """The objects directory: in a linked worktree, repo.path is .git/worktrees/<name>/, whose `commondir`
+    file names the git directory that holds the objects."""
+    common = Path(repo.path) / "commondir"
+    if common.is_file():
+        return (Path(repo.path) / common.read_text(encoding="utf-8").strip()).resolve() / "objects"
+    return Path(repo.path) / "objects"
+
+
 def object_ids(repo: pygit2.Repository) -> set[str]:
     """Every object id in repo's own store (loose and packed, not alternates): for tests and audits."""
-    directory = Path(repo.path) / "objects"
+    directory = object_directory(repo)
     found: set[str] = set()
     for entry in directory.glob("??/*"):
         found.add(entry.parent.name + entry.name)

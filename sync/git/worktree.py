@@ -81,3 +81,13 @@ def branches_in_worktrees(repo: pygit2.Repository) -> dict[str, Path]:
         elif field.startswith("branch ") and path is not None:
             found[field[len("branch "):]] = path
     return found
+
+
+def fast_forward(path: Path, commit: str) -> str | None:
+    """git merge --ff-only in the worktree at path: its branch, index and files move together, and git
+    refuses when a local change would be overwritten. None when done, else git's message."""
+    try:
+        git.Repo(path).git.merge("--ff-only", "--quiet", commit)
+    except git.GitCommandError as exc:
+        return str(exc.stderr or exc).strip().removeprefix("stderr:").strip().strip("'").strip()
+    return None

@@ -8,11 +8,14 @@ from .. import __version__
 from ..drift import DriftResult, analyse_drift
 from ..errors import SyncError
 from ..model import DriftInfo, Report, build_report
-from ..git import GitTree, Repository, branch_exists, branch_head, commit_files, open_repo
-from ..model import Finding
-from ..suppressions import apply_suppressions, suppressions_path
+from ..git import Repository, branch_exists, branch_head, commit_files, open_repo
+from ..git.worktree import branches_in_worktrees, fast_forward
 from ..progress import Progress, Silent
+from .review import review_on_branch, uncommitted_suppressions
 from .revs import require_based_on, resolve_range, resolve_rev
+from .upgraded import source_when_on_target
+
+__all__ = ["DriftOptions", "run_drift", "uncommitted_suppressions"]
 
 
 @dataclass(frozen=True)
@@ -26,7 +29,7 @@ class DriftOptions:
 def run_drift(repo_path: str, old: str, onto: str, source: str | None, options: DriftOptions,
               progress: Progress | None = None) -> Report:
     repo = open_repo(repo_path)
-    rng = resolve_range(repo, old, onto, source)
+    rng = resolve_range(repo, old, onto, source_when_on_target(repo, source, options.target, onto))
     require_based_on(repo, rng)  # else the in-memory replay would replay upstream's own history
     target = resolve_rev(repo, options.target) if options.target else None
     if options.apply and (target is None or not branch_exists(repo, target.ref)):
@@ -45,37 +48,24 @@ def run_drift(repo_path: str, old: str, onto: str, source: str | None, options: 
 
 
 def _apply_merges(repo: Repository, branch: str, result: DriftResult) -> str | None:
-    """Commit the clean merges on top of the target branch (in memory: no checkout)."""
+    """Commit the clean merges on top of the target branch, in memory. A branch checked out in a worktree
+    is moved there by git's own fast-forward, so its index and files follow the commit (a moved ref under
+    an unchanged work tree would look like the merge undone); local changes git would overwrite stop it."""
     head = branch_head(repo, branch)
     if not result.merged or head is None:
         return None
     ref = f"refs/heads/{branch}"
     message = "Auto-merge drifted overlays\n\n" + "\n".join(f"- {m.path}" for m in result.merged) + "\n"
-    commit = commit_files(repo, head, {m.path: m.data for m in result.merged}, message, ref)
-    return None if commit == head.id else str(commit)  # the merges were already on the branch
-
-
-def review_on_branch(findings: list[Finding], repo: Repository, branch_commit: str, onto: str,
-                     backends: list[str]) -> list[Finding]:
-    """Reviews committed on the upgraded branch count too (the maintainer reviews the branch that will be
-    released); an entry there wins over the FlagTree branch's entry for the same finding."""
-    branch = GitTree.of_commit(repo, branch_commit, "reviews:branch")
-    return apply_suppressions(findings, branch, GitTree.of_commit(repo, onto, "new"), backends)
-
-
-def uncommitted_suppressions(repo_path: str, read_from: str, backends: list[str]) -> list[str]:
-    """suppressions.toml files of the work tree that differ from the branch drift read: `suppress` writes
-    the work tree, drift reads commits only (a report must not depend on uncommitted files)."""
-    repo = open_repo(repo_path)
-    if repo.workdir is None:
-        return []
-    tree = GitTree.of_commit(repo, resolve_rev(repo, read_from).oid, "reviews")
-    changed = []
-    for backend in backends:
-        rel = suppressions_path(backend)
-        on_disk = Path(repo.workdir) / rel
-        if on_disk.is_symlink() or not on_disk.is_file():
-            continue
-        if on_disk.read_bytes() != tree.read(rel):
-            changed.append(rel)
-    return changed
+    files = {m.path: m.data for m in result.merged}
+    checkout = branches_in_worktrees(repo).get(ref)
+    if checkout is None:
+        commit = commit_files(repo, head, files, message, ref)
+        return None if commit == head.id else str(commit)  # the merges were already on the branch
+    commit = commit_files(repo, head, files, message)
+    if commit == head.id:
+        return None
+    refused = fast_forward(checkout, str(commit))
+    if refused is not None:
+        raise SyncError(f"{branch} is checked out in {checkout} and git would not move it ({refused}); "
+                        "commit or stash the changes there and run drift --apply again: nothing was changed")
+    return str(commit)

@@ -13,7 +13,6 @@ Nothing is read from an earlier report: everything is re-derived from the branch
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from .. import __version__
@@ -28,10 +27,8 @@ from ..model.build import OwnersOf
 from ..pin import PIN_FILE, read_pin
 from ..progress import Progress, Silent
 from ..replay import Replayer, summary_of
-from .drift import review_on_branch
-
-CHERRY_PICKED = re.compile(r"^\(cherry picked from commit ([0-9a-f]{40})\)$", re.MULTILINE)
-
+from .review import review_on_branch
+from .upgraded import Replayed, replayed_commits, replayed_source
 
 @dataclass(frozen=True)
 class StatusOptions:
@@ -42,12 +39,6 @@ class StatusOptions:
     backends: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True)
-class _Replayed:
-    commit: Commit  # the commit on the branch
-    source: Commit  # the FlagTree commit it replays
-
-
 def refresh_status(repo_path: str, options: StatusOptions, progress: Progress | None = None) -> Report:
     progress = progress or Silent()
     repo = open_repo(repo_path)
@@ -55,8 +46,8 @@ def refresh_status(repo_path: str, options: StatusOptions, progress: Progress | 
     head = resolve_commit(repo, branch)
     try:
         onto = _onto(repo, head, options.onto)
-        replayed = _replayed_commits(repo, head, onto.oid)
-        source = _source(repo, replayed, options.source)
+        replayed = replayed_commits(repo, head, onto.oid)
+        source = replayed_source(repo, replayed, options.source)
         old = _old(repo, source, options.old)
         rng = Range(old, onto, source)
         backends = set(options.backends) or None
@@ -85,30 +76,6 @@ def _onto(repo: Repository, head, onto: str | None) -> Rev:
     return Rev(pin.tag, pin.commit)
 
 
-def _replayed_commits(repo: Repository, head, onto_id: str) -> list[_Replayed]:
-    """The branch's commits above NEW (first parents) that name the FlagTree commit they replay, oldest first."""
-    found = []
-    commit = head
-    while str(commit.id) != onto_id:
-        match = CHERRY_PICKED.search(commit.message)
-        if match and resolves(repo, match.group(1)):
-            found.append(_Replayed(commit, commit_of(repo, match.group(1))))
-        if not commit.parents:
-            raise SyncError(f"the branch does not descend from {onto_id[:9]} (its pinned upstream): pass --onto")
-        commit = commit.parents[0]
-    return list(reversed(found))
-
-
-def _source(repo: Repository, replayed: list[_Replayed], source: str | None) -> Rev:
-    if source:
-        return Rev(source, str(resolve_commit(repo, source).id))
-    if not replayed:
-        raise SyncError("no commit of the branch says which FlagTree commit it replays "
-                        "('(cherry picked from commit ...)'): pass --branch")
-    newest = replayed[-1].source
-    return Rev(str(newest.id)[:9], str(newest.id))
-
-
 def _old(repo: Repository, source: Rev, old: str | None) -> Rev:
     if old:
         return Rev(old, str(resolve_commit(repo, old).id))
@@ -118,7 +85,7 @@ def _old(repo: Repository, source: Rev, old: str | None) -> Rev:
     return Rev(pin.tag, pin.commit)
 
 
-def _conflicts_now(repo: Repository, replayed: list[_Replayed], head: Commit, onto_label: str, owners_of: OwnersOf,
+def _conflicts_now(repo: Repository, replayed: list[Replayed], head: Commit, onto_label: str, owners_of: OwnersOf,
                    progress: Progress) -> tuple[ReplayedCommit, ...]:
     tip = GitTree.of_commit(repo, head.id, "status:tip")
     commits = []

@@ -1,0 +1,53 @@
+"""Reading an upgraded branch: which FlagTree commits it replays (its `(cherry picked from commit X)` lines)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..errors import SyncError
+from ..git import Commit, Repository
+from ..git.repo import checked_out_branch, commit_of, resolve_commit, resolves
+from ..model import Rev
+
+CHERRY_PICKED = re.compile(r"^\(cherry picked from commit ([0-9a-f]{40})\)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Replayed:
+    commit: Commit  # the commit on the branch
+    source: Commit  # the FlagTree commit it replays
+
+
+def replayed_commits(repo: Repository, head, onto_id: str) -> list[Replayed]:
+    """The branch's commits above NEW (first parents) that name the FlagTree commit they replay, oldest first."""
+    found = []
+    commit = head
+    while str(commit.id) != onto_id:
+        match = CHERRY_PICKED.search(commit.message)
+        if match and resolves(repo, match.group(1)):
+            found.append(Replayed(commit, commit_of(repo, match.group(1))))
+        if not commit.parents:
+            raise SyncError(f"the branch does not descend from {onto_id[:9]} (its pinned upstream): pass --onto")
+        commit = commit.parents[0]
+    return list(reversed(found))
+
+
+def replayed_source(repo: Repository, replayed: list[Replayed], source: str | None) -> Rev:
+    if source:
+        return Rev(source, str(resolve_commit(repo, source).id))
+    if not replayed:
+        raise SyncError("no commit of the branch says which FlagTree commit it replays "
+                        "('(cherry picked from commit ...)'): pass --branch")
+    newest = replayed[-1].source
+    return Rev(str(newest.id)[:9], str(newest.id))
+
+
+def source_when_on_target(repo: Repository, source: str | None, target: str | None, onto: str) -> str | None:
+    """The FlagTree branch to use when none was given: with the upgraded branch checked out, "the current
+    branch" would be that branch itself, so the newest FlagTree commit it replays is taken instead."""
+    if source is not None or target is None or checked_out_branch(repo) != target:
+        return source
+    head = resolve_commit(repo, target)
+    return replayed_source(repo, replayed_commits(repo, head, str(resolve_commit(repo, onto).id)), None).oid
+
+
