@@ -199,16 +199,25 @@ def run_loop(demo: Path) -> Loop:
     return loop
 
 
+def example_of(loop: Loop) -> str:
+    """The Markdown of a finished loop: every step, then the summary.md status wrote last."""
+    parts: list[str] = []
+    for step in loop.steps:
+        parts += step.markdown() if step.title else step.markdown()[2:]
+    summary = loop._hide((loop.demo / "upgrade-report" / "summary.md").read_text())
+    parts += ["`upgrade-report/summary.md`, as `status` wrote it last:", "", summary.rstrip(), ""]
+    return _join_blocks("\n".join(parts))
+
+
 def example() -> str:
     with tempfile.TemporaryDirectory() as scratch:
-        demo = Path(scratch) / "demo"
-        loop = run_loop(demo)
-        parts: list[str] = []
-        for step in loop.steps:
-            parts += step.markdown() if step.title else step.markdown()[2:]
-        summary = (demo / "upgrade-report" / "summary.md").read_text().replace(str(demo), "demo")
-        parts += ["`upgrade-report/summary.md`, as `status` wrote it last:", "", summary.rstrip(), ""]
-    return _join_blocks("\n".join(parts))
+        return example_of(run_loop(Path(scratch) / "demo"))
+
+
+def documented() -> str:
+    """The example as UPGRADING.md holds it now."""
+    _, _, rest = DOC.read_text(encoding="utf-8").partition(START + "\n")
+    return rest.partition("\n" + END)[0]
 
 
 def _join_blocks(text: str) -> str:

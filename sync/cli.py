@@ -203,9 +203,12 @@ def upgrade_command(repo_path: str, old: str | None, onto: str | None, src: str 
 
 @cli.command("drift")
 @_repo_range_options(f"{FROM_HELP} (required).")
-@click.option("--target", metavar="REF", help="The upgraded branch to check hooks and guards on "
-              "[default: replay the delta in memory].")
-@click.option("--apply", is_flag=True, help="Commit the clean 3-way merges of drifted overlays on --target.")
+@click.option("--target", metavar="REF", help="The upgraded branch to judge: its trunk hooks and guards, the "
+              "backends' overlays, spec functions, macros, C++ spec library, provenance.toml and "
+              "suppressions.toml, and the symbol uses it still has, so fixes committed there count "
+              "[default: replay the delta in memory and read the FlagTree branch].")
+@click.option("--apply", is_flag=True, help="Commit the clean 3-way merges of drifted overlays on --target; "
+              "where it is checked out, the worktree is fast-forwarded (refused if a local change is in the way).")
 @click.option("--symbols", is_flag=True, help="Also report FlagTree-added code that uses trunk symbols upstream "
               "removed or re-declared (what upgrade always reports; slower on big ranges).")
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
@@ -222,9 +225,11 @@ def drift_command(repo_path: str, old: str | None, onto: str | None, src: str | 
     Spec functions are checked against their hook call sites; FLAGTREE_SPEC_* guards
     against the trunk defaults they guard.
 
-    With --target, the overlays and the reviews (suppressions.toml) committed on that branch count:
-    a merge --apply committed is in sync the next time. Drift reads commits, never the work tree;
-    a suppressions.toml changed in the work tree but not committed is named in a hint line.
+    With --target, the backends' files (overlays, spec functions, macros and the C++ spec library,
+    provenance.toml, suppressions.toml) are read from that branch, and a symbol use counts only while
+    the branch still has it: a fix or a merge --apply committed there is gone the next time. Run on
+    that branch, --branch defaults to the FlagTree branch it replays. Drift reads commits, never the
+    work tree; a suppressions.toml changed in the work tree but not committed is named in a hint line.
 
     Exit status: 0 nothing to do, 1 findings (errors or warnings), 2 unusable input.
     """

@@ -27,9 +27,3 @@ def test_demo_end_to_end_in_a_subprocess(tmp_path: Path) -> None:
     again = subprocess.run([sys.executable, "-m", "sync", "demo", str(tmp_path / "demo")],
                            capture_output=True, text=True)
     assert again.returncode == 2 and "is not empty" in again.stderr and "Traceback" not in again.stderr
-
-
-def test_upgrading_example_is_what_the_tool_prints_today() -> None:
-    script = Path(__file__).resolve().parents[1] / "scripts" / "update_upgrading_example.py"
-    done = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout + done.stderr

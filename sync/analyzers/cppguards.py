@@ -60,7 +60,8 @@ def guard_findings(context: DriftContext) -> list[Finding]:
             uses = [(path, region) for path, found in regions.items() for region in found if region.macro == macro]
             if not uses:
                 findings.append(Finding("guard-unused", definition.path, f"{macro} guards no trunk code",
-                                        "drop the macro or restore the trunk guard", definition.line, backend))
+                                        "drop the macro or restore the trunk guard", definition.line, backend,
+                                        details={"macro": macro}))
             for path, region in uses:
                 findings.extend(_region_findings(context, backend, definition.path, macro, path, region, files[path],
                                                  library))
