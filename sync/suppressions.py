@@ -44,12 +44,12 @@ def subject_of(finding: Finding) -> str:
 class Suppression:
     kind: str
     path: str
-    subject: str
     reviewed_for: str
     trunk: str  # the trunk counterpart whose blob the entry expires on; "" when it expires on upstream_tree
     trunk_blob: str
-    upstream_tree: str  # the tree of the tag it was reviewed for, when there is no trunk counterpart there
     reason: str
+    subject: str = ""  # which finding of the kind on path: its macro, function, key, callee or entry
+    upstream_tree: str = ""  # the tree of the tag it was reviewed for, when there is no trunk counterpart there
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -73,7 +73,8 @@ class Suppression:
         return str(new.tree.id) == self.upstream_tree
 
 
-FIELDS = tuple(f.name for f in fields(Suppression))
+FIELDS = ("kind", "path", "subject", "reviewed_for", "trunk", "trunk_blob", "upstream_tree", "reason")  # as written
+assert set(FIELDS) == {f.name for f in fields(Suppression)}
 OPTIONAL = ("subject", "trunk", "trunk_blob", "upstream_tree")
 _HEX = Text(pattern=OID, meaning="40 hex digits", required=False)
 SCHEMA = Table(arrays={"suppress": Table(fields={
@@ -86,9 +87,10 @@ def parse_suppressions(text: str, where: str) -> list[Suppression]:
     document = load_toml(text, where, SCHEMA)
     entries = document.data.get("suppress", [])
     for number, entry in enumerate(entries):
-        if not ("trunk" in entry and "trunk_blob" in entry) and "upstream_tree" not in entry:
-            raise document.error(f"[[suppress]] entry {number + 1}: lacks trunk and trunk_blob (or upstream_tree)",
-                                 "suppress", number)
+        missing = [name for name in ("trunk", "trunk_blob") if name not in entry]
+        if missing and "upstream_tree" not in entry:  # what it expires on: a trunk blob, or the tag's tree
+            raise document.error(f"[[suppress]] entry {number + 1}: lacks {' and '.join(missing)}"
+                                 + (" (or upstream_tree)" if len(missing) == 2 else ""), "suppress", number)
     return [Suppression(**{name: entry.get(name, "") for name in FIELDS}) for entry in entries]
 
 
@@ -167,9 +169,9 @@ def add_suppression(work_tree: Path, finding: Finding, new: GitTree, reviewed_fo
     if not reason.strip():
         raise SyncError("--reason must say why the finding needs no change")
     if blob is not None:
-        entry = Suppression(finding.kind, finding.path, subject, reviewed_for, trunk, str(blob), "", reason)
+        entry = Suppression(finding.kind, finding.path, reviewed_for, trunk, str(blob), reason, subject)
     else:  # no trunk file at the new tag to expire on: the review holds for this upstream release only
-        entry = Suppression(finding.kind, finding.path, subject, reviewed_for, "", "", str(new.tree.id), reason)
+        entry = Suppression(finding.kind, finding.path, reviewed_for, "", "", reason, subject, str(new.tree.id))
     updated = append_suppression(text, entry)
     parse_suppressions(updated, rel)  # never write a file the next run would refuse to read
     return write_in_work_tree(work_tree, rel, updated)

@@ -65,6 +65,8 @@ def test_apply_refuses_to_overwrite_a_local_change_and_keeps_an_unrelated_one(wo
     result = invoke("drift", "--repo", str(checkout), *RANGE, *TARGET, "--apply")
     assert result.exit_code == 2 and result.output.startswith("flagtree-sync: error:")
     assert "checked out in" in result.output and "nothing was changed" in result.output
+    assert f"local changes to {A}tools/compile.py would be overwritten" in result.output
+    assert len(result.output.strip().splitlines()) == 1
     assert git(checkout, "rev-parse", "HEAD") == tip
     assert (checkout / A / "tools/compile.py").read_text() == "# my own edit\n"
     git(checkout, "checkout", "--", A + "tools/compile.py")

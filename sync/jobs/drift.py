@@ -66,6 +66,9 @@ def _apply_merges(repo: Repository, branch: str, result: DriftResult) -> str | N
         return None
     refused = fast_forward(checkout, str(commit))
     if refused is not None:
-        raise SyncError(f"{branch} is checked out in {checkout} and git would not move it ({refused}); "
-                        "commit or stash the changes there and run drift --apply again: nothing was changed")
+        blocking = [line.strip() for line in refused.splitlines() if line.startswith(("\t", " "))]
+        why = (f"local changes to {', '.join(blocking)} would be overwritten" if blocking
+               else refused.splitlines()[0] if refused else "git refused")
+        raise SyncError(f"{branch} is checked out in {checkout} and git would not move it: {why}; "
+                        "commit or stash them there and run drift --apply again (nothing was changed)")
     return str(commit)
