@@ -114,6 +114,9 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("co-change", "symbol", "warning", "FlagTree-added lines sit inside a function whose upstream body changed "
        "between the tags, in a file that merged without a textual conflict", "read the upstream diff of the "
        "function and check FlagTree's lines still fit it", confidence="medium"),
+    _k("co-change-review", "symbol", "info", "as co-change, but FlagTree's lines use no name that upstream's "
+       "change brought into or took out of the function", "glance at the upstream diff of the function; "
+       "usually nothing to do", confidence="low"),
     _k("call-signature", "symbol", "warning", "FlagTree-added code calls a function, method or builder whose "
        "parameter list upstream changed so that the call no longer fits it", "rewrite the call for the new "
        "parameter list the finding's diff shows", confidence="high"),
