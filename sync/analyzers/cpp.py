@@ -240,3 +240,13 @@ def names_by_line(text: str) -> dict[int, set[str]]:
             continue
         pending.extend(node.children)
     return found
+
+
+def include_lines(text: str) -> list[tuple[int, str]]:
+    """(1-based line, name) of every `#include "name"` / `#include <name>` line."""
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        match = _INCLUDE_LINE.match(line)
+        if match:
+            found.append((number, match[1]))
+    return found

@@ -88,7 +88,7 @@ def produced(text: str, keys: set[str]) -> dict[str, list[str]]:
     return {key: sorted(values) for key, values in out.items()}
 
 
-def _hunks_with(diff: str, key: str) -> str:
+def hunks_with(diff: str, key: str) -> str:
     """Only the hunks of a diff that mention the key (the evidence, not the whole file)."""
     if not diff:
         return ""
@@ -129,7 +129,7 @@ def key_string_findings(context: DriftContext) -> list[Finding]:
                 f"upstream {what}: {'; '.join(old_producers[key])[:160]} -> "
                 f"{'; '.join(new_producers.get(key, [])) [:160] or 'nothing'}",
                 backend=backend_of(context.owners.owners, reader), related_path=reader,
-                diff=_hunks_with(text_diff(before, after, change.old_path, path), key),
+                diff=hunks_with(text_diff(before, after, change.old_path, path), key),
                 details={"key": key, "readers": [f"{p}:{n}" for p, n in readers[key][:10]],
                          "upstream": "stopped" if stopped else "changed",
                          "confidence": "medium" if stopped else "low"}))
