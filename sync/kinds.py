@@ -129,9 +129,12 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("build-restructured", "symbol", "info", "FlagTree adds files to a directory whose CMakeLists.txt upstream "
        "restructured between the tags", "check the FlagTree files are still built by the new CMake",
        confidence="low"),
-    _k("key-string", "symbol", "warning", "FlagTree code reads a dictionary key, attribute or option name whose "
-       "producing code upstream removed or changed between the tags", "check the value FlagTree reads still "
-       "has the shape it expects (the diff shows the upstream producer)", confidence="low"),
+    _k("key-string", "symbol", "warning", "FlagTree code reads a dictionary key, attribute or option name from "
+       "the container upstream writes it to, and upstream stopped writing it there or writes another kind of value", "check the value FlagTree reads still "
+       "has the shape it expects (the diff shows the upstream producer)", confidence="medium"),
+    _k("key-string-review", "symbol", "info", "as key-string, but upstream only changed the value (same kind) or "
+       "the container a key is read from cannot be matched to the one upstream writes", "glance at the "
+       "producer's diff", confidence="low"),
     # Notes about the analysis itself.
     _k("symbol-drift-skipped", "analysis", "info", "symbol drift was not run: FlagTree's added lines cannot "
        "be told from upstream's", "pass the branch's own base as --from"),
