@@ -120,6 +120,9 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("call-signature", "symbol", "warning", "FlagTree-added code calls a function, method or builder whose "
        "parameter list upstream changed so that the call no longer fits it", "rewrite the call for the new "
        "parameter list the finding's diff shows", confidence="high"),
+    _k("op-verifier-changed", "symbol", "warning", "FlagTree-added code creates an MLIR op whose verifier "
+       "upstream changed between the tags: the call compiles, the op may now reject what FlagTree builds",
+       "read the verifier's upstream diff and check the operands and types FlagTree passes", confidence="medium"),
     _k("build-file", "symbol", "warning", "a FlagTree-added CMake entry names a source, directory or target "
        "that upstream removed, renamed or moved between the tags", "point the entry at where upstream moved "
        "it, or drop it", confidence="high"),
