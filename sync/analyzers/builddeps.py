@@ -180,8 +180,8 @@ def _target_finding(context: DriftContext, old: _Tree, new: _Tree, target: Libra
             resolved = new.resolve(source, name)
             if resolved is None:
                 continue
-            for missing in sorted(new.needs(resolved) - needed_anyway - declared):
-                causes.setdefault(missing, (source, name))
+            for gap in sorted(new.needs(resolved) - needed_anyway - declared):
+                causes.setdefault(gap, (source, name))
     if not causes:
         return None
     missing = sorted(causes)
