@@ -35,14 +35,14 @@ def is_trunk(path: str) -> bool:
     return not path.startswith(NOT_TRUNK) and not path.endswith(".md") and "/test/" not in path
 
 
-def flagged(report) -> dict[str, list[tuple[str, str]]]:
-    """Trunk file -> (kind, evidence) for each reason the report names it."""
+def flagged(report, levels: tuple[str, ...] = ("error", "warning")) -> dict[str, list[tuple[str, str]]]:
+    """Trunk file -> (kind, evidence) for each reason the report names it at these severities."""
     out: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for commit in report.commits:
         for conflict in commit.conflicts:
             out[conflict.path].append(("conflict:" + conflict.kind, f"conflict replaying {commit.source[:9]}"))
     for finding in [*report.findings, *report.notes]:
-        if finding.severity in ("error", "warning") and finding.suppressed is None:
+        if finding.severity in levels and finding.suppressed is None:
             head = "\n      ".join((finding.diff or "").splitlines()[2:6])
             out[finding.path].append((finding.kind, finding.message[:300] + (f"\n      {head}" if head else "")))
     return {path: reasons for path, reasons in out.items() if is_trunk(path)}
@@ -79,6 +79,18 @@ def score(move: dict, found: dict[str, list[tuple[str, str]]]) -> None:
             print(f"    {kind}: {evidence}")
 
 
+def review_only(move: dict, found: dict, with_reviews: dict) -> None:
+    """What review-level (info) findings of the issue-12 kinds would add: not counted as flagged above."""
+    expected = set(item["path"] for item in move["expected"])
+    extra = {path: sorted({kind for kind, _ in reasons if kind.endswith("-review")})
+             for path, reasons in with_reviews.items() if path not in found}
+    extra = {path: kinds for path, kinds in extra.items() if kinds}
+    print(f"review-level only (info, not counted as flagged): {len(extra)} file(s), "
+          f"{len(set(extra) & expected)} of them expected")
+    for path, kinds in sorted(extra.items()):
+        print(f"  {path}: {', '.join(kinds)}{'  [expected]' if path in expected else ''}")
+
+
 def run_move(move: dict) -> None:
     print(f"\n=== move {move['id']}")
     clone = Path(tempfile.mkdtemp(prefix="flagtree-acc-", dir="/tmp"))
@@ -95,6 +107,7 @@ def run_move(move: dict) -> None:
                              UpgradeOptions(target_branch="accuracy/run", force=True))
         print(f"upgrade: {time.perf_counter() - start:.0f} s")
         score(move, flagged(report))
+        review_only(move, flagged(report), flagged(report, ("error", "warning", "info")))
     finally:
         shutil.rmtree(clone, ignore_errors=True)
 

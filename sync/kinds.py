@@ -116,18 +116,30 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("co-change", "symbol", "warning", "FlagTree-added lines sit inside a function whose upstream body changed "
        "between the tags, in a file that merged without a textual conflict", "read the upstream diff of the "
        "function and check FlagTree's lines still fit it", confidence="medium"),
+    _k("co-change-review", "symbol", "info", "as co-change, but FlagTree's lines use no name that upstream's "
+       "change brought into or took out of the function", "glance at the upstream diff of the function; "
+       "usually nothing to do", confidence="low"),
     _k("call-signature", "symbol", "warning", "FlagTree-added code calls a function, method or builder whose "
        "parameter list upstream changed so that the call no longer fits it", "rewrite the call for the new "
        "parameter list the finding's diff shows", confidence="high"),
+    _k("op-verifier-changed", "symbol", "warning", "FlagTree-added code creates an MLIR op whose verifier "
+       "upstream changed between the tags: the call compiles, the op may now reject what FlagTree builds",
+       "read the verifier's upstream diff and check the operands and types FlagTree passes", confidence="medium"),
     _k("build-file", "symbol", "warning", "a FlagTree-added CMake entry names a source, directory or target "
        "that upstream removed, renamed or moved between the tags", "point the entry at where upstream moved "
        "it, or drop it", confidence="high"),
+    _k("build-generated-dependency", "symbol", "warning", "upstream added includes that make a CMake library "
+       "FlagTree builds differently need TableGen output its DEPENDS does not name", "add the TableGen targets "
+       "the finding lists to the library's DEPENDS", confidence="medium"),
     _k("build-restructured", "symbol", "info", "FlagTree adds files to a directory whose CMakeLists.txt upstream "
        "restructured between the tags", "check the FlagTree files are still built by the new CMake",
        confidence="low"),
-    _k("key-string", "symbol", "warning", "FlagTree code reads a dictionary key, attribute or option name whose "
-       "producing code upstream removed or changed between the tags", "check the value FlagTree reads still "
-       "has the shape it expects (the diff shows the upstream producer)", confidence="low"),
+    _k("key-string", "symbol", "warning", "FlagTree code reads a dictionary key, attribute or option name from "
+       "the container upstream writes it to, and upstream stopped writing it there or writes another kind of value", "check the value FlagTree reads still "
+       "has the shape it expects (the diff shows the upstream producer)", confidence="medium"),
+    _k("key-string-review", "symbol", "info", "as key-string, but upstream only changed the value (same kind) or "
+       "the container a key is read from cannot be matched to the one upstream writes", "glance at the "
+       "producer's diff", confidence="low"),
     # Notes about the analysis itself.
     _k("symbol-drift-skipped", "analysis", "info", "symbol drift was not run: FlagTree's added lines cannot "
        "be told from upstream's", "pass the branch's own base as --from"),

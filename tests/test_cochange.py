@@ -22,7 +22,37 @@ def test_fires_in_changed_function_not_in_unchanged_one(tmp_path) -> None:
     assert findings == {("lib/A.cpp", "update"), ("python/triton/a.py", "scan")}  # not other / keep
     cpp = next(f for f in cochange_findings(context) if f.path == "lib/A.cpp")
     assert "-  int b = a + 1;" in cpp.diff and "+  int b = a + 2;" in cpp.diff
-    assert cpp.spec.confidence == "medium" and cpp.severity == "warning"
+
+
+def test_review_when_flagtree_lines_share_no_name_with_the_change(tmp_path) -> None:
+    # Upstream only changed a constant (C++) and an expression over names already there (Python): FlagTree's
+    # lines use nothing the change brought in or took out, so the finding is review-level, not a warning.
+    fork_cpp = OLD_CPP.replace("  return b;\n}\n\n", "  return b;\n  b += 7;  // flagtree\n}\n\n", 1)
+    fork_py = OLD_PY.replace("    return y\n", "    y += 1  # flagtree\n    return y\n")
+    context = context_of(tmp_path, {"lib/A.cpp": OLD_CPP, "python/triton/a.py": OLD_PY},
+                         {"lib/A.cpp": NEW_CPP, "python/triton/a.py": NEW_PY},
+                         {"lib/A.cpp": fork_cpp, "python/triton/a.py": fork_py})
+    findings = cochange_findings(context)
+    assert {f.kind for f in findings} == {"co-change-review"} and len(findings) == 2
+    assert all(f.severity == "info" and not f.open and f.details["shared_names"] == [] for f in findings)
+
+
+def test_warning_when_flagtree_lines_use_a_name_upstream_took_out_or_brought_in(tmp_path) -> None:
+    # C++: upstream renamed the local b -> sum that FlagTree's line reads. Python: upstream introduced a local
+    # `scale` that FlagTree's line also assigns.
+    old_cpp = "int update(int a) {\n  int b = a + 1;\n  a = 0;\n  a = 1;\n  a = 2;\n  return a;\n}\n"
+    new_cpp = old_cpp.replace("int b = a + 1;", "int sum = a + 1;")
+    new_py = OLD_PY.replace("    y = x\n", "    scale = 2\n    y = x * scale\n")
+    fork_cpp = old_cpp.replace("  return a;\n", "  b += 7;  // flagtree\n  return a;\n")
+    fork_py = OLD_PY.replace("    return y\n", "    scale = 3  # flagtree\n    return y\n")
+    context = context_of(tmp_path, {"lib/A.cpp": old_cpp, "python/triton/a.py": OLD_PY},
+                         {"lib/A.cpp": new_cpp, "python/triton/a.py": new_py},
+                         {"lib/A.cpp": fork_cpp, "python/triton/a.py": fork_py})
+    found = {f.path: f for f in cochange_findings(context)}
+    assert found["lib/A.cpp"].kind == "co-change" and found["lib/A.cpp"].details["shared_names"] == ["b"]
+    assert found["python/triton/a.py"].kind == "co-change" and found["python/triton/a.py"].details["shared_names"] == ["scale"]
+    assert all(f.severity == "warning" and f.spec.confidence == "medium" for f in found.values())
+    assert "which upstream's change brought into or took out of it" in found["lib/A.cpp"].message
 
 
 def test_near_miss_conflicting_file_or_unchanged_upstream(tmp_path) -> None:

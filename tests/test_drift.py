@@ -53,10 +53,11 @@ def test_every_planted_class_is_found_and_nothing_else(world) -> None:
 
 
 # What upstream changed under FlagTree's lines in the demo, found by the breakage analyses: beta's hook line
-# sits in make_backend, whose body upstream changed; beta's _matmul.py reads the BLOCK_M key that the deleted
-# ops/matmul.py produced.
-BREAKAGE = {("beta", "co-change", "python/triton/compiler/compiler.py"),
-            ("beta", "key-string", "python/triton/ops/matmul.py")}
+# sits in make_backend, whose body upstream changed (review-level: the hook line does not use `extra`, the
+# only name upstream's change brought in); beta's _matmul.py reads the BLOCK_M key that the deleted
+# ops/matmul.py produced (review-level: produced in a dict literal of a list, no container to match).
+BREAKAGE = {("beta", "co-change-review", "python/triton/compiler/compiler.py"),
+            ("beta", "key-string-review", "python/triton/ops/matmul.py")}
 
 
 def test_symbol_analysis_adds_exactly_the_planted_symbol_drift(world) -> None:

@@ -18,7 +18,8 @@ def test_fires_on_a_producer_upstream_removed_in_a_file_flagtree_never_changed(t
     assert [(f.path, f.details["key"], f.related_path) for f in findings] == [
         ("python/triton/compiler.py", "cluster_dims", "python/triton/tle.py")]
     assert "-    metadata['cluster_dims'] = tuple(metadata['cluster_dims'])" in findings[0].diff
-    assert findings[0].spec.confidence == "low"
+    assert findings[0].kind == "key-string" and findings[0].spec.confidence == "medium"
+    assert findings[0].details["read_from"] == ["metadata"] and findings[0].details["upstream"] == "stopped"
 
 
 def test_near_miss_unchanged_producer_and_test_producers(tmp_path) -> None:
@@ -27,3 +28,31 @@ def test_near_miss_unchanged_producer_and_test_producers(tmp_path) -> None:
     new = {**old, "python/test/unit/test_a.py": "def test_x():\n    cfg = {'cluster_dims': 2}\n"}
     fork = {**old, "python/triton/tle.py": "X = 1\n\n\ndef dims(k):\n    return k.metadata.cluster_dims\n"}
     assert key_string_findings(context_of(tmp_path, old, new, fork)) == []
+
+
+def _keys(tmp_path, producer_old: str, producer_new: str, reader: str):
+    old = {"python/triton/compiler.py": producer_old, "python/triton/tle.py": "X = 1\n"}
+    fork = {**old, "python/triton/tle.py": "X = 1\n\n\n" + reader}
+    return key_string_findings(context_of(tmp_path, old, {**old, "python/triton/compiler.py": producer_new}, fork))
+
+
+def test_name_coincidence_other_container_is_not_reported(tmp_path) -> None:
+    # FlagTree's `torch.matmul` is not upstream's scratchpad['matmul'], whatever upstream did to the latter.
+    old = "def f(scratchpad, M):\n    scratchpad['matmul'] = (1, M)\n"
+    assert _keys(tmp_path, old, "def f(scratchpad, M):\n    pass\n", "def g(torch):\n    return torch.matmul\n") == []
+
+
+def test_kind_of_value_changed_is_a_warning_same_kind_is_a_review(tmp_path) -> None:
+    reader = "def g(k):\n    return k.metadata['block_shape']\n"
+    old = "def f(metadata, x):\n    metadata['block_shape'] = tuple(x)\n"
+    (changed,) = _keys(tmp_path / "kind", old, "def f(metadata, x):\n    metadata['block_shape'] = list(x)\n", reader)
+    assert changed.kind == "key-string" and changed.severity == "warning" and changed.details["upstream"] == "changed"
+    (same,) = _keys(tmp_path / "value", old, "def f(metadata, x):\n    metadata['block_shape'] = tuple(x[1:])\n", reader)
+    assert same.kind == "key-string-review" and same.severity == "info" and not same.open
+
+
+def test_unnamed_container_is_a_review(tmp_path) -> None:
+    # A dict literal passed straight to a call: nothing names where the key lives, so it cannot be matched.
+    old = "def f(x):\n    return make({'block_shape': tuple(x)})\n"
+    (finding,) = _keys(tmp_path, old, "def f(x):\n    return make({})\n", "def g(k):\n    return k.cfg['block_shape']\n")
+    assert finding.kind == "key-string-review"

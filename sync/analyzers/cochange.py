@@ -4,10 +4,20 @@ The file merged without a textual conflict (a conflict is reported as one, and r
 git had nothing to say; but FlagTree's lines were written against the old body of the function. The
 finding names the function, carries the upstream diff of that function and lists FlagTree's lines.
 C++ functions come from tree-sitter (cpp.functions), Python ones from ast (line ranges in the fork)
-and pyfacts.function_table (the old and new bodies)."""
+and pyfacts.function_table (the old and new bodies).
+
+Data flow by identifiers decides how sure it is: `co-change` (warning) when FlagTree's lines use a name
+that upstream's change brought into the function or took out of it (a local renamed, a field no longer
+read, a new variable of the same name), or when upstream removed the function; `co-change-review` (info)
+when FlagTree's lines share no such name with the change (upstream edited other statements of the same
+function, or rewrote calls without changing what they name)."""
 from __future__ import annotations
 
 import ast
+import io
+import keyword
+import textwrap
+import tokenize
 from dataclasses import dataclass
 
 from ..git import GitTree, merge_blobs
@@ -15,6 +25,7 @@ from ..model import Finding
 from ..trees import read_text
 from .context import DriftContext
 from .cpp import functions as cpp_functions
+from .cpp import names_by_line as cpp_names_by_line
 from .delta import CPP, PY, backend_of, fork_added_lines, text_diff
 from .pyfacts import function_table
 
@@ -69,6 +80,33 @@ def _bodies(path: str, text: str) -> dict[str, str] | None:
     return found
 
 
+def _python_names_by_line(text: str) -> dict[int, set[str]] | None:
+    """Python identifiers (keywords, strings and comments left out) per 1-based line; None if untokenizable."""
+    found: dict[int, set[str]] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(textwrap.dedent(text)).readline):
+            if token.type == tokenize.NAME and not keyword.iskeyword(token.string):
+                found.setdefault(token.start[0], set()).add(token.string)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+    return found
+
+
+def _names(path: str, text: str) -> dict[int, set[str]] | None:
+    return _python_names_by_line(text) if path.endswith(PY) else cpp_names_by_line(text)
+
+
+def _all_names(path: str, text: str) -> set[str] | None:
+    by_line = _names(path, text)
+    return None if by_line is None else set().union(*by_line.values())
+
+
+def touched_names(path: str, before: str, after: str) -> set[str] | None:
+    """Names in exactly one of the two bodies: what upstream's change brought in or took out (None: unknown)."""
+    old, new = _all_names(path, before), _all_names(path, after)
+    return None if old is None or new is None else old ^ new
+
+
 def _same(a: str, b: str) -> bool:
     return " ".join(a.split()) == " ".join(b.split())
 
@@ -113,6 +151,7 @@ def _file_findings(context: DriftContext, path: str, new_path: str, lines: froze
         if span is not None:
             by_function.setdefault(span.name, []).append(line)
     source = fork_text.splitlines()
+    fork_names = _names(path, fork_text) or {}
     findings = []
     for name, added in by_function.items():
         before = old_bodies.get(name)
@@ -122,12 +161,25 @@ def _file_findings(context: DriftContext, path: str, new_path: str, lines: froze
         if after is not None and _same(before, after):
             continue
         change = "removed upstream" if after is None else "changed upstream"
+        touched = touched_names(path, before, after) if after is not None else None
+        used = set().union(*(fork_names.get(line, set()) for line in added))
+        shared = sorted(used & touched) if touched is not None else []
+        sure = after is None or touched is None or bool(shared)
+        if after is None:
+            why = "the function is gone at the new tag"
+        elif touched is None:
+            why = "its names could not be read, so the change is not ranked"
+        elif shared:
+            why = f"FlagTree's lines use {', '.join(shared[:6])}, which upstream's change brought into or took out of it"
+        else:
+            why = "FlagTree's lines use no name upstream's change brought in or took out (review)"
         shown = "\n".join(f"{line}: {source[line - 1].strip()}" for line in added[:8] if line <= len(source))
         findings.append(Finding(
-            "co-change", path,
+            "co-change" if sure else "co-change-review", path,
             f"{len(added)} FlagTree line(s) in {name}, whose body {change} between the tags; the file merged "
-            f"cleanly, so nothing checked them against the new body",
+            f"cleanly, so nothing checked them against the new body; {why}",
             line=added[0], backend=backend_of(context.owners.owners, path), related_path=new_path,
             diff=text_diff(before, after or "", path, new_path),
-            details={"function": name, "flagtree_lines": added, "flagtree_code": shown, "upstream": change}))
+            details={"function": name, "flagtree_lines": added, "flagtree_code": shown, "upstream": change,
+                     "shared_names": shared, "upstream_touched_names": sorted(touched or [])[:20]}))
     return findings

@@ -224,3 +224,29 @@ def stray_macros(tree: FileTree, backend: str, reachable: dict[str, MacroDefinit
             if match and match[1] not in reachable:
                 found.append(MacroDefinition(match[1], path, number))
     return found
+
+
+_NAME_NODES = ("identifier", "field_identifier", "type_identifier", "namespace_identifier")
+
+
+def names_by_line(text: str) -> dict[int, set[str]]:
+    """Identifiers (variables, fields, types, namespaces; not keywords, comments or strings) per 1-based line."""
+    found: dict[int, set[str]] = {}
+    pending = [parser().parse(text.encode("utf-8")).root_node]
+    while pending:
+        node = pending.pop()
+        if node.type in _NAME_NODES:
+            found.setdefault(node.start_point[0] + 1, set()).add(_text(node))
+            continue
+        pending.extend(node.children)
+    return found
+
+
+def include_lines(text: str) -> list[tuple[int, str]]:
+    """(1-based line, name) of every `#include "name"` / `#include <name>` line."""
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        match = _INCLUDE_LINE.match(line)
+        if match:
+            found.append((number, match[1]))
+    return found

@@ -6,11 +6,19 @@ and attribute reads `x.k` (metadata and options objects are often dicts seen thr
 Producers are upstream Python code that writes the key as a string: `d["k"] = ...`, `{"k": ...}`,
 `setattr(o, "k", ...)`. When the producing statements of a key FlagTree reads differ between the tags in
 an upstream file, that file is reported, also when FlagTree never changed it, with the diff hunks that
-mention the key."""
+mention the key.
+
+A key is a generic word (`matmul`, `float32`), so the container must agree: the last name of the expression
+read from (`metadata` in `kernel.metadata["k"]`) and of the one written to (`metadata` in `metadata["k"] =`,
+`metadata = {"k": ...}`). Different names on both sides: a coincidence, nothing reported. Same name, and
+upstream stopped producing the key or changed the kind of value (a tuple became a call, a list a dict):
+`key-string` (warning). Same name with only a different value of the same kind, or a side whose container
+cannot be named (a dict literal passed as an argument): `key-string-review` (info)."""
 from __future__ import annotations
 
 import ast
 from collections import defaultdict
+from dataclasses import dataclass
 
 from unidiff import PatchSet
 
@@ -30,31 +38,45 @@ def _produces_runtime_data(path: str) -> bool:
     return not any(part in "/" + path for part in _NOT_PRODUCERS) and not name.startswith("test_")
 
 
+def container_name(node: ast.AST) -> str | None:
+    """The last name of the expression a key is read from or written to: `metadata` for `k.metadata`."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
 def read_keys(text: str, lines: frozenset[int]) -> dict[str, int]:
     """Key -> first line it is read on, over the given lines."""
+    return {key: reads[0][0] for key, reads in key_reads(text, lines).items()}
+
+
+def key_reads(text: str, lines: frozenset[int]) -> dict[str, list[tuple[int, str | None]]]:
+    """Key -> (line, container name) of every read over the given lines, in line order."""
     try:
         module = ast.parse(text)
     except (SyntaxError, ValueError):
         return {}
-    found: dict[str, int] = {}
+    found: dict[str, list[tuple[int, str | None]]] = {}
     for node in ast.walk(module):
         line = getattr(node, "lineno", 0)
         if line not in lines:
             continue
-        key = None
+        key, container = None, None
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and _string(node.slice):
-            key = _string(node.slice)
+            key, container = _string(node.slice), container_name(node.value)
         elif isinstance(node, ast.Call) and node.args and _string(node.args[0]) and (
                 isinstance(node.func, ast.Attribute) and node.func.attr in _READ_CALLS):
-            key = _string(node.args[0])
+            key, container = _string(node.args[0]), container_name(node.func.value)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr") \
                 and len(node.args) >= 2 and _string(node.args[1]):
-            key = _string(node.args[1])
+            key, container = _string(node.args[1]), container_name(node.args[0])
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-            key = node.attr
+            key, container = node.attr, container_name(node.value)
         if key and key.isidentifier() and _significant(key):
-            found.setdefault(key, line)
-    return found
+            found.setdefault(key, []).append((line, container))
+    return {key: sorted(reads, key=lambda read: read[0]) for key, reads in found.items()}
 
 
 def _string(node: ast.AST) -> str | None:
@@ -88,7 +110,67 @@ def produced(text: str, keys: set[str]) -> dict[str, list[str]]:
     return {key: sorted(values) for key, values in out.items()}
 
 
-def _hunks_with(diff: str, key: str) -> str:
+@dataclass(frozen=True)
+class Production:
+    container: str | None  # the last name written to; None for a dict literal that is not assigned
+    kind: str  # what kind of value: the AST class of the expression, and the callee of a call
+
+
+def _value_kind(value: ast.AST) -> str:
+    if isinstance(value, ast.Call):
+        return f"call {ast.unparse(value.func)}"
+    if isinstance(value, ast.Constant):
+        return f"constant {type(value.value).__name__}"
+    return type(value).__name__
+
+
+def productions(text: str, keys: set[str]) -> dict[str, list[Production]]:
+    """Key -> where (container) and what kind of value upstream writes, for the keys asked about."""
+    try:
+        module = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return {}
+    out: dict[str, list[Production]] = defaultdict(list)
+    dict_owner: dict[int, str | None] = {}
+    for node in ast.walk(module):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Dict):
+            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+            dict_owner[id(node.value)] = container_name(target)
+    for node in ast.walk(module):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                key = _string(target.slice) if isinstance(target, ast.Subscript) else None
+                if key is not None and key in keys and isinstance(target, ast.Subscript):
+                    out[key].append(Production(container_name(target.value), _value_kind(node.value)))
+        elif isinstance(node, ast.Dict):
+            for key_node, value in zip(node.keys, node.values):
+                key = _string(key_node) if key_node is not None else None
+                if key is not None and key in keys:
+                    out[key].append(Production(dict_owner.get(id(node)), _value_kind(value)))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
+                and len(node.args) == 3:
+            key = _string(node.args[1])
+            if key is not None and key in keys:
+                out[key].append(Production(container_name(node.args[0]), _value_kind(node.args[2])))
+    return dict(out)
+
+
+def grade(reads: list[tuple[int, str | None]], before: list[Production], after: list[Production]) -> str | None:
+    """`warning`, `review` or None (a name coincidence) for one key's reads against its upstream producers."""
+    read_names = {name for _, name in reads}
+    written = {production.container for production in before}
+    if None not in read_names and None not in written and not read_names & written:
+        return None  # FlagTree reads it from something else than upstream writes it to
+    matched = read_names & written - {None}
+    kinds_before = {p.kind for p in before if p.container in matched}
+    kinds_after = {p.kind for p in after if p.container in matched}
+    if matched and (not kinds_after or kinds_before != kinds_after):
+        return "warning"  # stopped producing it there, or produces another kind of value
+    return "review"
+
+
+def hunks_with(diff: str, key: str) -> str:
     """Only the hunks of a diff that mention the key (the evidence, not the whole file)."""
     if not diff:
         return ""
@@ -99,11 +181,11 @@ def _hunks_with(diff: str, key: str) -> str:
 
 
 def key_string_findings(context: DriftContext) -> list[Finding]:
-    readers: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    readers: dict[str, list[tuple[str, int, str | None]]] = defaultdict(list)
     for path, lines in sorted(fork_added_lines(context.upstream_old, context.fork).items()):
         if path.endswith(PY):
-            for key, line in read_keys(read_text(context.fork, path) or "", lines).items():
-                readers[key].append((path, line))
+            for key, reads in key_reads(read_text(context.fork, path) or "", lines).items():
+                readers[key].extend((path, line, container) for line, container in reads)
     if not readers:
         return []
     keys = set(readers)
@@ -116,21 +198,42 @@ def key_string_findings(context: DriftContext) -> list[Finding]:
         if not any(f"'{key}'" in before or f'"{key}"' in before for key in keys):
             continue  # cheap: no key FlagTree reads is written as a string here
         old_producers, new_producers = produced(before, keys), produced(after, keys)
+        old_writes, new_writes = productions(before, keys), productions(after, keys)
         for key in sorted(set(old_producers) | set(new_producers)):
             if old_producers.get(key) == new_producers.get(key) or key not in old_producers:
                 continue  # unchanged, or a producer upstream only added (nothing FlagTree relied on)
-            path = change.new_path or change.old_path
-            reader, line = readers[key][0]
-            stopped = key not in new_producers
-            what = "no longer produces it here" if stopped else "changed how it produces it"
-            findings.append(Finding(
-                "key-string", path,
-                f"FlagTree reads {key!r} ({reader}:{line}{' and %d more' % (len(readers[key]) - 1) if len(readers[key]) > 1 else ''}); "
-                f"upstream {what}: {'; '.join(old_producers[key])[:160]} -> "
-                f"{'; '.join(new_producers.get(key, [])) [:160] or 'nothing'}",
-                backend=backend_of(context.owners.owners, reader), related_path=reader,
-                diff=_hunks_with(text_diff(before, after, change.old_path, path), key),
-                details={"key": key, "readers": [f"{p}:{n}" for p, n in readers[key][:10]],
-                         "upstream": "stopped" if stopped else "changed",
-                         "confidence": "medium" if stopped else "low"}))
+            reads = [(line, container) for _, line, container in readers[key]]
+            level = grade(reads, old_writes.get(key, []), new_writes.get(key, []))
+            if level is None:
+                continue
+            findings.append(_finding(context, change.old_path, change.new_path or change.old_path, before, after, key,
+                                     readers[key], old_producers[key], new_producers.get(key, []), level))
     return findings
+
+
+def _finding(context: DriftContext, old_path: str, path: str, before: str, after: str, key: str,
+             readers: list[tuple[str, int, str | None]], old: list[str], new: list[str], level: str) -> Finding:
+    reader, line, _ = readers[0]
+    files = list(dict.fromkeys(f"{p}:{n}" for p, n, _ in _first_per_file(readers)))
+    stopped = not new
+    what = "no longer produces it here" if stopped else "changed how it produces it"
+    more = f" and {len(files) - 1} more file(s)" if len(files) > 1 else ""
+    why = ("read from the same name upstream writes it to" if level == "warning" else
+           "same kind of value, or a container that cannot be named: review")
+    return Finding(
+        "key-string" if level == "warning" else "key-string-review", path,
+        f"FlagTree reads {key!r} ({reader}:{line}{more}); upstream {what}: {'; '.join(old)[:160]} -> "
+        f"{'; '.join(new)[:160] or 'nothing'} ({why})",
+        backend=backend_of(context.owners.owners, reader), related_path=reader,
+        diff=hunks_with(text_diff(before, after, old_path, path), key),
+        details={"key": key, "readers": files[:10],
+                 "read_from": sorted({c for _, _, c in readers if c}),
+                 "upstream": "stopped" if stopped else "changed",
+                 "confidence": "medium" if level == "warning" and stopped else "low"})
+
+
+def _first_per_file(readers: list[tuple[str, int, str | None]]) -> list[tuple[str, int, str | None]]:
+    seen: dict[str, tuple[str, int, str | None]] = {}
+    for reader in readers:
+        seen.setdefault(reader[0], reader)
+    return list(seen.values())

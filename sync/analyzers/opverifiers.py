@@ -1,0 +1,91 @@
+"""Op verifiers: FlagTree-added code creates an MLIR op whose `verify()` upstream changed between the tags.
+
+The call still compiles (its builder did not change, or call-signature says so), but the op may now reject
+what FlagTree builds at run time: a new check in the verifier is a contract change no compiler reports.
+The op is resolved by scope, as call-signature does: `create<X>` / `X::create` in a file that includes a
+header of the directory of the .td that defines op X; its verifier is `X::verify` in an upstream C++ file
+that includes a header of the same directory. The finding carries the verifier's upstream diff."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from posixpath import dirname
+
+from ..git import GitTree, changes_with_renames
+from ..model import Finding
+from ..trees import read_text
+from .callsigs import _calls, _include_dir, _includes
+from .context import DriftContext
+from .cpp import functions
+from .delta import CPP, TD, backend_of, fork_added_lines, text_diff
+from .tdsigs import records
+
+
+@dataclass(frozen=True)
+class VerifierChange:
+    op: str  # the generated class, e.g. MemDescIndexOp
+    td_dir: str  # include directory of the .td defining it, e.g. triton/Dialect/TritonGPU/IR
+    path: str  # the upstream C++ file defining X::verify (new tag)
+    diff: str
+
+
+def _op_dirs(tree: GitTree) -> dict[str, set[str]]:
+    """Op class -> include directories of the .td files that define it (an op name can exist in two dialects)."""
+    found: dict[str, set[str]] = {}
+    for path in tree.paths():
+        if path.endswith(TD) and not path.startswith("third_party/"):
+            for record in records(path, read_text(tree, path) or ""):
+                if record.kind == "op":
+                    found.setdefault(record.cpp_name, set()).add(_include_dir(path))
+    return found
+
+
+def changed_verifiers(old: GitTree, new: GitTree) -> dict[str, list[VerifierChange]]:
+    """Upstream-changed `X::verify` bodies of ops, each tied to the dialect directory its file includes."""
+    op_dirs = _op_dirs(new)
+    out: dict[str, list[VerifierChange]] = {}
+    for change in changes_with_renames(old, new):
+        if not change.old_path.endswith(CPP) or change.new_path is None or change.status == "added" \
+                or change.old_path.startswith("third_party/"):
+            continue
+        before = {f.short_name: f for f in functions(read_text(old, change.old_path) or "") if f.name.endswith("::verify")}
+        if not before:
+            continue
+        after = {f.short_name: f for f in functions(read_text(new, change.new_path) or "") if f.name.endswith("::verify")}
+        included = {dirname(include) for include in _includes(new, change.new_path)}
+        for name, function in before.items():
+            op = name.split("::")[0]
+            now = after.get(name)
+            if op not in op_dirs or now is None or now.normalized == function.normalized:
+                continue
+            for td_dir in op_dirs[op] & included:
+                out.setdefault(op, []).append(VerifierChange(op, td_dir, change.new_path,
+                                                             text_diff(function.text, now.text, change.old_path,
+                                                                       change.new_path)))
+    return out
+
+
+def op_verifier_findings(context: DriftContext) -> list[Finding]:
+    changes = changed_verifiers(context.upstream_old, context.upstream_new)
+    if not changes:
+        return []
+    findings = []
+    for path, lines in sorted(fork_added_lines(context.upstream_old, context.fork).items()):
+        if not path.endswith(CPP):
+            continue
+        calls = [call for call in _calls(read_text(context.fork, path) or "") if call.callee in changes
+                 and call.line in lines]  # only op classes are keys: an Attr/Type `get` never matches
+        if not calls:
+            continue
+        included = {dirname(include) for include in _includes(context.fork, path)}
+        for call in calls:
+            for change in changes[call.callee]:
+                if change.td_dir not in included:
+                    continue  # another dialect's op of the same name, or a file that cannot see it
+                findings.append(Finding(
+                    "op-verifier-changed", path,
+                    f"FlagTree creates {call.callee} ({call.written}), whose verifier upstream changed in "
+                    f"{change.path}: check that what FlagTree builds still passes it",
+                    line=call.line, backend=backend_of(context.owners.owners, path), related_path=change.path,
+                    diff=change.diff, details={"op": call.callee, "dialect_dir": change.td_dir}))
+                break
+    return findings

@@ -1,0 +1,33 @@
+"""op-verifier-changed: FlagTree-added code creates an op whose upstream verifier changed (op resolved by scope)."""
+from __future__ import annotations
+
+from sync.analyzers.opverifiers import op_verifier_findings
+from tests.upstream_fixture import context_of
+
+TD = 'def D_IndexOp : D_Op<"index"> {\n  let arguments = (ins I32:$x);\n  let hasVerifier = 1;\n}\n'
+VERIFY_OLD = '#include "D/Dialect.h"\n\nLogicalResult IndexOp::verify() {\n  return success();\n}\n'
+VERIFY_NEW = ('#include "D/Dialect.h"\n\nLogicalResult IndexOp::verify() {\n  if (getX() < 0)\n'
+              '    return emitError("x must be >= 0");\n  return success();\n}\n')
+OLD = {"include/D/Ops.td": TD, "include/D/Dialect.h": "#pragma once\n", "lib/D/Ops.cpp": VERIFY_OLD,
+       "include/E/Dialect.h": "#pragma once\n"}
+PASS = ('#include "{header}"\n\nvoid run(OpBuilder &builder, Location loc, Value x) {{\n'
+        '  builder.create<d::IndexOp>(loc, x);\n  IndexOp::create(builder, loc, x);\n}}\n')
+
+
+def test_fires_on_a_created_op_whose_verifier_changed(tmp_path) -> None:
+    fork = {**OLD, "lib/T/Pass.cpp": PASS.format(header="D/Dialect.h")}
+    findings = op_verifier_findings(context_of(tmp_path, OLD, {**OLD, "lib/D/Ops.cpp": VERIFY_NEW}, fork))
+    assert sorted((f.kind, f.path, f.line) for f in findings) == [("op-verifier-changed", "lib/T/Pass.cpp", 4),
+                                                             ("op-verifier-changed", "lib/T/Pass.cpp", 5)]
+    assert all('+    return emitError("x must be >= 0");' in f.diff for f in findings)
+    assert findings[0].related_path == "lib/D/Ops.cpp"
+    assert findings[0].severity == "warning" and findings[0].details["dialect_dir"] == "D"
+
+
+def test_silent_out_of_scope_or_unchanged_verifier(tmp_path) -> None:
+    # Pass.cpp sees only dialect E's headers: its IndexOp is another dialect's op of the same name.
+    other = {**OLD, "lib/T/Pass.cpp": PASS.format(header="E/Dialect.h")}
+    assert op_verifier_findings(context_of(tmp_path / "scope", OLD, {**OLD, "lib/D/Ops.cpp": VERIFY_NEW}, other)) == []
+    same = {**OLD, "lib/T/Pass.cpp": PASS.format(header="D/Dialect.h")}
+    reformatted = VERIFY_OLD.replace("  return success();", "    return   success();")
+    assert op_verifier_findings(context_of(tmp_path / "same", OLD, {**OLD, "lib/D/Ops.cpp": reformatted}, same)) == []
