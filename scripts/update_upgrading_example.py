@@ -174,8 +174,6 @@ def run_loop(demo: Path) -> Loop:
          "make_backend's new extra= does not change the target we override"),
         ("spec-replaced-function-changed", BETA + "triton/testing.py", "do_bench takes quantiles now (fixed above)"),
         ("guard-default-changed", BETA + "include/flagtree_spec.h", "beta's isFenceNeeded already covers the new case"),
-        ("co-change", "python/triton/compiler/compiler.py", "FlagTree's hook line in make_backend is unaffected"),
-        ("key-string", "python/triton/ops/matmul.py", "beta's matmul heuristics were dropped with triton.ops"),
     ]
     for number, (kind, path, reason) in enumerate(reviews):
         loop.run("Record each review on the branch (`--target`: the finding as drift reads it there):" if not number

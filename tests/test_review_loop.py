@@ -151,8 +151,8 @@ def test_a_hand_merged_overlay_is_in_sync_once_its_new_base_is_recorded(world, t
     ("spec-dead", B + "triton/_matmul.py", False),  # its call site's file is deleted upstream
     ("guard-unused", B + "include/flagtree_spec.h", False),  # no trunk file at all
     ("symbol-drift", "python/triton/compiler/compiler.py", True),  # the symbol's file is deleted upstream
-    ("key-string", "python/triton/ops/matmul.py", True),  # the finding's own file is deleted upstream
-    ("co-change", "python/triton/compiler/compiler.py", True),
+    ("key-string-review", "python/triton/ops/matmul.py", True),  # the finding's own file is deleted upstream
+    ("co-change-review", "python/triton/compiler/compiler.py", True),
     ("spec-signature-mismatch", B + "triton/testing.py", False),
 ])
 def test_every_backend_kind_can_be_reviewed_and_the_review_expires_with_the_release(
