@@ -14,11 +14,13 @@ from collections import defaultdict
 
 from unidiff import PatchSet
 
+from ..cache import memoized
 from ..git import changes_with_renames
 from ..model import Finding
 from ..trees import read_text
 from .context import DriftContext
 from .delta import PY, backend_of, fork_added_lines, text_diff
+from .pyblobs import Extractor, python_fact, register
 from .symbols import _significant
 
 _READ_CALLS = {"get", "pop", "setdefault"}
@@ -31,16 +33,21 @@ def _produces_runtime_data(path: str) -> bool:
 
 
 def read_keys(text: str, lines: frozenset[int]) -> dict[str, int]:
-    """Key -> first line it is read on, over the given lines."""
-    try:
-        module = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return {}
+    """Key -> first line it is read on, over the given lines (from the blob's facts: one shared parse)."""
     found: dict[str, int] = {}
+    for key, line in python_fact("key-reads", text):
+        if line in lines:
+            found.setdefault(key, line)
+    return found
+
+
+def _all_key_reads(module: ast.Module | None) -> list[tuple[str, int]]:
+    """(key, line) of every read in the module, in walk order."""
+    if module is None:
+        return []
+    found: list[tuple[str, int]] = []
     for node in ast.walk(module):
         line = getattr(node, "lineno", 0)
-        if line not in lines:
-            continue
         key = None
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and _string(node.slice):
             key = _string(node.slice)
@@ -53,8 +60,12 @@ def read_keys(text: str, lines: frozenset[int]) -> dict[str, int]:
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
             key = node.attr
         if key and key.isidentifier() and _significant(key):
-            found.setdefault(key, line)
+            found.append((key, line))
     return found
+
+
+register(Extractor("key-reads", 1, _all_key_reads, encode=lambda reads: [list(read) for read in reads],
+                   decode=lambda stored: [(str(key), int(line)) for key, line in stored]))
 
 
 def _string(node: ast.AST) -> str | None:
@@ -62,7 +73,13 @@ def _string(node: ast.AST) -> str | None:
 
 
 def produced(text: str, keys: set[str]) -> dict[str, list[str]]:
-    """Key -> the producing statements/entries as written (sorted), for the keys asked about."""
+    """Key -> the producing statements/entries as written (sorted), for the keys asked about (fact cache)."""
+    return memoized("key-producers", 1, text, lambda source: _produced(source, keys), encode=lambda found: found,
+                    decode=lambda stored: {str(key): [str(v) for v in values] for key, values in stored.items()},
+                    extra="\0".join(sorted(keys)))
+
+
+def _produced(text: str, keys: set[str]) -> dict[str, list[str]]:
     try:
         module = ast.parse(text)
     except (SyntaxError, ValueError):
