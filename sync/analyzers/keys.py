@@ -10,6 +10,7 @@ mention the key."""
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 
 from unidiff import PatchSet
@@ -105,6 +106,18 @@ def _produced(text: str, keys: set[str]) -> dict[str, list[str]]:
     return {key: sorted(values) for key, values in out.items()}
 
 
+_WORD = re.compile(r"\w+")
+_QUOTED_WORD = re.compile(r"""(?=(['"])(\w+)\1)""")  # every 'word' / "word", overlapping ones too
+
+
+def _mentions_quoted(text: str, word_keys: set[str], other_keys: set[str]) -> bool:
+    """Whether 'key' or "key" occurs in text for some key: one scan for the keys made of word characters
+    (a quoted key is the whole word run after its quote), a substring test for any other."""
+    if word_keys and not word_keys.isdisjoint(word for _, word in _QUOTED_WORD.findall(text)):
+        return True
+    return any(f"'{key}'" in text or f'"{key}"' in text for key in other_keys)
+
+
 def _hunks_with(diff: str, key: str) -> str:
     """Only the hunks of a diff that mention the key (the evidence, not the whole file)."""
     if not diff:
@@ -124,13 +137,15 @@ def key_string_findings(context: DriftContext) -> list[Finding]:
     if not readers:
         return []
     keys = set(readers)
+    word_keys = {key for key in keys if _WORD.fullmatch(key)}
+    other_keys = keys - word_keys
     findings = []
     for change in changes_with_renames(context.upstream_old, context.upstream_new):
         if not change.old_path.endswith(PY) or change.status == "added" or not _produces_runtime_data(change.old_path):
             continue
         before = read_text(context.upstream_old, change.old_path) or ""
         after = read_text(context.upstream_new, change.new_path) or "" if change.new_path else ""
-        if not any(f"'{key}'" in before or f'"{key}"' in before for key in keys):
+        if not _mentions_quoted(before, word_keys, other_keys):
             continue  # cheap: no key FlagTree reads is written as a string here
         old_producers, new_producers = produced(before, keys), produced(after, keys)
         for key in sorted(set(old_producers) | set(new_producers)):
