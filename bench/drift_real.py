@@ -57,7 +57,7 @@ def main() -> int:
     for case in CASES:
         branch, old, new, target = case
         findings = reports[case].findings + list(reports[case].notes)
-        per_backend = collections.defaultdict(collections.Counter)
+        per_backend: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
         for finding in findings:
             per_backend[finding.backend or "(trunk)"][finding.kind] += 1
         runs = " ".join(f"{t:.2f}" for t in times[case])

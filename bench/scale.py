@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 PY = sys.executable
 
@@ -120,7 +121,7 @@ def run_cell(work: Path, files: int, commits: int, huge_mb: float) -> dict:
     cache = repo / "flagtree-sync" / "cache"
     sync = [PY, "-m", "sync"]
     rng = ["--repo", str(repo), "--from", "old", "--onto", "new", "--branch", "src"]
-    results = {"files": files, "commits": commits, "huge_mb": huge_mb, "build_s": built}
+    results: dict[str, Any] = {"files": files, "commits": commits, "huge_mb": huge_mb, "build_s": built}
     picks = work / f"pick-{files}-{commits}"
     results["cherry-pick"] = measure(["bash", "-c", CHERRY_PICK, "pick", str(repo), str(picks)])
     for name, command in (("drift", [*sync, "drift", *rng, "--symbols"]),
