@@ -2,10 +2,13 @@
 
     python bench/drift_real.py PATH_TO_FETCHED_FLAGTREE
 
-Cases (DESIGN.md): branch main (iluvatar), based on upstream 513f38c47, against the upstream
-move 513f38c47 -> 0add68262 (3.5.1), hooks taken from an in-memory replay of the branch; and
-feat/mthreads-spec-path-third-party (mthreads, hcu), already on 7c56a5e40 (3.6.0), against
-0add68262 -> 7c56a5e40 with the branch itself as the upgraded tree.
+Cases: branch main (iluvatar), based on upstream 513f38c47, against the upstream move
+513f38c47 -> 0add68262 (3.5.1), hooks taken from an in-memory replay of the branch; and FlagTree's
+own 3.5 -> 3.6 move: triton_v3.5.x (60 commits on 0add68262, ascend spec tree) against
+0add68262 -> 7c56a5e40 (3.6.0), once with FlagTree's 3.6 line triton_v3.6.x as the upgraded tree and
+once replayed in memory. (feat/mthreads-spec-path-third-party, which an earlier version ran from
+0add68262, is based on 7c56a5e40 itself and the mirror holds no later upstream commit: no drift range
+exists for it, and drift refuses a --from that is not the branch's base.)
 
 Works on a shared bare clone of PATH in a temporary directory (PATH itself is never written), so
 the first run of each case starts with an empty fact cache (<git dir>/flagtree-sync/cache) and
@@ -27,7 +30,8 @@ from sync.jobs import DriftOptions, run_drift
 
 CASES = [
     ("main", "513f38c47", "0add68262", None),
-    ("feat/mthreads-spec-path-third-party", "0add68262", "7c56a5e40", "feat/mthreads-spec-path-third-party"),
+    ("triton_v3.5.x", "0add68262", "7c56a5e40", "triton_v3.6.x"),
+    ("triton_v3.5.x", "0add68262", "7c56a5e40", None),
 ]
 
 
@@ -42,23 +46,24 @@ def main() -> int:
         os.environ["FLAGTREE_SYNC_CACHE"] = "off"
     clone = Path(tempfile.mkdtemp(prefix="flagtree-drift-bench-")) / "flagtree.git"
     subprocess.run(["git", "clone", "-q", "--bare", "--shared", str(args.flagtree), str(clone)], check=True)
-    times: dict[str, list[float]] = collections.defaultdict(list)
+    times: dict[tuple, list[float]] = collections.defaultdict(list)
     reports = {}
     for _ in range(args.runs):
-        for branch, old, new, target in CASES:
+        for case in CASES:
+            branch, old, new, target = case
             start = time.perf_counter()
-            reports[branch] = run_drift(str(clone), old, new, branch,
-                                        DriftOptions(target=target, symbols=args.symbols))
-            times[branch].append(time.perf_counter() - start)
-    for branch, old, new, target in CASES:
-        findings = reports[branch].findings + list(reports[branch].notes)
-        per_backend = collections.defaultdict(collections.Counter)
+            reports[case] = run_drift(str(clone), old, new, branch, DriftOptions(target=target, symbols=args.symbols))
+            times[case].append(time.perf_counter() - start)
+    for case in CASES:
+        branch, old, new, target = case
+        findings = reports[case].findings + list(reports[case].notes)
+        per_backend: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
         for finding in findings:
             per_backend[finding.backend or "(trunk)"][finding.kind] += 1
-        runs = " ".join(f"{t:.2f}" for t in times[branch])
+        runs = " ".join(f"{t:.2f}" for t in times[case])
         print(f"## {branch}: {old} -> {new}, target {'in-memory replay' if target is None else target}: "
-              f"first run {times[branch][0]:.2f} s, later runs median "
-              f"{statistics.median(times[branch][1:] or times[branch]):.2f} s (runs {runs}), {len(findings)} findings")
+              f"first run {times[case][0]:.2f} s, later runs median "
+              f"{statistics.median(times[case][1:] or times[case]):.2f} s (runs {runs}), {len(findings)} findings")
         for backend, kinds in sorted(per_backend.items()):
             print(f"  {backend}: " + ", ".join(f"{kind} {count}" for kind, count in sorted(kinds.items())))
     return 0

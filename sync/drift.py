@@ -145,6 +145,8 @@ def _analyse(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev 
                            fork_based_on_old=is_ancestor(repo, rng.old.oid, rng.source.oid))
     findings = list(early)
     analyzers = [analyzer for analyzer in ANALYZERS if symbols or not analyzer.on_request]
+    if any(analyzer.on_request for analyzer in analyzers) and context.fork_based_on_old:
+        context.prefetch_fork_python()
     progress.phase("analyses", len(analyzers))
     for number, analyzer in enumerate(analyzers):
         progress.advance(analyzer.name, number)

@@ -21,11 +21,13 @@ from posixpath import dirname, join, normpath
 from tree_sitter import Node
 
 from ..git import GitTree, changes_with_renames
+from ..cache import memoized
 from ..model import Finding
 from ..trees import read_text
 from .context import DriftContext
 from .cpp import parser
 from .delta import CPP, PY, TD, backend_of, fork_added_lines, text_diff
+from .pyblobs import Extractor, python_fact, register
 from .pyfacts import Param, function_table
 from .tdsigs import Overload, Record, records
 
@@ -67,6 +69,13 @@ def _call_nodes(text: str) -> Iterator[tuple[Node, Node, Node]]:
 
 
 def _calls(text: str) -> list[CppCall]:
+    """Builder calls of a C++ text, through the fact cache (keyed by blob id)."""
+    return memoized("cpp-builder-calls", 1, text, _parse_calls,
+                    encode=lambda calls: [[c.callee, c.written, c.line, c.count] for c in calls],
+                    decode=lambda stored: [CppCall(str(a), str(b), int(c), int(d)) for a, b, c, d in stored])
+
+
+def _parse_calls(text: str) -> list[CppCall]:
     found: list[CppCall] = []
     for node, function, arguments in _call_nodes(text):
         written = (function.text or b"").decode("utf-8", errors="replace")
@@ -146,10 +155,16 @@ def cpp_broken_calls(context: DriftContext, path: str, lines: frozenset[int] | N
                      changes: dict[str, list[RecordChange]]) -> list[Broken]:
     """Calls in a fork C++ file (on the given lines; all lines when None) to changed builders."""
     text = read_text(context.fork, path) or ""
+    named = [name for name in changes if name in text]  # cheap: a call only resolves to a name it spells
+    if not named:
+        return []
+    included_dirs = {dirname(include) for include in _includes(context.fork, path)}
+    if not any(_include_dir(change.old.path) in included_dirs or dirname(path) == dirname(change.old.path)
+               for name in named for change in changes[name]):
+        return []  # no changed builder is in scope here: parsing could not find a call to report
     calls = [call for call in _calls(text) if call.callee in changes and (lines is None or call.line in lines)]
     if not calls:
         return []
-    included_dirs = {dirname(include) for include in _includes(context.fork, path)}
     broken = []
     for call in calls:
         for change in changes[call.callee]:
@@ -176,22 +191,26 @@ class PyCall:
 
 
 def _py_calls(text: str, lines: frozenset[int]) -> list[PyCall]:
-    try:
-        module = ast.parse(text)
-    except (SyntaxError, ValueError):
+    """The calls on the given lines (from the blob's facts: one shared parse, cached by blob id)."""
+    return [call for call in python_fact("calls", text) if call.line in lines]
+
+
+def _all_py_calls(module: ast.Module | None) -> list[PyCall]:
+    if module is None:
         return []
     aliases: dict[str, str] = {}
-    for node in ast.walk(module):
-        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+    call_nodes: list[ast.Call] = []
+    for node in ast.walk(module):  # one walk: imports first-to-last as before, calls in walk order
+        if isinstance(node, ast.Call):
+            call_nodes.append(node)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             for alias in node.names:
                 aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
     calls = []
-    for node in ast.walk(module):
-        if not isinstance(node, ast.Call) or node.lineno not in lines:
-            continue
+    for node in call_nodes:
         dotted = _dotted(node.func)
         attribute = node.func.attr if isinstance(node.func, ast.Attribute) else None
         target = ""
@@ -203,6 +222,13 @@ def _py_calls(text: str, lines: frozenset[int]) -> list[PyCall]:
         calls.append(PyCall(target, attribute, node.lineno, len(node.args),
                             tuple(k.arg for k in node.keywords if k.arg), starred))
     return calls
+
+
+register(Extractor("calls", 1, _all_py_calls,
+                   encode=lambda calls: [[c.target, c.attribute, c.line, c.positional, list(c.keywords), c.starred]
+                                         for c in calls],
+                   decode=lambda stored: [PyCall(str(t), None if a is None else str(a), int(n), int(p),
+                                                 tuple(map(str, k)), bool(s)) for t, a, n, p, k, s in stored]))
 
 
 def _dotted(node: ast.expr) -> str | None:

@@ -20,6 +20,7 @@ import textwrap
 import tokenize
 from dataclasses import dataclass
 
+from ..cache import memoized
 from ..git import GitTree, merge_blobs
 from ..model import Finding
 from ..trees import read_text
@@ -64,13 +65,31 @@ def _python_spans(text: str) -> list[Span] | None:
 
 
 def _spans(path: str, text: str) -> list[Span] | None:
+    """Function spans of a fork file (fact cache: by blob id)."""
+    return memoized("cochange-spans", 1, text, lambda source: _parse_spans(path, source), extra=_language(path),
+                    encode=lambda spans: None if spans is None else [[s.name, s.start, s.end, s.text] for s in spans],
+                    decode=lambda stored: None if stored is None else
+                    [Span(str(name), int(start), int(end), str(code)) for name, start, end, code in stored])
+
+
+def _language(path: str) -> str:
+    return "py" if path.endswith(PY) else "cpp"
+
+
+def _parse_spans(path: str, text: str) -> list[Span] | None:
     if path.endswith(PY):
         return _python_spans(text)
     return [Span(f.name, f.start, f.end, f.text) for f in cpp_functions(text)]
 
 
 def _bodies(path: str, text: str) -> dict[str, str] | None:
-    """Function name -> whole definition as written, for the old and new tags."""
+    """Function name -> whole definition as written, for the old and new tags (fact cache: by blob id)."""
+    return memoized("cochange-bodies", 1, text, lambda source: _parse_bodies(path, source),
+                    encode=lambda found: found, extra=_language(path),
+                    decode=lambda stored: None if stored is None else {str(k): str(v) for k, v in stored.items()})
+
+
+def _parse_bodies(path: str, text: str) -> dict[str, str] | None:
     if path.endswith(PY):
         table = function_table(text)
         return None if table is None else {name: facts.source for name, facts in table.items()}

@@ -6,6 +6,9 @@ from functools import cached_property
 
 from typing import TYPE_CHECKING
 
+import libcst as cst
+
+from ..cache import memoized
 from ..layout import SpecFile
 from ..model import Range
 from ..provenance import Derivation, load_manifest
@@ -13,12 +16,44 @@ from ..git import GitTree, Oid, Repository, as_oid, has_object, renames
 from ..trees import read_text
 from .backends import BackendExports, backend_exports
 from .callsites import TrunkHooks, index_trunk_hooks
+from .delta import PY, fork_added_lines
+from .pyblobs import prefetch
 from .owners import OwnerIndex
 from .roles import Classified, classified_files
-from .pyfacts import FunctionFacts, ModuleFacts, function_table, parse_module_facts
+from .pyfacts import FunctionFacts, ModuleFacts, Param, function_table, parse_module_facts
 
 if TYPE_CHECKING:
     from .overlays import MergedOverlay
+
+
+class _CachedFunctionFacts(FunctionFacts):
+    """Parameters from the fact cache; the code (signature, body, source) from pyfacts.function_table of
+    the same text, parsed only when a finding asks for it."""
+
+    def _located(self) -> tuple[cst.Module, cst.FunctionDef]:
+        table = function_table(self._text)
+        facts = table.get(self.qualname) if table is not None else None
+        if facts is None or facts._module is None or facts._node is None:
+            raise KeyError(self.qualname)  # cannot happen: the parameters came from this very table
+        return facts._module, facts._node
+
+
+def cached_function_table(text: str) -> dict[str, FunctionFacts] | None:
+    """pyfacts.function_table through the fact cache: the parameters of every def, keyed by blob id."""
+    stored = memoized("function-params", 1, text, _function_params, encode=lambda found: found,
+                      decode=lambda found: found if found is None else
+                      {str(name): [[str(n), str(k), bool(d)] for n, k, d in params] for name, params in found.items()})
+    if stored is None:
+        return None
+    return {name: _CachedFunctionFacts(name, 0, tuple(Param(n, k, d) for n, k, d in params), _text=text)
+            for name, params in stored.items()}
+
+
+def _function_params(text: str) -> dict[str, list[list]] | None:
+    table = function_table(text)
+    if table is None:
+        return None
+    return {name: [[p.name, p.kind, p.has_default] for p in facts.params] for name, facts in table.items()}
 
 
 @dataclass
@@ -34,6 +69,7 @@ class DriftContext:
     fork_based_on_old: bool = True  # False: OLD is not an ancestor of the branch
     merged: list["MergedOverlay"] = field(default_factory=list)  # clean 3-way merges that --apply may commit
     _facts: dict[tuple[str, str], ModuleFacts] = field(default_factory=dict)
+    _tables: dict[tuple[str, str], dict[str, FunctionFacts] | None] = field(default_factory=dict)
 
     @cached_property
     def renames(self) -> dict[str, str]:
@@ -98,9 +134,14 @@ class DriftContext:
         return blob, {"source": f"old tag ({why})", "tag": tag}
 
     def function_table(self, tree: GitTree, path: str) -> dict[str, FunctionFacts] | None:
-        """Definitions of a file in one of the trees; None when absent or unparsable."""
-        text = read_text(tree, path)
-        return function_table(text) if text is not None else None
+        """Definitions of a file in one of the trees; None when absent or unparsable.
+
+        Memoized per (tree, path): a call-signature run asks for the same upstream module once per call."""
+        key = (tree.label, path)
+        if key not in self._tables:
+            text = read_text(tree, path)
+            self._tables[key] = cached_function_table(text) if text is not None else None
+        return self._tables[key]
 
     def module_facts(self, tree: GitTree, path: str) -> ModuleFacts | None:
         """Parsed facts (without line numbers) of a file in one of the trees; None when absent."""
@@ -111,3 +152,10 @@ class DriftContext:
                 return None
             self._facts[key] = parse_module_facts(path, text, positions=False)
         return self._facts[key]
+
+    def prefetch_fork_python(self) -> None:
+        """Parse, once and across cores, the fork's Python files with FlagTree-added lines: the files the
+        call-signature and key-string analyses read (their facts then come from memory or the cache)."""
+        texts = (read_text(self.fork, path) for path in fork_added_lines(self.upstream_old, self.fork)
+                 if path.endswith(PY))
+        prefetch(text for text in texts if text is not None)

@@ -17,16 +17,19 @@ cannot be named (a dict literal passed as an argument): `key-string-review` (inf
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 
 from unidiff import PatchSet
 
+from ..cache import memoized
 from ..git import changes_with_renames
 from ..model import Finding
 from ..trees import read_text
 from .context import DriftContext
 from .delta import PY, backend_of, fork_added_lines, text_diff
+from .pyblobs import Extractor, python_fact, register
 from .symbols import _significant
 
 _READ_CALLS = {"get", "pop", "setdefault"}
@@ -53,16 +56,22 @@ def read_keys(text: str, lines: frozenset[int]) -> dict[str, int]:
 
 
 def key_reads(text: str, lines: frozenset[int]) -> dict[str, list[tuple[int, str | None]]]:
-    """Key -> (line, container name) of every read over the given lines, in line order."""
-    try:
-        module = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return {}
+    """Key -> (line, container name) of every read over the given lines, in line order (from the blob's
+    facts: one shared parse)."""
     found: dict[str, list[tuple[int, str | None]]] = {}
+    for key, line, container in python_fact("key-reads", text):
+        if line in lines:
+            found.setdefault(key, []).append((line, container))
+    return {key: sorted(reads, key=lambda read: read[0]) for key, reads in found.items()}
+
+
+def _all_key_reads(module: ast.Module | None) -> list[tuple[str, int, str | None]]:
+    """(key, line, container name) of every read in the module, in walk order."""
+    if module is None:
+        return []
+    found: list[tuple[str, int, str | None]] = []
     for node in ast.walk(module):
         line = getattr(node, "lineno", 0)
-        if line not in lines:
-            continue
         key, container = None, None
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and _string(node.slice):
             key, container = _string(node.slice), container_name(node.value)
@@ -75,8 +84,13 @@ def key_reads(text: str, lines: frozenset[int]) -> dict[str, list[tuple[int, str
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
             key, container = node.attr, container_name(node.value)
         if key and key.isidentifier() and _significant(key):
-            found.setdefault(key, []).append((line, container))
-    return {key: sorted(reads, key=lambda read: read[0]) for key, reads in found.items()}
+            found.append((key, line, container))
+    return found
+
+
+register(Extractor("key-reads", 2, _all_key_reads, encode=lambda reads: [list(read) for read in reads],
+                   decode=lambda stored: [(str(key), int(line), None if container is None else str(container))
+                                          for key, line, container in stored]))
 
 
 def _string(node: ast.AST) -> str | None:
@@ -84,7 +98,13 @@ def _string(node: ast.AST) -> str | None:
 
 
 def produced(text: str, keys: set[str]) -> dict[str, list[str]]:
-    """Key -> the producing statements/entries as written (sorted), for the keys asked about."""
+    """Key -> the producing statements/entries as written (sorted), for the keys asked about (fact cache)."""
+    return memoized("key-producers", 1, text, lambda source: _produced(source, keys), encode=lambda found: found,
+                    decode=lambda stored: {str(key): [str(v) for v in values] for key, values in stored.items()},
+                    extra="\0".join(sorted(keys)))
+
+
+def _produced(text: str, keys: set[str]) -> dict[str, list[str]]:
     try:
         module = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -170,6 +190,18 @@ def grade(reads: list[tuple[int, str | None]], before: list[Production], after: 
     return "review"
 
 
+_WORD = re.compile(r"\w+")
+_QUOTED_WORD = re.compile(r"""(?=(['"])(\w+)\1)""")  # every 'word' / "word", overlapping ones too
+
+
+def _mentions_quoted(text: str, word_keys: set[str], other_keys: set[str]) -> bool:
+    """Whether 'key' or "key" occurs in text for some key: one scan for the keys made of word characters
+    (a quoted key is the whole word run after its quote), a substring test for any other."""
+    if word_keys and not word_keys.isdisjoint(word for _, word in _QUOTED_WORD.findall(text)):
+        return True
+    return any(f"'{key}'" in text or f'"{key}"' in text for key in other_keys)
+
+
 def hunks_with(diff: str, key: str) -> str:
     """Only the hunks of a diff that mention the key (the evidence, not the whole file)."""
     if not diff:
@@ -189,13 +221,15 @@ def key_string_findings(context: DriftContext) -> list[Finding]:
     if not readers:
         return []
     keys = set(readers)
+    word_keys = {key for key in keys if _WORD.fullmatch(key)}
+    other_keys = keys - word_keys
     findings = []
     for change in changes_with_renames(context.upstream_old, context.upstream_new):
         if not change.old_path.endswith(PY) or change.status == "added" or not _produces_runtime_data(change.old_path):
             continue
         before = read_text(context.upstream_old, change.old_path) or ""
         after = read_text(context.upstream_new, change.new_path) or "" if change.new_path else ""
-        if not any(f"'{key}'" in before or f'"{key}"' in before for key in keys):
+        if not _mentions_quoted(before, word_keys, other_keys):
             continue  # cheap: no key FlagTree reads is written as a string here
         old_producers, new_producers = produced(before, keys), produced(after, keys)
         old_writes, new_writes = productions(before, keys), productions(after, keys)

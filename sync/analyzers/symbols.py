@@ -109,6 +109,17 @@ def _python_trunk_names(text: str, lines: set[int]) -> dict[str, int]:
     FlagTree's own local variables are none of these, which keeps coincidences out.
     """
     found: dict[str, int] = {}
+    for name, line in memoized("python-trunk-names", 1, text, _trunk_name_candidates,
+                               encode=lambda pairs: [list(pair) for pair in pairs],
+                               decode=lambda stored: [(str(name), int(line)) for name, line in stored]):
+        if line in lines:
+            found.setdefault(name, line)
+    return found
+
+
+def _trunk_name_candidates(text: str) -> list[tuple[str, int]]:
+    """(name, line) of every token _python_trunk_names would take on any line, in order (fact cache)."""
+    found: list[tuple[str, int]] = []
     try:
         tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline)
                   if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)]
@@ -126,12 +137,12 @@ def _python_trunk_names(text: str, lines: set[int]) -> dict[str, int]:
             in_import = True
         elif index and tokens[index - 1].end[0] != token.start[0] and depth == 0:
             in_import = False
-        if token.type != tokenize.NAME or token.start[0] not in lines or keyword.iskeyword(token.string):
+        if token.type != tokenize.NAME or keyword.iskeyword(token.string):
             continue
         before = tokens[index - 1].string if index else ""
         after = tokens[index + 1].string if index + 1 < len(tokens) else ""
         if in_import or before == "." or after == "(" or (after == "=" and depth > 0):
-            found.setdefault(token.string, token.start[0])
+            found.append((token.string, token.start[0]))
     return found
 
 
@@ -395,7 +406,14 @@ _LOCAL_QUERY = """
 def own_names(path: str, text: str) -> set[str]:
     """Names the file binds itself: C++ variables and parameters, Python assignments, parameters,
     attributes set (self.x = ...), defs and classes. A use of one of these refers to that binding,
-    not to a declaration upstream removed in some other file (the coincidence issue 12 names)."""
+    not to a declaration upstream removed in some other file (the coincidence issue 12 names).
+    Through the fact cache, keyed by blob id and the language the path selects."""
+    language = "cpp" if path.endswith(CPP) else "py" if path.endswith(PY) else "other"
+    return set(memoized("own-names", 1, text, lambda source: sorted(_own_names(path, source)), extra=language,
+                        encode=lambda names: names, decode=lambda stored: [str(name) for name in stored]))
+
+
+def _own_names(path: str, text: str) -> set[str]:
     if path.endswith(CPP):
         return {node.text.decode("utf-8", errors="replace") for node in _captures(_LOCAL_QUERY, text).get("name", [])}
     if not path.endswith(PY):
