@@ -170,3 +170,16 @@ def test_random_histories_replay_identically(tmp_path: Path, base: FileMap, upst
         head = commit(repo, files, [head], f"fork {number}")
     paths, full, _ = replay_both_ways(repo, old, head, onto, policy)
     assert paths == full
+
+
+def test_a_rename_onto_a_file_upstream_added_replays_like_the_full_merge(tmp_path: Path) -> None:
+    """Hypothesis found it: the fork moves b to a, upstream added the same a. Path by path that looks
+    clean; merge_trees sees rename/add. The fast path must hand such a commit to the full merge."""
+    repo = pygit2.init_repository(str(tmp_path / "repo"), bare=True)
+    text = b"".join(b"line %d\n" % number for number in range(40))
+    old = commit(repo, {}, [], "old")
+    onto = commit(repo, {"a": (text, pygit2.GIT_FILEMODE_BLOB)}, [old], "upstream adds a")
+    add_b = commit(repo, {"b": (text, pygit2.GIT_FILEMODE_BLOB)}, [old], "fork adds b")
+    move = commit(repo, {"a": (text, pygit2.GIT_FILEMODE_BLOB)}, [add_b], "fork moves b to a")
+    paths, full, _ = replay_both_ways(repo, old, move, onto)
+    assert paths == full and full[1][2]  # the second pick conflicts, both ways

@@ -121,8 +121,12 @@ def pick_paths(repo: pygit2.Repository, base: pygit2.Tree, ours: pygit2.Tree,
                theirs: pygit2.Tree) -> pygit2.Oid | None:
     """merge(base, ours, theirs) by the paths base -> theirs changes; None where a full merge is needed."""
     changes: dict[str, Entry | None] = {}
+    deltas = list(base.diff_to_tree(theirs).deltas)  # no rename detection: every touched path by itself
+    statuses = {delta.status for delta in deltas}
+    if {pygit2.enums.DeltaStatus.ADDED, pygit2.enums.DeltaStatus.DELETED} <= statuses:
+        return None  # the commit may rename a file: the full merge's rename detection decides
     try:
-        for delta in base.diff_to_tree(theirs).deltas:  # no rename detection: every touched path by itself
+        for delta in deltas:
             path = delta.new_file.path
             if path != delta.old_file.path or path in changes:  # a type change comes as delete + add
                 raise _NeedsFullMerge
@@ -155,6 +159,8 @@ def _merge_entry(repo: pygit2.Repository, ours_tree: pygit2.Tree, base_tree: pyg
                  path: str, base: Entry | None, ours: Entry | None, theirs: Entry | None) -> Entry | None:
     if ours == base:
         return _canonical(theirs)
+    if base is None and ours is not None:
+        raise _NeedsFullMerge  # both sides added it: an upstream rename onto the path may be a conflict
     if ours is not None and ours == theirs:
         return ours
     if (base is None or ours is None or theirs is None or not base[1] == ours[1] == theirs[1]
