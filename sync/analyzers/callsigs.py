@@ -28,6 +28,7 @@ from .cpp import parser
 from .delta import CPP, PY, TD, backend_of, fork_added_lines, text_diff
 from .pyfacts import Param, function_table
 from .tdsigs import Overload, Record, records
+from .parsing import Unparseable, parsed_ast
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.MULTILINE)
 _TEMPLATE_CALL = re.compile(r"\b(create|replaceOpWithNewOp|createOrFold)\s*<\s*([\w:]+)\s*>\s*$")
@@ -176,9 +177,8 @@ class PyCall:
 
 
 def _py_calls(text: str, lines: frozenset[int]) -> list[PyCall]:
-    try:
-        module = ast.parse(text)
-    except (SyntaxError, ValueError):
+    module = parsed_ast(text)  # guarded: deep nesting is a result, not a crash
+    if isinstance(module, Unparseable):
         return []
     aliases: dict[str, str] = {}
     for node in ast.walk(module):

@@ -17,6 +17,7 @@ from .context import DriftContext
 from .cpp import functions as cpp_functions
 from .delta import CPP, PY, backend_of, fork_added_lines, text_diff
 from .pyfacts import function_table
+from .parsing import Unparseable, guarded, parsed_ast
 
 
 @dataclass(frozen=True)
@@ -29,9 +30,8 @@ class Span:
 
 def _python_spans(text: str) -> list[Span] | None:
     """Every def with its qualname and line range (ast: facts only)."""
-    try:
-        module = ast.parse(text)
-    except (SyntaxError, ValueError):
+    module = parsed_ast(text)  # guarded: deep nesting is a result, not a crash
+    if isinstance(module, Unparseable):
         return None
     lines = text.splitlines(keepends=True)
     spans: list[Span] = []
@@ -48,8 +48,8 @@ def _python_spans(text: str) -> list[Span] | None:
             else:
                 walk(child, scope)
 
-    walk(module, ())
-    return spans
+    walked = guarded(lambda: walk(module, ()))  # recursive: a deep expression must not end the run
+    return None if isinstance(walked, Unparseable) else spans
 
 
 def _spans(path: str, text: str) -> list[Span] | None:

@@ -20,6 +20,7 @@ from ..trees import read_text
 from .context import DriftContext
 from .delta import PY, backend_of, fork_added_lines, text_diff
 from .symbols import _significant
+from .parsing import Unparseable, parsed_ast
 
 _READ_CALLS = {"get", "pop", "setdefault"}
 _NOT_PRODUCERS = ("/test/", "/tests/", "/tutorials/", "/unittest/")  # tests and examples feed no runtime data
@@ -32,9 +33,8 @@ def _produces_runtime_data(path: str) -> bool:
 
 def read_keys(text: str, lines: frozenset[int]) -> dict[str, int]:
     """Key -> first line it is read on, over the given lines."""
-    try:
-        module = ast.parse(text)
-    except (SyntaxError, ValueError):
+    module = parsed_ast(text)  # guarded: deep nesting is a result, not a crash
+    if isinstance(module, Unparseable):
         return {}
     found: dict[str, int] = {}
     for node in ast.walk(module):
@@ -63,9 +63,8 @@ def _string(node: ast.AST) -> str | None:
 
 def produced(text: str, keys: set[str]) -> dict[str, list[str]]:
     """Key -> the producing statements/entries as written (sorted), for the keys asked about."""
-    try:
-        module = ast.parse(text)
-    except (SyntaxError, ValueError):
+    module = parsed_ast(text)  # guarded: deep nesting is a result, not a crash
+    if isinstance(module, Unparseable):
         return {}
     out: dict[str, list[str]] = defaultdict(list)
     for node in ast.walk(module):
