@@ -111,3 +111,13 @@ def test_drift_and_upgrade_report_the_refused_file_and_write_the_report(world, t
     assert finding["kind"] == "spec-module-unparsable" and "too many nested parentheses" in finding["message"]
     assert git(world.fork, "rev-parse", "--verify", "sync/v3.6.0").strip()
     assert not (world.fork / ".git" / "flagtree-sync" / "upgrade.json").exists()  # finished, not left half-done
+
+
+def test_toml_nested_too_deeply_is_exit_2_not_a_crash(world, tmp_path: Path) -> None:
+    deep = "x = " + "[" * 3000 + "]" * 3000 + "\n"
+    (world.fork / "pyproject.toml").write_text("[tool.flagtree-sync]\nspec_roots = []\n" + deep)
+    commit_files(world, {"third_party/alpha/backend/spec/suppressions.toml": deep}, "[alpha] deep toml")
+    check = CliRunner().invoke(cli, ["check", str(world.fork)])
+    assert check.exit_code in (1, 2) and "nested too deeply" in check.output, check.output
+    drift = CliRunner().invoke(cli, [*DRIFT, "--repo", str(world.fork), "--out", str(tmp_path / "drift")])
+    assert drift.exit_code == 2 and "nested too deeply" in drift.output, drift.output
