@@ -4,8 +4,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from collections.abc import Callable
+
 from .analyzers.context import DriftContext
 from .analyzers.overlays import MergedOverlay
+from .analyzers.parsing import Unparseable, analysing, guarded_walk, recording_skips
 from .analyzers.owners import OwnerIndex
 from .analyzers.registry import ANALYZERS
 from .cache import FactCache, using
@@ -113,6 +116,14 @@ def _from_branch(user_repo: Repository, repo: Repository, rng: Range, commits: l
     return done, head.tree
 
 
+def _guarded_analysis(name: str, analyze: Callable[[], list[Finding]]) -> list[Finding]:
+    """The last net under the parsers: an analysis whose walk still overflows is reported, not a crash."""
+    result = guarded_walk(analyze)
+    if isinstance(result, Unparseable):
+        return [Finding("analysis-skipped", ".", f"{name}: the whole analysis was left out: {result.reason}")]
+    return result
+
+
 def analyse_drift(repo: Repository, rng: Range, target: Rev | None, backends: set[str] | None = None,
                   symbols: bool = False, progress: Progress | None = None) -> DriftResult:
     """Read-only: objects the in-memory replay needs go to a scratch store, never into repo's."""
@@ -148,9 +159,13 @@ def _analyse(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev 
     if any(analyzer.on_request for analyzer in analyzers) and context.fork_based_on_old:
         context.prefetch_fork_python()
     progress.phase("analyses", len(analyzers))
-    for number, analyzer in enumerate(analyzers):
-        progress.advance(analyzer.name, number)
-        findings.extend(analyzer.analyze(context))
+    with recording_skips() as skips:
+        for number, analyzer in enumerate(analyzers):
+            progress.advance(analyzer.name, number)
+            with analysing(analyzer.name):
+                findings.extend(_guarded_analysis(analyzer.name, lambda: list(analyzer.analyze(context))))
+    findings.extend(Finding("analysis-skipped", path, f"{analysis}: {path} was left out: {reason}")
+                    for (analysis, path), reason in sorted(skips.skipped.items()))
     progress.advance("", len(analyzers))
     if backends:
         findings = [f for f in findings if f.backend is None or f.backend in backends]

@@ -143,6 +143,9 @@ CATALOGUE: tuple[Kind, ...] = (
     # Notes about the analysis itself.
     _k("symbol-drift-skipped", "analysis", "info", "symbol drift was not run: FlagTree's added lines cannot "
        "be told from upstream's", "pass the branch's own base as --from"),
+    _k("analysis-skipped", "analysis", "warning", "a file the parsers cannot handle (nested too deeply, refused "
+       "by CPython) was left out of one analysis, which the message names", "check that file by hand for this "
+       "analysis; flatten the nesting if the file is yours"),
     _k("target-unavailable", "analysis", "info", "the delta could not be replayed in memory; hooks and guards "
        "were judged from the upstream tags alone", "pass --target"),
     _k("backend-without-spec", "analysis", "info", "a backend directory has no spec/ tree: nothing to drift", ""),

@@ -80,7 +80,7 @@ def configured_roots(tree: FileTree) -> tuple[re.Pattern[str], ...]:
         return ()
     try:
         roots = tomllib.loads(text).get("tool", {}).get("flagtree-sync", {}).get("spec_roots", [])
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):  # nested too deeply: not a config of ours either
         return ()
     patterns = []
     for root in roots if isinstance(roots, list) else []:

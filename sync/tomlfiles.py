@@ -67,6 +67,8 @@ def load_toml(text: str, where: str, schema: Table) -> TomlDocument:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise _syntax_error(where, text, exc) from exc
+    except RecursionError:  # tomllib recurses per nested array or inline table
+        raise TomlFileError(where, 1, "arrays or tables nested too deeply to read") from None
     document = TomlDocument(where, text, data)
     _check_table(document, data, schema, None, None, "")
     return document

@@ -30,6 +30,7 @@ from .delta import CPP, PY, TD, backend_of, fork_added_lines, text_diff
 from .pyblobs import Extractor, python_fact, register
 from .pyfacts import Param, function_table
 from .tdsigs import Overload, Record, records
+from .parsing import Unparseable, parsed_ast
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.MULTILINE)
 _TEMPLATE_CALL = re.compile(r"\b(create|replaceOpWithNewOp|createOrFold)\s*<\s*([\w:]+)\s*>\s*$")

@@ -29,6 +29,7 @@ from .cpp import functions as cpp_functions
 from .cpp import names_by_line as cpp_names_by_line
 from .delta import CPP, PY, backend_of, fork_added_lines, text_diff
 from .pyfacts import function_table
+from .parsing import Unparseable, guarded, parsed_ast
 
 
 @dataclass(frozen=True)
@@ -41,9 +42,8 @@ class Span:
 
 def _python_spans(text: str) -> list[Span] | None:
     """Every def with its qualname and line range (ast: facts only)."""
-    try:
-        module = ast.parse(text)
-    except (SyntaxError, ValueError):
+    module = parsed_ast(text)  # guarded: deep nesting is a result, not a crash
+    if isinstance(module, Unparseable):
         return None
     lines = text.splitlines(keepends=True)
     spans: list[Span] = []
@@ -60,8 +60,8 @@ def _python_spans(text: str) -> list[Span] | None:
             else:
                 walk(child, scope)
 
-    walk(module, ())
-    return spans
+    walked = guarded(lambda: walk(module, ()))  # recursive: a deep expression must not end the run
+    return None if isinstance(walked, Unparseable) else spans
 
 
 def _spans(path: str, text: str) -> list[Span] | None:

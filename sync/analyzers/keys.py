@@ -31,6 +31,7 @@ from .context import DriftContext
 from .delta import PY, backend_of, fork_added_lines, text_diff
 from .pyblobs import Extractor, python_fact, register
 from .symbols import _significant
+from .parsing import Unparseable, parsed_ast
 
 _READ_CALLS = {"get", "pop", "setdefault"}
 _NOT_PRODUCERS = ("/test/", "/tests/", "/tutorials/", "/unittest/")  # tests and examples feed no runtime data
@@ -105,9 +106,8 @@ def produced(text: str, keys: set[str]) -> dict[str, list[str]]:
 
 
 def _produced(text: str, keys: set[str]) -> dict[str, list[str]]:
-    try:
-        module = ast.parse(text)
-    except (SyntaxError, ValueError):
+    module = parsed_ast(text)  # guarded: deep nesting is a result, not a crash
+    if isinstance(module, Unparseable):
         return {}
     out: dict[str, list[str]] = defaultdict(list)
     for node in ast.walk(module):
@@ -146,9 +146,8 @@ def _value_kind(value: ast.AST) -> str:
 
 def productions(text: str, keys: set[str]) -> dict[str, list[Production]]:
     """Key -> where (container) and what kind of value upstream writes, for the keys asked about."""
-    try:
-        module = ast.parse(text)
-    except (SyntaxError, ValueError):
+    module = parsed_ast(text)  # guarded: deep nesting is a result, not a crash
+    if isinstance(module, Unparseable):
         return {}
     out: dict[str, list[Production]] = defaultdict(list)
     dict_owner: dict[int, str | None] = {}

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from ..cache import active, content_id
+from .parsing import Unparseable, guarded, python_ast
 
 PARALLEL_BYTES = 1_000_000  # below this much missing text a serial parse beats starting workers
 _MEMO_LIMIT = 50_000  # entries; content-addressed, so only memory is at stake
@@ -104,11 +105,12 @@ def _lookup(name: str, key: str) -> Any:
 
 def _encoded_facts(text: str) -> dict[str, Any]:
     """Every registered fact of one text, encoded (runs in a worker process too)."""
-    try:
-        module: ast.Module | None = ast.parse(text)
-    except (SyntaxError, ValueError):
-        module = None
-    return {name: extractor.encode(extractor.extract(module)) for name, extractor in _EXTRACTORS.items()}
+    def facts_of(module: ast.Module | None) -> dict[str, Any]:
+        return {name: extractor.encode(extractor.extract(module)) for name, extractor in _EXTRACTORS.items()}
+
+    # guarded: deep nesting in the parse or in an extractor's walk is an unparseable text, not a crash
+    found = guarded(lambda: facts_of(python_ast(text)))
+    return facts_of(None) if isinstance(found, Unparseable) else found
 
 
 def _store(key: str, encoded: dict[str, Any]) -> None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Callable
 
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -12,6 +13,7 @@ from libcst.metadata import ByteSpanPositionProvider, MetadataWrapper
 
 from ..cache import memoized
 from ..layout import HOOK_NAMES, LEGACY_HOOK_MODULES, SPEC_HOOK_MODULE
+from .parsing import Unparseable, guarded, python_module
 
 
 @dataclass(frozen=True)
@@ -37,24 +39,29 @@ class FunctionFacts:
         module, nodes = _function_nodes(self._text)
         return module, nodes[self.qualname]
 
+    def _code(self, part: Callable[[cst.FunctionDef], cst.CSTNode]) -> str:
+        """Code generation recurses as deep as the tree: guarded, like the parse."""
+        def generate() -> str:
+            module, node = self._located()
+            return module.code_for_node(part(node))
+        code = guarded(generate)
+        return f"<{code.reason}>" if isinstance(code, Unparseable) else code
+
     # Generating code is the costly part of a parse, and few functions are ever compared: lazily.
     @cached_property
     def signature(self) -> str:
         """The parameter list as written."""
-        module, node = self._located()
-        return module.code_for_node(node.params).strip()
+        return self._code(lambda node: node.params).strip()
 
     @cached_property
     def body(self) -> str:
         """The body as written (stripped: for comparing definitions)."""
-        module, node = self._located()
-        return module.code_for_node(node.body).strip()
+        return self._code(lambda node: node.body).strip()
 
     @cached_property
     def source(self) -> str:
         """The whole definition as written, decorators included, without the blank lines above it."""
-        module, node = self._located()
-        return module.code_for_node(node.with_changes(leading_lines=())).strip("\n") + "\n"
+        return self._code(lambda node: node.with_changes(leading_lines=())).strip("\n") + "\n"
 
 
 class _FunctionFinder(cst.CSTVisitor):
@@ -80,7 +87,7 @@ class _FunctionFinder(cst.CSTVisitor):
 
 @lru_cache(maxsize=64)
 def _function_nodes(text: str) -> tuple[cst.Module, dict[str, cst.FunctionDef]]:
-    module = cst.parse_module(text)
+    module = python_module(text)  # only called inside guarded (FunctionFacts._code)
     finder = _FunctionFinder()
     module.visit(finder)
     return module, finder.nodes
@@ -305,15 +312,15 @@ def _decode_facts(stored: dict, text: str) -> ModuleFacts:
 
 
 def _parse_module_facts(path: str, text: str, positions: bool) -> ModuleFacts:
+    def collect() -> ModuleFacts:
+        return _collect_module_facts(path, text, positions)
+    facts = guarded(collect)
+    return ModuleFacts(path, error=facts.reason) if isinstance(facts, Unparseable) else facts
+
+
+def _collect_module_facts(path: str, text: str, positions: bool) -> ModuleFacts:
     facts = ModuleFacts(path)
-    try:
-        module = cst.parse_module(text)
-    except cst.ParserSyntaxError as exc:
-        facts.error = f"line {exc.raw_line}: {exc.message}"
-        return facts
-    except Exception as exc:  # libcst raises a few other types on odd input
-        facts.error = str(exc)
-        return facts
+    module = python_module(text)
     if positions:
         data = text.encode(module.encoding, errors="replace")  # = module.bytes: libcst round-trips the source
         MetadataWrapper(module, unsafe_skip_copy=True).visit(_Collector(module, facts, positions, data, text))
@@ -344,11 +351,11 @@ def normalized_statements(text: str) -> set[str] | None:
 
 
 def _normalized_statements(text: str) -> set[str] | None:
-    try:
-        module = cst.parse_module(text)
-    except Exception:
-        return None
-    return {module.code_for_node(statement).strip() for statement in module.body}
+    def statements() -> set[str]:
+        module = python_module(text)
+        return {module.code_for_node(statement).strip() for statement in module.body}
+    found = guarded(statements)
+    return None if isinstance(found, Unparseable) else found
 
 
 @lru_cache(maxsize=1024)
@@ -358,10 +365,12 @@ def function_table(text: str) -> dict[str, FunctionFacts] | None:
     Several times faster than parse_module_facts on large modules; for comparing definitions
     between trees, where line numbers are not shown. None when the text does not parse.
     """
-    try:
-        module = cst.parse_module(text)
-    except Exception:
-        return None
+    found = guarded(lambda: _function_table(text))
+    return None if isinstance(found, Unparseable) else found
+
+
+def _function_table(text: str) -> dict[str, FunctionFacts]:
+    module = python_module(text)
     table: dict[str, FunctionFacts] = {}
 
     def walk(statements, scope: tuple[str, ...]) -> None:

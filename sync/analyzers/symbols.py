@@ -38,6 +38,7 @@ from ..git import added_lines as tree_added_lines
 from ..trees import read_text
 from .cpp import parser
 from .pyfacts import Param, _params
+from .parsing import Unparseable, parsed_ast, parsed_python, skipped
 
 PY = (".py",)
 CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
@@ -221,9 +222,8 @@ def python_shape_ast(text: str) -> PythonShape:
     still answers where ast cannot parse the text, so both give the same shape
     (tests/test_speed_parsers.py compares them).
     """
-    try:
-        module = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    module = parsed_ast(text)  # guarded: deep nesting is a result, not a crash
+    if isinstance(module, Unparseable):
         return python_shape_libcst(text)
     lines = re.split(r"\r\n|\r|\n", text)  # ast's line breaks (splitlines knows more)
     names: set[str] = set()
@@ -272,9 +272,8 @@ def _ast_params(args: ast.arguments) -> tuple[Param, ...]:
 
 def python_shape_libcst(text: str) -> PythonShape:
     """The same shape through libcst: the reference, and the answer where ast cannot parse."""
-    try:
-        module = cst.parse_module(text)
-    except Exception:
+    module = parsed_python(text)
+    if isinstance(module, Unparseable):
         return PythonShape(frozenset(), {})
     names: set[str] = set()
     functions: dict[str, tuple[Param, ...]] = {}
@@ -418,9 +417,9 @@ def _own_names(path: str, text: str) -> set[str]:
         return {node.text.decode("utf-8", errors="replace") for node in _captures(_LOCAL_QUERY, text).get("name", [])}
     if not path.endswith(PY):
         return set()
-    try:
-        module = ast.parse(text)
-    except (SyntaxError, ValueError):
+    module = parsed_ast(text)  # guarded: deep nesting is a result, not a crash
+    if isinstance(module, Unparseable):
+        skipped(path, module)
         return set()
     names: set[str] = set()
     for node in ast.walk(module):
