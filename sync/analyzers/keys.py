@@ -98,42 +98,25 @@ def _string(node: ast.AST) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-def produced(text: str, keys: set[str]) -> dict[str, list[str]]:
-    """Key -> the producing statements/entries as written (sorted), for the keys asked about (fact cache)."""
-    return memoized("key-producers", 1, text, lambda source: _produced(source, keys), encode=lambda found: found,
-                    decode=lambda stored: {str(key): [str(v) for v in values] for key, values in stored.items()},
-                    extra="\0".join(sorted(keys)))
-
-
-def _produced(text: str, keys: set[str]) -> dict[str, list[str]]:
-    module = parsed_ast(text)  # guarded: deep nesting is a result, not a crash
-    if isinstance(module, Unparseable):
-        return {}
-    out: dict[str, list[str]] = defaultdict(list)
-    for node in ast.walk(module):
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets:
-                key = _string(target.slice) if isinstance(target, ast.Subscript) else None
-                if key is not None and key in keys:
-                    out[key].append(ast.unparse(node))
-        elif isinstance(node, ast.Dict):
-            for key_node, value in zip(node.keys, node.values):
-                key = _string(key_node) if key_node is not None else None
-                if key is not None and key in keys:
-                    out[key].append(f"{key!r}: {ast.unparse(value)}")
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
-                and len(node.args) == 3:
-            key = _string(node.args[1])
-            if key is not None and key in keys:
-                out[key].append(ast.unparse(node))
-    return {key: sorted(values) for key, values in out.items()}
-
-
 @dataclass(frozen=True)
 class Production:
     container: str | None  # the last name written to; None for a dict literal that is not assigned
     kind: str  # what kind of value: the AST class of the expression, and the callee of a call
+
+
+Producers = tuple[dict[str, list[str]], dict[str, list[Production]]]
+
+
+def producers(text: str, keys: set[str]) -> Producers:
+    """For the keys asked about: the producing statements/entries as written (sorted), and where
+    (container) and what kind of value upstream writes; one parse, through the fact cache."""
+    return memoized("key-producers", 2, text, lambda source: _producers(source, keys),
+                    encode=lambda found: [found[0], {key: [[p.container, p.kind] for p in writes]
+                                                     for key, writes in found[1].items()}],
+                    decode=lambda stored: ({str(key): [str(v) for v in values] for key, values in stored[0].items()},
+                                           {str(key): [Production(None if c is None else str(c), str(kind))
+                                                       for c, kind in writes] for key, writes in stored[1].items()}),
+                    extra="\0".join(sorted(keys)))
 
 
 def _value_kind(value: ast.AST) -> str:
@@ -144,11 +127,11 @@ def _value_kind(value: ast.AST) -> str:
     return type(value).__name__
 
 
-def productions(text: str, keys: set[str]) -> dict[str, list[Production]]:
-    """Key -> where (container) and what kind of value upstream writes, for the keys asked about."""
+def _producers(text: str, keys: set[str]) -> Producers:
     module = parsed_ast(text)  # guarded: deep nesting is a result, not a crash
     if isinstance(module, Unparseable):
-        return {}
+        return {}, {}
+    written: dict[str, list[str]] = defaultdict(list)
     out: dict[str, list[Production]] = defaultdict(list)
     dict_owner: dict[int, str | None] = {}
     for node in ast.walk(module):
@@ -156,23 +139,27 @@ def productions(text: str, keys: set[str]) -> dict[str, list[Production]]:
             target = node.targets[0] if isinstance(node, ast.Assign) else node.target
             dict_owner[id(node.value)] = container_name(target)
     for node in ast.walk(module):
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
                 key = _string(target.slice) if isinstance(target, ast.Subscript) else None
                 if key is not None and key in keys and isinstance(target, ast.Subscript):
-                    out[key].append(Production(container_name(target.value), _value_kind(node.value)))
+                    written[key].append(ast.unparse(node))
+                    if node.value is not None:
+                        out[key].append(Production(container_name(target.value), _value_kind(node.value)))
         elif isinstance(node, ast.Dict):
             for key_node, value in zip(node.keys, node.values):
                 key = _string(key_node) if key_node is not None else None
                 if key is not None and key in keys:
+                    written[key].append(f"{key!r}: {ast.unparse(value)}")
                     out[key].append(Production(dict_owner.get(id(node)), _value_kind(value)))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
                 and len(node.args) == 3:
             key = _string(node.args[1])
             if key is not None and key in keys:
+                written[key].append(ast.unparse(node))
                 out[key].append(Production(container_name(node.args[0]), _value_kind(node.args[2])))
-    return dict(out)
+    return {key: sorted(values) for key, values in written.items()}, dict(out)
 
 
 def grade(reads: list[tuple[int, str | None]], before: list[Production], after: list[Production]) -> str | None:
@@ -230,8 +217,7 @@ def key_string_findings(context: DriftContext) -> list[Finding]:
         after = read_text(context.upstream_new, change.new_path) or "" if change.new_path else ""
         if not _mentions_quoted(before, word_keys, other_keys):
             continue  # cheap: no key FlagTree reads is written as a string here
-        old_producers, new_producers = produced(before, keys), produced(after, keys)
-        old_writes, new_writes = productions(before, keys), productions(after, keys)
+        (old_producers, old_writes), (new_producers, new_writes) = producers(before, keys), producers(after, keys)
         for key in sorted(set(old_producers) | set(new_producers)):
             if old_producers.get(key) == new_producers.get(key) or key not in old_producers:
                 continue  # unchanged, or a producer upstream only added (nothing FlagTree relied on)
