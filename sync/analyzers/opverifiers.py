@@ -72,7 +72,10 @@ def op_verifier_findings(context: DriftContext) -> list[Finding]:
     for path, lines in sorted(fork_added_lines(context.upstream_old, context.fork).items()):
         if not path.endswith(CPP):
             continue
-        calls = [call for call in _calls(read_text(context.fork, path) or "") if call.callee in changes
+        text = read_text(context.fork, path) or ""
+        if not any(name.rsplit("::", 1)[-1] in text for name in changes):
+            continue  # cheap: a call of a changed op names it; most files name none
+        calls = [call for call in _calls(text) if call.callee in changes
                  and call.line in lines]  # only op classes are keys: an Attr/Type `get` never matches
         if not calls:
             continue
