@@ -12,7 +12,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from sync.commands.kinds import kinds_markdown  # noqa: E402
+from sync.report.catalogue import kinds_markdown  # noqa: E402
 from sync.kinds import CATALOGUE, rules  # noqa: E402
 
 README = REPO / "README.md"

@@ -29,6 +29,10 @@ def _reported(command: Callable[..., int]) -> Callable[..., None]:
         except SyncError as exc:
             click.echo(f"{PROG}: {exc.label}: {exc}", err=True)
             sys.exit(exc.exit_code)
+        except BrokenPipeError:  # the reader went away (`| head`): nothing left to say to it
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            sys.exit(1)
         except KeyboardInterrupt:
             click.echo(f"{PROG}: interrupted; rerun the same command to resume", err=True)
             sys.exit(130)
@@ -55,9 +59,11 @@ def _crash(exc: BaseException, repo_path: str | None) -> None:
 def write_crash_log(text: str, repo_path: str | None) -> str:
     """A fresh file, never through a planted link: under <git dir>/flagtree-sync/ when there is a repository."""
     directory = None
-    if repo_path:
-        git_dir = Path(repo_path) / ".git"
-        if git_dir.is_dir() and not git_dir.is_symlink():
+    start = Path(repo_path or ".").resolve()
+    # --repo defaults to the current directory, which may be anywhere inside the work tree
+    git_dir = next((folder / ".git" for folder in (start, *start.parents) if (folder / ".git").is_dir()), None)
+    if git_dir is not None:
+        if not git_dir.is_symlink():
             directory = git_dir / "flagtree-sync"
             try:
                 directory.mkdir(exist_ok=True)

@@ -146,7 +146,28 @@ def test_code_spans_hold_any_text(value: str) -> None:
 
 def test_group_pages_cannot_clash_with_report_files() -> None:
     assert page_name("alpha") == "alpha.md"
-    names = {page_name(name) for name in ["summary", "index", "report", "../x", "a\nb", ".hidden"]}
-    assert not names & {"summary.md", "index.md", "report.md"}
+    names = {page_name(name) for name in ["summary", "index", "report", "kinds", "../x", "a\nb", ".hidden"]}
+    assert not names & {"summary.md", "index.md", "report.md", "kinds.md"}
     assert all("/" not in name and "\n" not in name and not name.startswith(".") for name in names)
-    assert len(names) == 6
+    assert len(names) == 7
+
+
+def test_kind_links_resolve_inside_the_report_directory() -> None:
+    """Every kind link of summary.md, the group pages and index.html points at an anchor of the
+    report's own kinds.md, so the links work wherever the report directory is opened."""
+    files = report_files(rich_report())
+    anchors = set(re.findall(r'<a id="([^"]+)"></a>', files["kinds.md"]))
+    links = [link for name, text in files.items() if name.endswith((".md", ".html")) and name != "kinds.md"
+             for link in re.findall(r'(?:\]\(|href=")([^)"#]*#kind-[^)"]+)', text)]  # not in-page links
+    assert links and all(link.split("#")[0] == "kinds.md" and link.split("#")[1] in anchors for link in links), links
+
+
+def test_a_conflict_resolved_by_a_person_asks_for_nothing_more() -> None:
+    report = rich_report()
+    group = {group.name: group for group in report.groups}
+    page, html_text = render_group(report, group["shared-trunk"]), render_html(report)
+    resolved = page[page.index("### `ir.cc`"):]
+    assert "Next step: nothing: a person resolved it" in resolved
+    assert "(empty: the file did not have these lines)" in resolved  # an empty base says so
+    assert "Next step: resolve the hunks" in render_group(report, group["alpha"])  # still open: still asked
+    assert html_text.count("next step:</em> nothing: a person resolved it") == 1

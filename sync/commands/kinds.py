@@ -5,7 +5,8 @@ import json
 
 import click
 
-from ..kinds import CATALOGUE, FAMILIES
+from ..kinds import CATALOGUE
+from ..report.catalogue import kinds_markdown
 
 
 def kinds_json() -> str:
@@ -17,24 +18,6 @@ def kinds_json() -> str:
 def kinds_text() -> str:
     return "".join(f"{kind.code or '-':6} {kind.id:32} {kind.family:9} {kind.severity:8} {kind.meaning}\n"
                    for kind in CATALOGUE)
-
-
-def kinds_markdown() -> str:
-    """docs/KINDS.md: one heading per kind, the anchors that reports link to."""
-    lines = ["# Finding kinds", "", "Generated from `sync/kinds.py` by `flagtree-sync kinds --format markdown`; "
-             "a test fails when this file is stale.", ""]
-    for family in FAMILIES:
-        members = [kind for kind in CATALOGUE if kind.family == family]
-        if not members:
-            continue
-        lines += [f"## {family}", ""]
-        for kind in members:
-            lines += [f'<a id="{kind.anchor}"></a>', f"### `{kind.id}`" + (f" ({kind.code})" if kind.code else ""), "",
-                      f"- severity: {kind.severity}; confidence: {kind.confidence}", f"- meaning: {kind.meaning}"]
-            if kind.action:
-                lines.append(f"- what to do: {kind.action}")
-            lines.append("")
-    return "\n".join(lines)
 
 
 def run_kinds(output_format: str) -> int:

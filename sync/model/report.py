@@ -48,6 +48,12 @@ class Conflict:
         """Resolved by a person (--on-conflict stop, then --continue): it no longer blocks."""
         return self.resolution == "manual"
 
+    @property
+    def next_step(self) -> str:
+        if self.resolved:
+            return "nothing: a person resolved it on the branch (check the hunks below against the result)"
+        return kind_of(self.kind).action
+
     def to_json(self, with_commit: bool = True) -> dict[str, Any]:
         data: dict[str, Any] = {"path": self.path, "kind": self.kind, "resolution": self.resolution,
                                 "hunks": [hunk.to_json() for hunk in self.hunks], "base_path": self.base_path,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from html import escape
 
-from ..kinds import kind_of
+from .catalogue import report_link
 from ..model import Conflict, Finding, GateResult, Hunk, Report
 from .markdown import page_name, range_line
 
@@ -92,7 +92,7 @@ def _conflict(conflict: Conflict) -> list[str]:
              f"{escape(conflict.resolution)})</h4>",
              f"<p>commit <code>{conflict.commit[:9]}</code> {escape(conflict.summary)}"
              + (f"; the file was <code>{escape(conflict.base_path)}</code> before" if conflict.base_path else "")
-             + "</p>", f"<p><em>next step:</em> {escape(kind_of(conflict.kind).action)}.</p>"]
+             + "</p>", f"<p><em>next step:</em> {escape(conflict.next_step)}.</p>"]
     for number, hunk in enumerate(conflict.hunks, start=1):
         parts.append(_hunk(f"hunk {number} at line {hunk.line}", hunk))
     return parts
@@ -100,7 +100,7 @@ def _conflict(conflict: Conflict) -> list[str]:
 
 def _finding(finding: Finding) -> list[str]:
     parts = [f'<li><span class="{finding.severity}">{finding.severity}</span> '
-             f'<a href="{escape(finding.spec.doc_url)}"><code>{escape(finding.kind)}</code></a> '
+             f'<a href="{escape(report_link(finding.spec.anchor))}"><code>{escape(finding.kind)}</code></a> '
              f"<code>{escape(finding.location())}</code>: {escape(finding.message)}"]
     if finding.suppressed:
         parts.append(f" <em>(reviewed for {escape(finding.suppressed.reviewed_for)}: "

@@ -10,7 +10,7 @@ import re
 from typing import Callable
 
 from ..model import Conflict, Finding, GateResult, Group, Hunk, Report
-from ..kinds import kind_of
+from .catalogue import report_link
 
 # What could turn text into markup that matters: HTML, links and images, code spans, table cells.
 # Emphasis characters stay readable: the worst they do is italicize.
@@ -107,14 +107,14 @@ def render_summary(report: Report) -> str:
 
 
 def _hunk_lines(hunk: Hunk) -> list[str]:
-    return ["Upgraded side:", *fence(hunk.ours), "Base:", *fence(hunk.base), "FlagTree side:", *fence(hunk.theirs)]
+    return ["Upgraded side:", *fence(hunk.ours), "Base:", *(fence(hunk.base) if hunk.base else ["(empty: the file did not have these lines)"]), "FlagTree side:", *fence(hunk.theirs)]
 
 
 def _conflict(conflict: Conflict) -> list[str]:
     lines = [f"### {code(conflict.path)} ({conflict.kind}, resolved: {conflict.resolution})", "",
              f"Commit {code(conflict.commit[:9])} {text(conflict.summary)}"
              + (f"; the file was {code(conflict.base_path)} before" if conflict.base_path else ""), "",
-             f"Next step: {text(kind_of(conflict.kind).action)}.", ""]
+             f"Next step: {text(conflict.next_step)}.", ""]
     for number, hunk in enumerate(conflict.hunks, start=1):
         lines += [f"Hunk {number} at line {hunk.line}:", "", *_hunk_lines(hunk), ""]
     return lines
@@ -124,7 +124,7 @@ def _finding(finding: Finding) -> list[str]:
     mark = ""
     if finding.suppressed:
         mark = f" (reviewed for {code(finding.suppressed.reviewed_for)}: {text(finding.suppressed.reason)})"
-    lines = [f"- **{finding.severity}** [{code(finding.kind)}](../{finding.spec.doc_url}) "
+    lines = [f"- **{finding.severity}** [{code(finding.kind)}]({report_link(finding.spec.anchor)}) "
              f"{code(finding.location())}: {text(finding.message)}{mark}"]
     if finding.expired:
         lines.append(f"  - review for {code(finding.expired.reviewed_for)} expired ({text(finding.expired.reason)}): "
@@ -165,7 +165,7 @@ def render_group(report: Report, group: Group) -> str:
 
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
-RESERVED_PAGES = frozenset({"summary", "index", "report"})
+RESERVED_PAGES = frozenset({"summary", "index", "report", "kinds"})
 
 
 def page_name(group: str) -> str:

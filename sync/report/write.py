@@ -1,17 +1,19 @@
-"""Write a Report as summary.md, <group>.md, report.json and index.html, atomically."""
+"""Write a Report as summary.md, <group>.md, report.json, index.html and kinds.md, atomically."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from ..atomic import REPORT_MARKER, publish_directory
 from ..model import Report
+from .catalogue import REPORT_PAGE, kinds_markdown
 from .document import render_json
 from .html import render_html
 from .markdown import page_name, render_group, render_summary
 
 
 def report_files(report: Report) -> dict[str, str]:
-    files = {"summary.md": render_summary(report), "index.html": render_html(report), REPORT_MARKER: render_json(report)}
+    files = {"summary.md": render_summary(report), "index.html": render_html(report), REPORT_MARKER: render_json(report),
+             REPORT_PAGE: kinds_markdown()}
     for group in report.groups:
         files[page_name(group.name)] = render_group(report, group)
     return files
