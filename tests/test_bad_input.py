@@ -89,3 +89,10 @@ def test_thousands_of_commits_in_range_with_bounded_memory(world) -> None:
     assert int(git(world.fork, "rev-list", "--count", "v3.6.0..sync/v3.6.0")) == 3006 + 1  # + the pin commit
     assert peak < 64 * 1024 * 1024  # the state grows with the range, the replay itself holds one commit
     assert git(world.fork, "show", "sync/v3.6.0:third_party/gamma/backend/counter.py") == "VALUE = 2999\n"
+
+
+def test_drift_on_a_tree_without_flagtree_says_so(world) -> None:
+    """An upstream clone used to print nothing and exit 0, which reads as `clean`."""
+    result = CliRunner().invoke(cli, ["drift", "--repo", str(world.upstream), "--from", "v3.5.0", "--onto", "v3.6.0"])
+    assert result.exit_code == 2
+    assert "no FlagTree backend" in result.output and "Traceback" not in result.output

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import click
 
+from ..errors import SyncError
 from ..jobs import DriftOptions, run_drift
 from ..jobs.review import uncommitted_suppressions
 from ..jobs.upgrade import check_out
@@ -21,6 +22,9 @@ def run_drift_command(repo_path: str, old: str, onto: str, src: str | None, targ
     if out is not None:  # before the analysis, not after it
         check_out(repo_path, out)
     report = run_drift(repo_path, old, onto, src, DriftOptions(target, frozenset(backends), apply, symbols))
+    if not report.groups:  # an upstream clone, or the wrong branch: saying nothing would read as "clean"
+        raise SyncError(f"{target or report.range.source.ref} has no FlagTree backend (third_party/<backend>/backend/"
+                        "spec/) and no FlagTree hook in trunk: nothing to drift; is this the FlagTree fork?")
     if report.drift is not None and report.drift.applied_commit:
         click.echo(f"committed the merged overlay(s) on {target} as {report.drift.applied_commit[:9]}", err=True)
     read_from = target or src or report.range.source.oid
