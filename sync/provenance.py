@@ -84,4 +84,8 @@ def write_manifest(repo: Repository, work_tree: Path, branch: GitTree, backend: 
     if not entries:
         raise SyncError(f"backend {backend} has no file with a trunk counterpart at {tag}")
     text = render_manifest(entries)
+    target = work_tree / manifest_path(backend)
+    committed = read_text(branch, manifest_path(backend))
+    if committed == text and target.is_file() and not target.is_symlink() and target.read_text(encoding="utf-8") == text:
+        return target, 0  # already recorded and committed: nothing written, nothing to commit
     return write_in_work_tree(work_tree, manifest_path(backend), text), len(entries)

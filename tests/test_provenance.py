@@ -88,3 +88,12 @@ def test_malformed_manifest_is_exit_2_for_drift_and_a_finding_for_check(world) -
     assert result.exit_code == 2 and f"{MANIFEST}:{line}: [[file]] entry 1: tag must be a string" in result.output
     found = [(f.code, f.path, f.line) for f in check_tree(DiskTree(world.fork)) if f.code.startswith("FT01")]
     assert ("FT017", MANIFEST, line) in found and not any(code in ("FT015", "FT016") for code, _, _ in found)
+
+
+def test_recording_the_same_bases_again_changes_nothing(world) -> None:
+    record(world, "v3.6.0")
+    again = CliRunner().invoke(cli, ["provenance", "--repo", str(world.fork), "--tag", "v3.6.0", "--backend", "alpha"])
+    assert again.exit_code == 0 and "nothing changed" in again.output and "commit it" not in again.output
+    assert git(world.fork, "status", "--porcelain") == ""
+    other = CliRunner().invoke(cli, ["provenance", "--repo", str(world.fork), "--tag", "v3.5.0", "--backend", "alpha"])
+    assert "commit it with the backend" in other.output  # a real change still asks for the commit

@@ -8,5 +8,8 @@ from ..jobs.review import record_provenance
 
 def run_provenance(repo_path: str, tag: str, backend: str, src: str | None) -> int:
     target, count = record_provenance(repo_path, tag, backend, src)
-    click.echo(f"recorded {count} file(s) in {target}; commit it with the backend")
+    if count == 0:
+        click.echo(f"{target} already records these bases: nothing changed")
+    else:
+        click.echo(f"recorded {count} file(s) in {target}; commit it with the backend")
     return 0
