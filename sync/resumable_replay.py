@@ -19,7 +19,7 @@ from .atomic import write_text_atomic
 from .errors import SyncError, UpgradeStopped
 from .faults import checkpoint
 from .pin import PIN_FILE, Pin, commit_pin, read_pin
-from .git import Commit, GitError, Repository
+from .git import Commit, GitError, Oid, Repository
 from .git.repo import (branch_exists, checked_out_branch, commit_of, commit_range, commits_only_on, current_branch,
                        delete_ref, has_object, has_ref, is_ancestor, open_repo, ref_conflict, resolve_commit,
                        resolves, set_ref, valid_branch_name)
@@ -152,7 +152,7 @@ class StateStore:
     def save(self, state: UpgradeState) -> None:
         """Write the header (start of a run, stop/continue); results are only ever appended."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        set_ref(self.repo, WIP_REF, state.head)
+        _set_ref(self.repo, WIP_REF, state.head)
         if not state.results:
             self.journal.unlink(missing_ok=True)
         write_text_atomic(self.file, json.dumps(state.header_json(), indent=1))
@@ -160,7 +160,7 @@ class StateStore:
     def record(self, state: UpgradeState, result: ReplayedCommit) -> None:
         """Append one replayed commit. Order matters for kill-safety: the objects exist, then the ref
         that keeps them alive moves, then the journal names them; a torn last line is dropped on load."""
-        set_ref(self.repo, WIP_REF, state.head)
+        _set_ref(self.repo, WIP_REF, state.head)
         with open(self.journal, "a", encoding="utf-8") as handle:
             handle.write(json.dumps({"result": result.to_json(), "head": state.head}) + "\n")
             handle.flush()
@@ -169,10 +169,44 @@ class StateStore:
     def clear(self) -> None:
         if self.worktree.exists():
             remove_worktree(self.repo, self.worktree)
-        delete_ref(self.repo, WIP_REF)
+        _delete_ref(self.repo, WIP_REF)
         self.journal.unlink(missing_ok=True)
         if self.file.exists():
             self.file.unlink()
+
+
+def _stale_lock(repo: Repository, name: str) -> Path:
+    """The lock file git (and libgit2) keep next to a ref while writing it. A kill -9 in that moment
+    leaves it behind, and every later write of that ref fails. Under run_lock no other run of this
+    tool is alive, and only this tool writes refs/flagtree-sync/: such a lock there is stale, removed."""
+    lock = Path(repo.path) / f"{name}.lock"
+    if name.startswith("refs/flagtree-sync/") and lock.is_file() and not lock.is_symlink():
+        lock.unlink()
+    return lock
+
+
+def _ref_error(repo: Repository, name: str, lock: Path, exc: OSError) -> SyncError:
+    """Another ref's lock may belong to a git command the user is running: the user decides."""
+    held = [str(path) for path in (lock, Path(repo.path) / "packed-refs.lock") if path.exists()]
+    hint = (f"if no git command is running, remove {' and '.join(held)} and rerun" if held
+            else "fix that and rerun")
+    return SyncError(f"cannot update {name}: {str(exc).strip() or exc.strerror}; {hint} (the replay is kept)")
+
+
+def _set_ref(repo: Repository, name: str, target: str | Oid) -> None:
+    lock = _stale_lock(repo, name)
+    try:
+        set_ref(repo, name, target)
+    except OSError as exc:
+        raise _ref_error(repo, name, lock, exc) from exc
+
+
+def _delete_ref(repo: Repository, name: str) -> None:
+    lock = _stale_lock(repo, name)
+    try:
+        delete_ref(repo, name)
+    except OSError as exc:
+        raise _ref_error(repo, name, lock, exc) from exc
 
 
 def _check_plan(repo: Repository, state: UpgradeState) -> None:
@@ -379,7 +413,7 @@ def _drive(repo: Repository, store: StateStore, state: UpgradeState, progress: P
     if blocker is not None:  # created while this run was stopped or killed
         raise SyncError(f"branch {state.params.target_branch} cannot be created: {blocker} exists; rename that ref and "
                         "rerun (the replay is kept)")
-    set_ref(repo, branch_ref, tip)
+    _set_ref(repo, branch_ref, tip)
     state.head = str(tip)
     # The state stays until finish_upgrade: a run killed while reporting resumes into the report.
     return UpgradeResult(state.params, state.results, state.head, resumed, state.options)
