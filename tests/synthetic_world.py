@@ -3,13 +3,22 @@ under a second): upstream tags OLD and NEW, and a fork branch of N commits on OL
 conflict with upstream. Fixed authors and dates: every build gives the same hashes."""
 from __future__ import annotations
 
+import json
+import os
 import random
 import shutil
 import subprocess
+import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from sync.faults import VARIABLE
+from tests.conftest import git, snapshot
 
 OLD, NEW, BRANCH = "v1.0", "v2.0", "main"
+TARGET = f"sync/{NEW}"
 FILES = 24  # files the fork edits; upstream edits every fourth of them too
 
 
@@ -82,3 +91,63 @@ def build_synthetic_world(root: Path, commits: int = 300, seed: int = 0) -> Synt
     subprocess.run(["git", "-C", str(repo), "add", paths[0]], check=True)
     (repo / paths[1]).write_text("edited by the user\n")
     return SyntheticWorld(root, repo, commits)
+
+
+def command(world: SyntheticWorld, *extra: str) -> list[str]:
+    """The upgrade as a user types it, in a process of its own, with a report under the world's root."""
+    return [sys.executable, "-m", "sync", *world.args(), "--out", str(world.root / "report"), *extra]
+
+
+def environment() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop(VARIABLE, None)  # no checkpoint faults unless a test asks for one
+    return env
+
+
+def users_view(repo: Path) -> dict[str, str]:
+    """What the user owns: every ref but the target branch the run creates, HEAD, index, work tree.
+    The index as its entries: git status itself refreshes the stat data of a copied repository."""
+    view = snapshot(repo)
+    view["index"] = git(repo, "ls-files", "--stage")
+    view["refs"] = "".join(line for line in view["refs"].splitlines(keepends=True)
+                           if not line.startswith(f"refs/heads/{TARGET} "))
+    return view
+
+
+def state_file(world: SyntheticWorld) -> Path:
+    return world.repo / ".git" / "flagtree-sync" / "upgrade.json"
+
+
+def finished(world: SyntheticWorld) -> bool:
+    """The run got as far as forgetting its state: the report is written, the upgrade over."""
+    return (world.root / "report" / "report.json").exists() and not state_file(world).exists()
+
+
+def stable(document: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in document.items() if key != "tool"}
+
+
+@dataclass(frozen=True)
+class Reference:
+    """An uninterrupted run: the commit chain it made, its tree, its report, how long it took."""
+
+    chain: list[str]
+    tree: str
+    document: dict[str, Any]
+    duration: float
+
+
+def branch_chain(world: SyntheticWorld) -> list[str]:
+    return git(world.repo, "rev-list", f"{NEW}..{TARGET}").split()
+
+
+def run_reference(pristine: SyntheticWorld, root: Path) -> Reference:
+    world = pristine.copy(root / "world")
+    start = time.monotonic()
+    done = subprocess.run(command(world), capture_output=True, text=True, env=environment())
+    duration = time.monotonic() - start
+    assert done.returncode == 1, done.stderr  # the fork's edits of upstream's lines conflict
+    chain = branch_chain(world)
+    assert len(chain) == world.commits  # every commit replayed, none empty
+    return Reference(chain, git(world.repo, "rev-parse", f"{TARGET}^{{tree}}").strip(),
+                     json.loads((world.root / "report" / "report.json").read_text()), duration)

@@ -4,52 +4,20 @@ trees and report of an uninterrupted run, and the user's branches, index and wor
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from sync.faults import EXIT_STATUS, VARIABLE
-from tests.conftest import git, snapshot
-from tests.synthetic_world import BRANCH, NEW, SyntheticWorld, build_synthetic_world
+from tests.conftest import git
+from tests.synthetic_world import (BRANCH, NEW, TARGET, Reference, SyntheticWorld, build_synthetic_world, command,
+                                   environment, finished, run_reference, stable, users_view)
 
-TARGET = f"sync/{NEW}"
 KILLS_PER_RUN = 4
-
-
-def command(world: SyntheticWorld) -> list[str]:
-    return [sys.executable, "-m", "sync", *world.args(), "--out", str(world.root / "report")]
-
-
-def environment() -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop(VARIABLE, None)  # no checkpoint faults: only the kills of this test
-    return env
-
-
-def users_view(repo: Path) -> dict[str, str]:
-    """What the user owns: every ref but the target branch the run creates, HEAD, index, work tree.
-    The index as its entries: git status itself refreshes the stat data of a copied repository."""
-    view = snapshot(repo)
-    view["index"] = git(repo, "ls-files", "--stage")
-    view["refs"] = "".join(line for line in view["refs"].splitlines(keepends=True)
-                           if not line.startswith(f"refs/heads/{TARGET} "))
-    return view
-
-
-def finished(world: SyntheticWorld) -> bool:
-    """The run got as far as forgetting its state: the report is written, the upgrade over."""
-    state = world.repo / ".git" / "flagtree-sync" / "upgrade.json"
-    return (world.root / "report" / "report.json").exists() and not state.exists()
-
-
-def stable(document: dict) -> dict:
-    return {key: value for key, value in document.items() if key != "tool"}
 
 
 @pytest.fixture(scope="module")
@@ -58,23 +26,14 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> SyntheticWorld:
 
 
 @pytest.fixture(scope="module")
-def reference(pristine: SyntheticWorld, tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], str, dict, float]:
-    """The uninterrupted run: its commit chain, its tree, its report, and how long it took (the kill window)."""
-    world = pristine.copy(tmp_path_factory.mktemp("reference") / "world")
-    start = time.monotonic()
-    done = subprocess.run(command(world), capture_output=True, text=True, env=environment())
-    duration = time.monotonic() - start
-    assert done.returncode == 1, done.stderr  # the fork's edits of upstream's lines conflict
-    chain = git(world.repo, "rev-list", f"{NEW}..{TARGET}").split()
-    assert len(chain) == world.commits  # every commit replayed, none empty
-    tree = git(world.repo, "rev-parse", f"{TARGET}^{{tree}}").strip()
-    return chain, tree, json.loads((world.root / "report" / "report.json").read_text()), duration
+def reference(pristine: SyntheticWorld, tmp_path_factory: pytest.TempPathFactory) -> Reference:
+    return run_reference(pristine, tmp_path_factory.mktemp("reference"))
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_kill_9_at_random_moments_then_rerun_gives_the_uninterrupted_result(
         tmp_path: Path, pristine: SyntheticWorld, reference, seed: int) -> None:
-    chain, tree, document, duration = reference
+    chain, tree, document, duration = reference.chain, reference.tree, reference.document, reference.duration
     world = pristine.copy(tmp_path / "world")
     before = users_view(world.repo)
     rng = random.Random(seed)
@@ -116,7 +75,7 @@ def test_a_lock_file_left_on_the_tools_own_ref_by_a_kill_is_cleared(tmp_path: Pa
     (world.repo / ".git" / "refs" / "flagtree-sync" / "wip.lock").write_text("0" * 40 + "\n")
     rerun = subprocess.run(command(world), capture_output=True, text=True, env=environment())
     assert rerun.returncode == 1, rerun.stderr
-    assert git(world.repo, "rev-list", f"{NEW}..{TARGET}").split() == reference[0]
+    assert git(world.repo, "rev-list", f"{NEW}..{TARGET}").split() == reference.chain
 
 
 def test_a_lock_file_on_the_target_branch_is_named_not_removed(tmp_path: Path, pristine, reference) -> None:
@@ -131,4 +90,4 @@ def test_a_lock_file_on_the_target_branch_is_named_not_removed(tmp_path: Path, p
     lock.unlink()
     rerun = subprocess.run(command(world), capture_output=True, text=True, env=environment())
     assert rerun.returncode == 1, rerun.stderr
-    assert git(world.repo, "rev-list", f"{NEW}..{TARGET}").split() == reference[0]
+    assert git(world.repo, "rev-list", f"{NEW}..{TARGET}").split() == reference.chain
