@@ -30,7 +30,7 @@ from sync.analyzers.symbols import UpstreamIndex, _significant
 from sync.git import GitTree, commit_range
 from sync.replay import Replayer
 
-OLD, SRC, NEW = "0add68262", "fe647093f", "7c56a5e40"
+OLD, SOURCE, NEW = "0add68262", "fe647093f", "7c56a5e40"
 HAND_FIXES = ["978f6293b", "40017c806", "b840119a3"]
 HAND_REPLAY = "16fa121a3"
 NOT_TRUNK = ("third_party/", ".github/", "docs/", "test/", "python/test/", "unittest/", "python/tutorials/")
@@ -75,10 +75,11 @@ def in_memory_replay(repo_dir: Path, commits: list[str]) -> tuple[float, set[str
     return time.perf_counter() - start, conflicted, stopped
 
 
-def full_upgrade(repo_dir: Path, out: Path, branch: str) -> tuple[float, dict]:
+def full_upgrade(repo_dir: Path, out: Path, target_branch: str) -> tuple[float, dict]:
     """The upgrade job with every analysis and the four report formats (what the CLI command runs)."""
     start = time.perf_counter()
-    run_upgrade(str(repo_dir), OLD, NEW, SRC, UpgradeOptions(target_branch=branch, force=True, out=out))
+    run_upgrade(str(repo_dir), old=OLD, onto=NEW, source_branch=SOURCE,
+                options=UpgradeOptions(target_branch=target_branch, force=True, out=out))
     elapsed = time.perf_counter() - start
     return elapsed, json.loads((out / "report.json").read_text())
 
@@ -148,11 +149,11 @@ def classify_fix(repo: pygit2.Repository, path: str, index: UpstreamIndex) -> tu
             return repo.revparse_single(f"{ref}:{path}").id
         except KeyError:
             return None
-    at_old, at_src, at_new = blob(OLD), blob(SRC), blob(NEW)
-    if at_src is None and at_new is None:
+    at_old, at_source, at_new = blob(OLD), blob(SOURCE), blob(NEW)
+    if at_source is None and at_new is None:
         return "created by the fix", "exists neither on the FlagTree branch nor at the new tag"
     removed, added = fix_lines(repo, path)
-    facts = [f"FlagTree {'changed' if at_src != at_old else 'did not change'} it",
+    facts = [f"FlagTree {'changed' if at_source != at_old else 'did not change'} it",
              f"upstream {'changed' if at_new != at_old else 'did not change'} it",
              f"fix -{len(removed)}/+{len(added)}"]
     guards = sum("__TLE__" in line for line in added)
@@ -161,9 +162,9 @@ def classify_fix(repo: pygit2.Repository, path: str, index: UpstreamIndex) -> tu
     if _normalized_tokens(removed) == _normalized_tokens(added):
         return "FlagTree gating", "; ".join(facts) + ": apart from #if/#endif and comments the fix only moves or " \
                                                     "reflows code (FlagTree's own __TLE__ gating)"
-    if at_src != at_old:
+    if at_source != at_old:
         flagtree_lines = {line.content.strip() for patch in repo.diff(repo.revparse_single(OLD).peel(pygit2.Commit).tree,
-                                                                      repo.revparse_single(SRC).peel(pygit2.Commit).tree,
+                                                                      repo.revparse_single(SOURCE).peel(pygit2.Commit).tree,
                                                                       context_lines=0)
                           if patch.delta.new_file.path == path for hunk in patch.hunks for line in hunk.lines
                           if line.origin == "+"}
@@ -174,7 +175,7 @@ def classify_fix(repo: pygit2.Repository, path: str, index: UpstreamIndex) -> tu
     names = {name for line in removed + added for name in re.findall(r"[A-Za-z_]\w*", line) if _significant(name)}
     drifted = sorted(index.drifts(names))
     facts.append(f"upstream-changed symbols on the fix's lines: {', '.join(drifted) or 'none'}")
-    if at_src == at_old:
+    if at_source == at_old:
         shared = sorted({name for line in _upstream_removed_lines(repo, path) for name in re.findall(r"[A-Za-z_]\w*", line)
                          if _significant(name)} & names)
         if shared:
@@ -207,8 +208,8 @@ def main() -> int:
         profile_upgrade(clone, work / "report-profile", args.profile)
         return 0
     commits = [str(oid) for oid in commit_range(repo, repo.revparse_single(OLD).peel(pygit2.Commit),
-                                                repo.revparse_single(SRC).peel(pygit2.Commit))]
-    print(f"range {OLD}..{SRC}: {len(commits)} commits onto {NEW}")
+                                                repo.revparse_single(SOURCE).peel(pygit2.Commit))]
+    print(f"range {OLD}..{SOURCE}: {len(commits)} commits onto {NEW}")
     baseline, ours, upgrade_times = [], [], []
     for run in range(args.runs):  # interleaved, so both see the same machine state
         b = cherry_pick_baseline(clone, commits)

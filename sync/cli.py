@@ -147,18 +147,19 @@ def kinds_command(output_format: str) -> int:
 FROM_HELP = "Upstream tag or commit the FlagTree branch is based on"
 
 
-def _repo_range_options(from_help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """The options upgrade and drift share; --from's help differs (only upgrade has a default)."""
-    return functools.partial(_with_repo_range_options, from_help=from_help)
+def _repo_range_options(from_help: str, source_name: str = "src") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The options upgrade and drift share; --from's help differs (only upgrade has a default), and
+    source_name is the parameter --branch (the FlagTree branch) fills."""
+    return functools.partial(_with_repo_range_options, from_help=from_help, source_name=source_name)
 
 
-def _with_repo_range_options(command: Callable[..., Any], from_help: str) -> Callable[..., Any]:
+def _with_repo_range_options(command: Callable[..., Any], from_help: str, source_name: str) -> Callable[..., Any]:
     for option in reversed([
         click.option("--repo", "repo_path", default=".", show_default=True, metavar="PATH",
                      help="The FlagTree repository (it must hold the upstream tags too)."),
         click.option("--from", "old", metavar="OLD", help=from_help),
         click.option("--onto", metavar="NEW", help="Upstream tag or commit to move onto."),
-        click.option("--branch", "src", metavar="SRC", help="The FlagTree branch [default: the current branch]."),
+        click.option("--branch", source_name, metavar="SRC", help="The FlagTree branch [default: the current branch]."),
         click.option("--backend", "backends", multiple=True, metavar="B",
                      help="Report only this backend (repeatable) [default: all]."),
         click.option("--out", type=click.Path(path_type=Path), metavar="DIR",
@@ -170,8 +171,8 @@ def _with_repo_range_options(command: Callable[..., Any], from_help: str) -> Cal
 
 
 @cli.command("upgrade")
-@_repo_range_options(f"{FROM_HELP} [default: the tag in the branch's flagtree-upstream.toml].")
-@click.option("--target-branch", "branch", metavar="NAME", help="Branch to create [default: sync/<NEW>].")
+@_repo_range_options(f"{FROM_HELP} [default: the tag in the branch's flagtree-upstream.toml].", "source_branch")
+@click.option("--target-branch", "target_branch", metavar="NAME", help="Branch to create [default: sync/<NEW>].")
 @click.option("--on-conflict", "policy", type=click.Choice(["markers", "ours", "theirs", "stop"]), default="markers",
               show_default=True, help="markers: commit conflict markers and go on; ours: keep the upgraded side; "
               "theirs: keep the FlagTree side; stop: stop in a worktree for a manual fix.")
@@ -187,10 +188,10 @@ def _with_repo_range_options(command: Callable[..., Any], from_help: str) -> Cal
 @click.option("--exec-timeout", type=float, default=None, show_default="600", metavar="SECONDS",
               help="Stop each gate run after this many seconds (the run counts as failed, exit status 124).")
 @_reported
-def upgrade_command(repo_path: str, old: str | None, onto: str | None, src: str | None, backends: tuple[str, ...],
-                    out: Path | None, as_json: bool, branch: str | None, policy: str, force: bool,
-                    do_continue: bool, do_abort: bool, quiet: bool, exec_command: str | None,
-                    exec_at: str | None, exec_timeout: float | None) -> int:
+def upgrade_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None,
+                    backends: tuple[str, ...], out: Path | None, as_json: bool, target_branch: str | None,
+                    policy: str, force: bool, do_continue: bool, do_abort: bool, quiet: bool,
+                    exec_command: str | None, exec_at: str | None, exec_timeout: float | None) -> int:
     """Replay the FlagTree commits OLD..SRC onto NEW as a new branch, and report.
 
     Works in memory: the current branch, index and work tree are never touched.
@@ -203,8 +204,8 @@ def upgrade_command(repo_path: str, old: str | None, onto: str | None, src: str 
     """
     from .commands.upgrade import run_upgrade_command
 
-    return run_upgrade_command(repo_path, old, onto, src, branch, out, policy, force, do_continue, do_abort,
-                               quiet, as_json, backends, exec_command, exec_at, exec_timeout)
+    return run_upgrade_command(repo_path, old, onto, source_branch, target_branch, out, policy, force, do_continue,
+                               do_abort, quiet, as_json, backends, exec_command, exec_at, exec_timeout)
 
 
 @cli.command("drift")

@@ -70,7 +70,7 @@ def _from_upgrade_state(user_repo: Repository, repo: Repository, rng: Range,
         state = StateStore(user_repo).load()
     except SyncError:
         return None
-    if state is None or (state.params.old_id, state.params.onto_id, state.params.src_id) != (
+    if state is None or (state.params.range.old.oid, state.params.range.onto.oid, state.params.range.source.oid) != (
             str(rng.old.oid), str(rng.onto.oid), str(rng.source.oid)) or state.commits != [str(c) for c in commits]:
         return None
     head, done = str(rng.onto.oid), 0

@@ -1,4 +1,4 @@
-"""The resumable replay of an upgrade: OLD..SRC onto NEW on a new branch, kept in a state file and journal.
+"""The resumable replay of an upgrade: OLD..SOURCE onto NEW on a new branch, kept in a state file and journal.
 
 Invariant: the user's branches, index and work tree are never written. Progress lives in
 <git dir>/flagtree-sync/ (state file) and refs/flagtree-sync/wip (keeps replayed objects
@@ -11,7 +11,7 @@ import json
 import os
 import re
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -19,15 +19,16 @@ from .atomic import write_text_atomic
 from .errors import SyncError, UpgradeStopped
 from .faults import checkpoint
 from .pin import PIN_FILE, Pin, commit_pin, read_pin
-from .git import Commit, GitError, Repository
+from .git import Commit, GitError, Oid, Repository
 from .git.repo import (branch_exists, checked_out_branch, commit_of, commit_range, commits_only_on, current_branch,
                        delete_ref, has_object, has_ref, is_ancestor, open_repo, ref_conflict, resolve_commit,
                        resolves, set_ref, valid_branch_name)
 from .git.worktree import Worktree, add_worktree, branches_in_worktrees, remove_worktree
+from .model.revs import Range, Rev
 from .replay import CONFLICT_TRAILER, Replayer, ReplayedCommit, summary_of
 from .state_schema import StateFormatError, parse_header, parse_journal_entry
 
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2: params carry a Range of Revs and name target_branch; 1 is still read
 WIP_REF = "refs/flagtree-sync/wip"
 TOOL_EMAIL = "flagtree-sync@localhost"  # the committer of the commits the tool writes itself (pin, auto-merge)
 ABORT_HINT = "run flagtree-sync upgrade --abort (the user's branches are untouched) and start the upgrade again"
@@ -35,21 +36,34 @@ ABORT_HINT = "run flagtree-sync upgrade --abort (the user's branches are untouch
 Progress = Callable[[int, int, Commit, ReplayedCommit | None], None]
 
 
-@dataclass
+@dataclass(frozen=True)
 class UpgradeParams:
+    """What one upgrade replays: range.old..range.source (the FlagTree branch, --branch) onto
+    range.onto, as the new branch target_branch (--target-branch), conflicts settled by policy."""
+
     repo: str
-    old: str
-    onto: str
-    src: str
-    branch: str
+    range: Range
+    target_branch: str
     policy: str
-    old_id: str = ""
-    onto_id: str = ""
-    src_id: str = ""
+
+    @property
+    def source_branch(self) -> str:
+        return self.range.source.ref
 
     def same_run(self, other: "UpgradeParams") -> bool:
-        keys = ("old_id", "onto_id", "src_id", "branch", "policy")
-        return all(getattr(self, key) == getattr(other, key) for key in keys)
+        """The same commits onto the same commit, as the same branch: how the refs were spelled does not matter."""
+        def key(params: UpgradeParams) -> tuple[str, ...]:
+            rng = params.range
+            return rng.old.oid, rng.onto.oid, rng.source.oid, params.target_branch, params.policy
+        return key(self) == key(other)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"repo": self.repo, "range": self.range.to_json(), "target_branch": self.target_branch,
+                "policy": self.policy}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "UpgradeParams":
+        return cls(data["repo"], Range.from_json(data["range"]), data["target_branch"], data["policy"])
 
 
 @dataclass(frozen=True)
@@ -78,8 +92,8 @@ class UpgradeState:
 
     def header_json(self) -> dict[str, Any]:
         """What does not grow with the run; the results go to the journal, one line each."""
-        return {"version": STATE_VERSION, "params": asdict(self.params), "commits": self.commits,
-                "head": self.params.onto_id, "stopped": self.stopped, "options": self.options.to_json()}
+        return {"version": STATE_VERSION, "params": self.params.to_json(), "commits": self.commits,
+                "head": self.params.range.onto.oid, "stopped": self.stopped, "options": self.options.to_json()}
 
 
 @dataclass
@@ -107,10 +121,9 @@ class StateStore:
         if not self.file.exists():
             return None
         try:
-            header = parse_header(json.loads(self.file.read_text(encoding="utf-8")), STATE_VERSION,
-                                  [item.name for item in fields(UpgradeParams)])
-            params = UpgradeParams(**header["params"])
-            state = UpgradeState(params, header["commits"], params.onto_id, stopped=header["stopped"],
+            header = parse_header(json.loads(self.file.read_text(encoding="utf-8")), STATE_VERSION)
+            params = UpgradeParams.from_json(header["params"])
+            state = UpgradeState(params, header["commits"], params.range.onto.oid, stopped=header["stopped"],
                                  options=RunOptions(**{**header["options"],
                                                        "backends": tuple(header["options"]["backends"])}))
             _check_plan(self.repo, state)
@@ -139,7 +152,7 @@ class StateStore:
     def save(self, state: UpgradeState) -> None:
         """Write the header (start of a run, stop/continue); results are only ever appended."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        set_ref(self.repo, WIP_REF, state.head)
+        _set_ref(self.repo, WIP_REF, state.head)
         if not state.results:
             self.journal.unlink(missing_ok=True)
         write_text_atomic(self.file, json.dumps(state.header_json(), indent=1))
@@ -147,7 +160,7 @@ class StateStore:
     def record(self, state: UpgradeState, result: ReplayedCommit) -> None:
         """Append one replayed commit. Order matters for kill-safety: the objects exist, then the ref
         that keeps them alive moves, then the journal names them; a torn last line is dropped on load."""
-        set_ref(self.repo, WIP_REF, state.head)
+        _set_ref(self.repo, WIP_REF, state.head)
         with open(self.journal, "a", encoding="utf-8") as handle:
             handle.write(json.dumps({"result": result.to_json(), "head": state.head}) + "\n")
             handle.flush()
@@ -156,22 +169,62 @@ class StateStore:
     def clear(self) -> None:
         if self.worktree.exists():
             remove_worktree(self.repo, self.worktree)
-        delete_ref(self.repo, WIP_REF)
+        _delete_ref(self.repo, WIP_REF)
         self.journal.unlink(missing_ok=True)
         if self.file.exists():
             self.file.unlink()
 
 
+def _stale_lock(repo: Repository, name: str) -> Path:
+    """The lock file git (and libgit2) keep next to a ref while writing it. A kill -9 in that moment
+    leaves it behind, and every later write of that ref fails. Under run_lock no other run of this
+    tool is alive, and only this tool writes refs/flagtree-sync/: such a lock there is stale, removed."""
+    lock = Path(repo.path) / f"{name}.lock"
+    if name.startswith("refs/flagtree-sync/") and lock.is_file() and not lock.is_symlink():
+        lock.unlink()
+    return lock
+
+
+def _ref_error(repo: Repository, name: str, lock: Path, exc: OSError) -> SyncError:
+    """Another ref's lock may belong to a git command the user is running: the user decides."""
+    held = [str(path) for path in (lock, Path(repo.path) / "packed-refs.lock") if path.exists()]
+    hint = (f"if no git command is running, remove {' and '.join(held)} and rerun" if held
+            else "fix that and rerun")
+    return SyncError(f"cannot update {name}: {str(exc).strip() or exc.strerror}; {hint} (the replay is kept)")
+
+
+def _set_ref(repo: Repository, name: str, target: str | Oid) -> None:
+    lock = _stale_lock(repo, name)
+    try:
+        set_ref(repo, name, target)
+    except OSError as exc:
+        raise _ref_error(repo, name, lock, exc) from exc
+
+
+def _delete_ref(repo: Repository, name: str) -> None:
+    lock = _stale_lock(repo, name)
+    try:
+        delete_ref(repo, name)
+    except OSError as exc:
+        raise _ref_error(repo, name, lock, exc) from exc
+
+
 def _check_plan(repo: Repository, state: UpgradeState) -> None:
-    """The planned commit list is exactly OLD..SRC as the repository has it."""
-    params = state.params
-    for name in ("old_id", "onto_id", "src_id"):
-        if not has_object(repo, getattr(params, name)):
-            raise StateFormatError(f"params.{name} {getattr(params, name)[:9]} is not in the repository")
-    planned = [str(oid) for oid in commit_range(repo, commit_of(repo, params.old_id), commit_of(repo, params.src_id))]
-    if state.commits != planned:
+    """The planned commit list is exactly OLD..SOURCE as the repository has it."""
+    rng = state.params.range
+    for name, rev in (("from", rng.old), ("onto", rng.onto), ("source", rng.source)):
+        if not has_object(repo, rev.oid):
+            raise StateFormatError(f"params.range.{name} {rev.short} is not in the repository")
+    if not valid_branch_name(state.params.target_branch):
+        raise StateFormatError(f"params.target_branch {state.params.target_branch!r} is not a valid branch name")
+    if state.commits != planned_commits(repo, rng):
         raise StateFormatError(f"its commit list ({len(state.commits)} commits) is not "
-                               f"{params.old}..{params.src} ({len(planned)} commits)")
+                               f"{rng.old.ref}..{rng.source.ref} ({len(planned_commits(repo, rng))} commits)")
+
+
+def planned_commits(repo: Repository, rng: Range) -> list[str]:
+    """The commits an upgrade of rng replays, oldest first."""
+    return [str(oid) for oid in commit_range(repo, commit_of(repo, rng.old.oid), commit_of(repo, rng.source.oid))]
 
 
 def _check_entry(repo: Repository, state: UpgradeState, number: int, result: ReplayedCommit, head: str) -> str:
@@ -220,26 +273,26 @@ def run_lock(repo: Repository) -> Iterator[None]:
         os.close(descriptor)  # releases the lock
 
 
-def resolve_params(repo_path: str, old: str | None, onto: str, src: str | None, branch: str | None,
-                   policy: str) -> tuple[Repository, UpgradeParams]:
+def resolve_params(repo_path: str, old: str | None, onto: str, source_branch: str | None,
+                   target_branch: str | None, policy: str) -> tuple[Repository, UpgradeParams]:
+    """What the user typed (None: the default) as the typed parameters of a run; old defaults to the
+    tag pinned on the source branch, source_branch to the current branch, target_branch to sync/<onto>."""
     repo = open_repo(repo_path)
-    src = src or current_branch(repo)
-    src_commit = resolve_commit(repo, src)
+    source_branch = source_branch or current_branch(repo)
+    source = Rev(source_branch, str(resolve_commit(repo, source_branch).id))
     if old is None:
-        pin = read_pin(repo, src_commit)
+        pin = read_pin(repo, commit_of(repo, source.oid))
         if pin is None:
-            raise SyncError(f"--from is required: {src} has no {PIN_FILE}")
+            raise SyncError(f"--from is required: {source_branch} has no {PIN_FILE}")
         old = pin.tag if resolves(repo, pin.tag) else pin.commit
-    old_commit, onto_commit = (resolve_commit(repo, ref) for ref in (old, onto))
-    branch = branch or f"sync/{onto}"
-    if not valid_branch_name(branch):
-        raise SyncError(f"{branch!r} is not a valid branch name: pass --target-branch")
-    if not is_ancestor(repo, old_commit.id, src_commit.id):
-        raise SyncError(f"{old} ({str(old_commit.id)[:9]}) is not an ancestor of {src}: "
+    rng = Range(Rev(old, str(resolve_commit(repo, old).id)), Rev(onto, str(resolve_commit(repo, onto).id)), source)
+    target_branch = target_branch or f"sync/{onto}"
+    if not valid_branch_name(target_branch):
+        raise SyncError(f"{target_branch!r} is not a valid branch name: pass --target-branch")
+    if not is_ancestor(repo, rng.old.oid, rng.source.oid):
+        raise SyncError(f"{old} ({rng.old.short}) is not an ancestor of {source_branch}: "
                         "pass the upstream tag the FlagTree branch is based on as --from")
-    params = UpgradeParams(repo_path, old, onto, src, branch, policy, str(old_commit.id), str(onto_commit.id),
-                           str(src_commit.id))
-    return repo, params
+    return repo, UpgradeParams(repo_path, rng, target_branch, policy)
 
 
 def made_by_tool(repo: Repository, commit: Commit) -> bool:
@@ -266,21 +319,21 @@ def made_by_tool(repo: Repository, commit: Commit) -> bool:
 
 
 def _check_new_run(repo: Repository, params: UpgradeParams, force: bool) -> list[str]:
-    commits = [str(oid) for oid in commit_range(repo, commit_of(repo, params.old_id), commit_of(repo, params.src_id))]
+    commits = planned_commits(repo, params.range)
     if not commits:
-        raise SyncError(f"nothing to replay: {params.old}..{params.src} has no commits")
-    ref = f"refs/heads/{params.branch}"
-    blocker = ref_conflict(repo, ref)
+        raise SyncError(f"nothing to replay: {params.range.old.ref}..{params.source_branch} has no commits")
+    target = params.target_branch
+    blocker = ref_conflict(repo, f"refs/heads/{target}")
     if blocker is not None:  # git keeps refs as paths: refs/heads/sync blocks refs/heads/sync/v3.6.0
-        raise SyncError(f"branch {params.branch} cannot be created: {blocker} exists; "
+        raise SyncError(f"branch {target} cannot be created: {blocker} exists; "
                         "pass --target-branch NAME or rename that ref")
-    if params.branch in (params.src, checked_out_branch(repo)):
-        raise SyncError(f"refusing to overwrite the checked-out or source branch {params.branch}")
-    if branch_exists(repo, params.branch):
+    if target in (params.source_branch, checked_out_branch(repo)):
+        raise SyncError(f"refusing to overwrite the checked-out or source branch {target}")
+    if branch_exists(repo, target):
         if not force:
-            raise SyncError(f"branch {params.branch} already exists: pass --force to replace it, "
+            raise SyncError(f"branch {target} already exists: pass --force to replace it, "
                             "or --target-branch NAME")
-        _check_replaceable(repo, params.branch)
+        _check_replaceable(repo, target)
     return commits
 
 
@@ -309,22 +362,23 @@ def run_upgrade(repo: Repository, params: UpgradeParams, force: bool, progress: 
     resumed = state is not None
     if state is not None:
         if not state.params.same_run(params):
+            running = state.params.range
             raise SyncError(
-                f"another upgrade is in progress ({state.params.old}..{state.params.src} onto "
-                f"{state.params.onto}, branch {state.params.branch}): upgrade --continue or upgrade --abort")
+                f"another upgrade is in progress ({running.old.ref}..{running.source.ref} onto {running.onto.ref}, "
+                f"branch {state.params.target_branch}): upgrade --continue or upgrade --abort")
         if state.stopped:
             raise UpgradeStopped(f"the upgrade stopped on a conflict: resolve it in {store.worktree}, git add, "
                             "then upgrade --continue (or upgrade --abort)")
     else:
         commits = _check_new_run(repo, params, force)
-        state = UpgradeState(params, commits, params.onto_id, options=options or RunOptions())
+        state = UpgradeState(params, commits, params.range.onto.oid, options=options or RunOptions())
         store.save(state)
     return _drive(repo, store, state, progress, resumed)
 
 
 def _drive(repo: Repository, store: StateStore, state: UpgradeState, progress: Progress,
            resumed: bool) -> UpgradeResult:
-    replayer = Replayer(repo, state.params.policy, state.params.onto)
+    replayer = Replayer(repo, state.params.policy, state.params.range.onto.ref)
     total = len(state.commits)
     while len(state.results) < total:
         number = len(state.results)
@@ -351,14 +405,15 @@ def _drive(repo: Repository, store: StateStore, state: UpgradeState, progress: P
         checkpoint(f"commit:{number + 1}")
         progress(number + 1, total, commit, result)
     tip = commit_of(repo, state.head).id
-    if read_pin(repo, commit_of(repo, state.params.src_id)) is not None:
-        tip = commit_pin(repo, commit_of(repo, tip), Pin(state.params.onto, state.params.onto_id))
-    branch_ref = f"refs/heads/{state.params.branch}"
+    rng = state.params.range
+    if read_pin(repo, commit_of(repo, rng.source.oid)) is not None:
+        tip = commit_pin(repo, commit_of(repo, tip), Pin(rng.onto.ref, rng.onto.oid))
+    branch_ref = f"refs/heads/{state.params.target_branch}"
     blocker = ref_conflict(repo, branch_ref)
     if blocker is not None:  # created while this run was stopped or killed
-        raise SyncError(f"branch {state.params.branch} cannot be created: {blocker} exists; rename that ref and "
+        raise SyncError(f"branch {state.params.target_branch} cannot be created: {blocker} exists; rename that ref and "
                         "rerun (the replay is kept)")
-    set_ref(repo, branch_ref, tip)
+    _set_ref(repo, branch_ref, tip)
     state.head = str(tip)
     # The state stays until finish_upgrade: a run killed while reporting resumes into the report.
     return UpgradeResult(state.params, state.results, state.head, resumed, state.options)
@@ -406,7 +461,7 @@ def _take_resolution(repo: Repository, store: StateStore, state: UpgradeState) -
     if unmerged:
         raise SyncError(f"unresolved conflicts in {store.worktree}: {', '.join(unmerged)} (git add them first)")
     commit = commit_of(repo, state.commits[len(state.results)])
-    replayer = Replayer(repo, "markers", state.params.onto)
+    replayer = Replayer(repo, "markers", state.params.range.onto.ref)
     conflicts = replayer.pick_tree(commit, commit_of(repo, state.head).tree).conflicts
     for conflict in conflicts:
         conflict.resolution = "manual"

@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .replay import POLICIES
+
 _COMMIT_ID = re.compile(r"[0-9a-f]{40}")
 _OPTION_TYPES: dict[str, tuple[type, ...]] = {"out": (str, type(None)), "exec_command": (str, type(None)),
                                               "exec_at": (str,), "exec_timeout": (int, float), "backends": (list,)}
@@ -41,20 +43,59 @@ def commit_id(where: str, value: Any) -> str:
     return value
 
 
-def parse_header(data: Any, version: int, param_names: list[str]) -> dict[str, Any]:
-    """The state header; options default for a state written before they were stored."""
-    header = _keys("the state", data, {"version", "params", "commits", "head"}, {"stopped", "options"})
-    if header["version"] != version:
-        raise StateFormatError(f"version {header['version']!r}, this flagtree-sync writes {version}")
-    params = _keys("params", header["params"], set(param_names))
+_V1_PARAMS = {"repo", "old", "onto", "src", "branch", "policy", "old_id", "onto_id", "src_id"}
+
+
+def _rev(where: str, value: Any) -> dict[str, str]:
+    rev = _keys(where, value, {"ref", "commit"})
+    _typed(f"{where}.ref", rev["ref"], (str,))
+    commit_id(f"{where}.commit", rev["commit"])
+    return rev
+
+
+def _params(data: Any) -> dict[str, Any]:
+    """params of the current format: {"repo", "range": {"from", "onto", "source"} of {"ref", "commit"},
+    "target_branch", "policy"}."""
+    params = _keys("params", data, {"repo", "range", "target_branch", "policy"})
+    for name in ("repo", "target_branch", "policy"):
+        _typed(f"params.{name}", params[name], (str,))
+    if params["policy"] not in POLICIES:
+        raise StateFormatError(f"params.policy is {params['policy']!r}, not one of {', '.join(POLICIES)}")
+    rng = _keys("params.range", params["range"], {"from", "onto", "source"})
+    for name in ("from", "onto", "source"):
+        _rev(f"params.range.{name}", rng[name])
+    return params
+
+
+def _params_of_version_1(data: Any) -> dict[str, Any]:
+    """Version 1 kept each revision as two parallel strings (old/old_id, ...) and named the branches
+    src and branch: read it into the current shape, so that a run started by the previous release resumes."""
+    params = _keys("params", data, _V1_PARAMS)
     for name, value in params.items():
         _typed(f"params.{name}", value, (str,))
-    for name in ("old_id", "onto_id", "src_id"):
-        commit_id(f"params.{name}", params[name])
+    return _params({"repo": params["repo"], "target_branch": params["branch"], "policy": params["policy"],
+                    "range": {"from": {"ref": params["old"], "commit": params["old_id"]},
+                              "onto": {"ref": params["onto"], "commit": params["onto_id"]},
+                              "source": {"ref": params["src"], "commit": params["src_id"]}}})
+
+
+def parse_header(data: Any, version: int) -> dict[str, Any]:
+    """The state header, in the current shape (version 1 is read too); options default for a state
+    written before they were stored."""
+    header = _keys("the state", data, {"version", "params", "commits", "head"}, {"stopped", "options"})
+    found = header["version"]
+    if type(found) is int and found == 1:  # type(): neither True nor 1.0 is a version
+        params = _params_of_version_1(header["params"])
+    elif type(found) is int and found == version:
+        params = _params(header["params"])
+    else:
+        raise StateFormatError(f"format version {header['version']!r}: this flagtree-sync reads 1 and {version}")
     commits = _typed("commits", header["commits"], (list,))
     for number, value in enumerate(commits, start=1):
         commit_id(f"commits[{number}]", value)
     commit_id("head", header["head"])
+    if header["head"] != params["range"]["onto"]["commit"]:
+        raise StateFormatError("head is not the commit the replay starts on (params.range.onto)")
     stopped = _typed("stopped", header.get("stopped", False), (bool,))
     options = _keys("options", header.get("options", {}), set(), set(_OPTION_TYPES))
     for name, value in options.items():
@@ -64,7 +105,7 @@ def parse_header(data: Any, version: int, param_names: list[str]) -> dict[str, A
     if not all(isinstance(name, str) for name in options.get("backends", [])):
         raise StateFormatError("options.backends holds a value that is not a name")
     defaults: dict[str, object] = {"out": None, "exec_command": None, "exec_at": "end", "exec_timeout": 600, "backends": []}
-    return {**header, "stopped": stopped, "options": {**defaults, **options}}
+    return {**header, "params": params, "stopped": stopped, "options": {**defaults, **options}}
 
 
 def parse_journal_entry(data: Any) -> dict[str, Any]:

@@ -92,10 +92,10 @@ def test_hand_edited_state_file_is_refused(world, field: str, value) -> None:
 def test_state_with_a_wrong_type_in_params_is_refused(world) -> None:
     stop_at_first_conflict(world)
     header = json.loads((state_dir(world) / "upgrade.json").read_text())
-    header["params"]["branch"] = ["main"]
+    header["params"]["target_branch"] = ["main"]
     (state_dir(world) / "upgrade.json").write_text(json.dumps(header))
     result = upgrade(world)
-    assert result.exit_code == 2 and "params.branch" in result.output
+    assert result.exit_code == 2 and "params.target_branch" in result.output
 
 
 def test_state_whose_commit_list_was_edited_is_refused(world) -> None:

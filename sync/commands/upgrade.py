@@ -27,8 +27,8 @@ def print_summary(report: Report, out: Path | None) -> None:
                    f"errors={group_counts['error']} warnings={group_counts['warning']}")
 
 
-def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, src: str | None,
-                        branch: str | None, out: Path | None, policy: str, force: bool, do_continue: bool,
+def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None,
+                        target_branch: str | None, out: Path | None, policy: str, force: bool, do_continue: bool,
                         do_abort: bool, quiet: bool, as_json: bool, backends: tuple[str, ...],
                         exec_command: str | None = None, exec_at: str | None = None,
                         exec_timeout: float | None = None) -> int:
@@ -46,8 +46,8 @@ def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, src: 
             raise SyncError("--onto is required (or --continue / --abort)")
         gate = GateOptions(exec_command, exec_at or "end", 600 if exec_timeout is None else exec_timeout) \
             if exec_command else None
-        options = UpgradeOptions(branch, policy, force, frozenset(backends), out, gate)
-        report = run_upgrade(repo_path, old, onto, src, options, progress)
+        options = UpgradeOptions(target_branch, policy, force, frozenset(backends), out, gate)
+        report = run_upgrade(repo_path, old, onto, source_branch, options, progress)
     if as_json:
         click.echo(render_json(report), nl=False)
     else:  # -q silences progress, never the result

@@ -1,4 +1,4 @@
-"""The upgrade job: replay OLD..SRC onto NEW, analyse the new branch, gate it, write the report.
+"""The upgrade job: replay OLD..SOURCE onto NEW, analyse the new branch, gate it, write the report.
 
 It owns the state's lifecycle: the state of a run stays until its report is written, so that a run
 killed while reporting resumes into the report.
@@ -13,8 +13,7 @@ from .. import __version__
 from ..drift import analyse_drift
 from ..errors import SyncError
 from ..gate import run_gate
-from ..model import (Conflict, GateResult, Hunk, Range, Report, ReplayedCommit, Rev, UpgradeInfo,
-                     build_report)
+from ..model import Conflict, GateResult, Hunk, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
 from ..model.build import OwnersOf
 from .. import resumable_replay as engine
 from ..git import Repository, open_repo
@@ -53,10 +52,13 @@ class ContinueOptions:
     backends: frozenset[str] = frozenset()
 
 
-def run_upgrade(repo_path: str, old: str | None, onto: str, source: str | None, options: UpgradeOptions,
+def run_upgrade(repo_path: str, old: str | None, onto: str, source_branch: str | None, options: UpgradeOptions,
                 progress: Progress | None = None) -> Report:
+    """Replay old..source_branch (None: the current branch) onto onto as options.target_branch.
+    old None: the tag pinned in the source branch's flagtree-upstream.toml."""
     progress = progress or Silent()
-    repo, params = engine.resolve_params(repo_path, old, onto, source, options.target_branch, options.policy)
+    repo, params = engine.resolve_params(repo_path, old, onto, source_branch, options.target_branch,
+                                         options.policy)
     if options.out is not None:
         check_out(repo, options.out)
     try:
@@ -82,7 +84,7 @@ def continue_upgrade(repo_path: str, given: ContinueOptions = ContinueOptions(),
             if used and notice is not None:
                 notice("using the options the upgrade was started with: " + ", ".join(used))
             result = engine.continue_upgrade(repo_path, _replay_progress(progress), _stored(options))
-            return _finish(repo_path, result, replace(options, target_branch=result.params.branch,
+            return _finish(repo_path, result, replace(options, target_branch=result.params.target_branch,
                                                       policy=result.params.policy), progress)
     finally:
         progress.close()
@@ -152,10 +154,6 @@ def check_out(repo: Repository | str, out: Path) -> None:
     check_report_target(out, Path(repo.workdir) if repo.workdir else None, Path(repo.path))
 
 
-def _range(params: engine.UpgradeParams) -> Range:
-    return Range(Rev(params.old, params.old_id), Rev(params.onto, params.onto_id), Rev(params.src, params.src_id))
-
-
 def _commits(results: Sequence[EngineCommit], owners_of: OwnersOf) -> tuple[ReplayedCommit, ...]:
     commits = []
     for result in results:
@@ -173,13 +171,13 @@ def _finish(repo_path: str, result: engine.UpgradeResult, options: UpgradeOption
     params = result.params
     backends = set(options.backends) or None
     progress.phase("analysing the new branch")
-    drift = analyse_drift(repo, _range(params), Rev(params.branch, result.head), backends, symbols=True)
+    drift = analyse_drift(repo, params.range, Rev(params.target_branch, result.head), backends, symbols=True)
     owners_of = drift.owners.owners
     if options.gate:
         progress.phase(f"test gate: {options.gate.command}")
     gate = _gate(repo, result, options.gate, owners_of) if options.gate else None
-    report = build_report(_range(params), drift.owners.backends, drift.findings, _commits(result.results, owners_of),
-                          UpgradeInfo(params.branch, result.head, params.policy, result.resumed), gate=gate,
+    report = build_report(params.range, drift.owners.backends, drift.findings, _commits(result.results, owners_of),
+                          UpgradeInfo(params.target_branch, result.head, params.policy, result.resumed), gate=gate,
                           only=backends, tool_version=__version__)
     if options.out is not None:
         write_report(options.out, report)
@@ -191,8 +189,8 @@ def _gate(repo: Repository, result: engine.UpgradeResult, options: GateOptions, 
     replayed = [(r.result, f"{r.source[:9]} {r.summary}") for r in result.results if r.result]
     if replayed and replayed[-1][0] != result.head:
         replayed.append((result.head, "the pin of the new upstream"))
-    params = result.params
-    outcome = run_gate(repo, (params.onto_id, params.onto), replayed, options.command, options.at, options.timeout)
+    onto = result.params.range.onto
+    outcome = run_gate(repo, (onto.oid, onto.ref), replayed, options.command, options.at, options.timeout)
     if outcome.first_failure is None:
         return outcome
     blamed = sorted({owner for path in changed_paths(repo, outcome.first_failure.commit) for owner in owners_of(path)})
