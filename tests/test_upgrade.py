@@ -194,7 +194,7 @@ def test_report_files_and_static_html(world, tmp_path: Path) -> None:
     out = tmp_path / "report"
     upgrade(world, "--out", str(out), "--quiet")
     names = sorted(path.name for path in out.iterdir() if path.name != ".flagtree-sync-report.json")
-    assert names == ["alpha.md", "beta.md", "flagtree-core.md", "index.html", "report.json", "shared-trunk.md",
+    assert names == ["alpha.md", "beta.md", "flagtree-core.md", "index.html", "kinds.md", "report.json", "shared-trunk.md",
                      "summary.md"]
     html = (out / "index.html").read_text()
     assert "<details>" in html and "http" not in html.replace("http-equiv", "")
