@@ -59,7 +59,10 @@ def _crash(exc: BaseException, repo_path: str | None) -> None:
 def write_crash_log(text: str, repo_path: str | None) -> str:
     """A fresh file, never through a planted link: under <git dir>/flagtree-sync/ when there is a repository."""
     directory = None
-    start = Path(repo_path or ".").resolve()
+    try:
+        start = Path(repo_path or ".").resolve()
+    except OSError:  # the current directory was removed
+        start = Path(tempfile.gettempdir())
     # --repo defaults to the current directory, which may be anywhere inside the work tree
     git_dir = next((folder / ".git" for folder in (start, *start.parents) if (folder / ".git").is_dir()), None)
     if git_dir is not None:
@@ -200,7 +203,8 @@ def upgrade_command(repo_path: str, old: str | None, onto: str | None, source_br
     run resumes when the same command is run again. The report includes the drift
     analysis of every backend against the new branch.
 
-    Exit status: 0 clean, 1 conflicts or drift that needs a person, 2 unusable input.
+    Exit status: 0 clean, 1 conflicts or drift that needs a person, 2 unusable input, 3 internal error,
+    4 stopped at a conflict for a person (--on-conflict stop: resolve, git add, then --continue).
     """
     from .commands.upgrade import run_upgrade_command
 

@@ -3,9 +3,8 @@ replayed commit that broke it (every commit with --exec-at each; at the end plus
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 
-from .git import Repository
+from .git import Repository, tool_dir
 from .git.worktree import Worktree, detached_worktree
 from .model import GateResult, GateRun
 
@@ -31,7 +30,7 @@ def run_gate(repo: Repository, base: tuple[str, str], replayed: list[tuple[str, 
     runs: list[GateRun] = []
     if not replayed:
         return GateResult(command, at)
-    with detached_worktree(repo, Path(repo.path) / "flagtree-sync" / "gate") as worktree:
+    with detached_worktree(repo, tool_dir(repo) / "gate") as worktree:
         def run(item: tuple[str, str]) -> GateRun:
             outcome = _run_at(worktree, item[0], item[1], command, timeout)
             runs.append(outcome)

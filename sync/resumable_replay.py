@@ -19,7 +19,7 @@ from .atomic import write_text_atomic
 from .errors import SyncError, UpgradeStopped
 from .faults import checkpoint
 from .pin import PIN_FILE, Pin, commit_pin, read_pin
-from .git import Commit, GitError, Oid, Repository
+from .git import Commit, GitError, Oid, Repository, tool_dir
 from .git.repo import (branch_exists, checked_out_branch, commit_of, commit_range, commits_only_on, current_branch,
                        delete_ref, has_object, has_ref, is_ancestor, open_repo, ref_conflict, resolve_commit,
                        resolves, set_ref, valid_branch_name)
@@ -110,7 +110,7 @@ class StateStore:
 
     def __init__(self, repo: Repository) -> None:
         self.repo = repo
-        self.directory = Path(repo.path) / "flagtree-sync"
+        self.directory = tool_dir(repo)
         self.file = self.directory / "upgrade.json"
         self.journal = self.directory / "upgrade.journal"  # one JSON line per replayed commit
         self.worktree = self.directory / "worktree"
@@ -253,7 +253,7 @@ def run_lock(repo: Repository) -> Iterator[None]:
     """Hold <git dir>/flagtree-sync/upgrade.lock for a whole run: a second run on the same repository
     fails at once (exit 2) instead of interleaving its journal with this one. The kernel drops the
     lock when the process dies, so a killed run never leaves it held."""
-    directory = Path(repo.path) / "flagtree-sync"
+    directory = tool_dir(repo)
     directory.mkdir(exist_ok=True)
     if directory.is_symlink():
         raise SyncError(f"{directory} is a symbolic link: remove it")

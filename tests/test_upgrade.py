@@ -249,3 +249,20 @@ def test_missing_pin_needs_from(world) -> None:
     git(world.fork, "commit", "-qm", "drop the pin")
     result = CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--onto", "v3.6.0"])
     assert result.exit_code == 2 and "--from is required: main has no flagtree-upstream.toml" in result.output
+
+
+def test_continue_runs_from_the_stop_worktree_with_a_relative_out(world, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the stop message sends the user: resolve in the worktree, git add, --continue right there."""
+    monkeypatch.chdir(world.fork)
+    result = CliRunner().invoke(cli, ["upgrade", "--from", "v3.5.0", "--onto", "v3.6.0", "--on-conflict", "stop",
+                                      "--out", "../report"])
+    assert result.exit_code == 4, result.output
+    worktree = world.fork / ".git" / "flagtree-sync" / "worktree"
+    git(worktree, "checkout", "--theirs", "CMakeLists.txt")
+    git(worktree, "add", "CMakeLists.txt")
+    monkeypatch.chdir(worktree)
+    result = CliRunner().invoke(cli, ["upgrade", "--continue", "--quiet"])
+    assert result.exit_code == 4 and "commit 2/6" in result.output, result.output  # not "no upgrade in progress"
+    assert f"--out {world.fork.parent / 'report'}" in result.output  # stored absolute, not as typed
+    result = CliRunner().invoke(cli, ["upgrade", "--abort"])
+    assert result.exit_code == 0 and not worktree.exists()

@@ -34,6 +34,21 @@ def open_repo(path: Path | str) -> pygit2.Repository:
     return repo
 
 
+def common_git_dir(repo: pygit2.Repository) -> Path:
+    """The repository's own git directory, also from a linked worktree (whose repo.path is
+    .git/worktrees/<name>/ and whose `commondir` file names the shared one): the tool keeps its state,
+    lock and cache there, so that every worktree of a repository sees the same upgrade."""
+    common = Path(repo.path) / "commondir"
+    if common.is_file():
+        return (Path(repo.path) / common.read_text(encoding="utf-8").strip()).resolve()
+    return Path(repo.path)
+
+
+def tool_dir(repo: pygit2.Repository) -> Path:
+    """<common git dir>/flagtree-sync: the upgrade's state, journal, lock, worktrees and crash logs."""
+    return common_git_dir(repo) / "flagtree-sync"
+
+
 def close_names(repo: pygit2.Repository, ref: str) -> list[str]:
     """Tags and branches whose names are close to ref (difflib), best first."""
     names = set()

@@ -10,6 +10,8 @@ from typing import Iterator
 
 import pygit2
 
+from .repo import common_git_dir
+
 
 @contextmanager
 def scratch_repository(repo: pygit2.Repository) -> Iterator[pygit2.Repository]:
@@ -24,12 +26,8 @@ def scratch_repository(repo: pygit2.Repository) -> Iterator[pygit2.Repository]:
 
 
 def object_directory(repo: pygit2.Repository) -> Path:
-    """The objects directory: in a linked worktree, repo.path is .git/worktrees/<name>/, whose `commondir`
-    file names the git directory that holds the objects."""
-    common = Path(repo.path) / "commondir"
-    if common.is_file():
-        return (Path(repo.path) / common.read_text(encoding="utf-8").strip()).resolve() / "objects"
-    return Path(repo.path) / "objects"
+    """The objects directory (in the common git directory, also from a linked worktree)."""
+    return common_git_dir(repo) / "objects"
 
 
 def object_ids(repo: pygit2.Repository) -> set[str]:

@@ -5,6 +5,7 @@ killed while reporting resumes into the report.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Sequence
@@ -16,7 +17,7 @@ from ..gate import run_gate
 from ..model import Conflict, GateResult, Hunk, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
 from ..model.build import OwnersOf
 from .. import resumable_replay as engine
-from ..git import Repository, open_repo
+from ..git import Repository, common_git_dir, open_repo, tool_dir
 from ..git.diff import changed_paths
 from ..replay import ReplayedCommit as EngineCommit
 from ..atomic import check_report_target
@@ -75,6 +76,9 @@ def continue_upgrade(repo_path: str, given: ContinueOptions = ContinueOptions(),
     """Resume the run in progress with the options it was started with; given ones override them.
     notice is told which stored options are used (the user did not type them this time)."""
     progress = progress or Silent()
+    if given.out is not None:  # against the directory the user typed it in, before leaving it
+        given = replace(given, out=Path(os.path.abspath(given.out)))
+    repo_path = _main_checkout(repo_path)
     repo = open_repo(repo_path)
     try:
         with engine.run_lock(repo):
@@ -92,7 +96,8 @@ def continue_upgrade(repo_path: str, given: ContinueOptions = ContinueOptions(),
 
 def _stored(options: UpgradeOptions) -> engine.RunOptions:
     gate = options.gate
-    return engine.RunOptions(str(options.out) if options.out is not None else None, gate.command if gate else None,
+    # --out as an absolute path: --continue may run from another directory (the stop worktree)
+    return engine.RunOptions(str(options.out.resolve()) if options.out is not None else None, gate.command if gate else None,
                              gate.at if gate else "end", gate.timeout if gate else 600, tuple(sorted(options.backends)))
 
 
@@ -143,7 +148,24 @@ def _replay_progress(progress: Progress) -> engine.Progress:
     return report
 
 
+def _main_checkout(repo_path: str) -> str:
+    """The repository itself, also when the user runs --continue or --abort inside the stop worktree
+    (where the stop message sends them): the run's state lives in the common git directory, and the
+    worktree is removed under the process, so the process leaves it first."""
+    common = common_git_dir(open_repo(repo_path))
+    main = open_repo(common)
+    where = Path(main.workdir) if main.workdir else common
+    try:
+        inside = Path.cwd().resolve().is_relative_to(tool_dir(main).resolve())
+    except OSError:  # the current directory is already gone
+        inside = True
+    if inside:
+        os.chdir(where)
+    return str(where)
+
+
 def abort_upgrade(repo_path: str) -> bool:
+    repo_path = _main_checkout(repo_path)
     with engine.run_lock(open_repo(repo_path)):  # never pull the state from under a running upgrade
         return engine.abort_upgrade(repo_path)
 
