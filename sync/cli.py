@@ -121,16 +121,16 @@ def check_command(path: Path | None, backends: tuple[str, ...], output_format: s
 
 @cli.command("describe")
 @click.option("--repo", "repo_path", default=".", show_default=True, metavar="PATH", help="The FlagTree repository.")
-@click.option("--branch", "src", metavar="REF", help="The branch or commit to describe [default: the current branch].")
+@click.option("--branch", "source_branch", metavar="REF", help="The branch or commit to describe [default: the current branch].")
 @_reported
-def describe_command(repo_path: str, src: str | None) -> int:
+def describe_command(repo_path: str, source_branch: str | None) -> int:
     """Print the tool's model of a FlagTree tree as JSON: hijacked packages, the role of every spec file,
     each backend's exported spec functions and their trunk call sites, FLAGTREE_SPEC_* macros with the
     header that defines each, the trunk guards they switch and the C++ spec library's functions.
     """
     from .commands.describe import run_describe
 
-    return run_describe(repo_path, src)
+    return run_describe(repo_path, source_branch)
 
 
 @cli.command("kinds")
@@ -150,19 +150,18 @@ def kinds_command(output_format: str) -> int:
 FROM_HELP = "Upstream tag or commit the FlagTree branch is based on"
 
 
-def _repo_range_options(from_help: str, source_name: str = "src") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """The options upgrade and drift share; --from's help differs (only upgrade has a default), and
-    source_name is the parameter --branch (the FlagTree branch) fills."""
-    return functools.partial(_with_repo_range_options, from_help=from_help, source_name=source_name)
+def _repo_range_options(from_help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The options upgrade and drift share; --from's help differs (only upgrade has a default)."""
+    return functools.partial(_with_repo_range_options, from_help=from_help)
 
 
-def _with_repo_range_options(command: Callable[..., Any], from_help: str, source_name: str) -> Callable[..., Any]:
+def _with_repo_range_options(command: Callable[..., Any], from_help: str) -> Callable[..., Any]:
     for option in reversed([
         click.option("--repo", "repo_path", default=".", show_default=True, metavar="PATH",
                      help="The FlagTree repository (it must hold the upstream tags too)."),
         click.option("--from", "old", metavar="OLD", help=from_help),
         click.option("--onto", metavar="NEW", help="Upstream tag or commit to move onto."),
-        click.option("--branch", source_name, metavar="SRC", help="The FlagTree branch [default: the current branch]."),
+        click.option("--branch", "source_branch", metavar="SRC", help="The FlagTree branch [default: the current branch]."),
         click.option("--backend", "backends", multiple=True, metavar="B",
                      help="Report only this backend (repeatable) [default: all]."),
         click.option("--out", type=click.Path(path_type=Path), metavar="DIR",
@@ -174,7 +173,7 @@ def _with_repo_range_options(command: Callable[..., Any], from_help: str, source
 
 
 @cli.command("upgrade")
-@_repo_range_options(f"{FROM_HELP} [default: the tag in the branch's flagtree-upstream.toml].", "source_branch")
+@_repo_range_options(f"{FROM_HELP} [default: the tag in the branch's flagtree-upstream.toml].")
 @click.option("--target-branch", "target_branch", metavar="NAME", help="Branch to create [default: sync/<NEW>].")
 @click.option("--on-conflict", "policy", type=click.Choice(["markers", "ours", "theirs", "stop"]), default="markers",
               show_default=True, help="markers: commit conflict markers and go on; ours: keep the upgraded side; "
@@ -226,7 +225,7 @@ def upgrade_command(repo_path: str, old: str | None, onto: str | None, source_br
               show_default=True, help="text: a line per finding; json: the report document (as --json); "
               "sarif: SARIF 2.1.0 for code scanning; github: workflow annotations.")
 @_reported
-def drift_command(repo_path: str, old: str | None, onto: str | None, src: str | None, backends: tuple[str, ...],
+def drift_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None, backends: tuple[str, ...],
                   out: Path | None, as_json: bool, target: str | None, apply: bool, symbols: bool,
                   output_format: str) -> int:
     """Tell each backend which overlays, spec functions and C++ guards drifted from OLD to NEW.
@@ -248,7 +247,7 @@ def drift_command(repo_path: str, old: str | None, onto: str | None, src: str | 
 
     if not old or not onto:
         raise SyncError("--from and --onto are required")
-    return run_drift_command(repo_path, old, onto, src, target, backends, out, apply, as_json, symbols,
+    return run_drift_command(repo_path, old, onto, source_branch, target, backends, out, apply, as_json, symbols,
                              output_format)
 
 
@@ -260,7 +259,7 @@ def drift_command(repo_path: str, old: str | None, onto: str | None, src: str | 
               "[default: the pin in the tree of the newest replayed FlagTree commit].")
 @click.option("--onto", metavar="NEW", help="The upstream tag the branch is on [default: the branch's "
               "flagtree-upstream.toml].")
-@click.option("--branch", "src", metavar="SRC", help="The FlagTree branch that was replayed [default: the newest "
+@click.option("--branch", "source_branch", metavar="SRC", help="The FlagTree branch that was replayed [default: the newest "
               "commit named by a '(cherry picked from commit ...)' line of the branch].")
 @click.option("--backend", "backends", multiple=True, metavar="B",
               help="Report only this backend (repeatable) [default: all].")
@@ -269,7 +268,7 @@ def drift_command(repo_path: str, old: str | None, onto: str | None, src: str | 
 @click.option("--json", "as_json", is_flag=True, help="Print the report document (JSON) on stdout.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 @_reported
-def status_command(repo_path: str, target: str | None, old: str | None, onto: str | None, src: str | None,
+def status_command(repo_path: str, target: str | None, old: str | None, onto: str | None, source_branch: str | None,
                    backends: tuple[str, ...], out: Path | None, as_json: bool, quiet: bool) -> int:
     """Re-derive the upgrade report of an upgraded branch as it is now.
 
@@ -282,7 +281,7 @@ def status_command(repo_path: str, target: str | None, old: str | None, onto: st
     """
     from .commands.status import run_status_command
 
-    return run_status_command(repo_path, target, old, onto, src, backends, out, as_json, quiet)
+    return run_status_command(repo_path, target, old, onto, source_branch, backends, out, as_json, quiet)
 
 
 @cli.command("suppress")
@@ -291,7 +290,7 @@ def status_command(repo_path: str, target: str | None, old: str | None, onto: st
 @click.option("--from", "old", required=True, metavar="OLD",
               help="Upstream tag or commit the FlagTree branch is based on (as given to drift).")
 @click.option("--onto", required=True, metavar="NEW", help="The tag the finding was reviewed for.")
-@click.option("--branch", "src", metavar="SRC", help="The FlagTree branch whose finding it is "
+@click.option("--branch", "source_branch", metavar="SRC", help="The FlagTree branch whose finding it is "
               "[default: the current branch].")
 @click.option("--kind", required=True, help="The finding's kind, e.g. overlay-conflicting.")
 @click.option("--path", "finding_path", required=True, help="The finding's path, as the report shows it.")
@@ -301,7 +300,7 @@ def status_command(repo_path: str, target: str | None, old: str | None, onto: st
               "reads it; the entry then belongs in a commit on that branch [default: replay the delta in memory].")
 @click.option("--reason", required=True, help="Why the finding needs no change (kept in the report).")
 @_reported
-def suppress_command(repo_path: str, old: str, onto: str, src: str | None, kind: str, finding_path: str,
+def suppress_command(repo_path: str, old: str, onto: str, source_branch: str | None, kind: str, finding_path: str,
                      subject: str | None, target: str | None, reason: str) -> int:
     """Mark a drift finding as reviewed for NEW in the backend's spec/suppressions.toml.
 
@@ -314,7 +313,7 @@ def suppress_command(repo_path: str, old: str, onto: str, src: str | None, kind:
     from .commands.suppress import run_suppress
     from .jobs.review import SuppressRequest
 
-    return run_suppress(repo_path, old, onto, src, SuppressRequest(kind, finding_path, reason, subject, target))
+    return run_suppress(repo_path, old, onto, source_branch, SuppressRequest(kind, finding_path, reason, subject, target))
 
 
 @cli.command("provenance")
@@ -322,16 +321,16 @@ def suppress_command(repo_path: str, old: str, onto: str, src: str | None, kind:
               help="The FlagTree repository; the manifest is written in its work tree.")
 @click.option("--tag", required=True, metavar="TAG", help="The upstream tag the backend's files were derived from.")
 @click.option("--backend", required=True, metavar="B", help="The backend whose files to record.")
-@click.option("--branch", "src", metavar="SRC", help="The FlagTree branch [default: the current branch].")
+@click.option("--branch", "source_branch", metavar="SRC", help="The FlagTree branch [default: the current branch].")
 @_reported
-def provenance_command(repo_path: str, tag: str, backend: str, src: str | None) -> int:
+def provenance_command(repo_path: str, tag: str, backend: str, source_branch: str | None) -> int:
     """Write third_party/B/backend/spec/provenance.toml: each overlay's and spec module's trunk
     counterpart and its blob at TAG. Drift then merges from these bases, and check keeps the
     manifest honest. The file is written in the work tree: commit it with the backend.
     """
     from .commands.provenance import run_provenance
 
-    return run_provenance(repo_path, tag, backend, src)
+    return run_provenance(repo_path, tag, backend, source_branch)
 
 
 @cli.command("hooks")

@@ -10,9 +10,9 @@ from ..jobs.describe import describe_tree
 from ..jobs.revs import resolve_rev
 
 
-def run_describe(repo_path: str, src: str | None) -> int:
+def run_describe(repo_path: str, source_branch: str | None) -> int:
     repo = open_repo(repo_path)
-    rev = resolve_rev(repo, src or current_branch(repo))
+    rev = resolve_rev(repo, source_branch or current_branch(repo))
     document = {"schema": "flagtree-sync/describe/1", "branch": rev.to_json(),
                 **describe_tree(GitTree.of_commit(repo, rev.oid, rev.ref))}
     click.echo(json.dumps(document, indent=2, ensure_ascii=False))

@@ -16,18 +16,18 @@ from ..report.sarif import render_sarif
 from ..report.write import write_report
 
 
-def run_drift_command(repo_path: str, old: str, onto: str, src: str | None, target: str | None,
+def run_drift_command(repo_path: str, old: str, onto: str, source_branch: str | None, target: str | None,
                       backends: tuple[str, ...], out: Path | None, apply: bool, as_json: bool,
                       symbols: bool = False, output_format: str = "text") -> int:
     if out is not None:  # before the analysis, not after it
         check_out(repo_path, out)
-    report = run_drift(repo_path, old, onto, src, DriftOptions(target, frozenset(backends), apply, symbols))
+    report = run_drift(repo_path, old, onto, source_branch, DriftOptions(target, frozenset(backends), apply, symbols))
     if not report.groups:  # an upstream clone, or the wrong branch: saying nothing would read as "clean"
         raise SyncError(f"{target or report.range.source.ref} has no FlagTree backend (third_party/<backend>/backend/"
                         "spec/) and no FlagTree hook in trunk: nothing to drift; is this the FlagTree fork?")
     if report.drift is not None and report.drift.applied_commit:
         click.echo(f"committed the merged overlay(s) on {target} as {report.drift.applied_commit[:9]}", err=True)
-    read_from = target or src or report.range.source.oid
+    read_from = target or source_branch or report.range.source.oid
     for path in uncommitted_suppressions(repo_path, read_from, [g.name for g in report.groups]):
         click.echo(f"hint: {path} in the work tree differs from {target or report.range.source.ref}, which drift "
                    "read: commit it there for its reviews to count", err=True)

@@ -6,8 +6,8 @@ import click
 from ..jobs.review import record_provenance
 
 
-def run_provenance(repo_path: str, tag: str, backend: str, src: str | None) -> int:
-    target, count = record_provenance(repo_path, tag, backend, src)
+def run_provenance(repo_path: str, tag: str, backend: str, source_branch: str | None) -> int:
+    target, count = record_provenance(repo_path, tag, backend, source_branch)
     if count == 0:
         click.echo(f"{target} already records these bases: nothing changed")
     else:

@@ -28,9 +28,9 @@ def print_status(report: Report, out: Path | None) -> None:
                    f"warnings={group_counts['warning']} reviewed={group_counts['suppressed']}")
 
 
-def run_status_command(repo_path: str, target: str | None, old: str | None, onto: str | None, src: str | None,
+def run_status_command(repo_path: str, target: str | None, old: str | None, onto: str | None, source_branch: str | None,
                        backends: tuple[str, ...], out: Path | None, as_json: bool, quiet: bool) -> int:
-    report = refresh_status(repo_path, StatusOptions(target, old, onto, src, frozenset(backends)),
+    report = refresh_status(repo_path, StatusOptions(target, old, onto, source_branch, frozenset(backends)),
                             TerminalProgress(quiet or as_json))
     if out is not None:
         write_report(out, report)
