@@ -43,3 +43,30 @@ def snapshot(repo: Path) -> dict[str, str]:
         "status": git(repo, "status", "--porcelain"),
         "work": repr(work_files),
     }
+
+
+def commit_files(world, files: dict[str, str] | dict[str, bytes], message: str) -> None:
+    """Write files (text or bytes) into the demo fork's work tree and commit them all."""
+    for path, data in files.items():
+        target = world.fork / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(data, bytes):
+            target.write_bytes(data)
+        else:
+            target.write_text(data)
+    git(world.fork, "add", "-A")
+    git(world.fork, "commit", "-qm", message)
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory):
+    """A 300-commit synthetic world, built once per module (the fault and concurrency tests copy it)."""
+    from tests.synthetic_world import build_synthetic_world
+    return build_synthetic_world(tmp_path_factory.mktemp("pristine") / "world", commits=300)
+
+
+@pytest.fixture(scope="module")
+def reference(pristine, tmp_path_factory: pytest.TempPathFactory):
+    """The uninterrupted single run on the pristine world: what every interrupted run must reproduce."""
+    from tests.synthetic_world import run_reference
+    return run_reference(pristine, tmp_path_factory.mktemp("reference"))

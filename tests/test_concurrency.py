@@ -11,18 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import git
-from tests.synthetic_world import (NEW, Reference, SyntheticWorld, branch_chain, build_synthetic_world, command,
-                                   environment, finished, run_reference, stable, state_file, users_view)
-
-
-@pytest.fixture(scope="module")
-def pristine(tmp_path_factory: pytest.TempPathFactory) -> SyntheticWorld:
-    return build_synthetic_world(tmp_path_factory.mktemp("pristine") / "world", commits=300)
-
-
-@pytest.fixture(scope="module")
-def reference(pristine: SyntheticWorld, tmp_path_factory: pytest.TempPathFactory) -> Reference:
-    return run_reference(pristine, tmp_path_factory.mktemp("reference"))
+from tests.synthetic_world import (NEW, Reference, SyntheticWorld, branch_chain, command,
+                                   environment, finished, stable, state_file, users_view)
 
 
 def assert_single_run_result(world: SyntheticWorld, reference: Reference, before: dict[str, str]) -> None:

@@ -14,20 +14,10 @@ import pytest
 
 from sync.faults import EXIT_STATUS, VARIABLE
 from tests.conftest import git
-from tests.synthetic_world import (BRANCH, NEW, TARGET, Reference, SyntheticWorld, build_synthetic_world, command,
-                                   environment, finished, run_reference, stable, users_view)
+from tests.synthetic_world import (BRANCH, NEW, TARGET, Reference, SyntheticWorld, command,
+                                   environment, finished, stable, users_view)
 
 KILLS_PER_RUN = 4
-
-
-@pytest.fixture(scope="module")
-def pristine(tmp_path_factory: pytest.TempPathFactory) -> SyntheticWorld:
-    return build_synthetic_world(tmp_path_factory.mktemp("pristine") / "world", commits=300)
-
-
-@pytest.fixture(scope="module")
-def reference(pristine: SyntheticWorld, tmp_path_factory: pytest.TempPathFactory) -> Reference:
-    return run_reference(pristine, tmp_path_factory.mktemp("reference"))
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])

@@ -2,20 +2,15 @@
 from __future__ import annotations
 
 from sync.layout import parse_spec_file
-from tests.conftest import git
+from tests.conftest import commit_files as shared_commit_files, git
 from tests.drift_helpers import drift_of
 
 A = "third_party/alpha/backend/spec/triton/"
 ODD = A + "runtime/odd\nname.py"
 
 
-def commit_files(world, files: dict[str, bytes], message: str = "odd files") -> None:
-    for path, data in files.items():
-        target = world.fork / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-    git(world.fork, "add", "-A")
-    git(world.fork, "commit", "-qm", message)
+def commit_files(world, files, message: str = "odd files") -> None:
+    shared_commit_files(world, files, message)
 
 
 def test_a_spec_path_with_a_newline_belongs_to_its_backend() -> None:

@@ -16,7 +16,7 @@ from sync.analyzers.parsing import DEEP_RECURSION_LIMIT, Unparseable, guarded, g
 from sync.analyzers.pyfacts import function_table, parse_module_facts
 from sync.cli import cli
 from sync.drift import _guarded_analysis
-from tests.conftest import git
+from tests.conftest import commit_files as shared_commit_files, git
 
 A = "third_party/alpha/backend/spec/triton/"
 DEEP_VALID = ("x = " + "[" * 150 + "]" * 150 + "\n" + "y = " + "f(" * 150 + ")" * 150 + "\n"
@@ -27,13 +27,8 @@ UPGRADE = ["upgrade", "--from", "v3.5.0", "--onto", "v3.6.0", "-q"]
 DRIFT = ["drift", "--from", "v3.5.0", "--onto", "v3.6.0"]
 
 
-def commit_files(world, files: dict[str, str], message: str = "[alpha] deep files") -> None:
-    for path, text in files.items():
-        target = world.fork / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-    git(world.fork, "add", "-A")
-    git(world.fork, "commit", "-qm", message)
+def commit_files(world, files, message: str = "[alpha] deep files") -> None:
+    shared_commit_files(world, files, message)
 
 
 def with_deep_files(world) -> None:
