@@ -89,8 +89,10 @@ CATALOGUE: tuple[Kind, ...] = (
        "upstream", "port the upstream change into the backend function"),
     _k("spec-signature-mismatch", "spec", "error", "the backend function's parameters no longer fit the call "
        "site or the trunk function it replaces", "change the backend signature to match"),
-    _k("spec-unused", "spec", "info", "the backend exports a function no trunk hook calls", ""),
-    _k("spec-unimplemented", "spec", "info", "a trunk hook names a function no backend implements", ""),
+    _k("spec-unused", "spec", "info", "the backend exports a function no trunk hook calls",
+       "none needed; delete the function once no trunk hook will call it again"),
+    _k("spec-unimplemented", "spec", "info", "a trunk hook names a function no backend implements",
+       "none needed while trunk's default serves every backend; implement it in a backend to specialize"),
     # C++ guards: trunk #ifdef/#ifndef FLAGTREE_SPEC_<name> and the backend's replacements.
     _k("guard-default-changed", "guard", "warning", "the trunk default a FLAGTREE_SPEC_* guard replaces changed "
        "upstream", "port the upstream change into the backend's replacement"),
@@ -148,7 +150,8 @@ CATALOGUE: tuple[Kind, ...] = (
        "analysis; flatten the nesting if the file is yours"),
     _k("target-unavailable", "analysis", "info", "the delta could not be replayed in memory; hooks and guards "
        "were judged from the upstream tags alone", "pass --target"),
-    _k("backend-without-spec", "analysis", "info", "a backend directory has no spec/ tree: nothing to drift", ""),
+    _k("backend-without-spec", "analysis", "info", "a backend directory has no spec/ tree: nothing to drift",
+       "none; drift covers the backend once it has a spec/ tree"),
     # The seed's directory policy (check). Rule ids are stable.
     _k("spec-path-forbidden", "policy", "error", "spec_path where the seed forbids it",
        "remove spec_path here; specialize with spec/spec_func or in trunk", "FT001"),
@@ -167,7 +170,8 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("spec-before-imports", "policy", "error", "spec(...) runs before the last import of an __init__.py",
        "move the spec(...) call below the last import of the __init__.py", "FT008"),
     _k("relative-import-in-spec-module", "policy", "error", "a relative import in a spec-function module",
-       "use an absolute import (from triton.x import y)", "FT009"),
+       "use an absolute import (from triton.x import y): a relative one resolves inside the backend's spec "
+       "package, not to the trunk module it names (the seed requires absolute imports there)", "FT009"),
     _k("backend-selection-in-trunk", "policy", "error", "trunk code compares FLAGTREE_BACKEND",
        "move backend-specific code into the backend's spec tree", "FT010"),
     _k("protected-file", "policy", "error", "a backend provides or shadows flagtree_spec.py/_flagtree_backend.py",
