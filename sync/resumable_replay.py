@@ -215,6 +215,10 @@ def _check_plan(repo: Repository, state: UpgradeState) -> None:
     for name, rev in (("from", rng.old), ("onto", rng.onto), ("source", rng.source)):
         if not has_object(repo, rev.oid):
             raise StateFormatError(f"params.range.{name} {rev.short} is not in the repository")
+    # The onto ref labels the conflict markers and is the pinned tag: a state whose label is not the
+    # one its first commits were replayed with would make a branch of mixed markers.
+    if not resolves(repo, rng.onto.ref) or str(resolve_commit(repo, rng.onto.ref).id) != rng.onto.oid:
+        raise StateFormatError(f"params.range.onto.ref {rng.onto.ref!r} does not name {rng.onto.short}")
     if not valid_branch_name(state.params.target_branch):
         raise StateFormatError(f"params.target_branch {state.params.target_branch!r} is not a valid branch name")
     if state.commits != planned_commits(repo, rng):

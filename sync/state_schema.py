@@ -8,12 +8,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .kinds import family
 from .replay import POLICIES
 
 _COMMIT_ID = re.compile(r"[0-9a-f]{40}")
 _OPTION_TYPES: dict[str, tuple[type, ...]] = {"out": (str, type(None)), "exec_command": (str, type(None)),
                                               "exec_at": (str,), "exec_timeout": (int, float), "backends": (list,)}
 _HUNK_FIELDS = {"line": int, "ours": str, "base": str, "theirs": str}
+_CONFLICT_KINDS = tuple(kind.id for kind in family("conflict"))
+_RESOLUTIONS = ("markers", "ours", "theirs", "manual")
 
 
 class StateFormatError(ValueError):
@@ -121,6 +124,11 @@ def parse_journal_entry(data: Any) -> dict[str, Any]:
         conflict = _keys("journal conflict", conflict, {"path", "kind", "resolution"}, {"hunks", "base_path"})
         for name in ("path", "kind", "resolution"):
             _typed(f"conflict {name}", conflict[name], (str,))
+        if conflict["kind"] not in _CONFLICT_KINDS:  # the report would not know what to tell the user
+            raise StateFormatError(f"conflict kind {conflict['kind']!r} is not one of {', '.join(_CONFLICT_KINDS)}")
+        if conflict["resolution"] not in _RESOLUTIONS:
+            raise StateFormatError(f"conflict resolution {conflict['resolution']!r} is not one of "
+                                   f"{', '.join(_RESOLUTIONS)}")
         _typed("conflict base_path", conflict.get("base_path"), (str, type(None)))
         for hunk in _typed("conflict hunks", conflict.get("hunks", []), (list,)):
             hunk = _keys("conflict hunk", hunk, set(_HUNK_FIELDS))

@@ -55,8 +55,9 @@ def _lines(number: int) -> list[str]:
     return [f"line {row} of file {number}" for row in range(12)]
 
 
-def build_synthetic_world(root: Path, commits: int = 300, seed: int = 0) -> SyntheticWorld:
-    """root/flagtree: OLD (base), NEW (OLD plus 12 upstream edits), BRANCH (OLD plus `commits` fork edits)."""
+def build_synthetic_world(root: Path, commits: int = 300, seed: int = 0, conflict_rate: float = 0.05) -> SyntheticWorld:
+    """root/flagtree: OLD (base), NEW (OLD plus 12 upstream edits), BRANCH (OLD plus `commits` fork edits,
+    a share conflict_rate of them on the line upstream changed: a conflict where upstream edited that file)."""
     rng = random.Random(seed)
     repo = root / "flagtree"
     subprocess.run(["git", "init", "-q", "-b", BRANCH, str(repo)], check=True)
@@ -78,7 +79,7 @@ def build_synthetic_world(root: Path, commits: int = 300, seed: int = 0) -> Synt
     mark = 100
     for number in range(commits):
         path = rng.choice(paths)
-        row = 3 if rng.random() < 0.05 else rng.randrange(5, 12)  # a few edits of the line upstream changed
+        row = 3 if rng.random() < conflict_rate else rng.randrange(5, 12)
         fork[path][row] = f"flagtree change {number}"
         stamp += 60
         stream.append(_commit("refs/heads/" + BRANCH, mark + 1, 1 if number == 0 else mark, stamp,
