@@ -203,6 +203,35 @@ def test_named_mutations(interrupted, reference, mutation, outcome: str) -> None
     assert rerun_after(interrupted, reference, mutation) == outcome
 
 
+def edit_state(edit: Callable[[dict[str, Any]], None]) -> Callable[[SyntheticWorld], None]:
+    def mutate(world: SyntheticWorld) -> None:
+        header = json.loads(state_file(world).read_text())
+        edit(header)
+        state_file(world).write_text(json.dumps(header))
+    return mutate
+
+
+def edit_conflicts(field: str, value: str) -> Callable[[SyntheticWorld], None]:
+    def mutate(world: SyntheticWorld) -> None:
+        lines = [json.loads(line) for line in lines_of(world)]
+        for line in lines:
+            for conflict in line["result"]["conflicts"]:
+                conflict[field] = value
+        write_lines(world, [json.dumps(line) + "\n" for line in lines])
+    return mutate
+
+
+@pytest.mark.parametrize("mutation", [
+    # found by the hypothesis tests above: each made a wrong branch or exit 3 before the engine checked it
+    edit_state(lambda h: h["params"]["range"]["onto"].update(ref="")),      # another conflict-marker label
+    edit_state(lambda h: h["params"]["range"]["onto"].update(ref="main")),  # a ref of another commit
+    edit_conflicts("kind", "bogus"),                                        # a kind the catalogue lacks
+    edit_conflicts("resolution", "bogus"),
+], ids=["onto-label-empty", "onto-label-other-commit", "conflict-kind", "conflict-resolution"])
+def test_found_mutations_are_refused(interrupted, reference, mutation) -> None:
+    assert rerun_after(interrupted, reference, mutation) == "refused"
+
+
 # --- the previous state format ----------------------------------------------------------------------
 
 def as_version_1(header: dict[str, Any]) -> dict[str, Any]:
