@@ -7,7 +7,7 @@ old tag but not at the new one is reported (build-file); so is a word that is a 
 defines at the old tag (add_*library, add_public_tablegen_target, add_mlir_dialect's MLIR<X>IncGen) and
 none defines at the new tag. Directories where FlagTree adds code files and whose CMakeLists.txt upstream
 changed the sources, targets or subdirectories of get a low-confidence note (build-restructured). Targets
-FlagTree builds differently whose sources upstream made need undeclared TableGen output: builddeps."""
+FlagTree builds differently whose sources upstream made need undeclared TableGen output are builddeps.py's own analysis."""
 from __future__ import annotations
 
 import re
@@ -16,7 +16,6 @@ from posixpath import dirname, join, normpath
 from ..git import GitTree
 from ..model import Finding
 from ..trees import read_text
-from .builddeps import generated_dependency_findings
 from .context import DriftContext
 from .delta import CPP, PY, TD, backend_of, fork_added_lines, is_cmake, text_diff
 
@@ -87,7 +86,6 @@ def build_file_findings(context: DriftContext) -> list[Finding]:
                         backend=backend_of(context.owners.owners, path), related_path=target_path,
                         details={"entry": word, "flagtree_line": text.strip()}))
     findings.extend(_restructured(context, added))
-    findings.extend(generated_dependency_findings(context))
     return findings
 
 

@@ -343,6 +343,4 @@ def call_signature_findings(context: DriftContext) -> list[Finding]:
     for path, lines in sorted(added.items()):
         if path.endswith(PY):
             findings.extend(_python_findings(context, path, lines, bindings))
-    from .opverifiers import op_verifier_findings  # here, not at the top: opverifiers reads this module's facts
-    findings.extend(op_verifier_findings(context))
     return findings

@@ -8,11 +8,13 @@ from typing import Callable, Iterable
 from ..layout import third_party_backends
 from ..model import Finding
 from .context import DriftContext
+from .builddeps import generated_dependency_findings
 from .buildfiles import build_file_findings
 from .callsigs import call_signature_findings
 from .cochange import cochange_findings
 from .cppguards import guard_findings
 from .keys import key_string_findings
+from .opverifiers import op_verifier_findings
 from .overlays import backend_tree, overlay_findings
 from .policy import unrecognized_layouts
 from .specfuncs import spec_function_findings
@@ -68,6 +70,8 @@ ANALYZERS: tuple[Analyzer, ...] = (
     Analyzer("symbols", symbol_drift, on_request=True),
     Analyzer("co-changed functions", _when_based_on_old(cochange_findings), on_request=True),
     Analyzer("call signatures", _when_based_on_old(call_signature_findings), on_request=True),
+    Analyzer("op verifiers", _when_based_on_old(op_verifier_findings), on_request=True),
     Analyzer("build files", _when_based_on_old(build_file_findings), on_request=True),
+    Analyzer("build dependencies", _when_based_on_old(generated_dependency_findings), on_request=True),
     Analyzer("key strings", _when_based_on_old(key_string_findings), on_request=True),
 )
