@@ -127,10 +127,11 @@ class StateStore:
                                  options=RunOptions(**{**header["options"],
                                                        "backends": tuple(header["options"]["backends"])}))
             _check_plan(self.repo, state)
+            replayer = Replayer(self.repo, params.policy, params.range.onto.ref)
             for number, line in enumerate(self._journal_lines(), start=1):
                 entry = parse_journal_entry(json.loads(line))
                 result = ReplayedCommit.from_json(entry["result"])
-                state.head = _check_entry(self.repo, state, number, result, entry["head"])
+                state.head = _check_entry(self.repo, state, number, result, entry["head"], replayer)
                 state.results.append(result)
             if state.stopped and len(state.results) >= len(state.commits):
                 raise StateFormatError("it says the run stopped, but every commit is replayed")
@@ -231,7 +232,8 @@ def planned_commits(repo: Repository, rng: Range) -> list[str]:
     return [str(oid) for oid in commit_range(repo, commit_of(repo, rng.old.oid), commit_of(repo, rng.source.oid))]
 
 
-def _check_entry(repo: Repository, state: UpgradeState, number: int, result: ReplayedCommit, head: str) -> str:
+def _check_entry(repo: Repository, state: UpgradeState, number: int, result: ReplayedCommit, head: str,
+                 replayer: Replayer) -> str:
     """Journal line number must record the next planned commit, as a child of the head before it;
     returns the head after it. A duplicated, extra, reordered or foreign line fails here."""
     if number > len(state.commits):
@@ -243,6 +245,11 @@ def _check_entry(repo: Repository, state: UpgradeState, number: int, result: Rep
     if result.result is None:
         if head != state.head:
             raise StateFormatError(f"journal line {number} moves the head without a commit")
+        # A line claiming "already upstream" would drop the commit from the branch: pick it again to be sure.
+        outcome = replayer.pick_tree(commit_of(repo, planned), commit_of(repo, head).tree)
+        if outcome.tree != commit_of(repo, head).tree.id or outcome.conflicts:
+            raise StateFormatError(f"journal line {number} says {planned[:9]} changes nothing, "
+                                   "but it does")
         return head
     if head != result.result or not has_object(repo, head):
         raise StateFormatError(f"journal line {number}: its commit {head[:9]} is not in the repository")

@@ -221,13 +221,25 @@ def edit_conflicts(field: str, value: str) -> Callable[[SyntheticWorld], None]:
     return mutate
 
 
+def claim_last_commit_empty(world: SyntheticWorld) -> None:
+    """The last line says its commit was already upstream (no new commit), keeping the head of the line
+    before it: accepted, the branch would silently lose that commit."""
+    lines = [json.loads(line) for line in lines_of(world)]
+    changed = next(number for number in range(len(lines) - 1, 0, -1) if lines[number]["result"]["result"])
+    lines = lines[:changed + 1]
+    lines[-1]["result"]["result"] = None
+    lines[-1]["head"] = lines[-2]["head"]
+    write_lines(world, [json.dumps(line) + "\n" for line in lines])
+
+
 @pytest.mark.parametrize("mutation", [
+    claim_last_commit_empty,  # found by reading the engine: a commit claimed empty was never checked
     # found by the hypothesis tests above: each made a wrong branch or exit 3 before the engine checked it
     edit_state(lambda h: h["params"]["range"]["onto"].update(ref="")),      # another conflict-marker label
     edit_state(lambda h: h["params"]["range"]["onto"].update(ref="main")),  # a ref of another commit
     edit_conflicts("kind", "bogus"),                                        # a kind the catalogue lacks
     edit_conflicts("resolution", "bogus"),
-], ids=["onto-label-empty", "onto-label-other-commit", "conflict-kind", "conflict-resolution"])
+], ids=["claimed-empty", "onto-label-empty", "onto-label-other-commit", "conflict-kind", "conflict-resolution"])
 def test_found_mutations_are_refused(interrupted, reference, mutation) -> None:
     assert rerun_after(interrupted, reference, mutation) == "refused"
 
