@@ -1,7 +1,8 @@
 """feature-ungated: FlagTree trunk C++ names a component the fork gates behind a build macro elsewhere."""
 from __future__ import annotations
 
-from sync.analyzers.featuregates import cmake_definitions, component_names, feature_gate_findings, gated_lines
+from sync.analyzers.featuregates import (_upstream_form, cmake_definitions, component_names, feature_gate_findings,
+                                         gated_lines)
 from tests.upstream_fixture import context_of
 
 UPSTREAM_PASS = '#include "core/Ops.h"\n\nvoid run() {\n  core::build();\n}\n'
@@ -32,7 +33,8 @@ def test_fires_on_ungated_code_of_a_gated_component(tmp_path) -> None:
 
 
 def test_else_branch_of_the_gate_is_not_gated(tmp_path) -> None:
-    other = UNGATED.replace('#include "feat/Dialect.h"\n', '#ifdef __FEAT__\n#else\n#include "feat/Dialect.h"\n#endif\n')
+    other = UNGATED.replace('#include "feat/Dialect.h"\n',
+                            '#ifdef __FEAT__\n#else\n#include "feat/Dialect.h"\n#endif\n')
     other = other.replace('  if (name == "feat.local") {\n    feat::registerAll();\n  }\n', "")
     findings = feature_gate_findings(context_of(tmp_path, OLD, {**OLD, **NEW_TAG}, fork_of(**{"lib/Other.cpp": other})))
     assert [(f.path, f.details["lines"]) for f in findings] == [("lib/Other.cpp", [4])]
@@ -46,9 +48,17 @@ def test_silent_when_gated_everywhere_or_macro_not_built(tmp_path) -> None:
     assert feature_gate_findings(context_of(tmp_path / "unbuilt", OLD, {**OLD, **NEW_TAG}, unbuilt)) == []
 
 
+def test_silent_on_files_flagtree_added(tmp_path) -> None:
+    # A file FlagTree added (absent at the old tag) is the component's own code: its CMake decides its build.
+    fork = fork_of(**{"lib/Feat/Impl.cpp": UNGATED})
+    assert feature_gate_findings(context_of(tmp_path, OLD, {**OLD, **NEW_TAG}, fork)) == []
+
+
 def test_silent_when_upstream_already_uses_the_names(tmp_path) -> None:
     # Upstream's own C++ includes feat/ headers and uses feat:: and "feat." op names: they tell no FlagTree component.
     old = {**OLD, "lib/Up.cpp": '#include "feat/Dialect.h"\nvoid f() { feat::registerAll(); g("feat.x"); }\n'}
+    # ... while a longer name that merely ends in it (subfeat::) does not count as upstream using feat::.
+    assert not _upstream_form("namespace", "feat").search("subfeat::x()")
     fork = {**old, "CMakeLists.txt": BUILD, "lib/Pass.cpp": GATED, "lib/Other.cpp": UNGATED}
     assert feature_gate_findings(context_of(tmp_path, old, {**old, **NEW_TAG}, fork)) == []
 
@@ -61,4 +71,5 @@ def test_gated_lines_and_names() -> None:
     assert gated == {"b", "e", "f"}
     names = component_names('#include "third_party/feat/a/B.h"\n#include <vector>\nx = ns::y("d.op", "no dot");\n')
     assert names == {1: {("include", "feat")}, 3: {("namespace", "ns"), ("op", "d")}}
-    assert cmake_definitions("add_definitions(-DA -DB=1)\nadd_compile_definitions(C D=2)\nset(E 1)\n") == {"A", "B", "C", "D"}
+    cmake = "add_definitions(-DA -DB=1)\nadd_compile_definitions(C D=2)\nset(E 1)\n"
+    assert cmake_definitions(cmake) == {"A", "B", "C", "D"}

@@ -5,7 +5,8 @@ The fork's build defines a macro upstream's build does not (CMake `add_definitio
 in some C++ files. The component is what only that gated code names: `#include` roots, namespace
 qualifiers (`X::`) and MLIR op-name prefixes (`"x.op"`, kept only when x is also a root or namespace of
 the component), each absent from upstream's C++ at the old tag. FlagTree-added trunk lines outside every M
-region that name the component are reported once per file: they are built whatever M says, unlike the same
+region that name the component are reported once per file of upstream's (a file FlagTree added is the
+component's own: its CMake decides whether it is built): they are built whatever M says, unlike the same
 component elsewhere, so a build without M breaks there and the fork's gating is inconsistent. Nothing here
 rests on an upstream change; the evidence is the fork's own gated use of the same names."""
 from __future__ import annotations
@@ -101,19 +102,23 @@ def component_names(text: str) -> dict[int, set[tuple[str, str]]]:
     return found
 
 
-_UPSTREAM_FORMS = {"include": ('"{0}/', '"third_party/{0}/', "<{0}/"), "namespace": ("{0}::",),
-                   "op": ('"{0}.',)}
+def _upstream_form(kind: str, name: str) -> re.Pattern[str]:
+    """How upstream's C++ would use the name: a header under the root, a qualifier, an op-name string."""
+    word = re.escape(name)
+    return re.compile({"include": rf'#\s*include\s*["<](?:third_party/)?{word}/', "namespace": rf"\b{word}::",
+                       "op": rf'"{word}\.'}[kind])
 
 
 def _upstream_names(tree: GitTree, names: set[tuple[str, str]]) -> set[tuple[str, str]]:
     """Which of the names upstream's C++ already uses (then they tell no FlagTree component)."""
+    forms = {name: _upstream_form(*name) for name in names}
     left, seen = set(names), set()
     for path in tree.paths():
         if not left:
             break
         if path.endswith(CPP):
             text = read_text(tree, path) or ""
-            hit = {name for name in left if any(form.format(name[1]) in text for form in _UPSTREAM_FORMS[name[0]])}
+            hit = {name for name in left if forms[name].search(text)}
             seen |= hit
             left -= hit
     return seen
@@ -154,8 +159,8 @@ def feature_gate_findings(context: DriftContext) -> list[Finding]:
             gates.append(_Gate(macro, frozenset(own), tuple(sorted({w for n in own for w in uses[n]}))))
     findings = []
     for path, (text, regions, names) in sorted(files.items()):
-        if path.startswith("third_party/"):
-            continue
+        if path.startswith("third_party/") or not context.upstream_old.exists(path):
+            continue  # a file FlagTree added is the component's own (its build decides), not trunk code
         for gate in gates:
             ungated = [(line, sorted(names[line] & gate.names)) for line in sorted(added[path])
                        if gate.macro not in regions.get(line, set()) and names.get(line, set()) & gate.names]
@@ -181,7 +186,8 @@ def _finding(context: DriftContext, path: str, text: str, macro_file: str, gate:
         f"{f' and {len(ungated) - 1} more line(s)' if len(ungated) > 1 else ''}) outside #ifdef {gate.macro}, "
         f"while the fork gates it in {files} file(s) (e.g. {example}) and its build defines {gate.macro} "
         f"({macro_file})",
-        line=first, backend=backend_of(context.owners.owners, path), related_path=elsewhere[0][0] if elsewhere else None,
+        line=first, backend=backend_of(context.owners.owners, path),
+        related_path=elsewhere[0][0] if elsewhere else None,
         diff=diff or None,
         details={"macro": gate.macro, "lines": [line for line, _ in ungated],
                  "component": sorted(f"{kind}:{value}" for kind, value in gate.names)})
