@@ -111,6 +111,11 @@ CATALOGUE: tuple[Kind, ...] = (
        "include the header from flagtree_spec.h, or drop the macro"),
     _k("guard-unused", "guard", "warning", "the backend defines a FLAGTREE_SPEC_* macro no trunk code tests",
        "drop the macro or restore the trunk guard"),
+    _k("feature-ungated", "guard", "warning", "FlagTree-added trunk C++ names a component (include root, "
+       "namespace, op-name prefix) that the fork elsewhere builds only under a macro its CMake defines, but sits "
+       "outside that macro here: a build without the macro breaks, and the fork's gating is inconsistent",
+       "put the lines under the same #ifdef as the component's other code, or drop the gate everywhere",
+       confidence="medium"),
     # Symbols: FlagTree-added code whose trunk dependencies changed upstream.
     _k("symbol-drift", "symbol", "warning", "FlagTree-added lines use trunk symbols upstream removed or "
        "re-declared between the tags", "check these uses against the new tag: the clean merge proves nothing "

@@ -13,6 +13,7 @@ from .buildfiles import build_file_findings
 from .callsigs import call_signature_findings
 from .cochange import cochange_findings
 from .cppguards import guard_findings
+from .featuregates import feature_gate_findings
 from .keys import key_string_findings
 from .opverifiers import op_verifier_findings
 from .overlays import backend_tree, overlay_findings
@@ -74,4 +75,5 @@ ANALYZERS: tuple[Analyzer, ...] = (
     Analyzer("build files", _when_based_on_old(build_file_findings), on_request=True),
     Analyzer("build dependencies", _when_based_on_old(generated_dependency_findings), on_request=True),
     Analyzer("key strings", _when_based_on_old(key_string_findings), on_request=True),
+    Analyzer("feature gates", _when_based_on_old(feature_gate_findings), on_request=True),
 )

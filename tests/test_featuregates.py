@@ -1,0 +1,75 @@
+"""feature-ungated: FlagTree trunk C++ names a component the fork gates behind a build macro elsewhere."""
+from __future__ import annotations
+
+from sync.analyzers.featuregates import (_upstream_form, cmake_definitions, component_names, feature_gate_findings,
+                                         gated_lines)
+from tests.upstream_fixture import context_of
+
+UPSTREAM_PASS = '#include "core/Ops.h"\n\nvoid run() {\n  core::build();\n}\n'
+OLD = {"CMakeLists.txt": "project(x)\n", "lib/Pass.cpp": UPSTREAM_PASS, "lib/Other.cpp": UPSTREAM_PASS,
+       "lib/Plain.cpp": UPSTREAM_PASS}
+BUILD = "project(x)\nadd_definitions(-D__FEAT__)\n"
+GATED = ('#include "core/Ops.h"\n#ifdef __FEAT__\n#include "feat/Dialect.h"\n#endif\n\nvoid run() {\n'
+         '  core::build();\n#if defined(__FEAT__)\n  feat::registerAll(op == "feat.other");\n#endif\n}\n')
+UNGATED = ('#include "core/Ops.h"\n#include "feat/Dialect.h"\n\nvoid run() {\n  core::build();\n'
+           '  if (name == "feat.local") {\n    feat::registerAll();\n  }\n}\n')
+NEW_TAG = {"VERSION": "2\n"}  # the fixture needs an upstream commit between the tags
+PLAIN = '#include "core/Ops.h"\n\nvoid run() {\n  core::build();\n  core::extra();\n}\n'
+
+
+def fork_of(**files: str) -> dict[str, str]:
+    return {**OLD, "CMakeLists.txt": BUILD, "lib/Pass.cpp": GATED, **files}
+
+
+def test_fires_on_ungated_code_of_a_gated_component(tmp_path) -> None:
+    fork = fork_of(**{"lib/Other.cpp": UNGATED, "lib/Plain.cpp": PLAIN})
+    findings = feature_gate_findings(context_of(tmp_path, OLD, {**OLD, **NEW_TAG}, fork))
+    assert [(f.kind, f.path, f.line) for f in findings] == [("feature-ungated", "lib/Other.cpp", 2)]
+    finding = findings[0]
+    assert finding.details["lines"] == [2, 6, 7]  # the include, the op-name string, the namespace
+    assert finding.details["macro"] == "__FEAT__" and finding.related_path == "lib/Pass.cpp"
+    assert finding.severity == "warning" and "CMakeLists.txt" in finding.message
+    assert '+#include "feat/Dialect.h"' in (finding.diff or "")
+
+
+def test_else_branch_of_the_gate_is_not_gated(tmp_path) -> None:
+    other = UNGATED.replace('#include "feat/Dialect.h"\n',
+                            '#ifdef __FEAT__\n#else\n#include "feat/Dialect.h"\n#endif\n')
+    other = other.replace('  if (name == "feat.local") {\n    feat::registerAll();\n  }\n', "")
+    findings = feature_gate_findings(context_of(tmp_path, OLD, {**OLD, **NEW_TAG}, fork_of(**{"lib/Other.cpp": other})))
+    assert [(f.path, f.details["lines"]) for f in findings] == [("lib/Other.cpp", [4])]
+
+
+def test_silent_when_gated_everywhere_or_macro_not_built(tmp_path) -> None:
+    everywhere = fork_of(**{"lib/Other.cpp": GATED.replace("registerAll", "registerMore")})
+    assert feature_gate_findings(context_of(tmp_path / "gated", OLD, {**OLD, **NEW_TAG}, everywhere)) == []
+    # No add_definitions(-D__FEAT__): the #ifdef gates nothing the build turns on, so there is no gate to keep.
+    unbuilt = {**fork_of(**{"lib/Other.cpp": UNGATED}), "CMakeLists.txt": "project(x)\n"}
+    assert feature_gate_findings(context_of(tmp_path / "unbuilt", OLD, {**OLD, **NEW_TAG}, unbuilt)) == []
+
+
+def test_silent_on_files_flagtree_added(tmp_path) -> None:
+    # A file FlagTree added (absent at the old tag) is the component's own code: its CMake decides its build.
+    fork = fork_of(**{"lib/Feat/Impl.cpp": UNGATED})
+    assert feature_gate_findings(context_of(tmp_path, OLD, {**OLD, **NEW_TAG}, fork)) == []
+
+
+def test_silent_when_upstream_already_uses_the_names(tmp_path) -> None:
+    # Upstream's own C++ includes feat/ headers and uses feat:: and "feat." op names: they tell no FlagTree component.
+    old = {**OLD, "lib/Up.cpp": '#include "feat/Dialect.h"\nvoid f() { feat::registerAll(); g("feat.x"); }\n'}
+    # ... while a longer name that merely ends in it (subfeat::) does not count as upstream using feat::.
+    assert not _upstream_form("namespace", "feat").search("subfeat::x()")
+    fork = {**old, "CMakeLists.txt": BUILD, "lib/Pass.cpp": GATED, "lib/Other.cpp": UNGATED}
+    assert feature_gate_findings(context_of(tmp_path, old, {**old, **NEW_TAG}, fork)) == []
+
+
+def test_gated_lines_and_names() -> None:
+    text = ("a\n#ifdef M\nb\n#else\nc\n#endif\n#ifndef M\nd\n#else\ne\n#endif\n"
+            "#if defined(M) && X\nf\n#elif !defined(M)\ng\n#endif\n#if !defined(M)\nh\n#endif\n")
+    regions = gated_lines(text, {"M"})
+    gated = {text.splitlines()[n - 1] for n, macros in regions.items() if "M" in macros}
+    assert gated == {"b", "e", "f"}
+    names = component_names('#include "third_party/feat/a/B.h"\n#include <vector>\nx = ns::y("d.op", "no dot");\n')
+    assert names == {1: {("include", "feat")}, 3: {("namespace", "ns"), ("op", "d")}}
+    cmake = "add_definitions(-DA -DB=1)\nadd_compile_definitions(C D=2)\nset(E 1)\n"
+    assert cmake_definitions(cmake) == {"A", "B", "C", "D"}
