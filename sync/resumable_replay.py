@@ -23,7 +23,7 @@ from .git import Commit, GitError, Oid, Repository, tool_dir
 from .git.repo import (branch_exists, checked_out_branch, commit_of, commit_range, commits_only_on, current_branch,
                        delete_ref, has_object, has_ref, is_ancestor, open_repo, ref_conflict, resolve_commit,
                        resolves, set_ref, valid_branch_name)
-from .git.worktree import Worktree, add_worktree, branches_in_worktrees, remove_worktree
+from .git.worktree import Worktree, branches_in_worktrees, is_linked_worktree, remove_worktree, stop_worktree
 from .model.revs import Range, Rev
 from .replay import CONFLICT_TRAILER, Replayer, ReplayedCommit, summary_of
 from .state_schema import StateFormatError, parse_header, parse_journal_entry
@@ -166,9 +166,11 @@ class StateStore:
             handle.flush()
             os.fsync(handle.fileno())
 
-    def clear(self) -> None:
-        if self.worktree.exists():
-            remove_worktree(self.repo, self.worktree)
+    def clear(self, keep_users_files: bool = False) -> None:
+        """Forget the run. The stop worktree goes with it; keep_users_files (a finished run) keeps it when it
+        holds files git does not know, which a later stop reuses."""
+        if is_linked_worktree(self.repo, self.worktree):  # a directory of anyone else's stays
+            remove_worktree(self.repo, self.worktree, force=not keep_users_files)
         _delete_ref(self.repo, WIP_REF)
         self.journal.unlink(missing_ok=True)
         if self.file.exists():
@@ -425,15 +427,18 @@ def _drive(repo: Repository, store: StateStore, state: UpgradeState, progress: P
 
 def finish_upgrade(repo: Repository) -> None:
     """Forget the run once its report is written."""
-    StateStore(repo).clear()
+    StateStore(repo).clear(keep_users_files=True)
 
 
 def _stop_in_worktree(repo: Repository, store: StateStore, state: UpgradeState, commit: Commit) -> None:
-    """Leave git's own conflicted cherry-pick in a separate worktree, for the user's usual tools."""
+    """Leave git's own conflicted cherry-pick in a separate worktree, for the user's usual tools. The same
+    worktree serves every stop of the run (a shell sitting in it stays valid); it is made ready first, so a
+    refused one (local changes, not ours) leaves the run unstopped and the next --continue comes back here."""
+    worktree = stop_worktree(repo, store.worktree, state.head)
     state.stopped = True
     store.save(state)
     # The worktree outlives this run on purpose: the user resolves the conflict there.
-    add_worktree(repo, store.worktree, state.head).cherry_pick_no_commit(str(commit.id))
+    worktree.cherry_pick_no_commit(str(commit.id))
 
 
 def stored_options(repo: Repository) -> RunOptions:
@@ -460,11 +465,24 @@ def continue_upgrade(repo_path: str, progress: Progress, options: RunOptions | N
 
 
 def _take_resolution(repo: Repository, store: StateStore, state: UpgradeState) -> None:
+    if not store.worktree.is_dir():
+        raise SyncError(f"the stop worktree {store.worktree} is gone, and with it the resolution: "
+                        "run flagtree-sync upgrade --abort and start again")
     worktree = Worktree(store.worktree)
     unmerged = worktree.unmerged_paths()
     if unmerged:
         raise SyncError(f"unresolved conflicts in {store.worktree}: {', '.join(unmerged)} (git add them first)")
     commit = commit_of(repo, state.commits[len(state.results)])
+    if worktree.head() == state.head and worktree.picking() is None and not worktree.local_changes():
+        # killed between saving the stop and the cherry-pick, or the pick undone: nothing was resolved, so
+        # the replay meets that commit again and stops there anew
+        state.stopped = False
+        store.save(state)
+        return
+    unstaged = worktree.unstaged_paths()
+    if unstaged:  # the resolution is the index: an edit left out of it would be dropped without a word
+        raise SyncError(f"changes not staged in {store.worktree}: {', '.join(unstaged)} (git add them to make "
+                        "them part of the resolution, or git restore them), then rerun --continue")
     replayer = Replayer(repo, "markers", state.params.range.onto.ref)
     conflicts = replayer.pick_tree(commit, commit_of(repo, state.head).tree).conflicts
     for conflict in conflicts:
@@ -475,8 +493,8 @@ def _take_resolution(repo: Repository, store: StateStore, state: UpgradeState) -
     state.head, state.stopped = str(new_head), False
     store.record(state, resolved)
     worktree.quit_cherry_pick()
-    remove_worktree(repo, store.worktree)
     store.save(state)
+    worktree.detach_at(state.head)  # the resolved commit (same tree): the worktree is clean for the next stop
 
 
 def abort_upgrade(repo_path: str) -> bool:
