@@ -6,14 +6,14 @@ from pathlib import Path
 
 from .. import __version__
 from ..drift import DriftResult, analyse_drift
-from ..errors import SyncError
-from ..model import DriftInfo, Report, build_report
-from ..git import Repository, branch_exists, branch_head, commit_files, open_repo
+from ..errors import SyncError, UnknownRef
+from ..model import DriftInfo, Range, Report, build_report
+from ..git import Repository, branch_exists, branch_head, commit_files, open_repo, resolve_commit
 from ..git.worktree import branches_in_worktrees, fast_forward
 from ..progress import Progress, Silent
 from .review import review_on_branch, uncommitted_suppressions
 from .revs import require_based_on, resolve_range, resolve_rev
-from .upgraded import source_when_on_target
+from .upgraded import source_when_on_target, upgraded_range
 
 __all__ = ["DriftOptions", "run_drift", "uncommitted_suppressions"]
 
@@ -26,10 +26,14 @@ class DriftOptions:
     symbols: bool = False
 
 
-def run_drift(repo_path: str, old: str, onto: str, source: str | None, options: DriftOptions,
+def run_drift(repo_path: str, old: str | None, onto: str | None, source: str | None, options: DriftOptions,
               progress: Progress | None = None) -> Report:
+    """old and onto may be left out with a target an upgrade made: they are then read from it, as status does."""
     repo = open_repo(repo_path)
-    rng = resolve_range(repo, old, onto, source_when_on_target(repo, source, options.target, onto))
+    if old and onto:
+        rng = resolve_range(repo, old, onto, source_when_on_target(repo, source, options.target, onto))
+    else:
+        rng = _range_of_target(repo, old, onto, source, options.target)
     require_based_on(repo, rng)  # else the in-memory replay would replay upstream's own history
     target = resolve_rev(repo, options.target) if options.target else None
     if options.apply and (target is None or not branch_exists(repo, target.ref)):
@@ -45,6 +49,21 @@ def run_drift(repo_path: str, old: str, onto: str, source: str | None, options: 
     return build_report(rng, result.owners.backends, findings,
                         drift=DriftInfo(target.ref if target else "(replayed in memory)", applied),
                         only=set(options.backends) or None, tool_version=__version__)
+
+
+def _range_of_target(repo: Repository, old: str | None, onto: str | None, source: str | None,
+                     target: str | None) -> Range:
+    if target is None:
+        raise SyncError("--from and --onto are required, unless --target names a branch flagtree-sync upgrade "
+                        "made (then they are read from it, as status does)")
+    head = resolve_commit(repo, target)
+    try:
+        return upgraded_range(repo, head, old, onto, source)[0]
+    except UnknownRef:
+        raise
+    except SyncError as exc:
+        raise SyncError(f"cannot read the range from {target}, which does not look like a branch flagtree-sync "
+                        f"upgrade made ({exc}); or pass --from and --onto") from exc
 
 
 def _apply_merges(repo: Repository, branch: str, result: DriftResult) -> str | None:

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from ..errors import SyncError
 from ..git import Commit, Repository
 from ..git.repo import checked_out_branch, commit_of, resolve_commit, resolves
-from ..model import Rev
+from ..model import Range, Rev
+from ..pin import PIN_FILE, read_pin
 
 CHERRY_PICKED = re.compile(r"^\(cherry picked from commit ([0-9a-f]{40})\)$", re.MULTILINE)
 
@@ -40,6 +41,38 @@ def replayed_source(repo: Repository, replayed: list[Replayed], source: str | No
                         "('(cherry picked from commit ...)'): pass --branch")
     newest = replayed[-1].source
     return Rev(str(newest.id)[:9], str(newest.id))
+
+
+def upgraded_range(repo: Repository, head: Commit, old: str | None = None, onto: str | None = None,
+                   source: str | None = None) -> tuple[Range, list[Replayed]]:
+    """The range an upgrade made the branch at head from, read from the branch itself: NEW is its pin,
+    SRC the newest FlagTree commit it replays, OLD the pin in SRC's tree; what the user gave wins.
+    status and drift --target both derive it here."""
+    onto_rev = _onto(repo, head, onto)
+    replayed = replayed_commits(repo, head, onto_rev.oid)
+    source_rev = replayed_source(repo, replayed, source)
+    return Range(_old(repo, source_rev, old), onto_rev, source_rev), replayed
+
+
+def _onto(repo: Repository, head, onto: str | None) -> Rev:
+    if onto:
+        return Rev(onto, str(resolve_commit(repo, onto).id))
+    pin = read_pin(repo, head)
+    if pin is None:
+        raise SyncError(f"the branch has no {PIN_FILE} at its tip: pass --onto (and --from)")
+    if not resolves(repo, pin.commit):
+        raise SyncError(f"{PIN_FILE} pins {pin.tag} at {pin.commit[:9]}, which this repository does not have: "
+                        "fetch the upstream tags")
+    return Rev(pin.tag, pin.commit)
+
+
+def _old(repo: Repository, source: Rev, old: str | None) -> Rev:
+    if old:
+        return Rev(old, str(resolve_commit(repo, old).id))
+    pin = read_pin(repo, commit_of(repo, source.oid))
+    if pin is None or not resolves(repo, pin.commit):
+        raise SyncError(f"{source.ref} has no usable {PIN_FILE}: pass --from")
+    return Rev(pin.tag, pin.commit)
 
 
 def source_when_on_target(repo: Repository, source: str | None, target: str | None, onto: str) -> str | None:
