@@ -10,6 +10,7 @@ from ..jobs import GateOptions, UpgradeOptions, abort_upgrade, continue_upgrade,
 from ..jobs.upgrade import ContinueOptions
 from ..model import Report
 from ..report.document import render_json
+from ..report.markdown import shared_note
 from .progress import TerminalProgress
 
 
@@ -25,6 +26,9 @@ def print_summary(report: Report, out: Path | None) -> None:
         group_counts = group.counts
         click.echo(f"  {group.name:<16} {group.verdict:<13} conflicts={group_counts['conflicts']} "
                    f"errors={group_counts['error']} warnings={group_counts['warning']}")
+    note = shared_note(report, str)
+    if note:
+        click.echo(f"  {note}")
 
 
 def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None,
