@@ -193,7 +193,7 @@ def _with_repo_range_options(command: Callable[..., Any], from_help: str, onto_h
               "tree in a worktree of its own; a failure names the first replayed commit that broke it.")
 @click.option("--exec-at", type=click.Choice(["end", "each"]), default=None, show_default="end",
               help="end: run at the branch head and bisect on failure; each: run after every replayed commit.")
-@click.option("--exec-timeout", type=float, default=None, show_default="600", metavar="SECONDS",
+@click.option("--exec-timeout", type=click.FloatRange(min=0, min_open=True), default=None, show_default="600", metavar="SECONDS",
               help="Stop each gate run after this many seconds (the run counts as failed, exit status 124).")
 @_reported
 def upgrade_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None,

@@ -37,7 +37,7 @@ def test_drift_reads_the_range_from_the_upgraded_branch(world) -> None:
 def test_a_target_upgrade_did_not_make_is_a_clear_error(world) -> None:
     result = _run(world, "drift", "--target", "main")
     assert result.exit_code == 2
-    assert "cannot read the range from main" in result.output and "--from" in result.output
+    assert "cannot read the upgrade's range from main" in result.output and "--from" in result.output
 
 
 def test_without_target_the_range_is_required_and_says_how_else(world) -> None:

@@ -37,6 +37,10 @@ def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, sourc
                         exec_command: str | None = None, exec_at: str | None = None,
                         exec_timeout: float | None = None) -> int:
     """exec_at and exec_timeout are None when not given: --continue then uses the run's stored ones."""
+    if do_abort and do_continue:
+        raise SyncError("--continue and --abort exclude each other: pass one")
+    if not do_continue and not do_abort and not exec_command and (exec_at or exec_timeout is not None):
+        raise SyncError("--exec-at and --exec-timeout set the test gate: pass --exec CMD too")
     if do_abort:
         had = abort_upgrade(repo_path)
         click.echo("upgrade aborted; state removed" if had else "no upgrade in progress", err=True)

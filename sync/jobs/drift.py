@@ -6,9 +6,9 @@ from pathlib import Path
 
 from .. import __version__
 from ..drift import DriftResult, analyse_drift
-from ..errors import SyncError, UnknownRef
+from ..errors import SyncError
 from ..model import DriftInfo, Range, Report, build_report
-from ..git import Repository, branch_exists, branch_head, commit_files, open_repo, resolve_commit
+from ..git import Repository, branch_exists, branch_head, commit_files, open_repo
 from ..git.worktree import branches_in_worktrees, fast_forward
 from ..progress import Progress, Silent
 from .review import review_on_branch, uncommitted_suppressions
@@ -56,14 +56,7 @@ def _range_of_target(repo: Repository, old: str | None, onto: str | None, source
     if target is None:
         raise SyncError("--from and --onto are required, unless --target names a branch flagtree-sync upgrade "
                         "made (then they are read from it, as status does)")
-    head = resolve_commit(repo, target)
-    try:
-        return upgraded_range(repo, head, old, onto, source)[0]
-    except UnknownRef:
-        raise
-    except SyncError as exc:
-        raise SyncError(f"cannot read the range from {target}, which does not look like a branch flagtree-sync "
-                        f"upgrade made ({exc}); or pass --from and --onto") from exc
+    return upgraded_range(repo, target, old, onto, source, "; or pass --from and --onto")[0]
 
 
 def _apply_merges(repo: Repository, branch: str, result: DriftResult) -> str | None:

@@ -43,7 +43,8 @@ def refresh_status(repo_path: str, options: StatusOptions, progress: Progress | 
     branch = options.target or current_branch(repo)
     head = resolve_commit(repo, branch)
     try:
-        rng, replayed = upgraded_range(repo, head, options.old, options.onto, options.source)
+        hint = "" if options.target else "; run status on the upgraded branch or pass it as --target (sync/<NEW>)"
+        rng, replayed = upgraded_range(repo, branch, options.old, options.onto, options.source, hint)
         backends = set(options.backends) or None
         progress.phase("analysing the branch")
         drift = analyse_drift(repo, rng, Rev(branch, str(head.id)), backends, symbols=True)

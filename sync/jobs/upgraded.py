@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..errors import SyncError
+from ..errors import SyncError, UnknownRef
 from ..git import Commit, Repository
 from ..git.repo import checked_out_branch, commit_of, resolve_commit, resolves
 from ..model import Range, Rev
@@ -43,15 +43,22 @@ def replayed_source(repo: Repository, replayed: list[Replayed], source: str | No
     return Rev(str(newest.id)[:9], str(newest.id))
 
 
-def upgraded_range(repo: Repository, head: Commit, old: str | None = None, onto: str | None = None,
-                   source: str | None = None) -> tuple[Range, list[Replayed]]:
-    """The range an upgrade made the branch at head from, read from the branch itself: NEW is its pin,
-    SRC the newest FlagTree commit it replays, OLD the pin in SRC's tree; what the user gave wins.
-    status and drift --target both derive it here."""
-    onto_rev = _onto(repo, head, onto)
-    replayed = replayed_commits(repo, head, onto_rev.oid)
-    source_rev = replayed_source(repo, replayed, source)
-    return Range(_old(repo, source_rev, old), onto_rev, source_rev), replayed
+def upgraded_range(repo: Repository, branch: str, old: str | None = None, onto: str | None = None,
+                   source: str | None = None, hint: str = "") -> tuple[Range, list[Replayed]]:
+    """The range an upgrade made branch from, read from the branch itself: NEW is its pin, SRC the newest
+    FlagTree commit it replays, OLD the pin in SRC's tree; what the user gave wins. status and drift --target
+    both derive it here. A branch it cannot be read from is named, with hint (what the caller can pass)."""
+    head = resolve_commit(repo, branch)  # an unknown name stays "unknown revision"
+    try:
+        onto_rev = _onto(repo, head, onto)
+        replayed = replayed_commits(repo, head, onto_rev.oid)
+        source_rev = replayed_source(repo, replayed, source)
+        return Range(_old(repo, source_rev, old), onto_rev, source_rev), replayed
+    except UnknownRef:
+        raise
+    except SyncError as exc:
+        raise SyncError(f"cannot read the upgrade's range from {branch}, which does not look like a branch "
+                        f"flagtree-sync upgrade made ({exc}){hint}") from exc
 
 
 def _onto(repo: Repository, head, onto: str | None) -> Rev:

@@ -1,0 +1,53 @@
+"""Bad input a new user tried: each is exit 2 with one line that names the real problem, never exit 3 or a
+silently ignored option."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sync.cli import cli
+
+
+def _run(*args: str):
+    result = CliRunner().invoke(cli, list(args))
+    assert "Traceback" not in result.output and result.exit_code != 3, result.output
+    return result
+
+
+@pytest.mark.parametrize("where", ["afile", "afile/sub"])
+def test_demo_into_a_file_is_refused(tmp_path: Path, where: str) -> None:
+    (tmp_path / "afile").write_text("mine")
+    result = _run("demo", str(tmp_path / where))
+    assert result.exit_code == 2 and f"{tmp_path / 'afile'} exists and is not a directory" in result.output
+    assert (tmp_path / "afile").read_text() == "mine"
+
+
+def test_suppress_with_an_unknown_kind_names_the_kind(world) -> None:
+    result = _run("suppress", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0",
+                  "--kind", "overlay-orphn", "--path", "x.py", "--reason", "r")
+    assert result.exit_code == 2 and "unknown kind 'overlay-orphn'; did you mean overlay-orphan" in result.output
+
+
+UPGRADE = ("upgrade", "--from", "v3.5.0", "--onto", "v3.6.0")
+
+
+@pytest.mark.parametrize("extra, message", [
+    (("--exec", "true", "--exec-timeout", "0"), "Invalid value for '--exec-timeout'"),
+    (("--exec", "true", "--exec-timeout", "-1"), "Invalid value for '--exec-timeout'"),
+    (("--exec-at", "each"), "--exec-at and --exec-timeout set the test gate: pass --exec CMD too"),
+    (("--exec-timeout", "5"), "--exec-at and --exec-timeout set the test gate: pass --exec CMD too"),
+    (("--continue", "--abort"), "--continue and --abort exclude each other"),
+])
+def test_options_that_cannot_work_are_refused_not_ignored(world, extra: tuple[str, ...], message: str) -> None:
+    result = _run(UPGRADE[0], "--repo", str(world.fork), *UPGRADE[1:], *extra)
+    assert result.exit_code == 2 and message in result.output
+    assert not (world.fork / ".git" / "refs" / "heads" / "sync").exists()  # nothing ran
+
+
+def test_status_on_a_branch_upgrade_did_not_make_says_to_pass_target(world, monkeypatch) -> None:
+    monkeypatch.chdir(world.fork)  # on main, the FlagTree branch, as a new user would be
+    result = _run("status")
+    assert result.exit_code == 2
+    assert "cannot read the upgrade's range from main" in result.output and "--target" in result.output
