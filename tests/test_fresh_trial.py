@@ -51,3 +51,19 @@ def test_status_on_a_branch_upgrade_did_not_make_says_to_pass_target(world, monk
     result = _run("status")
     assert result.exit_code == 2
     assert "cannot read the upgrade's range from main" in result.output and "--target" in result.output
+
+
+@pytest.mark.parametrize("command", [("upgrade", "--onto", "v1"), ("drift", "--from", "a", "--onto", "b"), ("status",),
+                                     ("describe",)])
+def test_a_repository_without_commits_says_so(tmp_path: Path, command: tuple[str, ...]) -> None:
+    import subprocess
+    subprocess.run(["git", "init", "-q", str(tmp_path / "empty")], check=True)
+    result = _run(command[0], "--repo", str(tmp_path / "empty"), *command[1:])
+    assert result.exit_code == 2 and "has no commits yet" in result.output and "not on a branch" not in result.output
+
+
+def test_status_on_a_detached_head_asks_for_target_not_branch(world) -> None:
+    from tests.conftest import git
+    git(world.fork, "checkout", "-q", "--detach", "main")
+    result = _run("status", "--repo", str(world.fork))
+    assert result.exit_code == 2 and "name the upgraded branch with --target" in result.output

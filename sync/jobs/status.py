@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from .. import __version__
 from ..drift import analyse_drift
+from ..errors import SyncError
 from ..git import Commit, GitTree, Repository, Tree, open_repo
 from ..git.merge import conflict_hunks
 from ..git.repo import current_branch, resolve_commit
@@ -40,6 +41,8 @@ class StatusOptions:
 def refresh_status(repo_path: str, options: StatusOptions, progress: Progress | None = None) -> Report:
     progress = progress or Silent()
     repo = open_repo(repo_path)
+    if options.target is None and repo.head_is_detached:  # the branch to name is the upgraded one, not --branch
+        raise SyncError("HEAD is not on a branch: name the upgraded branch with --target (sync/<NEW>)")
     branch = options.target or current_branch(repo)
     head = resolve_commit(repo, branch)
     try:
