@@ -298,9 +298,11 @@ def status_command(repo_path: str, target: str | None, old: str | None, onto: st
 @cli.command("suppress")
 @click.option("--repo", "repo_path", default=".", show_default=True, metavar="PATH",
               help="The FlagTree repository; the entry is written in its work tree.")
-@click.option("--from", "old", required=True, metavar="OLD",
-              help="Upstream tag or commit the FlagTree branch is based on (as given to drift).")
-@click.option("--onto", required=True, metavar="NEW", help="The tag the finding was reviewed for.")
+@click.option("--from", "old", metavar="OLD",
+              help="Upstream tag or commit the FlagTree branch is based on (as given to drift) [required, unless "
+              "--target is a branch upgrade made: then read from it, as drift and status do].")
+@click.option("--onto", metavar="NEW", help="The tag the finding was reviewed for [required, unless --target is a "
+              "branch upgrade made: then its flagtree-upstream.toml].")
 @click.option("--branch", "source_branch", metavar="SRC", help="The FlagTree branch whose finding it is "
               "[default: the current branch].")
 @click.option("--kind", required=True, help="The finding's kind, e.g. overlay-conflicting.")
@@ -311,7 +313,7 @@ def status_command(repo_path: str, target: str | None, old: str | None, onto: st
               "reads it; the entry then belongs in a commit on that branch [default: replay the delta in memory].")
 @click.option("--reason", required=True, help="Why the finding needs no change (kept in the report).")
 @_reported
-def suppress_command(repo_path: str, old: str, onto: str, source_branch: str | None, kind: str, finding_path: str,
+def suppress_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None, kind: str, finding_path: str,
                      subject: str | None, target: str | None, reason: str) -> int:
     """Mark a drift finding as reviewed for NEW in the backend's spec/suppressions.toml.
 

@@ -45,3 +45,15 @@ def test_without_target_the_range_is_required_and_says_how_else(world) -> None:
     assert result.exit_code == 2 and "--from and --onto are required, unless --target" in result.output
     result = _run(world, "drift", "--target", "sync/nope")
     assert result.exit_code == 2 and "unknown revision 'sync/nope'" in result.output
+
+
+def test_suppress_reads_the_range_from_the_target_too(world, tmp_path) -> None:
+    assert _run(world, "upgrade", "--onto", "v3.6.0", "-q").exit_code == 1
+    link = "third_party/alpha/backend/spec/triton/tools/link.py"
+    result = _run(world, "suppress", "--target", "sync/v3.6.0", "--kind", "overlay-redundant", "--path", link,
+                  "--reason", "kept on purpose")
+    assert result.exit_code == 0, result.output
+    written = (world.fork / "third_party/alpha/backend/spec/suppressions.toml").read_text()
+    assert 'reviewed_for = "v3.6.0"' in written and "kept on purpose" in written
+    result = _run(world, "suppress", "--kind", "overlay-redundant", "--path", link, "--reason", "r")
+    assert result.exit_code == 2 and "--from and --onto are required, unless --target" in result.output

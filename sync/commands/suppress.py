@@ -12,7 +12,8 @@ from ..git import checked_out_branch, open_repo
 from ..jobs.review import SuppressRequest, record_suppression
 
 
-def run_suppress(repo_path: str, old: str, onto: str, source_branch: str | None, request: SuppressRequest) -> int:
+def run_suppress(repo_path: str, old: str | None, onto: str | None, source_branch: str | None,
+                 request: SuppressRequest) -> int:
     if request.kind not in BY_ID:  # before the analysis, and not "no such finding", which reads as a wrong path
         close = get_close_matches(request.kind, list(BY_ID), n=2)
         raise SyncError(f"unknown kind {request.kind!r}" + (f"; did you mean {' or '.join(close)}?" if close else "")

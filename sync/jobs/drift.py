@@ -7,13 +7,13 @@ from pathlib import Path
 from .. import __version__
 from ..drift import DriftResult, analyse_drift
 from ..errors import SyncError
-from ..model import DriftInfo, Range, Report, build_report
+from ..model import DriftInfo, Report, build_report
 from ..git import Repository, branch_exists, branch_head, commit_files, open_repo
 from ..git.worktree import branches_in_worktrees, fast_forward
 from ..progress import Progress, Silent
 from .review import review_on_branch, uncommitted_suppressions
-from .revs import require_based_on, resolve_range, resolve_rev
-from .upgraded import source_when_on_target, upgraded_range
+from .revs import require_based_on, resolve_rev
+from .upgraded import range_of
 
 __all__ = ["DriftOptions", "run_drift", "uncommitted_suppressions"]
 
@@ -30,10 +30,7 @@ def run_drift(repo_path: str, old: str | None, onto: str | None, source: str | N
               progress: Progress | None = None) -> Report:
     """old and onto may be left out with a target an upgrade made: they are then read from it, as status does."""
     repo = open_repo(repo_path)
-    if old and onto:
-        rng = resolve_range(repo, old, onto, source_when_on_target(repo, source, options.target, onto))
-    else:
-        rng = _range_of_target(repo, old, onto, source, options.target)
+    rng = range_of(repo, old, onto, source, options.target)
     require_based_on(repo, rng)  # else the in-memory replay would replay upstream's own history
     target = resolve_rev(repo, options.target) if options.target else None
     if options.apply and (target is None or not branch_exists(repo, target.ref)):
@@ -49,14 +46,6 @@ def run_drift(repo_path: str, old: str | None, onto: str | None, source: str | N
     return build_report(rng, result.owners.backends, findings,
                         drift=DriftInfo(target.ref if target else "(replayed in memory)", applied),
                         only=set(options.backends) or None, tool_version=__version__)
-
-
-def _range_of_target(repo: Repository, old: str | None, onto: str | None, source: str | None,
-                     target: str | None) -> Range:
-    if target is None:
-        raise SyncError("--from and --onto are required, unless --target names a branch flagtree-sync upgrade "
-                        "made (then they are read from it, as status does)")
-    return upgraded_range(repo, target, old, onto, source, "; or pass --from and --onto")[0]
 
 
 def _apply_merges(repo: Repository, branch: str, result: DriftResult) -> str | None:

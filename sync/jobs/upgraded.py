@@ -8,6 +8,7 @@ from ..errors import SyncError, UnknownRef
 from ..git import Commit, Repository
 from ..git.repo import checked_out_branch, commit_of, resolve_commit, resolves
 from ..model import Range, Rev
+from .revs import resolve_range
 from ..pin import PIN_FILE, read_pin
 
 CHERRY_PICKED = re.compile(r"^\(cherry picked from commit ([0-9a-f]{40})\)$", re.MULTILINE)
@@ -91,3 +92,14 @@ def source_when_on_target(repo: Repository, source: str | None, target: str | No
     return replayed_source(repo, replayed_commits(repo, head, str(resolve_commit(repo, onto).id)), None).oid
 
 
+
+
+def range_of(repo: Repository, old: str | None, onto: str | None, source: str | None, target: str | None) -> Range:
+    """The range drift and suppress judge: as given, or, with a target upgrade made, read from it the way
+    status reads it (--from, --onto and --branch may each be left out)."""
+    if old and onto:
+        return resolve_range(repo, old, onto, source_when_on_target(repo, source, target, onto))
+    if target is None:
+        raise SyncError("--from and --onto are required, unless --target names a branch flagtree-sync upgrade "
+                        "made (then they are read from it, as status does)")
+    return upgraded_range(repo, target, old, onto, source, "; or pass --from and --onto")[0]
