@@ -151,7 +151,8 @@ def _replay_progress(progress: Progress) -> engine.Progress:
 def _main_checkout(repo_path: str) -> str:
     """The repository itself, also when the user runs --continue or --abort inside the stop worktree
     (where the stop message sends them): the run's state lives in the common git directory, and the
-    worktree is removed under the process, so the process leaves it first."""
+    worktree is removed when the run ends or is aborted, so the process leaves it first (between stops it
+    stays: the next stop is checked out in it in place)."""
     common = common_git_dir(open_repo(repo_path))
     main = open_repo(common)
     where = Path(main.workdir) if main.workdir else common
