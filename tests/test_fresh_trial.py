@@ -67,3 +67,11 @@ def test_status_on_a_detached_head_asks_for_target_not_branch(world) -> None:
     git(world.fork, "checkout", "-q", "--detach", "main")
     result = _run("status", "--repo", str(world.fork))
     assert result.exit_code == 2 and "name the upgraded branch with --target" in result.output
+
+
+def test_check_on_a_directory_inside_the_tree_names_the_tree(tmp_path: Path) -> None:
+    (tmp_path / "repo" / "python" / "triton" / "language").mkdir(parents=True)
+    result = _run("check", str(tmp_path / "repo" / "python" / "triton"))
+    assert result.exit_code == 2 and f"inside the FlagTree tree {tmp_path / 'repo'}; pass that directory" in result.output
+    result = _run("check", str(tmp_path))  # not inside one: the plain message
+    assert result.exit_code == 2 and "not a FlagTree tree" in result.output
