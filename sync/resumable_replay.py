@@ -465,9 +465,13 @@ def continue_upgrade(repo_path: str, progress: Progress, options: RunOptions | N
 
 
 def _take_resolution(repo: Repository, store: StateStore, state: UpgradeState) -> None:
-    if not store.worktree.is_dir():
-        raise SyncError(f"the stop worktree {store.worktree} is gone, and with it the resolution: "
-                        "run flagtree-sync upgrade --abort and start again")
+    if not os.path.lexists(store.worktree):  # removed by hand: nothing to take, so stop at that commit anew
+        state.stopped = False
+        store.save(state)
+        return
+    if not is_linked_worktree(repo, store.worktree):
+        raise SyncError(f"{store.worktree} is no longer a worktree of this repository, so the resolution cannot "
+                        "be read from it: move it away and rerun --continue (it stops at that commit again)")
     worktree = Worktree(store.worktree)
     unmerged = worktree.unmerged_paths()
     if unmerged:

@@ -143,3 +143,21 @@ def test_stop_worktree_refuses_an_ignored_file_the_next_commit_adds(tiny, tmp_pa
     with pytest.raises(SyncError, match="b.txt"):
         stop_worktree(repo, where, second)
     assert (where / "b.txt").read_text() == "mine\n"
+
+
+def test_a_stop_worktree_removed_by_hand_stops_there_again(world) -> None:
+    _start(world)
+    git(world.fork, "worktree", "remove", "--force", str(_stop_dir(world)))
+    result = _upgrade(world, "--continue", "--quiet")
+    assert result.exit_code == 4 and "commit 1/6" in result.output
+    assert "<<<<<<<" in (_stop_dir(world) / "CMakeLists.txt").read_text()
+
+
+def test_a_stop_worktree_replaced_by_a_directory_is_refused_and_kept(world) -> None:
+    _start(world)
+    git(world.fork, "worktree", "remove", "--force", str(_stop_dir(world)))
+    _stop_dir(world).mkdir()
+    (_stop_dir(world) / "notes.txt").write_text("keep me")
+    result = _upgrade(world, "--continue", "--quiet")
+    assert result.exit_code == 2 and "no longer a worktree of this repository" in result.output
+    assert (_stop_dir(world) / "notes.txt").read_text() == "keep me"
