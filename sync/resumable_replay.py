@@ -166,15 +166,18 @@ class StateStore:
             handle.flush()
             os.fsync(handle.fileno())
 
-    def clear(self, keep_users_files: bool = False) -> None:
+    def clear(self, keep_users_files: bool = False) -> Path | None:
         """Forget the run. The stop worktree goes with it; keep_users_files (a finished run) keeps it when it
-        holds files git does not know, which a later stop reuses."""
+        holds files git does not know, which a later stop reuses: then its path is returned."""
+        kept = None
         if is_linked_worktree(self.repo, self.worktree):  # a directory of anyone else's stays
-            remove_worktree(self.repo, self.worktree, force=not keep_users_files)
+            if not remove_worktree(self.repo, self.worktree, force=not keep_users_files):
+                kept = self.worktree
         _delete_ref(self.repo, WIP_REF)
         self.journal.unlink(missing_ok=True)
         if self.file.exists():
             self.file.unlink()
+        return kept
 
 
 def _stale_lock(repo: Repository, name: str) -> Path:
@@ -425,9 +428,9 @@ def _drive(repo: Repository, store: StateStore, state: UpgradeState, progress: P
     return UpgradeResult(state.params, state.results, state.head, resumed, state.options)
 
 
-def finish_upgrade(repo: Repository) -> None:
-    """Forget the run once its report is written."""
-    StateStore(repo).clear(keep_users_files=True)
+def finish_upgrade(repo: Repository) -> Path | None:
+    """Forget the run once its report is written; the stop worktree when it was kept for files of the user's."""
+    return StateStore(repo).clear(keep_users_files=True)
 
 
 def _stop_in_worktree(repo: Repository, store: StateStore, state: UpgradeState, commit: Commit) -> None:

@@ -161,3 +161,32 @@ def test_a_stop_worktree_replaced_by_a_directory_is_refused_and_kept(world) -> N
     result = _upgrade(world, "--continue", "--quiet")
     assert result.exit_code == 2 and "no longer a worktree of this repository" in result.output
     assert (_stop_dir(world) / "notes.txt").read_text() == "keep me"
+
+
+def _strip_markers(path: Path) -> None:
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(line for line in lines if not line.startswith(("<<<<<<<", "|||||||", "=======", ">>>>>>>"))))
+
+
+@pytest.mark.parametrize("notes", [True, False])
+def test_the_end_of_the_run_keeps_the_worktree_only_for_files_of_yours(world, notes: bool) -> None:
+    _start(world)
+    worktree = _stop_dir(world)
+    if notes:
+        (worktree / "my-notes.txt").write_text("mine")
+    _resolve_first_stop(worktree)
+    assert "commit 2/6" in _upgrade(world, "--continue", "--quiet").output
+    _strip_markers(worktree / "python/triton/language/__init__.py")
+    git(worktree, "add", "python/triton/language/__init__.py")
+    git(worktree, "rm", "-q", "python/triton/ops/__init__.py", "python/triton/ops/matmul.py")
+    assert "commit 5/6" in _upgrade(world, "--continue", "--quiet").output
+    _strip_markers(worktree / "python/src/ir.cc")
+    git(worktree, "add", "python/src/ir.cc")
+    result = _upgrade(world, "--continue", "--quiet")
+    assert result.exit_code == 1 and "branch sync/v3.6.0" in result.output
+    assert ("kept the stop worktree" in result.output) is notes
+    assert worktree.exists() is notes
+    if notes:
+        assert (worktree / "my-notes.txt").read_text() == "mine"
+        result = _upgrade(world, "--from", "v3.5.0", "--onto", "v3.6.0", "--on-conflict", "stop", "--force", "-q")
+        assert result.exit_code == 4 and (worktree / "my-notes.txt").read_text() == "mine"  # reused by the next run

@@ -89,7 +89,7 @@ def continue_upgrade(repo_path: str, given: ContinueOptions = ContinueOptions(),
                 notice("using the options the upgrade was started with: " + ", ".join(used))
             result = engine.continue_upgrade(repo_path, _replay_progress(progress), _stored(options))
             return _finish(repo_path, result, replace(options, target_branch=result.params.target_branch,
-                                                      policy=result.params.policy), progress)
+                                                      policy=result.params.policy), progress, notice)
     finally:
         progress.close()
 
@@ -189,7 +189,8 @@ def _commits(results: Sequence[EngineCommit], owners_of: OwnersOf) -> tuple[Repl
     return tuple(commits)
 
 
-def _finish(repo_path: str, result: engine.UpgradeResult, options: UpgradeOptions, progress: Progress) -> Report:
+def _finish(repo_path: str, result: engine.UpgradeResult, options: UpgradeOptions, progress: Progress,
+            notice: Callable[[str], None] | None = None) -> Report:
     repo = open_repo(repo_path)
     params = result.params
     backends = set(options.backends) or None
@@ -204,7 +205,10 @@ def _finish(repo_path: str, result: engine.UpgradeResult, options: UpgradeOption
                           only=backends, tool_version=__version__)
     if options.out is not None:
         write_report(options.out, report)
-    engine.finish_upgrade(repo)
+    kept = engine.finish_upgrade(repo)
+    if kept is not None and notice is not None:
+        notice(f"kept the stop worktree {kept}: it holds files git does not track; when you no longer need "
+               f"them: git worktree remove --force {kept}")
     return report
 
 
