@@ -166,12 +166,14 @@ class StateStore:
             handle.flush()
             os.fsync(handle.fileno())
 
-    def clear(self, keep_users_files: bool = False) -> Path | None:
-        """Forget the run. The stop worktree goes with it; keep_users_files (a finished run) keeps it when it
-        holds files git does not know, which a later stop reuses: then its path is returned."""
+    def clear(self) -> Path | None:
+        """Forget the run. The stop worktree goes with it, conflict and resolution included; when it holds
+        files git does not track (the user's, not the tool's) it is kept, clean at its commit, for a later
+        stop to reuse, and its path is returned."""
         kept = None
         if is_linked_worktree(self.repo, self.worktree):  # a directory of anyone else's stays
-            if not remove_worktree(self.repo, self.worktree, force=not keep_users_files):
+            Worktree(self.worktree).discard()
+            if not remove_worktree(self.repo, self.worktree, force=False):
                 kept = self.worktree
         _delete_ref(self.repo, WIP_REF)
         self.journal.unlink(missing_ok=True)
@@ -430,7 +432,7 @@ def _drive(repo: Repository, store: StateStore, state: UpgradeState, progress: P
 
 def finish_upgrade(repo: Repository) -> Path | None:
     """Forget the run once its report is written; the stop worktree when it was kept for files of the user's."""
-    return StateStore(repo).clear(keep_users_files=True)
+    return StateStore(repo).clear()
 
 
 def _stop_in_worktree(repo: Repository, store: StateStore, state: UpgradeState, commit: Commit) -> None:
@@ -504,9 +506,9 @@ def _take_resolution(repo: Repository, store: StateStore, state: UpgradeState) -
     worktree.detach_at(state.head)  # the resolved commit (same tree): the worktree is clean for the next stop
 
 
-def abort_upgrade(repo_path: str) -> bool:
+def abort_upgrade(repo_path: str) -> tuple[bool, Path | None]:
+    """Whether there was a run to forget, and the stop worktree when it was kept for files of the user's."""
     repo = open_repo(repo_path)
     store = StateStore(repo)
     had_state = store.file.exists() or has_ref(repo, WIP_REF)
-    store.clear()
-    return had_state
+    return had_state, store.clear()

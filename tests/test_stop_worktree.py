@@ -190,3 +190,16 @@ def test_the_end_of_the_run_keeps_the_worktree_only_for_files_of_yours(world, no
         assert (worktree / "my-notes.txt").read_text() == "mine"
         result = _upgrade(world, "--from", "v3.5.0", "--onto", "v3.6.0", "--on-conflict", "stop", "--force", "-q")
         assert result.exit_code == 4 and (worktree / "my-notes.txt").read_text() == "mine"  # reused by the next run
+
+
+def test_abort_drops_the_conflict_and_keeps_files_of_yours(world) -> None:
+    _start(world)
+    worktree = _stop_dir(world)
+    (worktree / "my-notes.txt").write_text("mine")
+    result = _upgrade(world, "--abort")
+    assert result.exit_code == 0 and "kept the stop worktree" in result.output
+    assert (worktree / "my-notes.txt").read_text() == "mine"
+    assert "<<<<<<<" not in (worktree / "CMakeLists.txt").read_text() and git(worktree, "status", "--porcelain") == \
+        "?? my-notes.txt\n"
+    assert "refs/flagtree-sync" not in git(world.fork, "for-each-ref")
+    assert _start(world).exit_code == 4 and (worktree / "my-notes.txt").read_text() == "mine"  # reused

@@ -7,7 +7,7 @@ import click
 
 from ..errors import SyncError
 from ..jobs import GateOptions, UpgradeOptions, abort_upgrade, continue_upgrade, run_upgrade
-from ..jobs.upgrade import ContinueOptions
+from ..jobs.upgrade import ContinueOptions, kept_worktree_notice
 from ..model import Report
 from ..report.document import render_json
 from ..report.markdown import shared_note
@@ -42,8 +42,10 @@ def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, sourc
     if not do_continue and not do_abort and not exec_command and (exec_at or exec_timeout is not None):
         raise SyncError("--exec-at and --exec-timeout set the test gate: pass --exec CMD too")
     if do_abort:
-        had = abort_upgrade(repo_path)
+        had, kept = abort_upgrade(repo_path)
         click.echo("upgrade aborted; state removed" if had else "no upgrade in progress", err=True)
+        if kept is not None:
+            click.echo(kept_worktree_notice(kept), err=True)
         return 0
     progress = TerminalProgress(quiet or as_json)
     if do_continue:

@@ -67,6 +67,12 @@ class Worktree:
                 if (Path(git.Repo(self.path).git_dir) / name).exists()]
         return sorted(changed) + busy
 
+    def discard(self) -> None:
+        """Drop the cherry-pick in progress and every change to tracked files (the tool's conflict and the
+        resolution of it); files git does not track stay."""
+        self.quit_cherry_pick()
+        self._git.reset("--hard", "--quiet")
+
     def detach_at(self, commit: str) -> None:
         """Check out commit detached in place, without --force: git keeps untracked files and refuses to
         overwrite one; an ignored file at a path commit adds would be overwritten, so that is refused here."""
@@ -127,7 +133,8 @@ def is_linked_worktree(repo: pygit2.Repository, path: Path) -> bool:
 
 
 def remove_worktree(repo: pygit2.Repository, path: Path, force: bool = True) -> bool:
-    """git worktree remove; without force git keeps a worktree with changes or untracked files (False)."""
+    """git worktree remove; without force git keeps a worktree with changes or untracked files (False).
+    Ignored files go either way: git treats them as expendable build output."""
     try:
         git.Repo(repo.path).git.worktree("remove", *(["--force"] if force else []), str(path))
     except git.GitCommandError:

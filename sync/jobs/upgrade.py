@@ -165,7 +165,7 @@ def _main_checkout(repo_path: str) -> str:
     return str(where)
 
 
-def abort_upgrade(repo_path: str) -> bool:
+def abort_upgrade(repo_path: str) -> tuple[bool, Path | None]:
     repo_path = _main_checkout(repo_path)
     with engine.run_lock(open_repo(repo_path)):  # never pull the state from under a running upgrade
         return engine.abort_upgrade(repo_path)
@@ -207,9 +207,13 @@ def _finish(repo_path: str, result: engine.UpgradeResult, options: UpgradeOption
         write_report(options.out, report)
     kept = engine.finish_upgrade(repo)
     if kept is not None and notice is not None:
-        notice(f"kept the stop worktree {kept}: it holds files git does not track; when you no longer need "
-               f"them: git worktree remove --force {kept}")
+        notice(kept_worktree_notice(kept))
     return report
+
+
+def kept_worktree_notice(kept: Path) -> str:
+    return (f"kept the stop worktree {kept}: it holds files git does not track; when you no longer need them: "
+            f"git worktree remove --force {kept}")
 
 
 def _gate(repo: Repository, result: engine.UpgradeResult, options: GateOptions, owners_of: OwnersOf) -> GateResult:
