@@ -57,3 +57,13 @@ def test_suppress_reads_the_range_from_the_target_too(world, tmp_path) -> None:
     assert 'reviewed_for = "v3.6.0"' in written and "kept on purpose" in written
     result = _run(world, "suppress", "--kind", "overlay-redundant", "--path", link, "--reason", "r")
     assert result.exit_code == 2 and "--from and --onto are required, unless --target" in result.output
+
+
+def test_on_the_upgraded_branch_the_error_names_it_as_the_target(world, tmp_path) -> None:
+    assert _run(world, "upgrade", "--onto", "v3.6.0", "-q").exit_code == 1
+    checkout = tmp_path / "sync"
+    git(world.fork, "worktree", "add", "-q", str(checkout), "sync/v3.6.0")
+    result = CliRunner().invoke(cli, ["drift", "--repo", str(checkout)])
+    assert result.exit_code == 2 and "pass --target sync/v3.6.0, the upgraded branch checked out here" in result.output
+    result = CliRunner().invoke(cli, ["drift", "--repo", str(world.fork)])  # on main: no such hint
+    assert result.exit_code == 2 and "checked out here" not in result.output

@@ -100,6 +100,12 @@ def range_of(repo: Repository, old: str | None, onto: str | None, source: str | 
     if old and onto:
         return resolve_range(repo, old, onto, source_when_on_target(repo, source, target, onto))
     if target is None:
+        here = checked_out_branch(repo)
+        try:
+            on_upgraded = here is not None and bool(upgraded_range(repo, here))
+        except SyncError:
+            on_upgraded = False
+        hint = f": pass --target {here}, the upgraded branch checked out here" if on_upgraded else ""
         raise SyncError("--from and --onto are required, unless --target names a branch flagtree-sync upgrade "
-                        "made (then they are read from it, as status does)")
+                        f"made (then they are read from it, as status does){hint}")
     return upgraded_range(repo, target, old, onto, source, "; or pass --from and --onto")[0]
