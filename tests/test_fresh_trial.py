@@ -75,3 +75,17 @@ def test_check_on_a_directory_inside_the_tree_names_the_tree(tmp_path: Path) -> 
     assert result.exit_code == 2 and f"inside the FlagTree tree {tmp_path / 'repo'}; pass that directory" in result.output
     result = _run("check", str(tmp_path))  # not inside one: the plain message
     assert result.exit_code == 2 and "not a FlagTree tree" in result.output
+
+
+def test_hooks_with_an_empty_hook_set_is_refused_not_a_silent_pass(tmp_path: Path) -> None:
+    (tmp_path / "pkg" / "triton").mkdir(parents=True)
+    (tmp_path / "pkg" / "triton" / "__init__.py").write_text("")
+    (tmp_path / "empty.toml").write_text("")
+    result = _run("hooks", str(tmp_path / "pkg"), "--hook-set", str(tmp_path / "empty.toml"))
+    assert result.exit_code == 2 and "names no hooks" in result.output
+
+
+def test_hooks_on_a_wheel_says_to_extract_it(tmp_path: Path) -> None:
+    (tmp_path / "triton-3.6.0-py3-none-any.whl").write_bytes(b"PK")
+    result = _run("hooks", str(tmp_path / "triton-3.6.0-py3-none-any.whl"))
+    assert result.exit_code == 2 and "it is a wheel; extract it" in result.output
