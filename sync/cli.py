@@ -150,17 +150,21 @@ def kinds_command(output_format: str) -> int:
 FROM_HELP = "Upstream tag or commit the FlagTree branch is based on"
 
 
-def _repo_range_options(from_help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """The options upgrade and drift share; --from's help differs (only upgrade has a default)."""
-    return functools.partial(_with_repo_range_options, from_help=from_help)
+ONTO_HELP = "Upstream tag or commit to move onto"
 
 
-def _with_repo_range_options(command: Callable[..., Any], from_help: str) -> Callable[..., Any]:
+def _repo_range_options(from_help: str, onto_help: str = f"{ONTO_HELP}."
+                        ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The options upgrade and drift share; --from's and --onto's help differ (their defaults do)."""
+    return functools.partial(_with_repo_range_options, from_help=from_help, onto_help=onto_help)
+
+
+def _with_repo_range_options(command: Callable[..., Any], from_help: str, onto_help: str) -> Callable[..., Any]:
     for option in reversed([
         click.option("--repo", "repo_path", default=".", show_default=True, metavar="PATH",
                      help="The FlagTree repository (it must hold the upstream tags too)."),
         click.option("--from", "old", metavar="OLD", help=from_help),
-        click.option("--onto", metavar="NEW", help="Upstream tag or commit to move onto."),
+        click.option("--onto", metavar="NEW", help=onto_help),
         click.option("--branch", "source_branch", metavar="SRC", help="The FlagTree branch [default: the current branch]."),
         click.option("--backend", "backends", multiple=True, metavar="B",
                      help="Report only this backend (repeatable) [default: all]."),
@@ -182,12 +186,14 @@ def _with_repo_range_options(command: Callable[..., Any], from_help: str) -> Cal
 @click.option("--continue", "do_continue", is_flag=True, help="Resume a stopped or interrupted upgrade, with the "
               "--out, --exec, --exec-at, --exec-timeout and --backend it was started with (those given override).")
 @click.option("--abort", "do_abort", is_flag=True, help="Forget the upgrade in progress (the user's refs are untouched).")
-@click.option("-q", "--quiet", is_flag=True, help="No progress output.")
+@click.option("-q", "--quiet", is_flag=True, help="Print no progress on stderr: neither the progress bar nor the "
+              "'[n/N] COMMIT conflicts: FILES' line of each conflicted commit. The summary (or --json), the stop "
+              "message, the note naming the stored options --continue uses, and errors are still printed.")
 @click.option("--exec", "exec_command", metavar="CMD", help="Test gate: run CMD (a shell command) on the replayed "
               "tree in a worktree of its own; a failure names the first replayed commit that broke it.")
 @click.option("--exec-at", type=click.Choice(["end", "each"]), default=None, show_default="end",
               help="end: run at the branch head and bisect on failure; each: run after every replayed commit.")
-@click.option("--exec-timeout", type=float, default=None, show_default="600", metavar="SECONDS",
+@click.option("--exec-timeout", type=click.FloatRange(min=0, min_open=True), default=None, show_default="600", metavar="SECONDS",
               help="Stop each gate run after this many seconds (the run counts as failed, exit status 124).")
 @_reported
 def upgrade_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None,
@@ -212,7 +218,10 @@ def upgrade_command(repo_path: str, old: str | None, onto: str | None, source_br
 
 
 @cli.command("drift")
-@_repo_range_options(f"{FROM_HELP} (required).")
+@_repo_range_options(f"{FROM_HELP} [required, unless --target is a branch upgrade made: then the pin in the tree "
+                     "of the newest FlagTree commit it replays, as status reads it].",
+                     f"{ONTO_HELP} [required, unless --target is a branch upgrade made: then its "
+                     "flagtree-upstream.toml].")
 @click.option("--target", metavar="REF", help="The upgraded branch to judge: its trunk hooks and guards, the "
               "backends' overlays, spec functions, macros, C++ spec library, provenance.toml and "
               "suppressions.toml, and the symbol uses it still has, so fixes committed there count "
@@ -241,12 +250,13 @@ def drift_command(repo_path: str, old: str | None, onto: str | None, source_bran
     that branch, --branch defaults to the FlagTree branch it replays. Drift reads commits, never the
     work tree; a suppressions.toml changed in the work tree but not committed is named in a hint line.
 
+    With --target a branch upgrade made (sync/<NEW>), --from, --onto and --branch may be left out:
+    they are read from the branch the way status reads them.
+
     Exit status: 0 nothing to do, 1 findings (errors or warnings), 2 unusable input.
     """
     from .commands.drift import run_drift_command
 
-    if not old or not onto:
-        raise SyncError("--from and --onto are required")
     return run_drift_command(repo_path, old, onto, source_branch, target, backends, out, apply, as_json, symbols,
                              output_format)
 
@@ -266,7 +276,8 @@ def drift_command(repo_path: str, old: str | None, onto: str | None, source_bran
 @click.option("--out", type=click.Path(path_type=Path), metavar="DIR",
               help="Rewrite summary.md, <group>.md, report.json and index.html here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report document (JSON) on stdout.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress output.")
+@click.option("-q", "--quiet", is_flag=True, help="Print no progress bar on stderr (there is one only on a "
+              "terminal). The status lines (or --json) and errors are still printed.")
 @_reported
 def status_command(repo_path: str, target: str | None, old: str | None, onto: str | None, source_branch: str | None,
                    backends: tuple[str, ...], out: Path | None, as_json: bool, quiet: bool) -> int:
@@ -287,9 +298,11 @@ def status_command(repo_path: str, target: str | None, old: str | None, onto: st
 @cli.command("suppress")
 @click.option("--repo", "repo_path", default=".", show_default=True, metavar="PATH",
               help="The FlagTree repository; the entry is written in its work tree.")
-@click.option("--from", "old", required=True, metavar="OLD",
-              help="Upstream tag or commit the FlagTree branch is based on (as given to drift).")
-@click.option("--onto", required=True, metavar="NEW", help="The tag the finding was reviewed for.")
+@click.option("--from", "old", metavar="OLD",
+              help="Upstream tag or commit the FlagTree branch is based on (as given to drift) [required, unless "
+              "--target is a branch upgrade made: then read from it, as drift and status do].")
+@click.option("--onto", metavar="NEW", help="The tag the finding was reviewed for [required, unless --target is a "
+              "branch upgrade made: then its flagtree-upstream.toml].")
 @click.option("--branch", "source_branch", metavar="SRC", help="The FlagTree branch whose finding it is "
               "[default: the current branch].")
 @click.option("--kind", required=True, help="The finding's kind, e.g. overlay-conflicting.")
@@ -300,7 +313,7 @@ def status_command(repo_path: str, target: str | None, old: str | None, onto: st
               "reads it; the entry then belongs in a commit on that branch [default: replay the delta in memory].")
 @click.option("--reason", required=True, help="Why the finding needs no change (kept in the report).")
 @_reported
-def suppress_command(repo_path: str, old: str, onto: str, source_branch: str | None, kind: str, finding_path: str,
+def suppress_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None, kind: str, finding_path: str,
                      subject: str | None, target: str | None, reason: str) -> int:
     """Mark a drift finding as reviewed for NEW in the backend's spec/suppressions.toml.
 

@@ -144,9 +144,13 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("key-string", "symbol", "warning", "FlagTree code reads a dictionary key, attribute or option name from "
        "the container upstream writes it to, and upstream stopped writing it there or writes another kind of value", "check the value FlagTree reads still "
        "has the shape it expects (the diff shows the upstream producer)", confidence="medium"),
-    _k("key-string-review", "symbol", "info", "as key-string, but upstream only changed the value (same kind) or "
-       "the container a key is read from cannot be matched to the one upstream writes", "glance at the "
-       "producer's diff", confidence="low"),
+    _k("key-string-review", "symbol", "info", "FlagTree code reads a dictionary key, attribute or option name "
+       "whose upstream write changed in a way that is probably harmless: upstream still writes it, to a "
+       "dictionary or object of the same name, a value of the same kind (another number, another string); or the "
+       "write or the read is on a dictionary with no name (a literal passed as an argument), so the tool cannot "
+       "tell whether upstream writes the one FlagTree reads", "read the upstream diff in the finding: if FlagTree "
+       "still gets a value it handles, nothing to change (record the review with flagtree-sync suppress); if not, "
+       "fix the reading code as for key-string", confidence="low"),
     # Notes about the analysis itself.
     _k("symbol-drift-skipped", "analysis", "info", "symbol drift was not run: FlagTree's added lines cannot "
        "be told from upstream's", "pass the branch's own base as --from"),
@@ -204,6 +208,9 @@ CATALOGUE: tuple[Kind, ...] = (
        "regular trunk package in between hides the backend's directory, which has no __init__.py",
        "add the __init__.py (the backend then ships that whole sub-package) or move the change into a spec function",
        "FT019", confidence="high"),
+    _k("legacy-hook-import", "policy", "warning", "trunk imports spec, spec_func or spec_path from "
+       "triton.runtime.driver, the hooks' old home: the seed's interface is python/triton/flagtree_spec.py",
+       "import the hook from triton.flagtree_spec instead (from triton.flagtree_spec import spec)", "FT021"),
 )
 
 BY_ID: dict[str, Kind] = {kind.id: kind for kind in CATALOGUE}

@@ -23,7 +23,7 @@ from .git import Commit, GitError, Oid, Repository, tool_dir
 from .git.repo import (branch_exists, checked_out_branch, commit_of, commit_range, commits_only_on, current_branch,
                        delete_ref, has_object, has_ref, is_ancestor, open_repo, ref_conflict, resolve_commit,
                        resolves, set_ref, valid_branch_name)
-from .git.worktree import Worktree, add_worktree, branches_in_worktrees, remove_worktree
+from .git.worktree import Worktree, branches_in_worktrees, is_linked_worktree, remove_worktree, stop_worktree
 from .model.revs import Range, Rev
 from .replay import CONFLICT_TRAILER, Replayer, ReplayedCommit, summary_of
 from .state_schema import StateFormatError, parse_header, parse_journal_entry
@@ -167,13 +167,20 @@ class StateStore:
             handle.flush()
             os.fsync(handle.fileno())
 
-    def clear(self) -> None:
-        if self.worktree.exists():
-            remove_worktree(self.repo, self.worktree)
+    def clear(self) -> Path | None:
+        """Forget the run. The stop worktree goes with it, conflict and resolution included; when it holds
+        files git does not track (the user's, not the tool's) it is kept, clean at its commit, for a later
+        stop to reuse, and its path is returned."""
+        kept = None
+        if is_linked_worktree(self.repo, self.worktree):  # a directory of anyone else's stays
+            Worktree(self.worktree).discard()
+            if not remove_worktree(self.repo, self.worktree, force=False):
+                kept = self.worktree
         _delete_ref(self.repo, WIP_REF)
         self.journal.unlink(missing_ok=True)
         if self.file.exists():
             self.file.unlink()
+        return kept
 
 
 def _stale_lock(repo: Repository, name: str) -> Path:
@@ -430,17 +437,20 @@ def _drive(repo: Repository, store: StateStore, state: UpgradeState, progress: P
     return UpgradeResult(state.params, state.results, state.head, resumed, state.options)
 
 
-def finish_upgrade(repo: Repository) -> None:
-    """Forget the run once its report is written."""
-    StateStore(repo).clear()
+def finish_upgrade(repo: Repository) -> Path | None:
+    """Forget the run once its report is written; the stop worktree when it was kept for files of the user's."""
+    return StateStore(repo).clear()
 
 
 def _stop_in_worktree(repo: Repository, store: StateStore, state: UpgradeState, commit: Commit) -> None:
-    """Leave git's own conflicted cherry-pick in a separate worktree, for the user's usual tools."""
+    """Leave git's own conflicted cherry-pick in a separate worktree, for the user's usual tools. The same
+    worktree serves every stop of the run (a shell sitting in it stays valid); it is made ready first, so a
+    refused one (local changes, not ours) leaves the run unstopped and the next --continue comes back here."""
+    worktree = stop_worktree(repo, store.worktree, state.head)
     state.stopped = True
     store.save(state)
     # The worktree outlives this run on purpose: the user resolves the conflict there.
-    add_worktree(repo, store.worktree, state.head).cherry_pick_no_commit(str(commit.id))
+    worktree.cherry_pick_no_commit(str(commit.id))
 
 
 def stored_options(repo: Repository) -> RunOptions:
@@ -467,11 +477,28 @@ def continue_upgrade(repo_path: str, progress: Progress, options: RunOptions | N
 
 
 def _take_resolution(repo: Repository, store: StateStore, state: UpgradeState) -> None:
+    if not os.path.lexists(store.worktree):  # removed by hand: nothing to take, so stop at that commit anew
+        state.stopped = False
+        store.save(state)
+        return
+    if not is_linked_worktree(repo, store.worktree):
+        raise SyncError(f"{store.worktree} is no longer a worktree of this repository, so the resolution cannot "
+                        "be read from it: move it away and rerun --continue (it stops at that commit again)")
     worktree = Worktree(store.worktree)
     unmerged = worktree.unmerged_paths()
     if unmerged:
         raise SyncError(f"unresolved conflicts in {store.worktree}: {', '.join(unmerged)} (git add them first)")
     commit = commit_of(repo, state.commits[len(state.results)])
+    if worktree.head() == state.head and worktree.picking() is None and not worktree.local_changes():
+        # killed between saving the stop and the cherry-pick, or the pick undone: nothing was resolved, so
+        # the replay meets that commit again and stops there anew
+        state.stopped = False
+        store.save(state)
+        return
+    unstaged = worktree.unstaged_paths()
+    if unstaged:  # the resolution is the index: an edit left out of it would be dropped without a word
+        raise SyncError(f"changes not staged in {store.worktree}: {', '.join(unstaged)} (git add them to make "
+                        "them part of the resolution, or git restore them), then rerun --continue")
     replayer = Replayer(repo, "markers", state.params.range.onto.ref)
     conflicts = replayer.pick_tree(commit, commit_of(repo, state.head).tree).conflicts
     for conflict in conflicts:
@@ -482,13 +509,13 @@ def _take_resolution(repo: Repository, store: StateStore, state: UpgradeState) -
     state.head, state.stopped = str(new_head), False
     store.record(state, resolved)
     worktree.quit_cherry_pick()
-    remove_worktree(repo, store.worktree)
     store.save(state)
+    worktree.detach_at(state.head)  # the resolved commit (same tree): the worktree is clean for the next stop
 
 
-def abort_upgrade(repo_path: str) -> bool:
+def abort_upgrade(repo_path: str) -> tuple[bool, Path | None]:
+    """Whether there was a run to forget, and the stop worktree when it was kept for files of the user's."""
     repo = open_repo(repo_path)
     store = StateStore(repo)
     had_state = store.file.exists() or has_ref(repo, WIP_REF)
-    store.clear()
-    return had_state
+    return had_state, store.clear()

@@ -54,6 +54,8 @@ VIOLATIONS = {
     "FT018": {"python/triton/_utils.py": "import os\n\n\ndef cdiv(a, b):\n    return (a + b - 1) // b\n",
               B + "_utils.py": "import os\n\n\ndef cdiv(a, b):\n    return -(-a // b)\n"},
     "FT020": {"third_party/b/backend/spec/python/triton/tools/compile.py": "def main():\n    return 2\n"},
+    "FT021": {"python/triton/ops/matmul.py": "def _kernel():\n    from triton.runtime.driver import spec\n"
+                                             '    return spec("matmul_kernel")\n'},
     "FT019": {"python/triton/tools/extra/__init__.py": "",
               B + "tools/extra/helper.py": "def helper():\n    return 1\n"},
 }

@@ -1,6 +1,7 @@
 """The seed's directory policy, checked on any tree laid out like FlagTree."""
 from __future__ import annotations
 
+import ast
 from dataclasses import replace
 from fnmatch import fnmatch
 from posixpath import basename
@@ -8,8 +9,9 @@ from typing import Collection
 
 from ..kinds import BY_CODE
 from ..model import Finding
-from ..layout import (DIRECT_EDIT_FILES, NO_SPECIALIZATION, PROTECTED_FILES, TRUNK, SpecFile, backend_names,
-                      is_under, package_init, package_of, spec_files, spec_path_verdict, trunk_rel)
+from ..layout import (DIRECT_EDIT_FILES, HOOK_NAMES, LEGACY_HOOK_MODULES, NO_SPECIALIZATION, PROTECTED_FILES, TRUNK,
+                      SpecFile, backend_names, is_under, package_init, package_of, spec_files, spec_path_verdict,
+                      trunk_rel)
 from ..provenance import load_manifest, manifest_path
 from ..git.merge import conflict_hunks
 from ..pin import PIN_FILE, parse_pin
@@ -44,6 +46,13 @@ def _trunk_findings(hooks: TrunkHooks, marked: Collection[str] = ()) -> list[Fin
             continue
         if rel in DIRECT_EDIT_FILES and facts.hooks:
             findings.append(_finding("FT012", path, f"{rel} uses FlagTree hooks", facts.hooks[0].line))
+        legacy = [name for name in facts.imported_names
+                  if name.level == 0 and name.module in LEGACY_HOOK_MODULES and name.name in HOOK_NAMES]
+        if legacy:  # one finding per file: a legacy branch imports the hooks in dozens of functions
+            names = ", ".join(dict.fromkeys(name.name for name in legacy))
+            more = f" (and {len(legacy) - 1} more import(s) in this file)" if len(legacy) > 1 else ""
+            findings.append(_finding("FT021", path, f"imports {names} from {legacy[0].module}{more}",
+                                     legacy[0].line))
         is_init = rel.endswith("__init__.py")
         for site in facts.hooks:
             if site.kind == "spec_path":
@@ -81,8 +90,34 @@ def _backend_selection(tree: FileTree, hooks: TrunkHooks) -> list[Finding]:
             continue
         facts = hooks.facts.get(path) or parse_module_facts(path, text)
         for line, code in facts.backend_selections:
-            findings.append(_finding("FT010", path, f"trunk selects a backend: {code}", line))
+            if _tests_for_no_backend(code):
+                findings.append(replace(_finding("FT010", path, f"trunk tests whether a backend is installed: {code}",
+                                                 line), action=_NO_BACKEND_REMEDY))
+            else:
+                findings.append(_finding("FT010", path, f"trunk selects a backend: {code}", line))
     return findings
+
+
+# Comparing with "" selects no backend: it asks whether FlagTree runs with one at all, which the hooks answer.
+_NO_BACKEND_REMEDY = ("drop the test: with no backend installed every hook is already a no-op (spec(...) returns "
+                      "None, spec_func(name, default) returns default), so call the hook unconditionally and keep "
+                      "what a backend does in its spec tree")
+
+
+def _tests_for_no_backend(code: str) -> bool:
+    """FLAGTREE_BACKEND compared only with "" or None (==, !=, is, in a tuple of them): no backend is named."""
+    try:
+        tree = ast.parse(code.strip(), mode="eval").body
+    except SyntaxError:
+        return False
+    if not isinstance(tree, ast.Compare):
+        return False
+    others = [operand for operand in (tree.left, *tree.comparators)
+              if not (isinstance(operand, ast.Name) and operand.id == "FLAGTREE_BACKEND"
+                      or isinstance(operand, ast.Attribute) and operand.attr == "FLAGTREE_BACKEND")]
+    values = [element for operand in others
+              for element in (operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand])]
+    return bool(values) and all(isinstance(value, ast.Constant) and value.value in ("", None) for value in values)
 
 
 _ROOT_REMEDY = {"knobs.py": "specialize knobs.py directly in trunk, as Triton does",

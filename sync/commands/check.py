@@ -6,7 +6,9 @@ from pathlib import Path
 
 import click
 
+from ..errors import SyncError
 from ..jobs import run_check
+from ..layout import TRUNK
 from ..kinds import rules
 from ..report.github import render_github
 from ..report.sarif import render_sarif
@@ -17,6 +19,10 @@ SCHEMA = "flagtree-sync/check/1"
 
 def run_check_command(path: Path, backends: tuple[str, ...], output_format: str,
                       allow_markers: tuple[str, ...] = ()) -> int:
+    if path.is_dir() and not (path / TRUNK).is_dir():
+        root = next((parent for parent in path.resolve().parents if (parent / TRUNK).is_dir()), None)
+        if root is not None:  # e.g. PATH was python/triton itself
+            raise SyncError(f"{path} has no {TRUNK}/: it is inside the FlagTree tree {root}; pass that directory")
     result = run_check(path, frozenset(backends), allow_markers)
     if output_format == "json":
         click.echo(json.dumps({"schema": SCHEMA, "root": str(path), "counts": result.counts,

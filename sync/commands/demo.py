@@ -1,6 +1,7 @@
 """`demo`: build the embedded demo world and run the main job (upgrade with report) on it."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -12,6 +13,10 @@ from .upgrade import run_upgrade_command
 
 
 def run_demo(directory: Path, no_run: bool, native: bool = False) -> int:
+    blocker = next((path for path in (directory, *directory.parents) if os.path.lexists(path) and not path.is_dir()),
+                   None)
+    if blocker is not None:  # else a NotADirectoryError deep inside the world builder
+        raise SyncError(f"{blocker} exists and is not a directory: choose a new directory for the demo")
     try:
         world = build_native_world(directory) if native else build_world(directory)
     except FileExistsError as exc:

@@ -16,7 +16,7 @@ from ..report.sarif import render_sarif
 from ..report.write import write_report
 
 
-def run_drift_command(repo_path: str, old: str, onto: str, source_branch: str | None, target: str | None,
+def run_drift_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None, target: str | None,
                       backends: tuple[str, ...], out: Path | None, apply: bool, as_json: bool,
                       symbols: bool = False, output_format: str = "text") -> int:
     if out is not None:  # before the analysis, not after it

@@ -8,6 +8,7 @@ import click
 from ..jobs.status import StatusOptions, refresh_status
 from ..model import Report
 from ..report.document import render_json
+from ..report.markdown import shared_note
 from ..report.write import write_report
 from .progress import TerminalProgress
 
@@ -26,6 +27,9 @@ def print_status(report: Report, out: Path | None) -> None:
         click.echo(f"  {group.name:<16} {group.verdict:<13} conflicts={group_counts['conflicts']} "
                    f"resolved={group_counts['resolved']} errors={group_counts['error']} "
                    f"warnings={group_counts['warning']} reviewed={group_counts['suppressed']}")
+    note = shared_note(report, str)
+    if note:
+        click.echo(f"  {note}")
 
 
 def run_status_command(repo_path: str, target: str | None, old: str | None, onto: str | None, source_branch: str | None,

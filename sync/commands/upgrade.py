@@ -7,9 +7,10 @@ import click
 
 from ..errors import SyncError
 from ..jobs import GateOptions, UpgradeOptions, abort_upgrade, continue_upgrade, run_upgrade
-from ..jobs.upgrade import ContinueOptions
+from ..jobs.upgrade import ContinueOptions, kept_worktree_notice
 from ..model import Report
 from ..report.document import render_json
+from ..report.markdown import shared_note
 from .progress import TerminalProgress
 
 
@@ -25,6 +26,9 @@ def print_summary(report: Report, out: Path | None) -> None:
         group_counts = group.counts
         click.echo(f"  {group.name:<16} {group.verdict:<13} conflicts={group_counts['conflicts']} "
                    f"errors={group_counts['error']} warnings={group_counts['warning']}")
+    note = shared_note(report, str)
+    if note:
+        click.echo(f"  {note}")
 
 
 def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None,
@@ -33,9 +37,15 @@ def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, sourc
                         exec_command: str | None = None, exec_at: str | None = None,
                         exec_timeout: float | None = None) -> int:
     """exec_at and exec_timeout are None when not given: --continue then uses the run's stored ones."""
+    if do_abort and do_continue:
+        raise SyncError("--continue and --abort exclude each other: pass one")
+    if not do_continue and not do_abort and not exec_command and (exec_at or exec_timeout is not None):
+        raise SyncError("--exec-at and --exec-timeout set the test gate: pass --exec CMD too")
     if do_abort:
-        had = abort_upgrade(repo_path)
+        had, kept = abort_upgrade(repo_path)
         click.echo("upgrade aborted; state removed" if had else "no upgrade in progress", err=True)
+        if kept is not None:
+            click.echo(kept_worktree_notice(kept), err=True)
         return 0
     progress = TerminalProgress(quiet or as_json)
     if do_continue:

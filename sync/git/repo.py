@@ -80,7 +80,9 @@ def commit_of(repo: pygit2.Repository, commit_id: str | pygit2.Oid) -> pygit2.Co
 
 
 def current_branch(repo: pygit2.Repository) -> str:
-    if repo.head_is_detached or repo.head_is_unborn:
+    if repo.head_is_unborn:  # "not on a branch" would send the user looking for the wrong problem
+        raise SyncError(f"{repo.workdir or repo.path} has no commits yet: nothing to read")
+    if repo.head_is_detached:
         raise SyncError("HEAD is not on a branch: name the FlagTree branch with --branch")
     return repo.head.shorthand
 

@@ -2,13 +2,15 @@
 commands in one, and a stopped upgrade leaves git's own conflicted cherry-pick in one for the user."""
 from __future__ import annotations
 
-import shutil
+import os
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
 import git
 import pygit2
+
+from ..errors import SyncError
 
 
 class Worktree:
@@ -42,22 +44,104 @@ class Worktree:
         return self._git.write_tree()
 
     def quit_cherry_pick(self) -> None:
-        if (Path(git.Repo(self.path).git_dir) / "CHERRY_PICK_HEAD").exists():
+        if self.picking() is not None:
             self._git.cherry_pick("--quit")
+
+    def head(self) -> str:
+        return self._git.rev_parse("HEAD").strip()
+
+    def picking(self) -> str | None:
+        """The commit of the cherry-pick in progress here, if any."""
+        marker = Path(git.Repo(self.path).git_dir) / "CHERRY_PICK_HEAD"
+        return marker.read_text(encoding="utf-8").strip() if marker.is_file() else None
+
+    def unstaged_paths(self) -> list[str]:
+        """Tracked files whose work-tree content differs from the index (edits not git-added)."""
+        return sorted(set(self._git.diff("--name-only", "-z").split("\0")) - {""})
+
+    def local_changes(self) -> list[str]:
+        """Tracked files that differ from HEAD (staged or not), and an operation in progress."""
+        changed = set(self._git.diff("HEAD", "--name-only", "-z").split("\0")) - {""}
+        busy = [f"a {name.lower().replace('_head', '').replace('_', '-')} in progress" for name in
+                ("CHERRY_PICK_HEAD", "MERGE_HEAD", "REVERT_HEAD", "REBASE_HEAD")
+                if (Path(git.Repo(self.path).git_dir) / name).exists()]
+        return sorted(changed) + busy
+
+    def discard(self) -> None:
+        """Drop the cherry-pick in progress and every change to tracked files (the tool's conflict and the
+        resolution of it); files git does not track stay."""
+        self.quit_cherry_pick()
+        self._git.reset("--hard", "--quiet")
+
+    def detach_at(self, commit: str) -> None:
+        """Check out commit detached in place, without --force: git keeps untracked files and refuses to
+        overwrite one; an ignored file at a path commit adds would be overwritten, so that is refused here."""
+        added = set(self._git.diff("--name-only", "-z", "--diff-filter=A", "HEAD", commit).split("\0")) - {""}
+        tracked = set(self._git.ls_files("-z", "--", *added).split("\0")) if added else set()
+        in_the_way = sorted(path for path in added - tracked if os.path.lexists(self.path / path))
+        if in_the_way:
+            raise SyncError(f"{self.path} has files where the next commit adds them: {', '.join(in_the_way)}; "
+                            "move them away and rerun flagtree-sync upgrade --continue")
+        try:
+            self._git.checkout("--quiet", "--detach", commit)
+        except git.GitCommandError as exc:
+            why = str(exc.stderr or exc).strip().removeprefix("stderr:").strip().strip("'").strip()
+            raise SyncError(f"git cannot check out {commit[:9]} in {self.path}: {why}; fix that and rerun "
+                            "flagtree-sync upgrade --continue") from exc
 
 
 def add_worktree(repo: pygit2.Repository, path: Path, commit: str) -> Worktree:
-    """Add a detached worktree at path (replacing a stale one); the caller removes it."""
+    """Add a detached worktree at path; the caller removes it. A stale one a killed run left there (a linked
+    worktree of this repository at path) is replaced; anything else in the way is refused, never removed."""
+    if is_linked_worktree(repo, path):
+        remove_worktree(repo, path)
+    elif os.path.lexists(path) and (path.is_symlink() or not path.is_dir() or any(path.iterdir())):
+        raise SyncError(f"{path} is in the way of the worktree flagtree-sync needs there and is not one of this "
+                        "repository's worktrees, so it is left alone: move it away and rerun")
     main = git.Repo(repo.path)
-    if path.exists():
-        shutil.rmtree(path)
-    main.git.worktree("prune")
+    main.git.worktree("prune")  # forget a registered worktree whose directory is gone
     main.git.worktree("add", "--detach", "--quiet", str(path), commit)
     return Worktree(path)
 
 
-def remove_worktree(repo: pygit2.Repository, path: Path) -> None:
-    git.Repo(repo.path).git.worktree("remove", "--force", str(path))
+def stop_worktree(repo: pygit2.Repository, path: Path, commit: str) -> Worktree:
+    """The worktree an upgrade stops in, kept from one stop to the next so that a shell sitting in it keeps
+    a valid current directory: created when missing; when it is this repository's linked worktree with no
+    local change, commit is checked out in it in place. A directory that is not (a symlink, a file, another
+    repository's checkout) or has local changes is refused with the reason, never wiped."""
+    if not os.path.lexists(path) or (path.is_dir() and not path.is_symlink() and not any(path.iterdir())):
+        return add_worktree(repo, path, commit)
+    if not is_linked_worktree(repo, path):
+        raise SyncError(f"{path} exists but is not a worktree of this repository, so it is not flagtree-sync's "
+                        "stop worktree and is left alone: move it away and rerun flagtree-sync upgrade --continue")
+    worktree = Worktree(path)
+    changes = worktree.local_changes()
+    if changes:
+        raise SyncError(f"the stop worktree {path} has local changes ({', '.join(changes)}); commit or stash them "
+                        "(or git worktree remove it), then rerun flagtree-sync upgrade --continue")
+    worktree.detach_at(commit)
+    return worktree
+
+
+def is_linked_worktree(repo: pygit2.Repository, path: Path) -> bool:
+    """path is a real directory (no symlink followed) that git lists as a linked worktree of this repository."""
+    if path.is_symlink() or not path.is_dir():
+        return False
+    listing = git.Repo(repo.path).git.worktree("list", "--porcelain", "-z")
+    paths = [Path(field[len("worktree "):]) for field in listing.split("\0") if field.startswith("worktree ")]
+    return path.resolve() in {listed.resolve() for listed in paths[1:]}  # the first entry is the main worktree
+
+
+def remove_worktree(repo: pygit2.Repository, path: Path, force: bool = True) -> bool:
+    """git worktree remove; without force git keeps a worktree with changes or untracked files (False).
+    Ignored files go either way: git treats them as expendable build output."""
+    try:
+        git.Repo(repo.path).git.worktree("remove", *(["--force"] if force else []), str(path))
+    except git.GitCommandError:
+        if force:
+            raise
+        return False
+    return True
 
 
 @contextmanager

@@ -12,8 +12,8 @@ from ..git import Repository, branch_exists, branch_head, commit_files, open_rep
 from ..git.worktree import branches_in_worktrees, fast_forward
 from ..progress import Progress, Silent
 from .review import review_on_branch, uncommitted_suppressions
-from .revs import require_based_on, resolve_range, resolve_rev
-from .upgraded import source_when_on_target
+from .revs import require_based_on, resolve_rev
+from .upgraded import range_of
 
 __all__ = ["DriftOptions", "run_drift", "uncommitted_suppressions"]
 
@@ -26,10 +26,11 @@ class DriftOptions:
     symbols: bool = False
 
 
-def run_drift(repo_path: str, old: str, onto: str, source: str | None, options: DriftOptions,
+def run_drift(repo_path: str, old: str | None, onto: str | None, source: str | None, options: DriftOptions,
               progress: Progress | None = None) -> Report:
+    """old and onto may be left out with a target an upgrade made: they are then read from it, as status does."""
     repo = open_repo(repo_path)
-    rng = resolve_range(repo, old, onto, source_when_on_target(repo, source, options.target, onto))
+    rng = range_of(repo, old, onto, source, options.target)
     require_based_on(repo, rng)  # else the in-memory replay would replay upstream's own history
     target = resolve_rev(repo, options.target) if options.target else None
     if options.apply and (target is None or not branch_exists(repo, target.ref)):

@@ -11,8 +11,8 @@ from ..layout import backend_names
 from ..model import Finding
 from ..provenance import write_manifest
 from ..suppressions import add_suppression, apply_suppressions, subject_of, suppressions_path
-from .revs import resolve_range, resolve_rev
-from .upgraded import source_when_on_target
+from .revs import resolve_rev
+from .upgraded import range_of
 
 
 def _work_tree(repo: Repository, name: str) -> Path:
@@ -30,12 +30,13 @@ class SuppressRequest:
     target: str | None = None  # the upgraded branch drift --target reads; None: the in-memory replay
 
 
-def record_suppression(repo_path: str, old: str, onto: str, source: str | None, request: SuppressRequest) -> Path:
+def record_suppression(repo_path: str, old: str | None, onto: str | None, source: str | None,
+                       request: SuppressRequest) -> Path:
     """Append the finding (kind, path[, subject]) of drift OLD -> NEW to its backend's suppressions.toml,
     found as `drift` (with the same --target) finds it: every analysis runs."""
     repo = open_repo(repo_path)
     work_tree = _work_tree(repo, "suppressions.toml")
-    rng = resolve_range(repo, old, onto, source_when_on_target(repo, source, request.target, onto))
+    rng = range_of(repo, old, onto, source, request.target)
     target = resolve_rev(repo, request.target) if request.target else None
     result = analyse_drift(repo, rng, target, None, symbols=True)
     findings = result.findings
@@ -45,7 +46,7 @@ def record_suppression(repo_path: str, old: str, onto: str, source: str | None, 
     if finding.suppressed:
         raise SyncError(f"{request.kind} on {request.path} is already suppressed for {finding.suppressed.reviewed_for}")
     new = GitTree.of_commit(repo, rng.onto.oid, rng.onto.ref)
-    return add_suppression(work_tree, finding, new, onto, request.reason)
+    return add_suppression(work_tree, finding, new, rng.onto.ref, request.reason)
 
 
 def _the_finding(findings: list[Finding], request: SuppressRequest) -> Finding:

@@ -20,15 +20,14 @@ from ..drift import analyse_drift
 from ..errors import SyncError
 from ..git import Commit, GitTree, Repository, Tree, open_repo
 from ..git.merge import conflict_hunks
-from ..git.repo import commit_of, current_branch, resolve_commit, resolves
+from ..git.repo import current_branch, resolve_commit
 from ..git.store import scratch_repository
-from ..model import Conflict, Hunk, Range, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
+from ..model import Conflict, Hunk, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
 from ..model.build import OwnersOf
-from ..pin import PIN_FILE, read_pin
 from ..progress import Progress, Silent
 from ..replay import Replayer, summary_of
 from .review import review_on_branch
-from .upgraded import Replayed, replayed_commits, replayed_source
+from .upgraded import Replayed, upgraded_range
 
 @dataclass(frozen=True)
 class StatusOptions:
@@ -42,47 +41,25 @@ class StatusOptions:
 def refresh_status(repo_path: str, options: StatusOptions, progress: Progress | None = None) -> Report:
     progress = progress or Silent()
     repo = open_repo(repo_path)
+    if options.target is None and repo.head_is_detached:  # the branch to name is the upgraded one, not --branch
+        raise SyncError("HEAD is not on a branch: name the upgraded branch with --target (sync/<NEW>)")
     branch = options.target or current_branch(repo)
     head = resolve_commit(repo, branch)
     try:
-        onto = _onto(repo, head, options.onto)
-        replayed = replayed_commits(repo, head, onto.oid)
-        source = replayed_source(repo, replayed, options.source)
-        old = _old(repo, source, options.old)
-        rng = Range(old, onto, source)
+        hint = "" if options.target else "; run status on the upgraded branch or pass it as --target (sync/<NEW>)"
+        rng, replayed = upgraded_range(repo, branch, options.old, options.onto, options.source, hint)
         backends = set(options.backends) or None
         progress.phase("analysing the branch")
         drift = analyse_drift(repo, rng, Rev(branch, str(head.id)), backends, symbols=True)
-        findings = review_on_branch(drift.findings, repo, str(head.id), onto.oid, drift.owners.backends)
+        findings = review_on_branch(drift.findings, repo, str(head.id), rng.onto.oid, drift.owners.backends)
         progress.phase("conflicts on the branch", len(replayed))
-        commits = _conflicts_now(repo, replayed, head, onto.ref, drift.owners.owners, progress)
+        commits = _conflicts_now(repo, replayed, head, rng.onto.ref, drift.owners.owners, progress)
     finally:
         progress.close()
     still_marked = any(c.resolution == "markers" for commit in commits for c in commit.conflicts)
     return build_report(rng, drift.owners.backends, findings, commits,
                         UpgradeInfo(branch, str(head.id), "markers" if still_marked else "manual"),
                         only=backends, tool_version=__version__)
-
-
-def _onto(repo: Repository, head, onto: str | None) -> Rev:
-    if onto:
-        return Rev(onto, str(resolve_commit(repo, onto).id))
-    pin = read_pin(repo, head)
-    if pin is None:
-        raise SyncError(f"the branch has no {PIN_FILE} at its tip: pass --onto (and --from)")
-    if not resolves(repo, pin.commit):
-        raise SyncError(f"{PIN_FILE} pins {pin.tag} at {pin.commit[:9]}, which this repository does not have: "
-                        "fetch the upstream tags")
-    return Rev(pin.tag, pin.commit)
-
-
-def _old(repo: Repository, source: Rev, old: str | None) -> Rev:
-    if old:
-        return Rev(old, str(resolve_commit(repo, old).id))
-    pin = read_pin(repo, commit_of(repo, source.oid))
-    if pin is None or not resolves(repo, pin.commit):
-        raise SyncError(f"{source.ref} has no usable {PIN_FILE}: pass --from")
-    return Rev(pin.tag, pin.commit)
 
 
 def _conflicts_now(repo: Repository, replayed: list[Replayed], head: Commit, onto_label: str, owners_of: OwnersOf,

@@ -89,7 +89,7 @@ def continue_upgrade(repo_path: str, given: ContinueOptions = ContinueOptions(),
                 notice("using the options the upgrade was started with: " + ", ".join(used))
             result = engine.continue_upgrade(repo_path, _replay_progress(progress), _stored(options))
             return _finish(repo_path, result, replace(options, target_branch=result.params.target_branch,
-                                                      policy=result.params.policy), progress)
+                                                      policy=result.params.policy), progress, notice)
     finally:
         progress.close()
 
@@ -151,7 +151,8 @@ def _replay_progress(progress: Progress) -> engine.Progress:
 def _main_checkout(repo_path: str) -> str:
     """The repository itself, also when the user runs --continue or --abort inside the stop worktree
     (where the stop message sends them): the run's state lives in the common git directory, and the
-    worktree is removed under the process, so the process leaves it first."""
+    worktree is removed when the run ends or is aborted, so the process leaves it first (between stops it
+    stays: the next stop is checked out in it in place)."""
     common = common_git_dir(open_repo(repo_path))
     main = open_repo(common)
     where = Path(main.workdir) if main.workdir else common
@@ -164,7 +165,7 @@ def _main_checkout(repo_path: str) -> str:
     return str(where)
 
 
-def abort_upgrade(repo_path: str) -> bool:
+def abort_upgrade(repo_path: str) -> tuple[bool, Path | None]:
     repo_path = _main_checkout(repo_path)
     with engine.run_lock(open_repo(repo_path)):  # never pull the state from under a running upgrade
         return engine.abort_upgrade(repo_path)
@@ -188,7 +189,8 @@ def _commits(results: Sequence[EngineCommit], owners_of: OwnersOf) -> tuple[Repl
     return tuple(commits)
 
 
-def _finish(repo_path: str, result: engine.UpgradeResult, options: UpgradeOptions, progress: Progress) -> Report:
+def _finish(repo_path: str, result: engine.UpgradeResult, options: UpgradeOptions, progress: Progress,
+            notice: Callable[[str], None] | None = None) -> Report:
     repo = open_repo(repo_path)
     params = result.params
     backends = set(options.backends) or None
@@ -203,8 +205,15 @@ def _finish(repo_path: str, result: engine.UpgradeResult, options: UpgradeOption
                           only=backends, tool_version=__version__)
     if options.out is not None:
         write_report(options.out, report)
-    engine.finish_upgrade(repo)
+    kept = engine.finish_upgrade(repo)
+    if kept is not None and notice is not None:
+        notice(kept_worktree_notice(kept))
     return report
+
+
+def kept_worktree_notice(kept: Path) -> str:
+    return (f"kept the stop worktree {kept}: it holds files git does not track; when you no longer need them: "
+            f"git worktree remove --force {kept}")
 
 
 def _gate(repo: Repository, result: engine.UpgradeResult, options: GateOptions, owners_of: OwnersOf) -> GateResult:

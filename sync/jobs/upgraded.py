@@ -4,10 +4,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..errors import SyncError
+from ..errors import SyncError, UnknownRef
 from ..git import Commit, Repository
 from ..git.repo import checked_out_branch, commit_of, resolve_commit, resolves
-from ..model import Rev
+from ..model import Range, Rev
+from .revs import resolve_range
+from ..pin import PIN_FILE, read_pin
 
 CHERRY_PICKED = re.compile(r"^\(cherry picked from commit ([0-9a-f]{40})\)$", re.MULTILINE)
 
@@ -42,6 +44,45 @@ def replayed_source(repo: Repository, replayed: list[Replayed], source: str | No
     return Rev(str(newest.id)[:9], str(newest.id))
 
 
+def upgraded_range(repo: Repository, branch: str, old: str | None = None, onto: str | None = None,
+                   source: str | None = None, hint: str = "") -> tuple[Range, list[Replayed]]:
+    """The range an upgrade made branch from, read from the branch itself: NEW is its pin, SRC the newest
+    FlagTree commit it replays, OLD the pin in SRC's tree; what the user gave wins. status and drift --target
+    both derive it here. A branch it cannot be read from is named, with hint (what the caller can pass)."""
+    head = resolve_commit(repo, branch)  # an unknown name stays "unknown revision"
+    try:
+        onto_rev = _onto(repo, head, onto)
+        replayed = replayed_commits(repo, head, onto_rev.oid)
+        source_rev = replayed_source(repo, replayed, source)
+        return Range(_old(repo, source_rev, old), onto_rev, source_rev), replayed
+    except UnknownRef:
+        raise
+    except SyncError as exc:
+        raise SyncError(f"cannot read the upgrade's range from {branch}, which does not look like a branch "
+                        f"flagtree-sync upgrade made ({exc}){hint}") from exc
+
+
+def _onto(repo: Repository, head, onto: str | None) -> Rev:
+    if onto:
+        return Rev(onto, str(resolve_commit(repo, onto).id))
+    pin = read_pin(repo, head)
+    if pin is None:
+        raise SyncError(f"the branch has no {PIN_FILE} at its tip: pass --onto (and --from)")
+    if not resolves(repo, pin.commit):
+        raise SyncError(f"{PIN_FILE} pins {pin.tag} at {pin.commit[:9]}, which this repository does not have: "
+                        "fetch the upstream tags")
+    return Rev(pin.tag, pin.commit)
+
+
+def _old(repo: Repository, source: Rev, old: str | None) -> Rev:
+    if old:
+        return Rev(old, str(resolve_commit(repo, old).id))
+    pin = read_pin(repo, commit_of(repo, source.oid))
+    if pin is None or not resolves(repo, pin.commit):
+        raise SyncError(f"{source.ref} has no usable {PIN_FILE}: pass --from")
+    return Rev(pin.tag, pin.commit)
+
+
 def source_when_on_target(repo: Repository, source: str | None, target: str | None, onto: str) -> str | None:
     """The FlagTree branch to use when none was given: with the upgraded branch checked out, "the current
     branch" would be that branch itself, so the newest FlagTree commit it replays is taken instead."""
@@ -51,3 +92,20 @@ def source_when_on_target(repo: Repository, source: str | None, target: str | No
     return replayed_source(repo, replayed_commits(repo, head, str(resolve_commit(repo, onto).id)), None).oid
 
 
+
+
+def range_of(repo: Repository, old: str | None, onto: str | None, source: str | None, target: str | None) -> Range:
+    """The range drift and suppress judge: as given, or, with a target upgrade made, read from it the way
+    status reads it (--from, --onto and --branch may each be left out)."""
+    if old and onto:
+        return resolve_range(repo, old, onto, source_when_on_target(repo, source, target, onto))
+    if target is None:
+        here = checked_out_branch(repo)
+        try:
+            on_upgraded = here is not None and bool(upgraded_range(repo, here))
+        except SyncError:
+            on_upgraded = False
+        hint = f": pass --target {here}, the upgraded branch checked out here" if on_upgraded else ""
+        raise SyncError("--from and --onto are required, unless --target names a branch flagtree-sync upgrade "
+                        f"made (then they are read from it, as status does){hint}")
+    return upgraded_range(repo, target, old, onto, source, "; or pass --from and --onto")[0]

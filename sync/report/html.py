@@ -5,7 +5,7 @@ from html import escape
 
 from .catalogue import report_link
 from ..model import Conflict, Finding, GateResult, Hunk, Report
-from .markdown import page_name, range_line
+from .markdown import page_name, range_line, shared_note, totals
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:2rem;max-width:72rem;color:#222}
@@ -51,7 +51,13 @@ def _table(report: Report) -> list[str]:
                      f'<td>{group.kind}</td><td class="{group.verdict}">{group.verdict}</td>'
                      f'<td>{counts["conflicts"]}</td><td>{counts["error"]}</td><td>{counts["warning"]}</td>'
                      f'<td>{counts["info"]}</td><td>{counts["suppressed"]}</td><td>{counts["resolved"]}</td></tr>')
-    return parts + ["</table>"]
+    if len(report.groups) > 1:
+        total = totals(report)
+        parts.append('<tr id="total"><td>total (each conflict once)</td><td></td><td></td>'
+                     + "".join(f"<td>{total[key]}</td>" for key in
+                               ("conflicts", "error", "warning", "info", "suppressed", "resolved")) + "</tr>")
+    note = shared_note(report, lambda value: f"<code>{escape(value)}</code>")
+    return parts + ["</table>"] + ([f'<p id="shared-files">{note}</p>'] if note else [])
 
 
 def _gate(gate: GateResult) -> list[str]:

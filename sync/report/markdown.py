@@ -57,6 +57,33 @@ def _releasable(report: Report) -> list[str]:
     return ["**Not releasable:** conflicts were committed with markers; resolve them before release.", ""]
 
 
+def totals(report: Report) -> dict[str, int]:
+    """The table's counts over all its groups, each conflict once: a conflict in a file several groups own
+    is in the row of each of them, so the sum of the rows counts it more than once."""
+    conflicts = {(c.commit, c.path): c.resolved for group in report.groups for c in group.conflicts}
+    return {"conflicts": sum(1 for resolved in conflicts.values() if not resolved), **report.counts,
+            "resolved": sum(1 for resolved in conflicts.values() if resolved)}
+
+
+def shared_files(report: Report) -> list[tuple[str, list[str]]]:
+    """Conflicted files that are in the rows of several groups, with those groups."""
+    groups: dict[str, list[str]] = {}
+    for group in report.groups:
+        for path in sorted({conflict.path for conflict in group.conflicts}):
+            groups.setdefault(path, []).append(group.name)
+    return sorted((path, names) for path, names in groups.items() if len(names) > 1)
+
+
+def shared_note(report: Report, literal: Callable[[str], str] = code) -> str | None:
+    """The sentence under the table that says which files count in more than one row."""
+    shared = shared_files(report)
+    if not shared:
+        return None
+    return ("A conflicted file owned by several groups counts in the row of each: "
+            + "; ".join(f"{literal(path)} ({', '.join(literal(name) for name in names)})" for path, names in shared)
+            + ". The total counts each conflict once.")
+
+
 def _table(report: Report) -> list[str]:
     lines = ["| group | kind | verdict | conflicts | errors | warnings | info | reviewed | resolved |",
              "|---|---|---|---:|---:|---:|---:|---:|---:|"]
@@ -65,7 +92,12 @@ def _table(report: Report) -> list[str]:
         lines.append(f"| [{text(group.name)}]({page_name(group.name)}) | {group.kind} | {group.verdict} | "
                      f"{counts['conflicts']} | {counts['error']} | {counts['warning']} | {counts['info']} | "
                      f"{counts['suppressed']} | {counts['resolved']} |")
-    return lines + [""]
+    if len(report.groups) > 1:
+        total = totals(report)
+        lines.append(f"| total (each conflict once) | | | {total['conflicts']} | {total['error']} | "
+                     f"{total['warning']} | {total['info']} | {total['suppressed']} | {total['resolved']} |")
+    note = shared_note(report)
+    return lines + [""] + ([note, ""] if note else [])
 
 
 def _gate(gate: GateResult) -> list[str]:
