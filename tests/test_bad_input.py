@@ -96,3 +96,11 @@ def test_drift_on_a_tree_without_flagtree_says_so(world) -> None:
     result = CliRunner().invoke(cli, ["drift", "--repo", str(world.upstream), "--from", "v3.5.0", "--onto", "v3.6.0"])
     assert result.exit_code == 2
     assert "no FlagTree backend" in result.output and "Traceback" not in result.output
+
+
+def test_upgrade_onto_the_base_itself_is_refused(world) -> None:
+    """--onto equal to --from used to copy the branch under a new name and call it an upgrade."""
+    result = CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.5.0"])
+    assert result.exit_code == 2, result.output
+    assert "nothing to upgrade" in result.output and "Traceback" not in result.output
+    assert "sync/v3.5.0" not in git(world.fork, "branch", "--list")
