@@ -310,9 +310,6 @@ def resolve_params(repo_path: str, old: str | None, onto: str, source_branch: st
     if not is_ancestor(repo, rng.old.oid, rng.source.oid):
         raise SyncError(f"{old} ({rng.old.short}) is not an ancestor of {source_branch}: "
                         "pass the upstream tag the FlagTree branch is based on as --from")
-    if rng.old.oid == rng.onto.oid:  # the replay would only copy the branch
-        raise SyncError(f"--onto {onto} is the commit {source_branch} is already based on ({rng.old.short}): "
-                        "nothing to upgrade; pass the new upstream tag as --onto")
     return repo, UpgradeParams(repo_path, rng, target_branch, policy)
 
 

@@ -60,6 +60,9 @@ def run_upgrade(repo_path: str, old: str | None, onto: str, source_branch: str |
     progress = progress or Silent()
     repo, params = engine.resolve_params(repo_path, old, onto, source_branch, options.target_branch,
                                          options.policy)
+    if params.range.old.oid == params.range.onto.oid:  # the replay would only copy the branch
+        raise SyncError(f"--onto {onto} is the commit {params.range.source.ref} is already based on "
+                        f"({params.range.old.short}): nothing to upgrade; pass the new upstream tag as --onto")
     if options.out is not None:
         check_out(repo, options.out)
     try:
