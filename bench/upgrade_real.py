@@ -199,8 +199,11 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--profile", type=int, metavar="N", default=0,
                         help="only profile one full upgrade and print the top N functions")
+    parser.add_argument("--out", type=Path, metavar="DIR",
+                        help="keep the clone and each run's report files here (a new directory)")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="flagtree-bench-"))
+    work = args.out if args.out is not None else Path(tempfile.mkdtemp(prefix="flagtree-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
     clone = work / "flagtree.git"
     subprocess.run(["git", "clone", "-q", "--bare", "--shared", str(args.flagtree), str(clone)], check=True)
     repo = pygit2.Repository(str(clone))

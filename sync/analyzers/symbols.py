@@ -10,7 +10,7 @@ for those names only, what upstream did between the tags:
   parameter, field or attribute; a C++ function, field, type or enumerator, found by
   tree-sitter queries; a TableGen record or `$parameter`, whose generated accessor `getX` counts
   too) and no upstream-changed file declares it at the new tag;
-- signature: a Python function of that name changed its parameters (libcst);
+- signature: a Python function of that name changed its parameters (ast);
 - header: an #include FlagTree added names a file upstream deleted or renamed.
 """
 from __future__ import annotations
@@ -37,7 +37,8 @@ from ..git import GitTree, Repository, changes_with_renames
 from ..git import added_lines as tree_added_lines
 from ..trees import read_text
 from .cpp import parser
-from .pyfacts import Param, _params
+from .pyfacts import Param, _params as _ast_params
+from .pyfacts_cst import _params as _cst_params
 from .parsing import Unparseable, parsed_ast, parsed_python, skipped
 
 PY = (".py",)
@@ -256,20 +257,6 @@ def _one_line_body(node: ast.ClassDef, lines: list[str]) -> bool:
     return line[:first.col_offset].strip() != ""
 
 
-def _ast_params(args: ast.arguments) -> tuple[Param, ...]:
-    """The parameters as pyfacts._params gives them from libcst."""
-    positional = [*args.posonlyargs, *args.args]
-    first_default = len(positional) - len(args.defaults)
-    params = [Param(arg.arg, "positional_only" if index < len(args.posonlyargs) else "positional",
-                    index >= first_default) for index, arg in enumerate(positional)]
-    if args.vararg is not None:
-        params.append(Param(args.vararg.arg, "var_positional", False))
-    params += [Param(arg.arg, "keyword_only", default is not None) for arg, default in zip(args.kwonlyargs, args.kw_defaults)]
-    if args.kwarg is not None:
-        params.append(Param(args.kwarg.arg, "var_keyword", False))
-    return tuple(params)
-
-
 def python_shape_libcst(text: str) -> PythonShape:
     """The same shape through libcst: the reference, and the answer where ast cannot parse."""
     module = parsed_python(text)
@@ -282,7 +269,7 @@ def python_shape_libcst(text: str) -> PythonShape:
         for statement in body:
             if isinstance(statement, cst.FunctionDef):
                 names.add(statement.name.value)
-                params = _params(statement.params)
+                params = _cst_params(statement.params)
                 functions.setdefault(prefix + statement.name.value, params)
                 names.update(param.name for param in params)
             elif isinstance(statement, cst.ClassDef):
