@@ -199,6 +199,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--profile", type=int, metavar="N", default=0,
                         help="only profile one full upgrade and print the top N functions")
+    parser.add_argument("--warm", action="store_true",
+                        help="with --profile: run one upgrade first, so that the profiled one finds the fact cache filled")
     parser.add_argument("--out", type=Path, metavar="DIR",
                         help="keep the clone and each run's report files here (a new directory)")
     args = parser.parse_args()
@@ -208,6 +210,8 @@ def main() -> int:
     subprocess.run(["git", "clone", "-q", "--bare", "--shared", str(args.flagtree), str(clone)], check=True)
     repo = pygit2.Repository(str(clone))
     if args.profile:
+        if args.warm:
+            full_upgrade(clone, work / "report-warmup", "bench/sync-warmup")
         profile_upgrade(clone, work / "report-profile", args.profile)
         return 0
     commits = [str(oid) for oid in commit_range(repo, repo.revparse_single(OLD).peel(pygit2.Commit),

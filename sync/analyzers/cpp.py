@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import tree_sitter_cpp
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Language, Node, Parser, Tree
 
 from ..trees import FileTree, read_text
 
@@ -113,6 +113,13 @@ def parser() -> Parser:
     return Parser(Language(tree_sitter_cpp.language()))
 
 
+@lru_cache(maxsize=4)
+def parse_tree(text: str) -> Tree:
+    """tree-sitter's tree of a C++ text: one parse when several analyses read the same file in a row
+    (call signatures, co-change, symbol drift); a few trees only, for memory."""
+    return parser().parse(text.encode("utf-8", errors="replace"))
+
+
 def _declarator_name(node: Node) -> str | None:
     declarator = node.child_by_field_name("declarator")
     while declarator is not None:
@@ -169,9 +176,8 @@ def _walk(node: Node) -> list[Node]:
 
 def functions(text: str) -> list[CppFunction]:
     """Function definitions, found by tree-sitter (it tolerates code it cannot fully parse)."""
-    source = text.encode("utf-8")
     found: list[CppFunction] = []
-    pending = [parser().parse(source).root_node]
+    pending = [parse_tree(text).root_node]
     while pending:
         node = pending.pop()
         if node.type == "function_definition":
@@ -187,7 +193,7 @@ def functions(text: str) -> list[CppFunction]:
 def declarations(text: str) -> list[CppFunction]:
     """Function declarations without a body (prototypes, in-class method declarations)."""
     found: list[CppFunction] = []
-    pending = [parser().parse(text.encode("utf-8")).root_node]
+    pending = [parse_tree(text).root_node]
     while pending:
         node = pending.pop()
         if node.type in ("declaration", "field_declaration"):
@@ -232,7 +238,7 @@ _NAME_NODES = ("identifier", "field_identifier", "type_identifier", "namespace_i
 def names_by_line(text: str) -> dict[int, set[str]]:
     """Identifiers (variables, fields, types, namespaces; not keywords, comments or strings) per 1-based line."""
     found: dict[int, set[str]] = {}
-    pending = [parser().parse(text.encode("utf-8")).root_node]
+    pending = [parse_tree(text).root_node]
     while pending:
         node = pending.pop()
         if node.type in _NAME_NODES:

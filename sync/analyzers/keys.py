@@ -66,12 +66,12 @@ def key_reads(text: str, lines: frozenset[int]) -> dict[str, list[tuple[int, str
     return {key: sorted(reads, key=lambda read: read[0]) for key, reads in found.items()}
 
 
-def _all_key_reads(module: ast.Module | None) -> list[tuple[str, int, str | None]]:
+def _all_key_reads(nodes: list[ast.AST] | None) -> list[tuple[str, int, str | None]]:
     """(key, line, container name) of every read in the module, in walk order."""
-    if module is None:
+    if nodes is None:
         return []
     found: list[tuple[str, int, str | None]] = []
-    for node in ast.walk(module):
+    for node in nodes:
         line = getattr(node, "lineno", 0)
         key, container = None, None
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and _string(node.slice):
@@ -134,12 +134,12 @@ def _producers(text: str, keys: set[str]) -> Producers:
     written: dict[str, list[str]] = defaultdict(list)
     out: dict[str, list[Production]] = defaultdict(list)
     dict_owner: dict[int, str | None] = {}
-    for node in ast.walk(module):
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Dict):
-            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
-            dict_owner[id(node.value)] = container_name(target)
+    # One walk: breadth first, an assignment comes before the dict literal it assigns.
     for node in ast.walk(module):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            if isinstance(node.value, ast.Dict) and not isinstance(node, ast.AugAssign):
+                owner = node.targets[0] if isinstance(node, ast.Assign) else node.target
+                dict_owner[id(node.value)] = container_name(owner)
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
                 key = _string(target.slice) if isinstance(target, ast.Subscript) else None

@@ -36,7 +36,7 @@ from ..model import Finding
 from ..git import GitTree, Repository, changes_with_renames
 from ..git import added_lines as tree_added_lines
 from ..trees import read_text
-from .cpp import parser
+from .cpp import parse_tree, parser
 from .pyfacts import Param, _params as _ast_params
 from .pyfacts_cst import _params as _cst_params
 from .parsing import Unparseable, parsed_ast, parsed_python, skipped
@@ -169,8 +169,7 @@ def _query(source: str) -> Query:
 
 
 def _captures(query_source: str, text: str) -> dict[str, list]:
-    tree = parser().parse(text.encode("utf-8", errors="replace"))
-    return QueryCursor(_query(query_source)).captures(tree.root_node)
+    return QueryCursor(_query(query_source)).captures(parse_tree(text).root_node)
 
 
 def declared_names(path: str, text: str | None) -> set[str]:
