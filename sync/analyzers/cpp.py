@@ -9,6 +9,7 @@ from functools import lru_cache
 import tree_sitter_cpp
 from tree_sitter import Language, Node, Parser, Tree
 
+from ..cache import memoized
 from ..trees import FileTree, read_text
 
 MACRO_PREFIX = "FLAGTREE_SPEC_"
@@ -175,7 +176,15 @@ def _walk(node: Node) -> list[Node]:
 
 
 def functions(text: str) -> list[CppFunction]:
-    """Function definitions, found by tree-sitter (it tolerates code it cannot fully parse)."""
+    """Function definitions, found by tree-sitter (it tolerates code it cannot fully parse); through the
+    fact cache, keyed by blob id (co-change and op verifiers read the same files again each run)."""
+    return memoized("cpp-functions", 1, text, _functions,
+                    encode=lambda found: [[f.name, f.start, f.end, f.text, f.params] for f in found],
+                    decode=lambda stored: [CppFunction(str(name), int(start), int(end), str(code), str(params))
+                                           for name, start, end, code, params in stored])
+
+
+def _functions(text: str) -> list[CppFunction]:
     found: list[CppFunction] = []
     pending = [parse_tree(text).root_node]
     while pending:
@@ -235,8 +244,20 @@ def stray_macros(tree: FileTree, backend: str, reachable: dict[str, MacroDefinit
 _NAME_NODES = ("identifier", "field_identifier", "type_identifier", "namespace_identifier")
 
 
+_CACHED_NAMES_BYTES = 10_000  # smaller texts (function bodies) cost less to parse than a cache entry
+
+
 def names_by_line(text: str) -> dict[int, set[str]]:
-    """Identifiers (variables, fields, types, namespaces; not keywords, comments or strings) per 1-based line."""
+    """Identifiers (variables, fields, types, namespaces; not keywords, comments or strings) per 1-based line;
+    whole files through the fact cache."""
+    if len(text) < _CACHED_NAMES_BYTES:
+        return _names_by_line(text)
+    return memoized("cpp-names-by-line", 1, text, _names_by_line,
+                    encode=lambda found: [[line, sorted(names)] for line, names in sorted(found.items())],
+                    decode=lambda stored: {int(line): set(map(str, names)) for line, names in stored})
+
+
+def _names_by_line(text: str) -> dict[int, set[str]]:
     found: dict[int, set[str]] = {}
     pending = [parse_tree(text).root_node]
     while pending:
