@@ -217,7 +217,10 @@ def key_string_findings(context: DriftContext) -> list[Finding]:
         after = read_text(context.upstream_new, change.new_path) or "" if change.new_path else ""
         if not _mentions_quoted(before, word_keys, other_keys):
             continue  # cheap: no key FlagTree reads is written as a string here
-        (old_producers, old_writes), (new_producers, new_writes) = producers(before, keys), producers(after, keys)
+        old_producers, old_writes = producers(before, keys)
+        if not old_producers:
+            continue  # only a key upstream produced at the old tag can be reported: no need to parse after
+        new_producers, new_writes = producers(after, keys)
         for key in sorted(set(old_producers) | set(new_producers)):
             if old_producers.get(key) == new_producers.get(key) or key not in old_producers:
                 continue  # unchanged, or a producer upstream only added (nothing FlagTree relied on)

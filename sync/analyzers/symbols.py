@@ -40,6 +40,7 @@ from .cpp import parse_tree, parser
 from .pyfacts import Param, _params as _ast_params
 from .pyfacts_cst import _params as _cst_params
 from .parsing import Unparseable, parsed_ast, parsed_python, skipped
+from .pyblobs import Extractor, python_fact, register
 
 PY = (".py",)
 CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
@@ -392,23 +393,30 @@ def own_names(path: str, text: str) -> set[str]:
     """Names the file binds itself: C++ variables and parameters, Python assignments, parameters,
     attributes set (self.x = ...), defs and classes. A use of one of these refers to that binding,
     not to a declaration upstream removed in some other file (the coincidence issue 12 names).
-    Through the fact cache, keyed by blob id and the language the path selects."""
-    language = "cpp" if path.endswith(CPP) else "py" if path.endswith(PY) else "other"
-    return set(memoized("own-names", 1, text, lambda source: sorted(_own_names(path, source)), extra=language,
-                        encode=lambda names: names, decode=lambda stored: [str(name) for name in stored]))
-
-
-def _own_names(path: str, text: str) -> set[str]:
+    Through the fact cache, keyed by blob id (Python: a fact of the shared parse, pyblobs)."""
     if path.endswith(CPP):
-        return {node.text.decode("utf-8", errors="replace") for node in _captures(_LOCAL_QUERY, text).get("name", [])}
+        return set(memoized("own-names", 1, text, lambda source: sorted(_cpp_own_names(source)), extra="cpp",
+                            encode=lambda names: names, decode=lambda stored: [str(name) for name in stored]))
     if not path.endswith(PY):
         return set()
-    module = parsed_ast(text)  # guarded: deep nesting is a result, not a crash
-    if isinstance(module, Unparseable):
-        skipped(path, module)
+    found = python_fact("own-names", text)  # from the shared parse and walk of the fork's Python blobs
+    if found is None:
+        reason = parsed_ast(text)
+        skipped(path, reason if isinstance(reason, Unparseable) else "the text does not parse")
         return set()
+    return set(found)
+
+
+def _cpp_own_names(text: str) -> set[str]:
+    return {node.text.decode("utf-8", errors="replace") for node in _captures(_LOCAL_QUERY, text).get("name", [])}
+
+
+def _python_own_names(nodes: list[ast.AST] | None) -> list[str] | None:
+    """Names a Python module binds (see own_names); None when it does not parse."""
+    if nodes is None:
+        return None
     names: set[str] = set()
-    for node in ast.walk(module):
+    for node in nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
@@ -417,7 +425,11 @@ def _own_names(path: str, text: str) -> set[str]:
             names.add(node.arg)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
-    return names
+    return sorted(names)
+
+
+register(Extractor("own-names", 1, _python_own_names, encode=lambda names: names,
+                   decode=lambda stored: None if stored is None else [str(name) for name in stored]))
 
 
 def still_used_on(target: GitTree, new: GitTree, paths: set[str]) -> dict[str, set[str]]:
