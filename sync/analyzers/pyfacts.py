@@ -338,11 +338,10 @@ def _function_table(text: str) -> dict[str, FunctionFacts] | _NeedsLibcst:
 
 
 def _blocks(node: ast.stmt) -> list[list[ast.stmt]]:
-    """A compound statement's blocks in source order (an elif is an If inside orelse)."""
-    found = [getattr(node, "body", [])]
-    found += [case.body for case in getattr(node, "cases", ())]
+    """A compound statement's blocks in the order libcst's statement walk takes them: the body, the else
+    (an elif is an If there), the finally, then the except handlers (match cases it does not enter)."""
+    found = [getattr(node, "body", []), getattr(node, "orelse", []), getattr(node, "finalbody", [])]
     found += [handler.body for handler in getattr(node, "handlers", ())]
-    found += [getattr(node, "orelse", []), getattr(node, "finalbody", [])]
     return [block for block in found if block]
 
 
