@@ -102,3 +102,13 @@ def test_ast_and_libcst_agree_on_every_demo_file(world: World) -> None:
                     _agree(repo[entry.id].data.decode("utf-8", errors="replace"))
                     compared += 1
     assert compared > 10
+
+
+@pytest.mark.parametrize("text", [t for t in TRICKY if "broken" not in t])
+def test_walk_nodes_is_ast_walk_without_contexts(text: str) -> None:
+    import ast
+    from sync.analyzers.parsing import walk_nodes
+    module = ast.parse(text)
+    expected = [node for node in ast.walk(module) if not isinstance(node, ast.expr_context)]
+    found = walk_nodes(module)
+    assert len(found) == len(expected) and all(a is b for a, b in zip(found, expected))

@@ -31,7 +31,7 @@ from .context import DriftContext
 from .delta import PY, backend_of, fork_added_lines, text_diff
 from .pyblobs import Extractor, python_fact, register
 from .symbols import _significant
-from .parsing import Unparseable, parsed_ast
+from .parsing import Unparseable, parsed_ast, walk_nodes
 
 _READ_CALLS = {"get", "pop", "setdefault"}
 _NOT_PRODUCERS = ("/test/", "/tests/", "/tutorials/", "/unittest/")  # tests and examples feed no runtime data
@@ -135,7 +135,7 @@ def _producers(text: str, keys: set[str]) -> Producers:
     out: dict[str, list[Production]] = defaultdict(list)
     dict_owner: dict[int, str | None] = {}
     # One walk: breadth first, an assignment comes before the dict literal it assigns.
-    for node in ast.walk(module):
+    for node in walk_nodes(module):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             if isinstance(node.value, ast.Dict) and not isinstance(node, ast.AugAssign):
                 owner = node.targets[0] if isinstance(node, ast.Assign) else node.target

@@ -167,6 +167,25 @@ def python_ast(text: str) -> ast.Module:
             raise UnparseableError("CPython refuses it: nested too deeply") from None
 
 
+def walk_nodes(root: ast.AST) -> list[ast.AST]:
+    """Every node under root in ast.walk's order (breadth first), without the expr_context markers
+    (Load, Store, Del: shared singletons no fact reads from a walk). About twice as fast as ast.walk:
+    no generator per node."""
+    found: list[ast.AST] = [root]
+    node_type, context = ast.AST, ast.expr_context
+    index = 0
+    while index < len(found):
+        node = found[index]
+        index += 1
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                found.extend(item for item in value if isinstance(item, node_type))
+            elif isinstance(value, node_type) and not isinstance(value, context):
+                found.append(value)
+    return found
+
+
 def parsed_python(text: str) -> cst.Module | Unparseable:
     return guarded(lambda: python_module(text))
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from ..cache import active, content_id
-from .parsing import Unparseable, guarded, python_ast
+from .parsing import Unparseable, guarded, python_ast, walk_nodes
 
 PARALLEL_BYTES = 1_000_000  # below this much missing text a serial parse beats starting workers
 _MEMO_LIMIT = 50_000  # entries; content-addressed, so only memory is at stake
@@ -28,7 +28,7 @@ _MEMO_LIMIT = 50_000  # entries; content-addressed, so only memory is at stake
 class Extractor:
     name: str
     version: int
-    extract: Callable[[list[ast.AST] | None], Any]  # every node in ast.walk order; None: the text does not parse
+    extract: Callable[[list[ast.AST] | None], Any]  # the nodes in ast.walk order (parsing.walk_nodes); None: no parse
     encode: Callable[[Any], Any]  # to JSON-compatible data (the cache and the worker pipe)
     decode: Callable[[Any], Any]
 
@@ -110,7 +110,7 @@ def _encoded_facts(text: str) -> dict[str, Any]:
 
     # One walk of the tree serves every extractor (the walk, not the isinstance tests, is the cost).
     # guarded: deep nesting in the parse or in an extractor's walk is an unparseable text, not a crash
-    found = guarded(lambda: facts_of(list(ast.walk(python_ast(text)))))
+    found = guarded(lambda: facts_of(walk_nodes(python_ast(text))))
     return facts_of(None) if isinstance(found, Unparseable) else found
 
 
