@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sync.analyzers import pyfacts, symbols
+from sync.analyzers import pyfacts, pyfacts_cst, symbols
 from sync.cache import FactCache, content_id, using
 from sync.demo.world import World
 from sync.jobs import DriftOptions, run_drift
@@ -17,7 +17,7 @@ from .conftest import git
 
 
 def clear_memory_caches() -> None:
-    for function in (pyfacts.parse_module_facts, pyfacts.function_table, pyfacts._function_nodes,
+    for function in (pyfacts.parse_module_facts, pyfacts.function_table, pyfacts_cst._function_nodes,
                      symbols.python_shape):
         function.cache_clear()
 
@@ -39,7 +39,7 @@ def test_reports_are_the_same_with_and_without_the_cache(world: World, monkeypat
     assert not cache_dir(world).exists()
     cold = drift_document(world, monkeypatch, cache=True)
     entries = list(cache_dir(world).rglob("*.json"))
-    assert entries and {path.parent.parent.name for path in entries} >= {"module-facts-v1", "statements-v1"}
+    assert entries and {path.parent.parent.name for path in entries} >= {"module-facts-v2", "statements-v2"}
     parses = []
     real = pyfacts._parse_module_facts
     monkeypatch.setattr(pyfacts, "_parse_module_facts", lambda *args: parses.append(args) or real(*args))
@@ -63,7 +63,7 @@ def test_deleting_or_corrupting_the_cache_changes_nothing(world: World, monkeypa
     assert drift_document(world, monkeypatch, cache=True) == first
 
 
-@pytest.mark.parametrize("link", ["flagtree-sync", "flagtree-sync/cache", "flagtree-sync/cache/statements-v1"])
+@pytest.mark.parametrize("link", ["flagtree-sync", "flagtree-sync/cache", "flagtree-sync/cache/statements-v2"])
 def test_no_write_through_a_symlink(world: World, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, link: str) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from sync.analyzers import keys, pyblobs, pyfacts, symbols
+from sync.analyzers import keys, pyblobs, pyfacts, pyfacts_cst, symbols
 from sync.analyzers.context import DriftContext
 from sync.analyzers.delta import fork_added_lines
 from sync.analyzers.registry import ANALYZERS
@@ -46,7 +46,7 @@ def _forget() -> None:
     """Drop every in-memory memo, so that a run computes or reads from the fact cache only."""
     pyblobs._memo.clear()
     fork_added_lines.cache_clear()
-    for function in (pyfacts.parse_module_facts, pyfacts.function_table, pyfacts._function_nodes, symbols.python_shape):
+    for function in (pyfacts.parse_module_facts, pyfacts.function_table, pyfacts_cst._function_nodes, symbols.python_shape):
         function.cache_clear()
 
 

@@ -18,14 +18,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from posixpath import dirname, join, normpath
 
-from tree_sitter import Node
+from tree_sitter import Node, Query, QueryCursor
 
 from ..git import GitTree, changes_with_renames
 from ..cache import memoized
 from ..model import Finding
 from ..trees import read_text
 from .context import DriftContext
-from .cpp import parser
+from .cpp import parse_tree, parser
 from .delta import CPP, PY, TD, backend_of, fork_added_lines, text_diff
 from .pyblobs import Extractor, python_fact, register
 from .pyfacts import Param, function_table
@@ -56,17 +56,21 @@ class Broken:
 
 
 def _call_nodes(text: str) -> Iterator[tuple[Node, Node, Node]]:
-    """Every C++ call expression with its callee and argument list, in any nesting."""
-    tree = parser().parse(text.encode("utf-8", errors="replace"))
-    pending: list[Node] = [tree.root_node]
-    while pending:
-        node = pending.pop()
-        pending.extend(node.children)
-        if node.type != "call_expression":
-            continue
+    """Every C++ call expression with its callee and argument list, in any nesting: found by a tree-sitter
+    query (a native walk), listed outermost and rightmost first (the order of a depth-first walk that
+    takes the last child first)."""
+    calls = QueryCursor(_call_query()).captures(parse_tree(text).root_node).get("call", [])
+    for node in sorted(calls, key=lambda call: (-call.end_byte, call.start_byte)):
         function, arguments = node.child_by_field_name("function"), node.child_by_field_name("arguments")
         if function is not None and arguments is not None:
             yield node, function, arguments
+
+
+@lru_cache(maxsize=1)
+def _call_query() -> Query:
+    language = parser().language
+    assert language is not None  # parser() is built with the C++ grammar
+    return Query(language, "(call_expression) @call")
 
 
 def _calls(text: str) -> list[CppCall]:
@@ -196,12 +200,12 @@ def _py_calls(text: str, lines: frozenset[int]) -> list[PyCall]:
     return [call for call in python_fact("calls", text) if call.line in lines]
 
 
-def _all_py_calls(module: ast.Module | None) -> list[PyCall]:
-    if module is None:
+def _all_py_calls(nodes: list[ast.AST] | None) -> list[PyCall]:
+    if nodes is None:
         return []
     aliases: dict[str, str] = {}
     call_nodes: list[ast.Call] = []
-    for node in ast.walk(module):  # one walk: imports first-to-last as before, calls in walk order
+    for node in nodes:  # the shared walk: imports first-to-last as before, calls in walk order
         if isinstance(node, ast.Call):
             call_nodes.append(node)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:

@@ -84,7 +84,7 @@ def _parse_spans(path: str, text: str) -> list[Span] | None:
 
 def _bodies(path: str, text: str) -> dict[str, str] | None:
     """Function name -> whole definition as written, for the old and new tags (fact cache: by blob id)."""
-    return memoized("cochange-bodies", 1, text, lambda source: _parse_bodies(path, source),
+    return memoized("cochange-bodies", 2, text, lambda source: _parse_bodies(path, source),
                     encode=lambda found: found, extra=_language(path),
                     decode=lambda stored: None if stored is None else {str(k): str(v) for k, v in stored.items()})
 

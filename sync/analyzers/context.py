@@ -6,8 +6,6 @@ from functools import cached_property
 
 from typing import TYPE_CHECKING
 
-import libcst as cst
-
 from ..cache import memoized
 from ..layout import SpecFile
 from ..model import Range
@@ -20,40 +18,37 @@ from .delta import PY, fork_added_lines
 from .pyblobs import prefetch
 from .owners import OwnerIndex
 from .roles import Classified, classified_files
-from .pyfacts import FunctionFacts, ModuleFacts, Param, function_table, parse_module_facts
+from .pyfacts import DefSpan, FunctionFacts, ModuleFacts, Param, function_table, parse_module_facts
 
 if TYPE_CHECKING:
     from .overlays import MergedOverlay
 
 
-class _CachedFunctionFacts(FunctionFacts):
-    """Parameters from the fact cache; the code (signature, body, source) from pyfacts.function_table of
-    the same text, parsed only when a finding asks for it."""
-
-    def _located(self) -> tuple[cst.Module, cst.FunctionDef]:
-        table = function_table(self._text)
-        facts = table.get(self.qualname) if table is not None else None
-        if facts is None or facts._module is None or facts._node is None:
-            raise KeyError(self.qualname)  # cannot happen: the parameters came from this very table
-        return facts._module, facts._node
-
-
 def cached_function_table(text: str) -> dict[str, FunctionFacts] | None:
-    """pyfacts.function_table through the fact cache: the parameters of every def, keyed by blob id."""
-    stored = memoized("function-params", 1, text, _function_params, encode=lambda found: found,
-                      decode=lambda found: found if found is None else
-                      {str(name): [[str(n), str(k), bool(d)] for n, k, d in params] for name, params in found.items()})
+    """pyfacts.function_table through the fact cache: every def's parameters and where it sits in the
+    text (its signature, body and source are cut from the text when asked), keyed by blob id."""
+    stored = memoized("function-table", 2, text, _function_entries, encode=lambda found: found,
+                      decode=lambda found: found)
     if stored is None:
         return None
-    return {name: _CachedFunctionFacts(name, 0, tuple(Param(n, k, d) for n, k, d in params), _text=text)
-            for name, params in stored.items()}
+    table: dict[str, FunctionFacts] = {}
+    for name, params, span in stored:
+        if span is None:  # the libcst fallback's facts: their text comes from libcst again
+            found = (function_table(text) or {}).get(str(name))
+            if found is not None:
+                table[str(name)] = found
+                continue
+        table[str(name)] = FunctionFacts(str(name), 0, tuple(Param(str(n), str(k), bool(d)) for n, k, d in params),
+                                         text, DefSpan.from_json(span) if span is not None else None)
+    return table
 
 
-def _function_params(text: str) -> dict[str, list[list]] | None:
+def _function_entries(text: str) -> list[list] | None:
     table = function_table(text)
     if table is None:
         return None
-    return {name: [[p.name, p.kind, p.has_default] for p in facts.params] for name, facts in table.items()}
+    return [[name, [[p.name, p.kind, p.has_default] for p in facts.params],
+             facts._span.to_json() if facts._span is not None else None] for name, facts in table.items()]
 
 
 @dataclass

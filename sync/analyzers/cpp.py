@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import tree_sitter_cpp
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Language, Node, Parser, Tree
 
+from ..cache import memoized
 from ..trees import FileTree, read_text
 
 MACRO_PREFIX = "FLAGTREE_SPEC_"
@@ -113,6 +114,13 @@ def parser() -> Parser:
     return Parser(Language(tree_sitter_cpp.language()))
 
 
+@lru_cache(maxsize=4)
+def parse_tree(text: str) -> Tree:
+    """tree-sitter's tree of a C++ text: one parse when several analyses read the same file in a row
+    (call signatures, co-change, symbol drift); a few trees only, for memory."""
+    return parser().parse(text.encode("utf-8", errors="replace"))
+
+
 def _declarator_name(node: Node) -> str | None:
     declarator = node.child_by_field_name("declarator")
     while declarator is not None:
@@ -168,10 +176,17 @@ def _walk(node: Node) -> list[Node]:
 
 
 def functions(text: str) -> list[CppFunction]:
-    """Function definitions, found by tree-sitter (it tolerates code it cannot fully parse)."""
-    source = text.encode("utf-8")
+    """Function definitions, found by tree-sitter (it tolerates code it cannot fully parse); through the
+    fact cache, keyed by blob id (co-change and op verifiers read the same files again each run)."""
+    return memoized("cpp-functions", 1, text, _functions,
+                    encode=lambda found: [[f.name, f.start, f.end, f.text, f.params] for f in found],
+                    decode=lambda stored: [CppFunction(str(name), int(start), int(end), str(code), str(params))
+                                           for name, start, end, code, params in stored])
+
+
+def _functions(text: str) -> list[CppFunction]:
     found: list[CppFunction] = []
-    pending = [parser().parse(source).root_node]
+    pending = [parse_tree(text).root_node]
     while pending:
         node = pending.pop()
         if node.type == "function_definition":
@@ -187,7 +202,7 @@ def functions(text: str) -> list[CppFunction]:
 def declarations(text: str) -> list[CppFunction]:
     """Function declarations without a body (prototypes, in-class method declarations)."""
     found: list[CppFunction] = []
-    pending = [parser().parse(text.encode("utf-8")).root_node]
+    pending = [parse_tree(text).root_node]
     while pending:
         node = pending.pop()
         if node.type in ("declaration", "field_declaration"):
@@ -229,10 +244,22 @@ def stray_macros(tree: FileTree, backend: str, reachable: dict[str, MacroDefinit
 _NAME_NODES = ("identifier", "field_identifier", "type_identifier", "namespace_identifier")
 
 
+_CACHED_NAMES_BYTES = 10_000  # smaller texts (function bodies) cost less to parse than a cache entry
+
+
 def names_by_line(text: str) -> dict[int, set[str]]:
-    """Identifiers (variables, fields, types, namespaces; not keywords, comments or strings) per 1-based line."""
+    """Identifiers (variables, fields, types, namespaces; not keywords, comments or strings) per 1-based line;
+    whole files through the fact cache."""
+    if len(text) < _CACHED_NAMES_BYTES:
+        return _names_by_line(text)
+    return memoized("cpp-names-by-line", 1, text, _names_by_line,
+                    encode=lambda found: [[line, sorted(names)] for line, names in sorted(found.items())],
+                    decode=lambda stored: {int(line): set(map(str, names)) for line, names in stored})
+
+
+def _names_by_line(text: str) -> dict[int, set[str]]:
     found: dict[int, set[str]] = {}
-    pending = [parser().parse(text.encode("utf-8")).root_node]
+    pending = [parse_tree(text).root_node]
     while pending:
         node = pending.pop()
         if node.type in _NAME_NODES:

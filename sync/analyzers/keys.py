@@ -31,7 +31,7 @@ from .context import DriftContext
 from .delta import PY, backend_of, fork_added_lines, text_diff
 from .pyblobs import Extractor, python_fact, register
 from .symbols import _significant
-from .parsing import Unparseable, parsed_ast
+from .parsing import Unparseable, parsed_ast, walk_nodes
 
 _READ_CALLS = {"get", "pop", "setdefault"}
 _NOT_PRODUCERS = ("/test/", "/tests/", "/tutorials/", "/unittest/")  # tests and examples feed no runtime data
@@ -66,12 +66,12 @@ def key_reads(text: str, lines: frozenset[int]) -> dict[str, list[tuple[int, str
     return {key: sorted(reads, key=lambda read: read[0]) for key, reads in found.items()}
 
 
-def _all_key_reads(module: ast.Module | None) -> list[tuple[str, int, str | None]]:
+def _all_key_reads(nodes: list[ast.AST] | None) -> list[tuple[str, int, str | None]]:
     """(key, line, container name) of every read in the module, in walk order."""
-    if module is None:
+    if nodes is None:
         return []
     found: list[tuple[str, int, str | None]] = []
-    for node in ast.walk(module):
+    for node in nodes:
         line = getattr(node, "lineno", 0)
         key, container = None, None
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and _string(node.slice):
@@ -134,12 +134,12 @@ def _producers(text: str, keys: set[str]) -> Producers:
     written: dict[str, list[str]] = defaultdict(list)
     out: dict[str, list[Production]] = defaultdict(list)
     dict_owner: dict[int, str | None] = {}
-    for node in ast.walk(module):
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Dict):
-            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
-            dict_owner[id(node.value)] = container_name(target)
-    for node in ast.walk(module):
+    # One walk: breadth first, an assignment comes before the dict literal it assigns.
+    for node in walk_nodes(module):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            if isinstance(node.value, ast.Dict) and not isinstance(node, ast.AugAssign):
+                owner = node.targets[0] if isinstance(node, ast.Assign) else node.target
+                dict_owner[id(node.value)] = container_name(owner)
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
                 key = _string(target.slice) if isinstance(target, ast.Subscript) else None
@@ -217,7 +217,10 @@ def key_string_findings(context: DriftContext) -> list[Finding]:
         after = read_text(context.upstream_new, change.new_path) or "" if change.new_path else ""
         if not _mentions_quoted(before, word_keys, other_keys):
             continue  # cheap: no key FlagTree reads is written as a string here
-        (old_producers, old_writes), (new_producers, new_writes) = producers(before, keys), producers(after, keys)
+        old_producers, old_writes = producers(before, keys)
+        if not old_producers:
+            continue  # only a key upstream produced at the old tag can be reported: no need to parse after
+        new_producers, new_writes = producers(after, keys)
         for key in sorted(set(old_producers) | set(new_producers)):
             if old_producers.get(key) == new_producers.get(key) or key not in old_producers:
                 continue  # unchanged, or a producer upstream only added (nothing FlagTree relied on)

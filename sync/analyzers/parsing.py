@@ -126,12 +126,17 @@ def _reason(exc: BaseException) -> str:
 
 def _cpython_limit(text: str) -> None:
     """Raise UnparseableError when CPython refuses the text for its nesting (libcst would overflow)."""
+    cpython_ast(text)
+
+
+def cpython_ast(text: str) -> ast.Module | None:
+    """CPython's tree of text; None on a plain syntax error (libcst judges: it knows newer grammar than
+    this interpreter); UnparseableError when CPython refuses the text for its nesting."""
     try:
         if sys.getrecursionlimit() == CPYTHON_DEFAULT_RECURSION_LIMIT:
-            ast.parse(text)
-        else:
-            with recursion_limit(CPYTHON_DEFAULT_RECURSION_LIMIT):
-                ast.parse(text)
+            return ast.parse(text)
+        with recursion_limit(CPYTHON_DEFAULT_RECURSION_LIMIT):
+            return ast.parse(text)
     except RecursionError:
         raise UnparseableError("CPython refuses it: nested too deeply (maximum recursion depth exceeded "
                                "during ast construction)") from None
@@ -140,7 +145,7 @@ def _cpython_limit(text: str) -> None:
     except SyntaxError as exc:
         if any(limit in (exc.msg or "") for limit in _CPYTHON_LIMITS):
             raise UnparseableError(f"CPython refuses it: {_reason(exc)}") from None
-        # Any other syntax error: libcst judges (it knows newer grammar than this interpreter).
+        return None
     except ValueError as exc:  # e.g. a NUL byte
         raise UnparseableError(f"CPython refuses it: {exc}") from None
 
@@ -160,6 +165,25 @@ def python_ast(text: str) -> ast.Module:
             return ast.parse(text)
         except RecursionError:
             raise UnparseableError("CPython refuses it: nested too deeply") from None
+
+
+def walk_nodes(root: ast.AST) -> list[ast.AST]:
+    """Every node under root in ast.walk's order (breadth first), without the expr_context markers
+    (Load, Store, Del: shared singletons no fact reads from a walk). About twice as fast as ast.walk:
+    no generator per node."""
+    found: list[ast.AST] = [root]
+    node_type, context = ast.AST, ast.expr_context
+    index = 0
+    while index < len(found):
+        node = found[index]
+        index += 1
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                found.extend(item for item in value if isinstance(item, node_type))
+            elif isinstance(value, node_type) and not isinstance(value, context):
+                found.append(value)
+    return found
 
 
 def parsed_python(text: str) -> cst.Module | Unparseable:

@@ -1,8 +1,8 @@
 """Facts of Python blobs that several analyses read (calls, key reads), from one `ast` parse per blob.
 
-Each analysis registers an extractor (a name, a version and a function of the parsed module); the
-first request for any fact of a text parses it once and runs every extractor, so the call-signature
-and key-string analyses share the parse. Facts are kept in memory by content id for the run and, when
+Each analysis registers an extractor (a name, a version and a function of the parsed module's nodes);
+the first request for any fact of a text parses and walks it once and runs every extractor over the
+nodes, so the call-signature and key-string analyses share the parse and the walk. Facts are kept in memory by content id for the run and, when
 a fact cache is active, stored in it (keyed by blob id and extractor version), so a second run parses
 nothing. prefetch() computes the facts of many blobs up front, across processes when the texts are
 large enough for that to pay (a fork costs tens of milliseconds; parsing 5 MB of Python costs seconds).
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from ..cache import active, content_id
-from .parsing import Unparseable, guarded, python_ast
+from .parsing import Unparseable, guarded, python_ast, walk_nodes
 
 PARALLEL_BYTES = 1_000_000  # below this much missing text a serial parse beats starting workers
 _MEMO_LIMIT = 50_000  # entries; content-addressed, so only memory is at stake
@@ -28,7 +28,7 @@ _MEMO_LIMIT = 50_000  # entries; content-addressed, so only memory is at stake
 class Extractor:
     name: str
     version: int
-    extract: Callable[[ast.Module | None], Any]  # None: the text does not parse
+    extract: Callable[[list[ast.AST] | None], Any]  # the nodes in ast.walk order (parsing.walk_nodes); None: no parse
     encode: Callable[[Any], Any]  # to JSON-compatible data (the cache and the worker pipe)
     decode: Callable[[Any], Any]
 
@@ -105,11 +105,12 @@ def _lookup(name: str, key: str) -> Any:
 
 def _encoded_facts(text: str) -> dict[str, Any]:
     """Every registered fact of one text, encoded (runs in a worker process too)."""
-    def facts_of(module: ast.Module | None) -> dict[str, Any]:
-        return {name: extractor.encode(extractor.extract(module)) for name, extractor in _EXTRACTORS.items()}
+    def facts_of(nodes: list[ast.AST] | None) -> dict[str, Any]:
+        return {name: extractor.encode(extractor.extract(nodes)) for name, extractor in _EXTRACTORS.items()}
 
+    # One walk of the tree serves every extractor (the walk, not the isinstance tests, is the cost).
     # guarded: deep nesting in the parse or in an extractor's walk is an unparseable text, not a crash
-    found = guarded(lambda: facts_of(python_ast(text)))
+    found = guarded(lambda: facts_of(walk_nodes(python_ast(text))))
     return facts_of(None) if isinstance(found, Unparseable) else found
 
 

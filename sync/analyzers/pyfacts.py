@@ -1,19 +1,29 @@
-"""One libcst pass over a Python module: hook call sites, imports, definitions, backend selection."""
+"""Read-only facts of a Python module from one `ast` parse: hook call sites, imports, definitions,
+backend selection, module-level statements, and the text of each definition as written.
+
+Python's ast gives these facts several times faster than libcst and keeps no concrete syntax tree
+(bench/parsers.py measures both); libcst stays where code is rewritten (sync/hookset.py). Text this
+interpreter's parser refuses with a plain syntax error goes to libcst (pyfacts_cst), which knows
+newer grammar, so such a file still has facts; nesting CPython refuses stays unparseable.
+
+Text is cut from the source by line and column the way libcst prints a node on its own (the reference,
+tests/test_pyfacts_ast.py): a definition runs from its first decorator to its last statement plus the
+comment lines indented under its block that follow it (libcst's block footer); every line after the
+first loses the definition's own indentation, except lines inside a multi-line string or after a
+backslash, which libcst keeps as written.
+"""
 from __future__ import annotations
 
+import ast
+import io
 import re
-from bisect import bisect_right
-from collections.abc import Callable
-
-from dataclasses import dataclass, field
+import tokenize
+from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
-
-import libcst as cst
-from libcst.metadata import ByteSpanPositionProvider, MetadataWrapper
 
 from ..cache import memoized
 from ..layout import HOOK_NAMES, LEGACY_HOOK_MODULES, SPEC_HOOK_MODULE
-from .parsing import Unparseable, guarded, python_module
+from .parsing import Unparseable, cpython_ast, guarded
 
 
 @dataclass(frozen=True)
@@ -24,73 +34,49 @@ class Param:
 
 
 @dataclass(frozen=True)
+class DefSpan:
+    """Where a def sits in its module (1-based lines)."""
+    first: int  # the first decorator's line, else the def's
+    line: int  # the `def` line
+    indent: int  # the def's column: what every later line of it loses
+    body_line: int  # the first body statement's line (== line for `def f(): return 1`)
+    end: int  # the last line of the definition, block footer included
+
+    def to_json(self) -> list[int]:
+        return [self.first, self.line, self.indent, self.body_line, self.end]
+
+    @classmethod
+    def from_json(cls, stored: list) -> "DefSpan":
+        first, line, indent, body_line, end = (int(value) for value in stored)
+        return cls(first, line, indent, body_line, end)
+
+
+@dataclass(frozen=True)
 class FunctionFacts:
     qualname: str
     line: int
     params: tuple[Param, ...]
-    _module: cst.Module | None = field(default=None, repr=False, compare=False)
-    _node: cst.FunctionDef | None = field(default=None, repr=False, compare=False)
-    _text: str = field(default="", repr=False, compare=False)  # the module's text, to find the node again
+    _text: str = field(default="", repr=False, compare=False)  # the module's text
+    _span: DefSpan | None = field(default=None, repr=False, compare=False)
 
-    def _located(self) -> tuple[cst.Module, cst.FunctionDef]:
-        """Facts read back from the fact cache carry no tree: parse the text again, only when asked."""
-        if self._module is not None and self._node is not None:
-            return self._module, self._node
-        module, nodes = _function_nodes(self._text)
-        return module, nodes[self.qualname]
-
-    def _code(self, part: Callable[[cst.FunctionDef], cst.CSTNode]) -> str:
-        """Code generation recurses as deep as the tree: guarded, like the parse."""
-        def generate() -> str:
-            module, node = self._located()
-            return module.code_for_node(part(node))
-        code = guarded(generate)
-        return f"<{code.reason}>" if isinstance(code, Unparseable) else code
-
-    # Generating code is the costly part of a parse, and few functions are ever compared: lazily.
+    # Few functions are ever compared: their text is cut only when asked.
     @cached_property
     def signature(self) -> str:
         """The parameter list as written."""
-        return self._code(lambda node: node.params).strip()
+        return _header(self._text, self._span)[0] if self._span is not None else ""
 
     @cached_property
     def body(self) -> str:
         """The body as written (stripped: for comparing definitions)."""
-        return self._code(lambda node: node.body).strip()
+        return _header(self._text, self._span)[1] if self._span is not None else ""
 
     @cached_property
     def source(self) -> str:
         """The whole definition as written, decorators included, without the blank lines above it."""
-        return self._code(lambda node: node.with_changes(leading_lines=())).strip("\n") + "\n"
-
-
-class _FunctionFinder(cst.CSTVisitor):
-    """Every def by qualname, named the way _Collector names them (classes and functions nest)."""
-
-    def __init__(self) -> None:
-        self.scope: list[str] = []
-        self.nodes: dict[str, cst.FunctionDef] = {}
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.scope.append(node.name.value)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.scope.pop()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.nodes.setdefault(".".join([*self.scope, node.name.value]), node)
-        self.scope.append(node.name.value)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.scope.pop()
-
-
-@lru_cache(maxsize=64)
-def _function_nodes(text: str) -> tuple[cst.Module, dict[str, cst.FunctionDef]]:
-    module = python_module(text)  # only called inside guarded (FunctionFacts._code)
-    finder = _FunctionFinder()
-    module.visit(finder)
-    return module, finder.nodes
+        if self._span is None:
+            return "\n"
+        span = self._span
+        return _dedented(source_lines(self._text), span.first, 0, span.end, span.indent).strip("\n") + "\n"
 
 
 @dataclass(frozen=True)
@@ -130,147 +116,421 @@ class ModuleFacts:
         return max(self.import_statement_indices, default=-1)
 
 
-def _names_backend(expr: cst.BaseExpression) -> bool:
-    """FLAGTREE_BACKEND or x.FLAGTREE_BACKEND, checked on the node: no code generation per comparison."""
-    if isinstance(expr, cst.Attribute):
-        return expr.attr.value == "FLAGTREE_BACKEND"
-    return isinstance(expr, cst.Name) and expr.value == "FLAGTREE_BACKEND"
+# ---- the source text, by line and column -------------------------------------------------------
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
-def _params(node: cst.Parameters) -> tuple[Param, ...]:
-    params = [Param(p.name.value, "positional_only", p.default is not None) for p in node.posonly_params]
-    params += [Param(p.name.value, "positional", p.default is not None) for p in node.params]
-    if isinstance(node.star_arg, cst.Param):
-        params.append(Param(node.star_arg.name.value, "var_positional", False))
-    params += [Param(p.name.value, "keyword_only", p.default is not None) for p in node.kwonly_params]
-    if node.star_kwarg is not None:
-        params.append(Param(node.star_kwarg.name.value, "var_keyword", False))
+@lru_cache(maxsize=8)
+def source_lines(text: str) -> list[str]:
+    """The lines with their ends, numbered the way ast numbers them (form feeds do not end a line)."""
+    return _LINE.findall(text)
+
+
+def _indent_of(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _strip_indent(line: str, indent: int) -> str:
+    return line[indent:] if _indent_of(line) >= indent else line
+
+
+def _dedented(lines: list[str], first: int, first_col: int, last: int, indent: int) -> str:
+    """Lines first..last (1-based), the first from first_col (else without its indentation), each later
+    one without `indent` columns of indentation unless it continues a string or a backslash."""
+    chosen = lines[first - 1:last]
+    if not chosen:
+        return ""
+    head = chosen[0][first_col:] if first_col else chosen[0][_indent_of(chosen[0][:indent]):]
+    if indent == 0:
+        return head + "".join(chosen[1:])
+    verbatim = _verbatim(chosen) if any('"""' in line or "'''" in line or line.rstrip("\r\n").endswith("\\")
+                                        for line in chosen) else frozenset()
+    return head + "".join(line if number in verbatim else _strip_indent(line, indent)
+                          for number, line in enumerate(chosen[1:], 1))
+
+
+def _verbatim(lines: list[str]) -> frozenset[int]:
+    """Indexes of the lines that start inside a string token or after a backslash continuation."""
+    starts: set[int] = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO("".join(lines)).readline):
+            if token.type == tokenize.STRING and token.end[0] > token.start[0]:
+                starts.update(range(token.start[0], token.end[0]))  # 0-based indexes of the inner lines
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    for index in range(1, len(lines)):
+        previous = lines[index - 1].rstrip("\r\n")
+        if previous.endswith("\\") and not previous.lstrip().startswith("#") and index not in starts:
+            starts.add(index)
+    return frozenset(starts)
+
+
+@lru_cache(maxsize=4096)
+def _header(text: str, span: DefSpan) -> tuple[str, str]:
+    """(signature, body) of a def: its header tokenized from `def` to the colon that ends it."""
+    lines = source_lines(text)
+    header = lines[span.line - 1:span.body_line]
+    readline = iter([header[0][span.indent:], *header[1:]]).__next__
+    depth, opened, closed, colon = 0, None, None, None
+    try:
+        for token in tokenize.generate_tokens(readline):
+            if token.type != tokenize.OP:
+                continue
+            if token.string in "([{":
+                if depth == 0 and opened is None:
+                    opened = token.end
+                depth += 1
+            elif token.string in ")]}":
+                depth -= 1
+                if depth == 0 and closed is None:
+                    closed = token.start
+            elif token.string == ":" and depth == 0 and closed is not None:
+                colon = token.end
+                break
+    except (tokenize.TokenError, SyntaxError, StopIteration):
+        pass
+    if opened is None or closed is None or colon is None:
+        return "", ""
+
+    def absolute(position: tuple[int, int]) -> tuple[int, int]:
+        row, col = position
+        return span.line + row - 1, col + (span.indent if row == 1 else 0)
+    (open_line, open_col), (close_line, close_col) = absolute(opened), absolute(closed)
+    inside = _dedented(lines, open_line, open_col, close_line, span.indent)
+    cut = len(lines[close_line - 1]) - close_col  # what follows `)` on its line
+    signature = (inside[:len(inside) - cut] if cut else inside).strip()
+    while signature.startswith("#"):  # a comment right after `(` is the def's in libcst, not the parameters'
+        signature = signature.partition("\n")[2].strip()
+    colon_line, colon_col = absolute(colon)
+    return signature, _dedented(lines, colon_line, colon_col, span.end, span.indent).strip()
+
+
+def _footer(lines: list[str], end: int, body: list[ast.stmt], header_line: int) -> int:
+    """The last line of a block's footer: the blank and comment lines after it indented at least as far
+    as its statements (libcst's IndentedBlock.footer); end itself for a one-line suite."""
+    first = body[0]
+    if first.lineno == header_line:
+        return end
+    indent, last, index = first.col_offset, end, end
+    while index < len(lines):
+        stripped = lines[index].strip()
+        if stripped.startswith("#") and _indent_of(lines[index]) >= indent:
+            last = index + 1
+        elif stripped:
+            break
+        index += 1
+    return last
+
+
+def _last_block(node: ast.stmt) -> list[ast.stmt] | None:
+    """The statements of a compound statement's last block (whose footer ends the statement)."""
+    blocks: list[list[ast.stmt]] = [getattr(node, name) for name in ("body", "orelse", "finalbody")
+                                    if getattr(node, name, None)]
+    blocks += [handler.body for handler in getattr(node, "handlers", ())]
+    blocks += [case.body for case in getattr(node, "cases", ())]
+    return max(blocks, key=lambda block: block[-1].end_lineno or 0) if blocks else None
+
+
+_COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While,
+             ast.With, ast.AsyncWith, ast.Try, ast.Match) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+
+
+def _statement_end(lines: list[str], node: ast.stmt) -> int:
+    """The last line of a statement with the footers of the blocks it ends with."""
+    end = node.end_lineno or node.lineno
+    if not isinstance(node, _COMPOUND):
+        return end
+    block = _last_block(node)
+    if block is None:
+        return end
+    return _footer(lines, end, block, _suite_line(lines, block[0]))
+
+
+def _suite_line(lines: list[str], first: ast.stmt) -> int:
+    """first's line when it sits on its header's line (`if x: y`), else 0 (an indented block)."""
+    line = lines[first.lineno - 1] if first.lineno <= len(lines) else ""
+    prefix = line.encode("utf-8", errors="surrogatepass")[:first.col_offset].decode("utf-8", errors="replace")
+    return first.lineno if prefix.strip() else 0
+
+
+def _segment(lines: list[str], node: ast.AST) -> str:
+    """The node's text as written (ast columns count UTF-8 bytes)."""
+    first, last = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
+    start, end = node.col_offset, node.end_col_offset  # type: ignore[attr-defined]
+    if first == last:
+        line = lines[first - 1]
+        if line.isascii():
+            return line[start:end]
+        return line.encode("utf-8", errors="surrogatepass")[start:end].decode("utf-8", errors="replace")
+    head = lines[first - 1].encode("utf-8", errors="surrogatepass")[start:].decode("utf-8", errors="replace")
+    tail = lines[last - 1].encode("utf-8", errors="surrogatepass")[:end].decode("utf-8", errors="replace")
+    return head + "".join(lines[first:last - 1]) + tail
+
+
+# ---- definitions ----------------------------------------------------------------------------------
+
+def _params(args: ast.arguments) -> tuple[Param, ...]:
+    positional = [*args.posonlyargs, *args.args]
+    first_default = len(positional) - len(args.defaults)
+    params = [Param(arg.arg, "positional_only" if index < len(args.posonlyargs) else "positional",
+                    index >= first_default) for index, arg in enumerate(positional)]
+    if args.vararg is not None:
+        params.append(Param(args.vararg.arg, "var_positional", False))
+    params += [Param(arg.arg, "keyword_only", default is not None)
+               for arg, default in zip(args.kwonlyargs, args.kw_defaults)]
+    if args.kwarg is not None:
+        params.append(Param(args.kwarg.arg, "var_keyword", False))
     return tuple(params)
 
 
-class _Collector(cst.CSTVisitor):
-    # Byte spans are cheaper to compute than line/column positions; lines come from newline offsets.
-    METADATA_DEPENDENCIES = (ByteSpanPositionProvider,)
+def _def_facts(lines: list[str], text: str, qualname: str, node: ast.FunctionDef | ast.AsyncFunctionDef,
+               line: int) -> FunctionFacts:
+    first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
+    end = _footer(lines, node.end_lineno or node.lineno, node.body, _suite_line(lines, node.body[0]))
+    span = DefSpan(first, node.lineno, node.col_offset, node.body[0].lineno, end)
+    return FunctionFacts(qualname, line, _params(node.args), text, span)
 
-    def __init__(self, module: cst.Module, facts: ModuleFacts, positions: bool, data: bytes = b"",
-                 text: str = "") -> None:
-        self.module = module
-        self.text = text
-        self.positions = positions
-        self.line_starts = [0, *(match.end() for match in re.finditer(b"\n", data))]
-        self.facts = facts
+
+@lru_cache(maxsize=1024)
+def function_table(text: str) -> dict[str, FunctionFacts] | None:
+    """Every def by qualname (classes and functions nest; defs under if/try/with/for count), without
+    line numbers: for comparing definitions between trees. None when the text does not parse."""
+    found = guarded(lambda: _function_table(text))
+    if isinstance(found, _NeedsLibcst):
+        from .pyfacts_cst import function_table_cst
+        return function_table_cst(text)
+    return None if isinstance(found, Unparseable) else found
+
+
+class _NeedsLibcst:
+    """A plain syntax error for this interpreter: libcst may know the grammar."""
+
+
+def _parse(text: str) -> ast.Module | _NeedsLibcst:
+    """CPython's tree; nesting it refuses raises UnparseableError (inside guarded)."""
+    module = cpython_ast(text)
+    return _NeedsLibcst() if module is None else module
+
+
+def _function_table(text: str) -> dict[str, FunctionFacts] | _NeedsLibcst:
+    module = _parse(text)
+    if isinstance(module, _NeedsLibcst):
+        return module
+    lines = source_lines(text)
+    table: dict[str, FunctionFacts] = {}
+
+    def walk(statements: list[ast.stmt], scope: tuple[str, ...], suite: bool = False) -> None:
+        for statement in statements:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                qualname = ".".join((*scope, statement.name))
+                if qualname not in table:
+                    table[qualname] = _def_facts(lines, text, qualname, statement, 0)
+                walk(_block(lines, statement), (*scope, statement.name))
+            elif isinstance(statement, ast.ClassDef):
+                walk(_block(lines, statement), (*scope, statement.name))
+            elif isinstance(statement, _COMPOUND):
+                for block in _blocks(statement):
+                    walk(_indented(lines, block), scope)
+
+    walk(module.body, ())
+    return table
+
+
+def _blocks(node: ast.stmt) -> list[list[ast.stmt]]:
+    """A compound statement's blocks in the order libcst's statement walk takes them: the body, the else
+    (an elif is an If there), the finally, then the except handlers (match cases it does not enter)."""
+    found = [getattr(node, "body", []), getattr(node, "orelse", []), getattr(node, "finalbody", [])]
+    found += [handler.body for handler in getattr(node, "handlers", ())]
+    return [block for block in found if block]
+
+
+def _indented(lines: list[str], block: list[ast.stmt]) -> list[ast.stmt]:
+    """libcst's walk sees only indented blocks (`if x: def f(): ...` is not valid anyway; a one-line
+    `class C: x = 1` holds no statements for it); an elif shares no line with its parent."""
+    if len(block) == 1 and isinstance(block[0], ast.If):
+        return block
+    return [] if _suite_line(lines, block[0]) else block
+
+
+def _block(lines: list[str], node: ast.stmt) -> list[ast.stmt]:
+    return _indented(lines, node.body)  # type: ignore[attr-defined]
+
+
+# ---- module facts ---------------------------------------------------------------------------------
+
+def _names_backend(expr: ast.expr) -> bool:
+    if isinstance(expr, ast.Attribute):
+        return expr.attr == "FLAGTREE_BACKEND"
+    return isinstance(expr, ast.Name) and expr.id == "FLAGTREE_BACKEND"
+
+
+def statement_groups(lines: list[str], body: list[ast.stmt]) -> list[list[ast.stmt]]:
+    """Module-level statements as libcst counts them: simple statements sharing a line (`a; b`) are one."""
+    groups: list[list[ast.stmt]] = []
+    for statement in body:
+        previous = groups[-1][-1] if groups else None
+        if previous is not None and not isinstance(statement, _COMPOUND) and not isinstance(previous, _COMPOUND) \
+                and statement.lineno == previous.end_lineno:
+            groups[-1].append(statement)
+        else:
+            groups.append([statement])
+    return groups
+
+
+class _Collector:
+    """One pre-order walk in source order, the order libcst's visitor sees the nodes in."""
+
+    def __init__(self, facts: ModuleFacts, lines: list[str], text: str, positions: bool) -> None:
+        self.facts, self.lines, self.text, self.positions = facts, lines, text, positions
         self.scope: list[str] = []
         self.statement_index = -1
         self.hook_aliases: dict[str, str] = {}  # local name -> hook name
         self.spec_module_aliases: set[str] = set()  # names bound to the flagtree_spec module
-        # libcst visits depth first: entering a top-level statement sets the index for its subtree.
-        self.top_level = {id(statement): index for index, statement in enumerate(module.body)}
 
-    def _line(self, node: cst.CSTNode) -> int:
-        if not self.positions:
-            return 0
-        return bisect_right(self.line_starts, self.get_metadata(ByteSpanPositionProvider, node).start)
+    def _line(self, node: ast.AST) -> int:
+        return node.lineno if self.positions else 0  # type: ignore[attr-defined]
 
-    def _code(self, node: cst.CSTNode) -> str:
-        return self.module.code_for_node(node).strip()
+    def _code(self, node: ast.AST) -> str:
+        return _segment(self.lines, node).strip()
 
-    # module-level statement bookkeeping
-    def visit_Module(self, node: cst.Module) -> None:
-        for index, statement in enumerate(node.body):
-            if isinstance(statement, cst.SimpleStatementLine) and any(
-                isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
-            ):
+    def run(self, module: ast.Module) -> None:
+        for index, group in enumerate(statement_groups(self.lines, module.body)):
+            if any(isinstance(statement, (ast.Import, ast.ImportFrom)) for statement in group):
                 self.facts.import_statement_indices.append(index)
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        index = self.top_level.get(id(node))
-        if index is not None:
+        for index, group in enumerate(statement_groups(self.lines, module.body)):
             self.statement_index = index
-        return super().on_visit(node)
+            for statement in group:
+                self.visit(statement)
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        module = self._code(node.module) if node.module else ""
-        if node.relative:
-            self.facts.relative_imports.append((self._line(node), self._code(node)))
-        if isinstance(node.names, cst.ImportStar):
-            self.facts.imported_names.append(ImportedName(module, len(node.relative), "*", "*", self._line(node)))
-        if is_hook_module(module) and not isinstance(node.names, cst.ImportStar):
-            for alias in node.names:
-                imported = self._code(alias.name)
-                local = self._code(alias.asname.name) if alias.asname else imported
-                if imported in HOOK_NAMES:
-                    self.hook_aliases[local] = imported
-        if not isinstance(node.names, cst.ImportStar):
-            for alias in node.names:
-                imported = self._code(alias.name)
-                local = self._code(alias.asname.name) if alias.asname else imported
-                self.facts.imported_names.append(
-                    ImportedName(module, len(node.relative), imported, local, self._line(node)))
-                if imported == SPEC_HOOK_MODULE:
-                    self.spec_module_aliases.add(local)
+    def visit(self, node: ast.AST) -> None:
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, _MARK):
+                self.scope.pop()
+                continue
+            children = self._enter(current)
+            stack.extend(reversed(children))
 
-    def visit_Import(self, node: cst.Import) -> None:
+    def _enter(self, node: ast.AST) -> list:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            qualname = ".".join([*self.scope, node.name])
+            if qualname not in self.facts.functions:
+                self.facts.functions[qualname] = _def_facts(self.lines, self.text, qualname, node, self._line(node))
+            for decorator in node.decorator_list:
+                if self._hook_of(decorator) == "spec_func":
+                    self.facts.hooks.append(HookSite(
+                        "spec_func", node.name, self.facts.path, self._line(decorator),
+                        self._scope_name(), (), self.statement_index, decorator=True))
+            self.scope.append(node.name)  # libcst's visitor enters the def before its decorators
+            returns = [node.returns] if node.returns is not None else []
+            return [*node.decorator_list, node.args, *returns, *node.body, _MARK()]
+        if isinstance(node, ast.ClassDef):
+            self.scope.append(node.name)
+            return [*node.decorator_list, *node.bases, *node.keywords, *node.body, _MARK()]
+        if isinstance(node, ast.ImportFrom):
+            self._import_from(node)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if is_hook_module(alias.name):
+                    self.spec_module_aliases.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Call):
+            self._call(node)
+            return [node.func, *_in_source_order([*node.args, *node.keywords])]
+        elif isinstance(node, ast.Compare):
+            if any(_names_backend(expr) for expr in (node.left, *node.comparators)):
+                self.facts.backend_selections.append((self._line(node), self._code(node)))
+        elif isinstance(node, ast.IfExp):
+            return [node.body, node.test, node.orelse]
+        elif isinstance(node, ast.Dict):
+            return [item for pair in zip(node.keys, node.values) for item in pair if item is not None]
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            return [node.elt, *node.generators]
+        elif isinstance(node, ast.DictComp):
+            return [node.key, node.value, *node.generators]
+        return list(ast.iter_child_nodes(node))
+
+    def _import_from(self, node: ast.ImportFrom) -> None:
+        module, level, line = node.module or "", node.level, self._line(node)
+        if level:
+            self.facts.relative_imports.append((line, self._import_code(node)))
+        if len(node.names) == 1 and node.names[0].name == "*":
+            self.facts.imported_names.append(ImportedName(module, level, "*", "*", line))
+            return
+        if is_hook_module(module):
+            for alias in node.names:
+                if alias.name in HOOK_NAMES:
+                    self.hook_aliases[alias.asname or alias.name] = alias.name
         for alias in node.names:
-            dotted = self._code(alias.name)
-            if is_hook_module(dotted):
-                self.spec_module_aliases.add(self._code(alias.asname.name) if alias.asname else dotted)
+            local = alias.asname or alias.name
+            self.facts.imported_names.append(ImportedName(module, level, alias.name, local, line))
+            if alias.name == SPEC_HOOK_MODULE:
+                self.spec_module_aliases.add(local)
 
-    def _hook_of(self, func: cst.BaseExpression) -> str | None:
-        if isinstance(func, cst.Name):
-            return self.hook_aliases.get(func.value)
-        if isinstance(func, cst.Attribute) and func.attr.value in HOOK_NAMES:
+    def _import_code(self, node: ast.ImportFrom) -> str:
+        """libcst's ImportFrom owns the semicolon after it (`from . import a; b = 1`)."""
+        code = _segment(self.lines, node)
+        rest = self.lines[(node.end_lineno or node.lineno) - 1].encode("utf-8", errors="surrogatepass")[
+            node.end_col_offset:].decode("utf-8", errors="replace")
+        after = rest.lstrip(" \t")
+        if after.startswith(";"):
+            code += rest[:len(rest) - len(after) + 1]
+        return code.strip()
+
+    def _hook_of(self, func: ast.expr) -> str | None:
+        if isinstance(func, ast.Name):
+            return self.hook_aliases.get(func.id)
+        if isinstance(func, ast.Attribute) and func.attr in HOOK_NAMES:
             if self._code(func.value) in self.spec_module_aliases:
-                return func.attr.value
+                return func.attr
         return None
 
     def _scope_name(self) -> str:
         return ".".join(self.scope) or "<module>"
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.scope.append(node.name.value)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.scope.pop()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        qualname = ".".join([*self.scope, node.name.value])
-        self.facts.functions.setdefault(qualname, FunctionFacts(
-            qualname, self._line(node), _params(node.params), self.module, node, self.text))
-        for decorator in node.decorators:
-            if self._hook_of(decorator.decorator) == "spec_func":
-                self.facts.hooks.append(HookSite(
-                    "spec_func", node.name.value, self.facts.path, self._line(decorator),
-                    self._scope_name(), (), self.statement_index, decorator=True))
-        self.scope.append(node.name.value)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.scope.pop()
-
-    def visit_Call(self, node: cst.Call) -> None:
+    def _call(self, node: ast.Call) -> None:
         hook = self._hook_of(node.func)
         if hook is None:
             return
-        args = list(node.args)
+        args: list[ast.AST] = _in_source_order([*node.args, *node.keywords])
         name = None
-        if hook != "spec_path" and args and isinstance(args[0].value, cst.SimpleString):
-            value = args[0].value.evaluated_value
+        first = args[0] if args else None
+        if hook != "spec_path" and isinstance(first, ast.Constant) and isinstance(first.value, (str, bytes)) \
+                and self._plain_string(first):
+            value = first.value
             name = value.decode("utf-8", errors="replace") if isinstance(value, bytes) else value
             args = args[1:]
         self.facts.hooks.append(HookSite(
             hook, name, self.facts.path, self._line(node), self._scope_name(),
             tuple(self._argument(arg) for arg in args), self.statement_index))
 
-    def _argument(self, arg: cst.Arg) -> str:
-        """An argument as written, without the comma that follows it."""
-        value = self._code(arg.value)
-        if arg.keyword is not None:
-            return f"{arg.keyword.value}={value}"
-        return f"{arg.star}{value}"
+    def _plain_string(self, node: ast.Constant) -> bool:
+        """libcst's SimpleString: one literal, not implicitly concatenated ('a' 'b')."""
+        return _string_tokens(_segment(self.lines, node)) == 1
 
-    def visit_Comparison(self, node: cst.Comparison) -> None:
-        operands = [node.left, *(target.comparator for target in node.comparisons)]
-        if any(_names_backend(expr) for expr in operands):
-            self.facts.backend_selections.append((self._line(node), self._code(node)))
+    def _argument(self, arg: ast.AST) -> str:
+        """An argument as written, without the comma that follows it."""
+        if isinstance(arg, ast.keyword):
+            value = self._code(arg.value)
+            return f"{arg.arg}={value}" if arg.arg is not None else f"**{value}"
+        return self._code(arg)
+
+
+class _MARK:
+    """Where a def's or class's scope ends in the walk."""
+
+
+def _in_source_order(nodes: list) -> list:
+    return sorted(nodes, key=lambda node: (node.lineno, node.col_offset))
+
+
+def _string_tokens(code: str) -> int:
+    """How many string tokens a literal's text holds (2 or more: implicit concatenation)."""
+    try:
+        return sum(token.type == tokenize.STRING for token in tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return 0
 
 
 @lru_cache(maxsize=1024)
@@ -278,10 +538,10 @@ def parse_module_facts(path: str, text: str, positions: bool = True) -> ModuleFa
     """Cached on (path, text): a file unchanged between trees (old tag, fork, target) is parsed once,
     and through the fact cache across runs.
 
-    The result is shared between callers: treat it as read-only. Without positions (about
-    40% faster) every line number is 0: for files whose facts are compared, never shown.
+    The result is shared between callers: treat it as read-only. Without positions every line number
+    is 0: for files whose facts are compared, never shown.
     """
-    return memoized("module-facts", 1, text, lambda source: _parse_module_facts(path, source, positions),
+    return memoized("module-facts", 2, text, lambda source: _parse_module_facts(path, source, positions),
                     _encode_facts, lambda stored: _decode_facts(stored, text), extra=f"{path}\0{positions}")
 
 
@@ -289,7 +549,8 @@ def _encode_facts(facts: ModuleFacts) -> dict:
     return {"path": facts.path, "error": facts.error,
             "hooks": [[h.kind, h.name, h.path, h.line, h.scope, list(h.args), h.statement_index, h.decorator]
                       for h in facts.hooks],
-            "functions": [[f.qualname, f.line, [[p.name, p.kind, p.has_default] for p in f.params]]
+            "functions": [[f.qualname, f.line, [[p.name, p.kind, p.has_default] for p in f.params],
+                           f._span.to_json() if f._span is not None else None]
                           for f in facts.functions.values()],
             "import_statement_indices": facts.import_statement_indices,
             "relative_imports": [list(item) for item in facts.relative_imports],
@@ -298,12 +559,20 @@ def _encode_facts(facts: ModuleFacts) -> dict:
 
 
 def _decode_facts(stored: dict, text: str) -> ModuleFacts:
+    functions: dict[str, FunctionFacts] = {}
+    for qualname, line, params, span in stored["functions"]:
+        if span is not None:
+            functions[qualname] = FunctionFacts(qualname, int(line), tuple(Param(n, k, bool(d)) for n, k, d in params),
+                                                text, DefSpan.from_json(span))
+        else:  # from the libcst fallback: its text comes from libcst again
+            found = (function_table(text) or {}).get(qualname)
+            functions[qualname] = replace(found, line=int(line)) if found is not None else FunctionFacts(
+                qualname, int(line), tuple(Param(n, k, bool(d)) for n, k, d in params))
     return ModuleFacts(
         str(stored["path"]), stored["error"],
         [HookSite(kind, name, path, int(line), scope, tuple(args), int(index), bool(decorator))
          for kind, name, path, line, scope, args, index, decorator in stored["hooks"]],
-        {qualname: FunctionFacts(qualname, int(line), tuple(Param(n, k, bool(d)) for n, k, d in params), _text=text)
-         for qualname, line, params in stored["functions"]},
+        functions,
         [int(index) for index in stored["import_statement_indices"]],
         [(int(line), str(code)) for line, code in stored["relative_imports"]],
         [ImportedName(module, int(level), name, local, int(line))
@@ -312,21 +581,18 @@ def _decode_facts(stored: dict, text: str) -> ModuleFacts:
 
 
 def _parse_module_facts(path: str, text: str, positions: bool) -> ModuleFacts:
-    def collect() -> ModuleFacts:
-        return _collect_module_facts(path, text, positions)
+    def collect() -> ModuleFacts | _NeedsLibcst:
+        module = _parse(text)
+        if isinstance(module, _NeedsLibcst):
+            return module
+        facts = ModuleFacts(path)
+        _Collector(facts, source_lines(text), text, positions).run(module)
+        return facts
     facts = guarded(collect)
+    if isinstance(facts, _NeedsLibcst):
+        from .pyfacts_cst import module_facts_cst
+        return module_facts_cst(path, text, positions)
     return ModuleFacts(path, error=facts.reason) if isinstance(facts, Unparseable) else facts
-
-
-def _collect_module_facts(path: str, text: str, positions: bool) -> ModuleFacts:
-    facts = ModuleFacts(path)
-    module = python_module(text)
-    if positions:
-        data = text.encode(module.encoding, errors="replace")  # = module.bytes: libcst round-trips the source
-        MetadataWrapper(module, unsafe_skip_copy=True).visit(_Collector(module, facts, positions, data, text))
-    else:
-        module.visit(_Collector(module, facts, positions, text=text))
-    return facts
 
 
 # Many trunk files import the driver itself; only those that import spec/spec_func from it can hold hooks.
@@ -344,58 +610,36 @@ def mentions_hooks(text: str) -> bool:
 
 
 def normalized_statements(text: str) -> set[str] | None:
-    """Module-level statements as written, stripped; None when the text does not parse (fact cache)."""
-    return memoized("statements", 1, text, _normalized_statements,
+    """Module-level statements as written (with the comment lines above each), stripped; None when the
+    text does not parse (fact cache)."""
+    return memoized("statements", 2, text, _normalized_statements,
                     encode=lambda found: None if found is None else sorted(found),
                     decode=lambda stored: None if stored is None else set(map(str, stored)))
 
 
 def _normalized_statements(text: str) -> set[str] | None:
-    def statements() -> set[str]:
-        module = python_module(text)
-        return {module.code_for_node(statement).strip() for statement in module.body}
+    def statements() -> set[str] | _NeedsLibcst:
+        module = _parse(text)
+        if isinstance(module, _NeedsLibcst):
+            return module
+        lines = source_lines(text)
+        found: set[str] = set()
+        start = _header_end(lines, module)
+        for group in statement_groups(lines, module.body):
+            end = _statement_end(lines, group[-1])
+            found.add("".join(lines[start:end]).strip())
+            start = end
+        return found
     found = guarded(statements)
+    if isinstance(found, _NeedsLibcst):
+        from .pyfacts_cst import statements_cst
+        return statements_cst(text)
     return None if isinstance(found, Unparseable) else found
 
 
-@lru_cache(maxsize=1024)
-def function_table(text: str) -> dict[str, FunctionFacts] | None:
-    """Every def by qualname, from a statement-level walk (no expression visitor, no positions).
-
-    Several times faster than parse_module_facts on large modules; for comparing definitions
-    between trees, where line numbers are not shown. None when the text does not parse.
-    """
-    found = guarded(lambda: _function_table(text))
-    return None if isinstance(found, Unparseable) else found
-
-
-def _function_table(text: str) -> dict[str, FunctionFacts]:
-    module = python_module(text)
-    table: dict[str, FunctionFacts] = {}
-
-    def walk(statements, scope: tuple[str, ...]) -> None:
-        for statement in statements:
-            if isinstance(statement, cst.FunctionDef):
-                qualname = ".".join((*scope, statement.name.value))
-                table.setdefault(qualname, FunctionFacts(qualname, 0, _params(statement.params), module, statement))
-                walk(_inner(statement), (*scope, statement.name.value))
-            elif isinstance(statement, cst.ClassDef):
-                walk(_inner(statement), (*scope, statement.name.value))
-            elif isinstance(statement, cst.BaseCompoundStatement):
-                walk(_inner(statement), scope)
-                for clause in ("orelse", "finalbody"):
-                    other = getattr(statement, clause, None)
-                    if isinstance(other, cst.If):  # an elif: itself a compound statement
-                        walk([other], scope)
-                    elif other is not None:
-                        walk(_inner(other), scope)
-                for handler in getattr(statement, "handlers", ()):
-                    walk(_inner(handler), scope)
-
-    walk(module.body, ())
-    return table
-
-
-def _inner(node: cst.CSTNode) -> list:
-    body = getattr(node, "body", None)
-    return list(body.body) if isinstance(body, cst.IndentedBlock) else []
+def _header_end(lines: list[str], module: ast.Module) -> int:
+    """libcst's Module.header: every comment and blank line above the first statement."""
+    if not module.body:
+        return len(lines)
+    first = module.body[0]
+    return min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))]) - 1

@@ -10,7 +10,7 @@ for those names only, what upstream did between the tags:
   parameter, field or attribute; a C++ function, field, type or enumerator, found by
   tree-sitter queries; a TableGen record or `$parameter`, whose generated accessor `getX` counts
   too) and no upstream-changed file declares it at the new tag;
-- signature: a Python function of that name changed its parameters (libcst);
+- signature: a Python function of that name changed its parameters (ast);
 - header: an #include FlagTree added names a file upstream deleted or renamed.
 """
 from __future__ import annotations
@@ -36,9 +36,11 @@ from ..model import Finding
 from ..git import GitTree, Repository, changes_with_renames
 from ..git import added_lines as tree_added_lines
 from ..trees import read_text
-from .cpp import parser
-from .pyfacts import Param, _params
+from .cpp import parse_tree, parser
+from .pyfacts import Param, _params as _ast_params
+from .pyfacts_cst import _params as _cst_params
 from .parsing import Unparseable, parsed_ast, parsed_python, skipped
+from .pyblobs import Extractor, python_fact, register
 
 PY = (".py",)
 CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
@@ -168,8 +170,7 @@ def _query(source: str) -> Query:
 
 
 def _captures(query_source: str, text: str) -> dict[str, list]:
-    tree = parser().parse(text.encode("utf-8", errors="replace"))
-    return QueryCursor(_query(query_source)).captures(tree.root_node)
+    return QueryCursor(_query(query_source)).captures(parse_tree(text).root_node)
 
 
 def declared_names(path: str, text: str | None) -> set[str]:
@@ -256,20 +257,6 @@ def _one_line_body(node: ast.ClassDef, lines: list[str]) -> bool:
     return line[:first.col_offset].strip() != ""
 
 
-def _ast_params(args: ast.arguments) -> tuple[Param, ...]:
-    """The parameters as pyfacts._params gives them from libcst."""
-    positional = [*args.posonlyargs, *args.args]
-    first_default = len(positional) - len(args.defaults)
-    params = [Param(arg.arg, "positional_only" if index < len(args.posonlyargs) else "positional",
-                    index >= first_default) for index, arg in enumerate(positional)]
-    if args.vararg is not None:
-        params.append(Param(args.vararg.arg, "var_positional", False))
-    params += [Param(arg.arg, "keyword_only", default is not None) for arg, default in zip(args.kwonlyargs, args.kw_defaults)]
-    if args.kwarg is not None:
-        params.append(Param(args.kwarg.arg, "var_keyword", False))
-    return tuple(params)
-
-
 def python_shape_libcst(text: str) -> PythonShape:
     """The same shape through libcst: the reference, and the answer where ast cannot parse."""
     module = parsed_python(text)
@@ -282,7 +269,7 @@ def python_shape_libcst(text: str) -> PythonShape:
         for statement in body:
             if isinstance(statement, cst.FunctionDef):
                 names.add(statement.name.value)
-                params = _params(statement.params)
+                params = _cst_params(statement.params)
                 functions.setdefault(prefix + statement.name.value, params)
                 names.update(param.name for param in params)
             elif isinstance(statement, cst.ClassDef):
@@ -406,23 +393,30 @@ def own_names(path: str, text: str) -> set[str]:
     """Names the file binds itself: C++ variables and parameters, Python assignments, parameters,
     attributes set (self.x = ...), defs and classes. A use of one of these refers to that binding,
     not to a declaration upstream removed in some other file (the coincidence issue 12 names).
-    Through the fact cache, keyed by blob id and the language the path selects."""
-    language = "cpp" if path.endswith(CPP) else "py" if path.endswith(PY) else "other"
-    return set(memoized("own-names", 1, text, lambda source: sorted(_own_names(path, source)), extra=language,
-                        encode=lambda names: names, decode=lambda stored: [str(name) for name in stored]))
-
-
-def _own_names(path: str, text: str) -> set[str]:
+    Through the fact cache, keyed by blob id (Python: a fact of the shared parse, pyblobs)."""
     if path.endswith(CPP):
-        return {node.text.decode("utf-8", errors="replace") for node in _captures(_LOCAL_QUERY, text).get("name", [])}
+        return set(memoized("own-names", 1, text, lambda source: sorted(_cpp_own_names(source)), extra="cpp",
+                            encode=lambda names: names, decode=lambda stored: [str(name) for name in stored]))
     if not path.endswith(PY):
         return set()
-    module = parsed_ast(text)  # guarded: deep nesting is a result, not a crash
-    if isinstance(module, Unparseable):
-        skipped(path, module)
+    found = python_fact("own-names", text)  # from the shared parse and walk of the fork's Python blobs
+    if found is None:
+        reason = parsed_ast(text)
+        skipped(path, reason if isinstance(reason, Unparseable) else "the text does not parse")
         return set()
+    return set(found)
+
+
+def _cpp_own_names(text: str) -> set[str]:
+    return {node.text.decode("utf-8", errors="replace") for node in _captures(_LOCAL_QUERY, text).get("name", [])}
+
+
+def _python_own_names(nodes: list[ast.AST] | None) -> list[str] | None:
+    """Names a Python module binds (see own_names); None when it does not parse."""
+    if nodes is None:
+        return None
     names: set[str] = set()
-    for node in ast.walk(module):
+    for node in nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
@@ -431,7 +425,11 @@ def _own_names(path: str, text: str) -> set[str]:
             names.add(node.arg)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
-    return names
+    return sorted(names)
+
+
+register(Extractor("own-names", 1, _python_own_names, encode=lambda names: names,
+                   decode=lambda stored: None if stored is None else [str(name) for name in stored]))
 
 
 def still_used_on(target: GitTree, new: GitTree, paths: set[str]) -> dict[str, set[str]]:
