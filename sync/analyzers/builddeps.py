@@ -20,8 +20,7 @@ from ..model import Finding
 from ..trees import read_text
 from .context import DriftContext
 from .cpp import include_lines
-from .delta import backend_of, fork_added_lines, is_cmake, text_diff
-from .keys import hunks_with
+from .delta import backend_of, fork_added_lines, hunks_with, is_cmake, text_diff
 
 _COMMENT = re.compile(r"#[^\n]*")
 _LIBRARY = re.compile(r"\badd_\w*library\s*\(", re.IGNORECASE)

@@ -15,17 +15,16 @@ import ast
 import re
 from typing import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from posixpath import dirname, join, normpath
 
-from tree_sitter import Node, Query, QueryCursor
+from tree_sitter import Node
 
 from ..git import GitTree, changes_with_renames
 from ..cache import memoized
 from ..model import Finding
 from ..trees import read_text
 from .context import DriftContext
-from .cpp import parse_tree, parser
+from .cpp import captures
 from .delta import CPP, PY, TD, backend_of, fork_added_lines, text_diff
 from .pyblobs import Extractor, python_fact, register
 from .pyfacts import Param, function_table
@@ -59,21 +58,14 @@ def _call_nodes(text: str) -> Iterator[tuple[Node, Node, Node]]:
     """Every C++ call expression with its callee and argument list, in any nesting: found by a tree-sitter
     query (a native walk), listed outermost and rightmost first (the order of a depth-first walk that
     takes the last child first)."""
-    calls = QueryCursor(_call_query()).captures(parse_tree(text).root_node).get("call", [])
+    calls = captures("(call_expression) @call", text).get("call", [])
     for node in sorted(calls, key=lambda call: (-call.end_byte, call.start_byte)):
         function, arguments = node.child_by_field_name("function"), node.child_by_field_name("arguments")
         if function is not None and arguments is not None:
             yield node, function, arguments
 
 
-@lru_cache(maxsize=1)
-def _call_query() -> Query:
-    language = parser().language
-    assert language is not None  # parser() is built with the C++ grammar
-    return Query(language, "(call_expression) @call")
-
-
-def _calls(text: str) -> list[CppCall]:
+def builder_calls(text: str) -> list[CppCall]:
     """Builder calls of a C++ text, through the fact cache (keyed by blob id)."""
     return memoized("cpp-builder-calls", 1, text, _parse_calls,
                     encode=lambda calls: [[c.callee, c.written, c.line, c.count] for c in calls],
@@ -99,7 +91,7 @@ def _parse_calls(text: str) -> list[CppCall]:
     return found
 
 
-def _includes(tree: GitTree, path: str, depth: int = 2) -> set[str]:
+def includes_of(tree: GitTree, path: str, depth: int = 2) -> set[str]:
     """Include paths of a file, and of the headers it includes that the tree has (one more level)."""
     text = read_text(tree, path) or ""
     direct = set(_INCLUDE.findall(text))
@@ -108,12 +100,12 @@ def _includes(tree: GitTree, path: str, depth: int = 2) -> set[str]:
         for include in direct:
             for candidate in (f"include/{include}", normpath(join(dirname(path), include))):
                 if tree.exists(candidate):
-                    seen |= _includes(tree, candidate, depth - 1)
+                    seen |= includes_of(tree, candidate, depth - 1)
                     break
     return seen
 
 
-def _include_dir(td_path: str) -> str:
+def include_dir(td_path: str) -> str:
     return dirname(td_path[len("include/"):] if td_path.startswith("include/") else td_path)
 
 
@@ -163,17 +155,17 @@ def cpp_broken_calls(context: DriftContext, path: str, lines: frozenset[int] | N
     named = [name for name in changes if name in text]  # cheap: a call only resolves to a name it spells
     if not named:
         return []
-    included_dirs = {dirname(include) for include in _includes(context.fork, path)}
-    if not any(_include_dir(change.old.path) in included_dirs or dirname(path) == dirname(change.old.path)
+    included_dirs = {dirname(include) for include in includes_of(context.fork, path)}
+    if not any(include_dir(change.old.path) in included_dirs or dirname(path) == dirname(change.old.path)
                for name in named for change in changes[name]):
         return []  # no changed builder is in scope here: parsing could not find a call to report
-    calls = [call for call in _calls(text) if call.callee in changes and (lines is None or call.line in lines)]
+    calls = [call for call in builder_calls(text) if call.callee in changes and (lines is None or call.line in lines)]
     if not calls:
         return []
     broken = []
     for call in calls:
         for change in changes[call.callee]:
-            if _include_dir(change.old.path) not in included_dirs and dirname(path) != dirname(change.old.path):
+            if include_dir(change.old.path) not in included_dirs and dirname(path) != dirname(change.old.path):
                 continue  # not in scope: the file never sees that dialect's headers
             why = _verdict(change.old.overloads, change.new.overloads, call.count)
             if why:

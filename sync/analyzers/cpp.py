@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import tree_sitter_cpp
-from tree_sitter import Language, Node, Parser, Tree
+from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
 from ..cache import memoized
 from ..trees import FileTree, read_text
@@ -114,6 +114,19 @@ def parser() -> Parser:
     return Parser(Language(tree_sitter_cpp.language()))
 
 
+@lru_cache(maxsize=8)
+def query(source: str) -> Query:
+    """A compiled tree-sitter query of the C++ grammar (queries walk the tree natively, not in Python)."""
+    language = parser().language
+    assert language is not None  # parser() is built with the C++ grammar
+    return Query(language, source)
+
+
+def captures(query_source: str, text: str) -> dict[str, list[Node]]:
+    """The nodes each capture of the query names in the C++ text's (shared) tree."""
+    return QueryCursor(query(query_source)).captures(parse_tree(text).root_node)
+
+
 @lru_cache(maxsize=4)
 def parse_tree(text: str) -> Tree:
     """tree-sitter's tree of a C++ text: one parse when several analyses read the same file in a row
@@ -126,7 +139,7 @@ def _declarator_name(node: Node) -> str | None:
     while declarator is not None:
         if declarator.type in ("qualified_identifier", "identifier", "field_identifier", "destructor_name",
                                "operator_name"):
-            return _text(declarator)
+            return node_text(declarator)
         declarator = declarator.child_by_field_name("declarator")
     return None
 
@@ -138,7 +151,7 @@ def _function_declarator(node: Node) -> Node | None:
     return declarator
 
 
-def _text(node: Node) -> str:
+def node_text(node: Node) -> str:
     return (node.text or b"").decode("utf-8", errors="replace")
 
 
@@ -151,7 +164,7 @@ def _param_types(function_declarator: Node | None) -> str:
     for param in parameters.named_children:
         if param.type == "comment":
             continue
-        text, base = _text(param), param.start_byte
+        text, base = node_text(param), param.start_byte
         cut = [(node.start_byte - base, node.end_byte - base) for node in (param.child_by_field_name("default_value"),)
                if node is not None]
         declarator = param.child_by_field_name("declarator")
@@ -192,7 +205,7 @@ def _functions(text: str) -> list[CppFunction]:
         if node.type == "function_definition":
             name = _declarator_name(node)
             if name:
-                found.append(CppFunction(name, node.start_point[0] + 1, node.end_point[0] + 1, _text(node),
+                found.append(CppFunction(name, node.start_point[0] + 1, node.end_point[0] + 1, node_text(node),
                                          _param_types(_function_declarator(node))))
             continue
         pending.extend(node.children)
@@ -209,7 +222,7 @@ def declarations(text: str) -> list[CppFunction]:
             declarator = _function_declarator(node)
             inner = declarator.child_by_field_name("declarator") if declarator is not None else None
             if inner is not None:
-                found.append(CppFunction(_text(inner), node.start_point[0] + 1, node.end_point[0] + 1, _text(node),
+                found.append(CppFunction(node_text(inner), node.start_point[0] + 1, node.end_point[0] + 1, node_text(node),
                                          _param_types(declarator)))
             continue
         if node.type == "function_definition":
@@ -263,7 +276,7 @@ def _names_by_line(text: str) -> dict[int, set[str]]:
     while pending:
         node = pending.pop()
         if node.type in _NAME_NODES:
-            found.setdefault(node.start_point[0] + 1, set()).add(_text(node))
+            found.setdefault(node.start_point[0] + 1, set()).add(node_text(node))
             continue
         pending.extend(node.children)
     return found

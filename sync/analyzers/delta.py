@@ -8,6 +8,8 @@ import difflib
 from functools import lru_cache
 from typing import Callable
 
+from unidiff import PatchSet
+
 from ..git import GitTree
 from ..git import added_lines as tree_added_lines
 
@@ -36,3 +38,13 @@ def text_diff(before: str, after: str, old_path: str, new_path: str, context: in
 
 def backend_of(owners_of: Callable[[str], list[str]], path: str) -> str | None:
     return next((owner for owner in owners_of(path) if owner not in ("shared-trunk", "flagtree-core")), None)
+
+
+def hunks_with(diff: str, key: str) -> str:
+    """Only the hunks of a diff that mention the key (the evidence, not the whole file)."""
+    if not diff:
+        return ""
+    patch = PatchSet(diff)
+    kept = [str(hunk) for file in patch for hunk in file if key in str(hunk)]
+    head = "".join(diff.splitlines(keepends=True)[:2])
+    return head + "".join(kept) if kept else ""

@@ -18,9 +18,9 @@ from ..git import GitTree
 from ..model import Finding
 from ..trees import read_text
 from .context import DriftContext
-from .cpp import _text, include_lines, parser
-from .delta import CPP, backend_of, fork_added_lines, is_cmake, text_diff
-from .keys import hunks_with
+from ..cache import memoized
+from .cpp import captures, include_lines, node_text
+from .delta import CPP, backend_of, fork_added_lines, hunks_with, is_cmake, text_diff
 
 _ADD_DEFINITIONS = re.compile(r"\badd_definitions\s*\(([^)]*)\)", re.IGNORECASE)
 _ADD_COMPILE_DEFINITIONS = re.compile(r"\badd_compile_definitions\s*\(([^)]*)\)", re.IGNORECASE)
@@ -81,7 +81,15 @@ def _string_body(node_text: str) -> str:
 
 
 def component_names(text: str) -> dict[int, set[tuple[str, str]]]:
-    """Per line: ("include", root), ("namespace", X) and ("op", prefix) names a component can be told by."""
+    """Per line: ("include", root), ("namespace", X) and ("op", prefix) names a component can be told by.
+    Through the fact cache: a cold run reads every C++ file FlagTree changed."""
+    return memoized("component-names", 1, text, _component_names,
+                    encode=lambda found: [[line, sorted(map(list, names))] for line, names in sorted(found.items())],
+                    decode=lambda stored: {int(line): {(str(kind), str(value)) for kind, value in names}
+                                           for line, names in stored})
+
+
+def _component_names(text: str) -> dict[int, set[tuple[str, str]]]:
     found: dict[int, set[tuple[str, str]]] = {}
     for number, name in include_lines(text):
         parts = [part for part in name.split("/") if part]
@@ -89,16 +97,12 @@ def component_names(text: str) -> dict[int, set[tuple[str, str]]]:
             parts = parts[1:]
         if len(parts) > 1:  # a header in a directory: the directory is the component's root
             found.setdefault(number, set()).add(("include", parts[0]))
-    pending = [parser().parse(text.encode("utf-8")).root_node]
-    while pending:
-        node = pending.pop()
-        body = _text(node)
-        if node.type == "namespace_identifier":
-            found.setdefault(node.start_point[0] + 1, set()).add(("namespace", body))
-        elif node.type == "string_literal" and (match := _OP_NAME.match(_string_body(body))):
+    found_nodes = captures("(namespace_identifier) @namespace (string_literal) @string", text)
+    for node in found_nodes.get("namespace", []):
+        found.setdefault(node.start_point[0] + 1, set()).add(("namespace", node_text(node)))
+    for node in found_nodes.get("string", []):
+        if match := _OP_NAME.match(_string_body(node_text(node))):
             found.setdefault(node.start_point[0] + 1, set()).add(("op", match[1]))
-        else:
-            pending.extend(node.children)
     return found
 
 
@@ -110,7 +114,8 @@ def _upstream_form(kind: str, name: str) -> re.Pattern[str]:
 
 
 def _upstream_names(tree: GitTree, names: set[tuple[str, str]]) -> set[tuple[str, str]]:
-    """Which of the names upstream's C++ already uses (then they tell no FlagTree component)."""
+    """Which of the names upstream's C++ already uses (then they tell no FlagTree component).
+    A regular expression runs only on files that hold the name as a substring."""
     forms = {name: _upstream_form(*name) for name in names}
     left, seen = set(names), set()
     for path in tree.paths():
@@ -118,7 +123,8 @@ def _upstream_names(tree: GitTree, names: set[tuple[str, str]]) -> set[tuple[str
             break
         if path.endswith(CPP):
             text = read_text(tree, path) or ""
-            hit = {name for name in left if forms[name].search(text)}
+            # Every form spells the name itself: a substring test rules out most files at C speed.
+            hit = {name for name in left if name[1] in text and forms[name].search(text)}
             seen |= hit
             left -= hit
     return seen

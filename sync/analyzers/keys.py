@@ -21,16 +21,14 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from unidiff import PatchSet
-
 from ..cache import memoized
 from ..git import changes_with_renames
 from ..model import Finding
 from ..trees import read_text
 from .context import DriftContext
-from .delta import PY, backend_of, fork_added_lines, text_diff
+from .delta import PY, backend_of, fork_added_lines, hunks_with, text_diff
 from .pyblobs import Extractor, python_fact, register
-from .symbols import _significant
+from .symbols import significant_name
 from .parsing import Unparseable, parsed_ast, walk_nodes
 
 _READ_CALLS = {"get", "pop", "setdefault"}
@@ -84,7 +82,7 @@ def _all_key_reads(nodes: list[ast.AST] | None) -> list[tuple[str, int, str | No
             key, container = _string(node.args[1]), container_name(node.args[0])
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
             key, container = node.attr, container_name(node.value)
-        if key and key.isidentifier() and _significant(key):
+        if key and key.isidentifier() and significant_name(key):
             found.append((key, line, container))
     return found
 
@@ -186,16 +184,6 @@ def _mentions_quoted(text: str, word_keys: set[str], other_keys: set[str]) -> bo
     if word_keys and not word_keys.isdisjoint(word for _, word in _QUOTED_WORD.findall(text)):
         return True
     return any(f"'{key}'" in text or f'"{key}"' in text for key in other_keys)
-
-
-def hunks_with(diff: str, key: str) -> str:
-    """Only the hunks of a diff that mention the key (the evidence, not the whole file)."""
-    if not diff:
-        return ""
-    patch = PatchSet(diff)
-    kept = [str(hunk) for file in patch for hunk in file if key in str(hunk)]
-    head = "".join(diff.splitlines(keepends=True)[:2])
-    return head + "".join(kept) if kept else ""
 
 
 def key_string_findings(context: DriftContext) -> list[Finding]:

@@ -13,7 +13,7 @@ from posixpath import dirname
 from ..git import GitTree, changes_with_renames
 from ..model import Finding
 from ..trees import read_text
-from .callsigs import _calls, _include_dir, _includes
+from .callsigs import builder_calls, include_dir, includes_of
 from .context import DriftContext
 from .cpp import functions
 from .delta import CPP, TD, backend_of, fork_added_lines, text_diff
@@ -35,7 +35,7 @@ def _op_dirs(tree: GitTree) -> dict[str, set[str]]:
         if path.endswith(TD) and not path.startswith("third_party/"):
             for record in records(path, read_text(tree, path) or ""):
                 if record.kind == "op":
-                    found.setdefault(record.cpp_name, set()).add(_include_dir(path))
+                    found.setdefault(record.cpp_name, set()).add(include_dir(path))
     return found
 
 
@@ -51,7 +51,7 @@ def changed_verifiers(old: GitTree, new: GitTree) -> dict[str, list[VerifierChan
         if not before:
             continue
         after = {f.short_name: f for f in functions(read_text(new, change.new_path) or "") if f.name.endswith("::verify")}
-        included = {dirname(include) for include in _includes(new, change.new_path)}
+        included = {dirname(include) for include in includes_of(new, change.new_path)}
         for name, function in before.items():
             op = name.split("::")[0]
             now = after.get(name)
@@ -75,11 +75,11 @@ def op_verifier_findings(context: DriftContext) -> list[Finding]:
         text = read_text(context.fork, path) or ""
         if not any(name.rsplit("::", 1)[-1] in text for name in changes):
             continue  # cheap: a call of a changed op names it; most files name none
-        calls = [call for call in _calls(text) if call.callee in changes
+        calls = [call for call in builder_calls(text) if call.callee in changes
                  and call.line in lines]  # only op classes are keys: an Attr/Type `get` never matches
         if not calls:
             continue
-        included = {dirname(include) for include in _includes(context.fork, path)}
+        included = {dirname(include) for include in includes_of(context.fork, path)}
         for call in calls:
             for change in changes[call.callee]:
                 if change.td_dir not in included:

@@ -29,14 +29,12 @@ from typing import Callable, Sequence
 
 import libcst as cst
 
-from tree_sitter import Query, QueryCursor
-
 from ..cache import memoized
 from ..model import Finding
 from ..git import GitTree, Repository, changes_with_renames
 from ..git import added_lines as tree_added_lines
 from ..trees import read_text
-from .cpp import parse_tree, parser
+from .cpp import captures, node_text
 from .pyfacts import Param, _params as _ast_params
 from .pyfacts_cst import _params as _cst_params
 from .parsing import Unparseable, parsed_ast, parsed_python, skipped
@@ -76,7 +74,7 @@ class Drift:
 _BUILTINS = frozenset(dir(builtins))
 
 
-def _significant(name: str) -> bool:
+def significant_name(name: str) -> bool:
     return len(name) >= 5 and name.lower() not in GENERIC and not name.startswith("__") and name not in _BUILTINS
 
 
@@ -92,10 +90,10 @@ def uses_on_lines(path: str, text: str, lines: set[int]) -> tuple[list[Use], lis
     includes = [Use(match[1], line) for line in sorted(lines) if 0 < line <= len(source)
                 for match in [_INCLUDE.match(source[line - 1])] if match]
     if path.endswith(CPP):
-        for node in _captures(_USE_QUERY, text).get("id", []):
+        for node in captures(_USE_QUERY, text).get("id", []):
             line = node.start_point[0] + 1
             if line in lines:
-                identifiers.setdefault(node.text.decode("utf-8", errors="replace"), line)
+                identifiers.setdefault(node_text(node), line)
     elif path.endswith(PY):
         identifiers.update(_python_trunk_names(text, lines))
     else:
@@ -103,7 +101,7 @@ def uses_on_lines(path: str, text: str, lines: set[int]) -> tuple[list[Use], lis
             if 0 < line <= len(source):
                 for name in _TOKEN.findall(source[line - 1].split("//", 1)[0]):
                     identifiers.setdefault(name, line)
-    return [Use(name, line) for name, line in identifiers.items() if _significant(name)], includes
+    return [Use(name, line) for name, line in identifiers.items() if significant_name(name)], includes
 
 
 def _python_trunk_names(text: str, lines: set[int]) -> dict[str, int]:
@@ -162,16 +160,6 @@ _USE_QUERY = "(identifier) @id (field_identifier) @id (type_identifier) @id (nam
 _TD_DECLARATION = re.compile(r"^\s*(?:def|class|defm|multiclass)\s+([A-Za-z_]\w*)|\$([A-Za-z_]\w*)", re.MULTILINE)
 
 
-@lru_cache(maxsize=4)
-def _query(source: str) -> Query:
-    language = parser().language
-    assert language is not None  # parser() is built with the C++ grammar
-    return Query(language, source)
-
-
-def _captures(query_source: str, text: str) -> dict[str, list]:
-    return QueryCursor(_query(query_source)).captures(parse_tree(text).root_node)
-
 
 def declared_names(path: str, text: str | None) -> set[str]:
     """Names a file declares, by language; the last component of qualified C++ names."""
@@ -184,8 +172,8 @@ def declared_names(path: str, text: str | None) -> set[str]:
 
 def _declared_names(path: str, text: str) -> set[str]:
     if path.endswith(CPP):
-        return {node.text.decode("utf-8", errors="replace").split("::")[-1]
-                for node in _captures(_DECLARATION_QUERY, text).get("name", [])}
+        return {node_text(node).split("::")[-1]
+                for node in captures(_DECLARATION_QUERY, text).get("name", [])}
     if path.endswith(TD):
         return {alias for match in _TD_DECLARATION.finditer(text) for token in match.groups() if token
                 for alias in _accessor_aliases(token)}
@@ -408,7 +396,7 @@ def own_names(path: str, text: str) -> set[str]:
 
 
 def _cpp_own_names(text: str) -> set[str]:
-    return {node.text.decode("utf-8", errors="replace") for node in _captures(_LOCAL_QUERY, text).get("name", [])}
+    return {node_text(node) for node in captures(_LOCAL_QUERY, text).get("name", [])}
 
 
 def _python_own_names(nodes: list[ast.AST] | None) -> list[str] | None:
