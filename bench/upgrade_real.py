@@ -27,7 +27,7 @@ import git
 import pygit2
 
 from sync.jobs import UpgradeOptions, run_upgrade
-from sync.analyzers.symbols import UpstreamIndex, _significant
+from sync.analyzers.symbols import UpstreamIndex, significant_name
 from sync.git import GitTree, commit_range
 from sync.replay import Replayer
 
@@ -182,12 +182,12 @@ def classify_fix(repo: pygit2.Repository, path: str, index: UpstreamIndex) -> tu
         facts.append(f"{own}/{len(removed)} removed lines are FlagTree's own")
     else:
         own = 0
-    names = {name for line in removed + added for name in re.findall(r"[A-Za-z_]\w*", line) if _significant(name)}
+    names = {name for line in removed + added for name in re.findall(r"[A-Za-z_]\w*", line) if significant_name(name)}
     drifted = sorted(index.drifts(names))
     facts.append(f"upstream-changed symbols on the fix's lines: {', '.join(drifted) or 'none'}")
     if at_source == at_old:
         shared = sorted({name for line in _upstream_removed_lines(repo, path) for name in re.findall(r"[A-Za-z_]\w*", line)
-                         if _significant(name)} & names)
+                         if significant_name(name)} & names)
         if shared:
             facts.append(f"the fix re-creates what upstream removed here (shared names: {', '.join(shared[:4])})")
         return "not in the delta", "; ".join(facts) + ": no FlagTree line in this file for the analysis to check"

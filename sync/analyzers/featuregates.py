@@ -138,8 +138,8 @@ class _Gate:
 
 
 def feature_gate_findings(context: DriftContext) -> list[Finding]:
-    macros = defined_macros(context.fork)
-    macros = {m: path for m, path in macros.items() if m not in defined_macros(context.upstream_old)}
+    upstream_macros = defined_macros(context.upstream_old)
+    macros = {m: path for m, path in defined_macros(context.fork).items() if m not in upstream_macros}
     if not macros:
         return []
     added = {path: lines for path, lines in fork_added_lines(context.upstream_old, context.fork).items()
@@ -157,8 +157,9 @@ def feature_gate_findings(context: DriftContext) -> list[Finding]:
                 for name in names.get(line, ()):
                     gated.setdefault(macro, {}).setdefault(name, []).append((path, line))
     gates = []
+    upstream_uses = _upstream_names(context.upstream_old, {name for uses in gated.values() for name in uses})  # one scan
     for macro, uses in sorted(gated.items()):
-        own = set(uses) - _upstream_names(context.upstream_old, set(uses))
+        own = set(uses) - upstream_uses
         roots = {value for kind, value in own if kind != "op"}
         own = {(kind, value) for kind, value in own if kind != "op" or value in roots}
         if own:
