@@ -181,7 +181,7 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("relative-import-in-spec-module", "policy", "error", "a relative import in a spec-function module",
        "use an absolute import (from triton.x import y): a relative one resolves inside the backend's spec "
        "package, not to the trunk module it names (the seed requires absolute imports there)", "FT009"),
-    _k("backend-selection-in-trunk", "policy", "error", "trunk code compares FLAGTREE_BACKEND",
+    _k("backend-selection-in-trunk", "policy", "error", "trunk code compares or truth-tests FLAGTREE_BACKEND",
        "move backend-specific code into the backend's spec tree", "FT010"),
     _k("protected-file", "policy", "error", "a backend provides or shadows flagtree_spec.py/_flagtree_backend.py",
        "backends may not provide or shadow this file", "FT011"),

@@ -39,6 +39,35 @@ def test_ft010_on_a_named_backend_keeps_the_move_advice(tmp_path: Path, test: st
     assert found[0].next_step == BY_ID["backend-selection-in-trunk"].action
 
 
+@pytest.mark.parametrize("source, condition", [
+    ("if FLAGTREE_BACKEND:\n    x = 1\n", "FLAGTREE_BACKEND"),
+    ("while not FLAGTREE_BACKEND:\n    break\n", "not FLAGTREE_BACKEND"),
+    ("x = 1 if ready and backend.FLAGTREE_BACKEND else 2\n", "ready and backend.FLAGTREE_BACKEND"),
+    ("assert bool(FLAGTREE_BACKEND)\n", "bool(FLAGTREE_BACKEND)"),
+    ("x = [n for n in range(3) if not FLAGTREE_BACKEND]\n", "not FLAGTREE_BACKEND"),
+])
+def test_ft010_on_a_truth_test_of_the_backend(tmp_path: Path, source: str, condition: str) -> None:
+    """`if FLAGTREE_BACKEND:` asks the same as `== ""`; it used to pass check because only comparisons counted."""
+    found = _check(tmp_path, {CORE: f"{IMPORT}ready = True\n{source}"})
+    assert [(f.code, f.message) for f in found] == [
+        ("FT010", f"trunk tests whether a backend is installed: {condition}")]
+    assert "drop the test" in found[0].next_step
+
+
+@pytest.mark.parametrize("source", [
+    "x = FLAGTREE_BACKEND or 'none'\n",  # a value, not a condition
+    "if FLAGTREE_BACKEND_NAME:\n    x = 1\n",  # another name
+    "print(FLAGTREE_BACKEND)\n",
+])
+def test_no_ft010_for_uses_that_test_nothing(tmp_path: Path, source: str) -> None:
+    assert [f.code for f in _check(tmp_path, {CORE: f"{IMPORT}{source}"})] == []
+
+
+def test_a_condition_that_also_compares_is_reported_once_as_the_selection_it_makes(tmp_path: Path) -> None:
+    found = _check(tmp_path, {CORE: f'{IMPORT}if FLAGTREE_BACKEND and FLAGTREE_BACKEND == "hcu":\n    x = 1\n'})
+    assert [(f.code, f.message) for f in found] == [("FT010", 'trunk selects a backend: FLAGTREE_BACKEND == "hcu"')]
+
+
 def test_ft021_names_the_legacy_module_once_per_file_at_the_first_import(tmp_path: Path) -> None:
     matmul = ("def a():\n    from triton.runtime.driver import spec\n    return spec('a')\n\n\n"
               "def b():\n    from triton.runtime.driver import spec, spec_func\n    return spec_func('b')\n")

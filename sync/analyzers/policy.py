@@ -19,6 +19,7 @@ from ..suppressions import parse_suppressions, suppressions_path
 from ..tomlfiles import TomlFileError
 from ..trees import FileTree, read_text
 from .callsites import TrunkHooks, index_trunk_hooks
+from .parsing import Unparseable, parsed_ast
 from .pyfacts import parse_module_facts
 from .roles import (DIRECT_EDIT, ENTRY, INIT_UNUSED, OVERLAY, PROTECTED, PYTHON_ROLES, ROOT_FILE, SPEC_MODULE, TLE,
                     UNREACHABLE, Classified, classified_files, contained_in)
@@ -89,7 +90,7 @@ def _backend_selection(tree: FileTree, hooks: TrunkHooks) -> list[Finding]:
         if "FLAGTREE_BACKEND" not in text:
             continue
         facts = hooks.facts.get(path) or parse_module_facts(path, text)
-        for line, code in facts.backend_selections:
+        for line, code in sorted([*facts.backend_selections, *_truth_tests(text)]):
             if _tests_for_no_backend(code):
                 findings.append(replace(_finding("FT010", path, f"trunk tests whether a backend is installed: {code}",
                                                  line), action=_NO_BACKEND_REMEDY))
@@ -104,12 +105,51 @@ _NO_BACKEND_REMEDY = ("drop the test: with no backend installed every hook is al
                       "what a backend does in its spec tree")
 
 
+def _is_backend(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Name) and expr.id == "FLAGTREE_BACKEND" or \
+        isinstance(expr, ast.Attribute) and expr.attr == "FLAGTREE_BACKEND"
+
+
+def _truthy_use(expr: ast.expr) -> bool:
+    """FLAGTREE_BACKEND used for its truth value: alone, under `not`, in and/or, or in bool(...)."""
+    if _is_backend(expr):
+        return True
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+        return _truthy_use(expr.operand)
+    if isinstance(expr, ast.BoolOp):
+        return any(_truthy_use(value) for value in expr.values)
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "bool" \
+        and len(expr.args) == 1 and _is_backend(expr.args[0])
+
+
+def _truth_tests(text: str) -> list[tuple[int, str]]:
+    """Conditions (if, while, assert, x if c else y, comprehension ifs) that test whether FLAGTREE_BACKEND
+    is set at all; comparisons are the module facts' backend selections already."""
+    module = parsed_ast(text)
+    if isinstance(module, Unparseable):
+        return []  # FT013 reports the file
+    conditions = [condition for node in ast.walk(module)
+                  for condition in ([node.test] if isinstance(node, (ast.If, ast.While, ast.Assert, ast.IfExp))
+                                    else node.ifs if isinstance(node, ast.comprehension) else [])]
+    return [(condition.lineno, ast.get_source_segment(text, condition) or ast.unparse(condition))
+            for condition in conditions if _truthy_use(condition) and not _compares_backend(condition)]
+
+
+def _compares_backend(condition: ast.expr) -> bool:
+    """A condition that also compares the backend is reported by that comparison (which names it)."""
+    return any(isinstance(node, ast.Compare) and any(map(_is_backend, (node.left, *node.comparators)))
+               for node in ast.walk(condition))
+
+
 def _tests_for_no_backend(code: str) -> bool:
-    """FLAGTREE_BACKEND compared only with "" or None (==, !=, is, in a tuple of them): no backend is named."""
+    """FLAGTREE_BACKEND compared only with "" or None (==, !=, is, in a tuple of them), or tested for its
+    truth value: no backend is named."""
     try:
         tree = ast.parse(code.strip(), mode="eval").body
     except SyntaxError:
         return False
+    if _truthy_use(tree):
+        return True
     if not isinstance(tree, ast.Compare):
         return False
     others = [operand for operand in (tree.left, *tree.comparators)
