@@ -27,7 +27,7 @@ def print_status(report: Report, out: Path | None) -> None:
         click.echo(f"  {group.name:<16} {group.verdict:<13} conflicts={group_counts['conflicts']} "
                    f"resolved={group_counts['resolved']} errors={group_counts['error']} "
                    f"warnings={group_counts['warning']} reviewed={group_counts['suppressed']}")
-    note = shared_note(report, str)
+    note = shared_note(report, str, total="the first line")
     if note:
         click.echo(f"  {note}")
 

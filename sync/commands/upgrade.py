@@ -26,7 +26,7 @@ def print_summary(report: Report, out: Path | None) -> None:
         group_counts = group.counts
         click.echo(f"  {group.name:<16} {group.verdict:<13} conflicts={group_counts['conflicts']} "
                    f"errors={group_counts['error']} warnings={group_counts['warning']}")
-    note = shared_note(report, str)
+    note = shared_note(report, str, total="the first line")
     if note:
         click.echo(f"  {note}")
 

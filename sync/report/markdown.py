@@ -74,14 +74,15 @@ def shared_files(report: Report) -> list[tuple[str, list[str]]]:
     return sorted((path, names) for path, names in groups.items() if len(names) > 1)
 
 
-def shared_note(report: Report, literal: Callable[[str], str] = code) -> str | None:
-    """The sentence under the table that says which files count in more than one row."""
+def shared_note(report: Report, literal: Callable[[str], str] = code, total: str = "the total row") -> str | None:
+    """The sentence under the table that says which files count in more than one row; total names where
+    they count once (the table's total row; the terminal's first line)."""
     shared = shared_files(report)
     if not shared:
         return None
     return ("A conflicted file owned by several groups counts in the row of each: "
             + "; ".join(f"{literal(path)} ({', '.join(literal(name) for name in names)})" for path, names in shared)
-            + ". The total counts each conflict once.")
+            + f". {total[:1].upper()}{total[1:]} counts each conflict once.")
 
 
 def _table(report: Report) -> list[str]:
