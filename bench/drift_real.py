@@ -17,8 +17,10 @@ later runs find it filled; --no-cache runs without it.
 from __future__ import annotations
 
 import argparse
+import atexit
 import collections
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -44,7 +46,9 @@ def main() -> int:
     args = parser.parse_args()
     if args.no_cache:
         os.environ["FLAGTREE_SYNC_CACHE"] = "off"
-    clone = Path(tempfile.mkdtemp(prefix="flagtree-drift-bench-")) / "flagtree.git"
+    scratch = Path(tempfile.mkdtemp(prefix="flagtree-drift-bench-"))
+    atexit.register(shutil.rmtree, scratch, True)  # the clone this run made, also when it fails
+    clone = scratch / "flagtree.git"
     subprocess.run(["git", "clone", "-q", "--bare", "--shared", str(args.flagtree), str(clone)], check=True)
     times: dict[tuple, list[float]] = collections.defaultdict(list)
     reports = {}

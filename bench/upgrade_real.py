@@ -13,10 +13,12 @@ Works on a shared bare clone of PATH; PATH itself is never written.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import re
 import resource
 import statistics
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -215,6 +217,8 @@ def main() -> int:
                         help="keep the clone and each run's report files here (a new directory)")
     args = parser.parse_args()
     work = args.out if args.out is not None else Path(tempfile.mkdtemp(prefix="flagtree-bench-"))
+    if args.out is None:  # only what this run created, and only then: --out is kept
+        atexit.register(shutil.rmtree, work, True)
     work.mkdir(parents=True, exist_ok=True)
     clone = work / "flagtree.git"
     subprocess.run(["git", "clone", "-q", "--bare", "--shared", str(args.flagtree), str(clone)], check=True)
