@@ -18,7 +18,7 @@ from .delta import PY, fork_added_lines
 from .pyblobs import prefetch
 from .owners import OwnerIndex
 from .roles import Classified, classified_files
-from .pyfacts import DefSpan, FunctionFacts, ModuleFacts, Param, function_table, parse_module_facts
+from .pyfacts import FunctionFacts, ModuleFacts, function_table, parse_module_facts, stored_function_facts
 
 if TYPE_CHECKING:
     from .overlays import MergedOverlay
@@ -31,16 +31,7 @@ def cached_function_table(text: str) -> dict[str, FunctionFacts] | None:
                       decode=lambda found: found)
     if stored is None:
         return None
-    table: dict[str, FunctionFacts] = {}
-    for name, params, span in stored:
-        if span is None:  # the libcst fallback's facts: their text comes from libcst again
-            found = (function_table(text) or {}).get(str(name))
-            if found is not None:
-                table[str(name)] = found
-                continue
-        table[str(name)] = FunctionFacts(str(name), 0, tuple(Param(str(n), str(k), bool(d)) for n, k, d in params),
-                                         text, DefSpan.from_json(span) if span is not None else None)
-    return table
+    return {str(name): stored_function_facts(text, str(name), 0, params, span) for name, params, span in stored}
 
 
 def _function_entries(text: str) -> list[list] | None:

@@ -254,7 +254,8 @@ def stray_macros(tree: FileTree, backend: str, reachable: dict[str, MacroDefinit
     return found
 
 
-_NAME_NODES = ("identifier", "field_identifier", "type_identifier", "namespace_identifier")
+# Identifiers: variables, fields, types, namespaces (not keywords, comments or strings), capture "id".
+NAME_QUERY = "(identifier) @id (field_identifier) @id (type_identifier) @id (namespace_identifier) @id"
 
 
 _CACHED_NAMES_BYTES = 10_000  # smaller texts (function bodies) cost less to parse than a cache entry
@@ -272,13 +273,8 @@ def names_by_line(text: str) -> dict[int, set[str]]:
 
 def _names_by_line(text: str) -> dict[int, set[str]]:
     found: dict[int, set[str]] = {}
-    pending = [parse_tree(text).root_node]
-    while pending:
-        node = pending.pop()
-        if node.type in _NAME_NODES:
-            found.setdefault(node.start_point[0] + 1, set()).add(node_text(node))
-            continue
-        pending.extend(node.children)
+    for node in captures(NAME_QUERY, text).get("id", []):
+        found.setdefault(node.start_point[0] + 1, set()).add(node_text(node))
     return found
 
 

@@ -124,11 +124,6 @@ def _reason(exc: BaseException) -> str:
     return text
 
 
-def _cpython_limit(text: str) -> None:
-    """Raise UnparseableError when CPython refuses the text for its nesting (libcst would overflow)."""
-    cpython_ast(text)
-
-
 def cpython_ast(text: str) -> ast.Module | None:
     """CPython's tree of text; None on a plain syntax error (libcst judges: it knows newer grammar than
     this interpreter); UnparseableError when CPython refuses the text for its nesting."""
@@ -152,7 +147,7 @@ def cpython_ast(text: str) -> ast.Module | None:
 
 def python_module(text: str) -> cst.Module:
     """libcst's tree of text; raises (inside guarded) on anything CPython or libcst refuses."""
-    _cpython_limit(text)
+    cpython_ast(text)  # CPython judges nesting first: libcst's parser would overflow on it
     return cst.parse_module(text)
 
 

@@ -20,7 +20,7 @@ from ..tomlfiles import TomlFileError
 from ..trees import FileTree, read_text
 from .callsites import TrunkHooks, index_trunk_hooks
 from .parsing import Unparseable, parsed_ast
-from .pyfacts import parse_module_facts
+from .pyfacts import names_backend, parse_module_facts
 from .roles import (DIRECT_EDIT, ENTRY, INIT_UNUSED, OVERLAY, PROTECTED, PYTHON_ROLES, ROOT_FILE, SPEC_MODULE, TLE,
                     UNREACHABLE, Classified, classified_files, contained_in)
 
@@ -105,21 +105,16 @@ _NO_BACKEND_REMEDY = ("drop the test: with no backend installed every hook is al
                       "what a backend does in its spec tree")
 
 
-def _is_backend(expr: ast.expr) -> bool:
-    return isinstance(expr, ast.Name) and expr.id == "FLAGTREE_BACKEND" or \
-        isinstance(expr, ast.Attribute) and expr.attr == "FLAGTREE_BACKEND"
-
-
 def _truthy_use(expr: ast.expr) -> bool:
     """FLAGTREE_BACKEND used for its truth value: alone, under `not`, in and/or, or in bool(...)."""
-    if _is_backend(expr):
+    if names_backend(expr):
         return True
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
         return _truthy_use(expr.operand)
     if isinstance(expr, ast.BoolOp):
         return any(_truthy_use(value) for value in expr.values)
     return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "bool" \
-        and len(expr.args) == 1 and _is_backend(expr.args[0])
+        and len(expr.args) == 1 and names_backend(expr.args[0])
 
 
 def _truth_tests(text: str) -> list[tuple[int, str]]:
@@ -137,7 +132,7 @@ def _truth_tests(text: str) -> list[tuple[int, str]]:
 
 def _compares_backend(condition: ast.expr) -> bool:
     """A condition that also compares the backend is reported by that comparison (which names it)."""
-    return any(isinstance(node, ast.Compare) and any(map(_is_backend, (node.left, *node.comparators)))
+    return any(isinstance(node, ast.Compare) and any(map(names_backend, (node.left, *node.comparators)))
                for node in ast.walk(condition))
 
 
@@ -152,9 +147,7 @@ def _tests_for_no_backend(code: str) -> bool:
         return True
     if not isinstance(tree, ast.Compare):
         return False
-    others = [operand for operand in (tree.left, *tree.comparators)
-              if not (isinstance(operand, ast.Name) and operand.id == "FLAGTREE_BACKEND"
-                      or isinstance(operand, ast.Attribute) and operand.attr == "FLAGTREE_BACKEND")]
+    others = [operand for operand in (tree.left, *tree.comparators) if not names_backend(operand)]
     values = [element for operand in others
               for element in (operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand])]
     return bool(values) and all(isinstance(value, ast.Constant) and value.value in ("", None) for value in values)

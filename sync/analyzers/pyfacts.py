@@ -359,7 +359,8 @@ def _block(lines: list[str], node: ast.stmt) -> list[ast.stmt]:
 
 # ---- module facts ---------------------------------------------------------------------------------
 
-def _names_backend(expr: ast.expr) -> bool:
+def names_backend(expr: ast.expr) -> bool:
+    """FLAGTREE_BACKEND or x.FLAGTREE_BACKEND."""
     if isinstance(expr, ast.Attribute):
         return expr.attr == "FLAGTREE_BACKEND"
     return isinstance(expr, ast.Name) and expr.id == "FLAGTREE_BACKEND"
@@ -395,10 +396,11 @@ class _Collector:
         return _segment(self.lines, node).strip()
 
     def run(self, module: ast.Module) -> None:
-        for index, group in enumerate(statement_groups(self.lines, module.body)):
+        groups = statement_groups(self.lines, module.body)
+        for index, group in enumerate(groups):
             if any(isinstance(statement, (ast.Import, ast.ImportFrom)) for statement in group):
                 self.facts.import_statement_indices.append(index)
-        for index, group in enumerate(statement_groups(self.lines, module.body)):
+        for index, group in enumerate(groups):
             self.statement_index = index
             for statement in group:
                 self.visit(statement)
@@ -439,7 +441,7 @@ class _Collector:
             self._call(node)
             return [node.func, *_in_source_order([*node.args, *node.keywords])]
         elif isinstance(node, ast.Compare):
-            if any(_names_backend(expr) for expr in (node.left, *node.comparators)):
+            if any(names_backend(expr) for expr in (node.left, *node.comparators)):
                 self.facts.backend_selections.append((self._line(node), self._code(node)))
         elif isinstance(node, ast.IfExp):
             return [node.body, node.test, node.orelse]
@@ -559,15 +561,8 @@ def _encode_facts(facts: ModuleFacts) -> dict:
 
 
 def _decode_facts(stored: dict, text: str) -> ModuleFacts:
-    functions: dict[str, FunctionFacts] = {}
-    for qualname, line, params, span in stored["functions"]:
-        if span is not None:
-            functions[qualname] = FunctionFacts(qualname, int(line), tuple(Param(n, k, bool(d)) for n, k, d in params),
-                                                text, DefSpan.from_json(span))
-        else:  # from the libcst fallback: its text comes from libcst again
-            found = (function_table(text) or {}).get(qualname)
-            functions[qualname] = replace(found, line=int(line)) if found is not None else FunctionFacts(
-                qualname, int(line), tuple(Param(n, k, bool(d)) for n, k, d in params))
+    functions = {str(qualname): stored_function_facts(text, str(qualname), int(line), params, span)
+                 for qualname, line, params, span in stored["functions"]}
     return ModuleFacts(
         str(stored["path"]), stored["error"],
         [HookSite(kind, name, path, int(line), scope, tuple(args), int(index), bool(decorator))
@@ -578,6 +573,18 @@ def _decode_facts(stored: dict, text: str) -> ModuleFacts:
         [ImportedName(module, int(level), name, local, int(line))
          for module, level, name, local, line in stored["imported_names"]],
         [(int(line), str(code)) for line, code in stored["backend_selections"]])
+
+
+def stored_function_facts(text: str, qualname: str, line: int, params: list, span: list | None) -> FunctionFacts:
+    """A def's facts read back from the fact cache: parameters as stored, the text cut by the stored span.
+    Without a span the facts came from the libcst fallback, which gives the text again."""
+    if span is not None:
+        return FunctionFacts(qualname, line, tuple(Param(str(n), str(k), bool(d)) for n, k, d in params), text,
+                             DefSpan.from_json(span))
+    found = (function_table(text) or {}).get(qualname)
+    if found is not None:
+        return replace(found, line=line)
+    return FunctionFacts(qualname, line, tuple(Param(str(n), str(k), bool(d)) for n, k, d in params))
 
 
 def _parse_module_facts(path: str, text: str, positions: bool) -> ModuleFacts:

@@ -34,7 +34,7 @@ from ..model import Finding
 from ..git import GitTree, Repository, changes_with_renames
 from ..git import added_lines as tree_added_lines
 from ..trees import read_text
-from .cpp import captures, node_text
+from .cpp import NAME_QUERY, captures, node_text
 from .pyfacts import Param, _params as _ast_params
 from .pyfacts_cst import _params as _cst_params
 from .parsing import Unparseable, parsed_ast, parsed_python, skipped
@@ -90,7 +90,7 @@ def uses_on_lines(path: str, text: str, lines: set[int]) -> tuple[list[Use], lis
     includes = [Use(match[1], line) for line in sorted(lines) if 0 < line <= len(source)
                 for match in [_INCLUDE.match(source[line - 1])] if match]
     if path.endswith(CPP):
-        for node in captures(_USE_QUERY, text).get("id", []):
+        for node in captures(NAME_QUERY, text).get("id", []):
             line = node.start_point[0] + 1
             if line in lines:
                 identifiers.setdefault(node_text(node), line)
@@ -156,9 +156,7 @@ _DECLARATION_QUERY = """
 (enumerator name: (identifier) @name)
 (alias_declaration name: (type_identifier) @name)
 """
-_USE_QUERY = "(identifier) @id (field_identifier) @id (type_identifier) @id (namespace_identifier) @id"
 _TD_DECLARATION = re.compile(r"^\s*(?:def|class|defm|multiclass)\s+([A-Za-z_]\w*)|\$([A-Za-z_]\w*)", re.MULTILINE)
-
 
 
 def declared_names(path: str, text: str | None) -> set[str]:
