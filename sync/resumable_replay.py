@@ -253,8 +253,9 @@ def _check_entry(repo: Repository, state: UpgradeState, number: int, result: Rep
         if head != state.head:
             raise StateFormatError(f"journal line {number} moves the head without a commit")
         # A line claiming "already upstream" would drop the commit from the branch: pick it again to be sure.
-        outcome = replayer.pick_tree(commit_of(repo, planned), commit_of(repo, head).tree)
-        if outcome.tree != commit_of(repo, head).tree.id or outcome.conflicts:
+        head_tree = commit_of(repo, head).tree
+        outcome = replayer.pick_tree(commit_of(repo, planned), head_tree)
+        if outcome.tree != head_tree.id or outcome.conflicts:
             raise StateFormatError(f"journal line {number} says {planned[:9]} changes nothing, "
                                    "but it does")
         return head
@@ -478,8 +479,7 @@ def continue_upgrade(repo_path: str, progress: Progress, options: RunOptions | N
 
 def _take_resolution(repo: Repository, store: StateStore, state: UpgradeState) -> None:
     if not os.path.lexists(store.worktree):  # removed by hand: nothing to take, so stop at that commit anew
-        state.stopped = False
-        store.save(state)
+        _stop_again(store, state)
         return
     if not is_linked_worktree(repo, store.worktree):
         raise SyncError(f"{store.worktree} is no longer a worktree of this repository, so the resolution cannot "
@@ -490,10 +490,8 @@ def _take_resolution(repo: Repository, store: StateStore, state: UpgradeState) -
         raise SyncError(f"unresolved conflicts in {store.worktree}: {', '.join(unmerged)} (git add them first)")
     commit = commit_of(repo, state.commits[len(state.results)])
     if worktree.head() == state.head and worktree.picking() is None and not worktree.local_changes():
-        # killed between saving the stop and the cherry-pick, or the pick undone: nothing was resolved, so
-        # the replay meets that commit again and stops there anew
-        state.stopped = False
-        store.save(state)
+        # killed between saving the stop and the cherry-pick, or the pick undone: nothing was resolved
+        _stop_again(store, state)
         return
     unstaged = worktree.unstaged_paths()
     if unstaged:  # the resolution is the index: an edit left out of it would be dropped without a word
@@ -511,6 +509,13 @@ def _take_resolution(repo: Repository, store: StateStore, state: UpgradeState) -
     worktree.quit_cherry_pick()
     store.save(state)
     worktree.detach_at(state.head)  # the resolved commit (same tree): the worktree is clean for the next stop
+
+
+def _stop_again(store: StateStore, state: UpgradeState) -> None:
+    """Nothing to take as the resolution: the run is no longer stopped, so the replay meets the commit
+    again and stops there anew."""
+    state.stopped = False
+    store.save(state)
 
 
 def abort_upgrade(repo_path: str) -> tuple[bool, Path | None]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
+from functools import cached_property
 from pathlib import Path
 from typing import Iterator
 
@@ -50,9 +51,14 @@ class Worktree:
     def head(self) -> str:
         return self._git.rev_parse("HEAD").strip()
 
+    @cached_property
+    def git_dir(self) -> Path:
+        """The worktree's own git directory (.git/worktrees/<name>), where git marks operations in progress."""
+        return Path(git.Repo(self.path).git_dir)
+
     def picking(self) -> str | None:
         """The commit of the cherry-pick in progress here, if any."""
-        marker = Path(git.Repo(self.path).git_dir) / "CHERRY_PICK_HEAD"
+        marker = self.git_dir / "CHERRY_PICK_HEAD"
         return marker.read_text(encoding="utf-8").strip() if marker.is_file() else None
 
     def unstaged_paths(self) -> list[str]:
@@ -64,7 +70,7 @@ class Worktree:
         changed = set(self._git.diff("HEAD", "--name-only", "-z").split("\0")) - {""}
         busy = [f"a {name.lower().replace('_head', '').replace('_', '-')} in progress" for name in
                 ("CHERRY_PICK_HEAD", "MERGE_HEAD", "REVERT_HEAD", "REBASE_HEAD")
-                if (Path(git.Repo(self.path).git_dir) / name).exists()]
+                if (self.git_dir / name).exists()]
         return sorted(changed) + busy
 
     def discard(self) -> None:

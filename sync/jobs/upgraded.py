@@ -8,8 +8,8 @@ from ..errors import SyncError, UnknownRef
 from ..git import Commit, Repository
 from ..git.repo import checked_out_branch, commit_of, resolve_commit, resolves
 from ..model import Range, Rev
-from .revs import resolve_range
 from ..pin import PIN_FILE, read_pin
+from .revs import resolve_range
 
 CHERRY_PICKED = re.compile(r"^\(cherry picked from commit ([0-9a-f]{40})\)$", re.MULTILINE)
 
@@ -90,8 +90,6 @@ def source_when_on_target(repo: Repository, source: str | None, target: str | No
         return source
     head = resolve_commit(repo, target)
     return replayed_source(repo, replayed_commits(repo, head, str(resolve_commit(repo, onto).id)), None).oid
-
-
 
 
 def range_of(repo: Repository, old: str | None, onto: str | None, source: str | None, target: str | None) -> Range:
