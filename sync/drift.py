@@ -8,7 +8,8 @@ from collections.abc import Callable
 
 from .analyzers.context import DriftContext
 from .analyzers.overlays import MergedOverlay
-from .analyzers.parsing import Unparseable, analysing, guarded_walk, recording_skips
+from .analyzers.parallel import run_analyses
+from .analyzers.parsing import Unparseable, guarded_walk, recording_skips
 from .analyzers.owners import OwnerIndex
 from .analyzers.registry import ANALYZERS
 from .cache import FactCache, using
@@ -160,10 +161,8 @@ def _analyse(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev 
         context.prefetch_fork_python()
     progress.phase("analyses", len(analyzers))
     with recording_skips() as skips:
-        for number, analyzer in enumerate(analyzers):
-            progress.advance(analyzer.name, number)
-            with analysing(analyzer.name):
-                findings.extend(_guarded_analysis(analyzer.name, lambda: list(analyzer.analyze(context))))
+        findings.extend(run_analyses(analyzers, lambda analyzer: _guarded_analysis(
+            analyzer.name, lambda: list(analyzer.analyze(context))), progress, skips, context.prefetched_bytes))
     findings.extend(Finding("analysis-skipped", path, f"{analysis}: {path} was left out: {reason}")
                     for (analysis, path), reason in sorted(skips.skipped.items()))
     progress.advance("", len(analyzers))

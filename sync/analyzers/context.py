@@ -54,6 +54,7 @@ class DriftContext:
     range: Range | None = None  # the revisions as the user named them (labels in findings)
     fork_based_on_old: bool = True  # False: OLD is not an ancestor of the branch
     merged: list["MergedOverlay"] = field(default_factory=list)  # clean 3-way merges that --apply may commit
+    prefetched_bytes: int = 0  # fork Python parsed up front (prefetch_fork_python): sizes the parallel run
     _facts: dict[tuple[str, str], ModuleFacts] = field(default_factory=dict)
     _tables: dict[tuple[str, str], dict[str, FunctionFacts] | None] = field(default_factory=dict)
 
@@ -142,6 +143,7 @@ class DriftContext:
     def prefetch_fork_python(self) -> None:
         """Parse, once and across cores, the fork's Python files with FlagTree-added lines: the files the
         call-signature and key-string analyses read (their facts then come from memory or the cache)."""
-        texts = (read_text(self.fork, path) for path in fork_added_lines(self.upstream_old, self.fork)
-                 if path.endswith(PY))
-        prefetch(text for text in texts if text is not None)
+        texts = [text for path in fork_added_lines(self.upstream_old, self.fork) if path.endswith(PY)
+                 for text in [read_text(self.fork, path)] if text is not None]
+        self.prefetched_bytes = sum(map(len, texts))
+        prefetch(texts)

@@ -1,0 +1,84 @@
+"""Run the analyses of one drift, the heavy ones side by side in worker processes.
+
+The analyses on request (symbols, call signatures, co-change, keys, ...) read independent files and take
+seconds each on a real FlagTree tree; the others take milliseconds. When the fork's Python is large
+enough for a process to pay (the bytes the up-front parse saw) and more than one core is free, the heavy
+ones run in forked workers, one analysis a task: each worker starts from the parent's memory (the trees,
+the facts parsed up front, the fact cache) and sends back its findings and the files it had to skip.
+Findings come back in the registry's order whatever finishes first, so a report never depends on the
+path taken (tests/test_speed_parity.py compares both)."""
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextvars import Context, copy_context
+from typing import TYPE_CHECKING
+
+from ..model import Finding
+from ..progress import Progress
+from .parsing import SkipLog, analysing, recording_skips
+from .pyblobs import PARALLEL_BYTES, jobs
+
+if TYPE_CHECKING:
+    from .registry import Analyzer
+
+RunOne = Callable[["Analyzer"], list[Finding]]
+Skipped = dict[tuple[str, str], str]
+
+# What forked workers read: set just before the pool forks, cleared after (never pickled).
+_WORK: tuple[Context, Sequence["Analyzer"], RunOne] | None = None
+
+
+def run_analyses(analyzers: Sequence["Analyzer"], run_one: RunOne, progress: Progress, skips: SkipLog,
+                 parse_bytes: int) -> list[Finding]:
+    """Every analyzer's findings, in analyzer order; skips of workers are added to skips.
+
+    parse_bytes: the fork Python the up-front parse covered; below PARALLEL_BYTES a worker costs more
+    than it saves."""
+    heavy = [index for index, analyzer in enumerate(analyzers) if analyzer.on_request]
+    workers = min(jobs(), len(heavy))
+    if workers < 2 or parse_bytes < PARALLEL_BYTES:
+        heavy = []
+    pending = _start(analyzers, heavy, run_one, workers) if heavy else None
+    findings: list[Finding] = []
+    try:
+        for number, analyzer in enumerate(analyzers):
+            progress.advance(analyzer.name, number)
+            if pending is not None and number in pending[1]:
+                found, skipped = pending[1][number].result()
+                for key, reason in skipped.items():
+                    skips.skipped.setdefault(key, reason)
+                findings.extend(found)
+            else:
+                with analysing(analyzer.name):
+                    findings.extend(run_one(analyzer))
+    finally:
+        if pending is not None:
+            pending[0].shutdown(wait=True, cancel_futures=True)
+    return findings
+
+
+def _start(analyzers: Sequence["Analyzer"], heavy: list[int], run_one: RunOne,
+           workers: int) -> tuple[ProcessPoolExecutor, dict[int, Future[tuple[list[Finding], Skipped]]]]:
+    global _WORK
+    # The context carries the active fact cache; workers fork on submit, so _WORK is set before.
+    _WORK = (copy_context(), analyzers, run_one)
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    try:
+        futures = {index: pool.submit(_in_worker, index) for index in heavy}
+    finally:
+        _WORK = None
+    return pool, futures
+
+
+def _in_worker(index: int) -> tuple[list[Finding], Skipped]:
+    assert _WORK is not None, "run_analyses sets the work before the pool forks"
+    context, analyzers, run_one = _WORK
+    return context.run(_one, analyzers[index], run_one)
+
+
+def _one(analyzer: "Analyzer", run_one: RunOne) -> tuple[list[Finding], Skipped]:
+    with recording_skips() as log, analysing(analyzer.name):
+        found = run_one(analyzer)
+    return found, dict(log.skipped)

@@ -1,0 +1,88 @@
+"""The heavy analyses run side by side in worker processes and give what a serial run gives: the same
+findings in the same order, the same skipped files, facts stored in the fact cache for the next run."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from sync.analyzers import parallel
+from sync.analyzers.context import DriftContext
+from sync.analyzers.parsing import recording_skips, skipped
+from sync.analyzers.registry import ANALYZERS, Analyzer
+from sync.cache import FactCache, using
+from sync.model import Finding
+from sync.progress import Silent
+from tests.test_speed_parity import _forget, _world
+
+
+def _pid_finding(context: DriftContext) -> list[Finding]:
+    skipped("some/file.py", "left out on purpose")
+    return [Finding("analysis-skipped", ".", f"ran in {os.getpid()}")]
+
+
+def _run(context: DriftContext, analyzers: tuple[Analyzer, ...], cache: FactCache | None,
+         parse_bytes: int) -> tuple[str, dict[tuple[str, str], str]]:
+    _forget()
+    fresh = dataclasses.replace(context, merged=[], _facts={}, _tables={})
+    with using(cache), recording_skips() as skips:
+        fresh.prefetch_fork_python()
+        found = parallel.run_analyses(analyzers, lambda analyzer: list(analyzer.analyze(fresh)), Silent(), skips,
+                                      parse_bytes)
+    return json.dumps([dataclasses.asdict(f) for f in found], sort_keys=True, default=str), dict(skips.skipped)
+
+
+@pytest.fixture
+def two_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLAGTREE_SYNC_JOBS", "2")
+
+
+def test_workers_give_the_serial_findings_in_order(tmp_path: Path, two_workers: None) -> None:
+    context = _world(tmp_path / "repo")
+    serial, serial_skips = _run(context, ANALYZERS, None, parse_bytes=0)  # below the threshold: serial
+    side_by_side, skips = _run(context, ANALYZERS, None, parse_bytes=parallel.PARALLEL_BYTES)
+    kinds = [finding["kind"] for finding in json.loads(serial)]
+    assert {"call-signature", "key-string", "symbol-drift"} <= set(kinds)
+    assert side_by_side == serial and skips == serial_skips
+
+
+def test_heavy_analyses_run_in_other_processes_and_their_skips_come_back(tmp_path: Path, two_workers: None) -> None:
+    context = _world(tmp_path / "repo")
+    probe = (Analyzer("light", _pid_finding), Analyzer("heavy one", _pid_finding, on_request=True),
+             Analyzer("heavy two", _pid_finding, on_request=True))
+    found, skips = _run(context, probe, None, parse_bytes=parallel.PARALLEL_BYTES)
+    pids = [finding["message"].split()[-1] for finding in json.loads(found)]
+    assert pids[0] == str(os.getpid()) and str(os.getpid()) not in pids[1:]
+    assert set(skips) == {("light", "some/file.py"), ("heavy one", "some/file.py"), ("heavy two", "some/file.py")}
+
+    serial, _ = _run(context, probe, None, parse_bytes=0)
+    assert {finding["message"] for finding in json.loads(serial)} == {f"ran in {os.getpid()}"}
+
+
+def test_facts_computed_in_workers_reach_the_fact_cache(tmp_path: Path, two_workers: None) -> None:
+    context = _world(tmp_path / "repo")
+    (tmp_path / "git-dir").mkdir()
+    _run(context, ANALYZERS, FactCache(tmp_path / "git-dir"), parse_bytes=parallel.PARALLEL_BYTES)
+    kinds = {path.parent.parent.name for path in (tmp_path / "git-dir").rglob("*.json")}
+    assert "function-table-v2" in kinds  # only the call-signature and co-change analyses read function tables
+
+
+def test_an_error_in_a_worker_is_raised_in_the_caller(tmp_path: Path, two_workers: None) -> None:
+    def broken(context: DriftContext) -> list[Finding]:
+        raise KeyError("a bug in an analysis")
+
+    context = _world(tmp_path / "repo")
+    probe = (Analyzer("heavy one", _pid_finding, on_request=True), Analyzer("broken", broken, on_request=True))
+    with pytest.raises(KeyError, match="a bug in an analysis"):
+        _run(context, probe, None, parse_bytes=parallel.PARALLEL_BYTES)
+
+
+def test_one_core_runs_everything_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLAGTREE_SYNC_JOBS", "1")
+    context = _world(tmp_path / "repo")
+    probe = (Analyzer("heavy one", _pid_finding, on_request=True), Analyzer("heavy two", _pid_finding, on_request=True))
+    found, _ = _run(context, probe, None, parse_bytes=parallel.PARALLEL_BYTES)
+    assert {finding["message"] for finding in json.loads(found)} == {f"ran in {os.getpid()}"}
