@@ -3,32 +3,54 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Protocol
 
-from collections.abc import Callable
-
-from .analyzers.context import DriftContext
-from .analyzers.overlays import MergedOverlay
-from .analyzers.parallel import run_analyses
-from .analyzers.parsing import Unparseable, guarded_walk, recording_skips
-from .analyzers.owners import OwnerIndex
-from .analyzers.registry import ANALYZERS
+from . import result_cache
 from .cache import FactCache, using
 from .errors import SyncError
 from .git import Commit, GitError, GitTree, Oid, Repository, Tree
-from .git.repo import commit_of, commit_range, is_ancestor
+from .git.repo import commit_of, commit_range, has_object, is_ancestor
 from .git.store import scratch_repository
 from .progress import Progress, Silent
-from .layout import backend_names
 from .model import Finding, Range, Rev
-from .replay import CONFLICT_TRAILER, Replayer
-from .suppressions import apply_suppressions
+
+if TYPE_CHECKING:  # the analyzers are imported when an analysis runs: a cached result needs none of them
+    from .analyzers.context import DriftContext
+    from .analyzers.overlays import MergedOverlay
+    from .analyzers.owners import OwnerIndex
+
+REUSED_PHASE = "analyses reused from the cache"
+
+
+class Owners(Protocol):
+    """Who owns each path of the fork (an OwnerIndex, or one built on first use after a cached result)."""
+
+    @property
+    def backends(self) -> list[str]: ...
+
+    def owners(self, path: str) -> list[str]: ...
 
 
 @dataclass
 class DriftResult:
-    owners: OwnerIndex
+    owners: Owners
     findings: list[Finding] = field(default_factory=list)
-    merged: list[MergedOverlay] = field(default_factory=list)
+    merged: list["MergedOverlay"] = field(default_factory=list)
+
+
+class ReusedOwners:
+    """The fork's OwnerIndex for a cached result, built (from the fork, as the analysis built it) only
+    when a path's owners are asked: drift needs the backends alone, which the entry holds."""
+
+    def __init__(self, backends: list[str], build: Callable[[], "OwnerIndex"]) -> None:
+        self.backends = backends
+        self._build = build
+        self._index: OwnerIndex | None = None
+
+    def owners(self, path: str) -> list[str]:
+        if self._index is None:
+            self._index = self._build()
+        return self._index.owners(path)
 
 
 def replayed_tree(repo: Repository, rng: Range, user_repo: Repository | None = None) -> Tree:
@@ -36,6 +58,7 @@ def replayed_tree(repo: Repository, rng: Range, user_repo: Repository | None = N
 
     The merged blobs and trees are written into repo: pass a scratch repository to keep a store clean.
     An upgrade of the same range in user_repo (its state, or the branch it made) gives a head start."""
+    from .replay import Replayer
     replayer = Replayer(repo, "theirs", rng.onto.short)
     commits = commit_range(repo, commit_of(repo, rng.old.oid), commit_of(repo, rng.source.oid))
     done, tree = reusable_replay(user_repo or repo, repo, rng, commits)
@@ -98,6 +121,7 @@ def _from_branch(user_repo: Repository, repo: Repository, rng: Range, commits: l
         commit = commit.parents[0]
     if commit.id != rng.onto.oid:
         return None  # not a replay onto this tag
+    from .replay import CONFLICT_TRAILER, Replayer
     replayer = Replayer(repo, "theirs", rng.onto.short)
     head = commit_of(repo, rng.onto.oid)
     done = 0
@@ -119,6 +143,7 @@ def _from_branch(user_repo: Repository, repo: Repository, rng: Range, commits: l
 
 def _guarded_analysis(name: str, analyze: Callable[[], list[Finding]]) -> list[Finding]:
     """The last net under the parsers: an analysis whose walk still overflows is reported, not a crash."""
+    from .analyzers.parsing import Unparseable, guarded_walk
     result = guarded_walk(analyze)
     if isinstance(result, Unparseable):
         return [Finding("analysis-skipped", ".", f"{name}: the whole analysis was left out: {result.reason}")]
@@ -127,13 +152,55 @@ def _guarded_analysis(name: str, analyze: Callable[[], list[Finding]]) -> list[F
 
 def analyse_drift(repo: Repository, rng: Range, target: Rev | None, backends: set[str] | None = None,
                   symbols: bool = False, progress: Progress | None = None) -> DriftResult:
-    """Read-only: objects the in-memory replay needs go to a scratch store, never into repo's."""
-    with scratch_repository(repo) as scratch, using(FactCache.for_git_dir(repo.path)):
-        return _analyse(repo, scratch, rng, target, backends, symbols, progress or Silent())
+    """Read-only: objects the in-memory replay needs go to a scratch store, never into repo's.
+
+    A result stored for the same inputs (sync/result_cache.py) is reused: nothing is replayed or parsed."""
+    progress = progress or Silent()
+    backends = set(backends) if backends else None
+    with using(FactCache.for_git_dir(repo.path)) as cache:
+        key = result_cache.result_key(repo, rng, target, backends, symbols) if cache is not None else None
+        if cache is not None and key is not None:
+            found = result_cache.load(cache, key, repo, lambda names: ReusedOwners(names, lambda: _fork_owners(repo, rng)))
+            if found is not None:
+                progress.phase(REUSED_PHASE)
+                return DriftResult(found[2], found[0], found[1])
+        with scratch_repository(repo) as scratch:
+            result, context = _analyse(repo, scratch, rng, target, backends, symbols, progress)
+        if cache is not None and key is not None and _storable(result, context):
+            result_cache.store(cache, key, result.findings, result.merged, list(result.owners.backends),
+                               _judged_presence(context))
+        return result
+
+
+def _fork_owners(repo: Repository, rng: Range) -> "OwnerIndex":
+    """The owner index the analysis builds (DriftContext.owners reads the fork tree only)."""
+    from .analyzers.context import DriftContext
+    fork = GitTree.of_commit(repo, rng.source.oid, f"fork:{rng.source.ref}")
+    return DriftContext(repo, fork, fork, fork, None).owners
+
+
+def _storable(result: DriftResult, context: "DriftContext") -> bool:
+    """A result that met a missing object may read differently once it is fetched: never stored."""
+    trees = [context.upstream_old, context.upstream_new, context.fork, context.target]
+    return not any(tree is not None and tree.missing for tree in trees) \
+        and not any(finding.kind == "target-unavailable" for finding in result.findings)
+
+
+def _judged_presence(context: "DriftContext") -> dict[str, bool]:
+    """Blobs whose presence in the store the analyses judged: the provenance entries (recorded_base)."""
+    manifests = vars(context).get("manifests") or {}
+    return {entry.blob: has_object(context.repo, entry.blob)
+            for manifest in manifests.values() if manifest for entry in manifest.values()}
 
 
 def _analyse(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev | None, backends: set[str] | None,
-             symbols: bool, progress: Progress) -> DriftResult:
+             symbols: bool, progress: Progress) -> tuple[DriftResult, "DriftContext"]:
+    from .analyzers.context import DriftContext
+    from .analyzers.parallel import run_analyses
+    from .analyzers.parsing import recording_skips
+    from .analyzers.registry import ANALYZERS
+    from .layout import backend_names
+    from .suppressions import apply_suppressions
     fork = GitTree.of_commit(repo, rng.source.oid, f"fork:{rng.source.ref}")
     known = backend_names(fork)
     if backends:
@@ -169,4 +236,4 @@ def _analyse(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev 
     if backends:
         findings = [f for f in findings if f.backend is None or f.backend in backends]
     findings = apply_suppressions(findings, fork, context.upstream_new, known)
-    return DriftResult(context.owners, findings, list(context.merged))
+    return DriftResult(context.owners, findings, list(context.merged)), context

@@ -6,20 +6,17 @@ from pathlib import Path
 import click
 
 from ..errors import SyncError
-from ..jobs import DriftOptions, run_drift
-from ..jobs.review import uncommitted_suppressions
-from ..jobs.upgrade import check_out
+from ..git import open_repo
+from ..jobs.drift import DriftOptions, run_drift
 from ..model import Report
-from ..report.document import render_json
-from ..report.github import render_github
-from ..report.sarif import render_sarif
-from ..report.write import write_report
 
 
 def run_drift_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None, target: str | None,
                       backends: tuple[str, ...], out: Path | None, apply: bool, as_json: bool,
                       symbols: bool = False, output_format: str = "text") -> int:
+    # Modules are imported where used: a cached drift is mostly the time it takes to import them.
     if out is not None:  # before the analysis, not after it
+        from ..jobs.upgrade import check_out
         check_out(repo_path, out)
     report = run_drift(repo_path, old, onto, source_branch, DriftOptions(target, frozenset(backends), apply, symbols))
     if not report.groups:  # an upstream clone, or the wrong branch: saying nothing would read as "clean"
@@ -28,17 +25,23 @@ def run_drift_command(repo_path: str, old: str | None, onto: str | None, source_
     if report.drift is not None and report.drift.applied_commit:
         click.echo(f"committed the merged overlay(s) on {target} as {report.drift.applied_commit[:9]}", err=True)
     read_from = target or source_branch or report.range.source.oid
-    for path in uncommitted_suppressions(repo_path, read_from, [g.name for g in report.groups]):
-        click.echo(f"hint: {path} in the work tree differs from {target or report.range.source.ref}, which drift "
-                   "read: commit it there for its reviews to count", err=True)
+    if open_repo(repo_path).workdir is not None:  # a bare repository has no work tree to differ from
+        from ..jobs.review import uncommitted_suppressions
+        for path in uncommitted_suppressions(repo_path, read_from, [g.name for g in report.groups]):
+            click.echo(f"hint: {path} in the work tree differs from {target or report.range.source.ref}, which "
+                       "drift read: commit it there for its reviews to count", err=True)
     if out is not None:
+        from ..report.write import write_report
         write_report(out, report)
     output_format = "json" if as_json else output_format
     if output_format == "json":
+        from ..report.document import render_json
         click.echo(render_json(report), nl=False)
     elif output_format == "sarif":
+        from ..report.sarif import render_sarif
         click.echo(render_sarif(report.findings, report.tool_version), nl=False)
     elif output_format == "github":
+        from ..report.github import render_github
         click.echo(render_github(report.findings), nl=False)
     else:
         print_groups(report)

@@ -9,13 +9,13 @@ from ..drift import DriftResult, analyse_drift
 from ..errors import SyncError
 from ..model import DriftInfo, Report, build_report
 from ..git import Repository, branch_exists, branch_head, commit_files, open_repo
-from ..git.worktree import branches_in_worktrees, fast_forward
 from ..progress import Progress, Silent
-from .review import review_on_branch, uncommitted_suppressions
 from .revs import require_based_on, resolve_rev
 from .upgraded import range_of
 
-__all__ = ["DriftOptions", "run_drift", "uncommitted_suppressions"]
+# review (suppressions, provenance) and worktree (GitPython) are imported where used: a cached drift
+# of a bare repository needs neither.
+__all__ = ["DriftOptions", "run_drift"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,7 @@ def run_drift(repo_path: str, old: str | None, onto: str | None, source: str | N
     applied = _apply_merges(repo, target.ref, result) if options.apply and target else None
     findings = result.findings
     if target is not None:
+        from .review import review_on_branch
         findings = review_on_branch(findings, repo, target.oid, rng.onto.oid, result.owners.backends)
     return build_report(rng, result.owners.backends, findings,
                         drift=DriftInfo(target.ref if target else "(replayed in memory)", applied),
@@ -55,6 +56,7 @@ def _apply_merges(repo: Repository, branch: str, result: DriftResult) -> str | N
     head = branch_head(repo, branch)
     if not result.merged or head is None:
         return None
+    from ..git.worktree import branches_in_worktrees, fast_forward
     ref = f"refs/heads/{branch}"
     message = "Auto-merge drifted overlays\n\n" + "\n".join(f"- {m.path}" for m in result.merged) + "\n"
     files = {m.path: m.data for m in result.merged}
