@@ -108,16 +108,15 @@ def repository_inputs(repo: pygit2.Repository) -> dict[str, Any] | None:
         if name.lower() == "extensions.partialclone" or (name.lower().endswith(".promisor")
                                                          and str(value).lower() in ("true", "1", "yes", "on")):
             return None
-    files: dict[str, str | None] = {}
-    for base in dict.fromkeys((Path(repo.path), common_git_dir(repo))):
+    files: dict[str, str | None] = {}  # by role, not path: the content is the input
+    for role, base in (("git-dir", Path(repo.path)), ("common-dir", common_git_dir(repo))):
         for name in ("info/attributes", "shallow", "info/grafts"):
-            files[f"{base}/{name}"] = _file_digest(base / name)
+            files[f"{role}/{name}"] = _file_digest(base / name)
     configured = dict((name.lower(), value) for name, value in config).get("core.attributesfile")
     xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    for attributes in (configured and os.path.expanduser(configured), os.path.join(xdg, "git", "attributes"),
-                       "/etc/gitattributes"):
-        if attributes:
-            files[attributes] = _file_digest(Path(attributes))
+    files["global-attributes"] = _file_digest(Path(os.path.expanduser(configured) if configured
+                                                   else os.path.join(xdg, "git", "attributes")))
+    files["system-attributes"] = _file_digest(Path("/etc/gitattributes"))
     return {"config": config, "files": files}
 
 
@@ -162,18 +161,17 @@ def load(cache: FactCache, key: str, repo: pygit2.Repository,
 
 def store(cache: FactCache, key: str, findings: list[Finding], merged: list["MergedOverlay"], backends: list[str],
           present: dict[str, bool]) -> bool:
-    """Write the entry when it decodes back to exactly these values; False when it was left out."""
+    """Write the entry when its findings decode back to exactly these; False when it was left out.
+    Overlay bytes go in as base64 (exact by construction, and never held as JSON twice: they may be large)."""
     try:
-        value = {"findings": [_encode(finding) for finding in findings],
-                 "merged": [[overlay.path, base64.b64encode(overlay.data).decode("ascii")] for overlay in merged],
-                 "backends": list(backends), "present": dict(present)}
-        text = json.dumps(value)
-        again = json.loads(text)
-        if [_decode(item) for item in again["findings"]] != findings or _decode_merged(again["merged"]) != merged:
+        encoded = json.loads(json.dumps([_encode(finding) for finding in findings]))
+        if [_decode(item) for item in encoded] != findings:
             return False
     except (Unencodable, TypeError, ValueError, KeyError):
         return False
-    cache.put(KIND, VERSION, key, again)
+    cache.put(KIND, VERSION, key, {
+        "findings": encoded, "backends": list(backends), "present": dict(present),
+        "merged": [[overlay.path, base64.b64encode(overlay.data).decode("ascii")] for overlay in merged]})
     return True
 
 

@@ -18,6 +18,9 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "test@example.com")
     monkeypatch.setenv("GIT_COMMITTER_NAME", "Test")
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "test@example.com")
+    # A second drift of the same inputs would reuse the first's result: tests of what an analysis
+    # computes must compute it. tests/test_result_cache.py turns it on.
+    monkeypatch.setenv("FLAGTREE_SYNC_RESULT_CACHE", "off")
 
 
 @pytest.fixture

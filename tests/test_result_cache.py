@@ -293,3 +293,31 @@ def test_a_result_that_does_not_encode_is_not_stored(world: World, tmp_path: Pat
     assert result_cache.store(cache, "cd" * 20, [fine], [], ["alpha"], {})
     assert list(tmp_path.rglob("*.json")) == [tmp_path / "flagtree-sync" / "cache" / "drift-result-v1" / "cd"
                                                / f"{'cd' * 19}.json"]
+
+
+class Phases:
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def phase(self, name: str, total: int | None = None) -> None:
+        self.names.append(name)
+
+    def advance(self, label: str, done: int | None = None) -> None:
+        pass
+
+    def note(self, line: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def test_progress_says_a_hit_reused_the_analyses(world: World) -> None:
+    runs = []
+    for _ in range(2):
+        progress = Phases()
+        run_drift(str(world.fork), world.old_tag, world.new_tag, world.fork_branch, DriftOptions(symbols=True),
+                  progress)
+        runs.append(progress.names)
+    assert "analyses" in runs[0] and drift.REUSED_PHASE not in runs[0]
+    assert runs[1] == [drift.REUSED_PHASE]

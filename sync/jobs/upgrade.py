@@ -198,7 +198,7 @@ def _finish(repo_path: str, result: engine.UpgradeResult, options: UpgradeOption
     params = result.params
     backends = set(options.backends) or None
     progress.phase("analysing the new branch")
-    drift = analyse_drift(repo, params.range, Rev(params.target_branch, result.head), backends, symbols=True)
+    drift = analyse_drift(repo, params.range, Rev(params.target_branch, result.head), backends, True, progress)
     owners_of = drift.owners.owners
     if options.gate:
         progress.phase(f"test gate: {options.gate.command}")
