@@ -60,7 +60,7 @@ class FactCache:
                     and entry.get("key") == key and "value" in entry:
                 self.hits += 1
                 return entry["value"]
-        except (OSError, ValueError, AttributeError):
+        except (OSError, ValueError, AttributeError, RecursionError):  # RecursionError: nested past json's limit
             pass
         self.misses += 1
         return None

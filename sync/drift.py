@@ -38,6 +38,27 @@ class DriftResult:
     merged: list["MergedOverlay"] = field(default_factory=list)
 
 
+class ReusedResult(DriftResult):
+    """A cached result: its merged overlays become MergedOverlay objects on first use (only --apply uses
+    them), since that class lives with the analyzers, which a hit otherwise never imports."""
+
+    def __init__(self, owners: Owners, findings: list[Finding], merged: list[tuple[str, bytes]]) -> None:
+        super().__init__(owners, findings)
+        self._pending: list[tuple[str, bytes]] | None = merged
+
+    @property
+    def merged(self) -> list["MergedOverlay"]:
+        if self._pending is not None:
+            from .analyzers.overlays import MergedOverlay
+            self._merged = [MergedOverlay(path, data) for path, data in self._pending]
+            self._pending = None
+        return self._merged
+
+    @merged.setter
+    def merged(self, value: list["MergedOverlay"]) -> None:
+        self._merged, self._pending = value, None
+
+
 class ReusedOwners:
     """The fork's OwnerIndex for a cached result, built (from the fork, as the analysis built it) only
     when a path's owners are asked: drift needs the backends alone, which the entry holds."""
@@ -159,11 +180,11 @@ def analyse_drift(repo: Repository, rng: Range, target: Rev | None, backends: se
     backends = set(backends) if backends else None
     with using(FactCache.for_git_dir(repo.path)) as cache:
         key = result_cache.result_key(repo, rng, target, backends, symbols) if cache is not None else None
-        if cache is not None and key is not None:
-            found = result_cache.load(cache, key, repo, lambda names: ReusedOwners(names, lambda: _fork_owners(repo, rng)))
-            if found is not None:
-                progress.phase(REUSED_PHASE)
-                return DriftResult(found[2], found[0], found[1])
+        found = result_cache.load(cache, key, repo) if cache is not None and key is not None else None
+        if found is not None:
+            findings, merged, backend_list = found
+            progress.phase(REUSED_PHASE)
+            return ReusedResult(ReusedOwners(backend_list, lambda: _fork_owners(repo, rng)), findings, merged)
         with scratch_repository(repo) as scratch:
             result, context = _analyse(repo, scratch, rng, target, backends, symbols, progress)
         if cache is not None and key is not None and _storable(result, context):

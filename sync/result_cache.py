@@ -23,7 +23,7 @@ import sys
 from functools import lru_cache
 from importlib.util import find_spec
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import pygit2
 
@@ -31,9 +31,8 @@ from .cache import FactCache
 from .git.repo import common_git_dir, has_object
 from .model import Finding, Range, Rev, Review
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the analyzers are slow to import: a hit needs none of them
     from .analyzers.overlays import MergedOverlay
-    from .drift import Owners
 
 KIND = "drift-result"
 VERSION = 1
@@ -138,9 +137,9 @@ def result_key(repo: pygit2.Repository, rng: Range, target: Rev | None, backends
     return hashlib.sha1(json.dumps(document, sort_keys=True).encode("utf-8")).hexdigest()
 
 
-def load(cache: FactCache, key: str, repo: pygit2.Repository,
-         owners: Callable[[list[str]], "Owners"]) -> tuple[list[Finding], list["MergedOverlay"], "Owners"] | None:
-    """The stored result (findings, merged overlays, owners built from owners(backends)), or None."""
+def load(cache: FactCache, key: str,
+         repo: pygit2.Repository) -> tuple[list[Finding], list[tuple[str, bytes]], list[str]] | None:
+    """The stored result (findings, each merged overlay's path and bytes, the fork's backends), or None."""
     stored = cache.get(KIND, VERSION, key)
     try:
         if not isinstance(stored, dict):
@@ -156,7 +155,7 @@ def load(cache: FactCache, key: str, repo: pygit2.Repository,
         merged = _decode_merged(stored["merged"])
     except Exception:  # noqa: BLE001 - any entry that does not decode is a miss, never an error
         return None
-    return findings, merged, owners(backends)
+    return findings, merged, backends
 
 
 def store(cache: FactCache, key: str, findings: list[Finding], merged: list["MergedOverlay"], backends: list[str],
@@ -175,11 +174,11 @@ def store(cache: FactCache, key: str, findings: list[Finding], merged: list["Mer
     return True
 
 
-def _decode_merged(items: list[Any]) -> list["MergedOverlay"]:
-    if not items:
-        return []
-    from .analyzers.overlays import MergedOverlay  # only when there is one: the analyzers are slow to import
-    return [MergedOverlay(str(path), base64.b64decode(data, validate=True)) for path, data in items]
+def _decode_merged(items: list[Any]) -> list[tuple[str, bytes]]:
+    """(path, bytes) of each merged overlay: drift makes the MergedOverlay objects when they are used."""
+    if not all(isinstance(path, str) and isinstance(data, str) for path, data in items):
+        raise ValueError("not a merged overlay")
+    return [(path, base64.b64decode(data, validate=True)) for path, data in items]
 
 
 def _encode(value: Any) -> Any:

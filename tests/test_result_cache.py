@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pygit2
@@ -75,7 +77,7 @@ def test_a_hit_gives_the_uncached_report_without_analysing(world: World, analyse
 def test_a_hit_rebuilds_the_same_result_field_by_field(world: World, analyses: list[tuple]) -> None:
     computed = analyse(world)
     reused = analyse(world)
-    assert len(analyses) == 1 and isinstance(reused.owners, drift.ReusedOwners)
+    assert len(analyses) == 1 and isinstance(reused.owners, drift.ReusedOwners) and isinstance(reused, drift.ReusedResult)
     assert reused.findings == computed.findings  # frozen dataclasses: every field, and its type, compared
     assert [type(f.details) for f in reused.findings] == [type(f.details) for f in computed.findings]
     assert reused.merged == computed.merged and computed.merged  # the demo has clean overlay merges
@@ -131,6 +133,7 @@ def test_corrupt_or_odd_entries_are_recomputed(world: World, analyses: list[tupl
     stored = json.loads(entry.read_text())
     odd_values = [
         "{not json",
+        "[" * 200_000 + "]" * 200_000,  # nested past json's recursion limit
         json.dumps({**stored, "value": {**stored["value"], "findings": [{"c": "Finding", "v": {"kind": "no-such"}}]}}),
         json.dumps({**stored, "value": {**stored["value"], "findings": [{"c": "os.system", "v": {}}]}}),
         json.dumps({**stored, "value": {**stored["value"], "findings": [1, 2]}}),
@@ -321,3 +324,13 @@ def test_progress_says_a_hit_reused_the_analyses(world: World) -> None:
         runs.append(progress.names)
     assert "analyses" in runs[0] and drift.REUSED_PHASE not in runs[0]
     assert runs[1] == [drift.REUSED_PHASE]
+
+
+def test_a_hit_imports_no_analyzer(world: World) -> None:
+    """What makes a hit fast: neither the analyzers nor libcst are imported (a fresh process each run)."""
+    script = ("import sys\nfrom sync.jobs import DriftOptions, run_drift\n"
+              f"run_drift({str(world.fork)!r}, 'v3.5.0', 'v3.6.0', 'main', DriftOptions(symbols=True))\n"
+              "print(sorted(name for name in sys.modules if name.startswith(('sync.analyzers', 'libcst'))))\n")
+    runs = [subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True).stdout
+            for _ in range(2)]
+    assert "sync.analyzers.registry" in runs[0] and runs[1].strip() == "[]"
