@@ -77,7 +77,8 @@ def test_a_hit_gives_the_uncached_report_without_analysing(world: World, analyse
 def test_a_hit_rebuilds_the_same_result_field_by_field(world: World, analyses: list[tuple]) -> None:
     computed = analyse(world)
     reused = analyse(world)
-    assert len(analyses) == 1 and isinstance(reused.owners, drift.ReusedOwners) and isinstance(reused, drift.ReusedResult)
+    assert len(analyses) == 1 and isinstance(reused, drift.ReusedResult)
+    assert isinstance(reused.owners, drift.ReusedOwners)
     assert reused.findings == computed.findings  # frozen dataclasses: every field, and its type, compared
     assert [type(f.details) for f in reused.findings] == [type(f.details) for f in computed.findings]
     assert reused.merged == computed.merged and computed.merged  # the demo has clean overlay merges
