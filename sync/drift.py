@@ -250,7 +250,9 @@ def _analyse(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev 
     progress.phase("analyses", len(analyzers))
     with recording_skips() as skips:
         findings.extend(run_analyses(analyzers, lambda analyzer: _guarded_analysis(
-            analyzer.name, lambda: list(analyzer.analyze(context))), progress, skips, context.prefetched_bytes))
+            analyzer.name, lambda: list(analyzer.analyze(context))), progress, skips, context.prefetched_bytes,
+            [tree for tree in (context.upstream_old, context.upstream_new, context.fork, context.target)
+             if tree is not None]))
     findings.extend(Finding("analysis-skipped", path, f"{analysis}: {path} was left out: {reason}")
                     for (analysis, path), reason in sorted(skips.skipped.items()))
     progress.advance("", len(analyzers))

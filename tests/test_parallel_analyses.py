@@ -25,13 +25,13 @@ def _pid_finding(context: DriftContext) -> list[Finding]:
 
 
 def _run(context: DriftContext, analyzers: tuple[Analyzer, ...], cache: FactCache | None,
-         parse_bytes: int) -> tuple[str, dict[tuple[str, str], str]]:
+         parse_bytes: int, trees: tuple = ()) -> tuple[str, dict[tuple[str, str], str]]:
     _forget()
     fresh = dataclasses.replace(context, merged=[], _facts={}, _tables={})
     with using(cache), recording_skips() as skips:
         fresh.prefetch_fork_python()
         found = parallel.run_analyses(analyzers, lambda analyzer: list(analyzer.analyze(fresh)), Silent(), skips,
-                                      parse_bytes)
+                                      parse_bytes, trees)
     return json.dumps([dataclasses.asdict(f) for f in found], sort_keys=True, default=str), dict(skips.skipped)
 
 
@@ -86,3 +86,14 @@ def test_one_core_runs_everything_here(tmp_path: Path, monkeypatch: pytest.Monke
     probe = (Analyzer("heavy one", _pid_finding, on_request=True), Analyzer("heavy two", _pid_finding, on_request=True))
     found, _ = _run(context, probe, None, parse_bytes=parallel.PARALLEL_BYTES)
     assert {finding["message"] for finding in json.loads(found)} == {f"ran in {os.getpid()}"}
+
+
+def test_blobs_a_worker_could_not_read_are_marked_missing_in_the_caller(tmp_path: Path, two_workers: None) -> None:
+    def unreadable(context: DriftContext) -> list[Finding]:
+        context.fork.missing.add("python/triton/gone.py")  # what GitTree.read notes for a blob not in the store
+        return []
+
+    context = _world(tmp_path / "repo")
+    probe = (Analyzer("heavy one", unreadable, on_request=True), Analyzer("heavy two", _pid_finding, on_request=True))
+    _run(context, probe, None, parse_bytes=parallel.PARALLEL_BYTES, trees=(context.fork, context.upstream_old))
+    assert context.fork.missing == {"python/triton/gone.py"} and not context.upstream_old.missing

@@ -15,6 +15,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from contextvars import Context, copy_context
 from typing import TYPE_CHECKING
 
+from ..git import GitTree
 from ..model import Finding
 from ..progress import Progress
 from .parsing import SkipLog, analysing, recording_skips
@@ -25,14 +26,16 @@ if TYPE_CHECKING:
 
 RunOne = Callable[["Analyzer"], list[Finding]]
 Skipped = dict[tuple[str, str], str]
+Outcome = tuple[list[Finding], Skipped, list[list[str]]]  # findings, skips, unreadable paths per tree
 
 # What forked workers read: set just before the pool forks, cleared after (never pickled).
-_WORK: tuple[Context, Sequence["Analyzer"], RunOne] | None = None
+_WORK: tuple[Context, Sequence["Analyzer"], RunOne, Sequence[GitTree]] | None = None
 
 
 def run_analyses(analyzers: Sequence["Analyzer"], run_one: RunOne, progress: Progress, skips: SkipLog,
-                 parse_bytes: int) -> list[Finding]:
-    """Every analyzer's findings, in analyzer order; skips of workers are added to skips.
+                 parse_bytes: int, trees: Sequence[GitTree] = ()) -> list[Finding]:
+    """Every analyzer's findings, in analyzer order; skips of workers are added to skips, and the blobs
+    they could not read to trees' `missing` (a result that met one is never cached).
 
     parse_bytes: the fork Python the up-front parse covered; below PARALLEL_BYTES a worker costs more
     than it saves."""
@@ -40,15 +43,17 @@ def run_analyses(analyzers: Sequence["Analyzer"], run_one: RunOne, progress: Pro
     workers = min(jobs(), len(heavy))
     if workers < 2 or parse_bytes < PARALLEL_BYTES:
         heavy = []
-    pending = _start(analyzers, heavy, run_one, workers) if heavy else None
+    pending = _start(analyzers, heavy, run_one, trees, workers) if heavy else None
     findings: list[Finding] = []
     try:
         for number, analyzer in enumerate(analyzers):
             progress.advance(analyzer.name, number)
             if pending is not None and number in pending[1]:
-                found, skipped = pending[1][number].result()
+                found, skipped, missing = pending[1][number].result()
                 for key, reason in skipped.items():
                     skips.skipped.setdefault(key, reason)
+                for tree, paths in zip(trees, missing):
+                    tree.missing.update(paths)
                 findings.extend(found)
             else:
                 with analysing(analyzer.name):
@@ -59,11 +64,11 @@ def run_analyses(analyzers: Sequence["Analyzer"], run_one: RunOne, progress: Pro
     return findings
 
 
-def _start(analyzers: Sequence["Analyzer"], heavy: list[int], run_one: RunOne,
-           workers: int) -> tuple[ProcessPoolExecutor, dict[int, Future[tuple[list[Finding], Skipped]]]]:
+def _start(analyzers: Sequence["Analyzer"], heavy: list[int], run_one: RunOne, trees: Sequence[GitTree],
+           workers: int) -> tuple[ProcessPoolExecutor, dict[int, Future[Outcome]]]:
     global _WORK
     # The context carries the active fact cache; workers fork on submit, so _WORK is set before.
-    _WORK = (copy_context(), analyzers, run_one)
+    _WORK = (copy_context(), analyzers, run_one, trees)
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
     try:
         futures = {index: pool.submit(_in_worker, index) for index in heavy}
@@ -72,13 +77,13 @@ def _start(analyzers: Sequence["Analyzer"], heavy: list[int], run_one: RunOne,
     return pool, futures
 
 
-def _in_worker(index: int) -> tuple[list[Finding], Skipped]:
+def _in_worker(index: int) -> Outcome:
     assert _WORK is not None, "run_analyses sets the work before the pool forks"
-    context, analyzers, run_one = _WORK
-    return context.run(_one, analyzers[index], run_one)
+    context, analyzers, run_one, trees = _WORK
+    return context.run(_one, analyzers[index], run_one, trees)
 
 
-def _one(analyzer: "Analyzer", run_one: RunOne) -> tuple[list[Finding], Skipped]:
+def _one(analyzer: "Analyzer", run_one: RunOne, trees: Sequence[GitTree]) -> Outcome:
     with recording_skips() as log, analysing(analyzer.name):
         found = run_one(analyzer)
-    return found, dict(log.skipped)
+    return found, dict(log.skipped), [sorted(tree.missing) for tree in trees]
