@@ -25,10 +25,9 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pygit2
-
 from .cache import FactCache
-from .git.repo import common_git_dir, has_object
+from .git import Repository
+from .git.repo import LIBRARY_VERSIONS, commit_tree_id, common_git_dir, config_entries, has_object
 from .model import Finding, Range, Rev, Review
 
 if TYPE_CHECKING:  # the analyzers are slow to import: a hit needs none of them
@@ -54,7 +53,7 @@ def enabled() -> bool:
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
     """Content hash of the sync package's .py and .json files, Python's version and the parsing libraries'."""
-    digest = hashlib.sha1(f"{sys.version}\0{pygit2.__version__}\0{pygit2.LIBGIT2_VERSION}\0".encode())
+    digest = hashlib.sha1(f"{sys.version}\0{LIBRARY_VERSIONS}\0".encode())
     for name in _LIBRARIES:
         digest.update(f"{name}={_installed(name)}\0".encode())
     files = sorted(path for suffix in ("*.py", "*.json") for path in _PACKAGE.rglob(suffix)
@@ -99,10 +98,10 @@ def _file_digest(path: Path) -> str | None:
         return None  # absent (or unreadable, which libgit2 skips too)
 
 
-def repository_inputs(repo: pygit2.Repository) -> dict[str, Any] | None:
+def repository_inputs(repo: Repository) -> dict[str, Any] | None:
     """What libgit2 reads besides objects that could change a merge, a rename or a history walk;
     None where the result cache must not be used (a partial clone: blobs come and go)."""
-    config = [[str(entry.name), str(entry.value)] for entry in repo.config]
+    config = config_entries(repo)
     for name, value in config:
         if name.lower() == "extensions.partialclone" or (name.lower().endswith(".promisor")
                                                          and str(value).lower() in ("true", "1", "yes", "on")):
@@ -119,7 +118,7 @@ def repository_inputs(repo: pygit2.Repository) -> dict[str, Any] | None:
     return {"config": config, "files": files}
 
 
-def result_key(repo: pygit2.Repository, rng: Range, target: Rev | None, backends: set[str] | None,
+def result_key(repo: Repository, rng: Range, target: Rev | None, backends: set[str] | None,
                symbols: bool) -> str | None:
     """The entry's key, or None: run without the result cache."""
     if not enabled():
@@ -127,9 +126,9 @@ def result_key(repo: pygit2.Repository, rng: Range, target: Rev | None, backends
     inputs = repository_inputs(repo)
     if inputs is None:
         return None
-    try:  # the analysis reads the target's tree only: a re-made commit of the same tree is the same input
-        target_tree = None if target is None else str(repo[target.oid].peel(pygit2.Commit).tree_id)
-    except (KeyError, ValueError, pygit2.GitError):
+    # the analysis reads the target's tree only: a re-made commit of the same tree is the same input
+    target_tree = None if target is None else commit_tree_id(repo, target.oid)
+    if target is not None and target_tree is None:
         return None
     document = {"code": code_fingerprint(), "range": rng.to_json(),
                 "target": None if target is None else {"ref": target.ref, "tree": target_tree},
@@ -138,7 +137,7 @@ def result_key(repo: pygit2.Repository, rng: Range, target: Rev | None, backends
 
 
 def load(cache: FactCache, key: str,
-         repo: pygit2.Repository) -> tuple[list[Finding], list[tuple[str, bytes]], list[str]] | None:
+         repo: Repository) -> tuple[list[Finding], list[tuple[str, bytes]], list[str]] | None:
     """The stored result (findings, each merged overlay's path and bytes, the fork's backends), or None."""
     stored = cache.get(KIND, VERSION, key)
     try:

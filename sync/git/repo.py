@@ -34,6 +34,22 @@ def open_repo(path: Path | str) -> pygit2.Repository:
     return repo
 
 
+LIBRARY_VERSIONS = f"pygit2 {pygit2.__version__}, libgit2 {pygit2.LIBGIT2_VERSION}"
+
+
+def config_entries(repo: pygit2.Repository) -> list[list[str]]:
+    """Every configuration entry the repository sees (its own, the user's, the system's), in order."""
+    return [[str(entry.name), str(entry.value)] for entry in repo.config]
+
+
+def commit_tree_id(repo: pygit2.Repository, commit_id: str | pygit2.Oid) -> str | None:
+    """The tree id of a commit; None when the object is absent or not a commit."""
+    try:
+        return str(repo[commit_id].peel(pygit2.Commit).tree_id)
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+
+
 def common_git_dir(repo: pygit2.Repository) -> Path:
     """The repository's own git directory, also from a linked worktree (whose repo.path is
     .git/worktrees/<name>/ and whose `commondir` file names the shared one): the tool keeps its state,
