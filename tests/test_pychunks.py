@@ -51,6 +51,13 @@ BROKEN = [
     MANY.replace("DOC = ", "DOC = (", 1),  # an unclosed bracket that swallows every later boundary
 ]
 
+REFUSED = [  # nesting CPython refuses in a middle chunk (its parser's limit, its recursion limit), a NUL byte
+    MANY.replace("def late():", "def late():\n    x = " + "(" * 300 + ")" * 300),
+    MANY.replace("def late():", "def late():\n    x = " + "-" * 5000 + "1"),
+    MANY.replace("def late():", "def late():\n    x = 1" + " + 1" * 20000),
+    MANY.replace("def late():", "def late():\n    x = '\0'"),
+]
+
 
 def _statements(text: str, threshold: int) -> list[str]:
     with chunking(threshold):
@@ -84,7 +91,8 @@ def test_merged_levels_are_the_whole_walks_order() -> None:
     assert _positions([node for tree in trees for node in walk_nodes(tree)[1:]]) != _positions(whole)
 
 
-@pytest.mark.parametrize("text", [MANY, CRLF, CR, BOM, *BROKEN, *TRICKY], ids=range(4 + len(BROKEN) + len(TRICKY)))
+@pytest.mark.parametrize("text", [MANY, CRLF, CR, BOM, *BROKEN, *REFUSED, *TRICKY],
+                         ids=range(4 + len(BROKEN) + len(REFUSED) + len(TRICKY)))
 def test_every_consumer_gives_the_whole_parse_facts(text: str) -> None:
     with chunking(0):
         chunked = consumer_facts(text)
@@ -140,10 +148,7 @@ def test_past_the_retries_the_text_is_parsed_whole() -> None:
     assert wholes == [MANY] and len(trees) == 1
 
 
-@pytest.mark.parametrize("text", BROKEN + [
-    MANY.replace("def late():", "def late():\n    x = " + "(" * 300 + ")" * 300),  # nesting CPython refuses
-    MANY.replace("def late():", "def late():\n    x = '\0'"),  # a NUL byte
-])
+@pytest.mark.parametrize("text", BROKEN + REFUSED)
 def test_a_text_that_does_not_parse_whole_gives_the_whole_parse_outcome(text: str) -> None:
     whole = parsed_ast(text)
     assert isinstance(whole, Unparseable)

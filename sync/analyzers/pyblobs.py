@@ -4,10 +4,12 @@ Each analysis registers an extractor (a name, a version, what it collects from t
 the walk and how it makes the fact of all it collected); the first request for any fact of a text parses
 and walks it once and runs every extractor over the nodes, so the call-signature, key-string and
 symbol-drift analyses share the parse and the walk. A large text is parsed and walked chunk by chunk
-(pychunks): extractors keep no node, only items, which combine into the whole walk's order. Facts are kept in memory by content id for the run and, when
-a fact cache is active, stored in it (keyed by blob id and extractor version), so a second run parses
-nothing. prefetch() computes the facts of many blobs up front, across processes when the texts are
-large enough for that to pay (a fork costs tens of milliseconds; parsing 5 MB of Python costs seconds).
+(pychunks): extractors keep no node, only items, which combine into the whole walk's order.
+
+Facts are kept in memory by content id for the run and, when a fact cache is active, stored in it (keyed
+by blob id and extractor version), so a second run parses nothing. prefetch() computes the facts of many
+blobs up front, across processes when the texts are large enough for that to pay (a fork costs tens of
+milliseconds; parsing 5 MB of Python costs seconds).
 Results never depend on the path taken: the same extractors run on the same text.
 """
 from __future__ import annotations

@@ -121,8 +121,8 @@ def _python_trunk_names(text: str, lines: set[int]) -> dict[str, int]:
 
 def _trunk_name_candidates(text: str) -> list[tuple[str, int]]:
     """(name, line) of every token _python_trunk_names would take on any line, in order (fact cache).
-    The tokens stream past with one of lookahead (a list of a large file's tokens holds some 100 times
-    its size); a text that does not tokenize to its end gives nothing."""
+    The tokens stream past with one of lookahead (a list of a large file's tokens holds many times its
+    size); a text that does not tokenize to its end gives nothing."""
     found: list[tuple[str, int]] = []
     tokens = (t for t in tokenize.generate_tokens(io.StringIO(text).readline)
               if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT))
