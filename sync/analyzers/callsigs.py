@@ -192,36 +192,44 @@ def _py_calls(text: str, lines: frozenset[int]) -> list[PyCall]:
     return [call for call in python_fact("calls", text) if call.line in lines]
 
 
-def _all_py_calls(nodes: list[ast.AST] | None) -> list[PyCall]:
-    if nodes is None:
-        return []
-    aliases: dict[str, str] = {}
-    call_nodes: list[ast.Call] = []
-    for node in nodes:  # the shared walk: imports first-to-last as before, calls in walk order
+def _py_call_items(nodes: list[ast.AST]) -> list[tuple]:
+    """The import aliases ("alias", local, target) and calls ("call", dotted callee, attribute, line,
+    positional, keywords, starred) among some nodes of the shared walk, in walk order."""
+    items: list[tuple] = []
+    for node in nodes:
         if isinstance(node, ast.Call):
-            call_nodes.append(node)
+            attribute = node.func.attr if isinstance(node.func, ast.Attribute) else None
+            starred = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+            items.append(("call", _dotted(node.func), attribute, node.lineno, len(node.args),
+                          tuple(k.arg for k in node.keywords if k.arg), starred))
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             for alias in node.names:
-                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                items.append(("alias", alias.asname or alias.name, f"{node.module}.{alias.name}"))
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+                head = alias.name.split(".")[0]
+                items.append(("alias", alias.asname or head, alias.name if alias.asname else head))
+    return items
+
+
+def _all_py_calls(items: list[tuple] | None) -> list[PyCall]:
+    """Every call, its callee resolved through the module's imports: all of them, the last one of a name
+    in walk order winning, before any call is resolved (an import may follow the call it serves)."""
+    if items is None:
+        return []
+    aliases = {item[1]: item[2] for item in items if item[0] == "alias"}
     calls = []
-    for node in call_nodes:
-        dotted = _dotted(node.func)
-        attribute = node.func.attr if isinstance(node.func, ast.Attribute) else None
+    for kind, dotted, attribute, line, positional, keywords, starred in (i for i in items if i[0] == "call"):
         target = ""
         if dotted:
             head, _, rest = dotted.partition(".")
             if head in aliases:
                 target = aliases[head] + ("." + rest if rest else "")
-        starred = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
-        calls.append(PyCall(target, attribute, node.lineno, len(node.args),
-                            tuple(k.arg for k in node.keywords if k.arg), starred))
+        calls.append(PyCall(target, attribute, line, positional, keywords, starred))
     return calls
 
 
-register(Extractor("calls", 1, _all_py_calls,
+register(Extractor("calls", 1, _py_call_items, _all_py_calls,
                    encode=lambda calls: [[c.target, c.attribute, c.line, c.positional, list(c.keywords), c.starred]
                                          for c in calls],
                    decode=lambda stored: [PyCall(str(t), None if a is None else str(a), int(n), int(p),

@@ -18,6 +18,7 @@ import io
 import keyword
 import textwrap
 import tokenize
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
 from ..cache import memoized
@@ -30,6 +31,7 @@ from .cpp import names_by_line as cpp_names_by_line
 from .delta import CPP, PY, backend_of, fork_added_lines, text_diff
 from .pyfacts import function_table
 from .parsing import Unparseable, guarded, parsed_ast
+from .pychunks import over_chunks
 
 
 @dataclass(frozen=True)
@@ -42,13 +44,15 @@ class Span:
 
 def _python_spans(text: str) -> list[Span] | None:
     """Every def with its qualname and line range (ast: facts only)."""
-    module = parsed_ast(text)  # guarded: deep nesting is a result, not a crash
-    if isinstance(module, Unparseable):
-        return None
-    lines = text.splitlines(keepends=True)
-    spans: list[Span] = []
+    # guarded: deep nesting is a result, not a crash; a large text is read chunk by chunk (pychunks)
+    found = over_chunks(text, parsed_ast, lambda trees: _spans_of(text, trees))
+    return None if isinstance(found, Unparseable) else found
 
-    def walk(node: ast.AST, scope: tuple[str, ...]) -> None:
+
+def _spans_of(text: str, trees: Iterator[ast.Module]) -> list[Span] | None:
+    lines = text.splitlines(keepends=True)
+
+    def walk(node: ast.AST, scope: tuple[str, ...], spans: list[Span]) -> list[Span]:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 qualname = (*scope, child.name)
@@ -56,12 +60,20 @@ def _python_spans(text: str) -> list[Span] | None:
                     start = min([child.lineno, *(d.lineno for d in child.decorator_list)])
                     end = child.end_lineno or child.lineno
                     spans.append(Span(".".join(qualname), start, end, "".join(lines[start - 1:end])))
-                walk(child, qualname)
+                walk(child, qualname, spans)
             else:
-                walk(child, scope)
+                walk(child, scope, spans)
+        return spans
 
-    walked = guarded(lambda: walk(module, ()))  # recursive: a deep expression must not end the run
-    return None if isinstance(walked, Unparseable) else spans
+    spans: list[Span] = []
+    for tree in trees:  # a walk of the module is the walks of its chunks in turn
+        # recursive: a deep expression must not end the run (a retry on a large stack starts afresh)
+        walked = guarded(lambda: walk(tree, (), []))
+        if isinstance(walked, Unparseable):
+            return None
+        spans += walked
+        del tree
+    return spans
 
 
 def _spans(path: str, text: str) -> list[Span] | None:
@@ -99,20 +111,25 @@ def _parse_bodies(path: str, text: str) -> dict[str, str] | None:
     return found
 
 
-def _python_names_by_line(text: str) -> dict[int, set[str]] | None:
-    """Python identifiers (keywords, strings and comments left out) per 1-based line; None if untokenizable."""
+def _python_names_by_line(text: str, lines: Collection[int] | None = None) -> dict[int, set[str]] | None:
+    """Python identifiers (keywords, strings and comments left out) per 1-based line (only those of lines,
+    when given: a whole large file's would hold many times its size); None if untokenizable."""
     found: dict[int, set[str]] = {}
     try:
         for token in tokenize.generate_tokens(io.StringIO(textwrap.dedent(text)).readline):
-            if token.type == tokenize.NAME and not keyword.iskeyword(token.string):
+            if token.type == tokenize.NAME and not keyword.iskeyword(token.string) and (
+                    lines is None or token.start[0] in lines):
                 found.setdefault(token.start[0], set()).add(token.string)
     except (tokenize.TokenError, IndentationError, SyntaxError):
         return None
     return found
 
 
-def _names(path: str, text: str) -> dict[int, set[str]] | None:
-    return _python_names_by_line(text) if path.endswith(PY) else cpp_names_by_line(text)
+def _names(path: str, text: str, lines: Collection[int] | None = None) -> dict[int, set[str]] | None:
+    if path.endswith(PY):
+        return _python_names_by_line(text, lines)
+    found = cpp_names_by_line(text)
+    return found if found is None or lines is None else {line: found[line] for line in lines if line in found}
 
 
 def _all_names(path: str, text: str) -> set[str] | None:
@@ -170,7 +187,7 @@ def _file_findings(context: DriftContext, path: str, new_path: str, lines: froze
         if span is not None:
             by_function.setdefault(span.name, []).append(line)
     source = fork_text.splitlines()
-    fork_names = _names(path, fork_text) or {}
+    fork_names = _names(path, fork_text, {line for added in by_function.values() for line in added}) or {}
     findings = []
     for name, added in by_function.items():
         before = old_bodies.get(name)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..cache import memoized
@@ -29,7 +30,8 @@ from .context import DriftContext
 from .delta import PY, backend_of, fork_added_lines, hunks_with, text_diff
 from .pyblobs import Extractor, python_fact, register
 from .symbols import significant_name
-from .parsing import Unparseable, parsed_ast, walk_nodes
+from .parsing import Unparseable, parsed_ast, walk_levels
+from .pychunks import merge_levels, over_chunks
 
 _READ_CALLS = {"get", "pop", "setdefault"}
 _NOT_PRODUCERS = ("/test/", "/tests/", "/tutorials/", "/unittest/")  # tests and examples feed no runtime data
@@ -64,10 +66,8 @@ def key_reads(text: str, lines: frozenset[int]) -> dict[str, list[tuple[int, str
     return {key: sorted(reads, key=lambda read: read[0]) for key, reads in found.items()}
 
 
-def _all_key_reads(nodes: list[ast.AST] | None) -> list[tuple[str, int, str | None]]:
-    """(key, line, container name) of every read in the module, in walk order."""
-    if nodes is None:
-        return []
+def _key_reads_of(nodes: list[ast.AST]) -> list[tuple[str, int, str | None]]:
+    """(key, line, container name) of every read among some nodes of the shared walk, in walk order."""
     found: list[tuple[str, int, str | None]] = []
     for node in nodes:
         line = getattr(node, "lineno", 0)
@@ -87,7 +87,7 @@ def _all_key_reads(nodes: list[ast.AST] | None) -> list[tuple[str, int, str | No
     return found
 
 
-register(Extractor("key-reads", 2, _all_key_reads, encode=lambda reads: [list(read) for read in reads],
+register(Extractor("key-reads", 2, _key_reads_of, lambda reads: [] if reads is None else reads, encode=lambda reads: [list(read) for read in reads],
                    decode=lambda stored: [(str(key), int(line), None if container is None else str(container))
                                           for key, line, container in stored]))
 
@@ -126,37 +126,50 @@ def _value_kind(value: ast.AST) -> str:
 
 
 def _producers(text: str, keys: set[str]) -> Producers:
-    module = parsed_ast(text)  # guarded: deep nesting is a result, not a crash
-    if isinstance(module, Unparseable):
-        return {}, {}
+    found = over_chunks(text, parsed_ast, lambda trees: _productions(trees, keys))  # guarded: deep nesting is a result
+    return ({}, {}) if isinstance(found, Unparseable) else found
+
+
+def _productions(trees: Iterator[ast.Module], keys: set[str]) -> Producers:
     written: dict[str, list[str]] = defaultdict(list)
+    parts: list[list[list[tuple[str, Production]]]] = []  # per chunk, per depth of the walk
+    for tree in trees:
+        dict_owner: dict[int, str | None] = {}  # by id(): one chunk's nodes (ids are reused once its tree is gone)
+        levels: list[list[tuple[str, Production]]] = []
+        # One walk: breadth first, an assignment comes before the dict literal it assigns.
+        for level in walk_levels(tree):
+            productions: list[tuple[str, Production]] = []
+            levels.append(productions)
+            for node in level:
+                if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                    if isinstance(node.value, ast.Dict) and not isinstance(node, ast.AugAssign):
+                        owner = node.targets[0] if isinstance(node, ast.Assign) else node.target
+                        dict_owner[id(node.value)] = container_name(owner)
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    for target in targets:
+                        key = _string(target.slice) if isinstance(target, ast.Subscript) else None
+                        if key is not None and key in keys and isinstance(target, ast.Subscript):
+                            written[key].append(ast.unparse(node))
+                            if node.value is not None:
+                                productions.append((key, Production(container_name(target.value),
+                                                                    _value_kind(node.value))))
+                elif isinstance(node, ast.Dict):
+                    for key_node, value in zip(node.keys, node.values):
+                        key = _string(key_node) if key_node is not None else None
+                        if key is not None and key in keys:
+                            written[key].append(f"{key!r}: {ast.unparse(value)}")
+                            productions.append((key, Production(dict_owner.get(id(node)), _value_kind(value))))
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
+                        and len(node.args) == 3:
+                    key = _string(node.args[1])
+                    if key is not None and key in keys:
+                        written[key].append(ast.unparse(node))
+                        productions.append((key, Production(container_name(node.args[0]), _value_kind(node.args[2]))))
+        parts.append(levels)
+        del tree
     out: dict[str, list[Production]] = defaultdict(list)
-    dict_owner: dict[int, str | None] = {}
-    # One walk: breadth first, an assignment comes before the dict literal it assigns.
-    for node in walk_nodes(module):
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            if isinstance(node.value, ast.Dict) and not isinstance(node, ast.AugAssign):
-                owner = node.targets[0] if isinstance(node, ast.Assign) else node.target
-                dict_owner[id(node.value)] = container_name(owner)
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets:
-                key = _string(target.slice) if isinstance(target, ast.Subscript) else None
-                if key is not None and key in keys and isinstance(target, ast.Subscript):
-                    written[key].append(ast.unparse(node))
-                    if node.value is not None:
-                        out[key].append(Production(container_name(target.value), _value_kind(node.value)))
-        elif isinstance(node, ast.Dict):
-            for key_node, value in zip(node.keys, node.values):
-                key = _string(key_node) if key_node is not None else None
-                if key is not None and key in keys:
-                    written[key].append(f"{key!r}: {ast.unparse(value)}")
-                    out[key].append(Production(dict_owner.get(id(node)), _value_kind(value)))
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
-                and len(node.args) == 3:
-            key = _string(node.args[1])
-            if key is not None and key in keys:
-                written[key].append(ast.unparse(node))
-                out[key].append(Production(container_name(node.args[0]), _value_kind(node.args[2])))
+    for key, production in merge_levels(parts):  # in the order of a walk of the whole module
+        out[key].append(production)
     return {key: sorted(values) for key, values in written.items()}, dict(out)
 
 

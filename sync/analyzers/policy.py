@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import replace
 from fnmatch import fnmatch
 from posixpath import basename
@@ -19,7 +20,8 @@ from ..suppressions import parse_suppressions, suppressions_path
 from ..tomlfiles import TomlFileError
 from ..trees import FileTree, read_text
 from .callsites import TrunkHooks, index_trunk_hooks
-from .parsing import Unparseable, parsed_ast
+from .parsing import Unparseable, parsed_ast, walk_levels
+from .pychunks import merge_levels, over_chunks
 from .pyfacts import names_backend, parse_module_facts
 from .roles import (DIRECT_EDIT, ENTRY, INIT_UNUSED, OVERLAY, PROTECTED, PYTHON_ROLES, ROOT_FILE, SPEC_MODULE, TLE,
                     UNREACHABLE, Classified, classified_files, contained_in)
@@ -120,14 +122,21 @@ def _truthy_use(expr: ast.expr) -> bool:
 def _truth_tests(text: str) -> list[tuple[int, str]]:
     """Conditions (if, while, assert, x if c else y, comprehension ifs) that test whether FLAGTREE_BACKEND
     is set at all; comparisons are the module facts' backend selections already."""
-    module = parsed_ast(text)
-    if isinstance(module, Unparseable):
-        return []  # FT013 reports the file
-    conditions = [condition for node in ast.walk(module)
-                  for condition in ([node.test] if isinstance(node, (ast.If, ast.While, ast.Assert, ast.IfExp))
-                                    else node.ifs if isinstance(node, ast.comprehension) else [])]
-    return [(condition.lineno, ast.get_source_segment(text, condition) or ast.unparse(condition))
-            for condition in conditions if _truthy_use(condition) and not _compares_backend(condition)]
+    found = over_chunks(text, parsed_ast, lambda trees: _truth_tests_of(text, trees))  # a large text: by chunks
+    return [] if isinstance(found, Unparseable) else found  # FT013 reports an unparseable file
+
+
+def _truth_tests_of(text: str, trees: Iterator[ast.Module]) -> list[tuple[int, str]]:
+    parts: list[list[list[tuple[int, str]]]] = []  # per chunk, per depth of the walk (ast.walk's order)
+    for tree in trees:
+        parts.append([[(condition.lineno, ast.get_source_segment(text, condition) or ast.unparse(condition))
+                       for node in level
+                       for condition in ([node.test] if isinstance(node, (ast.If, ast.While, ast.Assert, ast.IfExp))
+                                         else node.ifs if isinstance(node, ast.comprehension) else [])
+                       if _truthy_use(condition) and not _compares_backend(condition)]
+                      for level in walk_levels(tree)])
+        del tree
+    return merge_levels(parts)
 
 
 def _compares_backend(condition: ast.expr) -> bool:

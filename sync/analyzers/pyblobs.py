@@ -1,11 +1,15 @@
 """Facts of Python blobs that several analyses read (calls, key reads), from one `ast` parse per blob.
 
-Each analysis registers an extractor (a name, a version and a function of the parsed module's nodes);
-the first request for any fact of a text parses and walks it once and runs every extractor over the
-nodes, so the call-signature and key-string analyses share the parse and the walk. Facts are kept in memory by content id for the run and, when
-a fact cache is active, stored in it (keyed by blob id and extractor version), so a second run parses
-nothing. prefetch() computes the facts of many blobs up front, across processes when the texts are
-large enough for that to pay (a fork costs tens of milliseconds; parsing 5 MB of Python costs seconds).
+Each analysis registers an extractor (a name, a version, what it collects from the nodes of one depth of
+the walk and how it makes the fact of all it collected); the first request for any fact of a text parses
+and walks it once and runs every extractor over the nodes, so the call-signature, key-string and
+symbol-drift analyses share the parse and the walk. A large text is parsed and walked chunk by chunk
+(pychunks): extractors keep no node, only items, which combine into the whole walk's order.
+
+Facts are kept in memory by content id for the run and, when a fact cache is active, stored in it (keyed
+by blob id and extractor version), so a second run parses nothing. prefetch() computes the facts of many
+blobs up front, across processes when the texts are large enough for that to pay (a fork costs tens of
+milliseconds; parsing 5 MB of Python costs seconds).
 Results never depend on the path taken: the same extractors run on the same text.
 """
 from __future__ import annotations
@@ -15,10 +19,11 @@ import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from ..cache import active, content_id
-from .parsing import Unparseable, guarded, python_ast, walk_nodes
+from .parsing import Unparseable, guarded, python_ast, walk_levels
+from .pychunks import merge_levels, over_chunks
 
 PARALLEL_BYTES = 1_000_000  # below this much missing text a serial parse beats starting workers
 _MEMO_LIMIT = 50_000  # entries; content-addressed, so only memory is at stake
@@ -28,7 +33,8 @@ _MEMO_LIMIT = 50_000  # entries; content-addressed, so only memory is at stake
 class Extractor:
     name: str
     version: int
-    extract: Callable[[list[ast.AST] | None], Any]  # the nodes in ast.walk order (parsing.walk_nodes); None: no parse
+    collect: Callable[[list[ast.AST]], list[Any]]  # items of the nodes of one depth of one chunk (parsing.walk_levels)
+    finish: Callable[[list[Any] | None], Any]  # the fact from every item, in the whole walk's order; None: no parse
     encode: Callable[[Any], Any]  # to JSON-compatible data (the cache and the worker pipe)
     decode: Callable[[Any], Any]
 
@@ -105,13 +111,22 @@ def _lookup(name: str, key: str) -> Any:
 
 def _encoded_facts(text: str) -> dict[str, Any]:
     """Every registered fact of one text, encoded (runs in a worker process too)."""
-    def facts_of(nodes: list[ast.AST] | None) -> dict[str, Any]:
-        return {name: extractor.encode(extractor.extract(nodes)) for name, extractor in _EXTRACTORS.items()}
+    def facts_of(trees: Iterator[ast.Module]) -> dict[str, Any]:
+        parts: dict[str, list[list[list[Any]]]] = {name: [] for name in _EXTRACTORS}
+        for tree in trees:
+            levels = walk_levels(tree)
+            for name, extractor in _EXTRACTORS.items():
+                parts[name].append([extractor.collect(level) for level in levels])
+            del tree, levels  # the chunk's tree goes before the next one is parsed
+        return {name: extractor.encode(extractor.finish(merge_levels(parts[name])))
+                for name, extractor in _EXTRACTORS.items()}
 
     # One walk of the tree serves every extractor (the walk, not the isinstance tests, is the cost).
     # guarded: deep nesting in the parse or in an extractor's walk is an unparseable text, not a crash
-    found = guarded(lambda: facts_of(walk_nodes(python_ast(text))))
-    return facts_of(None) if isinstance(found, Unparseable) else found
+    found = guarded(lambda: over_chunks(text, python_ast, facts_of))
+    if isinstance(found, Unparseable):
+        return {name: extractor.encode(extractor.finish(None)) for name, extractor in _EXTRACTORS.items()}
+    return found
 
 
 def _store(key: str, encoded: dict[str, Any]) -> None:

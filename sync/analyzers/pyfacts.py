@@ -18,12 +18,14 @@ import ast
 import io
 import re
 import tokenize
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 
 from ..cache import memoized
 from ..layout import HOOK_NAMES, LEGACY_HOOK_MODULES, SPEC_HOOK_MODULE
 from .parsing import Unparseable, cpython_ast, guarded
+from .pychunks import over_chunks
 
 
 @dataclass(frozen=True)
@@ -314,9 +316,10 @@ def _parse(text: str) -> ast.Module | _NeedsLibcst:
 
 
 def _function_table(text: str) -> dict[str, FunctionFacts] | _NeedsLibcst:
-    module = _parse(text)
-    if isinstance(module, _NeedsLibcst):
-        return module
+    return over_chunks(text, _parse, lambda trees: _table_of(text, trees))
+
+
+def _table_of(text: str, trees: Iterator[ast.Module]) -> dict[str, FunctionFacts]:
     lines = source_lines(text)
     table: dict[str, FunctionFacts] = {}
 
@@ -333,7 +336,9 @@ def _function_table(text: str) -> dict[str, FunctionFacts] | _NeedsLibcst:
                 for block in _blocks(statement):
                     walk(_indented(lines, block), scope)
 
-    walk(module.body, ())
+    for tree in trees:  # the chunks' statements in order are the module's (pychunks)
+        walk(tree.body, ())
+        del tree
     return table
 
 
@@ -396,11 +401,14 @@ class _Collector:
         return _segment(self.lines, node).strip()
 
     def run(self, module: ast.Module) -> None:
+        """Visit a module's statements, or the next chunk's (pychunks): a chunk starts with a def, a class or
+        a decorator, never a statement that shares its line with the one before (statement_groups)."""
+        first = self.statement_index + 1
         groups = statement_groups(self.lines, module.body)
-        for index, group in enumerate(groups):
+        for index, group in enumerate(groups, first):
             if any(isinstance(statement, (ast.Import, ast.ImportFrom)) for statement in group):
                 self.facts.import_statement_indices.append(index)
-        for index, group in enumerate(groups):
+        for index, group in enumerate(groups, first):
             self.statement_index = index
             for statement in group:
                 self.visit(statement)
@@ -588,14 +596,14 @@ def stored_function_facts(text: str, qualname: str, line: int, params: list, spa
 
 
 def _parse_module_facts(path: str, text: str, positions: bool) -> ModuleFacts:
-    def collect() -> ModuleFacts | _NeedsLibcst:
-        module = _parse(text)
-        if isinstance(module, _NeedsLibcst):
-            return module
+    def collect(trees: Iterator[ast.Module]) -> ModuleFacts:
         facts = ModuleFacts(path)
-        _Collector(facts, source_lines(text), text, positions).run(module)
+        collector = _Collector(facts, source_lines(text), text, positions)
+        for tree in trees:  # hook aliases and the statement index carry over from chunk to chunk
+            collector.run(tree)
+            del tree
         return facts
-    facts = guarded(collect)
+    facts = guarded(lambda: over_chunks(text, _parse, collect))
     if isinstance(facts, _NeedsLibcst):
         from .pyfacts_cst import module_facts_cst
         return module_facts_cst(path, text, positions)
@@ -625,28 +633,22 @@ def normalized_statements(text: str) -> set[str] | None:
 
 
 def _normalized_statements(text: str) -> set[str] | None:
-    def statements() -> set[str] | _NeedsLibcst:
-        module = _parse(text)
-        if isinstance(module, _NeedsLibcst):
-            return module
+    def statements(trees: Iterator[ast.Module]) -> set[str]:
         lines = source_lines(text)
         found: set[str] = set()
-        start = _header_end(lines, module)
-        for group in statement_groups(lines, module.body):
-            end = _statement_end(lines, group[-1])
-            found.add("".join(lines[start:end]).strip())
-            start = end
+        start: int | None = None  # libcst's Module.header: every comment and blank line above the first statement
+        for tree in trees:
+            for group in statement_groups(lines, tree.body):
+                if start is None:
+                    first = group[0]
+                    start = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))]) - 1
+                end = _statement_end(lines, group[-1])
+                found.add("".join(lines[start:end]).strip())
+                start = end
+            del tree
         return found
-    found = guarded(statements)
+    found = guarded(lambda: over_chunks(text, _parse, statements))
     if isinstance(found, _NeedsLibcst):
         from .pyfacts_cst import statements_cst
         return statements_cst(text)
     return None if isinstance(found, Unparseable) else found
-
-
-def _header_end(lines: list[str], module: ast.Module) -> int:
-    """libcst's Module.header: every comment and blank line above the first statement."""
-    if not module.body:
-        return len(lines)
-    first = module.body[0]
-    return min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))]) - 1

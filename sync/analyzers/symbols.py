@@ -25,7 +25,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 from posixpath import basename
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import libcst as cst
 
@@ -39,6 +39,7 @@ from .pyfacts import Param, _params as _ast_params
 from .pyfacts_cst import _params as _cst_params
 from .parsing import Unparseable, parsed_ast, parsed_python, skipped
 from .pyblobs import Extractor, python_fact, register
+from .pychunks import over_chunks
 
 PY = (".py",)
 CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
@@ -119,31 +120,36 @@ def _python_trunk_names(text: str, lines: set[int]) -> dict[str, int]:
 
 
 def _trunk_name_candidates(text: str) -> list[tuple[str, int]]:
-    """(name, line) of every token _python_trunk_names would take on any line, in order (fact cache)."""
+    """(name, line) of every token _python_trunk_names would take on any line, in order (fact cache).
+    The tokens stream past with one of lookahead (a list of a large file's tokens holds many times its
+    size); a text that does not tokenize to its end gives nothing."""
     found: list[tuple[str, int]] = []
-    try:
-        tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline)
-                  if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)]
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return found  # unparsable files are reported by other analyses
+    tokens = (t for t in tokenize.generate_tokens(io.StringIO(text).readline)
+              if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT))
     depth = 0
     in_import = False
-    for index, token in enumerate(tokens):
-        if token.type == tokenize.OP and token.string in "([{":
-            depth += 1
-        elif token.type == tokenize.OP and token.string in ")]}":
-            depth = max(depth - 1, 0)
-        if token.type == tokenize.NAME and token.string in ("import", "from") and (
-                index == 0 or tokens[index - 1].end[0] != token.start[0]):
-            in_import = True
-        elif index and tokens[index - 1].end[0] != token.start[0] and depth == 0:
-            in_import = False
-        if token.type != tokenize.NAME or keyword.iskeyword(token.string):
-            continue
-        before = tokens[index - 1].string if index else ""
-        after = tokens[index + 1].string if index + 1 < len(tokens) else ""
-        if in_import or before == "." or after == "(" or (after == "=" and depth > 0):
-            found.append((token.string, token.start[0]))
+    previous: tokenize.TokenInfo | None = None
+    try:
+        token = next(tokens, None)
+        while token is not None:
+            following = next(tokens, None)
+            if token.type == tokenize.OP and token.string in "([{":
+                depth += 1
+            elif token.type == tokenize.OP and token.string in ")]}":
+                depth = max(depth - 1, 0)
+            new_line = previous is None or previous.end[0] != token.start[0]
+            if token.type == tokenize.NAME and token.string in ("import", "from") and new_line:
+                in_import = True
+            elif previous is not None and new_line and depth == 0:
+                in_import = False
+            if token.type == tokenize.NAME and not keyword.iskeyword(token.string):
+                before = previous.string if previous is not None else ""
+                after = following.string if following is not None else ""
+                if in_import or before == "." or after == "(" or (after == "=" and depth > 0):
+                    found.append((token.string, token.start[0]))
+            previous, token = token, following
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return []  # unparsable files are reported by other analyses
     return found
 
 
@@ -209,9 +215,12 @@ def python_shape_ast(text: str) -> PythonShape:
     still answers where ast cannot parse the text, so both give the same shape
     (tests/test_speed_parsers.py compares them).
     """
-    module = parsed_ast(text)  # guarded: deep nesting is a result, not a crash
-    if isinstance(module, Unparseable):
-        return python_shape_libcst(text)
+    # guarded: deep nesting is a result, not a crash; a large text is read chunk by chunk (pychunks)
+    found = over_chunks(text, parsed_ast, lambda trees: _shape_of(text, trees))
+    return python_shape_libcst(text) if isinstance(found, Unparseable) else found
+
+
+def _shape_of(text: str, trees: Iterator[ast.Module]) -> PythonShape:
     lines = re.split(r"\r\n|\r|\n", text)  # ast's line breaks (splitlines knows more)
     names: set[str] = set()
     functions: dict[str, tuple[Param, ...]] = {}
@@ -232,7 +241,9 @@ def python_shape_ast(text: str) -> PythonShape:
             elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
                 names.add(statement.target.id)
 
-    scan(module.body, "")
+    for tree in trees:  # the chunks' statements in order are the module's
+        scan(tree.body, "")
+        del tree
     return PythonShape(frozenset(names), functions)
 
 
@@ -397,10 +408,8 @@ def _cpp_own_names(text: str) -> set[str]:
     return {node_text(node) for node in captures(_LOCAL_QUERY, text).get("name", [])}
 
 
-def _python_own_names(nodes: list[ast.AST] | None) -> list[str] | None:
-    """Names a Python module binds (see own_names); None when it does not parse."""
-    if nodes is None:
-        return None
+def _own_names_of(nodes: list[ast.AST]) -> list[str]:
+    """Names some nodes of the shared walk bind (see own_names)."""
     names: set[str] = set()
     for node in nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
@@ -411,10 +420,15 @@ def _python_own_names(nodes: list[ast.AST] | None) -> list[str] | None:
             names.add(node.arg)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
-    return sorted(names)
+    return list(names)
 
 
-register(Extractor("own-names", 1, _python_own_names, encode=lambda names: names,
+def _python_own_names(names: list[str] | None) -> list[str] | None:
+    """Names a Python module binds, sorted; None when it does not parse."""
+    return None if names is None else sorted(set(names))
+
+
+register(Extractor("own-names", 1, _own_names_of, _python_own_names, encode=lambda names: names,
                    decode=lambda stored: None if stored is None else [str(name) for name in stored]))
 
 
