@@ -1,7 +1,10 @@
 """One cold full upgrade of the benchmark of record (fresh bare clone, empty fact cache), with the sync
 package of a given checkout: wall and CPU seconds (this process and its worker processes).
 
-    python bench/cold_upgrade.py PATH_TO_FETCHED_FLAGTREE [--code CHECKOUT]
+    python bench/cold_upgrade.py PATH_TO_FETCHED_FLAGTREE [--code CHECKOUT] [--phases]
+
+--phases also prints when each part of the run started and how long it took (wall seconds from the start):
+the replay, the up-front parse of the fork's Python, and each analysis, with the process it ran in.
 
 To compare two commits, make a worktree of the other one and alternate the runs (CPU time moves less
 than wall time when other processes share the cores):
@@ -31,6 +34,7 @@ def main() -> int:
     parser.add_argument("flagtree", type=Path)
     parser.add_argument("--code", type=Path, default=Path(__file__).resolve().parent.parent,
                         help="the checkout whose sync package and bench/upgrade_real.py run (default: this one)")
+    parser.add_argument("--phases", action="store_true", help="print each part's start and wall time")
     args = parser.parse_args()
     code = args.code.resolve()
     sys.path[:0] = [str(code), str(code / "bench")]
@@ -41,12 +45,38 @@ def main() -> int:
     try:
         clone = work / "flagtree.git"
         subprocess.run(["git", "clone", "-q", "--bare", "--shared", str(args.flagtree), str(clone)], check=True)
-        cpu, start = cpu_seconds(), time.perf_counter()
+        start = time.perf_counter()
+        if args.phases:
+            _time_phases(start)
+        cpu = cpu_seconds()
         upgrade_real.full_upgrade(clone, work / "report", "bench/sync-cold")
         print(f"{code}: cold upgrade {time.perf_counter() - start:.2f} s wall, {cpu_seconds() - cpu:.2f} s CPU")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+def _time_phases(origin: float) -> None:
+    """Wrap the replay, the up-front parse and each analysis (also in worker processes) to print their spans."""
+    import os
+    from sync import resumable_replay
+    from sync.analyzers import context, parallel, registry
+
+    def timed(name: str, function):  # noqa: ANN001, ANN202 (a bench wrapper)
+        def run(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            begin = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                print(f"  {begin - origin:6.2f} s +{time.perf_counter() - begin:5.2f} s  pid {os.getpid()}  {name}",
+                      flush=True)
+        return run
+
+    resumable_replay.run_upgrade = timed("replay", resumable_replay.run_upgrade)
+    context.DriftContext.prefetch_fork_python = timed("up-front parse of the fork's Python",
+                                                      context.DriftContext.prefetch_fork_python)
+    registry.ANALYZERS = tuple(registry.Analyzer(a.name, timed(a.name, a.analyze), a.on_request)
+                               for a in registry.ANALYZERS)
 
 
 if __name__ == "__main__":
