@@ -17,6 +17,7 @@ from sync.git import open_repo
 from sync.jobs import DriftOptions, UpgradeOptions, run_drift, run_upgrade
 from sync.jobs.revs import resolve_range, resolve_rev
 from sync.model import Finding, Review
+from sync.progress import Silent
 from sync.report.document import render_json
 
 from .conftest import commit_files, git
@@ -299,21 +300,14 @@ def test_a_result_that_does_not_encode_is_not_stored(world: World, tmp_path: Pat
                                                / f"{'cd' * 19}.json"]
 
 
-class Phases:
+class Phases(Silent):
+    """Progress that records the phases it was told."""
+
     def __init__(self) -> None:
         self.names: list[str] = []
 
     def phase(self, name: str, total: int | None = None) -> None:
         self.names.append(name)
-
-    def advance(self, label: str, done: int | None = None) -> None:
-        pass
-
-    def note(self, line: str) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 def test_progress_says_a_hit_reused_the_analyses(world: World) -> None:
