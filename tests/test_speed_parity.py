@@ -96,3 +96,38 @@ def test_quoted_key_scan_agrees_with_the_substring_test(text: str, wanted: set[s
 def test_quoted_key_scan_sees_overlapping_quotes() -> None:
     assert keys._mentions_quoted("x['a'bcd']", {"bcd"}, set())
     assert not keys._mentions_quoted("x['abcd']", {"bcd"}, set())
+
+
+READER_TEXT = '''
+import os.path as osp, json
+from triton.language import semantic as sem, core
+from .relative import skipped
+
+
+class Holder(Base):
+    def method(self, metadata, *args, key=None, **kw):
+        self.cluster_dims = metadata["cluster_dims"]
+        value = metadata.get("num_warps", 4) + getattr(kw, "shared_mem", 0)
+        if hasattr(self, "num_stages"):
+            value += self.options.num_ctas
+        sem.make_block(value, *args, **kw)
+        (lambda inner: inner.attr_name)(value)
+        return [core.reduce_sum(x, axis=key) for x in args]
+
+
+async def coroutine(first, second=2):
+    async with osp.join("a", "b") as handle:
+        total: int = await handle.read_bytes()
+    return json.dumps({"field_name": total})
+'''
+
+
+def test_each_extractor_reads_only_nodes_it_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Giving collect only the node classes an extractor declares gives the facts of every node."""
+    filtered = pyblobs._encoded_facts(READER_TEXT)
+    for name, extractor in list(pyblobs._EXTRACTORS.items()):
+        assert extractor.reads is not None, name
+        monkeypatch.setitem(pyblobs._EXTRACTORS, name, dataclasses.replace(extractor, reads=None))
+    unfiltered = pyblobs._encoded_facts(READER_TEXT)
+    assert filtered == unfiltered
+    assert all(filtered[name] for name in ("calls", "key-reads", "own-names"))

@@ -233,7 +233,8 @@ register(Extractor("calls", 1, _py_call_items, _all_py_calls,
                    encode=lambda calls: [[c.target, c.attribute, c.line, c.positional, list(c.keywords), c.starred]
                                          for c in calls],
                    decode=lambda stored: [PyCall(str(t), None if a is None else str(a), int(n), int(p),
-                                                 tuple(map(str, k)), bool(s)) for t, a, n, p, k, s in stored]))
+                                                 tuple(map(str, k)), bool(s)) for t, a, n, p, k, s in stored],
+                   reads=frozenset({ast.Call, ast.ImportFrom, ast.Import})))
 
 
 def _dotted(node: ast.expr) -> str | None:

@@ -87,9 +87,11 @@ def _key_reads_of(nodes: list[ast.AST]) -> list[tuple[str, int, str | None]]:
     return found
 
 
-register(Extractor("key-reads", 2, _key_reads_of, lambda reads: [] if reads is None else reads, encode=lambda reads: [list(read) for read in reads],
+register(Extractor("key-reads", 2, _key_reads_of, lambda reads: [] if reads is None else reads,
+                   encode=lambda reads: [list(read) for read in reads],
                    decode=lambda stored: [(str(key), int(line), None if container is None else str(container))
-                                          for key, line, container in stored]))
+                                          for key, line, container in stored],
+                   reads=frozenset({ast.Subscript, ast.Call, ast.Attribute})))
 
 
 def _string(node: ast.AST) -> str | None:

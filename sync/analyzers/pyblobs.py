@@ -37,6 +37,9 @@ class Extractor:
     finish: Callable[[list[Any] | None], Any]  # the fact from every item, in the whole walk's order; None: no parse
     encode: Callable[[Any], Any]  # to JSON-compatible data (the cache and the worker pipe)
     decode: Callable[[Any], Any]
+    # The node classes collect reads: it is given only those, in walk order (most nodes of a walk are of
+    # classes no extractor reads, and testing each of them in Python is much of the cost).
+    reads: frozenset[type] | None = None  # None: every node
 
 
 _EXTRACTORS: dict[str, Extractor] = {}
@@ -116,7 +119,10 @@ def _encoded_facts(text: str) -> dict[str, Any]:
         for tree in trees:
             levels = walk_levels(tree)
             for name, extractor in _EXTRACTORS.items():
-                parts[name].append([extractor.collect(level) for level in levels])
+                reads = extractor.reads
+                parts[name].append([extractor.collect(level if reads is None else
+                                                      [node for node in level if type(node) in reads])
+                                    for level in levels])
             del tree, levels  # the chunk's tree goes before the next one is parsed
         return {name: extractor.encode(extractor.finish(merge_levels(parts[name])))
                 for name, extractor in _EXTRACTORS.items()}

@@ -429,7 +429,9 @@ def _python_own_names(names: list[str] | None) -> list[str] | None:
 
 
 register(Extractor("own-names", 1, _own_names_of, _python_own_names, encode=lambda names: names,
-                   decode=lambda stored: None if stored is None else [str(name) for name in stored]))
+                   decode=lambda stored: None if stored is None else [str(name) for name in stored],
+                   reads=frozenset({ast.Name, ast.Attribute, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef,
+                                    ast.ClassDef})))
 
 
 def still_used_on(target: GitTree, new: GitTree, paths: set[str]) -> dict[str, set[str]]:
