@@ -29,7 +29,7 @@ from .context import DriftContext
 from .cpp import functions as cpp_functions
 from .cpp import names_by_line as cpp_names_by_line
 from .delta import CPP, PY, backend_of, fork_added_lines, text_diff
-from .pyfacts import function_table
+from .pyfacts import first_line, function_table
 from .parsing import Unparseable, guarded, parsed_ast
 from .pychunks import over_chunks
 
@@ -57,7 +57,7 @@ def _spans_of(text: str, trees: Iterator[ast.Module]) -> list[Span] | None:
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 qualname = (*scope, child.name)
                 if not isinstance(child, ast.ClassDef):
-                    start = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                    start = first_line(child)
                     end = child.end_lineno or child.lineno
                     spans.append(Span(".".join(qualname), start, end, "".join(lines[start - 1:end])))
                 walk(child, qualname, spans)

@@ -286,9 +286,14 @@ def _params(args: ast.arguments) -> tuple[Param, ...]:
     return tuple(params)
 
 
+def first_line(statement: ast.stmt) -> int:
+    """The line a statement starts on, its decorators included (a def's or a class's text starts there)."""
+    return min([statement.lineno, *(decorator.lineno for decorator in getattr(statement, "decorator_list", ()))])
+
+
 def _def_facts(lines: list[str], text: str, qualname: str, node: ast.FunctionDef | ast.AsyncFunctionDef,
                line: int) -> FunctionFacts:
-    first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
+    first = first_line(node)
     end = _footer(lines, node.end_lineno or node.lineno, node.body, _suite_line(lines, node.body[0]))
     span = DefSpan(first, node.lineno, node.col_offset, node.body[0].lineno, end)
     return FunctionFacts(qualname, line, _params(node.args), text, span)
@@ -640,8 +645,7 @@ def _normalized_statements(text: str) -> set[str] | None:
         for tree in trees:
             for group in statement_groups(lines, tree.body):
                 if start is None:
-                    first = group[0]
-                    start = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))]) - 1
+                    start = first_line(group[0]) - 1
                 end = _statement_end(lines, group[-1])
                 found.add("".join(lines[start:end]).strip())
                 start = end
