@@ -202,8 +202,7 @@ def _fork_owners(repo: Repository, rng: Range) -> "OwnerIndex":
 
 def _storable(result: DriftResult, context: "DriftContext") -> bool:
     """A result that met a missing object may read differently once it is fetched: never stored."""
-    trees = [context.upstream_old, context.upstream_new, context.fork, context.target]
-    return not any(tree is not None and tree.missing for tree in trees) \
+    return not any(tree.missing for tree in context.trees) \
         and not any(finding.kind == "target-unavailable" for finding in result.findings)
 
 
@@ -251,8 +250,7 @@ def _analyse(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev 
     with recording_skips() as skips:
         findings.extend(run_analyses(analyzers, lambda analyzer: _guarded_analysis(
             analyzer.name, lambda: list(analyzer.analyze(context))), progress, skips, context.prefetched_bytes,
-            [tree for tree in (context.upstream_old, context.upstream_new, context.fork, context.target)
-             if tree is not None]))
+            context.trees))
     findings.extend(Finding("analysis-skipped", path, f"{analysis}: {path} was left out: {reason}")
                     for (analysis, path), reason in sorted(skips.skipped.items()))
     progress.advance("", len(analyzers))

@@ -58,6 +58,11 @@ class DriftContext:
     _facts: dict[tuple[str, str], ModuleFacts] = field(default_factory=dict)
     _tables: dict[tuple[str, str], dict[str, FunctionFacts] | None] = field(default_factory=dict)
 
+    @property
+    def trees(self) -> list[GitTree]:
+        """The trees the analyses read: both tags, the fork, and the upgraded target when known."""
+        return [tree for tree in (self.upstream_old, self.upstream_new, self.fork, self.target) if tree is not None]
+
     @cached_property
     def renames(self) -> dict[str, str]:
         """Upstream renames old path -> new path, by git's similarity detection (shared with symbols)."""
