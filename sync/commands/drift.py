@@ -6,7 +6,6 @@ from pathlib import Path
 import click
 
 from ..errors import SyncError
-from ..git import open_repo
 from ..jobs.drift import DriftOptions, run_drift
 from ..model import Report
 
@@ -25,11 +24,10 @@ def run_drift_command(repo_path: str, old: str | None, onto: str | None, source_
     if report.drift is not None and report.drift.applied_commit:
         click.echo(f"committed the merged overlay(s) on {target} as {report.drift.applied_commit[:9]}", err=True)
     read_from = target or source_branch or report.range.source.oid
-    if open_repo(repo_path).workdir is not None:  # a bare repository has no work tree to differ from
-        from ..jobs.review import uncommitted_suppressions
-        for path in uncommitted_suppressions(repo_path, read_from, [g.name for g in report.groups]):
-            click.echo(f"hint: {path} in the work tree differs from {target or report.range.source.ref}, which "
-                       "drift read: commit it there for its reviews to count", err=True)
+    from ..jobs.review import uncommitted_suppressions  # [] for a bare repository: no work tree to differ from
+    for path in uncommitted_suppressions(repo_path, read_from, [g.name for g in report.groups]):
+        click.echo(f"hint: {path} in the work tree differs from {target or report.range.source.ref}, which "
+                   "drift read: commit it there for its reviews to count", err=True)
     if out is not None:
         from ..report.write import write_report
         write_report(out, report)
