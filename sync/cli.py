@@ -37,7 +37,7 @@ def _reported(command: Callable[..., int]) -> Callable[..., None]:
             click.echo(f"{PROG}: interrupted; rerun the same command to resume", err=True)
             sys.exit(130)
         except OSError as exc:
-            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            if not _disk_full(exc):
                 _crash(exc, kwargs.get("repo_path"))
             where = f" ({exc.filename})" if exc.filename else ""
             click.echo(f"{PROG}: error: no space left on device{where}; free some space and rerun the same "
@@ -48,6 +48,13 @@ def _reported(command: Callable[..., int]) -> Callable[..., None]:
         sys.exit(status)
 
     return wrapper
+
+
+def _disk_full(exc: OSError) -> bool:
+    """ENOSPC or EDQUOT; libgit2's object writes say so only in the message (pygit2 gives no errno)."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    return exc.errno is None and any(text in str(exc) for text in (os.strerror(errno.ENOSPC), os.strerror(errno.EDQUOT)))
 
 
 def _crash(exc: BaseException, repo_path: str | None) -> None:

@@ -55,10 +55,13 @@ def replay_both_ways(repo: pygit2.Repository, old: pygit2.Oid, source: pygit2.Oi
             parent_tree = picked.parents[0].tree
             if way == "paths":
                 outcome = pick_tree(repo, picked, head.tree, policy, "onto")
-                fast_picks += pick_paths(repo, parent_tree, head.tree, picked.tree) is not None
+                fast_picks += pick_paths(repo, parent_tree, head.tree, picked.tree, policy) is not None
             else:
                 outcome = merge_whole_trees(repo, picked, parent_tree, head.tree, policy, "onto")
-            conflicts = [c.path for c in outcome.conflicts]
+            conflicts = [(c.path, c.kind, tuple(c.hunks), c.base_path) for c in outcome.conflicts]
+            if outcome.tree is None:  # policy stop: the pick stopped; go on from the head
+                out.append((None, None, tuple(conflicts)))
+                continue
             new = replayer.commit(picked, outcome.tree, head.id, [])
             out.append((str(outcome.tree), str(new), tuple(conflicts)))
             head = repo[new]
@@ -83,7 +86,7 @@ def edit(text: bytes, line: int, word: bytes) -> bytes:
     return b"".join(lines)
 
 
-@pytest.mark.parametrize("policy", ["markers", "ours", "theirs"])
+@pytest.mark.parametrize("policy", ["markers", "ours", "theirs", "stop"])
 def test_synthetic_world_replays_identically(tmp_path: Path, policy: str) -> None:
     """Renames, deletions, add/add, nested dirs, directory/file swaps, modes, clean content merges."""
     repo = pygit2.init_repository(str(tmp_path / "repo"), bare=True)
@@ -157,7 +160,7 @@ def prefix_free(files: FileMap) -> FileMap:
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(base=file_maps, upstream=st.tuples(file_maps, dropped),
        fork_steps=st.lists(st.tuples(file_maps, dropped), min_size=1, max_size=4),
-       policy=st.sampled_from(["markers", "ours", "theirs"]))
+       policy=st.sampled_from(["markers", "ours", "theirs", "stop"]))
 def test_random_histories_replay_identically(tmp_path: Path, base: FileMap, upstream: tuple[FileMap, set[str]],
                                              fork_steps: list[tuple[FileMap, set[str]]], policy: str) -> None:
     repo_dir = tmp_path / "random"
@@ -183,3 +186,47 @@ def test_a_rename_onto_a_file_upstream_added_replays_like_the_full_merge(tmp_pat
     move = commit(repo, {"a": (text, pygit2.GIT_FILEMODE_BLOB)}, [add_b], "fork moves b to a")
     paths, full, _ = replay_both_ways(repo, old, move, onto)
     assert paths == full and full[1][2]  # the second pick conflicts, both ways
+
+
+def fast_pick(repo: pygit2.Repository, onto: pygit2.Oid, picked: pygit2.Oid, policy: str = "markers"):  # noqa: ANN201
+    commit_ = repo[picked]
+    return pick_paths(repo, commit_.parents[0].tree, repo[onto].tree, commit_.tree, policy)
+
+
+@pytest.mark.parametrize("policy", ["markers", "ours", "theirs", "stop"])
+def test_a_content_conflict_takes_the_fast_path_and_settles_like_the_full_merge(tmp_path: Path, policy: str) -> None:
+    repo = pygit2.init_repository(str(tmp_path / "repo"), bare=True)
+    blob = pygit2.GIT_FILEMODE_BLOB
+    old = commit(repo, {"a.txt": (LINES, blob), "b.txt": (LINES, blob)}, [], "old")
+    onto = commit(repo, {"a.txt": (edit(LINES, 2, b"upstream"), blob), "b.txt": (LINES, blob)}, [old], "upstream")
+    fork = commit(repo, {"a.txt": (edit(LINES, 2, b"fork"), blob), "b.txt": (edit(LINES, 9, b"fork"), blob)},
+                  [old], "fork")
+    fast = fast_pick(repo, onto, fork, policy)
+    assert fast is not None and [c.path for c in fast.conflicts] == ["a.txt"]
+    assert fast.conflicts[0].hunks  # the markers' hunks, as the full merge reports them
+    paths, full, _ = replay_both_ways(repo, old, fork, onto, policy)
+    assert paths == full
+
+
+def test_a_rename_upstream_left_alone_takes_the_fast_path(tmp_path: Path) -> None:
+    repo = pygit2.init_repository(str(tmp_path / "repo"), bare=True)
+    blob = pygit2.GIT_FILEMODE_BLOB
+    old = commit(repo, {"a.txt": (LINES, blob), "c.txt": (LINES, blob)}, [], "old")
+    onto = commit(repo, {"a.txt": (LINES, blob), "c.txt": (edit(LINES, 1, b"upstream"), blob)}, [old], "upstream")
+    move = commit(repo, {"b.txt": (edit(LINES, 30, b"fork"), blob), "c.txt": (LINES, blob)}, [old], "fork moves a")
+    assert fast_pick(repo, onto, move) is not None
+    paths, full, _ = replay_both_ways(repo, old, move, onto)
+    assert paths == full
+
+
+def test_a_rename_of_a_file_upstream_changed_goes_to_the_full_merge(tmp_path: Path) -> None:
+    """The full merge carries upstream's change into the renamed file: path by path it would be lost."""
+    repo = pygit2.init_repository(str(tmp_path / "repo"), bare=True)
+    blob = pygit2.GIT_FILEMODE_BLOB
+    old = commit(repo, {"a.txt": (LINES, blob)}, [], "old")
+    onto = commit(repo, {"a.txt": (edit(LINES, 1, b"upstream"), blob)}, [old], "upstream")
+    move = commit(repo, {"b.txt": (edit(LINES, 30, b"fork"), blob)}, [old], "fork moves a")
+    assert fast_pick(repo, onto, move) is None
+    paths, full, _ = replay_both_ways(repo, old, move, onto)
+    assert paths == full
+    assert repo[full[0][0]]["b.txt"].data == edit(edit(LINES, 1, b"upstream"), 30, b"fork")

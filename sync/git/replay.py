@@ -3,10 +3,12 @@
 Fast path: only the paths the commit changes are merged, and only the trees on their way to the
 root are rewritten (TreeBuilder), so a pick costs what the commit touches, not the size of the tree.
 It takes only the cases git's trivial merge rules settle the same way with or without rename
-detection (one side unchanged, both sides alike, a clean content merge of a file all three trees
-hold as a regular file); anything else (conflicts, renames or deletions upstream under the paths
-the commit changes, directory/file clashes, merge attributes) falls back to the full merge_trees,
-whose result the fast path reproduces byte for byte (tests/test_speed_replay.py compares them).
+detection (one side unchanged, both sides alike, a content merge of a file all three trees hold as a
+regular file, clean or conflicting; a commit that deletes and adds files only where upstream left the
+deleted ones and has none of the added ones, so that a rename the commit makes merges as the delete and
+the add it is); anything else (add/add, modify/delete, renames or deletions upstream under the paths the
+commit changes, directory/file clashes, merge attributes) falls back to the full merge_trees, whose
+result the fast path reproduces byte for byte, conflicts included (tests/test_speed_replay.py compares them).
 """
 from __future__ import annotations
 
@@ -47,10 +49,16 @@ def pick_tree(repo: pygit2.Repository, commit: pygit2.Commit, head_tree: pygit2.
     """merge(parent tree, head tree, commit tree) like git cherry-pick; conflicts settled by policy
     (markers | ours | theirs | stop). Merged blobs and the tree are written into repo's object store."""
     parent_tree = commit.parents[0].tree if commit.parents else repo[repo.TreeBuilder().write()].peel(pygit2.Tree)
-    fast = pick_paths(repo, parent_tree, head_tree, commit.tree)
+    fast = pick_paths(repo, parent_tree, head_tree, commit.tree, policy, marker_labels(commit, onto_label))
     if fast is not None:
-        return TreePick(fast, [])
+        return fast
     return merge_whole_trees(repo, commit, parent_tree, head_tree, policy, onto_label)
+
+
+def marker_labels(commit: pygit2.Commit, onto_label: str) -> tuple[str, str, str]:
+    """The labels of a conflicted file's markers: base, ours (the upgraded branch), theirs (the commit)."""
+    return (f"{short(commit.parents[0].id) if commit.parents else 'empty'} (parent)",
+            f"{onto_label} (upgraded)", f"{short(commit.id)} ({summary_of(commit)})")
 
 
 def merge_whole_trees(repo: pygit2.Repository, commit: pygit2.Commit, parent_tree: pygit2.Tree,
@@ -59,8 +67,7 @@ def merge_whole_trees(repo: pygit2.Repository, commit: pygit2.Commit, parent_tre
     index = repo.merge_trees(parent_tree, head_tree, commit.tree)
     if not index.conflicts:
         return TreePick(index.write_tree(repo), [])
-    labels = (f"{short(commit.parents[0].id) if commit.parents else 'empty'} (parent)",
-              f"{onto_label} (upgraded)", f"{short(commit.id)} ({summary_of(commit)})")
+    labels = marker_labels(commit, onto_label)
     conflicts = [_settle(repo, index, ancestor, ours, theirs, labels, policy)
                  for ancestor, ours, theirs in list(index.conflicts)]
     if policy == "stop":
@@ -81,14 +88,9 @@ def _settle(repo: pygit2.Repository, index: pygit2.Index, ancestor: pygit2.Index
             del conflicts[entry_path]
     if ours is not None and theirs is not None:
         kind = "content" if ancestor is not None else "add/add"
-        base = ancestor.id if ancestor else None
-        marked = merge_blobs(repo, path, base, ours.id, theirs.id, labels)
-        data = marked.data
-        if policy in ("ours", "theirs"):
-            favor = MergeFavor.OURS if policy == "ours" else MergeFavor.THEIRS
-            data = merge_blobs(repo, path, base, ours.id, theirs.id, labels, favor).data
-        index.add(pygit2.IndexEntry(path, repo.create_blob(data), ours.mode))
-        return PathConflict(path, kind, list(marked.hunks), base_path)
+        blob, hunks = _settled_blob(repo, path, ancestor.id if ancestor else None, ours.id, theirs.id, labels, policy)
+        index.add(pygit2.IndexEntry(path, blob, ours.mode))
+        return PathConflict(path, kind, hunks, base_path)
     # One side deleted the file the other changed. Markers keep the changed file so nothing is lost.
     if ours is None:
         kind, keep = "deleted-upstream", theirs if policy != "ours" else None
@@ -97,6 +99,18 @@ def _settle(repo: pygit2.Repository, index: pygit2.Index, ancestor: pygit2.Index
     if keep is not None:
         index.add(pygit2.IndexEntry(keep.path, keep.id, keep.mode))
     return PathConflict(path, kind, [], base_path)
+
+
+def _settled_blob(repo: pygit2.Repository, path: str, base: pygit2.Oid | None, ours: pygit2.Oid, theirs: pygit2.Oid,
+                  labels: tuple[str, str, str], policy: str) -> tuple[pygit2.Oid, list[ConflictHunk]]:
+    """The blob a conflicted file is settled to by the policy (markers; ours or theirs favoured) and the
+    conflict's hunks, as the markers show them."""
+    marked = merge_blobs(repo, path, base, ours, theirs, labels)
+    data = marked.data
+    if policy in ("ours", "theirs"):
+        favor = MergeFavor.OURS if policy == "ours" else MergeFavor.THEIRS
+        data = merge_blobs(repo, path, base, ours, theirs, labels, favor).data
+    return repo.create_blob(data), list(marked.hunks)
 
 
 def commit_like(repo: pygit2.Repository, source: pygit2.Commit, message: str, tree: pygit2.Oid | str,
@@ -117,15 +131,16 @@ class _NeedsFullMerge(Exception):
     """The fast path cannot prove it gives merge_trees' result."""
 
 
-def pick_paths(repo: pygit2.Repository, base: pygit2.Tree, ours: pygit2.Tree,
-               theirs: pygit2.Tree) -> pygit2.Oid | None:
-    """merge(base, ours, theirs) by the paths base -> theirs changes; None where a full merge is needed."""
+def pick_paths(repo: pygit2.Repository, base: pygit2.Tree, ours: pygit2.Tree, theirs: pygit2.Tree,
+               policy: str = "markers", labels: tuple[str, str, str] = ("base", "ours", "theirs")) -> TreePick | None:
+    """merge(base, ours, theirs) by the paths base -> theirs changes, content conflicts settled by policy
+    like merge_whole_trees settles them; None where a full merge is needed."""
     changes: dict[str, Entry | None] = {}
+    conflicts: list[PathConflict] = []
     deltas = list(base.diff_to_tree(theirs).deltas)  # no rename detection: every touched path by itself
-    statuses = {delta.status for delta in deltas}
-    if {pygit2.enums.DeltaStatus.ADDED, pygit2.enums.DeltaStatus.DELETED} <= statuses:
-        return None  # the commit may rename a file: the full merge's rename detection decides
     try:
+        if not _renames_merge_as_paths(ours, deltas):
+            raise _NeedsFullMerge
         for delta in deltas:
             path = delta.new_file.path
             if path != delta.old_file.path or path in changes:  # a type change comes as delete + add
@@ -134,11 +149,44 @@ def pick_paths(repo: pygit2.Repository, base: pygit2.Tree, ours: pygit2.Tree,
             now = _side(delta.new_file) if delta.status != pygit2.enums.DeltaStatus.DELETED else None
             have = _entry_at(ours, path)
             merged = _merge_entry(repo, ours, base, theirs, path, was, have, now)
+            if isinstance(merged, _Conflicted):
+                conflict, merged = _settle_content(repo, path, merged, labels, policy)
+                conflicts.append(conflict)
             if merged != have:
                 changes[path] = merged
-        return _rewrite(repo, ours, changes)
+        tree = _rewrite(repo, ours, changes)
     except _NeedsFullMerge:
         return None
+    conflicts.sort(key=lambda conflict: conflict.path.encode("utf-8"))  # the index's order, as merge_trees lists them
+    return TreePick(None if conflicts and policy == "stop" else tree, conflicts)
+
+
+def _renames_merge_as_paths(ours: pygit2.Tree, deltas: list[pygit2.DiffDelta]) -> bool:
+    """Whether a rename the commit may make (it deletes some paths and adds others) merges exactly as its
+    delete and its add: so it does when upstream left every deleted file as the parent had it and has none
+    of the added paths (then rename detection pairs nothing upstream touched)."""
+    deleted = [delta for delta in deltas if delta.status == pygit2.enums.DeltaStatus.DELETED]
+    added = [delta for delta in deltas if delta.status == pygit2.enums.DeltaStatus.ADDED]
+    if not deleted or not added:
+        return True
+    return all(_entry_at(ours, delta.old_file.path) == _side(delta.old_file) for delta in deleted) \
+        and all(_entry_at(ours, delta.new_file.path) is None for delta in added)
+
+
+@dataclass(frozen=True)
+class _Conflicted:
+    """A content merge of a regular file all three trees hold that does not merge cleanly."""
+
+    base: Entry
+    ours: Entry
+    theirs: Entry
+
+
+def _settle_content(repo: pygit2.Repository, path: str, conflicted: _Conflicted, labels: tuple[str, str, str],
+                    policy: str) -> tuple[PathConflict, Entry | None]:
+    """The conflict as merge_whole_trees reports it, and the entry it settles the path to (ours's mode)."""
+    blob, hunks = _settled_blob(repo, path, conflicted.base[0], conflicted.ours[0], conflicted.theirs[0], labels, policy)
+    return PathConflict(path, "content", hunks), _canonical((blob, conflicted.ours[1]))
 
 
 def _side(file: pygit2.DiffFile) -> Entry:
@@ -156,7 +204,7 @@ def _entry_at(tree: pygit2.Tree, path: str) -> Entry | None:
 
 
 def _merge_entry(repo: pygit2.Repository, ours_tree: pygit2.Tree, base_tree: pygit2.Tree, theirs_tree: pygit2.Tree,
-                 path: str, base: Entry | None, ours: Entry | None, theirs: Entry | None) -> Entry | None:
+                 path: str, base: Entry | None, ours: Entry | None, theirs: Entry | None) -> Entry | None | _Conflicted:
     if ours == base:
         return _canonical(theirs)
     if base is None and ours is not None:
@@ -168,7 +216,7 @@ def _merge_entry(repo: pygit2.Repository, ours_tree: pygit2.Tree, base_tree: pyg
         raise _NeedsFullMerge  # add/add, delete/modify, a mode change, a rename upstream, a merge driver
     merged = merge_blobs(repo, path, base[0], ours[0], theirs[0], mode=base[1])
     if not merged.clean:
-        raise _NeedsFullMerge  # conflicts are settled (and reported) by the full merge
+        return _Conflicted(base, ours, theirs)  # merge_trees leaves the same three entries to settle
     return repo.create_blob(merged.data), base[1]
 
 

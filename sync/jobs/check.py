@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..analyzers.policy import check_tree
 from ..errors import SyncError
+from ..gcpolicy import job
 from ..layout import TRUNK, backend_names
 from ..model import Finding, count_by_severity, sort_findings
 from ..trees import DiskTree
@@ -25,6 +26,7 @@ class CheckResult:
         return 1 if self.counts["error"] else 0
 
 
+@job
 def run_check(path: Path, backends: frozenset[str] = frozenset(), allow_markers: tuple[str, ...] = ()) -> CheckResult:
     if not path.is_dir():
         raise SyncError(f"{path} is not a directory")

@@ -7,6 +7,7 @@ from pathlib import Path
 from .. import __version__
 from ..drift import DriftResult, analyse_drift
 from ..errors import SyncError
+from ..gcpolicy import job
 from ..model import DriftInfo, Report, build_report
 from ..git import Repository, branch_exists, branch_head, commit_files, open_repo
 from ..progress import Progress, Silent
@@ -26,6 +27,7 @@ class DriftOptions:
     symbols: bool = False
 
 
+@job
 def run_drift(repo_path: str, old: str | None, onto: str | None, source: str | None, options: DriftOptions,
               progress: Progress | None = None) -> Report:
     """old and onto may be left out with a target an upgrade made: they are then read from it, as status does."""

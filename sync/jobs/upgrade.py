@@ -13,6 +13,7 @@ from typing import Callable, Sequence
 from .. import __version__
 from ..drift import analyse_drift
 from ..errors import SyncError
+from ..gcpolicy import job
 from ..gate import run_gate
 from ..model import Conflict, GateResult, Hunk, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
 from ..model.build import OwnersOf
@@ -53,6 +54,7 @@ class ContinueOptions:
     backends: frozenset[str] = frozenset()
 
 
+@job
 def run_upgrade(repo_path: str, old: str | None, onto: str, source_branch: str | None, options: UpgradeOptions,
                 progress: Progress | None = None) -> Report:
     """Replay old..source_branch (None: the current branch) onto onto as options.target_branch.
@@ -74,6 +76,7 @@ def run_upgrade(repo_path: str, old: str | None, onto: str, source_branch: str |
         progress.close()
 
 
+@job
 def continue_upgrade(repo_path: str, given: ContinueOptions = ContinueOptions(), progress: Progress | None = None,
                      notice: Callable[[str], None] | None = None) -> Report:
     """Resume the run in progress with the options it was started with; given ones override them.
