@@ -42,3 +42,29 @@ def test_near_miss_out_of_scope_local_names_and_fitting_calls(tmp_path) -> None:
             "python/triton/tle.py": "from triton.semantic import make\n\n\ndef g(b):\n"
                                     "    return make(b, [1], padding=0)\n"}  # fits the new signature
     assert call_signature_findings(_context(tmp_path, fork)) == []
+
+
+SPELLINGS = ["x::FooAttr::get(ctx, 1)", "FooAttr :: getChecked(e, ctx)", "FooAttr::\n      get(ctx)",
+             "ns::FooAttr::create(b, loc, v)", "b.create<x::FooAttr>(loc, v)", "r.replaceOpWithNewOp< FooAttr >(op, v)",
+             "b.createOrFold<\n  ::x::FooAttr>(loc)", "ns::p->FooAttr->get(ctx)", "ns::a.FooAttr.create(b, loc)"]
+
+
+def test_every_builder_call_the_parser_reads_passes_the_cheap_text_test() -> None:
+    """The text test before the parse may only skip files where _parse_calls finds no call of the name."""
+    from sync.analyzers.callsigs import _parse_calls, _spelled_as_builder_call
+    for spelling in SPELLINGS:
+        text = f"void f() {{\n  auto v = {spelling};\n}}\n"
+        callees = {call.callee for call in _parse_calls(text)}
+        assert callees == {"FooAttr"}, (spelling, callees)
+        assert _spelled_as_builder_call("FooAttr").search(text), spelling
+
+
+def test_a_file_that_names_a_changed_builder_only_as_a_type_is_not_parsed(tmp_path, monkeypatch) -> None:
+    from sync.analyzers import callsigs
+    parsed: list[str] = []
+    monkeypatch.setattr(callsigs, "builder_calls", lambda text: parsed.append(text) or [])
+    fork = {"lib/Use.cpp": '#include "triton/Dialect/X/IR/Dialect.h"\n'
+                           "bool f(Attribute a) {\n  return isa<x::FooAttr>(a) || cast<FooAttr>(a).getBlockM();\n}\n",
+            "lib/Call.cpp": '#include "triton/Dialect/X/IR/Dialect.h"\nvoid g() {\n  x::FooAttr::get(ctx, 4, true);\n}\n'}
+    call_signature_findings(_context(tmp_path, fork))
+    assert len(parsed) == 1 and "FooAttr::get" in parsed[0]

@@ -72,3 +72,17 @@ def test_declarations_by_language() -> None:
     assert {"Helper", "legacyCounter", "computeOffsetsLegacy"} <= declared_names("u.h", OLD["include/triton/Utility.h"])
     assert {"unpacked", "getUnpacked", "TensorMemoryEncodingAttr"} <= declared_names("a.td", OLD["include/triton/Attr.td"])
     assert {"make_descriptor", "base", "strides"} <= declared_names("s.py", OLD["python/triton/language/semantic.py"])
+
+
+def test_cpp_captures_come_in_document_order_on_every_parse() -> None:
+    """py-tree-sitter lists captures in an order that changes between parses of the same text; "the first use
+    of a name" (a finding's line) must not change with it."""
+    from sync.analyzers.cpp import NAME_QUERY, captures, parse_tree
+    text = "".join(f"void f{n}(Builder &b) {{\n  b.setInsertionPointAfter(op{n});\n  auto v{n} = b.restore(x);\n}}\n"
+                   for n in range(60))
+    for _ in range(5):
+        parse_tree.cache_clear()
+        nodes = captures(NAME_QUERY, text)["id"]
+        assert [node.start_byte for node in nodes] == sorted(node.start_byte for node in nodes)
+    uses, _ = uses_on_lines("lib/A.cpp", text, set(range(1, 241)))
+    assert next(use.line for use in uses if use.name == "setInsertionPointAfter") == 2

@@ -15,6 +15,7 @@ import ast
 import re
 from typing import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from posixpath import dirname, join, normpath
 
 from tree_sitter import Node
@@ -91,6 +92,16 @@ def _parse_calls(text: str) -> list[CppCall]:
     return found
 
 
+@lru_cache(maxsize=1024)
+def _spelled_as_builder_call(name: str) -> re.Pattern[str]:
+    """Text a builder call of name must contain, as _parse_calls reads a call's function: `name::get`,
+    `name::getChecked`, `name::create` (or `.`, `->` between them; any spaces), or `create<ns::name>` (and
+    the other template builders). A file without it holds no call to parse for name (a cheap test first)."""
+    escaped = re.escape(name)
+    return re.compile(rf"\b{escaped}\s*(?:::|\.|->)\s*(?:get|getChecked|create)\b"
+                      rf"|\b(?:{'|'.join(_LEADING)})\s*<\s*(?:[\w:]*::)?{escaped}\s*>")
+
+
 def includes_of(tree: GitTree, path: str, depth: int = 2) -> set[str]:
     """Include paths of a file, and of the headers it includes that the tree has (one more level)."""
     text = read_text(tree, path) or ""
@@ -159,6 +170,8 @@ def cpp_broken_calls(context: DriftContext, path: str, lines: frozenset[int] | N
     if not any(include_dir(change.old.path) in included_dirs or dirname(path) == dirname(change.old.path)
                for name in named for change in changes[name]):
         return []  # no changed builder is in scope here: parsing could not find a call to report
+    if not any(_spelled_as_builder_call(name).search(text) for name in named):
+        return []  # no `X::get(`, `X::create(` or `create<X>(` spelling: _parse_calls could find no call of X
     calls = [call for call in builder_calls(text) if call.callee in changes and (lines is None or call.line in lines)]
     if not calls:
         return []

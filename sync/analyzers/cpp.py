@@ -123,8 +123,12 @@ def query(source: str) -> Query:
 
 
 def captures(query_source: str, text: str) -> dict[str, list[Node]]:
-    """The nodes each capture of the query names in the C++ text's (shared) tree."""
-    return QueryCursor(query(query_source)).captures(parse_tree(text).root_node)
+    """The nodes each capture of the query names in the C++ text's (shared) tree, in document order.
+
+    py-tree-sitter (0.26) lists a capture's nodes in an order that changes from one parse of the same text
+    to the next; readers take "the first use of a name", so the order is fixed here."""
+    found = QueryCursor(query(query_source)).captures(parse_tree(text).root_node)
+    return {name: sorted(nodes, key=lambda node: (node.start_byte, node.end_byte)) for name, nodes in found.items()}
 
 
 @lru_cache(maxsize=4)
