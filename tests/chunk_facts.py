@@ -33,7 +33,7 @@ def consumer_facts(text: str) -> dict[str, Any]:
                          for positions in (True, False)],
         "statements": _sorted(pyfacts._normalized_statements(text)),
         "python-shape": symbols._encode_shape(symbols.python_shape_ast(text)),
-        "cochange-spans": None if spans is None else [[s.name, s.start, s.end, s.text] for s in spans],
+        "cochange-spans": None if spans is None else [[s.name, s.start, s.end] for s in spans],
         "key-producers": [written, {key: [[p.container, p.kind] for p in found] for key, found in productions.items()}],
         "truth-tests": [list(test) for test in policy._truth_tests(text)],
     }

@@ -61,3 +61,60 @@ def test_near_miss_conflicting_file_or_unchanged_upstream(tmp_path) -> None:
                          {"lib/A.cpp": NEW_CPP, "lib/B.cpp": OLD_CPP},
                          {"lib/A.cpp": fork_conflict, "lib/B.cpp": OLD_CPP.replace("  return b;", "  b++;\n  return b;")})
     assert cochange_findings(context) == []
+
+
+NAMES_MODULE = '''import os
+
+
+class Holder:
+    """A class."""
+
+    @property
+    def value(self):
+        text = """
+not indented: a string, not a block
+"""
+        return (text,
+    self.other)
+
+    def nested(self, a):
+        def inner(b):
+            return b + a
+        return inner
+
+
+def last(x): return x; y = last
+def cont(x):
+    return x \\
+        + 1
+
+
+def tail(x):
+    return x \\
+
+y = 1
+'''
+
+
+def test_names_read_from_the_functions_alone_are_the_whole_texts() -> None:
+    """Co-change reads the names of FlagTree's lines from the functions that hold them, not the whole file."""
+    from sync.analyzers.cochange import _names, _names_in_spans, _spans
+    spans = _spans("python/triton/m.py", NAMES_MODULE)
+    assert spans is not None
+    inside = {line for line in range(1, NAMES_MODULE.count("\n") + 2) if any(s.start <= line <= s.end for s in spans)}
+    for lines in [inside, {9, 12}, {17}, {22}, {23, 24}, {7, 21}, {28}]:  # FlagTree lines inside functions
+        assert _names_in_spans("python/triton/m.py", NAMES_MODULE, spans, lines) == \
+            (_names("python/triton/m.py", NAMES_MODULE, lines) or {}), lines
+    crlf = NAMES_MODULE.replace("\n", "\r\n")
+    assert _names_in_spans("python/triton/m.py", crlf, _spans("python/triton/m.py", crlf) or [], {9}) == \
+        (_names("python/triton/m.py", crlf, {9}) or {})
+
+
+def test_a_module_level_flagtree_line_reads_no_upstream_body(tmp_path, monkeypatch) -> None:
+    from sync.analyzers import cochange
+    read: list[str] = []
+    monkeypatch.setattr(cochange, "_bodies", lambda path, text: read.append(path) or {})
+    fork_py = OLD_PY + "FLAGTREE = 1\n"
+    context = context_of(tmp_path, {"python/triton/a.py": OLD_PY}, {"python/triton/a.py": NEW_PY},
+                         {"python/triton/a.py": fork_py})
+    assert cochange_findings(context) == [] and read == []

@@ -86,3 +86,46 @@ def test_cpp_captures_come_in_document_order_on_every_parse() -> None:
         assert [node.start_byte for node in nodes] == sorted(node.start_byte for node in nodes)
     uses, _ = uses_on_lines("lib/A.cpp", text, set(range(1, 241)))
     assert next(use.line for use in uses if use.name == "setInsertionPointAfter") == 2
+
+
+FRAGMENT_MODULE = '''"""Module docstring."""
+import os
+from triton.language import core as tl_core
+
+CONSTANT = tl_core.float32
+a = os.path.join("x"); b = tl_core.make(a,
+    flag=True)
+
+
+@decorator(option=1)
+def helper(x):
+    """Doc."""
+    return x.shape_of(x) \\
+        + tl_core.other()
+name_only
+(called_by_the_next_line)
+value = [
+    item.attr
+    for item in ()]
+if CONSTANT:
+    from triton.runtime import driver
+last = driver.active
+'''
+
+
+def test_a_large_module_is_tokenized_only_around_the_lines_asked_about(monkeypatch) -> None:
+    """Its names are the whole text's: the runs of statements that hold the lines, with the statement after."""
+    from sync.analyzers import symbols
+    whole = lambda lines: symbols._python_trunk_names(FRAGMENT_MODULE, lines)
+    every = set(range(1, FRAGMENT_MODULE.count("\n") + 2))
+    cases = [every, {2}, {6}, {7}, {13, 14}, {15}, {17, 18}, {20}, {21}, {1, 21}, {10, 11}]
+    expected = [whole(lines) for lines in cases]
+    assert expected[cases.index({15})] == {"name_only": 15}  # a call: the next statement starts with (
+    monkeypatch.setattr(symbols, "FRAGMENT_THRESHOLD", 0)
+    tokenized: list[str] = []
+    real = symbols._trunk_name_candidates
+    monkeypatch.setattr(symbols, "_trunk_name_candidates", lambda text: tokenized.append(text) or real(text))
+    assert [whole(lines) for lines in cases] == expected
+    tokenized.clear()
+    assert whole({15}) == {"name_only": 15}
+    assert tokenized == ["name_only\n(called_by_the_next_line)\n"]

@@ -14,6 +14,7 @@ function, or rewrote calls without changing what they name)."""
 from __future__ import annotations
 
 import ast
+from bisect import bisect_left, bisect_right
 import io
 import keyword
 import textwrap
@@ -39,27 +40,22 @@ class Span:
     name: str
     start: int
     end: int
-    text: str  # as written; compared whitespace-normalized
 
 
 def _python_spans(text: str) -> list[Span] | None:
     """Every def with its qualname and line range (ast: facts only)."""
     # guarded: deep nesting is a result, not a crash; a large text is read chunk by chunk (pychunks)
-    found = over_chunks(text, parsed_ast, lambda trees: _spans_of(text, trees))
+    found = over_chunks(text, parsed_ast, _spans_of)
     return None if isinstance(found, Unparseable) else found
 
 
-def _spans_of(text: str, trees: Iterator[ast.Module]) -> list[Span] | None:
-    lines = text.splitlines(keepends=True)
-
+def _spans_of(trees: Iterator[ast.Module]) -> list[Span] | None:
     def walk(node: ast.AST, scope: tuple[str, ...], spans: list[Span]) -> list[Span]:
-        for child in ast.iter_child_nodes(node):
+        for child in _statements_under(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 qualname = (*scope, child.name)
                 if not isinstance(child, ast.ClassDef):
-                    start = first_line(child)
-                    end = child.end_lineno or child.lineno
-                    spans.append(Span(".".join(qualname), start, end, "".join(lines[start - 1:end])))
+                    spans.append(Span(".".join(qualname), first_line(child), child.end_lineno or child.lineno))
                 walk(child, qualname, spans)
             else:
                 walk(child, scope, spans)
@@ -67,7 +63,7 @@ def _spans_of(text: str, trees: Iterator[ast.Module]) -> list[Span] | None:
 
     spans: list[Span] = []
     for tree in trees:  # a walk of the module is the walks of its chunks in turn
-        # recursive: a deep expression must not end the run (a retry on a large stack starts afresh)
+        # recursive: a deep nesting of blocks must not end the run (a retry on a large stack starts afresh)
         walked = guarded(lambda: walk(tree, (), []))
         if isinstance(walked, Unparseable):
             return None
@@ -76,12 +72,23 @@ def _spans_of(text: str, trees: Iterator[ast.Module]) -> list[Span] | None:
     return spans
 
 
+def _statements_under(node: ast.AST) -> Iterator[ast.AST]:
+    """The statements of node's blocks (and the except handlers and match cases that hold blocks), in the
+    order ast.iter_child_nodes gives them: a def only ever sits in a block, so expressions need no walk."""
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if isinstance(value, list):
+            for item in value:
+                if isinstance(item, (ast.stmt, ast.excepthandler, ast.match_case)):
+                    yield item
+
+
 def _spans(path: str, text: str) -> list[Span] | None:
     """Function spans of a fork file (fact cache: by blob id)."""
-    return memoized("cochange-spans", 1, text, lambda source: _parse_spans(path, source), extra=_language(path),
-                    encode=lambda spans: None if spans is None else [[s.name, s.start, s.end, s.text] for s in spans],
+    return memoized("cochange-spans", 2, text, lambda source: _parse_spans(path, source), extra=_language(path),
+                    encode=lambda spans: None if spans is None else [[s.name, s.start, s.end] for s in spans],
                     decode=lambda stored: None if stored is None else
-                    [Span(str(name), int(start), int(end), str(code)) for name, start, end, code in stored])
+                    [Span(str(name), int(start), int(end)) for name, start, end in stored])
 
 
 def _language(path: str) -> str:
@@ -91,7 +98,7 @@ def _language(path: str) -> str:
 def _parse_spans(path: str, text: str) -> list[Span] | None:
     if path.endswith(PY):
         return _python_spans(text)
-    return [Span(f.name, f.start, f.end, f.text) for f in cpp_functions(text)]
+    return [Span(f.name, f.start, f.end) for f in cpp_functions(text)]
 
 
 def _bodies(path: str, text: str) -> dict[str, str] | None:
@@ -130,6 +137,45 @@ def _names(path: str, text: str, lines: Collection[int] | None = None) -> dict[i
         return _python_names_by_line(text, lines)
     found = cpp_names_by_line(text)
     return found if found is None or lines is None else {line: found[line] for line in lines if line in found}
+
+
+def _names_in_spans(path: str, text: str, spans: list[Span], lines: set[int]) -> dict[int, set[str]]:
+    """_names of the given lines of a fork file, reading only the outermost functions that hold them (a large
+    module is not tokenized whole for a few lines); the whole text where that cannot stand for it."""
+    if not path.endswith(PY) or "\r" in text:  # ast counts lines as the tokenizer does only without \r
+        return _names(path, text, lines) or {}
+    ordered = sorted(lines)
+    holding = sorted((span for span in spans
+                      if bisect_right(ordered, span.end) > bisect_left(ordered, span.start)),
+                     key=lambda span: (span.start, -span.end))
+    source = text.split("\n")
+    found: dict[int, set[str]] = {}
+    reached = 0
+    for span in holding:
+        if span.end <= reached:
+            continue  # inside a function already read
+        reached = span.end
+        names = _python_names_in_span(source, span, lines)
+        if names is None:
+            return _names(path, text, lines) or {}
+        found.update(names)
+    return found
+
+
+def _python_names_in_span(source: list[str], span: Span, lines: set[int]) -> dict[int, set[str]] | None:
+    """The identifiers of a def's lines, tokenized alone: the def starts a logical line, so its tokens are
+    the whole text's. `if 1:` before it takes any indentation; None where its text does not tokenize alone
+    (e.g. a trailing backslash), to fall back to the whole text."""
+    body = "\n".join(source[span.start - 1:span.end]) + "\n"
+    found: dict[int, set[str]] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO("if 1:\n" + body).readline):
+            line = token.start[0] - 1 + span.start - 1
+            if token.type == tokenize.NAME and not keyword.iskeyword(token.string) and line in lines:
+                found.setdefault(line, set()).add(token.string)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+    return found
 
 
 def _all_names(path: str, text: str) -> set[str] | None:
@@ -178,16 +224,21 @@ def _file_findings(context: DriftContext, path: str, new_path: str, lines: froze
     old_text = read_text(context.upstream_old, path) or ""
     new_text = read_text(context.upstream_new, new_path) or ""
     spans = _spans(path, fork_text)
-    old_bodies, new_bodies = _bodies(path, old_text), _bodies(new_path, new_text)
-    if spans is None or old_bodies is None or new_bodies is None:
+    if spans is None:
         return []  # unparsable: other analyses say so
     by_function: dict[str, list[int]] = {}
     for line in sorted(lines):
         span = _innermost(spans, line)
         if span is not None:
             by_function.setdefault(span.name, []).append(line)
+    if not by_function:
+        return []  # no FlagTree line inside a function: no upstream body to read (a large module costs seconds)
+    old_bodies, new_bodies = _bodies(path, old_text), _bodies(new_path, new_text)
+    if old_bodies is None or new_bodies is None:
+        return []  # unparsable: other analyses say so
     source = fork_text.splitlines()
-    fork_names = _names(path, fork_text, {line for added in by_function.values() for line in added}) or {}
+    wanted = {line for added in by_function.values() for line in added}
+    fork_names = _names_in_spans(path, fork_text, spans, wanted)
     findings = []
     for name, added in by_function.items():
         before = old_bodies.get(name)

@@ -6,8 +6,9 @@ and walks it once and runs every extractor over the nodes, so the call-signature
 symbol-drift analyses share the parse and the walk. A large text is parsed and walked chunk by chunk
 (pychunks): extractors keep no node, only items, which combine into the whole walk's order.
 
-Facts are kept in memory by content id for the run and, when a fact cache is active, stored in it (keyed
-by blob id and extractor version), so a second run parses nothing. prefetch() computes the facts of many
+Facts are kept in memory by content id for the run and, when a fact cache is active, stored in it: one
+entry per blob holding every extractor's fact (keyed by blob id and the extractors' names and versions), so
+a second run parses nothing and a first one writes one file per blob. prefetch() computes the facts of many
 blobs up front, across processes when the texts are large enough for that to pay (a fork costs tens of
 milliseconds; parsing 5 MB of Python costs seconds).
 Results never depend on the path taken: the same extractors run on the same text.
@@ -15,6 +16,7 @@ Results never depend on the path taken: the same extractors run on the same text
 from __future__ import annotations
 
 import ast
+import hashlib
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
@@ -26,7 +28,7 @@ from .parsing import Unparseable, guarded, python_ast, walk_levels
 from .pychunks import merge_levels, over_chunks
 
 PARALLEL_BYTES = 1_000_000  # below this much missing text a serial parse beats starting workers
-_MEMO_LIMIT = 50_000  # entries; content-addressed, so only memory is at stake
+_MEMO_LIMIT = 20_000  # texts; content-addressed, so only memory is at stake
 
 
 @dataclass(frozen=True)
@@ -40,14 +42,23 @@ class Extractor:
     # The node classes collect reads: it is given only those, in walk order (most nodes of a walk are of
     # classes no extractor reads, and testing each of them in Python is much of the cost).
     reads: frozenset[type] | None = None  # None: every node
+    depth: int | None = None  # given only the nodes of this depth of the walk (1: the module's statements)
 
 
 _EXTRACTORS: dict[str, Extractor] = {}
-_memo: dict[tuple[str, str], Any] = {}
+_memo: dict[str, dict[str, Any]] = {}  # content id -> every extractor's fact (decoded)
+_CACHE_KIND = "py-facts"
 
 
 def register(extractor: Extractor) -> None:
     _EXTRACTORS[extractor.name] = extractor
+
+
+def _cache_version() -> int:
+    """The version of the combined entry: a digest of every extractor's name and version (a new or changed
+    extractor makes every entry a miss)."""
+    described = ",".join(f"{name}:{extractor.version}" for name, extractor in sorted(_EXTRACTORS.items()))
+    return int(hashlib.sha1(described.encode("utf-8")).hexdigest()[:8], 16)
 
 
 def jobs() -> int:
@@ -64,11 +75,10 @@ def jobs() -> int:
 def python_fact(name: str, text: str) -> Any:
     """The named fact of a Python text (computing every registered fact of it on a miss)."""
     key = content_id(text)
-    found = _lookup(name, key)
-    if found is not _MISSING:
-        return found
-    _store(key, _encoded_facts(text))
-    return _memo[(name, key)]
+    facts = _lookup(key)
+    if facts is None:
+        facts = _store(key, _encoded_facts(text))
+    return facts[name]
 
 
 def prefetch(texts: Iterable[str]) -> None:
@@ -76,7 +86,7 @@ def prefetch(texts: Iterable[str]) -> None:
     missing: dict[str, str] = {}
     for text in texts:
         key = content_id(text)
-        if key not in missing and any(_lookup(name, key) is _MISSING for name in _EXTRACTORS):
+        if key not in missing and _lookup(key) is None:
             missing[key] = text
     if not missing:
         return
@@ -92,24 +102,22 @@ def prefetch(texts: Iterable[str]) -> None:
             _store(key, facts)
 
 
-_MISSING = object()
-
-
-def _lookup(name: str, key: str) -> Any:
-    if (name, key) in _memo:
-        return _memo[(name, key)]
+def _lookup(key: str) -> dict[str, Any] | None:
+    """Every fact of a text by its content id, from memory or the fact cache; None: not known yet."""
+    if key in _memo:
+        return _memo[key]
     cache = active()
-    extractor = _EXTRACTORS[name]
-    if cache is not None:
-        stored = cache.get(f"py-{name}", extractor.version, key)
-        if isinstance(stored, list) and len(stored) == 1:
-            try:
-                value = extractor.decode(stored[0])
-            except (TypeError, ValueError, KeyError, IndexError):
-                return _MISSING  # an entry of an unexpected shape: parse again and overwrite it
-            _remember(name, key, value)
-            return value
-    return _MISSING
+    if cache is None:
+        return None
+    stored = cache.get(_CACHE_KIND, _cache_version(), key)
+    if not isinstance(stored, dict) or set(stored) != set(_EXTRACTORS):
+        return None
+    try:
+        facts = {name: _EXTRACTORS[name].decode(value) for name, value in stored.items()}
+    except (TypeError, ValueError, KeyError, IndexError):
+        return None  # an entry of an unexpected shape: parse again and overwrite it
+    _remember(key, facts)
+    return facts
 
 
 def _encoded_facts(text: str) -> dict[str, Any]:
@@ -119,10 +127,8 @@ def _encoded_facts(text: str) -> dict[str, Any]:
         for tree in trees:
             levels = walk_levels(tree)
             for name, extractor in _EXTRACTORS.items():
-                reads = extractor.reads
-                parts[name].append([extractor.collect(level if reads is None else
-                                                      [node for node in level if type(node) in reads])
-                                    for level in levels])
+                parts[name].append([extractor.collect(_given(extractor, depth, level))
+                                    for depth, level in enumerate(levels)])
             del tree, levels  # the chunk's tree goes before the next one is parsed
         return {name: extractor.encode(extractor.finish(merge_levels(parts[name])))
                 for name, extractor in _EXTRACTORS.items()}
@@ -135,16 +141,24 @@ def _encoded_facts(text: str) -> dict[str, Any]:
     return found
 
 
-def _store(key: str, encoded: dict[str, Any]) -> None:
+def _given(extractor: Extractor, depth: int, level: list[ast.AST]) -> list[ast.AST]:
+    """The nodes of one depth of the walk an extractor is given (its depth, its classes)."""
+    if extractor.depth is not None and depth != extractor.depth:
+        return []
+    reads = extractor.reads
+    return level if reads is None else [node for node in level if type(node) in reads]
+
+
+def _store(key: str, encoded: dict[str, Any]) -> dict[str, Any]:
     cache = active()
-    for name, value in encoded.items():
-        extractor = _EXTRACTORS[name]
-        if cache is not None:
-            cache.put(f"py-{name}", extractor.version, key, [value])
-        _remember(name, key, extractor.decode(value))
+    if cache is not None:
+        cache.put(_CACHE_KIND, _cache_version(), key, encoded)
+    facts = {name: _EXTRACTORS[name].decode(value) for name, value in encoded.items()}
+    _remember(key, facts)
+    return facts
 
 
-def _remember(name: str, key: str, value: Any) -> None:
+def _remember(key: str, facts: dict[str, Any]) -> None:
     if len(_memo) >= _MEMO_LIMIT:
         _memo.clear()
-    _memo[(name, key)] = value
+    _memo[key] = facts

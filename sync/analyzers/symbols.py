@@ -21,6 +21,7 @@ import io
 import keyword
 import re
 import tokenize
+from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
@@ -35,7 +36,7 @@ from ..git import GitTree, Repository, changes_with_renames
 from ..git import added_lines as tree_added_lines
 from ..trees import read_text
 from .cpp import NAME_QUERY, captures, node_text
-from .pyfacts import Param, _params as _ast_params
+from .pyfacts import Param, first_line, _params as _ast_params
 from .pyfacts_cst import _params as _cst_params
 from .parsing import Unparseable, parsed_ast, parsed_python, skipped
 from .pyblobs import Extractor, python_fact, register
@@ -111,12 +112,58 @@ def _python_trunk_names(text: str, lines: set[int]) -> dict[str, int]:
     FlagTree's own local variables are none of these, which keeps coincidences out.
     """
     found: dict[str, int] = {}
-    for name, line in memoized("python-trunk-names", 1, text, _trunk_name_candidates,
-                               encode=lambda pairs: [list(pair) for pair in pairs],
-                               decode=lambda stored: [(str(name), int(line)) for name, line in stored]):
+    for name, line in _candidates_on(text, lines):
         if line in lines:
             found.setdefault(name, line)
     return found
+
+
+FRAGMENT_THRESHOLD = 256 * 1024  # characters: a larger text is tokenized only around the lines asked about
+
+
+def _candidates_on(text: str, lines: set[int]) -> Iterator[tuple[str, int]]:
+    """_trunk_name_candidates of text, in order, at least on the given lines. A large text is tokenized only
+    in the runs of module-level statements that hold those lines, each with the statement after it (whose
+    first token is the next one the heuristic looks at); its statements come from the shared parse."""
+    statements = python_fact("statements", text) if len(text) > FRAGMENT_THRESHOLD and "\r" not in text else None
+    if not statements:  # small, \r line ends (ast and the tokenizer count lines apart), or unparsable
+        yield from _cached_candidates(text)
+        return
+    source = text.split("\n")
+    for start, end, stop in _fragments(statements, lines):
+        fragment = "\n".join(source[start - 1:stop]) + "\n"
+        for name, line in _cached_candidates(fragment):
+            if line <= end - start + 1:  # the statement after the run only gave the next token
+                yield name, line + start - 1
+
+
+def _cached_candidates(text: str) -> list[tuple[str, int]]:
+    return memoized("python-trunk-names", 1, text, _trunk_name_candidates,
+                    encode=lambda pairs: [list(pair) for pair in pairs],
+                    decode=lambda stored: [(str(name), int(line)) for name, line in stored])
+
+
+def _fragments(statements: list[tuple[int, int]], lines: set[int]) -> list[tuple[int, int, int]]:
+    """(first line, last line, last line with the next statement) of each run of module-level statements
+    that holds one of lines; statements sharing a line (`a; b`) are never split."""
+    groups: list[list[int]] = []
+    for start, end in statements:
+        if groups and start <= groups[-1][1]:
+            groups[-1][1] = max(groups[-1][1], end)
+        else:
+            groups.append([start, end])
+    ordered = sorted(lines)
+    wanted = [bisect_right(ordered, end) > bisect_left(ordered, start) for start, end in groups]
+    runs: list[tuple[int, int, int]] = []
+    for index, (start, end) in enumerate(groups):
+        if not wanted[index]:
+            continue
+        stop = groups[index + 1][1] if index + 1 < len(groups) else end
+        if index and wanted[index - 1]:  # the statement before is in the last run: extend it
+            runs[-1] = (runs[-1][0], end, stop)
+        else:
+            runs.append((start, end, stop))
+    return runs
 
 
 def _trunk_name_candidates(text: str) -> list[tuple[str, int]]:
@@ -432,6 +479,20 @@ register(Extractor("own-names", 1, _own_names_of, _python_own_names, encode=lamb
                    decode=lambda stored: None if stored is None else [str(name) for name in stored],
                    reads=frozenset({ast.Name, ast.Attribute, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef,
                                     ast.ClassDef})))
+
+
+def _statement_spans(nodes: list[ast.AST]) -> list[list[int]]:
+    """[first line (decorators included), last line] of module-level statements (depth 1 of the walk)."""
+    return [[first_line(node), node.end_lineno or node.lineno] for node in nodes if isinstance(node, ast.stmt)]
+
+
+register(Extractor("statements", 1, _statement_spans,
+                   lambda spans: None if spans is None else [tuple(span) for span in spans],
+                   encode=lambda spans: None if spans is None else [list(span) for span in spans],
+                   decode=lambda stored: None if stored is None else [(int(a), int(b)) for a, b in stored],
+                   reads=frozenset(kind for kind in vars(ast).values()
+                                   if isinstance(kind, type) and issubclass(kind, ast.stmt) and kind is not ast.stmt),
+                   depth=1))
 
 
 def still_used_on(target: GitTree, new: GitTree, paths: set[str]) -> dict[str, set[str]]:
