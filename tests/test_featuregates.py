@@ -73,3 +73,15 @@ def test_gated_lines_and_names() -> None:
     assert names == {1: {("include", "feat")}, 3: {("namespace", "ns"), ("op", "d")}}
     cmake = "add_definitions(-DA -DB=1)\nadd_compile_definitions(C D=2)\nset(E 1)\n"
     assert cmake_definitions(cmake) == {"A", "B", "C", "D"}
+
+
+def test_names_are_read_only_from_files_that_spell_a_gated_component(tmp_path, monkeypatch) -> None:
+    """A trunk file without the macro and without any name of the gated component cannot be reported."""
+    from sync.analyzers import featuregates
+    read: list[str] = []
+    real = featuregates.component_names
+    monkeypatch.setattr(featuregates, "component_names", lambda text: read.append(text) or real(text))
+    fork = fork_of(**{"lib/Other.cpp": UNGATED, "lib/Plain.cpp": PLAIN})
+    findings = feature_gate_findings(context_of(tmp_path, OLD, {**OLD, **NEW_TAG}, fork))
+    assert [f.path for f in findings] == ["lib/Other.cpp"]
+    assert sorted(read) == sorted([GATED, UNGATED])  # not PLAIN: it names no part of feat

@@ -31,3 +31,15 @@ def test_silent_out_of_scope_or_unchanged_verifier(tmp_path) -> None:
     same = {**OLD, "lib/T/Pass.cpp": PASS.format(header="D/Dialect.h")}
     reformatted = VERIFY_OLD.replace("  return success();", "    return   success();")
     assert op_verifier_findings(context_of(tmp_path / "same", OLD, {**OLD, "lib/D/Ops.cpp": reformatted}, same)) == []
+
+
+def test_only_upstream_files_that_define_a_verifier_are_parsed(tmp_path, monkeypatch) -> None:
+    from sync.analyzers import opverifiers
+    parsed: list[str] = []
+    real = opverifiers.functions
+    monkeypatch.setattr(opverifiers, "functions", lambda text: parsed.append(text) or real(text))
+    old = {**OLD, "lib/D/Helpers.cpp": "int helper() {\n  return 1;\n}\n"}
+    new = {**old, "lib/D/Ops.cpp": VERIFY_NEW, "lib/D/Helpers.cpp": "int helper() {\n  return 2;\n}\n"}
+    fork = {**old, "lib/T/Pass.cpp": PASS.format(header="D/Dialect.h")}
+    assert len(op_verifier_findings(context_of(tmp_path, old, new, fork))) == 2
+    assert parsed and all("::verify" in text for text in parsed)

@@ -144,11 +144,13 @@ def feature_gate_findings(context: DriftContext) -> list[Finding]:
         return []
     added = {path: lines for path, lines in fork_added_lines(context.upstream_old, context.fork).items()
              if path.endswith(CPP)}
-    files: dict[str, tuple[str, dict[int, set[str]], dict[int, set[tuple[str, str]]]]] = {}
+    files: dict[str, tuple[str, dict[int, set[str]], dict[int, set[tuple[str, str]]] | None]] = {}
     gated: dict[str, dict[tuple[str, str], list[tuple[str, int]]]] = {}
     for path, lines in sorted(added.items()):
         text = read_text(context.fork, path) or ""
-        if not any(m in text for m in macros) and path.startswith("third_party/"):
+        if not any(m in text for m in macros):
+            if not path.startswith("third_party/"):
+                files[path] = (text, {}, None)  # no gated line here; its names are read once a gate is known
             continue  # a backend file without the macro gives no gate and is not judged
         regions, names = gated_lines(text, set(macros)), component_names(text)
         files[path] = (text, regions, names)
@@ -165,9 +167,12 @@ def feature_gate_findings(context: DriftContext) -> list[Finding]:
         if own:
             gates.append(_Gate(macro, frozenset(own), tuple(sorted({w for n in own for w in uses[n]}))))
     findings = []
-    for path, (text, regions, names) in sorted(files.items()):
+    for path, (text, regions, known) in sorted(files.items()):
         if path.startswith("third_party/") or not context.upstream_old.exists(path):
             continue  # a file FlagTree added is the component's own (its build decides), not trunk code
+        if known is None and not any(value in text for gate in gates for _, value in gate.names):
+            continue  # every name of a component is spelled in the text that uses it: none is used here
+        names = known if known is not None else component_names(text)
         for gate in gates:
             ungated = [(line, sorted(names[line] & gate.names)) for line in sorted(added[path])
                        if gate.macro not in regions.get(line, set()) and names.get(line, set()) & gate.names]

@@ -13,7 +13,7 @@ from posixpath import dirname
 from ..git import GitTree, changes_with_renames
 from ..model import Finding
 from ..trees import read_text
-from .callsigs import builder_calls, include_dir, includes_of
+from .callsigs import _spelled_as_builder_call, builder_calls, include_dir, includes_of
 from .context import DriftContext
 from .cpp import functions
 from .delta import CPP, TD, backend_of, fork_added_lines, text_diff
@@ -47,7 +47,10 @@ def changed_verifiers(old: GitTree, new: GitTree) -> dict[str, list[VerifierChan
         if not change.old_path.endswith(CPP) or change.new_path is None or change.status == "added" \
                 or change.old_path.startswith("third_party/"):
             continue
-        before = {f.short_name: f for f in functions(read_text(old, change.old_path) or "") if f.name.endswith("::verify")}
+        text = read_text(old, change.old_path) or ""
+        if "::verify" not in text:
+            continue  # cheap: an X::verify definition spells it (most changed files define none)
+        before = {f.short_name: f for f in functions(text) if f.name.endswith("::verify")}
         if not before:
             continue
         after = {f.short_name: f for f in functions(read_text(new, change.new_path) or "") if f.name.endswith("::verify")}
@@ -73,8 +76,8 @@ def op_verifier_findings(context: DriftContext) -> list[Finding]:
         if not path.endswith(CPP):
             continue
         text = read_text(context.fork, path) or ""
-        if not any(name.rsplit("::", 1)[-1] in text for name in changes):
-            continue  # cheap: a call of a changed op names it; most files name none
+        if not any(_spelled_as_builder_call(name).search(text) for name in changes if name in text):
+            continue  # cheap: a builder call of a changed op spells it so; most files name none
         calls = [call for call in builder_calls(text) if call.callee in changes
                  and call.line in lines]  # only op classes are keys: an Attr/Type `get` never matches
         if not calls:
