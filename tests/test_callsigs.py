@@ -51,12 +51,12 @@ SPELLINGS = ["x::FooAttr::get(ctx, 1)", "FooAttr :: getChecked(e, ctx)", "FooAtt
 
 def test_every_builder_call_the_parser_reads_passes_the_cheap_text_test() -> None:
     """The text test before the parse may only skip files where _parse_calls finds no call of the name."""
-    from sync.analyzers.callsigs import _parse_calls, _spelled_as_builder_call
+    from sync.analyzers.callsigs import _builder_spellings, _parse_calls
     for spelling in SPELLINGS:
         text = f"void f() {{\n  auto v = {spelling};\n}}\n"
         callees = {call.callee for call in _parse_calls(text)}
         assert callees == {"FooAttr"}, (spelling, callees)
-        assert _spelled_as_builder_call("FooAttr").search(text), spelling
+        assert "FooAttr" in _builder_spellings(text), spelling
 
 
 def test_a_file_that_names_a_changed_builder_only_as_a_type_is_not_parsed(tmp_path, monkeypatch) -> None:
@@ -68,3 +68,20 @@ def test_a_file_that_names_a_changed_builder_only_as_a_type_is_not_parsed(tmp_pa
             "lib/Call.cpp": '#include "triton/Dialect/X/IR/Dialect.h"\nvoid g() {\n  x::FooAttr::get(ctx, 4, true);\n}\n'}
     call_signature_findings(_context(tmp_path, fork))
     assert len(parsed) == 1 and "FooAttr::get" in parsed[0]
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_TOKENS = ["FooAttr", "x", "ns", "b", "get", "getChecked", "create", "createOrFold", "replaceOpWithNewOp", "::", ".",
+           "->", "<", ">", "(", ")", ",", " ", "\n", "auto v = ", ";"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_TOKENS), max_size=24))
+def test_the_builder_spellings_hold_every_callee_the_parser_reads(tokens: list[str]) -> None:
+    from sync.analyzers.callsigs import _builder_spellings, _parse_calls
+    text = "void f() {\n  " + "".join(tokens) + ";\n}\n"
+    # Only identifiers name a record: an empty callee (`X.::get`) or error recovery's text (`auto v =`) never does.
+    named = {call.callee for call in _parse_calls(text) if call.callee.isidentifier()}
+    assert named <= _builder_spellings(text)

@@ -15,7 +15,6 @@ import ast
 import re
 from typing import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from posixpath import dirname, join, normpath
 
 from tree_sitter import Node
@@ -92,14 +91,22 @@ def _parse_calls(text: str) -> list[CppCall]:
     return found
 
 
-@lru_cache(maxsize=1024)
-def _spelled_as_builder_call(name: str) -> re.Pattern[str]:
-    """Text a builder call of name must contain, as _parse_calls reads a call's function: `name::get`,
-    `name::getChecked`, `name::create` (or `.`, `->` between them; any spaces), or `create<ns::name>` (and
-    the other template builders). A file without it holds no call to parse for name (a cheap test first)."""
-    escaped = re.escape(name)
-    return re.compile(rf"\b{escaped}\s*(?:::|\.|->)\s*(?:get|getChecked|create)\b"
-                      rf"|\b(?:{'|'.join(_LEADING)})\s*<\s*(?:[\w:]*::)?{escaped}\s*>")
+_QUALIFIED_BUILDER = re.compile(r"\b(\w+)\s*(?:::|\.|->)\s*(?:get|getChecked|create)\b")
+_TEMPLATE_BUILDER = re.compile(rf"\b(?:{'|'.join(_LEADING)})\s*<\s*([\w:]+)\s*>")
+
+
+def builder_spellings(text: str) -> frozenset[str]:
+    """Every name a builder call of the text could resolve to, as _parse_calls reads a call's function: X of
+    `X::get`, `X::getChecked`, `X::create` (or `.`, `->` between them; any spaces) and of `create<ns::X>` (and
+    the other template builders). A file that spells no changed name this way holds no call to parse for
+    it: one scan of the text, kept in the fact cache."""
+    return frozenset(memoized("cpp-builder-spellings", 1, text, _builder_spellings,
+                              encode=lambda names: sorted(names), decode=lambda stored: [str(name) for name in stored]))
+
+
+def _builder_spellings(text: str) -> set[str]:
+    return {match[1] for match in _QUALIFIED_BUILDER.finditer(text)} | \
+        {match[1].split("::")[-1] for match in _TEMPLATE_BUILDER.finditer(text)}
 
 
 def includes_of(tree: GitTree, path: str, depth: int = 2) -> set[str]:
@@ -170,7 +177,7 @@ def cpp_broken_calls(context: DriftContext, path: str, lines: frozenset[int] | N
     if not any(include_dir(change.old.path) in included_dirs or dirname(path) == dirname(change.old.path)
                for name in named for change in changes[name]):
         return []  # no changed builder is in scope here: parsing could not find a call to report
-    if not any(_spelled_as_builder_call(name).search(text) for name in named):
+    if builder_spellings(text).isdisjoint(named):
         return []  # no `X::get(`, `X::create(` or `create<X>(` spelling: _parse_calls could find no call of X
     calls = [call for call in builder_calls(text) if call.callee in changes and (lines is None or call.line in lines)]
     if not calls:

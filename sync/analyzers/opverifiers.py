@@ -13,7 +13,7 @@ from posixpath import dirname
 from ..git import GitTree, changes_with_renames
 from ..model import Finding
 from ..trees import read_text
-from .callsigs import _spelled_as_builder_call, builder_calls, include_dir, includes_of
+from .callsigs import builder_calls, builder_spellings, include_dir, includes_of
 from .context import DriftContext
 from .cpp import functions
 from .delta import CPP, TD, backend_of, fork_added_lines, text_diff
@@ -76,7 +76,7 @@ def op_verifier_findings(context: DriftContext) -> list[Finding]:
         if not path.endswith(CPP):
             continue
         text = read_text(context.fork, path) or ""
-        if not any(_spelled_as_builder_call(name).search(text) for name in changes if name in text):
+        if not any(name in text for name in changes) or builder_spellings(text).isdisjoint(changes):
             continue  # cheap: a builder call of a changed op spells it so; most files name none
         calls = [call for call in builder_calls(text) if call.callee in changes
                  and call.line in lines]  # only op classes are keys: an Attr/Type `get` never matches
