@@ -215,7 +215,7 @@ def cochange_findings(context: DriftContext) -> list[Finding]:
 
 def _merges_cleanly(context: DriftContext, path: str, new_path: str) -> bool:
     outcome = merge_blobs(context.repo, new_path, context.upstream_old.blob_id(path), context.fork.blob_id(path),
-                          context.upstream_new.blob_id(new_path))
+                          context.upstream_new.blob_id(new_path), hunks=False)
     return outcome.clean
 
 

@@ -30,6 +30,7 @@ def fork_added_lines(old: GitTree, fork: GitTree) -> dict[str, frozenset[int]]:
     return {path: frozenset(lines) for path, lines in tree_added_lines(old, fork, wanted).items()}
 
 
+@lru_cache(maxsize=128)  # many findings carry the same function's diff (one per call site)
 def text_diff(before: str, after: str, old_path: str, new_path: str, context: int = 3) -> str:
     """A unified diff of two texts (the evidence a finding rests on)."""
     return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),

@@ -41,8 +41,10 @@ def _entry(path: str, blob: pygit2.Oid | None, mode: int) -> pygit2.IndexEntry |
 
 def merge_blobs(repo: pygit2.Repository, path: str, base: pygit2.Oid | None, ours: pygit2.Oid | None,
                 theirs: pygit2.Oid | None, labels: tuple[str, str, str] = ("base", "ours", "theirs"),
-                favor: MergeFavor = MergeFavor.NORMAL, mode: int = pygit2.GIT_FILEMODE_BLOB) -> MergeOutcome:
-    """Merge three blobs (any may be None) the way git merge-file --diff3 would."""
+                favor: MergeFavor = MergeFavor.NORMAL, mode: int = pygit2.GIT_FILEMODE_BLOB,
+                hunks: bool = True) -> MergeOutcome:
+    """Merge three blobs (any may be None) the way git merge-file --diff3 would; hunks=False leaves a
+    conflict's hunks out (a caller that only asks whether it is clean)."""
     options = ffi.new("git_merge_file_options *")
     options.version = _MERGE_FILE_OPTIONS_VERSION
     keep = [ffi.new("char[]", label.encode("utf-8")) for label in labels]
@@ -60,8 +62,8 @@ def merge_blobs(repo: pygit2.Repository, path: str, base: pygit2.Oid | None, our
         clean = bool(result.automergeable)
     finally:
         C.git_merge_file_result_free(result)
-    hunks = () if clean else conflict_hunks(data.decode("utf-8", errors="replace"))
-    return MergeOutcome(clean, data, hunks)
+    found = conflict_hunks(data.decode("utf-8", errors="replace")) if hunks and not clean else ()
+    return MergeOutcome(clean, data, found)
 
 
 def _marker(line: str) -> int | None:

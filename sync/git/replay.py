@@ -109,7 +109,7 @@ def _settled_blob(repo: pygit2.Repository, path: str, base: pygit2.Oid | None, o
     data = marked.data
     if policy in ("ours", "theirs"):
         favor = MergeFavor.OURS if policy == "ours" else MergeFavor.THEIRS
-        data = merge_blobs(repo, path, base, ours, theirs, labels, favor).data
+        data = merge_blobs(repo, path, base, ours, theirs, labels, favor, hunks=False).data
     return repo.create_blob(data), list(marked.hunks)
 
 
@@ -214,7 +214,7 @@ def _merge_entry(repo: pygit2.Repository, ours_tree: pygit2.Tree, base_tree: pyg
     if (base is None or ours is None or theirs is None or not base[1] == ours[1] == theirs[1]
             or base[1] not in _REGULAR or _has_merge_attributes(repo, (ours_tree, base_tree, theirs_tree), path)):
         raise _NeedsFullMerge  # add/add, delete/modify, a mode change, a rename upstream, a merge driver
-    merged = merge_blobs(repo, path, base[0], ours[0], theirs[0], mode=base[1])
+    merged = merge_blobs(repo, path, base[0], ours[0], theirs[0], mode=base[1], hunks=False)
     if not merged.clean:
         return _Conflicted(base, ours, theirs)  # merge_trees leaves the same three entries to settle
     return repo.create_blob(merged.data), base[1]
