@@ -89,3 +89,38 @@ def test_entries_are_keyed_by_blob_id_and_version(tmp_path: Path) -> None:
     stored = list((git_dir / "flagtree-sync" / "cache" / "kind-v1").rglob("*.json"))
     assert [path.parent.name + path.stem for path in stored] == [content_id(text)]
     assert not [path for path in stored[0].parent.iterdir() if path.name.endswith(".tmp")]
+
+
+def test_the_forks_added_lines_come_from_the_cache_and_a_diff_that_missed_a_blob_is_not_kept(
+        world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pygit2
+
+    from sync.analyzers import delta
+    from sync.git import GitTree
+    repo = pygit2.Repository(str(world.fork))
+    trees = [GitTree.of_commit(repo, repo.revparse_single(rev).peel(pygit2.Commit).id, rev)
+             for rev in (world.old_tag, world.fork_branch)]
+    delta.fork_added_lines.cache_clear()
+    plain = delta.fork_added_lines(*trees)
+    assert plain
+    diffs: list[object] = []
+    (tmp_path / "git-dir").mkdir()
+    (tmp_path / "other-git-dir").mkdir()
+    real = delta.tree_added_lines
+    monkeypatch.setattr(delta, "tree_added_lines", lambda *args: diffs.append(args) or real(*args))
+    with using(FactCache(tmp_path / "git-dir")):
+        delta.fork_added_lines.cache_clear()
+        assert delta.fork_added_lines(*trees) == plain and len(diffs) == 1
+    with using(FactCache(tmp_path / "git-dir")):
+        delta.fork_added_lines.cache_clear()
+        assert delta.fork_added_lines(*trees) == plain and len(diffs) == 1  # read back, not diffed again
+
+    def unreadable(old, new, wanted, unread):  # noqa: ANN001, ANN202
+        unread.append("lib/x.cpp")
+        return real(old, new, wanted)
+    monkeypatch.setattr(delta, "tree_added_lines", unreadable)
+    with using(FactCache(tmp_path / "other-git-dir")):
+        delta.fork_added_lines.cache_clear()
+        delta.fork_added_lines(*trees)
+    assert not list((tmp_path / "other-git-dir").rglob("*.json"))
+    delta.fork_added_lines.cache_clear()

@@ -5,11 +5,13 @@ backend a path belongs to. Computed once per DriftContext pair of trees (git cac
 from __future__ import annotations
 
 import difflib
+import hashlib
 from functools import lru_cache
 from typing import Callable
 
 from unidiff import PatchSet
 
+from ..cache import active
 from ..git import GitTree
 from ..git import added_lines as tree_added_lines
 
@@ -25,9 +27,22 @@ def is_cmake(path: str) -> bool:
 
 @lru_cache(maxsize=4)  # every analyzer of one run asks with the same two tree objects
 def fork_added_lines(old: GitTree, fork: GitTree) -> dict[str, frozenset[int]]:
-    """FlagTree's added lines (fork-side numbers) per code, TableGen or CMake file, from one tree diff."""
+    """FlagTree's added lines (fork-side numbers) per code, TableGen or CMake file, from one tree diff; through
+    the fact cache, keyed by the two trees' ids (a diff that could not read some blob is not stored)."""
+    cache = active()
+    key = hashlib.sha1(f"{old.tree.id}\0{fork.tree.id}".encode("utf-8")).hexdigest()
+    stored = cache.get("fork-added-lines", 1, key) if cache is not None else None
+    if isinstance(stored, dict):
+        try:
+            return {str(path): frozenset(map(int, lines)) for path, lines in stored.items()}
+        except (TypeError, ValueError):
+            pass  # an entry of an unexpected shape: diff again and overwrite it
     wanted = lambda path: path.endswith(PY + CPP + TD) or is_cmake(path)
-    return {path: frozenset(lines) for path, lines in tree_added_lines(old, fork, wanted).items()}
+    unread: list[str] = []
+    found = {path: frozenset(lines) for path, lines in tree_added_lines(old, fork, wanted, unread).items()}
+    if cache is not None and not unread:
+        cache.put("fork-added-lines", 1, key, {path: sorted(lines) for path, lines in found.items()})
+    return found
 
 
 @lru_cache(maxsize=128)  # many findings carry the same function's diff (one per call site)

@@ -52,9 +52,11 @@ def renames(old: GitTree, new: GitTree) -> dict[str, str]:
             if change.renamed and change.new_path is not None}
 
 
-def added_lines(old: GitTree, new: GitTree, wanted: Callable[[str], bool]) -> dict[str, set[int]]:
+def added_lines(old: GitTree, new: GitTree, wanted: Callable[[str], bool],
+                unread: list[str] | None = None) -> dict[str, set[int]]:
     """Lines new adds over old (new-side numbers) per file that wanted() accepts; other blobs are not read,
-    so a partial clone missing them still works."""
+    so a partial clone missing them still works (a file whose blobs cannot be read is left out, and its
+    path added to unread when given)."""
     added: dict[str, set[int]] = {}
     diff = old.repo.diff(old.tree, new.tree, context_lines=0)  # type: ignore[call-overload]  # as above
     for number, delta in enumerate(diff.deltas):
@@ -64,6 +66,8 @@ def added_lines(old: GitTree, new: GitTree, wanted: Callable[[str], bool]) -> di
         try:
             patch = diff[number]
         except (pygit2.GitError, KeyError):
+            if unread is not None:
+                unread.append(path)
             continue
         lines = {line.new_lineno for hunk in patch.hunks for line in hunk.lines if line.origin == "+"}
         if lines:
