@@ -22,6 +22,7 @@ _QUOTED = re.compile(r"""['"](\w+)['"]""")
 def consumer_facts(text: str) -> dict[str, Any]:
     """Each consumer's facts of text (uncached), as plain data."""
     table = pyfacts.function_table.__wrapped__(text)  # type: ignore[attr-defined]
+    pyblobs._memo.clear()  # spans may be a fact of the shared walk: computed afresh, not from an earlier parse
     spans = cochange._python_spans(text)
     written, productions = keys._producers(text, set(_QUOTED.findall(text)) | {"key"})
     return {

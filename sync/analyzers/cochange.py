@@ -31,8 +31,7 @@ from .cpp import functions as cpp_functions
 from .cpp import names_by_line as cpp_names_by_line
 from .delta import CPP, PY, backend_of, fork_added_lines, text_diff
 from .pyfacts import first_line, function_table
-from .parsing import Unparseable, guarded, parsed_ast
-from .pychunks import over_chunks
+from .pyblobs import Extractor, python_fact, register
 
 
 @dataclass(frozen=True)
@@ -42,62 +41,58 @@ class Span:
     end: int
 
 
-def _python_spans(text: str) -> list[Span] | None:
-    """Every def with its qualname and line range (ast: facts only)."""
-    # guarded: deep nesting is a result, not a crash; a large text is read chunk by chunk (pychunks)
-    found = over_chunks(text, parsed_ast, _spans_of)
-    return None if isinstance(found, Unparseable) else found
+def _def_items(nodes: list[ast.AST]) -> list[tuple]:
+    """Every def and class among some nodes of the shared walk: (is a def, name, where its keyword is (line,
+    column), where it ends (line, column), its first line with decorators)."""
+    return [(not isinstance(node, ast.ClassDef), node.name, node.lineno, node.col_offset,
+             node.end_lineno or node.lineno, node.end_col_offset or 0, first_line(node))
+            for node in nodes if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
 
 
-def _spans_of(trees: Iterator[ast.Module]) -> list[Span] | None:
-    def walk(node: ast.AST, scope: tuple[str, ...], spans: list[Span]) -> list[Span]:
-        for child in _statements_under(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                qualname = (*scope, child.name)
-                if not isinstance(child, ast.ClassDef):
-                    spans.append(Span(".".join(qualname), first_line(child), child.end_lineno or child.lineno))
-                walk(child, qualname, spans)
-            else:
-                walk(child, scope, spans)
-        return spans
-
-    spans: list[Span] = []
-    for tree in trees:  # a walk of the module is the walks of its chunks in turn
-        # recursive: a deep nesting of blocks must not end the run (a retry on a large stack starts afresh)
-        walked = guarded(lambda: walk(tree, (), []))
-        if isinstance(walked, Unparseable):
-            return None
-        spans += walked
-        del tree
+def _spans_of(items: list[tuple] | None) -> list[tuple[str, int, int]] | None:
+    """(qualname, first line, last line) of every def, in source order; the scope of each is the defs and
+    classes whose text holds it (they nest: a def only ever sits in a block)."""
+    if items is None:
+        return None
+    spans: list[tuple[str, int, int]] = []
+    scope: list[tuple[int, int, str]] = []  # (end line, end column, name) of the defs and classes open here
+    for is_def, name, line, column, end_line, end_column, first in sorted(items, key=lambda item: item[2:4]):
+        while scope and scope[-1][:2] <= (line, column):
+            scope.pop()
+        qualname = ".".join([*(open_name for _, _, open_name in scope), name])
+        if is_def:
+            spans.append((qualname, first, end_line))
+        scope.append((end_line, end_column, name))
     return spans
 
 
-def _statements_under(node: ast.AST) -> Iterator[ast.AST]:
-    """The statements of node's blocks (and the except handlers and match cases that hold blocks), in the
-    order ast.iter_child_nodes gives them: a def only ever sits in a block, so expressions need no walk."""
-    for field in node._fields:
-        value = getattr(node, field, None)
-        if isinstance(value, list):
-            for item in value:
-                if isinstance(item, (ast.stmt, ast.excepthandler, ast.match_case)):
-                    yield item
+register(Extractor("def-spans", 1, _def_items, _spans_of,
+                   encode=lambda spans: None if spans is None else [list(span) for span in spans],
+                   decode=lambda stored: None if stored is None else
+                   [(str(name), int(start), int(end)) for name, start, end in stored],
+                   reads=frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})))
+
+
+def _python_spans(text: str) -> list[Span] | None:
+    """Every def with its qualname and line range: a fact of the shared parse of the fork's Python."""
+    found = python_fact("def-spans", text)
+    return None if found is None else [Span(name, start, end) for name, start, end in found]
 
 
 def _spans(path: str, text: str) -> list[Span] | None:
-    """Function spans of a fork file (fact cache: by blob id)."""
-    return memoized("cochange-spans", 2, text, lambda source: _parse_spans(path, source), extra=_language(path),
-                    encode=lambda spans: None if spans is None else [[s.name, s.start, s.end] for s in spans],
-                    decode=lambda stored: None if stored is None else
-                    [Span(str(name), int(start), int(end)) for name, start, end in stored])
+    """Function spans of a fork file (fact cache: by blob id; Python's come from the shared parse)."""
+    if path.endswith(PY):
+        return _python_spans(text)
+    return memoized("cochange-spans", 2, text, _cpp_spans, extra="cpp",
+                    encode=lambda spans: [[s.name, s.start, s.end] for s in spans],
+                    decode=lambda stored: [Span(str(name), int(start), int(end)) for name, start, end in stored])
 
 
 def _language(path: str) -> str:
     return "py" if path.endswith(PY) else "cpp"
 
 
-def _parse_spans(path: str, text: str) -> list[Span] | None:
-    if path.endswith(PY):
-        return _python_spans(text)
+def _cpp_spans(text: str) -> list[Span]:
     return [Span(f.name, f.start, f.end) for f in cpp_functions(text)]
 
 
@@ -207,10 +202,16 @@ def cochange_findings(context: DriftContext) -> list[Finding]:
         new_path = context.new_path(path)
         if new_path is None or old.blob_id(path) == new.blob_id(new_path):
             continue  # deleted upstream is a conflict; unchanged upstream cannot co-change
+        if path.endswith(PY) and not _in_functions(_spans(path, read_text(fork, path) or ""), lines):
+            continue  # no FlagTree line in a function (its spans are a fact of the parse done up front)
         if not _merges_cleanly(context, path, new_path):
             continue
         findings.extend(_file_findings(context, path, new_path, lines))
     return findings
+
+
+def _in_functions(spans: list[Span] | None, lines: Collection[int]) -> bool:
+    return spans is not None and any(_innermost(spans, line) is not None for line in lines)
 
 
 def _merges_cleanly(context: DriftContext, path: str, new_path: str) -> bool:
