@@ -3,6 +3,8 @@
     python bench/scale.py --quick            # commits {20, 100} x files {1k, 10k}, one 1 MB file
     python bench/scale.py                    # commits {50, 200, 1000} x files {1k, 10k, 50k}, one 30 MB file
     python bench/scale.py --commits 50 --files 1000 --huge-mb 2   # one cell
+    python bench/scale.py --commits 20 --files 1000 --huge-mb 1 2 4 --json big.json   # the big module grows
+    python bench/scale.py --plot docs/scale.png grid.json big.json   # a figure from saved runs (matplotlib)
 
 Each cell is a fresh repository written with `git fast-import` in a temporary directory: a base commit
 (tag `old`) of N files (nine in ten small Python modules, the rest C++) plus one huge Python module; an
@@ -143,30 +145,74 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--commits", type=int, nargs="*")
     parser.add_argument("--files", type=int, nargs="*")
-    parser.add_argument("--huge-mb", type=float)
+    parser.add_argument("--huge-mb", type=float, nargs="*", help="sizes of the big module (one cell grid each)")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--plot", type=Path, metavar="PNG",
+                        help="draw the results of saved --json runs (given as arguments) into PNG and exit")
+    parser.add_argument("saved", nargs="*", type=Path, help="with --plot: the JSON files of earlier runs")
     args = parser.parse_args()
+    if args.plot:
+        rows = [row for path in args.saved for row in json.loads(path.read_text())]
+        plot(rows, args.plot)
+        return 0
     commits = args.commits or ([20, 100] if args.quick else [50, 200, 1000])
     files = args.files or ([1000, 10000] if args.quick else [1000, 10000, 50000])
-    huge = args.huge_mb if args.huge_mb is not None else (1.0 if args.quick else 30.0)
+    sizes = args.huge_mb or [1.0 if args.quick else 30.0]
     work = Path(tempfile.mkdtemp(prefix="flagtree-scale-"))
     os.environ.setdefault("PYTHONPATH", str(Path(__file__).resolve().parent.parent))
     rows = []
-    print(f"{'files':>6} {'commits':>7} | {'cherry-pick':>16} | {'upgrade':>16} {'ratio':>6} | "
-          f"{'drift':>16} | {'check':>16}   (seconds, peak RSS MiB; huge file {huge} MB)")
-    for file_count in files:
-        for commit_count in commits:
-            row = run_cell(work, file_count, commit_count, huge)
-            rows.append(row)
-            cell = lambda name: f"{row[name]['seconds']:7.2f}s {row[name]['rss_mib']:6.0f}M" + (
-                "" if row[name]["rc"] in (0, 1) else f" rc={row[name]['rc']}")
-            ratio = row["upgrade"]["seconds"] / row["cherry-pick"]["seconds"]
-            print(f"{file_count:>6} {commit_count:>7} | {cell('cherry-pick'):>16} | {cell('upgrade'):>16} "
-                  f"{ratio:5.2f}x | {cell('drift'):>16} | {cell('check'):>16}", flush=True)
+    for huge in sizes:
+        print(f"{'files':>6} {'commits':>7} | {'cherry-pick':>16} | {'upgrade':>16} {'ratio':>6} | "
+              f"{'drift':>16} | {'check':>16}   (seconds, peak RSS MiB; huge file {huge} MB)")
+        for file_count in files:
+            for commit_count in commits:
+                row = run_cell(work, file_count, commit_count, huge)
+                rows.append(row)
+                cell = lambda name: f"{row[name]['seconds']:7.2f}s {row[name]['rss_mib']:6.0f}M" + (
+                    "" if row[name]["rc"] in (0, 1) else f" rc={row[name]['rc']}")
+                ratio = row["upgrade"]["seconds"] / row["cherry-pick"]["seconds"]
+                print(f"{file_count:>6} {commit_count:>7} | {cell('cherry-pick'):>16} | {cell('upgrade'):>16} "
+                      f"{ratio:5.2f}x | {cell('drift'):>16} | {cell('check'):>16}", flush=True)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+def plot(rows: list[dict], out: Path) -> None:
+    """Left: seconds against commits, a line per tree size, cherry-pick dashed, upgrade solid (cells with the
+    small module). Right: upgrade's and cherry-pick's seconds and peak RSS against the big module's size."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    figure, (grid, big) = plt.subplots(1, 2, figsize=(10, 4))
+    small = [row for row in rows if row["huge_mb"] < 0.1]
+    for files in sorted({row["files"] for row in small}):
+        cells = sorted((row for row in small if row["files"] == files), key=lambda row: row["commits"])
+        if len(cells) < 2:
+            continue
+        commits = [row["commits"] for row in cells]
+        for tool, style in (("cherry-pick", "--"), ("upgrade", "-")):
+            grid.plot(commits, [row[tool]["seconds"] for row in cells], style, marker="o",
+                      label=f"{tool}, {files // 1000}k files")
+    grid.set(xscale="log", yscale="log", xlabel="FlagTree commits", ylabel="seconds (cold, wall)",
+             title="time against commits and tree size")
+    grid.legend(fontsize=7)
+    growing = sorted((row for row in rows if row["huge_mb"] >= 0.1), key=lambda row: row["huge_mb"])
+    if growing:
+        sizes = [row["huge_mb"] for row in growing]
+        memory = big.twinx()
+        for tool, style in (("cherry-pick", "--"), ("upgrade", "-")):
+            big.plot(sizes, [row[tool]["seconds"] for row in growing], style, marker="o", label=f"{tool} seconds")
+            memory.plot(sizes, [row[tool]["rss_mib"] for row in growing], style, marker="s", color="grey",
+                        label=f"{tool} peak RSS")
+        big.set(xlabel="big Python module FlagTree changed (MB)", ylabel="seconds",
+                title=f"one big module ({growing[0]['files']} files, {growing[0]['commits']} commits)")
+        memory.set_ylabel("peak RSS (MiB)")
+        big.legend(loc="upper left", fontsize=7)
+        memory.legend(loc="lower right", fontsize=7)
+    figure.tight_layout()
+    figure.savefig(out, dpi=80)
 
 
 if __name__ == "__main__":
