@@ -166,6 +166,40 @@ def test_guard_macros_are_followed_into_included_headers(tmp_path: Path, replace
     assert all(f.path == B + "include/b/Analysis/b_Membar.h" for f in findings if f.kind.startswith("guard"))
 
 
+OPS_V1 = ("#ifndef FLAGTREE_SPEC_Ops_cpp\n"
+          "void LoadOp::build(Builder &b, State &s, Value p) {\n  build(b, s, p, {});\n}\n"
+          "void LoadOp::build(Builder &b, State &s, Value p, Value m) {\n  build(b, s, p, m, {});\n}\n"
+          "void LoadOp::build(Builder &b, State &s, Value p, Value m, Value o) {\n  s.add(p, m, o);\n}\n"
+          "struct FoldA : Pattern {\n  int matchAndRewrite(Op op, Rewriter &r) const {\n    return 1;\n  }\n};\n"
+          "struct FoldB : Pattern {\n  int matchAndRewrite(Op op, Rewriter &r) const {\n    return 2;\n  }\n};\n"
+          "#endif\n")
+OPS_V2 = (OPS_V1.replace("Value m, Value o) {\n  s.add(p, m, o);", "Value m, Value o, bool v) {\n  s.add(p, m, o, v);")
+          .replace("struct FoldA : Pattern {\n  int matchAndRewrite(Op op, Rewriter &r) const {\n    return 1;\n  }\n};\n", "")
+          .replace("struct FoldB : Pattern {\n  int matchAndRewrite(Op op, Rewriter &r) const {\n    return 2;\n  }\n};\n", ""))
+
+
+def test_overloads_and_same_named_methods_under_a_guard_are_told_apart(tmp_path: Path) -> None:
+    """Seen on triton_v3.5.x (ascend, five LoadOp::build overloads) and main (iluvatar, matchAndRewrite of several
+    patterns): each overload is checked against its own counterpart, and a finding names which one it is."""
+    library = "".join(f"void LoadOp::build(Builder &b, State &s{params}) {{}}\n"
+                      for params in (", Value p", ", Value p, Value m", ", Value p, Value m, Value o"))
+    library += "int FoldA::matchAndRewrite(Op op, Rewriter &r) const { return 0; }\n"
+    library += "int FoldB::matchAndRewrite(Op op, Rewriter &r) const { return 0; }\n"
+    fork = {B + "include/flagtree_spec.h": "#define FLAGTREE_SPEC_Ops_cpp\n", B + "lib/Ops.cpp": library,
+            "lib/Ops.cpp": OPS_V1, "python/triton/__init__.py": ""}
+    repo = small_world(tmp_path, {"lib/Ops.cpp": OPS_V1, "python/triton/__init__.py": ""},
+                       {"lib/Ops.cpp": OPS_V2}, fork)
+    findings = [f for f in drift_of(SimpleNamespace(fork=repo), "v1", "v2", "main", target="main").findings
+                if f.kind.startswith("guard")]
+    mismatches = [f.message for f in findings if f.kind == "guard-signature-mismatch"]
+    assert len(mismatches) == 1  # the one overload upstream changed, once
+    assert "Value, Value, Value, bool" in mismatches[0] and mismatches[0].endswith(
+        "takes (Builder &, State &, Value, Value, Value)")  # paired with its own counterpart
+    removed = sorted(f.message for f in findings if f.kind == "guard-default-removed")
+    assert len(removed) == 2 and len(set(removed)) == 2  # one a method, each naming where it is
+    assert "at lib/Ops.cpp:12 (lib/Ops.cpp:1)" in removed[0] and "at lib/Ops.cpp:17 (lib/Ops.cpp:1)" in removed[1]
+
+
 def test_guard_unused_names_the_header_that_defines_the_macro(tmp_path: Path) -> None:
     fork = {B + "include/flagtree_spec.h": '#include "b/Extra.h"\n', B + "include/b/Extra.h":
             "#pragma once\n#define FLAGTREE_SPEC_Nothing_here\n", "python/triton/__init__.py": ""}

@@ -171,3 +171,9 @@ def test_a_conflict_resolved_by_a_person_asks_for_nothing_more() -> None:
     assert "(empty: the file did not have these lines)" in resolved  # an empty base says so
     assert "Next step: resolve the hunks" in render_group(report, group["alpha"])  # still open: still asked
     assert html_text.count("next step:</em> nothing: a person resolved it") == 1
+
+
+def test_a_finding_is_one_line_even_when_it_quotes_code_over_several() -> None:
+    """Text output is one line a finding: a signature quoted across lines is joined."""
+    finding = Finding("call-signature", "a.py", "its parameters changed: (a, b) -> (a: int,\n           b: str)\r\n end")
+    assert finding.message == "its parameters changed: (a, b) -> (a: int, b: str) end"

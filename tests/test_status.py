@@ -82,3 +82,37 @@ def test_status_needs_a_range_it_can_find(world) -> None:
     upgraded(world)
     result = CliRunner().invoke(cli, ["status", "--repo", str(world.fork), "--target", "main"])
     assert result.exit_code == 2 and "flagtree-sync: error:" in result.output and "pass --branch" in result.output
+
+
+def test_a_delete_modify_conflict_a_later_pick_touched_stays_open(tmp_path: Path) -> None:
+    """Upstream deletes a.py, FlagTree edits it in two commits: the first pick conflicts (the markers policy
+    keeps FlagTree's file), the second changes that file cleanly. Nobody resolved anything: still open."""
+    from sync.jobs import UpgradeOptions, run_upgrade
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    lines = "".join(f"line {n}\n" for n in range(20))
+    (repo / "a.py").write_text(lines)
+    (repo / "keep.py").write_text(lines)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    git(repo, "tag", "v1")
+    git(repo, "rm", "-q", "a.py")
+    git(repo, "commit", "-qm", "upstream drops a.py")
+    git(repo, "tag", "v2")
+    git(repo, "checkout", "-q", "-b", "fork", "v1")
+    for number in (1, 2):
+        (repo / "a.py").write_text(lines + f"flagtree {number}\n")
+        git(repo, "commit", "-qam", f"FlagTree edit {number}")
+    run_upgrade(str(repo), old="v1", onto="v2", source_branch="fork", options=UpgradeOptions())
+    result = CliRunner().invoke(cli, ["status", "--repo", str(repo), "--target", "sync/v2"])
+    assert result.exit_code == 2 and "has no flagtree-upstream.toml at its tip" in result.output, result.output
+    assert "does not look like" not in result.output  # upgrade made it: the pin is what is missing
+    report = refresh_status(str(repo), StatusOptions(target="sync/v2", old="v1", onto="v2"))
+    found = [(c.path, c.kind, c.resolution) for commit in report.commits for c in commit.conflicts]
+    assert found == [("a.py", "deleted-upstream", "markers")]
+    git(repo, "checkout", "-q", "sync/v2")
+    git(repo, "rm", "-q", "a.py")
+    git(repo, "commit", "-qm", "Resolve: follow upstream")
+    report = refresh_status(str(repo), StatusOptions(target="sync/v2", old="v1", onto="v2"))
+    assert [c.resolution for commit in report.commits for c in commit.conflicts] == ["manual"]

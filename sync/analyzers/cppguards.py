@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 from dataclasses import replace
 from typing import Callable
 
@@ -27,8 +28,27 @@ def _guarded_files(context: DriftContext) -> dict[str, str]:
     return found
 
 
-def _by_name(text: str | None) -> dict[str, CppFunction]:
-    return {function.name: function for function in functions(text or "")}
+def _counterparts(items: list[CppFunction], universe: list[CppFunction],
+                  others: list[CppFunction]) -> list[CppFunction | None]:
+    """Each item's counterpart among others (another version of the file): the function of the same name and
+    parameters, else the one of that name in the same place among its overloads (upstream keeps overloads in
+    order; same-named methods of several classes count as overloads here), else None. universe: every
+    function of the items' own file (an item's place is counted there)."""
+    by_name: dict[str, list[CppFunction]] = {}
+    for other in others:
+        by_name.setdefault(other.name, []).append(other)
+    place: dict[tuple[str, int], int] = {}
+    seen: Counter[str] = Counter()
+    for function in universe:
+        place[(function.name, function.start)] = seen[function.name]
+        seen[function.name] += 1
+    found: list[CppFunction | None] = []
+    for item in items:
+        same = by_name.get(item.name, [])
+        exact = [other for other in same if other.params == item.params]
+        rank = place.get((item.name, item.start), 0)
+        found.append(exact[0] if len(exact) == 1 else same[rank] if rank < len(same) else None)
+    return found
 
 
 def spec_library(context: DriftContext, backend: str) -> dict[str, list[CppFunction]]:
@@ -69,17 +89,23 @@ def guard_findings(context: DriftContext) -> list[Finding]:
 
 
 def _turned_off(region: GuardRegion, fork_text: str, defined: list[CppFunction],
-                new_functions: dict[str, CppFunction], new_text: str | None) -> list[CppFunction]:
+                new_functions: list[CppFunction], new_text: str | None) -> list[CppFunction]:
     """What the backend must define when it defines the macro, with trunk's parameters at the new tag:
     #ifndef: the default functions wholly inside the guard; #ifdef: the declarations inside it."""
     if region.directive == "ifndef":
         inside = [f for f in defined if f.start > region.start and f.end < region.end]
-        return [new_functions.get(f.name, f) for f in inside]
-    if region.directive == "ifdef":
-        new_declarations = {d.name: d for d in declarations(new_text or "")}
-        inside = [d for d in declarations(fork_text) if region.start < d.start < region.end]
-        return [new_declarations.get(d.name, d) for d in inside]
-    return []
+        now = _counterparts(inside, defined, new_functions)
+    elif region.directive == "ifdef":
+        declared = declarations(fork_text)
+        inside = [d for d in declared if region.start < d.start < region.end]
+        now = _counterparts(inside, declared, declarations(new_text or ""))
+    else:
+        return []
+    unique: dict[tuple[str, str, int], CppFunction] = {}  # two overloads that met one counterpart: check it once
+    for function, counterpart in zip(inside, now):
+        chosen = counterpart or function
+        unique.setdefault((chosen.name, chosen.params, chosen.start), chosen)
+    return list(unique.values())
 
 
 def _replacement_findings(finding: Callable[..., Finding], macro: str, region: GuardRegion, path: str,
@@ -94,7 +120,8 @@ def _replacement_findings(finding: Callable[..., Finding], macro: str, region: G
                                f"({path}:{function.start}) but the backend's spec library defines no "
                                f"{function.short_name}", "define the replacement in spec/lib, or drop the macro"))
         elif function.params and not any(r.params == function.params for r in replacements):
-            where = replacements[0]
+            # the replacement that looks most like it: as many parameters, else the first
+            where = min(replacements, key=lambda r: abs(r.params.count(",") - function.params.count(",")))
             out.append(finding("guard-signature-mismatch", f"{macro}: trunk {function.name}({function.params}) "
                                f"but the replacement in {where.text}:{where.start} takes ({where.params})",
                                "change the replacement's parameters to trunk's"))
@@ -121,23 +148,26 @@ def _region_findings(context: DriftContext, backend: str, header: str, macro: st
                                f"{new_path} on the upgraded tree", "re-add the guard around the trunk default"))
     defined = functions(fork_text)
     guarded = functions_in(region, defined)
-    old_functions = _by_name(read_text(context.upstream_old, path))
+    old_functions = functions(read_text(context.upstream_old, path) or "")
     new_text = read_text(context.upstream_new, new_path)
-    new_functions = _by_name(new_text)
+    new_functions = functions(new_text or "")
     out += _replacement_findings(finding, macro, region, path, _turned_off(region, fork_text, defined, new_functions,
                                                                             new_text), library)
-    for function in guarded:
-        old, new = old_functions.get(function.name), new_functions.get(function.name)
+    for function, old in zip(guarded, _counterparts(guarded, defined, old_functions)):
         if old is None:
             continue  # FlagTree's own code inside the guard: nothing upstream to compare
+        new = _counterparts([old], old_functions, new_functions)[0]
+        # a line tells apart same-named defaults (overloads, or a method of several classes)
+        named = function.name if [f.name for f in guarded].count(function.name) == 1 else \
+            f"{function.name} at {path}:{function.start}"
         if new is None:
             out.append(finding("guard-default-removed", f"{macro}: guarded trunk default "
-                               f"{function.name} no longer exists in {new_path}",
+                               f"{named} ({where}) no longer exists in {new_path}",
                                "re-target the backend replacement at the code that replaced it"))
         elif old.normalized != new.normalized:
             diff = "".join(difflib.unified_diff(old.text.splitlines(keepends=True), new.text.splitlines(keepends=True),
                                                 f"a/{path}", f"b/{new_path}"))
             out.append(finding("guard-default-changed", f"{macro}: guarded trunk default "
-                               f"{function.name} ({where}) changed upstream",
+                               f"{named} ({where}) changed upstream",
                                "port the upstream change into the backend's replacement", diff=diff))
     return out

@@ -7,8 +7,9 @@ Nothing is read from an earlier report: everything is re-derived from the branch
   replayed commits, OLD is the pin in SRC's tree (the tag the FlagTree branch was on). Options win.
 - The conflicts: every replayed commit is replayed again, in a scratch store, onto its parent on the
   branch: that is the merge the upgrade met there. A content conflict stays open while its file holds
-  conflict markers at the branch tip; a delete/modify conflict while the file is still there unchanged
-  from the side the markers policy kept. Otherwise a person resolved it: resolution "manual".
+  conflict markers at the branch tip; a delete/modify conflict while the pick's commit holds the side the
+  markers policy kept and nobody changed the file after the replay (a later pick may). Otherwise a person
+  resolved it: resolution "manual".
 - Drift and verdicts: every analysis against the branch tip, suppressions from the branch included.
 """
 from __future__ import annotations
@@ -65,6 +66,7 @@ def refresh_status(repo_path: str, options: StatusOptions, progress: Progress | 
 def _conflicts_now(repo: Repository, replayed: list[Replayed], head: Commit, onto_label: str, owners_of: OwnersOf,
                    progress: Progress) -> tuple[ReplayedCommit, ...]:
     tip = GitTree.of_commit(repo, head.id, "status:tip")
+    replay_end = GitTree.of_commit(repo, replayed[-1].commit.id, "status:replayed") if replayed else tip
     commits = []
     with scratch_repository(repo) as scratch:  # the re-replay builds objects: never in the user's store
         replayer = Replayer(scratch, "markers", onto_label)
@@ -73,9 +75,11 @@ def _conflicts_now(repo: Repository, replayed: list[Replayed], head: Commit, ont
             source = scratch[item.source.id].peel(Commit)
             outcome = replayer.pick_tree(source, scratch[item.commit.parents[0].id].peel(Commit).tree)
             kept = GitTree(scratch, scratch[outcome.tree].peel(Tree), "status:markers") if outcome.tree else None
+            recorded = GitTree.of_commit(repo, item.commit.id, "status:pick") if outcome.conflicts else tip
             conflicts = tuple(
                 Conflict(str(item.source.id), summary_of(item.source), found.path, found.kind,
-                         "markers" if _still_open(tip, kept, found.path, found.kind) else "manual",
+                         "markers" if _still_open(tip, kept, found.path, found.kind, recorded, replay_end)
+                         else "manual",
                          tuple(owners_of(found.path)), tuple(Hunk(h.line, h.ours, h.base, h.theirs)
                                                             for h in found.hunks), found.base_path)
                 for found in outcome.conflicts)
@@ -84,9 +88,14 @@ def _conflicts_now(repo: Repository, replayed: list[Replayed], head: Commit, ont
     return tuple(commits)
 
 
-def _still_open(tip: GitTree, kept: GitTree | None, path: str, kind: str) -> bool:
+def _still_open(tip: GitTree, kept: GitTree | None, path: str, kind: str, recorded: GitTree,
+                replay_end: GitTree) -> bool:
+    """recorded: the branch's commit of the pick that met the conflict; replay_end: the last replayed commit."""
     data = tip.read(path)
     if kind in ("content", "add/add"):
         return data is not None and b"\0" not in data and bool(conflict_hunks(data.decode("utf-8", errors="replace")))
-    # delete/modify: the markers policy kept the changed side without markers; open while nobody touched it
-    return data is not None and kept is not None and data == kept.read(path)
+    # delete/modify: the markers policy kept the changed side without markers. Open while nobody touched it:
+    # the pick recorded that side (a resolution at a stop would show there), and no one changed the file after
+    # the replay (later picks may change it: that is the replay, not a resolution).
+    return data is not None and kept is not None and recorded.read(path) == kept.read(path) \
+        and data == replay_end.read(path)

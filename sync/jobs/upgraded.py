@@ -57,9 +57,15 @@ def upgraded_range(repo: Repository, branch: str, old: str | None = None, onto: 
         return Range(_old(repo, source_rev, old), onto_rev, source_rev), replayed
     except UnknownRef:
         raise
+    except _NoPin as exc:
+        raise SyncError(f"cannot read the upgrade's range from {branch}: {exc}{hint}") from exc
     except SyncError as exc:
         raise SyncError(f"cannot read the upgrade's range from {branch}, which does not look like a branch "
                         f"flagtree-sync upgrade made ({exc}){hint}") from exc
+
+
+class _NoPin(SyncError):
+    """The branch has no pin: upgrade writes one only over the pin of the FlagTree branch it replays."""
 
 
 def _onto(repo: Repository, head, onto: str | None) -> Rev:
@@ -67,7 +73,8 @@ def _onto(repo: Repository, head, onto: str | None) -> Rev:
         return Rev(onto, str(resolve_commit(repo, onto).id))
     pin = read_pin(repo, head)
     if pin is None:
-        raise SyncError(f"the branch has no {PIN_FILE} at its tip: pass --onto (and --from)")
+        raise _NoPin(f"it has no {PIN_FILE} at its tip (upgrade rewrites that pin only when the FlagTree branch "
+                     "it replays has one): pass --onto NEW (and --from OLD)")
     if not resolves(repo, pin.commit):
         raise SyncError(f"{PIN_FILE} pins {pin.tag} at {pin.commit[:9]}, which this repository does not have: "
                         "fetch the upstream tags")

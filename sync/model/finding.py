@@ -1,6 +1,7 @@
 """The finding record shared by check, drift and upgrade; its kind's catalogue entry gives it a severity."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
@@ -16,6 +17,9 @@ class Review:
 
     def to_json(self) -> dict[str, str]:
         return {"reason": self.reason, "reviewed_for": self.reviewed_for}
+
+
+_LINE_BREAK = re.compile(r"[ \t]*[\r\n]+\s*")
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,8 @@ class Finding:
 
     def __post_init__(self) -> None:
         kind_of(self.kind)  # fail at the call site, not in a renderer
+        if "\n" in self.message or "\r" in self.message:  # one line a finding: code quoted in it may span lines
+            object.__setattr__(self, "message", _LINE_BREAK.sub(" ", self.message))
 
     @property
     def spec(self) -> Kind:
