@@ -68,12 +68,12 @@ def test_sarif_levels_rules_once_and_reviews_as_suppressions() -> None:
 
 
 def test_github_annotations_escape_what_could_start_a_command() -> None:
-    finding = Finding("overlay-conflicting", "dir/a,b:c.py", "two\nlines 100%", line=7, backend="alpha")
-    line = annotation(finding)
-    assert line.startswith("::error file=dir/a%2Cb%3Ac.py,line=7,title=overlay-conflicting::two%0Alines 100%25")
+    finding = Finding("overlay-conflicting", "dir/a,b:c\n.py", "two\nlines 100%", line=7, backend="alpha")
+    line = annotation(finding)  # a finding's message is one line already; a path may hold a line break
+    assert line.startswith("::error file=dir/a%2Cb%3Ac%0A.py,line=7,title=overlay-conflicting::two lines 100%25")
     assert "\n" not in line and kind_of("overlay-conflicting").doc_url in line
-    reviewed = annotation(Finding("overlay-redundant", "x.py", "m", suppressed=Review("ok", "v3.6.0")))
-    assert reviewed.startswith("::notice file=x.py,title=overlay-redundant::m (reviewed: ok)")
+    reviewed = annotation(Finding("overlay-redundant", "x.py", "m", suppressed=Review("ok\r\nsure", "v3.6.0")))
+    assert reviewed.startswith("::notice file=x.py,title=overlay-redundant::m (reviewed: ok%0D%0Asure)")
     assert annotation(Finding("spec-unused", "x.py", "m")).startswith("::notice ")
     assert annotation(Finding("overlay-redundant", "x.py", "m")).startswith("::warning ")
 
