@@ -21,8 +21,8 @@ from .faults import checkpoint
 from .pin import PIN_FILE, Pin, commit_pin, read_pin
 from .git import Commit, GitError, Oid, Repository, tool_dir
 from .git.repo import (branch_exists, checked_out_branch, commit_of, commit_range, commits_only_on, current_branch,
-                       delete_ref, has_object, has_ref, is_ancestor, open_repo, ref_conflict, resolve_commit,
-                       resolves, set_ref, valid_branch_name)
+                       delete_ref, has_object, has_ref, is_ancestor, missing_blobs, open_repo, ref_conflict,
+                       resolve_commit, resolves, set_ref, valid_branch_name)
 from .git.worktree import Worktree, branches_in_worktrees, is_linked_worktree, remove_worktree, stop_worktree
 from .model.revs import Range, Rev
 from .replay import CONFLICT_TRAILER, Replayer, ReplayedCommit, summary_of
@@ -407,8 +407,13 @@ def _drive(repo: Repository, store: StateStore, state: UpgradeState, progress: P
         try:
             outcome = replayer.pick_tree(commit, head.tree)
         except GitError as exc:  # e.g. an object missing from a partial clone
-            raise SyncError(f"commit {number + 1}/{total} {str(commit.id)[:9]} cannot be replayed: {exc}; "
-                            "the state is kept, rerun after fixing the repository") from exc
+            missing = missing_blobs(repo, commit)
+            why = (f"the repository lacks the blob of {', '.join(missing[:3])}"
+                   f"{f' and {len(missing) - 3} more' if len(missing) > 3 else ''} (a partial clone, or a mirror "
+                   "that left large files out): fetch them, e.g. with a full `git fetch`," if missing else
+                   f"{exc}: fix the repository,")
+            raise SyncError(f"commit {number + 1}/{total} {str(commit.id)[:9]} cannot be replayed: {why} then rerun "
+                            "the same command (the state is kept), or drop this run with `upgrade --abort`") from exc
         if outcome.tree is None:
             _stop_in_worktree(repo, store, state, commit)
             raise UpgradeStopped(

@@ -104,3 +104,32 @@ def test_upgrade_onto_the_base_itself_is_refused(world) -> None:
     assert result.exit_code == 2, result.output
     assert "nothing to upgrade" in result.output and "Traceback" not in result.output
     assert "sync/v3.5.0" not in git(world.fork, "branch", "--list")
+
+
+def test_a_range_that_runs_backwards_or_is_empty_is_refused(world) -> None:
+    """--onto older than --from reported every file upstream added since as deleted; --from X --onto X reported
+    the fork's own consistency findings as drift (found by a sweep over real branches)."""
+    first_flagtree = git(world.fork, "rev-list", "--reverse", "v3.5.0..main").split()[0]
+    for command in ("drift", "upgrade"):
+        backwards = CliRunner().invoke(cli, [command, "--repo", str(world.fork), "--from", first_flagtree[:9],
+                                             "--onto", "v3.5.0"])
+        assert backwards.exit_code == 2, backwards.output
+        assert "is older than --from" in backwards.output and "Traceback" not in backwards.output
+    empty = CliRunner().invoke(cli, ["drift", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.5.0"])
+    assert empty.exit_code == 2 and "nothing to drift" in empty.output, empty.output
+    assert not [line for line in git(world.fork, "branch", "--list").splitlines() if "sync/" in line]
+
+
+def test_a_blob_missing_from_the_store_is_named_with_what_to_do(world) -> None:
+    """Seen on a FlagTree mirror without its large files: libgit2's 'invalid object specified' said neither
+    which file nor what to do."""
+    (world.fork / "third_party/alpha/libfast.a").write_bytes(b"\x7fELF large binary the mirror left out\n")
+    git(world.fork, "add", "third_party/alpha/libfast.a")
+    git(world.fork, "commit", "-qm", "[alpha] a prebuilt library")
+    blob = git(world.fork, "rev-parse", "HEAD:third_party/alpha/libfast.a").strip()
+    (world.fork / ".git" / "objects" / blob[:2] / blob[2:]).unlink()  # loose: the commit was just made
+    result = CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0",
+                                      "-q"])
+    assert result.exit_code == 2, result.output
+    assert "lacks the blob of third_party/alpha/libfast.a" in result.output
+    assert "upgrade --abort" in result.output and "Traceback" not in result.output

@@ -23,7 +23,9 @@ def test_a_typo_in_a_tag_suggests_the_close_ones(world: World) -> None:
         resolve_commit(repo, "v3.6.1")
     with pytest.raises(UnknownRef) as raised:
         resolve_commit(repo, "no-such-thing-at-all")
-    assert "did you mean" not in str(raised.value)
+    assert "did you mean" not in str(raised.value) and "fetch upstream's tags" not in str(raised.value)
+    with pytest.raises(UnknownRef, match=r"did you mean v3\.6\.0.*fetch upstream's tags"):  # a release tag: maybe unfetched
+        resolve_commit(repo, "v3.6.1")
 
 
 def test_upstream_renames_are_found_once_per_run(world: World, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -45,3 +45,16 @@ def test_no_shared_file_no_note() -> None:
     summary = render_summary(_report(("beta",)))
     assert "owned by several groups" not in summary and "several groups" not in render_html(_report(("beta",)))
     assert _rows(summary)["total (each conflict once)"][0] == "2"
+
+
+def test_the_upgrade_line_says_how_many_conflicts_when_a_file_conflicts_in_several_commits(capsys) -> None:
+    from sync.commands.upgrade import print_summary
+    first = (Conflict(D, "one", "lib/a.cpp", "content", "markers", ("shared-trunk",)),)
+    again = (Conflict(A, "two", "lib/a.cpp", "content", "markers", ("shared-trunk",)),
+             Conflict(A, "two", "lib/b.cpp", "content", "markers", ("shared-trunk",)))
+    report = build_report(Range(Rev("v3.5.0", A), Rev("v3.6.0", B), Rev("main", C)), ["alpha"], [],
+                          (ReplayedCommit(D, "one", "e" * 40, first), ReplayedCommit(A, "two", "f" * 40, again)),
+                          UpgradeInfo("sync/v3.6.0", "9" * 40, "markers"))
+    print_summary(report, None)
+    first_line = capsys.readouterr().out.splitlines()[0]
+    assert "2 commits, 2 conflicted files (3 conflicts in all, a file once per commit)" in first_line

@@ -17,9 +17,13 @@ from .progress import TerminalProgress
 def print_summary(report: Report, out: Path | None) -> None:
     assert report.upgrade is not None
     counts = report.counts
+    files = len(report.conflicted_files)
+    conflicts = sum(len(commit.conflicts) for commit in report.commits)
+    # a file that conflicts in several commits is one file and several conflicts (the rows below count conflicts)
+    per_commit = f" ({conflicts} conflicts in all, a file once per commit)" if conflicts != files else ""
     click.echo(f"{'resumed; ' if report.upgrade.resumed else ''}branch {report.upgrade.branch} at "
-               f"{report.upgrade.head[:9]}: {len(report.commits)} commits, {len(report.conflicted_files)} conflicted "
-               f"files, {counts['error']} errors, {counts['warning']} warnings" + (f"; report in {out}" if out else ""))
+               f"{report.upgrade.head[:9]}: {len(report.commits)} commits, {files} conflicted files{per_commit}, "
+               f"{counts['error']} errors, {counts['warning']} warnings" + (f"; report in {out}" if out else ""))
     if report.gate is not None:
         click.echo(f"gate: {report.gate.command!r} {report.gate.verdict()}")
     for group in report.groups:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from pathlib import Path
 
 import pygit2
@@ -10,6 +11,7 @@ from pygit2.enums import FileMode, SortMode
 from ..errors import NotARepository, SyncError, UnknownRef
 
 _SUGGESTIONS = 3
+_RELEASE_TAG = re.compile(r"v?\d+(\.\d+)+(-?rc\d*)?")
 
 
 class UnknownRevision(UnknownRef):
@@ -19,6 +21,9 @@ class UnknownRevision(UnknownRef):
         super().__init__(ref, repo)
         if close:
             self.args = (f"{self.args[0]}; did you mean {' or '.join(close)}?",)
+        if _RELEASE_TAG.fullmatch(ref):  # the close names may be the fork's own tags, not upstream's
+            self.args = (f"{self.args[0]} (if it is an upstream Triton tag this clone lacks, fetch upstream's tags: "
+                         "git fetch <upstream remote> --tags)",)
 
 
 def open_repo(path: Path | str) -> pygit2.Repository:
@@ -131,6 +136,15 @@ def has_object(repo: pygit2.Repository, object_id: str) -> bool:
         return pygit2.Oid(hex=object_id) in repo
     except ValueError:
         return False
+
+
+def missing_blobs(repo: pygit2.Repository, commit: pygit2.Commit) -> list[str]:
+    """The paths a commit changes (against its first parent, both sides) whose blob the object store lacks."""
+    parent = commit.parents[0].tree if commit.parents else None
+    diff = parent.diff_to_tree(commit.tree) if parent is not None else commit.tree.diff_to_tree(swap=True)
+    missing = {file.path for delta in diff.deltas for file in (delta.old_file, delta.new_file)
+               if not file.id == pygit2.Oid(hex="0" * 40) and file.id not in repo}
+    return sorted(missing)
 
 
 def commit_files(repo: pygit2.Repository, head: pygit2.Commit, files: dict[str, bytes], message: str,

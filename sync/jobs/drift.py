@@ -11,7 +11,7 @@ from ..gcpolicy import job
 from ..model import DriftInfo, Report, build_report
 from ..git import Repository, branch_exists, branch_head, commit_files, open_repo
 from ..progress import Progress, Silent
-from .revs import require_based_on, resolve_rev
+from .revs import require_based_on, require_forward, resolve_rev
 from .upgraded import range_of
 
 # review (suppressions, provenance) and worktree (GitPython) are imported where used: a cached drift
@@ -34,6 +34,7 @@ def run_drift(repo_path: str, old: str | None, onto: str | None, source: str | N
     repo = open_repo(repo_path)
     rng = range_of(repo, old, onto, source, options.target)
     require_based_on(repo, rng)  # else the in-memory replay would replay upstream's own history
+    require_forward(repo, rng, "drift")
     target = resolve_rev(repo, options.target) if options.target else None
     if options.apply and (target is None or not branch_exists(repo, target.ref)):
         raise SyncError("--apply commits the clean merges on a branch: pass that branch as --target")

@@ -24,3 +24,16 @@ def not_based_on(old: Rev, source: Rev) -> SyncError:
 def require_based_on(repo: Repository, rng: Range) -> None:
     if not is_ancestor(repo, rng.old.oid, rng.source.oid):
         raise not_based_on(rng.old, rng.source)
+
+
+def require_forward(repo: Repository, rng: Range, verb: str) -> None:
+    """NEW must come after OLD: the same commit leaves nothing to compare, and a NEW that OLD descends from
+    turns every file upstream added since into one it "deleted"."""
+    if rng.onto.oid == rng.old.oid:
+        raise SyncError(f"--onto {rng.onto.ref} is the commit --from {rng.old.ref} names ({rng.old.short}): upstream "
+                        f"changed nothing between them, so there is nothing to {verb}; pass the new upstream tag "
+                        "as --onto")
+    if is_ancestor(repo, rng.onto.oid, rng.old.oid):
+        raise SyncError(f"--onto {rng.onto.ref} ({rng.onto.short}) is older than --from {rng.old.ref} "
+                        f"({rng.old.short}): the range runs backwards; pass the older tag as --from and the newer "
+                        "as --onto")

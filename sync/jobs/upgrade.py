@@ -14,6 +14,7 @@ from .. import __version__
 from ..drift import analyse_drift
 from ..errors import SyncError
 from ..gcpolicy import job
+from .revs import require_forward
 from ..gate import run_gate
 from ..model import Conflict, GateResult, Hunk, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
 from ..model.build import OwnersOf
@@ -65,6 +66,7 @@ def run_upgrade(repo_path: str, old: str | None, onto: str, source_branch: str |
     if params.range.old.oid == params.range.onto.oid:  # the replay would only copy the branch
         raise SyncError(f"--onto {onto} is the commit {params.range.source.ref} is already based on "
                         f"({params.range.old.short}): nothing to upgrade; pass the new upstream tag as --onto")
+    require_forward(repo, params.range, "upgrade")
     if options.out is not None:
         check_out(repo, options.out)
     try:
