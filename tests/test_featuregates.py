@@ -85,3 +85,22 @@ def test_names_are_read_only_from_files_that_spell_a_gated_component(tmp_path, m
     findings = feature_gate_findings(context_of(tmp_path, OLD, {**OLD, **NEW_TAG}, fork))
     assert [f.path for f in findings] == ["lib/Other.cpp"]
     assert sorted(read) == sorted([GATED, UNGATED])  # not PLAIN: it names no part of feat
+
+
+def test_the_scan_of_upstreams_cpp_is_kept_by_tree_and_names(tmp_path, monkeypatch) -> None:
+    from sync.analyzers import featuregates
+    from sync.cache import FactCache, using
+    context = context_of(tmp_path / "world", OLD, {**OLD, **NEW_TAG}, fork_of(**{"lib/Other.cpp": UNGATED}))
+    names = {("namespace", "core"), ("namespace", "feat")}
+    scans: list[object] = []
+    real = featuregates._scan_upstream_names
+    monkeypatch.setattr(featuregates, "_scan_upstream_names", lambda *args: scans.append(args) or real(*args))
+    (tmp_path / "git-dir").mkdir()
+    found = []
+    for _ in range(2):
+        with using(FactCache(tmp_path / "git-dir")):
+            found.append(featuregates._upstream_names(context.upstream_old, names))
+    assert found == [{("namespace", "core")}] * 2 and len(scans) == 1
+    with using(FactCache(tmp_path / "git-dir")):  # other names: another entry
+        assert featuregates._upstream_names(context.upstream_old, {("namespace", "feat")}) == set()
+    assert len(scans) == 2

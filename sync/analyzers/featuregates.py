@@ -11,6 +11,7 @@ component elsewhere, so a build without M breaks there and the fork's gating is 
 rests on an upstream change; the evidence is the fork's own gated use of the same names."""
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 
@@ -18,7 +19,7 @@ from ..git import GitTree
 from ..model import Finding
 from ..trees import read_text
 from .context import DriftContext
-from ..cache import memoized
+from ..cache import active, memoized
 from .cpp import captures, include_lines, node_text
 from .delta import CPP, backend_of, fork_added_lines, hunks_with, is_cmake, text_diff
 
@@ -114,8 +115,23 @@ def _upstream_form(kind: str, name: str) -> re.Pattern[str]:
 
 
 def _upstream_names(tree: GitTree, names: set[tuple[str, str]]) -> set[tuple[str, str]]:
-    """Which of the names upstream's C++ already uses (then they tell no FlagTree component).
-    A regular expression runs only on files that hold the name as a substring."""
+    """Which of the names upstream's C++ already uses (then they tell no FlagTree component): a scan of every
+    C++ file of the tree, kept in the fact cache by the tree's id and the names asked about."""
+    if not names:
+        return set()
+    cache = active()
+    key = hashlib.sha1("\0".join([str(tree.tree.id), *sorted("\1".join(name) for name in names)]).encode()).hexdigest()
+    stored = cache.get("upstream-component-names", 1, key) if cache is not None else None
+    if isinstance(stored, list) and all(isinstance(pair, list) and len(pair) == 2 for pair in stored):
+        return {(str(kind), str(value)) for kind, value in stored}
+    found = _scan_upstream_names(tree, names)
+    if cache is not None and not tree.missing:  # a blob it could not read may hold a name: not kept
+        cache.put("upstream-component-names", 1, key, sorted(map(list, found)))
+    return found
+
+
+def _scan_upstream_names(tree: GitTree, names: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    """A regular expression runs only on files that hold the name as a substring."""
     forms = {name: _upstream_form(*name) for name in names}
     left, seen = set(names), set()
     for path in tree.paths():
