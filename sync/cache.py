@@ -19,7 +19,7 @@ import secrets
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 CACHE_DIR = ("flagtree-sync", "cache")
 FORMAT = 1  # of the entry files themselves
@@ -139,18 +139,35 @@ def using(cache: FactCache | None) -> Iterator[FactCache | None]:
 def memoized(kind: str, version: int, text: str, compute: Callable[[str], T], encode: Callable[[T], Any],
              decode: Callable[[Any], T], extra: str = "") -> T:
     """compute(text), through the active cache when there is one; extra distinguishes other inputs."""
-    cache = _active.get()
-    if cache is None:
+    if _active.get() is None:
         return compute(text)
     key = content_id(text)
     if extra:
         key = hashlib.sha1(f"{key}\0{extra}".encode("utf-8")).hexdigest()
+    return _through(kind, version, key, lambda: compute(text), encode, decode)
+
+
+def memoized_by(kind: str, version: int, inputs: Iterable[str], compute: Callable[[], T], encode: Callable[[T], Any],
+                decode: Callable[[Any], T], keep: Callable[[], bool] = lambda: True) -> T:
+    """compute(), through the active cache, keyed by what it reads (tree ids, names); keep() says after it
+    ran whether the value may be stored (not when it met an object missing from the store)."""
+    if _active.get() is None:
+        return compute()
+    key = hashlib.sha1("\0".join(inputs).encode("utf-8")).hexdigest()
+    return _through(kind, version, key, compute, encode, decode, keep)
+
+
+def _through(kind: str, version: int, key: str, compute: Callable[[], T], encode: Callable[[T], Any],
+             decode: Callable[[Any], T], keep: Callable[[], bool] = lambda: True) -> T:
+    cache = _active.get()
+    assert cache is not None
     stored = cache.get(kind, version, key)  # [value]: a stored None is a hit too
     if isinstance(stored, list) and len(stored) == 1:
         try:
             return decode(stored[0])
-        except (TypeError, ValueError, KeyError, IndexError):
-            pass  # an entry of an unexpected shape: parse again and overwrite it
-    value = compute(text)
-    cache.put(kind, version, key, [encode(value)])
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+            pass  # an entry of an unexpected shape: compute again and overwrite it
+    value = compute()
+    if keep():
+        cache.put(kind, version, key, [encode(value)])
     return value

@@ -5,13 +5,12 @@ backend a path belongs to. Computed once per DriftContext pair of trees (git cac
 from __future__ import annotations
 
 import difflib
-import hashlib
 from functools import lru_cache
 from typing import Callable
 
 from unidiff import PatchSet
 
-from ..cache import active
+from ..cache import memoized_by
 from ..git import GitTree
 from ..git import added_lines as tree_added_lines
 
@@ -29,20 +28,13 @@ def is_cmake(path: str) -> bool:
 def fork_added_lines(old: GitTree, fork: GitTree) -> dict[str, frozenset[int]]:
     """FlagTree's added lines (fork-side numbers) per code, TableGen or CMake file, from one tree diff; through
     the fact cache, keyed by the two trees' ids (a diff that could not read some blob is not stored)."""
-    cache = active()
-    key = hashlib.sha1(f"{old.tree.id}\0{fork.tree.id}".encode("utf-8")).hexdigest()
-    stored = cache.get("fork-added-lines", 1, key) if cache is not None else None
-    if isinstance(stored, dict):
-        try:
-            return {str(path): frozenset(map(int, lines)) for path, lines in stored.items()}
-        except (TypeError, ValueError):
-            pass  # an entry of an unexpected shape: diff again and overwrite it
     wanted = lambda path: path.endswith(PY + CPP + TD) or is_cmake(path)
     unread: list[str] = []
-    found = {path: frozenset(lines) for path, lines in tree_added_lines(old, fork, wanted, unread).items()}
-    if cache is not None and not unread:
-        cache.put("fork-added-lines", 1, key, {path: sorted(lines) for path, lines in found.items()})
-    return found
+    diffed = lambda: {path: frozenset(lines) for path, lines in tree_added_lines(old, fork, wanted, unread).items()}
+    return memoized_by("fork-added-lines", 2, [str(old.tree.id), str(fork.tree.id)], diffed,
+                       encode=lambda found: {path: sorted(lines) for path, lines in found.items()},
+                       decode=lambda stored: {str(path): frozenset(map(int, lines)) for path, lines in stored.items()},
+                       keep=lambda: not unread)
 
 
 @lru_cache(maxsize=128)  # many findings carry the same function's diff (one per call site)

@@ -11,7 +11,6 @@ component elsewhere, so a build without M breaks there and the fork's gating is 
 rests on an upstream change; the evidence is the fork's own gated use of the same names."""
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 
@@ -19,7 +18,7 @@ from ..git import GitTree
 from ..model import Finding
 from ..trees import read_text
 from .context import DriftContext
-from ..cache import active, memoized
+from ..cache import memoized, memoized_by
 from .cpp import captures, include_lines, node_text
 from .delta import CPP, backend_of, fork_added_lines, hunks_with, is_cmake, text_diff
 
@@ -119,15 +118,11 @@ def _upstream_names(tree: GitTree, names: set[tuple[str, str]]) -> set[tuple[str
     C++ file of the tree, kept in the fact cache by the tree's id and the names asked about."""
     if not names:
         return set()
-    cache = active()
-    key = hashlib.sha1("\0".join([str(tree.tree.id), *sorted("\1".join(name) for name in names)]).encode()).hexdigest()
-    stored = cache.get("upstream-component-names", 1, key) if cache is not None else None
-    if isinstance(stored, list) and all(isinstance(pair, list) and len(pair) == 2 for pair in stored):
-        return {(str(kind), str(value)) for kind, value in stored}
-    found = _scan_upstream_names(tree, names)
-    if cache is not None and not tree.missing:  # a blob it could not read may hold a name: not kept
-        cache.put("upstream-component-names", 1, key, sorted(map(list, found)))
-    return found
+    return memoized_by("upstream-component-names", 2, [str(tree.tree.id), *sorted("\1".join(name) for name in names)],
+                       lambda: _scan_upstream_names(tree, names),
+                       encode=lambda found: sorted(map(list, found)),
+                       decode=lambda stored: {(str(kind), str(value)) for kind, value in stored},
+                       keep=lambda: not tree.missing)  # a blob it could not read may hold a name
 
 
 def _scan_upstream_names(tree: GitTree, names: set[tuple[str, str]]) -> set[tuple[str, str]]:
