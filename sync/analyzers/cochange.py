@@ -113,15 +113,17 @@ def _parse_bodies(path: str, text: str) -> dict[str, str] | None:
     return found
 
 
-def _python_names_by_line(text: str, lines: Collection[int] | None = None) -> dict[int, set[str]] | None:
+def _python_names_by_line(text: str, lines: Collection[int] | None = None,
+                          offset: int = 0) -> dict[int, set[str]] | None:
     """Python identifiers (keywords, strings and comments left out) per 1-based line (only those of lines,
-    when given: a whole large file's would hold many times its size); None if untokenizable."""
+    when given: a whole large file's would hold many times its size); None if untokenizable. offset: what
+    to add to the text's line numbers (a piece of a file is numbered as the file)."""
     found: dict[int, set[str]] = {}
     try:
         for token in tokenize.generate_tokens(io.StringIO(textwrap.dedent(text)).readline):
-            if token.type == tokenize.NAME and not keyword.iskeyword(token.string) and (
-                    lines is None or token.start[0] in lines):
-                found.setdefault(token.start[0], set()).add(token.string)
+            line = token.start[0] + offset
+            if token.type == tokenize.NAME and not keyword.iskeyword(token.string) and (lines is None or line in lines):
+                found.setdefault(line, set()).add(token.string)
     except (tokenize.TokenError, IndentationError, SyntaxError):
         return None
     return found
@@ -159,18 +161,10 @@ def _names_in_spans(path: str, text: str, spans: list[Span], lines: set[int]) ->
 
 def _python_names_in_span(source: list[str], span: Span, lines: set[int]) -> dict[int, set[str]] | None:
     """The identifiers of a def's lines, tokenized alone: the def starts a logical line, so its tokens are
-    the whole text's. `if 1:` before it takes any indentation; None where its text does not tokenize alone
-    (e.g. a trailing backslash), to fall back to the whole text."""
+    the whole text's. `if 1:` before it takes any indentation (and dedent leaves the text as it is); None
+    where its text does not tokenize alone (e.g. a trailing backslash), to fall back to the whole text."""
     body = "\n".join(source[span.start - 1:span.end]) + "\n"
-    found: dict[int, set[str]] = {}
-    try:
-        for token in tokenize.generate_tokens(io.StringIO("if 1:\n" + body).readline):
-            line = token.start[0] - 1 + span.start - 1
-            if token.type == tokenize.NAME and not keyword.iskeyword(token.string) and line in lines:
-                found.setdefault(line, set()).add(token.string)
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        return None
-    return found
+    return _python_names_by_line("if 1:\n" + body, lines, offset=span.start - 2)
 
 
 def _all_names(path: str, text: str) -> set[str] | None:
