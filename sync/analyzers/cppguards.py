@@ -153,13 +153,13 @@ def _region_findings(context: DriftContext, backend: str, header: str, macro: st
     new_functions = functions(new_text or "")
     out += _replacement_findings(finding, macro, region, path, _turned_off(region, fork_text, defined, new_functions,
                                                                             new_text), library)
-    for function, old in zip(guarded, _counterparts(guarded, defined, old_functions)):
-        if old is None:
-            continue  # FlagTree's own code inside the guard: nothing upstream to compare
-        new = _counterparts([old], old_functions, new_functions)[0]
+    olds = _counterparts(guarded, defined, old_functions)
+    upstream = [(function, old) for function, old in zip(guarded, olds) if old is not None]  # not FlagTree's own
+    news = _counterparts([old for _, old in upstream], old_functions, new_functions)
+    same_name = Counter(function.name for function in guarded)
+    for (function, old), new in zip(upstream, news):
         # a line tells apart same-named defaults (overloads, or a method of several classes)
-        named = function.name if [f.name for f in guarded].count(function.name) == 1 else \
-            f"{function.name} at {path}:{function.start}"
+        named = function.name if same_name[function.name] == 1 else f"{function.name} at {path}:{function.start}"
         if new is None:
             out.append(finding("guard-default-removed", f"{macro}: guarded trunk default "
                                f"{named} ({where}) no longer exists in {new_path}",
