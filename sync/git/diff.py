@@ -90,9 +90,22 @@ def blob_diff(repo: pygit2.Repository, old: pygit2.Oid | None, new: pygit2.Oid |
 
 def changed_paths(repo: pygit2.Repository, commit_id: str) -> list[str]:
     """The paths a commit changed against its first parent (both sides of a rename)."""
-    commit = repo[commit_id].peel(pygit2.Commit)
+    files = _first_parent_files(repo[commit_id].peel(pygit2.Commit))
+    return sorted({file.path for file in files})
+
+
+def missing_blobs(repo: pygit2.Repository, commit: pygit2.Commit) -> list[str]:
+    """The paths a commit changes (against its first parent, both sides) whose blob the object store lacks."""
+    return sorted({file.path for file in _first_parent_files(commit) if file.id != _NO_BLOB and file.id not in repo})
+
+
+_NO_BLOB = pygit2.Oid(hex="0" * 40)  # the side of an added or deleted file that is not there
+
+
+def _first_parent_files(commit: pygit2.Commit) -> list[pygit2.DiffFile]:
+    """Both sides of every file a commit changes against its first parent (an empty tree for a root commit)."""
     if commit.parents:
         diff = commit.parents[0].tree.diff_to_tree(commit.tree)
     else:
         diff = commit.tree.diff_to_tree(swap=True)
-    return sorted({delta.new_file.path for delta in diff.deltas} | {delta.old_file.path for delta in diff.deltas})
+    return [file for delta in diff.deltas for file in (delta.old_file, delta.new_file)]

@@ -138,15 +138,6 @@ def has_object(repo: pygit2.Repository, object_id: str) -> bool:
         return False
 
 
-def missing_blobs(repo: pygit2.Repository, commit: pygit2.Commit) -> list[str]:
-    """The paths a commit changes (against its first parent, both sides) whose blob the object store lacks."""
-    parent = commit.parents[0].tree if commit.parents else None
-    diff = parent.diff_to_tree(commit.tree) if parent is not None else commit.tree.diff_to_tree(swap=True)
-    missing = {file.path for delta in diff.deltas for file in (delta.old_file, delta.new_file)
-               if not file.id == pygit2.Oid(hex="0" * 40) and file.id not in repo}
-    return sorted(missing)
-
-
 def commit_files(repo: pygit2.Repository, head: pygit2.Commit, files: dict[str, bytes], message: str,
                  ref: str | None = None) -> pygit2.Oid:
     """A commit on top of head that writes files (in memory, no checkout); head itself when nothing changes.
