@@ -74,8 +74,10 @@ def _conflicts_now(repo: Repository, replayed: list[Replayed], head: Commit, ont
             progress.advance(summary_of(item.source), number)
             source = scratch[item.source.id].peel(Commit)
             outcome = replayer.pick_tree(source, scratch[item.commit.parents[0].id].peel(Commit).tree)
-            kept = GitTree(scratch, scratch[outcome.tree].peel(Tree), "status:markers") if outcome.tree else None
-            recorded = GitTree.of_commit(repo, item.commit.id, "status:pick") if outcome.conflicts else tip
+            kept, recorded = None, tip  # each reads a whole tree's index: only a pick that conflicted needs them
+            if outcome.conflicts:
+                kept = GitTree(scratch, scratch[outcome.tree].peel(Tree), "status:markers") if outcome.tree else None
+                recorded = GitTree.of_commit(repo, item.commit.id, "status:pick")
             conflicts = tuple(
                 Conflict(str(item.source.id), summary_of(item.source), found.path, found.kind,
                          "markers" if _still_open(tip, kept, found.path, found.kind, recorded, replay_end)
