@@ -22,8 +22,8 @@ from .pin import PIN_FILE, Pin, commit_pin, read_pin
 from .git import Commit, GitError, Oid, Repository, tool_dir
 from .git.diff import missing_blobs
 from .git.repo import (branch_exists, checked_out_branch, commit_of, commit_range, commits_only_on, current_branch,
-                       delete_ref, has_object, has_ref, is_ancestor, open_repo, ref_conflict,
-                       resolve_commit, resolves, set_ref, valid_branch_name)
+                       delete_ref, has_object, has_ref, is_ancestor, open_repo, ref_conflict, resolve_commit,
+                       resolves, set_ref, valid_branch_name)
 from .git.worktree import Worktree, branches_in_worktrees, is_linked_worktree, remove_worktree, stop_worktree
 from .model.revs import Range, Rev
 from .replay import CONFLICT_TRAILER, Replayer, ReplayedCommit, summary_of

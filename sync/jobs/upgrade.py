@@ -14,7 +14,6 @@ from .. import __version__
 from ..drift import analyse_drift
 from ..errors import SyncError
 from ..gcpolicy import job
-from .revs import require_forward
 from ..gate import run_gate
 from ..model import Conflict, GateResult, Hunk, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
 from ..model.build import OwnersOf
@@ -25,6 +24,7 @@ from ..replay import ReplayedCommit as EngineCommit
 from ..atomic import check_report_target
 from ..report.write import write_report
 from ..progress import Progress, Silent
+from .revs import require_forward
 
 
 @dataclass(frozen=True)
@@ -63,10 +63,7 @@ def run_upgrade(repo_path: str, old: str | None, onto: str, source_branch: str |
     progress = progress or Silent()
     repo, params = engine.resolve_params(repo_path, old, onto, source_branch, options.target_branch,
                                          options.policy)
-    if params.range.old.oid == params.range.onto.oid:  # the replay would only copy the branch
-        raise SyncError(f"--onto {onto} is the commit {params.range.source.ref} is already based on "
-                        f"({params.range.old.short}): nothing to upgrade; pass the new upstream tag as --onto")
-    require_forward(repo, params.range, "upgrade")
+    require_forward(repo, params.range, "upgrade")  # onto == old would only copy the branch under a new name
     if options.out is not None:
         check_out(repo, options.out)
     try:
