@@ -12,7 +12,6 @@ from typing import Callable, Sequence
 
 from .. import __version__
 from ..drift import analyse_drift
-from ..errors import SyncError
 from ..gcpolicy import job
 from ..gate import run_gate
 from ..model import Conflict, GateResult, Hunk, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
