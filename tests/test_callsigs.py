@@ -30,10 +30,14 @@ def test_fires_on_changed_builders_python_signatures_and_pybind_chains(tmp_path)
             "third_party/tle/binding.cc": BINDING,
             "python/triton/tle.py": "from triton.semantic import make\n\n\ndef g(b, builder):\n"
                                     "    builder.make_foo()\n    builder.make_other()\n    return make(b, [1])\n"}
-    found = {(f.path, f.line, f.details["resolved_by"]) for f in call_signature_findings(_context(tmp_path, fork))}
+    findings = call_signature_findings(_context(tmp_path, fork))
+    found = {(f.path, f.line, f.details["resolved_by"]) for f in findings}
     assert found == {("lib/Use.cpp", 3, "includes"), ("lib/Use.cpp", 4, "includes"),
-                     ("third_party/tle/binding.cc", 3, "includes"),
-                     ("python/triton/tle.py", 5, "pybind binding"), ("python/triton/tle.py", 7, "import")}
+                     ("third_party/tle/binding.cc", 3, "includes"), ("python/triton/tle.py", 7, "import")}
+    # The Python call of the pybind method needs no change: the C++ call in the binding's body carries it.
+    binding = next(f for f in findings if f.path == "third_party/tle/binding.cc")
+    assert binding.details["python_callers"] == {"make_foo": ["python/triton/tle.py:5"]}
+    assert "pybind method make_foo" in binding.message and "need no change" in binding.message
 
 
 def test_near_miss_out_of_scope_local_names_and_fitting_calls(tmp_path) -> None:
@@ -42,6 +46,44 @@ def test_near_miss_out_of_scope_local_names_and_fitting_calls(tmp_path) -> None:
             "python/triton/tle.py": "from triton.semantic import make\n\n\ndef g(b):\n"
                                     "    return make(b, [1], padding=0)\n"}  # fits the new signature
     assert call_signature_findings(_context(tmp_path, fork)) == []
+
+
+def test_a_backend_that_keeps_its_own_copy_of_the_dialect_headers_is_out_of_scope(tmp_path) -> None:
+    # Backend own builds against third_party/own/include/triton/Dialect/X/IR/ (its copy of the .td still has
+    # the old parameters); backend plain has an include tree too, but no copy of X's directory.
+    call = '#include "triton/Dialect/X/IR/Dialect.h"\nvoid f() {\n  auto a = x::FooAttr::get(ctx, 4, true);\n}\n'
+    fork = {"third_party/own/include/triton/Dialect/X/IR/Attrs.td": TD_OLD,
+            "third_party/own/include/triton/Dialect/X/IR/Dialect.h": "#pragma once\n",
+            "third_party/own/lib/Use.cpp": call,
+            "third_party/plain/include/plain/Thing.h": "#pragma once\n",
+            "third_party/plain/lib/Use.cpp": call}
+    found = {(f.path, f.line) for f in call_signature_findings(_context(tmp_path, fork))}
+    assert found == {("third_party/plain/lib/Use.cpp", 3)}
+
+
+RETYPED_OLD = ('def X_FooAttr : AttrDef<X_Dialect, "Foo"> {\n  let parameters = (ins "unsigned":$blockM, '
+               '"OldLayoutAttr":$layout);\n}\n')
+RETYPED_NEW = RETYPED_OLD.replace('"OldLayoutAttr":$layout', '"NewLayoutAttr":$layout')
+
+
+def test_a_parameter_that_only_changed_type_breaks_only_calls_that_spell_the_old_type(tmp_path) -> None:
+    # Upstream renamed the parameter's type and everything that returns it: a value FlagTree gets from a
+    # getter or through `auto` moves along; only an argument written or declared with the old type breaks.
+    old = {"include/triton/Dialect/X/IR/Attrs.td": RETYPED_OLD, "include/triton/Dialect/X/IR/Dialect.h": "#pragma once\n"}
+    new = {**old, "include/triton/Dialect/X/IR/Attrs.td": RETYPED_NEW}
+    body = ("  auto a = x::FooAttr::get(ctx, 4, enc.getLayout());\n"          # 3: a getter's value: fits
+            "  auto b = x::FooAttr::get(ctx, 4, x::OldLayoutAttr::get(ctx));\n"  # 4: written with the old type
+            "  x::OldLayoutAttr mine = x::OldLayoutAttr::get(ctx);\n"
+            "  auto c = x::FooAttr::get(ctx, 4, mine);\n"                       # 6: declared with it (line 5)
+            "  auto made = OldLayoutAttr::get(ctx);\n"
+            "  auto d = x::FooAttr::get(ctx, 4, made);\n"                       # 8: assigned from it (line 7)
+            "  auto got = getLayout(enc);\n"
+            "  auto e = x::FooAttr::get(ctx, 4, got);\n")                       # 10: type unknown: fits
+    fork = {**old, "lib/Use.cpp": '#include "triton/Dialect/X/IR/Dialect.h"\nvoid f() {\n' + body + "}\n"}
+    found = {f.line: f.message for f in call_signature_findings(context_of(tmp_path, old, new, fork))}
+    assert sorted(found) == [4, 6, 8]
+    assert "declared as one at line 5" in found[6] and "declared as one at line 7" in found[8]
+    assert "written as a OldLayoutAttr" in found[4] and '"NewLayoutAttr"' in found[4]
 
 
 SPELLINGS = ["x::FooAttr::get(ctx, 1)", "FooAttr :: getChecked(e, ctx)", "FooAttr::\n      get(ctx)",

@@ -43,3 +43,15 @@ def test_only_upstream_files_that_define_a_verifier_are_parsed(tmp_path, monkeyp
     fork = {**old, "lib/T/Pass.cpp": PASS.format(header="D/Dialect.h")}
     assert len(op_verifier_findings(context_of(tmp_path, old, new, fork))) == 2
     assert parsed and all("::verify" in text for text in parsed)
+
+
+def test_a_backend_that_keeps_its_own_copy_of_the_dialect_is_out_of_scope(tmp_path) -> None:
+    # Backend b ships include/D/ itself: its build reads that copy, which upstream's verifier change does not
+    # reach; backend c includes the same header without a copy of its own, so trunk's op is the one it builds.
+    fork = {**OLD, "third_party/b/include/D/Ops.td": TD, "third_party/b/include/D/Dialect.h": "#pragma once\n",
+            "third_party/b/lib/Pass.cpp": PASS.format(header="D/Dialect.h"),
+            "third_party/c/include/Other/Thing.h": "#pragma once\n",
+            "third_party/c/lib/Pass.cpp": PASS.format(header="D/Dialect.h")}
+    findings = op_verifier_findings(context_of(tmp_path, OLD, {**OLD, "lib/D/Ops.cpp": VERIFY_NEW}, fork))
+    assert sorted((f.path, f.line) for f in findings) == [("third_party/c/lib/Pass.cpp", 4),
+                                                          ("third_party/c/lib/Pass.cpp", 5)]

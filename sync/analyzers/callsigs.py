@@ -3,18 +3,23 @@
 The callee is resolved by scope, never by a bare name alone:
 - C++ builders TableGen generates (`X::get(...)`, `create<Op>(...)`, `Op::create(...)`) resolve to a
   record of a .td file upstream changed, and only when the calling file includes (directly or through
-  one header) a header of that .td's directory;
+  one header) a header of that .td's directory, and its backend keeps no copy of that directory under
+  third_party/<b>/include/ (its build reads the copy, which upstream does not change);
 - Python calls resolve through the file's imports to a function of an upstream module;
 - a Python call of a pybind method (`builder.name(...)`) resolves to the `.def("name", ...)` of a C++
-  file of the branch; it is reported when that binding's body holds a call reported above.
+  file of the branch; when that binding's body holds a call reported above, the Python call is listed in
+  that finding (its details' python_callers): the binding's signature did not change, its body must.
 A call is reported when its argument count fits an old overload and no new one, or fits both but the
-parameters at the positions it passes were renamed or retyped."""
+parameters at the positions it passes were renamed; a parameter that only changed type breaks a call only
+when FlagTree spells the argument with the old type (in the argument, or where the variable it passes is
+declared or assigned): a value of a type upstream renamed along, from a getter or `auto`, still fits."""
 from __future__ import annotations
 
 import ast
 import re
-from typing import Iterator
+from typing import Callable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from posixpath import dirname, join, normpath
 
 from tree_sitter import Node
@@ -42,6 +47,7 @@ class CppCall:
     written: str  # the call's function as written
     line: int
     count: int  # arguments the builder sees (Location / OpBuilder taken off)
+    arguments: tuple[str, ...] = ()  # those arguments' text, in order
 
 
 @dataclass(frozen=True)
@@ -67,16 +73,19 @@ def _call_nodes(text: str) -> Iterator[tuple[Node, Node, Node]]:
 
 def builder_calls(text: str) -> list[CppCall]:
     """Builder calls of a C++ text, through the fact cache (keyed by blob id)."""
-    return memoized("cpp-builder-calls", 1, text, _parse_calls,
-                    encode=lambda calls: [[c.callee, c.written, c.line, c.count] for c in calls],
-                    decode=lambda stored: [CppCall(str(a), str(b), int(c), int(d)) for a, b, c, d in stored])
+    return memoized("cpp-builder-calls", 2, text, _parse_calls,
+                    encode=lambda calls: [[c.callee, c.written, c.line, c.count, list(c.arguments)] for c in calls],
+                    decode=lambda stored: [CppCall(str(a), str(b), int(c), int(d), tuple(map(str, e)))
+                                           for a, b, c, d, e in stored])
 
 
 def _parse_calls(text: str) -> list[CppCall]:
     found: list[CppCall] = []
     for node, function, arguments in _call_nodes(text):
         written = (function.text or b"").decode("utf-8", errors="replace")
-        count = sum(1 for child in arguments.named_children if child.type != "comment")
+        texts = [(child.text or b"").decode("utf-8", errors="replace") for child in arguments.named_children
+                 if child.type != "comment"]
+        count = len(texts)
         parts = [part.strip() for part in re.split(r"::|\.|->", written)]
         template = _TEMPLATE_CALL.search(written)
         if template:
@@ -87,7 +96,7 @@ def _parse_calls(text: str) -> list[CppCall]:
             callee, count = parts[-2], count - 2  # Op::create(builder, loc, ...)
         else:
             continue
-        found.append(CppCall(callee, written, node.start_point[0] + 1, count))
+        found.append(CppCall(callee, written, node.start_point[0] + 1, count, tuple(texts[len(texts) - count:])))
     return found
 
 
@@ -110,17 +119,45 @@ def _builder_spellings(text: str) -> set[str]:
 
 
 def includes_of(tree: GitTree, path: str, depth: int = 2) -> set[str]:
-    """Include paths of a file, and of the headers it includes that the tree has (one more level)."""
+    """Include paths of a file, and of the headers it includes that the tree has (one more level); a
+    backend's file reads a header from the backend's own include tree first, as its build does."""
     text = read_text(tree, path) or ""
     direct = set(_INCLUDE.findall(text))
     seen = set(direct)
     if depth > 1:
+        own = _own_include_root(path)
         for include in direct:
-            for candidate in (f"include/{include}", normpath(join(dirname(path), include))):
+            candidates = ([f"{own}/{include}"] if own else []) + [f"include/{include}",
+                                                                  normpath(join(dirname(path), include))]
+            for candidate in candidates:
                 if tree.exists(candidate):
                     seen |= includes_of(tree, candidate, depth - 1)
                     break
     return seen
+
+
+def trunk_dialect_dirs(tree: GitTree, path: str) -> set[str]:
+    """The include directories (e.g. triton/Dialect/TritonGPU/IR) whose trunk headers a file sees.
+
+    A backend that keeps its own copy of a directory under third_party/<b>/include/ builds its files
+    against that copy (FlagTree's CMake puts the backend's include tree on the path in place of trunk's),
+    so upstream's changes to the trunk records of that directory do not reach them."""
+    included = {dirname(include) for include in includes_of(tree, path)}
+    own = _own_include_root(path)
+    return included - _directories_under(tree, own) if own else included
+
+
+def _own_include_root(path: str) -> str | None:
+    """third_party/<b>/include for a file of backend b; None for trunk files."""
+    parts = path.split("/")
+    return f"third_party/{parts[1]}/include" if len(parts) > 2 and parts[0] == "third_party" else None
+
+
+@lru_cache(maxsize=32)
+def _directories_under(tree: GitTree, root: str) -> frozenset[str]:
+    """Every directory (relative to root) that holds a file of the tree under root."""
+    prefix = root + "/"
+    return frozenset(dirname(path[len(prefix):]) for path in tree.paths() if path.startswith(prefix))
 
 
 def include_dir(td_path: str) -> str:
@@ -147,7 +184,9 @@ def changed_records(old: GitTree, new: GitTree) -> dict[str, list[RecordChange]]
     return changes
 
 
-def _verdict(overloads_old: tuple[Overload, ...], overloads_new: tuple[Overload, ...], count: int) -> str | None:
+def _verdict(overloads_old: tuple[Overload, ...], overloads_new: tuple[Overload, ...], call: CppCall,
+             text: str) -> str | None:
+    count = call.count
     fit_old = [o for o in overloads_old if o.fits(count)]
     fit_new = [o for o in overloads_new if o.fits(count)]
     if not fit_old:
@@ -156,13 +195,60 @@ def _verdict(overloads_old: tuple[Overload, ...], overloads_new: tuple[Overload,
         return (f"{count} argument(s) fit {fit_old[0].text()} at the old tag and no overload at the new tag: "
                 + "; ".join(o.text() for o in overloads_new))
     used = lambda o: o.params[:max(count - o.leading, 0)]
-    if all(used(n) != used(o) for n in fit_new for o in fit_old):
-        before, after = used(fit_old[0]), used(fit_new[0])
-        first = next(i for i in range(max(len(before), len(after)))
-                     if i >= len(before) or i >= len(after) or before[i] != after[i])
-        was = f"{before[first][0]} {before[first][1]}" if first < len(before) else "nothing"
-        now = f"{after[first][0]} {after[first][1]}" if first < len(after) else "nothing"
-        return f"argument {first + 1} was {was}, is {now} ({fit_old[0].text()} -> {fit_new[0].text()})"
+    if any(used(n) == used(o) for n in fit_new for o in fit_old):
+        return None
+    retyped = [(o, n) for o in fit_old for n in fit_new if [name for _, name in used(o)] == [name for _, name in used(n)]]
+    if retyped:
+        # The same parameters with other types: a value of the type upstream renamed along (a getter's result,
+        # `auto`) still fits; only an argument FlagTree spells with the old type is known not to.
+        return next((why for o, n in retyped for why in [_retyped_argument(o, n, used, call, text)] if why), None)
+    before, after = used(fit_old[0]), used(fit_new[0])
+    first = next(i for i in range(max(len(before), len(after)))
+                 if i >= len(before) or i >= len(after) or before[i] != after[i])
+    was = f"{before[first][0]} {before[first][1]}" if first < len(before) else "nothing"
+    now = f"{after[first][0]} {after[first][1]}" if first < len(after) else "nothing"
+    return f"argument {first + 1} was {was}, is {now} ({fit_old[0].text()} -> {fit_new[0].text()})"
+
+
+_CPP_WORD = re.compile(r"[A-Za-z_]\w*")
+_NOT_A_TYPE_NAME = frozenset("const unsigned signed int long short char bool float double void auto struct class "
+                             "typename mlir llvm triton gpu std".split())
+
+
+def _retyped_argument(old: Overload, new: Overload, used: Callable[[Overload], tuple[tuple[str, str], ...]],
+                      call: CppCall, text: str) -> str | None:
+    """Why the call breaks when an overload's parameters only changed type: the first retyped argument that
+    the call's text, or the declaration of the variable it passes, spells with a type name the old
+    parameter type has and the new one lacks; None when no argument does."""
+    for position, ((was, name), (now, _)) in enumerate(zip(used(old), used(new))):
+        gone = set(_CPP_WORD.findall(was)) - set(_CPP_WORD.findall(now)) - _NOT_A_TYPE_NAME
+        index = old.leading + position
+        if was == now or not gone or index >= len(call.arguments):
+            continue
+        argument = call.arguments[index]
+        evidence = _spelled_with(argument, gone, text, call.line)
+        if evidence:
+            return (f"argument {position + 1} ({name}) is {evidence}, the parameter was {was} and is {now} "
+                    f"({old.text()})")
+    return None
+
+
+def _spelled_with(argument: str, names: set[str], text: str, line: int) -> str | None:
+    """Where the argument's type is spelled with one of names: in the argument itself, or in the last
+    declaration or assignment of the variable it is, above the call."""
+    spelled = next((type_name for type_name in sorted(names) if re.search(rf"\b{type_name}\b", argument)), None)
+    if spelled:
+        return f"written as a {spelled} ({argument.strip()})"
+    variable = argument.strip().lstrip("&*").strip()
+    if not variable.isidentifier():
+        return None
+    above = "\n".join(text.splitlines()[:line - 1])
+    for type_name in sorted(names):
+        declared = list(re.finditer(rf"\b{type_name}\b[^;{{}}()]*?\b{variable}\s*[=;({{,)]"
+                                    rf"|\b{variable}\s*=[^;=][^;]*?\b{type_name}\b", above))
+        if declared:
+            at = above.count("\n", 0, declared[-1].start()) + 1
+            return f"a {type_name}: {variable} is declared as one at line {at}"
     return None
 
 
@@ -173,7 +259,7 @@ def cpp_broken_calls(context: DriftContext, path: str, lines: frozenset[int] | N
     named = [name for name in changes if name in text]  # cheap: a call only resolves to a name it spells
     if not named:
         return []
-    included_dirs = {dirname(include) for include in includes_of(context.fork, path)}
+    included_dirs = trunk_dialect_dirs(context.fork, path)
     if not any(include_dir(change.old.path) in included_dirs or dirname(path) == dirname(change.old.path)
                for name in named for change in changes[name]):
         return []  # no changed builder is in scope here: parsing could not find a call to report
@@ -187,7 +273,7 @@ def cpp_broken_calls(context: DriftContext, path: str, lines: frozenset[int] | N
         for change in changes[call.callee]:
             if include_dir(change.old.path) not in included_dirs and dirname(path) != dirname(change.old.path):
                 continue  # not in scope: the file never sees that dialect's headers
-            why = _verdict(change.old.overloads, change.new.overloads, call.count)
+            why = _verdict(change.old.overloads, change.new.overloads, call, text)
             if why:
                 broken.append(Broken(path, call.line, f"{call.written} ({change.old.kind} {call.callee})", why,
                                      change.old.path, text_diff(change.old.source, change.new.source,
@@ -293,8 +379,8 @@ def _fits(params: tuple[Param, ...], call: PyCall) -> bool:
                if p.kind in ("positional_only", "positional", "keyword_only"))
 
 
-def _python_findings(context: DriftContext, path: str, lines: frozenset[int],
-                     bindings: dict[str, list[Broken]]) -> list[Finding]:
+def _python_findings(context: DriftContext, path: str, lines: frozenset[int], bindings: dict[str, list[Broken]],
+                     callers: dict[str, list[str]]) -> list[Finding]:
     findings = []
     for call in _py_calls(read_text(context.fork, path) or "", lines):
         if call.target:
@@ -318,15 +404,8 @@ def _python_findings(context: DriftContext, path: str, lines: frozenset[int],
                         details={"callee": call.target, "resolved_by": "import"}))
                 break
         elif call.attribute in bindings:
-            chain = bindings[call.attribute]
-            first = chain[0]
-            findings.append(Finding(
-                "call-signature", path,
-                f"FlagTree calls the pybind method {call.attribute}, bound in {first.call_path}, whose body calls "
-                f"{first.callee}: {first.why}",
-                line=call.line, backend=backend_of(context.owners.owners, path), related_path=first.upstream_path,
-                diff=first.diff, details={"callee": call.attribute, "resolved_by": "pybind binding",
-                                          "binding": f"{first.call_path}:{first.line}"}))
+            # The pybind signature did not change, the C++ body behind it did: the finding is the C++ call's.
+            callers.setdefault(call.attribute, []).append(f"{path}:{call.line}")
     return findings
 
 
@@ -349,23 +428,33 @@ def _binding_spans(text: str) -> list[tuple[str, int, int]]:
 def call_signature_findings(context: DriftContext) -> list[Finding]:
     added = fork_added_lines(context.upstream_old, context.fork)
     changes = changed_records(context.upstream_old, context.upstream_new)
-    findings: list[Finding] = []
+    broken_by_path: dict[str, list[Broken]] = {}
     bindings: dict[str, list[Broken]] = {}
     for path, lines in sorted(added.items()):
         if not path.endswith(CPP):
             continue
         broken = cpp_broken_calls(context, path, lines, changes) if changes else []
-        for item in broken:
-            findings.append(Finding(
-                "call-signature", path, f"FlagTree calls {item.callee}, whose builders changed upstream: {item.why}",
-                line=item.line, backend=backend_of(context.owners.owners, path), related_path=item.upstream_path,
-                diff=item.diff, details={"callee": item.callee, "resolved_by": "includes"}))
+        if broken:
+            broken_by_path[path] = broken
         if broken and ".def(" in (read_text(context.fork, path) or ""):
             for name, start, end in _binding_spans(read_text(context.fork, path) or ""):
                 inside = [item for item in broken if start <= item.line <= end]
                 if inside:
                     bindings.setdefault(name, []).extend(inside)
-    for path, lines in sorted(added.items()):
-        if path.endswith(PY):
-            findings.extend(_python_findings(context, path, lines, bindings))
-    return findings
+    findings: list[Finding] = []
+    callers: dict[str, list[str]] = {}  # pybind method -> the Python calls of it on FlagTree's lines
+    python = [finding for path, lines in sorted(added.items()) if path.endswith(PY)
+              for finding in _python_findings(context, path, lines, bindings, callers)]
+    for path, broken in broken_by_path.items():
+        for item in broken:
+            reached = {name: callers[name] for name, chain in bindings.items() if item in chain and name in callers}
+            via = "".join(f"; Python reaches it through the pybind method {name} ({len(calls)} call(s), e.g. "
+                          f"{calls[0]}), and those calls need no change" for name, calls in sorted(reached.items()))
+            details: dict[str, object] = {"callee": item.callee, "resolved_by": "includes"}
+            if reached:
+                details["python_callers"] = {name: calls for name, calls in sorted(reached.items())}
+            findings.append(Finding(
+                "call-signature", path, f"FlagTree calls {item.callee}, whose builders changed upstream: {item.why}{via}",
+                line=item.line, backend=backend_of(context.owners.owners, path), related_path=item.upstream_path,
+                diff=item.diff, details=details))
+    return findings + python

@@ -3,8 +3,9 @@
 The call still compiles (its builder did not change, or call-signature says so), but the op may now reject
 what FlagTree builds at run time: a new check in the verifier is a contract change no compiler reports.
 The op is resolved by scope, as call-signature does: `create<X>` / `X::create` in a file that includes a
-header of the directory of the .td that defines op X; its verifier is `X::verify` in an upstream C++ file
-that includes a header of the same directory. The finding carries the verifier's upstream diff."""
+header of the directory of the .td that defines op X (not a backend's own copy of that directory, which
+its build reads instead); its verifier is `X::verify` in an upstream C++ file that includes a header of the
+same directory. The finding carries the verifier's upstream diff."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,7 +14,7 @@ from posixpath import dirname
 from ..git import GitTree, changes_with_renames
 from ..model import Finding
 from ..trees import read_text
-from .callsigs import builder_calls, builder_spellings, include_dir, includes_of
+from .callsigs import builder_calls, builder_spellings, include_dir, includes_of, trunk_dialect_dirs
 from .context import DriftContext
 from .cpp import functions
 from .delta import CPP, TD, backend_of, fork_added_lines, text_diff
@@ -82,7 +83,7 @@ def op_verifier_findings(context: DriftContext) -> list[Finding]:
                  and call.line in lines]  # only op classes are keys: an Attr/Type `get` never matches
         if not calls:
             continue
-        included = {dirname(include) for include in includes_of(context.fork, path)}
+        included = trunk_dialect_dirs(context.fork, path)
         for call in calls:
             for change in changes[call.callee]:
                 if change.td_dir not in included:
