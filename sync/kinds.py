@@ -101,10 +101,11 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("guard-lost", "guard", "error", "the #ifdef/#ifndef guard is gone from the upgraded tree",
        "re-add the guard around the trunk default"),
     _k("guard-replacement-missing", "guard", "error", "the backend defines a FLAGTREE_SPEC_* macro that turns a "
-       "trunk function off, and its spec library defines no replacement", "define the replacement in spec/lib, or "
+       "trunk function off, and its spec library defines no replacement (an op's fold, verify or canonicalize "
+       "that the backend's own copy of the op's TableGen record never declares needs none)", "define the replacement in spec/lib, or "
        "drop the macro"),
     _k("guard-signature-mismatch", "guard", "error", "the backend's replacement of a guarded trunk function takes "
-       "other parameters than trunk declares at the new tag", "change the replacement's parameters to trunk's",
+       "other parameters than trunk declares on the upgraded tree (the new tag with FlagTree's own trunk changes)", "change the replacement's parameters to trunk's",
        confidence="high"),
     _k("guard-macro-unreachable", "guard", "warning", "a FLAGTREE_SPEC_* macro defined in a backend header that "
        "spec/include/flagtree_spec.h does not include: the build never sees it and trunk's default stays on",
@@ -136,7 +137,8 @@ CATALOGUE: tuple[Kind, ...] = (
        "that upstream removed, renamed or moved between the tags", "point the entry at where upstream moved "
        "it, or drop it", confidence="high"),
     _k("build-generated-dependency", "symbol", "warning", "upstream added includes that make a CMake library "
-       "FlagTree builds differently need TableGen output its DEPENDS does not name", "add the TableGen targets "
+       "FlagTree builds differently (it changed the CMake file, added a source or added an include to one) need "
+       "TableGen output its DEPENDS does not name", "add the TableGen targets "
        "the finding lists to the library's DEPENDS", confidence="medium"),
     _k("build-restructured", "symbol", "info", "FlagTree adds files to a directory whose CMakeLists.txt upstream "
        "restructured between the tags", "check the FlagTree files are still built by the new CMake",

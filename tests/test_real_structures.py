@@ -189,7 +189,8 @@ def test_overloads_and_same_named_methods_under_a_guard_are_told_apart(tmp_path:
             "lib/Ops.cpp": OPS_V1, "python/triton/__init__.py": ""}
     repo = small_world(tmp_path, {"lib/Ops.cpp": OPS_V1, "python/triton/__init__.py": ""},
                        {"lib/Ops.cpp": OPS_V2}, fork)
-    findings = [f for f in drift_of(SimpleNamespace(fork=repo), "v1", "v2", "main", target="main").findings
+    # No target: the upgrade is replayed in memory, so trunk's Ops.cpp is upstream's v2 (FlagTree left it alone).
+    findings = [f for f in drift_of(SimpleNamespace(fork=repo), "v1", "v2", "main").findings
                 if f.kind.startswith("guard")]
     mismatches = [f.message for f in findings if f.kind == "guard-signature-mismatch"]
     assert len(mismatches) == 1  # the one overload upstream changed, once
@@ -217,3 +218,48 @@ def test_hooks_without_a_recognizable_spec_tree_are_reported_not_skipped(tmp_pat
     findings = drift_of(SimpleNamespace(fork=repo), "v1", "v2", "main").findings
     assert [(f.kind, f.path) for f in findings if f.kind == "layout-unrecognized"] == [
         ("layout-unrecognized", "python/triton/x.py")]
+
+
+HINTED_V1 = ("#ifndef FLAGTREE_SPEC_Ops_cpp\n"
+             "void LoadOp::build(Builder &b, State &s, Value p) {\n  s.add(p);\n}\n#endif\n"
+             "int unrelated() {\n  return 1;\n}\n")
+
+
+@pytest.mark.parametrize("trunk_takes_hints, mismatches", [(True, 0), (False, 1)])
+def test_a_guarded_signature_is_judged_against_the_upgraded_trunk_flagtree_changes_included(
+        tmp_path: Path, trunk_takes_hints: bool, mismatches: int) -> None:
+    """Seen on triton_v3.5.x: FlagTree's own trunk adds a parameter to a guarded default and the backend's
+    replacement takes it too; the upgraded trunk (upstream's change replayed with FlagTree's) declares it, so
+    the replacement matches what the build compiles. Without FlagTree's trunk change it does not.
+    Upstream v2 changes another function of the file."""
+    hinted = HINTED_V1.replace("Value p) {", "Value p, StringAttr hints) {")
+    library = "void LoadOp::build(Builder &b, State &s, Value p, StringAttr hints) {}\n"
+    fork = {B + "include/flagtree_spec.h": "#define FLAGTREE_SPEC_Ops_cpp\n", B + "lib/Ops.cpp": library,
+            "lib/Ops.cpp": hinted if trunk_takes_hints else HINTED_V1, "python/triton/__init__.py": ""}
+    upstream = {"lib/Ops.cpp": HINTED_V1.replace("return 1;", "return 2;")}
+    repo = small_world(tmp_path, {"lib/Ops.cpp": HINTED_V1, "python/triton/__init__.py": ""}, upstream, fork)
+    findings = drift_of(SimpleNamespace(fork=repo), "v1", "v2", "main").findings
+    assert len([f for f in findings if f.kind == "guard-signature-mismatch"]) == mismatches
+
+
+FOLD_TRUNK = ("#ifndef FLAGTREE_SPEC_Ops_cpp\n"
+              "OpFoldResult AddPtrOp::fold(FoldAdaptor adaptor) {\n  return {};\n}\n"
+              "LogicalResult AddPtrOp::verify() {\n  return success();\n}\n#endif\n")
+FOLD_TD = ('def TT_AddPtrOp : TT_Op<"addptr"> {{\n  let arguments = (ins TT_Ptr:$ptr, I32:$offset);\n'
+           '  {folder}\n  let hasVerifier = 1;\n}}\n')
+
+
+@pytest.mark.parametrize("folder, missing", [("// let hasFolder = 1;", []),
+                                             ("let hasFolder = 1;", ["AddPtrOp::fold"])])
+def test_an_op_hook_the_backends_own_tablegen_never_declares_needs_no_replacement(
+        tmp_path: Path, folder: str, missing: list[str]) -> None:
+    """Seen on triton_v3.5.x (ascend): the backend's own copy of the op's .td comments out hasFolder, so its
+    build declares no AddPtrOp::fold and the guard may turn trunk's off without a replacement."""
+    fork = {B + "include/flagtree_spec.h": "#define FLAGTREE_SPEC_Ops_cpp\n",
+            B + "include/triton/Dialect/Triton/IR/TritonOps.td": FOLD_TD.format(folder=folder),
+            B + "lib/Ops.cpp": "LogicalResult AddPtrOp::verify() {\n  return success();\n}\n",
+            "lib/Ops.cpp": FOLD_TRUNK, "python/triton/__init__.py": ""}
+    repo = small_world(tmp_path, {"lib/Ops.cpp": FOLD_TRUNK, "python/triton/__init__.py": ""},
+                       {"README.md": "v2\n"}, fork)
+    findings = drift_of(SimpleNamespace(fork=repo), "v1", "v2", "main").findings
+    assert [f.message.split(" defines no ")[-1] for f in findings if f.kind == "guard-replacement-missing"] == missing

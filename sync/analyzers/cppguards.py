@@ -2,18 +2,23 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections import Counter
 from dataclasses import replace
 from typing import Callable
 
+from ..git import GitTree
 from ..model import Finding
 from ..trees import read_text
 from .context import DriftContext
 from .overlays import backend_tree
+from .tdsigs import records
 from .cpp import (CppFunction, GuardRegion, backend_macros, declarations, functions, functions_in, guard_regions,
                   header_path, mentions_spec_macro, stray_macros)
 
 CPP_SUFFIXES = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
+TD = (".td",)
+_CONFLICT = re.compile(r"^(<<<<<<<|>>>>>>>) ", re.MULTILINE)
 
 
 def _guarded_files(context: DriftContext) -> dict[str, str]:
@@ -64,6 +69,15 @@ def spec_library(context: DriftContext, backend: str) -> dict[str, list[CppFunct
     return found
 
 
+def _upgraded_trunk(context: DriftContext, path: str) -> str | None:
+    """A trunk file as the upgraded tree has it; None without one, or while the file holds conflict markers
+    (then the new tag's declarations stand in)."""
+    if context.target is None:
+        return None
+    text = read_text(context.target, path)
+    return None if text is None or _CONFLICT.search(text) else text
+
+
 def guard_findings(context: DriftContext) -> list[Finding]:
     files = _guarded_files(context)
     regions = {path: guard_regions(text) for path, text in files.items()}
@@ -89,9 +103,19 @@ def guard_findings(context: DriftContext) -> list[Finding]:
 
 
 def _turned_off(region: GuardRegion, fork_text: str, defined: list[CppFunction],
-                new_functions: list[CppFunction], new_text: str | None) -> list[CppFunction]:
-    """What the backend must define when it defines the macro, with trunk's parameters at the new tag:
-    #ifndef: the default functions wholly inside the guard; #ifdef: the declarations inside it."""
+                new_functions: list[CppFunction], new_text: str | None,
+                upgraded_text: str | None) -> list[CppFunction]:
+    """What the backend must define when it defines the macro, with the parameters trunk declares on the
+    upgraded tree (upstream's new tag with FlagTree's own trunk changes replayed: what the build compiles)
+    when there is one, else at the new tag: #ifndef: the default functions wholly inside the guard;
+    #ifdef: the declarations inside it."""
+    upgraded = _same_region(region, fork_text, upgraded_text) if upgraded_text is not None else None
+    if upgraded is not None and upgraded_text is not None:
+        if region.directive == "ifndef":
+            return [f for f in functions(upgraded_text) if f.start > upgraded.start and f.end < upgraded.end]
+        if region.directive == "ifdef":
+            return [d for d in declarations(upgraded_text) if upgraded.start < d.start < upgraded.end]
+        return []
     if region.directive == "ifndef":
         inside = [f for f in defined if f.start > region.start and f.end < region.end]
         now = _counterparts(inside, defined, new_functions)
@@ -108,20 +132,56 @@ def _turned_off(region: GuardRegion, fork_text: str, defined: list[CppFunction],
     return list(unique.values())
 
 
+def _same_region(region: GuardRegion, fork_text: str, other_text: str) -> GuardRegion | None:
+    """The guard of the same macro and directive in another version of the file (the n-th such guard)."""
+    alike = lambda text: [r for r in guard_regions(text) if (r.macro, r.directive) == (region.macro, region.directive)]
+    mine, theirs = alike(fork_text), alike(other_text)
+    index = mine.index(region) if region in mine else len(theirs)
+    return theirs[index] if index < len(theirs) else None
+
+
+# Methods of an op that TableGen declares only when its record asks for them.
+_OP_HOOKS = {"fold": ("hasFolder",), "verify": ("hasVerifier",), "verifyRegions": ("hasRegionVerifier",),
+             "canonicalize": ("hasCanonicalizeMethod",), "getCanonicalizationPatterns": ("hasCanonicalizer",
+                                                                                         "hasCanonicalizeMethod")}
+
+
+def _undeclared_hooks(tree: GitTree, backend: str) -> set[str]:
+    """Op::hook methods the backend's own copies of TableGen files leave undeclared (the record is there and
+    does not set the hook's flag, e.g. `// let hasFolder = 1;`): the backend's build generates no
+    declaration, so nothing needs a replacement."""
+    undeclared: set[str] = set()
+    for path in tree.paths():
+        if not (path.startswith(f"third_party/{backend}/") and path.endswith(TD)):
+            continue
+        for record in records(path, read_text(tree, path) or ""):
+            if record.kind != "op":
+                continue
+            for hook, flags in _OP_HOOKS.items():
+                if not any(re.search(rf"^\s*let\s+{flag}\s*=\s*1\b", record.source, re.MULTILINE) for flag in flags):
+                    undeclared.add(f"{record.cpp_name}::{hook}")
+    return undeclared
+
+
 def _replacement_findings(finding: Callable[..., Finding], macro: str, region: GuardRegion, path: str,
-                          trunk: list[CppFunction], library: dict[str, list[CppFunction]]) -> list[Finding]:
+                          trunk: list[CppFunction], library: dict[str, list[CppFunction]],
+                          undeclared: set[str]) -> list[Finding]:
     """Each trunk function the guard turns off (#ifndef: the default; #ifdef: a declaration the backend fills)
-    needs a definition in the backend's spec library, with the parameters trunk declares."""
+    needs a definition in the backend's spec library, with the parameters trunk declares; not an op hook the
+    backend's own TableGen records never declare."""
     out = []
     for function in trunk:
         replacements = library.get(function.short_name, [])
+        if not replacements and function.short_name in undeclared:
+            continue
         if not replacements:
             out.append(finding("guard-replacement-missing", f"{macro} turns off trunk {function.name} "
                                f"({path}:{function.start}) but the backend's spec library defines no "
                                f"{function.short_name}", "define the replacement in spec/lib, or drop the macro"))
         elif function.params and not any(r.params == function.params for r in replacements):
-            # the replacement that looks most like it: as many parameters, else the first
-            where = min(replacements, key=lambda r: abs(r.params.count(",") - function.params.count(",")))
+            # the replacement that looks most like it (an overload is paired with its own, not the first of
+            # as many parameters)
+            where = max(replacements, key=lambda r: difflib.SequenceMatcher(None, r.params, function.params).ratio())
             out.append(finding("guard-signature-mismatch", f"{macro}: trunk {function.name}({function.params}) "
                                f"but the replacement in {where.text}:{where.start} takes ({where.params})",
                                "change the replacement's parameters to trunk's"))
@@ -151,8 +211,10 @@ def _region_findings(context: DriftContext, backend: str, header: str, macro: st
     old_functions = functions(read_text(context.upstream_old, path) or "")
     new_text = read_text(context.upstream_new, new_path)
     new_functions = functions(new_text or "")
-    out += _replacement_findings(finding, macro, region, path, _turned_off(region, fork_text, defined, new_functions,
-                                                                            new_text), library)
+    upgraded_text = _upgraded_trunk(context, new_path)
+    out += _replacement_findings(finding, macro, region, path,
+                                 _turned_off(region, fork_text, defined, new_functions, new_text, upgraded_text),
+                                 library, _undeclared_hooks(backend_tree(context), backend))
     olds = _counterparts(guarded, defined, old_functions)
     upstream = [(function, old) for function, old in zip(guarded, olds) if old is not None]  # not FlagTree's own
     news = _counterparts([old for _, old in upstream], old_functions, new_functions)
