@@ -5,6 +5,7 @@ import difflib
 import re
 from collections import Counter
 from dataclasses import replace
+from functools import lru_cache
 from typing import Callable
 
 from ..git import GitTree
@@ -146,7 +147,8 @@ _OP_HOOKS = {"fold": ("hasFolder",), "verify": ("hasVerifier",), "verifyRegions"
                                                                                          "hasCanonicalizeMethod")}
 
 
-def _undeclared_hooks(tree: GitTree, backend: str) -> set[str]:
+@lru_cache(maxsize=16)
+def _undeclared_hooks(tree: GitTree, backend: str) -> frozenset[str]:
     """Op::hook methods the backend's own copies of TableGen files leave undeclared (the record is there and
     does not set the hook's flag, e.g. `// let hasFolder = 1;`): the backend's build generates no
     declaration, so nothing needs a replacement."""
@@ -160,12 +162,12 @@ def _undeclared_hooks(tree: GitTree, backend: str) -> set[str]:
             for hook, flags in _OP_HOOKS.items():
                 if not any(re.search(rf"^\s*let\s+{flag}\s*=\s*1\b", record.source, re.MULTILINE) for flag in flags):
                     undeclared.add(f"{record.cpp_name}::{hook}")
-    return undeclared
+    return frozenset(undeclared)
 
 
 def _replacement_findings(finding: Callable[..., Finding], macro: str, region: GuardRegion, path: str,
                           trunk: list[CppFunction], library: dict[str, list[CppFunction]],
-                          undeclared: set[str]) -> list[Finding]:
+                          undeclared: frozenset[str]) -> list[Finding]:
     """Each trunk function the guard turns off (#ifndef: the default; #ifdef: a declaration the backend fills)
     needs a definition in the backend's spec library, with the parameters trunk declares; not an op hook the
     backend's own TableGen records never declare."""
