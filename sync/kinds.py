@@ -137,8 +137,7 @@ CATALOGUE: tuple[Kind, ...] = (
        "that upstream removed, renamed or moved between the tags", "point the entry at where upstream moved "
        "it, or drop it", confidence="high"),
     _k("build-generated-dependency", "symbol", "warning", "upstream added includes that make a CMake library "
-       "FlagTree builds differently (it changed the CMake file, added a source or added an include to one) need "
-       "TableGen output its DEPENDS does not name", "add the TableGen targets "
+       "FlagTree builds differently need TableGen output its DEPENDS does not name", "add the TableGen targets "
        "the finding lists to the library's DEPENDS", confidence="medium"),
     _k("build-restructured", "symbol", "info", "FlagTree adds files to a directory whose CMakeLists.txt upstream "
        "restructured between the tags", "check the FlagTree files are still built by the new CMake",

@@ -30,14 +30,26 @@ def test_fires_on_changed_builders_python_signatures_and_pybind_chains(tmp_path)
             "third_party/tle/binding.cc": BINDING,
             "python/triton/tle.py": "from triton.semantic import make\n\n\ndef g(b, builder):\n"
                                     "    builder.make_foo()\n    builder.make_other()\n    return make(b, [1])\n"}
-    findings = call_signature_findings(_context(tmp_path, fork))
-    found = {(f.path, f.line, f.details["resolved_by"]) for f in findings}
+    found = {(f.path, f.line, f.details["resolved_by"]) for f in call_signature_findings(_context(tmp_path, fork))}
     assert found == {("lib/Use.cpp", 3, "includes"), ("lib/Use.cpp", 4, "includes"),
-                     ("third_party/tle/binding.cc", 3, "includes"), ("python/triton/tle.py", 7, "import")}
-    # The Python call of the pybind method needs no change: the C++ call in the binding's body carries it.
-    binding = next(f for f in findings if f.path == "third_party/tle/binding.cc")
-    assert binding.details["python_callers"] == {"make_foo": ["python/triton/tle.py:5"]}
-    assert "pybind method make_foo" in binding.message and "need no change" in binding.message
+                     ("third_party/tle/binding.cc", 3, "includes"),
+                     ("python/triton/tle.py", 5, "pybind binding"), ("python/triton/tle.py", 7, "import")}
+
+
+def test_a_pybind_caller_of_a_body_broken_only_by_a_type_change_is_listed_not_reported(tmp_path) -> None:
+    """Seen on the record upgrade (tle): the v3.6 fix rebuilt the CTA layout value in the binding's body and
+    left the Python callers alone, while the renamed parameter (unpacked -> colStride) changed them too."""
+    old = {"include/triton/Dialect/X/IR/Attrs.td": RETYPED_OLD, "include/triton/Dialect/X/IR/Dialect.h": "#pragma once\n"}
+    new = {**old, "include/triton/Dialect/X/IR/Attrs.td": RETYPED_NEW}
+    binding = ('#include "triton/Dialect/X/IR/Dialect.h"\nvoid init(py::class_<B> &m) {\n'
+               '  m.def("make_foo", [](B &self) {\n    auto lay = x::OldLayoutAttr::get(ctx);\n'
+               '    return x::FooAttr::get(ctx, 1, lay); });\n}\n')
+    fork = {**old, "third_party/tle/binding.cc": binding,
+            "python/triton/tle.py": "def g(builder):\n    return builder.make_foo()\n"}
+    (finding,) = call_signature_findings(context_of(tmp_path, old, new, fork))
+    assert (finding.path, finding.line) == ("third_party/tle/binding.cc", 5)
+    assert finding.details["python_callers"] == {"make_foo": ["python/triton/tle.py:2"]}
+    assert "pybind method make_foo" in finding.message and "need no change" in finding.message
 
 
 def test_near_miss_out_of_scope_local_names_and_fitting_calls(tmp_path) -> None:

@@ -7,8 +7,10 @@ The callee is resolved by scope, never by a bare name alone:
   third_party/<b>/include/ (its build reads the copy, which upstream does not change);
 - Python calls resolve through the file's imports to a function of an upstream module;
 - a Python call of a pybind method (`builder.name(...)`) resolves to the `.def("name", ...)` of a C++
-  file of the branch; when that binding's body holds a call reported above, the Python call is listed in
-  that finding (its details' python_callers): the binding's signature did not change, its body must.
+  file of the branch; when that binding's body holds a call reported above whose parameters changed
+  meaning (renamed, added, dropped), the Python call is reported too (the values it passes through the
+  binding may carry the old meaning: the v3.6 fix of tle changed both); when only a type changed, the fix
+  is where the C++ value is built and the Python call is listed in that finding (python_callers).
 A call is reported when its argument count fits an old overload and no new one, or fits both but the
 parameters at the positions it passes were renamed; a parameter that only changed type breaks a call only
 when FlagTree spells the argument with the old type (in the argument, or where the variable it passes is
@@ -58,6 +60,9 @@ class Broken:
     why: str
     upstream_path: str
     diff: str
+    # Only a parameter's type changed (the argument is spelled with the old one): fixed where the C++ value is
+    # built; a caller that passes values through a pybind binding is not concerned.
+    retyped: bool = False
 
 
 def _call_nodes(text: str) -> Iterator[tuple[Node, Node, Node]]:
@@ -185,7 +190,8 @@ def changed_records(old: GitTree, new: GitTree) -> dict[str, list[RecordChange]]
 
 
 def _verdict(overloads_old: tuple[Overload, ...], overloads_new: tuple[Overload, ...], call: CppCall,
-             text: str) -> str | None:
+             text: str) -> tuple[str, bool] | None:
+    """Why the call no longer fits, and whether only a parameter's type changed; None: it still fits."""
     count = call.count
     fit_old = [o for o in overloads_old if o.fits(count)]
     fit_new = [o for o in overloads_new if o.fits(count)]
@@ -193,7 +199,7 @@ def _verdict(overloads_old: tuple[Overload, ...], overloads_new: tuple[Overload,
         return None  # the call did not fit before either: not a call this record describes
     if not fit_new:
         return (f"{count} argument(s) fit {fit_old[0].text()} at the old tag and no overload at the new tag: "
-                + "; ".join(o.text() for o in overloads_new))
+                + "; ".join(o.text() for o in overloads_new)), False
     used = lambda o: o.params[:max(count - o.leading, 0)]
     if any(used(n) == used(o) for n in fit_new for o in fit_old):
         return None
@@ -201,13 +207,14 @@ def _verdict(overloads_old: tuple[Overload, ...], overloads_new: tuple[Overload,
     if retyped:
         # The same parameters with other types: a value of the type upstream renamed along (a getter's result,
         # `auto`) still fits; only an argument FlagTree spells with the old type is known not to.
-        return next((why for o, n in retyped for why in [_retyped_argument(o, n, used, call, text)] if why), None)
+        why = next((why for o, n in retyped for why in [_retyped_argument(o, n, used, call, text)] if why), None)
+        return (why, True) if why else None
     before, after = used(fit_old[0]), used(fit_new[0])
     first = next(i for i in range(max(len(before), len(after)))
                  if i >= len(before) or i >= len(after) or before[i] != after[i])
     was = f"{before[first][0]} {before[first][1]}" if first < len(before) else "nothing"
     now = f"{after[first][0]} {after[first][1]}" if first < len(after) else "nothing"
-    return f"argument {first + 1} was {was}, is {now} ({fit_old[0].text()} -> {fit_new[0].text()})"
+    return f"argument {first + 1} was {was}, is {now} ({fit_old[0].text()} -> {fit_new[0].text()})", False
 
 
 _CPP_WORD = re.compile(r"[A-Za-z_]\w*")
@@ -273,11 +280,12 @@ def cpp_broken_calls(context: DriftContext, path: str, lines: frozenset[int] | N
         for change in changes[call.callee]:
             if include_dir(change.old.path) not in included_dirs and dirname(path) != dirname(change.old.path):
                 continue  # not in scope: the file never sees that dialect's headers
-            why = _verdict(change.old.overloads, change.new.overloads, call, text)
-            if why:
+            verdict = _verdict(change.old.overloads, change.new.overloads, call, text)
+            if verdict:
+                why, retyped = verdict
                 broken.append(Broken(path, call.line, f"{call.written} ({change.old.kind} {call.callee})", why,
                                      change.old.path, text_diff(change.old.source, change.new.source,
-                                                                change.old.path, change.new.path)))
+                                                                change.old.path, change.new.path), retyped))
     return broken
 
 
@@ -404,8 +412,20 @@ def _python_findings(context: DriftContext, path: str, lines: frozenset[int], bi
                         details={"callee": call.target, "resolved_by": "import"}))
                 break
         elif call.attribute in bindings:
-            # The pybind signature did not change, the C++ body behind it did: the finding is the C++ call's.
-            callers.setdefault(call.attribute, []).append(f"{path}:{call.line}")
+            chain = bindings[call.attribute]
+            first = next((item for item in chain if not item.retyped), None)
+            if first is None:
+                # Only types changed behind the binding: its C++ body is fixed where the value is built, and
+                # the Python call needs no change; the C++ finding lists it.
+                callers.setdefault(call.attribute, []).append(f"{path}:{call.line}")
+                continue
+            findings.append(Finding(
+                "call-signature", path,
+                f"FlagTree calls the pybind method {call.attribute}, bound in {first.call_path}, whose body calls "
+                f"{first.callee}: {first.why}; what the call passes may carry the parameter's old meaning",
+                line=call.line, backend=backend_of(context.owners.owners, path), related_path=first.upstream_path,
+                diff=first.diff, details={"callee": call.attribute, "resolved_by": "pybind binding",
+                                          "binding": f"{first.call_path}:{first.line}"}))
     return findings
 
 
