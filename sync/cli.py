@@ -240,10 +240,12 @@ def upgrade_command(repo_path: str, old: str | None, onto: str | None, source_br
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
               show_default=True, help="text: a line per finding; json: the report document (as --json); "
               "sarif: SARIF 2.1.0 for code scanning; github: workflow annotations.")
+@click.option("-q", "--quiet", is_flag=True, help="Print no progress bar on stderr (there is one only on a "
+              "terminal). The report (text, JSON, SARIF or annotations), hints and errors are still printed.")
 @_reported
 def drift_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None, backends: tuple[str, ...],
                   out: Path | None, as_json: bool, target: str | None, apply: bool, symbols: bool,
-                  output_format: str) -> int:
+                  output_format: str, quiet: bool) -> int:
     """Tell each backend which overlays, spec functions and C++ guards drifted from OLD to NEW.
 
     Overlay files (spec/triton, spec/include, spec/lib) are classified against their trunk
@@ -265,7 +267,7 @@ def drift_command(repo_path: str, old: str | None, onto: str | None, source_bran
     from .commands.drift import run_drift_command
 
     return run_drift_command(repo_path, old, onto, source_branch, target, backends, out, apply, as_json, symbols,
-                             output_format)
+                             output_format, quiet)
 
 
 @cli.command("status")

@@ -12,12 +12,14 @@ from ..model import Report
 
 def run_drift_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None, target: str | None,
                       backends: tuple[str, ...], out: Path | None, apply: bool, as_json: bool,
-                      symbols: bool = False, output_format: str = "text") -> int:
+                      symbols: bool = False, output_format: str = "text", quiet: bool = False) -> int:
     # Modules are imported where used: a cached drift is mostly the time it takes to import them.
     if out is not None:  # before the analysis, not after it
         from ..jobs.upgrade import check_out
         check_out(repo_path, out)
-    report = run_drift(repo_path, old, onto, source_branch, DriftOptions(target, frozenset(backends), apply, symbols))
+    from .progress import TerminalProgress  # a bar on stderr, on a terminal only: stdout stays the report
+    report = run_drift(repo_path, old, onto, source_branch, DriftOptions(target, frozenset(backends), apply, symbols),
+                       TerminalProgress(quiet))
     if not report.groups:  # an upstream clone, or the wrong branch: saying nothing would read as "clean"
         raise SyncError(f"{target or report.range.source.ref} has no FlagTree backend (third_party/<backend>/backend/"
                         "spec/) and no FlagTree hook in trunk: nothing to drift; is this the FlagTree fork?")
