@@ -98,6 +98,17 @@ def test_a_parameter_that_only_changed_type_breaks_only_calls_that_spell_the_old
     assert "written as a OldLayoutAttr" in found[4] and '"NewLayoutAttr"' in found[4]
 
 
+def test_a_backend_that_ships_its_own_copy_of_the_module_calls_that_copy(tmp_path) -> None:
+    """Seen on FlagTree main: cambricon, xpu, mthreads, hcu and metax ship python/triton/language/core.py
+    under third_party/<b>/python/ (their build installs that tree as the triton package), so their
+    libdevice calls of extern_elementwise(..., _builder=...) meet their own copy, not upstream's."""
+    call = "from triton.semantic import make\n\n\ndef g(b):\n    return make(b, [1])\n"
+    fork = {"third_party/own/python/triton/semantic.py": SEMANTIC_OLD, "third_party/own/python/triton/lib.py": call,
+            "third_party/plain/python/triton/lib.py": call, "python/triton/use.py": call}
+    found = {(f.path, f.line) for f in call_signature_findings(_context(tmp_path, fork))}
+    assert found == {("third_party/plain/python/triton/lib.py", 5), ("python/triton/use.py", 5)}
+
+
 SPELLINGS = ["x::FooAttr::get(ctx, 1)", "FooAttr :: getChecked(e, ctx)", "FooAttr::\n      get(ctx)",
              "ns::FooAttr::create(b, loc, v)", "b.create<x::FooAttr>(loc, v)", "r.replaceOpWithNewOp< FooAttr >(op, v)",
              "b.createOrFold<\n  ::x::FooAttr>(loc)", "ns::p->FooAttr->get(ctx)", "ns::a.FooAttr.create(b, loc)"]

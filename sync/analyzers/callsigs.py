@@ -5,7 +5,8 @@ The callee is resolved by scope, never by a bare name alone:
   record of a .td file upstream changed, and only when the calling file includes (directly or through
   one header) a header of that .td's directory, and its backend keeps no copy of that directory under
   third_party/<b>/include/ (its build reads the copy, which upstream does not change);
-- Python calls resolve through the file's imports to a function of an upstream module;
+- Python calls resolve through the file's imports to a function of an upstream module, unless the calling
+  backend ships its own copy of that module under third_party/<b>/python/ (its build installs that copy);
 - a Python call of a pybind method (`builder.name(...)`) resolves to the `.def("name", ...)` of a C++
   file of the branch; when that binding's body holds a call reported above whose parameters changed
   meaning (renamed, added, dropped), the Python call is reported too (the values it passes through the
@@ -150,6 +151,14 @@ def trunk_dialect_dirs(tree: GitTree, path: str) -> set[str]:
     included = {dirname(include) for include in includes_of(tree, path)}
     own = _own_include_root(path)
     return included - _directories_under(tree, own) if own else included
+
+
+def _own_copy(context: DriftContext, path: str, module_path: str) -> bool:
+    """Whether a backend's file imports its backend's own copy of a trunk module: FlagTree's setup builds the
+    triton package of backend b from third_party/<b>/python/ when b ships one, so `triton.x.y` is
+    third_party/<b>/python/triton/x/y.py for b's files whenever that file exists."""
+    parts = path.split("/")
+    return len(parts) > 2 and parts[0] == "third_party" and context.fork.exists(f"third_party/{parts[1]}/{module_path}")
 
 
 def _own_include_root(path: str) -> str | None:
@@ -393,6 +402,8 @@ def _python_findings(context: DriftContext, path: str, lines: frozenset[int], bi
     for call in _py_calls(read_text(context.fork, path) or "", lines):
         if call.target:
             for module_path, qualname in _module_files(call.target):
+                if _own_copy(context, path, module_path):
+                    break  # the backend's build installs its own copy of the module, which upstream does not change
                 old_table = context.function_table(context.upstream_old, module_path)
                 if old_table is None or qualname not in old_table and qualname + ".__init__" not in old_table:
                     continue
