@@ -19,7 +19,7 @@ from .atomic import write_text_atomic
 from .errors import SyncError, UpgradeStopped
 from .faults import checkpoint
 from .pin import PIN_FILE, Pin, commit_pin, read_pin
-from .git import Commit, GitError, Oid, Repository, tool_dir
+from .git import Commit, GitError, Oid, Repository, conflict_hunks, file_in_tree, tool_dir
 from .git.diff import missing_blobs
 from .git.repo import (branch_exists, checked_out_branch, commit_of, commit_range, commits_only_on, current_branch,
                        delete_ref, has_object, has_ref, is_ancestor, open_repo, ref_conflict, resolve_commit,
@@ -505,9 +505,15 @@ def _take_resolution(repo: Repository, store: StateStore, state: UpgradeState) -
                         "them part of the resolution, or git restore them), then rerun --continue")
     replayer = Replayer(repo, "markers", state.params.range.onto.ref)
     conflicts = replayer.pick_tree(commit, commit_of(repo, state.head).tree).conflicts
+    resolved_tree = worktree.resolved_tree(state.head)
+    marked = [conflict.path for conflict in conflicts if _holds_markers(repo, resolved_tree, conflict.path)]
+    if marked:  # a `git add` of a file still in conflict: taking it would commit markers as a resolution
+        raise SyncError(f"still in conflict in {store.worktree}: {', '.join(sorted(set(marked)))} hold "
+                        "<<<<<<< / >>>>>>> markers; edit them out, git add them, then rerun --continue "
+                        "(to commit markers on purpose, start the upgrade with --on-conflict markers)")
     for conflict in conflicts:
         conflict.resolution = "manual"
-    new_head = replayer.commit(commit, worktree.resolved_tree(state.head), state.head, [])
+    new_head = replayer.commit(commit, resolved_tree, state.head, [])
     resolved = ReplayedCommit(str(commit.id), summary_of(commit), str(new_head), conflicts)
     state.results.append(resolved)
     state.head, state.stopped = str(new_head), False
@@ -515,6 +521,13 @@ def _take_resolution(repo: Repository, store: StateStore, state: UpgradeState) -
     worktree.quit_cherry_pick()
     store.save(state)
     worktree.detach_at(state.head)  # the resolved commit (same tree): the worktree is clean for the next stop
+
+
+def _holds_markers(repo: Repository, tree_id: str, path: str) -> bool:
+    """Whether the file of the resolved tree still holds a conflict (a <<<<<<< ... >>>>>>> block)."""
+    data = file_in_tree(repo, tree_id, path)  # None: deleted, a resolution
+    return data is not None and b"<<<<<<<" in data and b"\0" not in data \
+        and bool(conflict_hunks(data.decode("utf-8", errors="replace")))
 
 
 def _stop_again(store: StateStore, state: UpgradeState) -> None:

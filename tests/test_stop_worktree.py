@@ -71,6 +71,21 @@ def test_an_edit_left_unstaged_is_refused_not_dropped(world) -> None:
     assert "forgot to git add this" in git(world.fork, "show", "refs/flagtree-sync/wip:README.md")
 
 
+def test_a_file_added_with_its_conflict_markers_is_refused_not_taken_as_resolved(world) -> None:
+    """Seen by a trial user: `git add` of a file still in conflict, then --continue, gave a report that called
+    the branch releasable while it held markers."""
+    _start(world)
+    worktree = _stop_dir(world)
+    assert "<<<<<<<" in (worktree / "CMakeLists.txt").read_text()
+    git(worktree, "add", "CMakeLists.txt")
+    result = _upgrade(world, "--continue", "--quiet")
+    assert result.exit_code == 2 and "still in conflict" in result.output and "CMakeLists.txt" in result.output
+    (worktree / "CMakeLists.txt").write_text(git(worktree, "show", "HEAD:CMakeLists.txt") + "\n")  # edited out
+    git(worktree, "add", "CMakeLists.txt")
+    result = _upgrade(world, "--continue", "--quiet")
+    assert result.exit_code == 4 and "commit 2/6" in result.output, result.output
+
+
 def test_a_stop_whose_cherry_pick_is_gone_stops_there_again(world) -> None:
     """Killed between recording the stop and the cherry-pick, or the pick undone by hand: nothing was
     resolved, so --continue must not record the unchanged tree as the resolution."""

@@ -188,6 +188,16 @@ def blob_text(repo: pygit2.Repository, blob_id: str | pygit2.Oid) -> str:
     return repo[as_oid(blob_id)].peel(pygit2.Blob).data.decode("utf-8", errors="replace")
 
 
+def file_in_tree(repo: pygit2.Repository, tree_id: str | pygit2.Oid, path: str) -> bytes | None:
+    """The content of a file of a tree; None when the tree has no file there."""
+    try:
+        entry = repo[as_oid(tree_id)].peel(pygit2.Tree)[path]
+    except KeyError:
+        return None
+    found = repo[entry.id]
+    return found.data if isinstance(found, pygit2.Blob) else None
+
+
 def ref_conflict(repo: pygit2.Repository, name: str) -> str | None:
     """An existing ref that keeps name from being created (git stores refs as paths: refs/heads/sync
     blocks refs/heads/sync/v1 and the other way round); None when name can be created or exists."""
