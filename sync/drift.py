@@ -219,14 +219,12 @@ def _analyse(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev 
     from .analyzers.parallel import run_analyses
     from .analyzers.parsing import recording_skips
     from .analyzers.registry import ANALYZERS
-    from .layout import backend_names
+    from .layout import backend_names, require_backends
     from .suppressions import apply_suppressions
     fork = GitTree.of_commit(repo, rng.source.oid, f"fork:{rng.source.ref}")
     known = backend_names(fork)
     if backends:
-        unknown = sorted(backends - set(known))
-        if unknown:
-            raise SyncError(f"no spec tree for backend(s) {', '.join(unknown)}; known: {', '.join(known) or 'none'}")
+        require_backends(fork, backends)
     early: list[Finding] = []
     target: GitTree | None = None
     if target_rev is None:

@@ -150,6 +150,16 @@ def third_party_backends(tree: FileTree) -> list[str]:
     return sorted(names)
 
 
+def require_backends(tree: FileTree, wanted: set[str] | frozenset[str]) -> None:
+    """Refuse --backend names that are no backend of the tree (third_party/<b>/backend, with or without spec/)."""
+    known = sorted(set(backend_names(tree)) | set(third_party_backends(tree)))
+    unknown = sorted(set(wanted) - set(known))
+    if unknown:
+        from .errors import SyncError  # layout stays importable without the error module's dependents
+        raise SyncError(f"no backend {', '.join(unknown)} (third_party/<backend>/backend/) on this branch; "
+                        f"known: {', '.join(known) or 'none'}")
+
+
 def trunk_rel(path: str) -> str | None:
     """python/triton/a/b.py -> a/b.py; None outside trunk (a backend's python/triton/spec/<b>/ is not trunk)."""
     prefix = TRUNK + "/"

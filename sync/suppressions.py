@@ -135,7 +135,9 @@ def trunk_counterpart(finding: Finding) -> str:
 
 
 def apply_suppressions(findings: list[Finding], fork: FileTree, new: GitTree, backends: list[str]) -> list[Finding]:
-    table = load_suppressions(fork, backends)
+    """Mark the reviewed findings; the reviews of every backend a finding belongs to are read, spec tree or
+    not (`suppress` writes third_party/<b>/backend/spec/suppressions.toml for any of them)."""
+    table = load_suppressions(fork, sorted(set(backends) | {finding.backend for finding in findings if finding.backend}))
     if not table:
         return findings
     out = []

@@ -154,7 +154,8 @@ def test_replacement_must_accept_trunk_parameters() -> None:
 def test_drift_cli_errors(world) -> None:
     runner = CliRunner()
     base = ["drift", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0"]
-    for extra, message in [(["--backend", "gamma"], "no spec tree for backend(s) gamma"),
+    for extra, message in [(["--backend", "gamma"], "no backend gamma (third_party/<backend>/backend/) on this branch; "
+                                                    "known: alpha, beta"),
                            (["--apply"], "--apply commits the clean merges"),
                            (["--target", "nope"], "unknown revision 'nope'")]:
         result = runner.invoke(cli, base + extra)

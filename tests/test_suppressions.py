@@ -139,3 +139,21 @@ def test_an_empty_reason_is_refused_before_anything_is_written(world, monkeypatc
     result = CliRunner().invoke(cli, [*SUPPRESS[:-1], " "])
     assert result.exit_code == 2 and "--reason must say why" in result.output
     assert not (world.fork / SUPPRESSIONS).exists()
+
+
+def test_reviews_of_a_backend_without_a_spec_tree_are_read(tmp_path) -> None:
+    """Seen on FlagTree: no backend there has a spec tree, so `suppress` wrote entries drift never read."""
+    from types import SimpleNamespace
+    from sync.model import Finding
+    from sync.suppressions import apply_suppressions
+    from sync.trees import DiskTree
+    blob = "a" * 40
+    toml = tmp_path / "third_party/zeta/backend/spec/suppressions.toml"
+    toml.parent.mkdir(parents=True)
+    toml.write_text('[[suppress]]\nkind = "op-verifier-changed"\npath = "third_party/zeta/lib/P.cpp"\n'
+                    f'reviewed_for = "v2"\ntrunk = "lib/Ops.cpp"\ntrunk_blob = "{blob}"\nreason = "checked"\n')
+    finding = Finding("op-verifier-changed", "third_party/zeta/lib/P.cpp", "m", line=3, backend="zeta",
+                      related_path="lib/Ops.cpp")
+    new = SimpleNamespace(blob_id=lambda path: blob if path == "lib/Ops.cpp" else None)
+    (out,) = apply_suppressions([finding], DiskTree(tmp_path), new, backends=[])  # the spec backends: none
+    assert out.suppressed is not None and out.suppressed.reason == "checked"

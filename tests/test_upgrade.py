@@ -266,3 +266,12 @@ def test_continue_runs_from_the_stop_worktree_with_a_relative_out(world, monkeyp
     assert f"--out {world.fork.parent / 'report'}" in result.output  # stored absolute, not as typed
     result = CliRunner().invoke(cli, ["upgrade", "--abort"])
     assert result.exit_code == 0 and not worktree.exists()
+
+
+def test_an_unknown_backend_is_refused_before_the_replay(world) -> None:
+    """Seen by a trial user: the refusal came after the whole replay and left a run to --continue or --abort."""
+    result = CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0",
+                                      "--backend", "gamma", "-q"])
+    assert result.exit_code == 2 and "no backend gamma" in result.output and "known: alpha, beta" in result.output
+    assert not (world.fork / ".git" / "flagtree-sync" / "upgrade.json").exists()
+    assert "sync/v3.6.0" not in git(world.fork, "branch", "--list")

@@ -17,7 +17,8 @@ from ..gate import run_gate
 from ..model import Conflict, GateResult, Hunk, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
 from ..model.build import OwnersOf
 from .. import resumable_replay as engine
-from ..git import Repository, common_git_dir, open_repo, tool_dir
+from ..git import GitTree, Repository, common_git_dir, open_repo, tool_dir
+from ..layout import require_backends
 from ..git.diff import changed_paths
 from ..replay import ReplayedCommit as EngineCommit
 from ..atomic import check_report_target
@@ -63,6 +64,8 @@ def run_upgrade(repo_path: str, old: str | None, onto: str, source_branch: str |
     repo, params = engine.resolve_params(repo_path, old, onto, source_branch, options.target_branch,
                                          options.policy)
     require_forward(repo, params.range, "upgrade")  # onto == old would only copy the branch under a new name
+    if options.backends:  # before the replay: a refusal after it would leave a run to --continue or --abort
+        require_backends(GitTree.of_commit(repo, params.range.source.oid, "fork"), options.backends)
     if options.out is not None:
         check_out(repo, options.out)
     try:
