@@ -28,6 +28,7 @@ from .git.worktree import Worktree, branches_in_worktrees, is_linked_worktree, r
 from .model.revs import Range, Rev
 from .replay import CONFLICT_TRAILER, Replayer, ReplayedCommit, summary_of
 from .state_schema import StateFormatError, parse_header, parse_journal_entry
+from .workers import holding_lock, released_lock
 
 STATE_VERSION = 2  # 2: params carry a Range of Revs and name target_branch; 1 is still read
 WIP_REF = "refs/flagtree-sync/wip"
@@ -288,8 +289,10 @@ def run_lock(repo: Repository) -> Iterator[None]:
         except BlockingIOError as exc:
             raise SyncError(f"another upgrade is in progress on {repo.workdir or repo.path} (it holds {path}); "
                             "wait for it to finish") from exc
+        holding_lock(descriptor)  # forked workers close their copy (sync/workers.py)
         yield
     finally:
+        released_lock(descriptor)
         os.close(descriptor)  # releases the lock
 
 

@@ -9,15 +9,16 @@ Findings come back in the registry's order whatever finishes first, so a report 
 path taken (tests/test_speed_parity.py compares both)."""
 from __future__ import annotations
 
-import multiprocessing
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
+from contextlib import ExitStack
 from contextvars import Context, copy_context
 from typing import TYPE_CHECKING
 
 from ..git import GitTree
 from ..model import Finding
 from ..progress import Progress
+from ..workers import worker_pool
 from .parsing import SkipLog, analysing, recording_skips
 from .pyblobs import PARALLEL_BYTES, jobs
 
@@ -43,13 +44,13 @@ def run_analyses(analyzers: Sequence["Analyzer"], run_one: RunOne, progress: Pro
     workers = min(jobs(), len(heavy))
     if workers < 2 or parse_bytes < PARALLEL_BYTES:
         heavy = []
-    pending = _start(analyzers, heavy, run_one, trees, workers) if heavy else None
     findings: list[Finding] = []
-    try:
+    with ExitStack() as stack:
+        pending = _start(stack, analyzers, heavy, run_one, trees, workers) if heavy else {}
         for number, analyzer in enumerate(analyzers):
             progress.advance(analyzer.name, number)
-            if pending is not None and number in pending[1]:
-                found, skipped, missing = pending[1][number].result()
+            if number in pending:
+                found, skipped, missing = pending[number].result()
                 for key, reason in skipped.items():
                     skips.skipped.setdefault(key, reason)
                 for tree, paths in zip(trees, missing):
@@ -58,23 +59,20 @@ def run_analyses(analyzers: Sequence["Analyzer"], run_one: RunOne, progress: Pro
             else:
                 with analysing(analyzer.name):
                     findings.extend(run_one(analyzer))
-    finally:
-        if pending is not None:
-            pending[0].shutdown(wait=True, cancel_futures=True)
     return findings
 
 
-def _start(analyzers: Sequence["Analyzer"], heavy: list[int], run_one: RunOne, trees: Sequence[GitTree],
-           workers: int) -> tuple[ProcessPoolExecutor, dict[int, Future[Outcome]]]:
+def _start(stack: ExitStack, analyzers: Sequence["Analyzer"], heavy: list[int], run_one: RunOne,
+           trees: Sequence[GitTree], workers: int) -> dict[int, Future[Outcome]]:
+    """The pool (left with the stack: terminated on an exception, Ctrl-C included) and a task per analysis."""
     global _WORK
-    # The context carries the active fact cache; workers fork on submit, so _WORK is set before.
+    # The context carries the active fact cache; the workers fork on entering the pool, so _WORK is set before.
     _WORK = (copy_context(), analyzers, run_one, trees)
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
     try:
-        futures = {index: pool.submit(_in_worker, index) for index in heavy}
+        pool = stack.enter_context(worker_pool(workers))
     finally:
         _WORK = None
-    return pool, futures
+    return {index: pool.submit(_in_worker, index) for index in heavy}
 
 
 def _in_worker(index: int) -> Outcome:

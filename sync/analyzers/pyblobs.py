@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
 
 from ..cache import active, content_id
+from ..workers import worker_pool
 from .parsing import Unparseable, guarded, python_ast, walk_levels
 from .pychunks import merge_levels, over_chunks
 
@@ -97,7 +96,7 @@ def prefetch(texts: Iterable[str]) -> None:
         return
     # Largest first, so that no worker is left with one big file at the end.
     ordered = sorted(missing.items(), key=lambda item: -len(item[1]))
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+    with worker_pool(workers) as pool:
         for (key, _), facts in zip(ordered, pool.map(_encoded_facts, [text for _, text in ordered])):
             _store(key, facts)
 

@@ -1,0 +1,82 @@
+"""Forked worker processes of a job (the up-front parse and the parallel analyses).
+
+A worker never outlives the run, never answers Ctrl-C itself and never holds the run's lock:
+- it ignores SIGINT: Ctrl-C reaches the whole process group, and the parent alone stops the pool (a worker
+  killed by it would surface as a broken pool, an "internal error", with its traceback on the terminal);
+  the parent holds SIGINT back while it forks, so no worker can be hit before it ignores it;
+- the kernel kills it when the parent dies (PR_SET_PDEATHSIG), so a kill -9 of the parent leaves no
+  orphan waiting on its queue for ever;
+- it closes its copy of the run lock's descriptor (flock locks live while any copy is open), so a killed
+  run's lock is free for the rerun that resumes it.
+Leaving the pool by an exception (Ctrl-C included) terminates the workers instead of waiting for them."""
+from __future__ import annotations
+
+import ctypes
+import multiprocessing
+import os
+import signal
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+_held_locks: set[int] = set()  # descriptors of locks this process holds for its run
+
+
+def holding_lock(descriptor: int) -> None:
+    _held_locks.add(descriptor)
+
+
+def released_lock(descriptor: int) -> None:
+    _held_locks.discard(descriptor)
+
+
+@contextmanager
+def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """A pool of forked workers, all started on entry (what a worker reads from the parent's memory must be
+    in place before the with statement)."""
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_in_worker,
+                               initargs=(os.getpid(),))
+    try:
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            pool.submit(int).result()  # a fork pool starts every worker at its first task
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a Ctrl-C held back is raised here
+        yield pool
+    except BaseException:
+        _terminate(pool)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _terminate(pool: ProcessPoolExecutor) -> None:
+    # ProcessPoolExecutor (3.11) has no public way to stop running workers: its process table it is.
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        if process.is_alive():
+            process.kill()
+    # A worker killed halfway through sending a result would leave the pool's manager thread waiting for the
+    # rest for ever (and the interpreter joins that thread at exit): with the parent's copy of the result
+    # pipe's write end closed too, no writer is left, so the read ends and the pool shuts down as broken.
+    queue = getattr(pool, "_result_queue", None)
+    writer = getattr(queue, "_writer", None)
+    if writer is not None:
+        writer.close()
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _in_worker(parent: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    for descriptor in list(_held_locks):
+        try:
+            os.close(descriptor)
+        except OSError:
+            pass
+    _held_locks.clear()
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux: the orphan still exits when its queue's pipe closes
+        pass
+    if os.getppid() != parent:  # the parent died before the prctl took effect
+        os._exit(1)
