@@ -220,6 +220,16 @@ def upgrade_command(repo_path: str, old: str | None, onto: str | None, source_br
     """
     from .commands.upgrade import run_upgrade_command
 
+    if do_continue and not do_abort:  # the run in progress keeps its range, branches and policy: never drop them
+        context = click.get_current_context()
+        ignored = [f"--{name}" for name, given in (("from", old), ("onto", onto), ("branch", source_branch),
+                                                    ("target-branch", target_branch), ("force", force))
+                   if given] + (["--on-conflict"] if context.get_parameter_source("policy")
+                                == click.core.ParameterSource.COMMANDLINE else [])
+        if ignored:
+            click.echo(f"note: {' '.join(ignored)} left as the upgrade in progress has them: --continue goes on "
+                       "with the range, branches and --on-conflict it was started with (another run: upgrade "
+                       "--abort, then start it)", err=True)
     return run_upgrade_command(repo_path, old, onto, source_branch, target_branch, out, policy, force, do_continue,
                                do_abort, quiet, as_json, backends, exec_command, exec_at, exec_timeout)
 

@@ -159,7 +159,12 @@ def test_a_ref_that_blocks_the_target_branch_is_refused_before_the_replay(world)
 def resolve_every_stop(world, *continue_args: str):
     worktree = state_dir(world) / "worktree"
     while True:
-        git(worktree, "add", "-A")  # take the markers as the resolution: enough for the plumbing
+        # FlagTree's side of each conflicted file (a file --continue takes; markers it refuses)
+        for path in git(worktree, "diff", "--name-only", "--diff-filter=U").split():
+            if subprocess.run(["git", "checkout", "--theirs", "--", path], cwd=worktree,
+                              capture_output=True).returncode != 0:
+                git(worktree, "rm", "-q", "--", path)  # deleted on FlagTree's side
+        git(worktree, "add", "-A")
         result = CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--continue", *continue_args])
         if result.exit_code != 4:
             return result

@@ -218,3 +218,11 @@ def test_abort_drops_the_conflict_and_keeps_files_of_yours(world) -> None:
         "?? my-notes.txt\n"
     assert "refs/flagtree-sync" not in git(world.fork, "for-each-ref")
     assert _start(world).exit_code == 4 and (worktree / "my-notes.txt").read_text() == "mine"  # reused
+
+
+def test_continue_says_which_options_of_the_run_it_keeps(world) -> None:
+    _start(world)
+    _resolve_first_stop(_stop_dir(world))
+    result = _upgrade(world, "--continue", "--quiet", "--on-conflict", "markers", "--target-branch", "sync/other")
+    assert result.exit_code == 4 and "commit 2/6" in result.output
+    assert "note: --target-branch --on-conflict left as the upgrade in progress has them" in result.output
