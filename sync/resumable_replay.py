@@ -496,7 +496,8 @@ def _take_resolution(repo: Repository, store: StateStore, state: UpgradeState) -
     worktree = Worktree(store.worktree)
     unmerged = worktree.unmerged_paths()
     if unmerged:
-        raise SyncError(f"unresolved conflicts in {store.worktree}: {', '.join(unmerged)} (git add them first)")
+        raise SyncError(f"unresolved conflicts in {store.worktree}: {', '.join(unmerged)} (resolve them and git add, "
+                        "or git rm a file to delete, first)")
     commit = commit_of(repo, state.commits[len(state.results)])
     if worktree.head() == state.head and worktree.picking() is None and not worktree.local_changes():
         # killed between saving the stop and the cherry-pick, or the pick undone: nothing was resolved

@@ -176,6 +176,7 @@ def test_continue_finishes_with_the_options_the_run_started_with(world) -> None:
     result = resolve_every_stop(world)
     assert result.exit_code == 1, result.output
     assert "using the options the upgrade was started with" in result.output and f"--out {out}" in result.output
+    assert f"; report in {out}" in result.output  # the summary line names where the stored --out wrote it
     document = json.loads((out / "report.json").read_text())
     assert document["gate"]["command"] == "true"
     assert [group["name"] for group in document["groups"] if group["name"] in ("alpha", "beta")] == ["alpha"]

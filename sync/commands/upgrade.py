@@ -7,7 +7,7 @@ import click
 
 from ..errors import SyncError
 from ..jobs import GateOptions, UpgradeOptions, abort_upgrade, continue_upgrade, run_upgrade
-from ..jobs.upgrade import ContinueOptions, kept_worktree_notice
+from ..jobs.upgrade import ContinueOptions, kept_worktree_notice, stored_report_dir
 from ..model import Report
 from ..report.document import render_json
 from ..report.markdown import shared_note
@@ -54,6 +54,7 @@ def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, sourc
     progress = TerminalProgress(quiet or as_json)
     if do_continue:
         given = ContinueOptions(out, exec_command, exec_at, exec_timeout, frozenset(backends))
+        out = out or stored_report_dir(repo_path)  # where the summary line says the report went
         report = continue_upgrade(repo_path, given, progress, notice=lambda text: click.echo(text, err=True))
     else:
         if not onto:

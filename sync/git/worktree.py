@@ -1,5 +1,5 @@
 """Detached worktrees under the git directory, driven through git itself (GitPython): the test gate runs
-commands in one, and a stopped upgrade leaves git's own conflicted cherry-pick in one for the user."""
+commands in one, and a stopped upgrade leaves git's conflicted `cherry-pick --no-commit` in one for the user."""
 from __future__ import annotations
 
 import os

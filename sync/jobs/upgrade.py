@@ -12,6 +12,7 @@ from typing import Callable, Sequence
 
 from .. import __version__
 from ..drift import analyse_drift
+from ..errors import SyncError
 from ..gcpolicy import job
 from ..gate import run_gate
 from ..model import Conflict, GateResult, Hunk, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
@@ -99,6 +100,15 @@ def continue_upgrade(repo_path: str, given: ContinueOptions = ContinueOptions(),
                                                       policy=result.params.policy), progress, notice)
     finally:
         progress.close()
+
+
+def stored_report_dir(repo_path: str) -> Path | None:
+    """The --out the upgrade in progress writes its report to; None: none, or no upgrade in progress."""
+    try:
+        out = engine.stored_options(open_repo(_main_checkout(repo_path))).out
+    except SyncError:
+        return None
+    return Path(out) if out else None
 
 
 def _stored(options: UpgradeOptions) -> engine.RunOptions:
