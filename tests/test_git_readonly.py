@@ -1,6 +1,8 @@
 """A read-only analysis never writes objects into the user's store (drift without --apply)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pygit2
 import pytest
 
@@ -51,3 +53,26 @@ def test_scratch_repository_reads_the_store_and_keeps_its_writes(world: World) -
         assert blob in scratch
     assert blob not in repo
     assert object_ids(repo) == before
+
+
+def test_a_dead_runs_scratch_store_is_swept_and_nothing_else(tmp_path) -> None:
+    """A run killed with -9 cannot delete its scratch store (a trial user found one per kill under /tmp)."""
+    import os
+    import subprocess
+    repo = pygit2.init_repository(str(tmp_path / "repo"), bare=True)
+    parent = tmp_path / "repo" / "flagtree-sync" / "scratch"
+    parent.mkdir(parents=True)
+    finished = subprocess.Popen(["true"])  # its pid belongs to no process any more
+    finished.wait()
+    dead = finished.pid
+    (parent / f"{dead}-abcdef12" / "objects").mkdir(parents=True)  # what a killed run leaves
+    (parent / f"{os.getpid()}-live0001").mkdir()  # a run still going (this process)
+    (parent / "notes-of-mine").mkdir()  # not a name the tool makes
+    (tmp_path / "elsewhere").mkdir()
+    (parent / f"{dead}-symlink1").symlink_to(tmp_path / "elsewhere")
+    with scratch_repository(repo) as scratch:
+        inside = Path(scratch.path).resolve()
+        assert inside.parent == parent.resolve()
+        assert sorted(entry.name for entry in parent.iterdir() if entry.resolve() != inside) == sorted(
+            [f"{os.getpid()}-live0001", "notes-of-mine", f"{dead}-symlink1"])
+    assert not inside.exists() and (tmp_path / "elsewhere").is_dir()
