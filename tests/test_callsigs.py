@@ -109,6 +109,37 @@ def test_a_backend_that_ships_its_own_copy_of_the_module_calls_that_copy(tmp_pat
     assert found == {("third_party/plain/python/triton/lib.py", 5), ("python/triton/use.py", 5)}
 
 
+def test_a_backends_python_reaches_only_its_own_or_trunks_pybind_bindings(tmp_path) -> None:
+    """Seen on FlagTree main: cambricon's semantic.py calls builder.create_histogram, which only iluvatar's
+    ir.cc binds to a broken body; cambricon's build never loads iluvatar's bindings."""
+    call = "def g(builder):\n    return builder.make_foo()\n"
+    fork = {"third_party/iluvatar/python/src/ir.cc": BINDING, "third_party/iluvatar/python/use.py": call,
+            "third_party/cambricon/python/use.py": call, "python/triton/use.py": call}
+    found = {(f.path, f.line) for f in call_signature_findings(_context(tmp_path, fork))
+             if f.details["resolved_by"] == "pybind binding"}
+    assert found == {("third_party/iluvatar/python/use.py", 2), ("python/triton/use.py", 2)}
+
+
+def test_many_calls_of_one_changed_function_in_a_file_are_one_finding(tmp_path) -> None:
+    """Seen on FlagTree main: xpu's libdevice.py calls extern_elementwise(..., _builder=...) 198 times."""
+    calls = "".join(f"    make(b, [{n}])\n" for n in range(3)) + "    make(b, [1], padding=0)\n"  # the last one fits
+    fork = {"python/triton/lib.py": "from triton.semantic import make\n\n\ndef g(b):\n" + calls}
+    (finding,) = call_signature_findings(_context(tmp_path, fork))
+    assert (finding.line, finding.details["lines"]) == (5, [5, 6, 7])
+    assert finding.message.endswith("the call no longer fits (and 2 more call(s) here: line(s) 6, 7)")
+
+
+def test_a_parameter_renamed_only_in_spelling_breaks_no_call(tmp_path) -> None:
+    """Seen on FlagTree main: BlockedEncodingAttr's sizePerThread__ became sizePerThread; C++ passes arguments by
+    position, so no call changes (a rename of meaning, unpacked -> colStride, is still reported above)."""
+    old_td = TD_OLD.replace('"unsigned":$blockM', '"unsigned":$block_m__')
+    old = {"include/triton/Dialect/X/IR/Attrs.td": old_td, "include/triton/Dialect/X/IR/Dialect.h": "#pragma once\n"}
+    new = {**old, "include/triton/Dialect/X/IR/Attrs.td": TD_OLD.replace('"unsigned":$blockM', '"unsigned":$blockM')}
+    fork = {**old, "lib/Use.cpp": '#include "triton/Dialect/X/IR/Dialect.h"\nvoid f() {\n'
+                                  "  auto a = x::FooAttr::get(ctx, 4, true);\n}\n"}
+    assert call_signature_findings(context_of(tmp_path, old, new, fork)) == []
+
+
 SPELLINGS = ["x::FooAttr::get(ctx, 1)", "FooAttr :: getChecked(e, ctx)", "FooAttr::\n      get(ctx)",
              "ns::FooAttr::create(b, loc, v)", "b.create<x::FooAttr>(loc, v)", "r.replaceOpWithNewOp< FooAttr >(op, v)",
              "b.createOrFold<\n  ::x::FooAttr>(loc)", "ns::p->FooAttr->get(ctx)", "ns::a.FooAttr.create(b, loc)"]

@@ -35,7 +35,7 @@ from .context import DriftContext
 from .cpp import captures
 from .delta import CPP, PY, TD, backend_of, fork_added_lines, text_diff
 from .pyblobs import Extractor, python_fact, register
-from .pyfacts import Param, function_table
+from .pyfacts import FunctionFacts, Param, function_table
 from .tdsigs import Overload, Record, records
 from .parsing import Unparseable, parsed_ast
 
@@ -157,14 +157,14 @@ def _own_copy(context: DriftContext, path: str, module_path: str) -> bool:
     """Whether a backend's file imports its backend's own copy of a trunk module: FlagTree's setup builds the
     triton package of backend b from third_party/<b>/python/ when b ships one, so `triton.x.y` is
     third_party/<b>/python/triton/x/y.py for b's files whenever that file exists."""
-    parts = path.split("/")
-    return len(parts) > 2 and parts[0] == "third_party" and context.fork.exists(f"third_party/{parts[1]}/{module_path}")
+    backend = _backend_dir(path)
+    return backend is not None and context.fork.exists(f"third_party/{backend}/{module_path}")
 
 
 def _own_include_root(path: str) -> str | None:
     """third_party/<b>/include for a file of backend b; None for trunk files."""
-    parts = path.split("/")
-    return f"third_party/{parts[1]}/include" if len(parts) > 2 and parts[0] == "third_party" else None
+    backend = _backend_dir(path)
+    return f"third_party/{backend}/include" if backend is not None else None
 
 
 @lru_cache(maxsize=32)
@@ -210,9 +210,12 @@ def _verdict(overloads_old: tuple[Overload, ...], overloads_new: tuple[Overload,
         return (f"{count} argument(s) fit {fit_old[0].text()} at the old tag and no overload at the new tag: "
                 + "; ".join(o.text() for o in overloads_new)), False
     used = lambda o: o.params[:max(count - o.leading, 0)]
-    if any(used(n) == used(o) for n in fit_new for o in fit_old):
+    # C++ passes arguments by position: a parameter renamed only in spelling (sizePerThread__ -> sizePerThread)
+    # changes nothing a call passes; a new name of another meaning (unpacked -> colStride) does.
+    names = lambda o: [_spelling(name) for _, name in used(o)]
+    if any(names(n) == names(o) and [t for t, _ in used(n)] == [t for t, _ in used(o)] for n in fit_new for o in fit_old):
         return None
-    retyped = [(o, n) for o in fit_old for n in fit_new if [name for _, name in used(o)] == [name for _, name in used(n)]]
+    retyped = [(o, n) for o in fit_old for n in fit_new if names(o) == names(n)]
     if retyped:
         # The same parameters with other types: a value of the type upstream renamed along (a getter's result,
         # `auto`) still fits; only an argument FlagTree spells with the old type is known not to.
@@ -224,6 +227,11 @@ def _verdict(overloads_old: tuple[Overload, ...], overloads_new: tuple[Overload,
     was = f"{before[first][0]} {before[first][1]}" if first < len(before) else "nothing"
     now = f"{after[first][0]} {after[first][1]}" if first < len(after) else "nothing"
     return f"argument {first + 1} was {was}, is {now} ({fit_old[0].text()} -> {fit_new[0].text()})", False
+
+
+def _spelling(name: str) -> str:
+    """A parameter name without the underscores and case that TableGen renames shuffle."""
+    return name.replace("_", "").lower()
 
 
 _CPP_WORD = re.compile(r"[A-Za-z_]\w*")
@@ -396,34 +404,32 @@ def _fits(params: tuple[Param, ...], call: PyCall) -> bool:
                if p.kind in ("positional_only", "positional", "keyword_only"))
 
 
+@dataclass
+class _BrokenCallee:
+    """A callee whose parameters changed, and the lines of a file whose calls of it no longer fit."""
+    target: str
+    module_path: str
+    new_path: str | None
+    before: FunctionFacts
+    after: FunctionFacts
+    lines: list[int]
+
+
 def _python_findings(context: DriftContext, path: str, lines: frozenset[int], bindings: dict[str, list[Broken]],
                      callers: dict[str, list[str]]) -> list[Finding]:
-    findings = []
+    """One finding per changed callee and file (a file calls one function from many lines: xpu's libdevice
+    calls extern_elementwise 198 times), at its first call that no longer fits, listing the others."""
+    findings: list[Finding] = []
+    broken: dict[str, _BrokenCallee | None] = {}  # target -> its change, None: unchanged or not upstream's
     for call in _py_calls(read_text(context.fork, path) or "", lines):
         if call.target:
-            for module_path, qualname in _module_files(call.target):
-                if _own_copy(context, path, module_path):
-                    break  # the backend's build installs its own copy of the module, which upstream does not change
-                old_table = context.function_table(context.upstream_old, module_path)
-                if old_table is None or qualname not in old_table and qualname + ".__init__" not in old_table:
-                    continue
-                key = qualname if qualname in old_table else qualname + ".__init__"
-                new_path = context.new_path(module_path)
-                new_table = context.function_table(context.upstream_new, new_path) if new_path else None
-                after = (new_table or {}).get(key)
-                before = old_table[key]
-                if after is not None and after.params != before.params and _fits(before.params, call) \
-                        and not _fits(after.params, call):
-                    findings.append(Finding(
-                        "call-signature", path,
-                        f"FlagTree calls {call.target} ({module_path}); its parameters changed upstream: "
-                        f"({before.signature}) -> ({after.signature}) and the call no longer fits",
-                        line=call.line, backend=backend_of(context.owners.owners, path), related_path=new_path,
-                        diff=text_diff(before.source, after.source, module_path, new_path or module_path),
-                        details={"callee": call.target, "resolved_by": "import"}))
-                break
-        elif call.attribute in bindings:
-            chain = bindings[call.attribute]
+            if call.target not in broken:
+                broken[call.target] = _changed_callee(context, path, call.target)
+            callee = broken[call.target]
+            if callee is not None and _fits(callee.before.params, call) and not _fits(callee.after.params, call):
+                callee.lines.append(call.line)
+        elif call.attribute in bindings and _visible(bindings[call.attribute], path):
+            chain = _visible(bindings[call.attribute], path)
             first = next((item for item in chain if not item.retyped), None)
             if first is None:
                 # Only types changed behind the binding: its C++ body is fixed where the value is built, and
@@ -437,7 +443,54 @@ def _python_findings(context: DriftContext, path: str, lines: frozenset[int], bi
                 line=call.line, backend=backend_of(context.owners.owners, path), related_path=first.upstream_path,
                 diff=first.diff, details={"callee": call.attribute, "resolved_by": "pybind binding",
                                           "binding": f"{first.call_path}:{first.line}"}))
-    return findings
+    for callee in broken.values():
+        if callee is None or not callee.lines:
+            continue
+        more = len(callee.lines) - 1
+        also = f" (and {more} more call(s) here: line(s) {', '.join(map(str, callee.lines[1:6]))}" \
+               f"{', ...' if more > 5 else ''})" if more else ""
+        findings.append(Finding(
+            "call-signature", path,
+            f"FlagTree calls {callee.target} ({callee.module_path}); its parameters changed upstream: "
+            f"({callee.before.signature}) -> ({callee.after.signature}) and the call no longer fits{also}",
+            line=callee.lines[0], backend=backend_of(context.owners.owners, path), related_path=callee.new_path,
+            diff=text_diff(callee.before.source, callee.after.source, callee.module_path,
+                           callee.new_path or callee.module_path),
+            details={"callee": callee.target, "resolved_by": "import", "lines": callee.lines}))
+    return sorted(findings, key=lambda finding: finding.line or 0)
+
+
+def _changed_callee(context: DriftContext, path: str, target: str) -> _BrokenCallee | None:
+    """The upstream function a dotted callee resolves to, when its parameters changed between the tags."""
+    for module_path, qualname in _module_files(target):
+        if _own_copy(context, path, module_path):
+            return None  # the backend's build installs its own copy of the module, which upstream does not change
+        old_table = context.function_table(context.upstream_old, module_path)
+        if old_table is None or qualname not in old_table and qualname + ".__init__" not in old_table:
+            continue
+        key = qualname if qualname in old_table else qualname + ".__init__"
+        new_path = context.new_path(module_path)
+        new_table = context.function_table(context.upstream_new, new_path) if new_path else None
+        after = (new_table or {}).get(key)
+        before = old_table[key]
+        if after is None or after.params == before.params:
+            return None
+        return _BrokenCallee(target, module_path, new_path, before, after, [])
+    return None
+
+
+def _visible(chain: list[Broken], path: str) -> list[Broken]:
+    """The broken calls of a binding that a Python file can reach: a backend's Python runs with its own
+    backend's bindings or trunk's (cambricon's semantic.py never calls a method iluvatar's ir.cc binds);
+    trunk Python runs with any backend's."""
+    own = _backend_dir(path)
+    return chain if own is None else [item for item in chain if _backend_dir(item.call_path) in (None, own)]
+
+
+def _backend_dir(path: str) -> str | None:
+    """b for a file under third_party/<b>/; None for trunk files."""
+    parts = path.split("/")
+    return parts[1] if len(parts) > 2 and parts[0] == "third_party" else None
 
 
 def _binding_spans(text: str) -> list[tuple[str, int, int]]:
