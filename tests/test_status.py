@@ -116,3 +116,31 @@ def test_a_delete_modify_conflict_a_later_pick_touched_stays_open(tmp_path: Path
     git(repo, "commit", "-qm", "Resolve: follow upstream")
     report = refresh_status(str(repo), StatusOptions(target="sync/v2", old="v1", onto="v2"))
     assert [c.resolution for commit in report.commits for c in commit.conflicts] == ["manual"]
+
+
+def test_a_delete_modify_conflict_resolved_at_a_stop_stays_resolved(tmp_path: Path) -> None:
+    """Seen by a trial user: at a stop, `git add` kept the file (the side the markers policy keeps too); the
+    upgrade's report said resolved, status said open. The pick's commit has no conflict trailer: a person
+    decided it."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    lines = "".join(f"line {n}\n" for n in range(20))
+    (repo / "a.py").write_text(lines)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    git(repo, "tag", "v1")
+    git(repo, "rm", "-q", "a.py")
+    git(repo, "commit", "-qm", "upstream drops a.py")
+    git(repo, "tag", "v2")
+    git(repo, "checkout", "-q", "-b", "fork", "v1")
+    (repo / "a.py").write_text(lines + "flagtree\n")
+    git(repo, "commit", "-qam", "FlagTree edit")
+    args = ["upgrade", "--repo", str(repo), "--from", "v1", "--onto", "v2", "--branch", "fork", "-q"]
+    assert CliRunner().invoke(cli, [*args, "--on-conflict", "stop"]).exit_code == 4
+    worktree = repo / ".git" / "flagtree-sync" / "worktree"
+    git(worktree, "add", "a.py")  # keep FlagTree's file
+    finished = CliRunner().invoke(cli, ["upgrade", "--repo", str(repo), "--continue", "-q"])
+    assert finished.exit_code in (0, 1), finished.output
+    report = refresh_status(str(repo), StatusOptions(target="sync/v2", old="v1", onto="v2"))
+    assert [(c.path, c.resolution) for commit in report.commits for c in commit.conflicts] == [("a.py", "manual")]

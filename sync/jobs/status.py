@@ -26,7 +26,7 @@ from ..git.store import scratch_repository
 from ..model import Conflict, Hunk, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
 from ..model.build import OwnersOf
 from ..progress import Progress, Silent
-from ..replay import Replayer, summary_of
+from ..replay import CONFLICT_TRAILER, Replayer, summary_of
 from .review import review_on_branch
 from .upgraded import Replayed, upgraded_range
 
@@ -78,16 +78,25 @@ def _conflicts_now(repo: Repository, replayed: list[Replayed], head: Commit, ont
             if outcome.conflicts:
                 kept = GitTree(scratch, scratch[outcome.tree].peel(Tree), "status:markers") if outcome.tree else None
                 recorded = GitTree.of_commit(repo, item.commit.id, "status:pick")
+            marked = _trailer_paths(item.commit.message)
             conflicts = tuple(
                 Conflict(str(item.source.id), summary_of(item.source), found.path, found.kind,
-                         "markers" if _still_open(tip, kept, found.path, found.kind, recorded, replay_end)
-                         else "manual",
+                         "markers" if found.path in marked
+                         and _still_open(tip, kept, found.path, found.kind, recorded, replay_end) else "manual",
                          tuple(owners_of(found.path)), tuple(Hunk(h.line, h.ours, h.base, h.theirs)
                                                             for h in found.hunks), found.base_path)
                 for found in outcome.conflicts)
             commits.append(ReplayedCommit(str(item.source.id), summary_of(item.source), str(item.commit.id),
                                           conflicts))
     return tuple(commits)
+
+
+def _trailer_paths(message: str) -> set[str]:
+    """The files the pick's commit says it committed in conflict; a file resolved by hand at a stop
+    (--on-conflict stop) is not among them, whatever the resolution kept."""
+    prefix = CONFLICT_TRAILER + ": "
+    return {path.strip() for line in message.splitlines() if line.startswith(prefix)
+            for path in line[len(prefix):].split(",")}
 
 
 def _still_open(tip: GitTree, kept: GitTree | None, path: str, kind: str, recorded: GitTree,
