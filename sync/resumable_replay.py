@@ -463,6 +463,20 @@ def _stop_in_worktree(repo: Repository, store: StateStore, state: UpgradeState, 
     worktree.cherry_pick_no_commit(str(commit.id))
 
 
+def branch_in_the_making(repo: Repository, name: str) -> str | None:
+    """Why a branch does not exist yet when it is the target of the upgrade in progress; None otherwise."""
+    try:
+        state = StateStore(repo).load()
+    except (SyncError, OSError, ValueError):
+        return None
+    if state is None or state.params.target_branch != name or branch_exists(repo, name):
+        return None
+    where = f"stopped at commit {len(state.results) + 1}/{len(state.commits)}" if state.stopped else \
+        f"interrupted after {len(state.results)} of {len(state.commits)} commits"
+    then = "resolve the conflict, then run upgrade --continue" if state.stopped else "rerun the upgrade to finish it"
+    return f"{name} does not exist yet: the upgrade that makes it is {where}; {then}"
+
+
 def stored_options(repo: Repository) -> RunOptions:
     """The options the run in progress was started with (SyncError when there is none)."""
     state = StateStore(repo).load()

@@ -108,6 +108,13 @@ def test_a_delete_modify_conflict_a_later_pick_touched_stays_open(tmp_path: Path
     result = CliRunner().invoke(cli, ["status", "--repo", str(repo), "--target", "sync/v2"])
     assert result.exit_code == 2 and "has no flagtree-upstream.toml at its tip" in result.output, result.output
     assert "does not look like" not in result.output  # upgrade made it: the pin is what is missing
+    result = CliRunner().invoke(cli, ["status", "--repo", str(repo), "--target", "sync/v2", "--onto", "v2"])
+    assert result.exit_code == 2 and "has no usable flagtree-upstream.toml: pass --from OLD" in result.output
+    assert "does not look like" not in result.output, result.output
+    git(repo, "checkout", "-q", "sync/v2")  # on the upgraded branch: no advice to go there
+    result = CliRunner().invoke(cli, ["status", "--repo", str(repo)])
+    assert result.exit_code == 2 and "run status on the upgraded branch" not in result.output, result.output
+    git(repo, "checkout", "-q", "fork")
     report = refresh_status(str(repo), StatusOptions(target="sync/v2", old="v1", onto="v2"))
     found = [(c.path, c.kind, c.resolution) for commit in report.commits for c in commit.conflicts]
     assert found == [("a.py", "deleted-upstream", "markers")]

@@ -226,3 +226,15 @@ def test_continue_says_which_options_of_the_run_it_keeps(world) -> None:
     result = _upgrade(world, "--continue", "--quiet", "--on-conflict", "markers", "--target-branch", "sync/other")
     assert result.exit_code == 4 and "commit 2/6" in result.output
     assert "note: --target-branch --on-conflict left as the upgrade in progress has them" in result.output
+
+
+def test_status_and_drift_on_the_branch_a_stopped_upgrade_is_making_say_so(world) -> None:
+    _start(world)
+    for command in (["status", "--repo", str(world.fork), "--target", "sync/v3.6.0", "--from", "v3.5.0",
+                     "--onto", "v3.6.0"],
+                    ["drift", "--repo", str(world.fork), "--target", "sync/v3.6.0", "--from", "v3.5.0",
+                     "--onto", "v3.6.0"]):
+        result = CliRunner().invoke(cli, command)
+        assert result.exit_code == 2, result.output
+        assert "sync/v3.6.0 does not exist yet: the upgrade that makes it is stopped at commit 1/6" in result.output
+        assert "upgrade --continue" in result.output and "unknown revision" not in result.output

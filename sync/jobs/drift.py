@@ -11,6 +11,7 @@ from ..gcpolicy import job
 from ..model import DriftInfo, Report, build_report
 from ..git import Repository, branch_exists, branch_head, commit_files, open_repo
 from ..progress import Progress, Silent
+from ..resumable_replay import branch_in_the_making
 from .revs import require_based_on, require_forward, resolve_rev
 from .upgraded import range_of
 
@@ -32,6 +33,9 @@ def run_drift(repo_path: str, old: str | None, onto: str | None, source: str | N
               progress: Progress | None = None) -> Report:
     """old and onto may be left out with a target an upgrade made: they are then read from it, as status does."""
     repo = open_repo(repo_path)
+    pending = branch_in_the_making(repo, options.target) if options.target else None
+    if pending:
+        raise SyncError(pending)
     rng = range_of(repo, old, onto, source, options.target)
     require_based_on(repo, rng)  # else the in-memory replay would replay upstream's own history
     require_forward(repo, rng, "drift")

@@ -28,7 +28,8 @@ from ..model.build import OwnersOf
 from ..progress import Progress, Silent
 from ..replay import CONFLICT_TRAILER, Replayer, summary_of
 from .review import review_on_branch
-from .upgraded import Replayed, upgraded_range
+from ..resumable_replay import branch_in_the_making
+from .upgraded import CHERRY_PICKED, Replayed, upgraded_range
 
 @dataclass(frozen=True)
 class StatusOptions:
@@ -45,9 +46,14 @@ def refresh_status(repo_path: str, options: StatusOptions, progress: Progress | 
     if options.target is None and repo.head_is_detached:  # the branch to name is the upgraded one, not --branch
         raise SyncError("HEAD is not on a branch: name the upgraded branch with --target (sync/<NEW>)")
     branch = options.target or current_branch(repo)
+    pending = branch_in_the_making(repo, branch)
+    if pending:
+        raise SyncError(pending)
     head = resolve_commit(repo, branch)
     try:
-        hint = "" if options.target else "; run status on the upgraded branch or pass it as --target (sync/<NEW>)"
+        on_upgraded = CHERRY_PICKED.search(head.message) is not None  # made by upgrade, only something is missing
+        hint = "" if options.target or on_upgraded else \
+            "; run status on the upgraded branch or pass it as --target (sync/<NEW>)"
         rng, replayed = upgraded_range(repo, branch, options.old, options.onto, options.source, hint)
         backends = set(options.backends) or None
         progress.phase("analysing the branch")

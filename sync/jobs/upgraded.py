@@ -86,7 +86,7 @@ def _old(repo: Repository, source: Rev, old: str | None) -> Rev:
         return Rev(old, str(resolve_commit(repo, old).id))
     pin = read_pin(repo, commit_of(repo, source.oid))
     if pin is None or not resolves(repo, pin.commit):
-        raise SyncError(f"{source.ref} has no usable {PIN_FILE}: pass --from")
+        raise _NoPin(f"the FlagTree commit it replays, {source.ref}, has no usable {PIN_FILE}: pass --from OLD")
     return Rev(pin.tag, pin.commit)
 
 
