@@ -84,10 +84,8 @@ def test_status_needs_a_range_it_can_find(world) -> None:
     assert result.exit_code == 2 and "flagtree-sync: error:" in result.output and "pass --branch" in result.output
 
 
-def test_a_delete_modify_conflict_a_later_pick_touched_stays_open(tmp_path: Path) -> None:
-    """Upstream deletes a.py, FlagTree edits it in two commits: the first pick conflicts (the markers policy
-    keeps FlagTree's file), the second changes that file cleanly. Nobody resolved anything: still open."""
-    from sync.jobs import UpgradeOptions, run_upgrade
+def _upstream_deletes_a_file_flagtree_edits(tmp_path: Path, edits: int) -> Path:
+    """v1: a.py and keep.py; v2 (upstream) deletes a.py; branch fork edits a.py in `edits` commits on v1."""
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
@@ -101,9 +99,17 @@ def test_a_delete_modify_conflict_a_later_pick_touched_stays_open(tmp_path: Path
     git(repo, "commit", "-qm", "upstream drops a.py")
     git(repo, "tag", "v2")
     git(repo, "checkout", "-q", "-b", "fork", "v1")
-    for number in (1, 2):
+    for number in range(1, edits + 1):
         (repo / "a.py").write_text(lines + f"flagtree {number}\n")
         git(repo, "commit", "-qam", f"FlagTree edit {number}")
+    return repo
+
+
+def test_a_delete_modify_conflict_a_later_pick_touched_stays_open(tmp_path: Path) -> None:
+    """Upstream deletes a.py, FlagTree edits it in two commits: the first pick conflicts (the markers policy
+    keeps FlagTree's file), the second changes that file cleanly. Nobody resolved anything: still open."""
+    from sync.jobs import UpgradeOptions, run_upgrade
+    repo = _upstream_deletes_a_file_flagtree_edits(tmp_path, 2)
     run_upgrade(str(repo), old="v1", onto="v2", source_branch="fork", options=UpgradeOptions())
     result = CliRunner().invoke(cli, ["status", "--repo", str(repo), "--target", "sync/v2"])
     assert result.exit_code == 2 and "has no flagtree-upstream.toml at its tip" in result.output, result.output
@@ -129,20 +135,7 @@ def test_a_delete_modify_conflict_resolved_at_a_stop_stays_resolved(tmp_path: Pa
     """Seen by a trial user: at a stop, `git add` kept the file (the side the markers policy keeps too); the
     upgrade's report said resolved, status said open. The pick's commit has no conflict trailer: a person
     decided it."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    lines = "".join(f"line {n}\n" for n in range(20))
-    (repo / "a.py").write_text(lines)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "base")
-    git(repo, "tag", "v1")
-    git(repo, "rm", "-q", "a.py")
-    git(repo, "commit", "-qm", "upstream drops a.py")
-    git(repo, "tag", "v2")
-    git(repo, "checkout", "-q", "-b", "fork", "v1")
-    (repo / "a.py").write_text(lines + "flagtree\n")
-    git(repo, "commit", "-qam", "FlagTree edit")
+    repo = _upstream_deletes_a_file_flagtree_edits(tmp_path, 1)
     args = ["upgrade", "--repo", str(repo), "--from", "v1", "--onto", "v2", "--branch", "fork", "-q"]
     assert CliRunner().invoke(cli, [*args, "--on-conflict", "stop"]).exit_code == 4
     worktree = repo / ".git" / "flagtree-sync" / "worktree"
