@@ -114,6 +114,11 @@ def owning_backend(path: str, extra: tuple[re.Pattern[str], ...] = ()) -> str | 
     spec_file = parse_spec_file(path, extra)
     if spec_file is not None:
         return spec_file.backend
+    return third_party_owner(path)
+
+
+def third_party_owner(path: str) -> str | None:
+    """b for a file under third_party/<b>/ (whose build reads b's own copies first); None elsewhere."""
     match = _OWNED.match(path)
     return match["backend"] if match else None
 

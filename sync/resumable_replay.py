@@ -19,7 +19,7 @@ from .atomic import write_text_atomic
 from .errors import SyncError, UpgradeStopped
 from .faults import checkpoint
 from .pin import PIN_FILE, Pin, commit_pin, read_pin
-from .git import Commit, GitError, Oid, Repository, conflict_hunks, file_in_tree, tool_dir
+from .git import Commit, GitError, Oid, Repository, file_in_tree, holds_conflict, tool_dir
 from .git.diff import missing_blobs
 from .git.repo import (branch_exists, checked_out_branch, commit_of, commit_range, commits_only_on, current_branch,
                        delete_ref, has_object, has_ref, is_ancestor, open_repo, ref_conflict, resolve_commit,
@@ -544,8 +544,7 @@ def _take_resolution(repo: Repository, store: StateStore, state: UpgradeState) -
 def _holds_markers(repo: Repository, tree_id: str, path: str) -> bool:
     """Whether the file of the resolved tree still holds a conflict (a <<<<<<< ... >>>>>>> block)."""
     data = file_in_tree(repo, tree_id, path)  # None: deleted, a resolution
-    return data is not None and b"<<<<<<<" in data and b"\0" not in data \
-        and bool(conflict_hunks(data.decode("utf-8", errors="replace")))
+    return data is not None and holds_conflict(data)
 
 
 def _stop_again(store: StateStore, state: UpgradeState) -> None:

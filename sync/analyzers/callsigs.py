@@ -28,6 +28,7 @@ from posixpath import dirname, join, normpath
 from tree_sitter import Node
 
 from ..git import GitTree, changes_with_renames
+from ..layout import third_party_owner
 from ..cache import memoized
 from ..model import Finding
 from ..trees import read_text
@@ -157,13 +158,13 @@ def _own_copy(context: DriftContext, path: str, module_path: str) -> bool:
     """Whether a backend's file imports its backend's own copy of a trunk module: FlagTree's setup builds the
     triton package of backend b from third_party/<b>/python/ when b ships one, so `triton.x.y` is
     third_party/<b>/python/triton/x/y.py for b's files whenever that file exists."""
-    backend = _backend_dir(path)
+    backend = third_party_owner(path)
     return backend is not None and context.fork.exists(f"third_party/{backend}/{module_path}")
 
 
 def _own_include_root(path: str) -> str | None:
     """third_party/<b>/include for a file of backend b; None for trunk files."""
-    backend = _backend_dir(path)
+    backend = third_party_owner(path)
     return f"third_party/{backend}/include" if backend is not None else None
 
 
@@ -428,8 +429,7 @@ def _python_findings(context: DriftContext, path: str, lines: frozenset[int], bi
             callee = broken[call.target]
             if callee is not None and _fits(callee.before.params, call) and not _fits(callee.after.params, call):
                 callee.lines.append(call.line)
-        elif call.attribute in bindings and _visible(bindings[call.attribute], path):
-            chain = _visible(bindings[call.attribute], path)
+        elif call.attribute in bindings and (chain := _visible(bindings[call.attribute], path)):
             first = next((item for item in chain if not item.retyped), None)
             if first is None:
                 # Only types changed behind the binding: its C++ body is fixed where the value is built, and
@@ -483,14 +483,8 @@ def _visible(chain: list[Broken], path: str) -> list[Broken]:
     """The broken calls of a binding that a Python file can reach: a backend's Python runs with its own
     backend's bindings or trunk's (cambricon's semantic.py never calls a method iluvatar's ir.cc binds);
     trunk Python runs with any backend's."""
-    own = _backend_dir(path)
-    return chain if own is None else [item for item in chain if _backend_dir(item.call_path) in (None, own)]
-
-
-def _backend_dir(path: str) -> str | None:
-    """b for a file under third_party/<b>/; None for trunk files."""
-    parts = path.split("/")
-    return parts[1] if len(parts) > 2 and parts[0] == "third_party" else None
+    own = third_party_owner(path)
+    return chain if own is None else [item for item in chain if third_party_owner(item.call_path) in (None, own)]
 
 
 def _binding_spans(text: str) -> list[tuple[str, int, int]]:

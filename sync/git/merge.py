@@ -14,7 +14,7 @@ from pygit2.enums import FileMode, MergeFavor, MergeFileFlag
 from pygit2.errors import check_error
 from pygit2.ffi import C
 
-__all__ = ["ConflictHunk", "MergeFavor", "MergeOutcome", "conflict_hunks", "merge_blobs"]
+__all__ = ["ConflictHunk", "MergeFavor", "MergeOutcome", "conflict_hunks", "holds_conflict", "merge_blobs"]
 
 _MERGE_FILE_OPTIONS_VERSION = 1  # GIT_MERGE_FILE_OPTIONS_VERSION in libgit2
 _MARKERS = ("<<<<<<<", "|||||||", "=======", ">>>>>>>")
@@ -64,6 +64,11 @@ def merge_blobs(repo: pygit2.Repository, path: str, base: pygit2.Oid | None, our
         C.git_merge_file_result_free(result)
     found = conflict_hunks(data.decode("utf-8", errors="replace")) if hunks and not clean else ()
     return MergeOutcome(clean, data, found)
+
+
+def holds_conflict(data: bytes) -> bool:
+    """Whether a file's content still holds a whole conflict block (a binary file never does)."""
+    return b"<<<<<<<" in data and b"\0" not in data and bool(conflict_hunks(data.decode("utf-8", errors="replace")))
 
 
 def _marker(line: str) -> int | None:

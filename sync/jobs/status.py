@@ -20,7 +20,7 @@ from .. import __version__
 from ..drift import analyse_drift
 from ..errors import SyncError
 from ..git import Commit, GitTree, Repository, Tree, open_repo
-from ..git.merge import conflict_hunks
+from ..git.merge import holds_conflict
 from ..git.repo import current_branch, resolve_commit
 from ..git.store import scratch_repository
 from ..model import Conflict, Hunk, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
@@ -110,7 +110,7 @@ def _still_open(tip: GitTree, kept: GitTree | None, path: str, kind: str, record
     """recorded: the branch's commit of the pick that met the conflict; replay_end: the last replayed commit."""
     data = tip.read(path)
     if kind in ("content", "add/add"):
-        return data is not None and b"\0" not in data and bool(conflict_hunks(data.decode("utf-8", errors="replace")))
+        return data is not None and holds_conflict(data)
     # delete/modify: the markers policy kept the changed side without markers. Open while nobody touched it:
     # the pick recorded that side (a resolution at a stop would show there), and no one changed the file after
     # the replay (later picks may change it: that is the replay, not a resolution).
