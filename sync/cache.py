@@ -65,6 +65,17 @@ class FactCache:
         self.misses += 1
         return None
 
+    def holds(self, kind: str, version: int, key: str) -> bool:
+        """Whether an entry is stored (not read: an entry of the wrong shape still counts)."""
+        directory = self._directory((*CACHE_DIR, f"{kind}-v{version}", key[:2]), create=False)
+        if directory is None:
+            return False
+        try:
+            os.stat(f"{key[2:]}.json", dir_fd=directory, follow_symlinks=False)
+        except OSError:
+            return False
+        return True
+
     def put(self, kind: str, version: int, key: str, value: Any) -> None:
         directory = self._directory((*CACHE_DIR, f"{kind}-v{version}", key[:2]), create=True)
         if directory is None:
@@ -153,8 +164,17 @@ def memoized_by(kind: str, version: int, inputs: Iterable[str], compute: Callabl
     ran whether the value may be stored (not when it met an object missing from the store)."""
     if _active.get() is None:
         return compute()
-    key = hashlib.sha1("\0".join(inputs).encode("utf-8")).hexdigest()
-    return _through(kind, version, key, compute, encode, decode, keep)
+    return _through(kind, version, _key_of(inputs), compute, encode, decode, keep)
+
+
+def stored_by(kind: str, version: int, inputs: Iterable[str]) -> bool:
+    """Whether the active cache holds what memoized_by would store for these inputs."""
+    cache = _active.get()
+    return cache is not None and cache.holds(kind, version, _key_of(inputs))
+
+
+def _key_of(inputs: Iterable[str]) -> str:
+    return hashlib.sha1("\0".join(inputs).encode("utf-8")).hexdigest()
 
 
 def _through(kind: str, version: int, key: str, compute: Callable[[], T], encode: Callable[[T], Any],

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import re
+from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Protocol
+from typing import TYPE_CHECKING, Callable, ContextManager, Protocol
 
 from . import result_cache
 from .cache import FactCache, using
@@ -193,6 +194,12 @@ def analyse_drift(repo: Repository, rng: Range, target: Rev | None, backends: se
         return result
 
 
+def parsing_ahead(repo: Repository, rng: Range) -> ContextManager[None]:
+    """Begin the analysis's up-front parse in worker processes, for the caller to replay meanwhile."""
+    from .analyzers.ahead import parsing_ahead as begun
+    return begun(repo, rng)
+
+
 def _fork_owners(repo: Repository, rng: Range) -> "OwnerIndex":
     """The owner index the analysis builds (DriftContext.owners reads the fork tree only)."""
     from .analyzers.context import DriftContext
@@ -215,6 +222,12 @@ def _judged_presence(context: "DriftContext") -> dict[str, bool]:
 
 def _analyse(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev | None, backends: set[str] | None,
              symbols: bool, progress: Progress) -> tuple[DriftResult, "DriftContext"]:
+    with ExitStack() as ahead:  # a parse begun before the replay lives until the analysis takes it
+        return _analysed(repo, scratch, rng, target_rev, backends, symbols, progress, ahead)
+
+
+def _analysed(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev | None, backends: set[str] | None,
+              symbols: bool, progress: Progress, ahead: ExitStack) -> tuple[DriftResult, "DriftContext"]:
     from .analyzers.context import DriftContext
     from .analyzers.parallel import run_analyses
     from .analyzers.parsing import recording_skips
@@ -230,6 +243,8 @@ def _analyse(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev 
     if target_rev is None:
         progress.phase("replaying the delta in memory")
         try:
+            if symbols:  # the up-front parse's workers start now and parse while this process replays
+                ahead.enter_context(parsing_ahead(repo, rng))
             target = GitTree(scratch, replayed_tree(scratch, rng, repo), "target:in-memory")
         except GitError as exc:  # e.g. a blob missing from a partial clone
             early.append(Finding("target-unavailable", ".", f"the delta could not be replayed in memory ({exc}); "

@@ -378,8 +378,9 @@ def _check_replaceable(repo: Repository, branch: str) -> None:
 
 
 def run_upgrade(repo: Repository, params: UpgradeParams, force: bool, progress: Progress,
-                options: RunOptions | None = None) -> UpgradeResult:
-    """Start (or resume, when the same run is in progress) a replay; hold run_lock around it."""
+                options: RunOptions | None = None, on_start: Callable[[], object] = lambda: None) -> UpgradeResult:
+    """Start (or resume, when the same run is in progress) a replay; hold run_lock around it. on_start is
+    called once the run is accepted, before the first commit is replayed."""
     store = StateStore(repo)
     state = store.load()
     resumed = state is not None
@@ -396,6 +397,7 @@ def run_upgrade(repo: Repository, params: UpgradeParams, force: bool, progress: 
         commits = _check_new_run(repo, params, force)
         state = UpgradeState(params, commits, params.range.onto.oid, options=options or RunOptions())
         store.save(state)
+    on_start()
     return _drive(repo, store, state, progress, resumed)
 
 

@@ -45,12 +45,13 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
             signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a Ctrl-C held back is raised here
         yield pool
     except BaseException:
-        _terminate(pool)
+        stop_pool(pool)
         raise
     pool.shutdown(wait=True)
 
 
-def _terminate(pool: ProcessPoolExecutor) -> None:
+def stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Kill the pool's workers and cancel what they had left (instead of waiting for it)."""
     # ProcessPoolExecutor (3.11) has no public way to stop running workers: its process table it is.
     for process in list((getattr(pool, "_processes", None) or {}).values()):
         if process.is_alive():

@@ -26,7 +26,7 @@ def consumer_facts(text: str) -> dict[str, Any]:
     spans = cochange._python_spans(text)
     written, productions = keys._producers(text, set(_QUOTED.findall(text)) | {"key"})
     return {
-        "blob-facts": pyblobs._encoded_facts(text),
+        "blob-facts": pyblobs.encoded_facts(text),
         "function-table": None if table is None else [
             [name, f.line, [[p.name, p.kind, p.has_default] for p in f.params], _span(f), f.signature, f.body, f.source]
             for name, f in table.items()],

@@ -100,7 +100,7 @@ def test_the_forks_added_lines_come_from_the_cache_and_a_diff_that_missed_a_blob
     repo = pygit2.Repository(str(world.fork))
     trees = [GitTree.of_commit(repo, repo.revparse_single(rev).peel(pygit2.Commit).id, rev)
              for rev in (world.old_tag, world.fork_branch)]
-    delta.fork_added_lines.cache_clear()
+    delta.forget_fork_diffs()
     plain = delta.fork_added_lines(*trees)
     assert plain
     diffs: list[object] = []
@@ -109,10 +109,10 @@ def test_the_forks_added_lines_come_from_the_cache_and_a_diff_that_missed_a_blob
     real = delta.tree_added_lines
     monkeypatch.setattr(delta, "tree_added_lines", lambda *args: diffs.append(args) or real(*args))
     with using(FactCache(tmp_path / "git-dir")):
-        delta.fork_added_lines.cache_clear()
+        delta.forget_fork_diffs()
         assert delta.fork_added_lines(*trees) == plain and len(diffs) == 1
     with using(FactCache(tmp_path / "git-dir")):
-        delta.fork_added_lines.cache_clear()
+        delta.forget_fork_diffs()
         assert delta.fork_added_lines(*trees) == plain and len(diffs) == 1  # read back, not diffed again
 
     def unreadable(old, new, wanted, unread):  # noqa: ANN001, ANN202
@@ -120,7 +120,7 @@ def test_the_forks_added_lines_come_from_the_cache_and_a_diff_that_missed_a_blob
         return real(old, new, wanted)
     monkeypatch.setattr(delta, "tree_added_lines", unreadable)
     with using(FactCache(tmp_path / "other-git-dir")):
-        delta.fork_added_lines.cache_clear()
+        delta.forget_fork_diffs()
         delta.fork_added_lines(*trees)
     assert not list((tmp_path / "other-git-dir").rglob("*.json"))
-    delta.fork_added_lines.cache_clear()
+    delta.forget_fork_diffs()

@@ -11,7 +11,7 @@ from hypothesis import given, strategies as st
 
 from sync.analyzers import keys, pyblobs, pyfacts, pyfacts_cst, symbols
 from sync.analyzers.context import DriftContext
-from sync.analyzers.delta import fork_added_lines
+from sync.analyzers.delta import forget_fork_diffs
 from sync.analyzers.registry import ANALYZERS
 from sync.cache import FactCache, using
 from tests import test_callsigs, test_cochange, test_keystrings
@@ -45,7 +45,7 @@ def _world(tmp_path: Path) -> DriftContext:
 def _forget() -> None:
     """Drop every in-memory memo, so that a run computes or reads from the fact cache only."""
     pyblobs._memo.clear()
-    fork_added_lines.cache_clear()
+    forget_fork_diffs()
     for function in (pyfacts.parse_module_facts, pyfacts.function_table, pyfacts_cst._function_nodes, symbols.python_shape):
         function.cache_clear()
 
@@ -71,8 +71,8 @@ def test_same_findings_with_and_without_cache_and_workers(tmp_path: Path, monkey
     cold = _findings(context, cache())
     assert list((tmp_path / "git-dir").rglob("*.json"))
     parses: list[str] = []
-    real = pyblobs._encoded_facts
-    monkeypatch.setattr(pyblobs, "_encoded_facts", lambda text: parses.append(text) or real(text))
+    real = pyblobs.encoded_facts
+    monkeypatch.setattr(pyblobs, "encoded_facts", lambda text: parses.append(text) or real(text))
     warm = _findings(context, cache())
     assert parses == []  # the Python facts came from the cache: nothing parsed again
     monkeypatch.undo()
@@ -124,10 +124,10 @@ async def coroutine(first, second=2):
 
 def test_each_extractor_reads_only_nodes_it_names(monkeypatch: pytest.MonkeyPatch) -> None:
     """Giving collect only the node classes an extractor declares gives the facts of every node."""
-    filtered = pyblobs._encoded_facts(READER_TEXT)
+    filtered = pyblobs.encoded_facts(READER_TEXT)
     for name, extractor in list(pyblobs._EXTRACTORS.items()):
         assert extractor.reads is not None, name
         monkeypatch.setitem(pyblobs._EXTRACTORS, name, dataclasses.replace(extractor, reads=None))
-    unfiltered = pyblobs._encoded_facts(READER_TEXT)
+    unfiltered = pyblobs.encoded_facts(READER_TEXT)
     assert filtered == unfiltered
     assert all(filtered[name] for name in ("calls", "key-reads", "own-names"))

@@ -14,7 +14,8 @@ from ..git import GitTree, Oid, Repository, as_oid, has_object, renames
 from ..trees import read_text
 from .backends import BackendExports, backend_exports
 from .callsites import TrunkHooks, index_trunk_hooks
-from .delta import PY, fork_added_lines
+from .ahead import settle
+from .delta import fork_python_texts
 from .pyblobs import prefetch
 from .owners import OwnerIndex
 from .roles import Classified, classified_files
@@ -148,7 +149,7 @@ class DriftContext:
     def prefetch_fork_python(self) -> None:
         """Parse, once and across cores, the fork's Python files with FlagTree-added lines: the files the
         call-signature and key-string analyses read (their facts then come from memory or the cache)."""
-        texts = [text for path in fork_added_lines(self.upstream_old, self.fork) if path.endswith(PY)
-                 for text in [read_text(self.fork, path)] if text is not None]
+        settle()  # what the workers begun before the replay found (analyzers/ahead.py)
+        texts = fork_python_texts(self.upstream_old, self.fork)
         self.prefetched_bytes = sum(map(len, texts))
         prefetch(texts)

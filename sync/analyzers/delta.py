@@ -10,9 +10,10 @@ from typing import Callable
 
 from unidiff import PatchSet
 
-from ..cache import memoized_by
-from ..git import GitTree
+from ..cache import memoized_by, stored_by
+from ..git import GitTree, Oid
 from ..git import added_lines as tree_added_lines
+from ..trees import read_text
 
 PY = (".py",)
 CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
@@ -24,17 +25,70 @@ def is_cmake(path: str) -> bool:
     return path.rsplit("/", 1)[-1] in CMAKE_NAMES or path.endswith(".cmake")
 
 
-@lru_cache(maxsize=4)  # every analyzer of one run asks with the same two tree objects
+_FORK_ADDED = ("fork-added-lines", 2)  # kind and version in the fact cache
+
+
+def fork_diff_stored(old_tree: Oid, fork_tree: Oid) -> bool:
+    """Whether the active fact cache holds fork_added_lines of these two trees (a run has diffed them)."""
+    return stored_by(*_FORK_ADDED, [str(old_tree), str(fork_tree)])
+
+
+# (repository, old tree id, fork tree id) -> the diff: every analyzer of a run asks, and so may the parse
+# begun before the replay (with tree objects of its own)
+_added_memo: dict[tuple[str, Oid, Oid], dict[str, frozenset[int]]] = {}
+_MEMO_PAIRS = 4
+
+
+def fork_python_texts(old: GitTree, fork: GitTree) -> list[str]:
+    """The fork's Python files with FlagTree-added lines: what the analyses on request read most."""
+    return [text for path in fork_added_lines(old, fork) if path.endswith(PY)
+            for text in [read_text(fork, path)] if text is not None]
+
+
+def forget_fork_diffs() -> None:
+    """Drop the diffs kept in memory (tests that count what a run computes)."""
+    _added_memo.clear()
+
+
 def fork_added_lines(old: GitTree, fork: GitTree) -> dict[str, frozenset[int]]:
     """FlagTree's added lines (fork-side numbers) per code, TableGen or CMake file, from one tree diff; through
-    the fact cache, keyed by the two trees' ids (a diff that could not read some blob is not stored)."""
-    wanted = lambda path: path.endswith(PY + CPP + TD) or is_cmake(path)
+    the fact cache, keyed by the two trees' ids (a diff that could not read some blob is not kept)."""
+    key = (old.repo.path, old.tree.id, fork.tree.id)
+    if key in _added_memo:
+        return _added_memo[key]
     unread: list[str] = []
-    diffed = lambda: {path: frozenset(lines) for path, lines in tree_added_lines(old, fork, wanted, unread).items()}
-    return memoized_by("fork-added-lines", 2, [str(old.tree.id), str(fork.tree.id)], diffed,
-                       encode=lambda found: {path: sorted(lines) for path, lines in found.items()},
-                       decode=lambda stored: {str(path): frozenset(map(int, lines)) for path, lines in stored.items()},
-                       keep=lambda: not unread)
+    added = memoized_by(*_FORK_ADDED, [str(old.tree.id), str(fork.tree.id)],
+                        lambda: fork_diff(old, fork, unread), _encode_added, _decode_added, keep=lambda: not unread)
+    if not unread:
+        _remember(key, added)
+    return added
+
+
+def fork_diff(old: GitTree, fork: GitTree, unread: list[str]) -> dict[str, frozenset[int]]:
+    """fork_added_lines without the caches; the paths whose blobs could not be read go to unread."""
+    wanted = lambda path: path.endswith(PY + CPP + TD) or is_cmake(path)
+    return {path: frozenset(lines) for path, lines in tree_added_lines(old, fork, wanted, unread).items()}
+
+
+def adopt_fork_diff(repo_path: str, old_tree: Oid, fork_tree: Oid, added: dict[str, frozenset[int]]) -> None:
+    """fork_diff of these trees, made in another process (the parse begun before the replay): kept, and
+    stored in the active fact cache, as if fork_added_lines had made it here."""
+    memoized_by(*_FORK_ADDED, [str(old_tree), str(fork_tree)], lambda: added, _encode_added, _decode_added)
+    _remember((repo_path, old_tree, fork_tree), added)
+
+
+def _remember(key: tuple[str, Oid, Oid], added: dict[str, frozenset[int]]) -> None:
+    if len(_added_memo) >= _MEMO_PAIRS:
+        del _added_memo[next(iter(_added_memo))]
+    _added_memo[key] = added
+
+
+def _encode_added(added: dict[str, frozenset[int]]) -> dict[str, list[int]]:
+    return {path: sorted(lines) for path, lines in added.items()}
+
+
+def _decode_added(stored: dict) -> dict[str, frozenset[int]]:
+    return {str(path): frozenset(map(int, lines)) for path, lines in stored.items()}
 
 
 @lru_cache(maxsize=128)  # many findings carry the same function's diff (one per call site)

@@ -10,7 +10,8 @@ Facts are kept in memory by content id for the run and, when a fact cache is act
 entry per blob holding every extractor's fact (keyed by blob id and the extractors' names and versions), so
 a second run parses nothing and a first one writes one file per blob. prefetch() computes the facts of many
 blobs up front, across processes when the texts are large enough for that to pay (a fork costs tens of
-milliseconds; parsing 5 MB of Python costs seconds).
+milliseconds; parsing 5 MB of Python costs seconds). adopt() takes facts computed by encoded_facts in
+another process (the parse begun before the replay, analyzers/ahead.py).
 Results never depend on the path taken: the same extractors run on the same text.
 """
 from __future__ import annotations
@@ -76,7 +77,7 @@ def python_fact(name: str, text: str) -> Any:
     key = content_id(text)
     facts = _lookup(key)
     if facts is None:
-        facts = _store(key, _encoded_facts(text))
+        facts = _store(key, encoded_facts(text))
     return facts[name]
 
 
@@ -92,13 +93,25 @@ def prefetch(texts: Iterable[str]) -> None:
     workers = min(jobs(), len(missing))
     if workers < 2 or sum(map(len, missing.values())) < PARALLEL_BYTES:
         for key, text in missing.items():
-            _store(key, _encoded_facts(text))
+            _store(key, encoded_facts(text))
         return
     # Largest first, so that no worker is left with one big file at the end.
     ordered = sorted(missing.items(), key=lambda item: -len(item[1]))
     with worker_pool(workers) as pool:
-        for (key, _), facts in zip(ordered, pool.map(_encoded_facts, [text for _, text in ordered])):
+        for (key, _), facts in zip(ordered, pool.map(encoded_facts, [text for _, text in ordered])):
             _store(key, facts)
+
+
+def known(text: str) -> bool:
+    """Whether the facts of text are in memory or in the active fact cache."""
+    return _lookup(content_id(text)) is not None
+
+
+def adopt(found: Iterable[tuple[str, dict[str, Any]]]) -> None:
+    """Facts of texts by content id, as encoded_facts gave them in another process: kept as if parsed here."""
+    for key, encoded in found:
+        if key not in _memo:
+            _store(key, encoded)
 
 
 def _lookup(key: str) -> dict[str, Any] | None:
@@ -119,8 +132,8 @@ def _lookup(key: str) -> dict[str, Any] | None:
     return facts
 
 
-def _encoded_facts(text: str) -> dict[str, Any]:
-    """Every registered fact of one text, encoded (runs in a worker process too)."""
+def encoded_facts(text: str) -> dict[str, Any]:
+    """Every registered fact of one text, encoded (runs in worker processes too)."""
     def facts_of(trees: Iterator[ast.Module]) -> dict[str, Any]:
         parts: dict[str, list[list[list[Any]]]] = {name: [] for name in _EXTRACTORS}
         for tree in trees:

@@ -6,12 +6,13 @@ killed while reporting resumes into the report.
 from __future__ import annotations
 
 import os
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
 from .. import __version__
-from ..drift import analyse_drift
+from ..drift import analyse_drift, parsing_ahead
 from ..errors import SyncError
 from ..gcpolicy import job
 from ..gate import run_gate
@@ -70,9 +71,10 @@ def run_upgrade(repo_path: str, old: str | None, onto: str, source_branch: str |
     if options.out is not None:
         check_out(repo, options.out)
     try:
-        with engine.run_lock(repo):
-            result = engine.run_upgrade(repo, params, options.force, _replay_progress(progress),
-                                        _stored(options))
+        with engine.run_lock(repo), ExitStack() as ahead:
+            # the analysis's first parse runs in worker processes while this one replays
+            result = engine.run_upgrade(repo, params, options.force, _replay_progress(progress), _stored(options),
+                                        on_start=lambda: ahead.enter_context(parsing_ahead(repo, params.range)))
             return _finish(repo_path, result, options, progress)
     finally:
         progress.close()

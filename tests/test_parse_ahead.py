@@ -1,0 +1,128 @@
+"""The analysis's first parse, begun in worker processes before the replay (sync/analyzers/ahead.py): the
+same findings as a run without it, begun only on a first run, and never left running."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from sync import drift
+from sync.analyzers import ahead, pyblobs
+from sync.analyzers.delta import forget_fork_diffs
+from sync.cache import FactCache, using
+from sync.demo.world import World
+from sync.git import open_repo
+from sync.jobs import UpgradeOptions, run_upgrade
+from sync.jobs.revs import resolve_range
+from sync.replay import Replayer
+
+
+@pytest.fixture
+def adopted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The content ids whose facts the caller took from the workers."""
+    taken: list[str] = []
+    real = ahead.adopt
+    monkeypatch.setattr(ahead, "adopt", lambda found: real(taken.append(key) or (key, facts) for key, facts in found))
+    return taken
+
+
+@pytest.fixture
+def workers_pay(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two cores, and the demo's few kilobytes of Python worth workers (a real fork has megabytes)."""
+    monkeypatch.setenv("FLAGTREE_SYNC_JOBS", "2")
+    monkeypatch.setattr(pyblobs, "PARALLEL_BYTES", 0)
+
+
+def _forget() -> None:
+    pyblobs._memo.clear()
+    forget_fork_diffs()
+
+
+def _drift_findings(world: World) -> str:
+    _forget()
+    repo = open_repo(world.fork)
+    result = drift.analyse_drift(repo, resolve_range(repo, world.old_tag, world.new_tag, world.fork_branch), None,
+                                 symbols=True)
+    return json.dumps([dataclasses.asdict(finding) for finding in result.findings], sort_keys=True, default=str)
+
+
+def test_drift_with_the_parse_begun_early_finds_what_it_finds_without(
+        world: World, workers_pay: None, adopted: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLAGTREE_SYNC_CACHE", "off")  # every run a first run
+    early = _drift_findings(world)
+    assert adopted, "the workers parsed the fork's Python and the analysis took it"
+    monkeypatch.setenv("FLAGTREE_SYNC_JOBS", "1")  # one core: nothing is begun early
+    adopted.clear()
+    assert _drift_findings(world) == early and not adopted
+    assert json.loads(early), "the demo's drift has findings to compare"
+
+
+def test_upgrade_begins_the_parse_before_its_replay(
+        world: World, workers_pay: None, adopted: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLAGTREE_SYNC_CACHE", "off")
+    _forget()
+    begun_while_replaying = []
+    real_pick = Replayer.pick_tree
+    monkeypatch.setattr(Replayer, "pick_tree", lambda self, *args: begun_while_replaying.append(
+        ahead._begun is not None) or real_pick(self, *args))
+    first = run_upgrade(str(world.fork), world.old_tag, world.new_tag, world.fork_branch,
+                        UpgradeOptions(target_branch="sync/early"))
+    assert begun_while_replaying and all(begun_while_replaying)
+    assert adopted and ahead._begun is None
+    monkeypatch.setenv("FLAGTREE_SYNC_JOBS", "1")
+    _forget()
+    second = run_upgrade(str(world.fork), world.old_tag, world.new_tag, world.fork_branch,
+                         UpgradeOptions(target_branch="sync/serial"))
+    assert [f.to_json() for f in first.findings] == [f.to_json() for f in second.findings]
+
+
+def test_a_run_that_diffed_these_trees_before_begins_nothing(world: World, workers_pay: None,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLAGTREE_SYNC_CACHE", "on")
+    repo = open_repo(world.fork)
+    rng = resolve_range(repo, world.old_tag, world.new_tag, world.fork_branch)
+    assert ahead._python_to_parse(repo, rng), "a first run parses the fork's Python early"
+    _drift_findings(world)  # stores the diff and the facts
+    assert ahead._python_to_parse(repo, rng) == []
+
+
+def test_leaving_without_taking_stops_the_workers(world: World, workers_pay: None,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLAGTREE_SYNC_CACHE", "off")
+    repo = open_repo(world.fork)
+    rng = resolve_range(repo, world.old_tag, world.new_tag, world.fork_branch)
+    with ahead.parsing_ahead(repo, rng):
+        begun = ahead._begun
+        assert begun is not None
+        processes = list(begun.pool._processes.values())  # type: ignore[union-attr]
+    assert ahead._begun is None
+    for process in processes:
+        process.join(timeout=10)
+        assert not process.is_alive()
+
+
+def test_a_forked_process_never_waits_on_its_parents_workers(world: World, workers_pay: None,
+                                                            adopted: list[str],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLAGTREE_SYNC_CACHE", "off")
+    repo = open_repo(world.fork)
+    rng = resolve_range(repo, world.old_tag, world.new_tag, world.fork_branch)
+    with ahead.parsing_ahead(repo, rng):
+        assert ahead._begun is not None
+        monkeypatch.setattr(ahead._begun, "owner", os.getpid() + 1)  # what a worker forked later sees
+        ahead.settle()
+        assert not adopted and ahead._begun is None
+
+
+def test_known_facts_are_those_in_memory_or_the_cache(tmp_path: Path) -> None:
+    text = "def f(x):\n    return x\n"
+    (tmp_path / "git").mkdir()
+    with using(FactCache(tmp_path / "git")):
+        pyblobs.python_fact("calls", text)  # parsed and stored
+        pyblobs._memo.clear()
+        assert pyblobs.known(text)
+    with using(FactCache(tmp_path / "git")):
+        assert not pyblobs.known("def g():\n    pass\n")
