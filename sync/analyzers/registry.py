@@ -32,7 +32,7 @@ class Analyzer:
 def backends_without_spec(context: DriftContext) -> list[Finding]:
     known = set(context.owners.backends)
     return [Finding("backend-without-spec", f"third_party/{backend}/backend", "backend has no spec/ tree: "
-                    "nothing to drift", backend=backend)
+                    "no overlay, spec function or C++ guard of it to drift", backend=backend)
             for backend in third_party_backends(context.fork)
             if backend not in known and (not context.filtered or backend in context.backends)]
 
