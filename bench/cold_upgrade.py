@@ -15,6 +15,7 @@ than wall time when other processes share the cores):
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import shutil
 import subprocess
@@ -50,7 +51,9 @@ def main() -> int:
             _time_phases(start)
         cpu = cpu_seconds()
         upgrade_real.full_upgrade(clone, work / "report", "bench/sync-cold")
-        print(f"{code}: cold upgrade {time.perf_counter() - start:.2f} s wall, {cpu_seconds() - cpu:.2f} s CPU")
+        jobs = os.environ.get("FLAGTREE_SYNC_JOBS")  # so that a pasted line says which setting it ran under
+        label = f"FLAGTREE_SYNC_JOBS={jobs} {code}" if jobs else str(code)
+        print(f"{label}: cold upgrade {time.perf_counter() - start:.2f} s wall, {cpu_seconds() - cpu:.2f} s CPU")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
@@ -58,7 +61,6 @@ def main() -> int:
 
 def _time_phases(origin: float) -> None:
     """Wrap the replay, the up-front parse and each analysis (also in worker processes) to print their spans."""
-    import os
     from sync import resumable_replay
     from sync.analyzers import context, parallel, registry
 
