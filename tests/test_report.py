@@ -177,3 +177,15 @@ def test_a_finding_is_one_line_even_when_it_quotes_code_over_several() -> None:
     """Text output is one line a finding: a signature quoted across lines is joined."""
     finding = Finding("call-signature", "a.py", "its parameters changed: (a, b) -> (a: int,\n           b: str)\r\n end")
     assert finding.message == "its parameters changed: (a, b) -> (a: int, b: str) end"
+
+
+def test_a_findings_diff_stays_one_code_block_inside_its_list_item() -> None:
+    """A multi-line diff under a finding (a list item) renders as one code block holding every line."""
+    diff = "diff --git a/t.py b/t.py\nindex 1..2 100644\n--- a/t.py\n+++ b/t.py\n@@ -1,2 +1,2 @@\n-old()\n+new()\n # kept\n"
+    report = build_report(Range(Rev("v3.5.0", A), Rev("v3.6.0", B), Rev("main", C)), ["alpha"],
+                          [Finding("overlay-auto-mergeable", "third_party/alpha/backend/spec/triton/t.py", "clean merge",
+                                   backend="alpha", related_path="python/triton/t.py", diff=diff)],
+                          (), None, drift=DriftInfo("(replayed in memory)"))
+    page = render_group(report, next(group for group in report.groups if group.name == "alpha"))
+    blocks = [token.content for token in MarkdownIt("commonmark").parse(page) if token.type == "fence"]
+    assert blocks == [diff]

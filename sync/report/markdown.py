@@ -32,9 +32,11 @@ def code(value: str) -> str:
 
 
 def fence(value: str, language: str = "") -> list[str]:
+    """A fenced code block, a line each, so that a caller can indent every line (inside a list item a line left
+    at column 0 would end the block)."""
     longest = max((len(run) for run in re.findall(r"^\s*(`{3,})", value, re.MULTILINE)), default=0)
     ticks = "`" * max(3, longest + 1)
-    return [f"{ticks}{language}", value.rstrip("\n"), ticks]
+    return [f"{ticks}{language}", *value.rstrip("\n").split("\n"), ticks]
 
 
 def range_line(report: Report, literal: Callable[[str], str] = code) -> str:
