@@ -174,8 +174,10 @@ CATALOGUE: tuple[Kind, ...] = (
        "adapt experimental/tle through its generic interface instead", "FT004"),
     _k("overlay-identical", "policy", "error", "an overlay identical to its trunk file",
        "delete the overlay: trunk already has this file", "FT005"),
-    _k("overlay-contained", "policy", "error", "an overlay whose every statement is in its trunk file",
-       "delete the overlay: trunk contains every statement of it", "FT006"),
+    _k("overlay-contained", "policy", "error", "an overlay wholly contained in its trunk file (every statement is "
+       "in it, or it is trunk with lines deleted)",
+       "the overlay only leaves trunk code out for this backend: put that code behind a spec hook in trunk "
+       "(spec/spec_func) and delete the overlay; deleting it alone brings the code back", "FT006"),
     _k("overlay-init-unused", "policy", "warning", "an overlay __init__.py, which is never loaded",
        "delete it: a package's __init__.py always comes from trunk", "FT007"),
     _k("spec-before-imports", "policy", "error", "spec(...) runs before the last import of an __init__.py",

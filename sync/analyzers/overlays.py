@@ -11,7 +11,7 @@ from ..git import ConflictHunk, GitTree, Oid, Repository, blob_diff, merge_blobs
 from ..trees import read_text
 from .context import DriftContext
 from .roles import OVERLAY, WHOLE_FILE_ROLES, Classified, contained_in
-from .pyfacts import parse_module_facts
+from .pyfacts import normalized_statements, parse_module_facts
 
 
 @dataclass(frozen=True)
@@ -91,13 +91,20 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
                        diff=diff, renamed_to=new_path)
     theirs_id = new.blob_id(trunk_path)
     ours_text, new_text = read_text(overlay_tree, spec_file.path) or "", read_text(new, trunk_path) or ""
-    if ours_text == new_text:
-        return finding("overlay-redundant", f"identical to {trunk_path} at the new tag",
+    # Deleting the overlay loads the trunk FlagTree ships (the upgraded branch's), not upstream's: "redundant"
+    # holds only against that. An overlay equal to upstream's file where FlagTree's trunk differs keeps the
+    # backend off FlagTree's own trunk lines on purpose.
+    shipped_text, where = _shipped_trunk(context, trunk_path, new_text)
+    if ours_text == shipped_text:
+        return finding("overlay-redundant", f"identical to {trunk_path} {where}",
                        "delete the overlay: trunk now does the same")
-    how = contained_in(ours_text, new_text) if spec_file.is_python else None
-    if how is not None:
-        return finding("overlay-redundant", f"{how} {trunk_path} at the new tag",
+    how = contained_in(ours_text, shipped_text) if spec_file.is_python else None
+    if how is not None and not _leaves_out_flagtree_statements(ours_text, shipped_text, new_text):
+        return finding("overlay-redundant", f"{how} {trunk_path} {where}",
                        "delete the overlay: trunk now contains it")
+    if ours_text == new_text:
+        return finding("overlay-in-sync", f"identical to {trunk_path} at the new tag, where the upgraded trunk has "
+                       "FlagTree's own changes: the overlay keeps this backend off them (deleting it would not)", "")
     if base_id == theirs_id:
         return finding("overlay-in-sync", "trunk counterpart unchanged since the overlay's base", "")
     diff, summary = upstream_diff(repo, base_id, theirs_id, trunk_path, trunk_path)
@@ -113,6 +120,26 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
     return finding("overlay-conflicting", f"{summary}; the 3-way merge conflicts in "
                    f"{len(outcome.hunks)} hunk(s)", "merge by hand: the hunks below show both sides",
                    diff=diff, hunks=[_upgrade_convention(hunk) for hunk in outcome.hunks])
+
+
+def _shipped_trunk(context: DriftContext, trunk_path: str, new_text: str) -> tuple[str, str]:
+    """The trunk file that loads in the overlay's place, and where it was read: the upgraded branch's when
+    there is one (FlagTree's trunk changes included), else upstream's at the new tag."""
+    shipped = read_text(context.target, trunk_path) if context.target is not None else None
+    if shipped is None or shipped == new_text:
+        return new_text, "at the new tag"
+    return shipped, "on the upgraded branch"
+
+
+def _leaves_out_flagtree_statements(ours_text: str, shipped_text: str, new_text: str) -> bool:
+    """Whether the overlay lacks a module-level statement FlagTree's trunk has over upstream's file: trunk
+    "containing" the overlay then means FlagTree's own code, which deleting the overlay would turn on."""
+    if shipped_text == new_text:
+        return False
+    mine, shipped, upstream = (normalized_statements(text) for text in (ours_text, shipped_text, new_text))
+    if mine is None or shipped is None or upstream is None:
+        return True  # cannot tell: never advise a deletion on a guess
+    return not shipped - upstream <= mine
 
 
 def backend_tree(context: DriftContext) -> GitTree:
