@@ -556,9 +556,40 @@ def _stop_again(store: StateStore, state: UpgradeState) -> None:
     store.save(state)
 
 
-def abort_upgrade(repo_path: str) -> tuple[bool, Path | None]:
-    """Whether there was a run to forget, and the stop worktree when it was kept for files of the user's."""
+@dataclass
+class Aborted:
+    had_state: bool  # whether there was a run to forget
+    kept_worktree: Path | None  # the stop worktree, kept for files of the user's
+    deleted_branch: str | None  # the target branch this run had made, deleted with it
+
+
+def abort_upgrade(repo_path: str) -> Aborted:
+    """Forget the run in progress. A run interrupted after its replay has made its target branch already: that
+    branch goes too, when it still holds exactly what the run made (nothing anyone else made is lost)."""
     repo = open_repo(repo_path)
     store = StateStore(repo)
     had_state = store.file.exists() or has_ref(repo, WIP_REF)
-    return had_state, store.clear()
+    branch = _branch_made_by(repo, store) if had_state else None
+    if branch is not None:
+        _delete_ref(repo, f"refs/heads/{branch}")
+    return Aborted(had_state, store.clear(), branch)
+
+
+def _branch_made_by(repo: Repository, store: StateStore) -> str | None:
+    """The run's target branch when the run made its tip (the replayed head, or the pin commit on it), no
+    worktree has it checked out, and deleting it loses no commit but the tool's own; else None."""
+    try:
+        branch = json.loads(store.file.read_text(encoding="utf-8"))["params"]["target_branch"]
+        replayed = repo.references[WIP_REF].target
+    except (OSError, ValueError, KeyError, TypeError):  # no or unreadable state: nothing to judge by
+        return None
+    ref = f"refs/heads/{branch}" if isinstance(branch, str) else ""
+    if not ref or not has_ref(repo, ref) or ref in branches_in_worktrees(repo):
+        return None
+    tip = commit_of(repo, repo.references[ref].target)
+    pinned = tip.parent_ids == [replayed] and made_by_tool(repo, tip)
+    if tip.id != replayed and not pinned:
+        return None
+    if any(not made_by_tool(repo, commit) for commit in commits_only_on(repo, ref, "refs/flagtree-sync/")):
+        return None
+    return branch

@@ -90,3 +90,27 @@ def test_torn_journal_line_is_dropped_and_that_commit_redone(tmp_path: Path, ref
     assert upgrade_process(world.fork, out).returncode == 1
     assert git(world.fork, "rev-parse", "sync/v3.6.0").strip() == reference[0]
     assert stable(json.loads((out / "report.json").read_text())) == stable(reference[1])
+
+
+def test_abort_after_a_kill_in_the_report_leaves_the_repository_as_it_was(tmp_path: Path) -> None:
+    """The branch is made before the report: --abort deletes it with the state, and a rerun starts afresh."""
+    world = build_world(tmp_path / "world")
+    before = snapshot(world.fork)
+    assert upgrade_process(world.fork, world.root / "report", "report").returncode == EXIT_STATUS
+    assert "refs/heads/sync/v3.6.0" in git(world.fork, "for-each-ref")
+    aborted = CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--abort"])
+    assert aborted.exit_code == 0 and "branch sync/v3.6.0 it had made deleted" in aborted.output
+    assert snapshot(world.fork) == before
+    assert upgrade_process(world.fork, world.root / "report").returncode == 1  # no "branch already exists"
+
+
+def test_abort_keeps_a_branch_that_holds_commits_of_someone_else(tmp_path: Path) -> None:
+    world = build_world(tmp_path / "world")
+    assert upgrade_process(world.fork, world.root / "report", "report").returncode == EXIT_STATUS
+    git(world.fork, "worktree", "add", "-q", str(tmp_path / "wt"), "sync/v3.6.0")
+    git(tmp_path / "wt", "-c", "user.name=u", "-c", "user.email=u@e", "commit", "-q", "--allow-empty", "-m", "mine")
+    git(world.fork, "worktree", "remove", str(tmp_path / "wt"))
+    mine = git(world.fork, "rev-parse", "sync/v3.6.0").strip()
+    aborted = CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--abort"])
+    assert aborted.exit_code == 0 and "deleted" not in aborted.output
+    assert git(world.fork, "rev-parse", "sync/v3.6.0").strip() == mine

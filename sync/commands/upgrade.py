@@ -46,10 +46,12 @@ def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, sourc
     if not do_continue and not do_abort and not exec_command and (exec_at or exec_timeout is not None):
         raise SyncError("--exec-at and --exec-timeout set the test gate: pass --exec CMD too")
     if do_abort:
-        had, kept = abort_upgrade(repo_path)
-        click.echo("upgrade aborted; state removed" if had else "no upgrade in progress", err=True)
-        if kept is not None:
-            click.echo(kept_worktree_notice(kept), err=True)
+        aborted = abort_upgrade(repo_path)
+        deleted = f"; branch {aborted.deleted_branch} it had made deleted" if aborted.deleted_branch else ""
+        click.echo(f"upgrade aborted; state removed{deleted}" if aborted.had_state else "no upgrade in progress",
+                   err=True)
+        if aborted.kept_worktree is not None:
+            click.echo(kept_worktree_notice(aborted.kept_worktree), err=True)
         return 0
     progress = TerminalProgress(quiet or as_json)
     if do_continue:

@@ -184,7 +184,7 @@ def _main_checkout(repo_path: str) -> str:
     return str(where)
 
 
-def abort_upgrade(repo_path: str) -> tuple[bool, Path | None]:
+def abort_upgrade(repo_path: str) -> engine.Aborted:
     repo_path = _main_checkout(repo_path)
     with engine.run_lock(open_repo(repo_path)):  # never pull the state from under a running upgrade
         return engine.abort_upgrade(repo_path)
