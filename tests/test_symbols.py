@@ -129,3 +129,73 @@ def test_a_large_module_is_tokenized_only_around_the_lines_asked_about(monkeypat
     tokenized.clear()
     assert whole({15}) == {"name_only": 15}
     assert tokenized == ["name_only\n(called_by_the_next_line)\n"]
+
+
+def _drift_world(tmp_path: Path, old_files: dict[str, str], new_files: dict[str, str],
+                 fork_files: dict[str, str]) -> dict[str, set[str]]:
+    """symbol drift's findings on a history old -> new (upstream) and old -> fork: path -> its symbols."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    old = commit(tmp_path, old_files, "old")
+    fork = commit(tmp_path, fork_files, "flagtree")
+    subprocess.run(["git", "-C", str(tmp_path), "checkout", "-q", old], check=True)
+    new = commit(tmp_path, new_files, "new")
+    repo = pygit2.Repository(str(tmp_path))
+    trees = [GitTree(repo, repo[sha].tree, label) for sha, label in ((old, "old"), (new, "new"), (fork, "fork"))]
+    return {f.path: set(f.details["symbols"])
+            for f in symbol_findings(repo, *trees, lambda path: ["shared-trunk"])}
+
+
+# Upstream drops a struct field `loads` and a local of that name from a .cpp, and the Python
+# function `parse_loads` (moving nothing): Python reaches C++ only through bindings.
+LOADS_CPP_OLD = ("struct PipelinedLoadGroup {\n  SmallVector<PipelinedLoad> loads;\n  Value readyBars;\n};\n"
+                 "void lower() {\n  SmallVector<PipelinedLoad> loads;\n  use(loads);\n}\n")
+LOADS_CPP_NEW = "struct PipelinedLoadGroup {\n  Value readyBars;\n};\nvoid lower() {\n  use(nothing);\n}\n"
+LOADS_OLD = {"lib/Transforms/LoadMMASpecialization.cpp": LOADS_CPP_OLD,
+             "python/triton/runtime/cache.py": "def parse_loads(text):\n    return text\n\n\ndef kept(x):\n    return x\n"}
+LOADS_NEW = {"lib/Transforms/LoadMMASpecialization.cpp": LOADS_CPP_NEW,
+             "python/triton/runtime/cache.py": "def kept(x):\n    return x\n"}
+
+
+def test_python_lines_do_not_match_names_upstream_removed_only_from_cpp(tmp_path: Path) -> None:
+    """`json.loads` on a FlagTree Python line is not the C++ field `loads` upstream removed (issue: the ascend
+    compiler.py and runtime/jit.py findings); a C++ line using it still is, and Python's own removals still count."""
+    findings = _drift_world(tmp_path, LOADS_OLD, LOADS_NEW, {
+        "python/triton/spec/ascend/compiler.py": "import json\n\n\ndef metadata(path):\n"
+                                                 "    return json.loads(open(path).read())\n",
+        "python/triton/runtime/jit.py": "import json\nfrom triton.runtime.cache import parse_loads\n\n\n"
+                                        "def load(text):\n    return json.loads(parse_loads(text))\n",
+        "lib/Flag.cpp": "int f(PipelinedLoadGroup g) { return g.loads.size(); }\n",
+    })
+    assert "python/triton/spec/ascend/compiler.py" not in findings
+    assert findings["python/triton/runtime/jit.py"] == {"parse_loads:removed:python/triton/runtime/cache.py"}
+    assert findings["lib/Flag.cpp"] == {"loads:removed:lib/Transforms/LoadMMASpecialization.cpp"}
+
+
+def test_a_name_removed_from_cpp_and_python_matches_each_language_its_own(tmp_path: Path) -> None:
+    """`loads` goes from a .cpp (found first) and from a Python module: a Python line is told about the Python
+    removal, a C++ line as before about the first one found. `pipelineDepth` goes from the Python module while a
+    changed .cpp still declares it: moved for C++ lines as before, removed for Python lines."""
+    old = {**LOADS_OLD,
+           "lib/Other.cpp": "struct Keeper {\n  int pipelineDepth;\n};\nint twice = pipelineDepth;\n",
+           "python/triton/runtime/cache.py": "def loads(text):\n    return text\n\n\npipelineDepth = 3\n"}
+    new = {**LOADS_NEW, "lib/Other.cpp": "struct Keeper {\n  int pipelineDepth;\n};\n",
+           "python/triton/runtime/cache.py": "def kept(x):\n    return x\n"}
+    findings = _drift_world(tmp_path, old, new, {
+        "python/triton/runtime/jit.py": "from triton.runtime.cache import loads, pipelineDepth\n\n\n"
+                                        "def load(text):\n    return loads(text)\n",
+        "lib/Flag.cpp": "int f(PipelinedLoadGroup g, Keeper k) { return g.loads.size() + k.pipelineDepth; }\n",
+    })
+    assert findings["python/triton/runtime/jit.py"] == {"loads:removed:python/triton/runtime/cache.py",
+                                                        "pipelineDepth:removed:python/triton/runtime/cache.py"}
+    assert findings["lib/Flag.cpp"] == {"loads:removed:lib/Transforms/LoadMMASpecialization.cpp"}
+
+
+def test_cpp_declarations_inside_function_bodies_are_local() -> None:
+    """No other file can name what a function body declares: a local struct's field, or a local that
+    tree-sitter reads as a function declaration (`SmallVector<Value> operands(a, b);`, the most vexing parse)."""
+    text = ("struct S {\n  int fieldA;\n  void method() { Foo inner(x); }\n};\nint declared(int p);\n"
+            "void f() {\n  SmallVector<Value> operands(a, b);\n  struct L { int localField; };\n  Foo holder(y);\n"
+            "  auto lam = [](int q) { Bar z(q); return q; };\n}\n")
+    names = declared_names("lib/A.cpp", text)
+    assert {"S", "fieldA", "method", "declared", "f"} <= names
+    assert not {"operands", "localField", "holder", "inner", "z"} & names

@@ -12,6 +12,11 @@ for those names only, what upstream did between the tags:
   too) and no upstream-changed file declares it at the new tag;
 - signature: a Python function of that name changed its parameters (ast);
 - header: an #include FlagTree added names a file upstream deleted or renamed.
+
+Python code reaches C++ only through bindings, which are not modelled here: a name on a Python
+line matches only what upstream removed from a Python module (and Python signatures), never a C++
+or TableGen declaration that happens to share it (`json.loads` is not the C++ field `loads`).
+Names on C++ and TableGen lines match declarations of every language, as they always have.
 """
 from __future__ import annotations
 
@@ -29,6 +34,7 @@ from posixpath import basename
 from typing import Callable, Iterator, Sequence
 
 import libcst as cst
+from tree_sitter import Node
 
 from ..cache import memoized
 from ..model import Finding
@@ -71,6 +77,8 @@ class Drift:
     change: str  # removed | signature | header
     path: str  # the upstream file where it changed (old tag)
     detail: str = ""
+    python: bool = True  # Python lines can mean it: a Python module declared it (see the module docstring)
+    native: bool = True  # C++ and TableGen lines can mean it: the first removal found, whatever its language
 
 
 _BUILTINS = frozenset(dir(builtins))
@@ -209,6 +217,20 @@ _DECLARATION_QUERY = """
 (enumerator name: (identifier) @name)
 (alias_declaration name: (type_identifier) @name)
 """
+
+
+def _in_function_body(node: Node) -> bool:
+    """Whether a C++ declaration is local to a function (or lambda) body, which no other file can name:
+    a local struct's fields, or `SmallVector<Value> operands(a, b);`, which tree-sitter reads as the
+    declaration of a function `operands` (the most vexing parse)."""
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "compound_statement":
+            return True
+        parent = parent.parent
+    return False
+
+
 _TD_DECLARATION = re.compile(r"^\s*(?:def|class|defm|multiclass)\s+([A-Za-z_]\w*)|\$([A-Za-z_]\w*)", re.MULTILINE)
 
 
@@ -217,14 +239,15 @@ def declared_names(path: str, text: str | None) -> set[str]:
     if not text:
         return set()
     language = "cpp" if path.endswith(CPP) else "td" if path.endswith(TD) else "py"
-    return set(memoized(f"declared-{language}", 1, text, lambda source: sorted(_declared_names(path, source)),
+    version = 2 if language == "cpp" else 1  # cpp 2: nothing inside a function body
+    return set(memoized(f"declared-{language}", version, text, lambda source: sorted(_declared_names(path, source)),
                         encode=lambda names: list(names), decode=lambda names: list(names)))
 
 
 def _declared_names(path: str, text: str) -> set[str]:
     if path.endswith(CPP):
         return {node_text(node).split("::")[-1]
-                for node in captures(_DECLARATION_QUERY, text).get("name", [])}
+                for node in captures(_DECLARATION_QUERY, text).get("name", []) if not _in_function_body(node)}
     if path.endswith(TD):
         return {alias for match in _TD_DECLARATION.finditer(text) for token in match.groups() if token
                 for alias in _accessor_aliases(token)}
@@ -379,6 +402,9 @@ class UpstreamIndex:
         found: dict[str, list[Drift]] = defaultdict(list)
         removed: dict[str, str] = {}  # name as used -> upstream file that no longer declares it
         declared_after: set[str] = set()
+        # The same for Python lines: only Python modules count, to remove a name and to declare it again.
+        removed_python: dict[str, str] = {}
+        declared_after_python: set[str] = set()
         for old_path, new_path in self.changed:
             before = read_text(self.old, old_path) or ""
             after = (read_text(self.new, new_path) or "") if new_path else ""
@@ -391,11 +417,22 @@ class UpstreamIndex:
                 continue
             old_names, new_names = declared_names(old_path, before), declared_names(new_path or old_path, after)
             declared_after |= new_names & names
+            if (new_path or old_path).endswith(PY):
+                declared_after_python |= new_names & names
             for name in (old_names - new_names) & fewer:
                 removed.setdefault(name, old_path)
-        for name, path in removed.items():
-            if name not in declared_after:  # declared again elsewhere: moved, not removed
-                found[name].append(Drift(name, "removed", path))
+                if old_path.endswith(PY):
+                    removed_python.setdefault(name, old_path)
+        for name in dict.fromkeys([*removed, *removed_python]):  # in the order found
+            native = removed.get(name) if name not in declared_after else None  # declared again: moved
+            python = removed_python.get(name) if name not in declared_after_python else None
+            if native is not None and native == python:
+                found[name].append(Drift(name, "removed", native))
+            else:
+                if native is not None:
+                    found[name].append(Drift(name, "removed", native, python=False))
+                if python is not None:
+                    found[name].append(Drift(name, "removed", python, native=False))
         for name, drift in self._python_signatures(names):
             found[name].append(drift)
         return found
@@ -523,9 +560,11 @@ def symbol_findings(repo: Repository, old: GitTree, new: GitTree, fork: GitTree,
     drifts = index.drifts(names)
     hits_by_file: dict[str, list[tuple[Use, Drift]]] = {}
     for path, (uses, includes) in sorted(uses_by_file.items()):
-        own = own_by_file[path] | (flagtree_python if path.endswith(PY) else set())
+        python = path.endswith(PY)  # Python lines reach only Python declarations (module docstring)
+        own = own_by_file[path] | (flagtree_python if python else set())
         hits = [(use, drift) for use in uses if use.name not in own
-                for drift in drifts.get(use.name, []) if drift.path != path]
+                for drift in drifts.get(use.name, [])
+                if drift.path != path and (drift.python if python else drift.native)]
         for include in includes:
             for removed, note in index.removed_files.items():
                 if removed.endswith("/" + include.name) or removed == include.name:
