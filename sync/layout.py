@@ -155,13 +155,19 @@ def third_party_backends(tree: FileTree) -> list[str]:
     return sorted(names)
 
 
+def third_party_groups(tree: FileTree) -> list[str]:
+    """Every directory third_party/<b>/ that holds a file: each is a group of the report (it owns its files)."""
+    return sorted({owner for path in tree.paths() if (owner := third_party_owner(path)) is not None})
+
+
 def require_backends(tree: FileTree, wanted: set[str] | frozenset[str]) -> None:
-    """Refuse --backend names that are no backend of the tree (third_party/<b>/backend, with or without spec/)."""
-    known = sorted(set(backend_names(tree)) | set(third_party_backends(tree)))
+    """Refuse --backend names that are no group of the tree's: a backend (third_party/<b>/backend, with or
+    without spec/, or a spec tree elsewhere) or any third_party/<b>/ directory, which the report groups too."""
+    known = sorted(set(backend_names(tree)) | set(third_party_groups(tree)))
     unknown = sorted(set(wanted) - set(known))
     if unknown:
         from .errors import SyncError  # layout stays importable without the error module's dependents
-        raise SyncError(f"no backend {', '.join(unknown)} (third_party/<backend>/backend/) on this branch; "
+        raise SyncError(f"no backend {', '.join(unknown)} (third_party/<backend>/) on this branch; "
                         f"known: {', '.join(known) or 'none'}")
 
 

@@ -154,7 +154,7 @@ def test_replacement_must_accept_trunk_parameters() -> None:
 def test_drift_cli_errors(world) -> None:
     runner = CliRunner()
     base = ["drift", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0"]
-    for extra, message in [(["--backend", "gamma"], "no backend gamma (third_party/<backend>/backend/) on this branch; "
+    for extra, message in [(["--backend", "gamma"], "no backend gamma (third_party/<backend>/) on this branch; "
                                                     "known: alpha, beta"),
                            (["--apply"], "--apply commits the clean merges"),
                            (["--target", "nope"], "unknown revision 'nope'")]:
@@ -168,3 +168,18 @@ def test_drift_refuses_a_from_that_is_not_the_branch_base(world) -> None:
     result = CliRunner().invoke(cli, ["drift", "--repo", str(world.fork), "--from", "v3.6.0", "--onto", "v3.6.0"])
     assert result.exit_code == 2 and "is not an ancestor of main" in result.output
     assert "pass the upstream tag the FlagTree branch is based on as --from" in result.output
+
+
+def test_a_third_party_directory_without_backend_is_a_group_backend_selects(world) -> None:
+    """Seen on FlagTree: third_party/tle/ (no backend/ directory) is a group of the report, so --backend takes it."""
+    (world.fork / "third_party" / "tle").mkdir(parents=True)
+    (world.fork / "third_party" / "tle" / "tle.cc").write_text("int tle() { return 1; }\n")
+    git(world.fork, "add", "third_party/tle")
+    git(world.fork, "-c", "user.name=u", "-c", "user.email=u@e", "commit", "-qm", "[TLE] add tle")
+    base = ["drift", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0", "--json"]
+    result = CliRunner().invoke(cli, [*base, "--backend", "tle"])
+    assert result.exit_code in (0, 1), result.output
+    groups = {group["name"] for group in json.loads(result.output)["groups"]}
+    assert "alpha" not in groups and "beta" not in groups
+    refused = CliRunner().invoke(cli, [*base, "--backend", "gamma"])
+    assert refused.exit_code == 2 and "known: alpha, beta, tle" in refused.output

@@ -19,10 +19,11 @@ def build_report(range_: Range, backends: Iterable[str], findings: Iterable[Find
                  commits: Sequence[ReplayedCommit] = (), upgrade: UpgradeInfo | None = None,
                  drift: DriftInfo | None = None, gate: GateResult | None = None,
                  only: set[str] | None = None, tool_version: str = "") -> Report:
-    """Groups are every backend (or `only` those), plus core and shared where they have something."""
+    """Groups are every backend (or `only` those, each a row even when it has nothing: the caller checked the
+    names are groups of the tree), plus core and shared where they have something."""
     conflicts: dict[str, list[Conflict]] = {}
     grouped: dict[str, list[Finding]] = {}
-    names = [name for name in backends if not only or name in only]
+    names = sorted(only) if only else list(backends)
 
     def keep(name: str) -> bool:
         return not only or name in only or name in (CORE, SHARED)
