@@ -67,3 +67,18 @@ def test_on_the_upgraded_branch_the_error_names_it_as_the_target(world, tmp_path
     assert result.exit_code == 2 and "pass --target sync/v3.6.0, the upgraded branch checked out here" in result.output
     result = CliRunner().invoke(cli, ["drift", "--repo", str(world.fork)])  # on main: no such hint
     assert result.exit_code == 2 and "checked out here" not in result.output
+
+
+def test_the_flagtree_branch_is_read_from_the_target_whatever_is_checked_out(world) -> None:
+    """Seen on FlagTree: with --from/--onto and --target given, the FlagTree branch defaulted to the current
+    branch (there main, unrelated to the range) and the error blamed a correct --from."""
+    assert _run(world, "upgrade", "--onto", "v3.6.0", "-q").exit_code == 1
+    given = json.loads(_run(world, "drift", "--from", "v3.5.0", "--onto", "v3.6.0", "--target", "sync/v3.6.0",
+                            "--json").stdout)
+    git(world.fork, "checkout", "-q", "v3.6.0")  # detached on upstream: "the current branch" is no FlagTree branch
+    git(world.fork, "checkout", "-q", "-b", "elsewhere")
+    result = _run(world, "drift", "--from", "v3.5.0", "--onto", "v3.6.0", "--target", "sync/v3.6.0", "--json")
+    assert result.exit_code == 1, result.output
+    document = json.loads(result.stdout)
+    assert document["range"]["source"]["commit"] == given["range"]["source"]["commit"]
+    assert _findings(document) == _findings(given)

@@ -45,10 +45,12 @@ def replayed_source(repo: Repository, replayed: list[Replayed], source: str | No
 
 
 def upgraded_range(repo: Repository, branch: str, old: str | None = None, onto: str | None = None,
-                   source: str | None = None, hint: str = "") -> tuple[Range, list[Replayed]]:
+                   source: str | None = None, hint: str = "",
+                   no_pin_hint: str | None = None) -> tuple[Range, list[Replayed]]:
     """The range an upgrade made branch from, read from the branch itself: NEW is its pin, SRC the newest
     FlagTree commit it replays, OLD the pin in SRC's tree; what the user gave wins. status and drift --target
-    both derive it here. A branch it cannot be read from is named, with hint (what the caller can pass)."""
+    both derive it here. A branch it cannot be read from is named, with hint (what the caller can pass; where
+    only a pin is missing, no_pin_hint when given: that message already names --onto and --from)."""
     head = resolve_commit(repo, branch)  # an unknown name stays "unknown revision"
     try:
         onto_rev = _onto(repo, head, onto)
@@ -58,7 +60,8 @@ def upgraded_range(repo: Repository, branch: str, old: str | None = None, onto: 
     except UnknownRef:
         raise
     except _NoPin as exc:
-        raise SyncError(f"cannot read the upgrade's range from {branch}: {exc}{hint}") from exc
+        raise SyncError(f"cannot read the upgrade's range from {branch}: {exc}"
+                        f"{hint if no_pin_hint is None else no_pin_hint}") from exc
     except SyncError as exc:
         raise SyncError(f"cannot read the upgrade's range from {branch}, which does not look like a branch "
                         f"flagtree-sync upgrade made ({exc}){hint}") from exc
@@ -91,12 +94,18 @@ def _old(repo: Repository, source: Rev, old: str | None) -> Rev:
 
 
 def source_when_on_target(repo: Repository, source: str | None, target: str | None, onto: str) -> str | None:
-    """The FlagTree branch to use when none was given: with the upgraded branch checked out, "the current
-    branch" would be that branch itself, so the newest FlagTree commit it replays is taken instead."""
-    if source is not None or target is None or checked_out_branch(repo) != target:
+    """The FlagTree branch to use when none was given and a target upgrade made is: the newest FlagTree commit
+    the target replays (as status reads it), not the current branch, which may be anything (main, or the target
+    itself). A target upgrade did not make leaves the current branch, unless it is that target."""
+    if source is not None or target is None:
         return source
     head = resolve_commit(repo, target)
-    return replayed_source(repo, replayed_commits(repo, head, str(resolve_commit(repo, onto).id)), None).oid
+    try:
+        return replayed_source(repo, replayed_commits(repo, head, str(resolve_commit(repo, onto).id)), None).oid
+    except SyncError:
+        if checked_out_branch(repo) == target:
+            raise
+        return None
 
 
 def range_of(repo: Repository, old: str | None, onto: str | None, source: str | None, target: str | None) -> Range:
@@ -113,4 +122,4 @@ def range_of(repo: Repository, old: str | None, onto: str | None, source: str | 
         hint = f": pass --target {here}, the upgraded branch checked out here" if on_upgraded else ""
         raise SyncError("--from and --onto are required, unless --target names a branch flagtree-sync upgrade "
                         f"made (then they are read from it, as status does){hint}")
-    return upgraded_range(repo, target, old, onto, source, "; or pass --from and --onto")[0]
+    return upgraded_range(repo, target, old, onto, source, "; or pass --from and --onto", no_pin_hint="")[0]
