@@ -34,7 +34,9 @@ def _reported(command: Callable[..., int]) -> Callable[..., None]:
             os.dup2(devnull, sys.stdout.fileno())
             sys.exit(1)
         except KeyboardInterrupt:
-            click.echo(f"{PROG}: interrupted; rerun the same command to resume", err=True)
+            # Only upgrade keeps a run to resume; the others start again (from their cache where they have one).
+            again = "to resume" if command.__name__ == "upgrade_command" else "to start it again"
+            click.echo(f"{PROG}: interrupted; rerun the same command {again}", err=True)
             sys.exit(130)
         except OSError as exc:
             if not _disk_full(exc):

@@ -528,7 +528,9 @@ def _take_resolution(repo: Repository, store: StateStore, state: UpgradeState) -
     resolved_tree = worktree.resolved_tree(state.head)
     marked = [conflict.path for conflict in conflicts if _holds_markers(repo, resolved_tree, conflict.path)]
     if marked:  # a `git add` of a file still in conflict: taking it would commit markers as a resolution
-        raise SyncError(f"still in conflict in {store.worktree}: {', '.join(sorted(set(marked)))} hold "
+        files = sorted(set(marked))
+        raise SyncError(f"still in conflict in {store.worktree}: {', '.join(files)} "
+                        f"{'holds' if len(files) == 1 else 'hold'} "
                         "<<<<<<< / >>>>>>> markers; edit them out, git add them, then rerun --continue "
                         "(to commit markers on purpose, start the upgrade with --on-conflict markers)")
     for conflict in conflicts:

@@ -108,6 +108,9 @@ def test_auto_merge_is_applied_on_the_target_branch(world, tmp_path) -> None:
     assert git(world.fork, "log", "-1", "--format=%s", "sync/v3.6.0").strip() == "Auto-merge drifted overlays"
     document = json.loads((tmp_path / "d" / "report.json").read_text())
     assert document["drift"]["applied_commit"]
+    applied = [f for g in document["groups"] for f in g["findings"] if f["kind"] == "overlay-auto-mergeable"]
+    assert applied and all(f"committed by --apply in {document['drift']['applied_commit'][:9]}" in f["message"]
+                           for f in applied)  # what it printed is the state before the merge: it says so
 
 
 def test_hand_fixed_target_reports_changed_arguments_and_lost_guards(world) -> None:

@@ -118,7 +118,7 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
         return finding("overlay-auto-mergeable", f"{summary}; the 3-way merge is clean",
                        "apply the merged file (drift --apply) and review", diff=diff)
     return finding("overlay-conflicting", f"{summary}; the 3-way merge conflicts in "
-                   f"{len(outcome.hunks)} hunk(s)", "merge by hand: the hunks below show both sides",
+                   f"{len(outcome.hunks)} hunk(s)", "merge by hand: the hunks show both sides",
                    diff=diff, hunks=[_upgrade_convention(hunk) for hunk in outcome.hunks])
 
 

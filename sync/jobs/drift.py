@@ -1,14 +1,14 @@
 """The drift job: classify every backend's overlays, spec functions and guards between two tags."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import __version__
 from ..drift import DriftResult, analyse_drift
 from ..errors import SyncError
 from ..gcpolicy import job
-from ..model import DriftInfo, Report, build_report
+from ..model import DriftInfo, Finding, Report, build_report
 from ..git import Repository, branch_exists, branch_head, commit_files, open_repo
 from ..progress import Progress, Silent
 from ..resumable_replay import branch_in_the_making
@@ -47,13 +47,21 @@ def run_drift(repo_path: str, old: str | None, onto: str | None, source: str | N
     finally:
         (progress or Silent()).close()
     applied = _apply_merges(repo, target.ref, result) if options.apply and target else None
-    findings = result.findings
+    findings = _marked_applied(result, applied) if applied else result.findings
     if target is not None:
         from .review import review_on_branch
         findings = review_on_branch(findings, repo, target.oid, rng.onto.oid, result.owners.backends)
     return build_report(rng, result.owners.backends, findings,
                         drift=DriftInfo(target.ref if target else "(replayed in memory)", applied),
                         only=set(options.backends) or None, tool_version=__version__)
+
+
+def _marked_applied(result: DriftResult, commit: str) -> list[Finding]:
+    """The findings as analysed (before the merges), each merged overlay's saying that --apply committed it."""
+    merged = {m.path for m in result.merged}
+    return [replace(f, message=f"{f.message}; committed by --apply in {commit[:9]}",
+                    action="review the merge; the next drift judges the merged file")
+            if f.kind == "overlay-auto-mergeable" and f.path in merged else f for f in result.findings]
 
 
 def _apply_merges(repo: Repository, branch: str, result: DriftResult) -> str | None:
