@@ -63,8 +63,9 @@ CATALOGUE: tuple[Kind, ...] = (
        "conflicts", "merge by hand: the hunks show both sides"),
     _k("overlay-orphan", "overlay", "error", "the trunk counterpart was deleted or renamed upstream",
        "move the overlay to where the code went, or delete it"),
-    _k("overlay-redundant", "overlay", "warning", "the overlay is identical to trunk@NEW or all its statements "
-       "are in it", "delete the overlay: trunk now does the same"),
+    _k("overlay-redundant", "overlay", "warning", "the overlay is identical to the trunk that loads in its place "
+       "(the upgraded branch's, else trunk@NEW) or all its statements are in it, or it is its base unchanged and "
+       "FlagTree's trunk has nothing of its own there", "delete the overlay: trunk now does the same"),
     _k("hijack-lost", "overlay", "error", "the overlay's package no longer exists or no longer calls spec_path "
        "on the upgraded tree", "move the overlay to a hijacked package or into a spec function"),
     _k("overlay-symlink", "overlay", "warning", "the overlay is a symbolic link and was not analysed",

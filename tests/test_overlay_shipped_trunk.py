@@ -63,3 +63,21 @@ def test_an_overlay_equal_to_the_trunk_that_ships_is_redundant(tmp_path: Path) -
     finding = _overlay_finding(_repo(tmp_path, lambda text: text))
     assert finding.kind == "overlay-redundant"
     assert finding.message == f"identical to {TRUNK} at the new tag"
+
+
+def _in_memory_finding(repo_dir: Path):
+    repo = open_repo(str(repo_dir))
+    result = analyse_drift(repo, resolve_range(repo, "old", "new", "flagtree"), None)
+    return next(f for f in result.findings if f.path == OVERLAY)
+
+
+def test_an_overlay_equal_to_its_base_is_redundant_when_trunk_has_nothing_of_flagtrees(tmp_path: Path) -> None:
+    """Its 3-way merge can only give upstream's new file, which loads anyway without it (seen on FlagTree:
+    reported auto-mergeable, then redundant once --apply had merged it)."""
+    finding = _in_memory_finding(_repo(tmp_path, lambda text: text))
+    assert finding.kind == "overlay-redundant" and "at its base (old)" in finding.message
+
+
+def test_an_overlay_equal_to_its_base_that_keeps_flagtree_lines_out_is_merged(tmp_path: Path) -> None:
+    finding = _in_memory_finding(_repo(tmp_path, lambda text: text + FLAGTREE_DEF))
+    assert finding.kind == "overlay-auto-mergeable"

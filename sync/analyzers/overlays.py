@@ -105,6 +105,11 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
     if ours_text == new_text:
         return finding("overlay-in-sync", f"identical to {trunk_path} at the new tag, where the upgraded trunk has "
                        "FlagTree's own changes: the overlay keeps this backend off them (deleting it would not)", "")
+    if ours_id == base_id and base_id != theirs_id and shipped_text == new_text:
+        # Its merge can only give trunk at the new tag, which loads anyway once it is gone.
+        return finding("overlay-redundant", f"identical to {trunk_path} at its base ({base.get('tag')}): no change "
+                       "of the backend's to keep, and trunk at the new tag is what loads in its place",
+                       "delete the overlay: trunk does the same")
     if base_id == theirs_id:
         return finding("overlay-in-sync", "trunk counterpart unchanged since the overlay's base", "")
     diff, summary = upstream_diff(repo, base_id, theirs_id, trunk_path, trunk_path)
