@@ -220,18 +220,18 @@ def _region_findings(context: DriftContext, backend: str, header: str, macro: st
     olds = _counterparts(guarded, defined, old_functions)
     upstream = [(function, old) for function, old in zip(guarded, olds) if old is not None]  # not FlagTree's own
     news = _counterparts([old for _, old in upstream], old_functions, new_functions)
-    same_name = Counter(function.name for function in guarded)
     for (function, old), new in zip(upstream, news):
-        # a line tells apart same-named defaults (overloads, or a method of several classes)
-        named = function.name if same_name[function.name] == 1 else f"{function.name} at {path}:{function.start}"
+        # Its own line, which also tells apart same-named defaults (overloads, a method of several classes); the
+        # guard's line separately: one guard may hold a whole file of defaults.
+        named = f"{function.name} at {path}:{function.start} (in the guard at line {region.start})"
         if new is None:
             out.append(finding("guard-default-removed", f"{macro}: guarded trunk default "
-                               f"{named} ({where}) no longer exists in {new_path}",
+                               f"{named} no longer exists in {new_path}",
                                "re-target the backend replacement at the code that replaced it"))
         elif old.normalized != new.normalized:
             diff = "".join(difflib.unified_diff(old.text.splitlines(keepends=True), new.text.splitlines(keepends=True),
                                                 f"a/{path}", f"b/{new_path}"))
             out.append(finding("guard-default-changed", f"{macro}: guarded trunk default "
-                               f"{named} ({where}) changed upstream",
+                               f"{named} changed upstream",
                                "port the upstream change into the backend's replacement", diff=diff))
     return out
