@@ -356,15 +356,21 @@ def suppress_command(repo_path: str, old: str | None, onto: str | None, source_b
 @click.option("--tag", required=True, metavar="TAG", help="The upstream tag the backend's files were derived from.")
 @click.option("--backend", required=True, metavar="B", help="The backend whose files to record.")
 @click.option("--branch", "source_branch", metavar="SRC", help="The FlagTree branch [default: the current branch].")
+@click.option("--from", "old", metavar="OLD", help="The tag the files were based on before, for files the manifest "
+              "has no base for [default: read from the branch, as status does].")
 @_reported
-def provenance_command(repo_path: str, tag: str, backend: str, source_branch: str | None) -> int:
+def provenance_command(repo_path: str, tag: str, backend: str, source_branch: str | None, old: str | None) -> int:
     """Write third_party/B/backend/spec/provenance.toml: each overlay's and spec module's trunk
     counterpart and its blob at TAG. Drift then merges from these bases, and check keeps the
     manifest honest. The file is written in the work tree: commit it with the backend.
+
+    A file that does not hold TAG's change yet (a clean 3-way merge from its old base would still
+    add it) keeps its old base and is named: recording TAG would hide that change from drift.
+    Exit status: 0 recorded, 1 some files left at their old base, 2 unusable input.
     """
     from .commands.provenance import run_provenance
 
-    return run_provenance(repo_path, tag, backend, source_branch)
+    return run_provenance(repo_path, tag, backend, source_branch, old)
 
 
 @cli.command("hooks")

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import tomlkit
 
 from .errors import SyncError
-from .git import GitTree, Repository
+from .git import GitTree, Oid, Repository, merge_blobs
 from .layout import SpecFile, spec_files
 from .tomlfiles import OID, Table, Text, load_toml, write_in_work_tree
 from .trees import FileTree, read_text
@@ -74,18 +75,47 @@ def derived_files(tree: GitTree, backend: str) -> list[SpecFile]:
             and (spec_file.is_python or spec_file.is_cpp)]
 
 
+@dataclass(frozen=True)
+class Recorded:
+    manifest: Path
+    count: int  # entries written; 0: the manifest already said this and is committed
+    unmerged: tuple[str, ...]  # files left at their old base: the tag's change is not in them yet
+
+
 def write_manifest(repo: Repository, work_tree: Path, branch: GitTree, backend: str, tag: str,
-                   tag_tree: GitTree) -> tuple[Path, int]:
-    entries = []
+                   tag_tree: GitTree, old_base: Callable[[SpecFile], Oid | None]) -> Recorded:
+    """Record TAG's blob as the base of each file that holds TAG's change. A file whose 3-way merge from its
+    current base (old_base) onto TAG is clean but differs from it does not: recording TAG would hide that
+    change from drift for good, so it keeps its old entry (or none) and is named."""
+    previous = load_manifest(branch, backend) or {}
+    entries, unmerged = [], []
     for spec_file in derived_files(branch, backend):
         blob = tag_tree.blob_id(spec_file.trunk_path or "")
-        if blob is not None:
-            entries.append(Derivation(spec_file.path, spec_file.trunk_path or "", tag, str(blob)))
-    if not entries:
+        if blob is None:
+            continue
+        if _misses_change(repo, branch, spec_file, old_base(spec_file), blob):
+            unmerged.append(spec_file.path)
+            if spec_file.path in previous:
+                entries.append(previous[spec_file.path])
+            continue
+        entries.append(Derivation(spec_file.path, spec_file.trunk_path or "", tag, str(blob)))
+    if not entries and not unmerged:
         raise SyncError(f"backend {backend} has no file with a trunk counterpart at {tag}")
+    if not entries:
+        return Recorded(work_tree / manifest_path(backend), 0, tuple(unmerged))
     text = render_manifest(entries)
     target = work_tree / manifest_path(backend)
     committed = read_text(branch, manifest_path(backend))
     if committed == text and target.is_file() and not target.is_symlink() and target.read_text(encoding="utf-8") == text:
-        return target, 0  # already recorded and committed: nothing written, nothing to commit
-    return write_in_work_tree(work_tree, manifest_path(backend), text), len(entries)
+        return Recorded(target, 0, tuple(unmerged))  # already recorded and committed: nothing written
+    return Recorded(write_in_work_tree(work_tree, manifest_path(backend), text), len(entries), tuple(unmerged))
+
+
+def _misses_change(repo: Repository, branch: GitTree, spec_file: SpecFile, base: Oid | None, theirs: Oid) -> bool:
+    """Whether the file lacks the change from base to theirs: their merge is clean and is not the file. A merge
+    that conflicts cannot tell (a hand merge conflicts with the change it took in): the person's word stands."""
+    ours = branch.blob_id(spec_file.path)
+    if base is None or ours is None or base == theirs or ours == theirs:
+        return False
+    outcome = merge_blobs(repo, spec_file.path, base, ours, theirs, hunks=False)
+    return outcome.clean and outcome.data != branch.read(spec_file.path)

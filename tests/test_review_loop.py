@@ -141,10 +141,19 @@ def test_a_hand_merged_overlay_is_in_sync_once_its_new_base_is_recorded(world, t
     overlay.write_text(overlay.read_text().replace("<= 16]", '<= 16 and config.get("num_stages", 2) <= 4]'))
     git(checkout, "commit", "-qam", "alpha: merge the autotuner by hand")
     assert ("overlay-conflicting", A + "runtime/autotuner.py") in findings(drift(checkout))
-    assert invoke("provenance", "--repo", str(checkout), "--tag", "v3.6.0", "--backend", "alpha").exit_code == 0
+    # tools/compile.py still lacks v3.6.0's change (auto-mergeable, not applied): it keeps its old base, so drift
+    # still shows it; recording v3.6.0 for it would have made it "in sync" with the change missing (a trial user).
+    for given in ([], ["--from", "v3.5.0"]):  # the old tag read from the branch's pins, or given
+        recorded = invoke("provenance", "--repo", str(checkout), "--tag", "v3.6.0", "--backend", "alpha", *given)
+        assert recorded.exit_code == 1 and f"left at their old base: {A}tools/compile.py:" in recorded.output
     git(checkout, "add", "third_party/alpha")
     git(checkout, "commit", "-qm", "alpha: record the v3.6.0 bases")
-    assert ("overlay-in-sync", A + "runtime/autotuner.py") in findings(drift(checkout))
+    after = findings(drift(checkout))
+    assert ("overlay-in-sync", A + "runtime/autotuner.py") in after
+    assert ("overlay-auto-mergeable", A + "tools/compile.py") in after
+    assert invoke("drift", "--repo", str(checkout), *RANGE, *TARGET, "--apply").exit_code == 1
+    again = invoke("provenance", "--repo", str(checkout), "--tag", "v3.6.0", "--backend", "alpha")
+    assert again.exit_code == 0 and "left at" not in again.output, again.output
 
 
 @pytest.mark.parametrize("kind, path, symbols", [

@@ -6,10 +6,18 @@ import click
 from ..jobs.review import record_provenance
 
 
-def run_provenance(repo_path: str, tag: str, backend: str, source_branch: str | None) -> int:
-    target, count = record_provenance(repo_path, tag, backend, source_branch)
-    if count == 0:
-        click.echo(f"{target} already records these bases: nothing changed")
-    else:
-        click.echo(f"recorded {count} file(s) in {target}; commit it with the backend")
+def run_provenance(repo_path: str, tag: str, backend: str, source_branch: str | None, old: str | None = None) -> int:
+    recorded, checked = record_provenance(repo_path, tag, backend, source_branch, old)
+    if recorded.count == 0 and not recorded.unmerged:
+        click.echo(f"{recorded.manifest} already records these bases: nothing changed")
+    elif recorded.count:
+        click.echo(f"recorded {recorded.count} file(s) in {recorded.manifest}; commit it with the backend")
+    if recorded.unmerged:
+        click.echo(f"left at their old base: {', '.join(recorded.unmerged)}: {tag}'s change is not in them (a clean "
+                   "merge would still add it); merge it (drift --apply, or by hand) and run provenance again",
+                   err=True)
+        return 1
+    if not checked:
+        click.echo(f"note: not checked that every file holds {tag}'s change (no recorded base, and no --from OLD "
+                   "nor pinned FlagTree commits to read it from): run drift first", err=True)
     return 0
