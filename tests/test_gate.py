@@ -46,3 +46,16 @@ def test_gate_that_passes_and_one_that_fails_on_the_base(world) -> None:
 def test_gate_timeout(world) -> None:
     status, report, _ = gate(world, "--exec", "sleep 5", "--exec-timeout", "0.2", "--exec-at", "each")
     assert report["runs"][0]["status"] == 124 and "timed out" in report["runs"][0]["output"]
+
+
+def test_a_failing_gate_makes_the_branch_not_releasable(world) -> None:
+    """Seen by a trial user: releasable said true while the gate failed (it only looked for markers)."""
+    fails = "test ! -f python/triton/flagtree_spec.py"  # FlagTree's own file: passes on the tag, fails above it
+    status, _, output = gate(world, "--on-conflict", "ours", "--exec", fails)  # ours: no markers committed
+    document = json.loads((world.root / "report" / "report.json").read_text())
+    assert status == 1 and document["upgrade"]["releasable"] is False
+    summary = (world.root / "report" / "summary.md").read_text()
+    assert f"**Not releasable:** the test gate ({fails}) first fails at" in summary.replace("\\", "")
+    assert "test-gate=failed" in output
+    gate(world, "--force", "--on-conflict", "ours", "--exec", "true")
+    assert json.loads((world.root / "report" / "report.json").read_text())["upgrade"]["releasable"] is True

@@ -28,8 +28,9 @@ def print_summary(report: Report, out: Path | None) -> None:
         click.echo(f"gate: {report.gate.command!r} {report.gate.verdict()}")
     for group in report.groups:
         group_counts = group.counts
+        gate = " test-gate=failed" if group.gate_failed else ""  # else a blocked row of zeros says nothing why
         click.echo(f"  {group.name:<16} {group.verdict:<13} conflicts={group_counts['conflicts']} "
-                   f"errors={group_counts['error']} warnings={group_counts['warning']}")
+                   f"errors={group_counts['error']} warnings={group_counts['warning']}{gate}")
     note = shared_note(report, str, total="the first line")
     if note:
         click.echo(f"  {note}")

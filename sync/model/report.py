@@ -192,8 +192,18 @@ class Report:
 
     @property
     def releasable(self) -> bool:
-        """A branch with committed conflict markers must not be released."""
-        return not any(conflict.resolution == "markers" for commit in self.commits for conflict in commit.conflicts)
+        """A branch with committed conflict markers, or one its test gate fails on, must not be released."""
+        return not self.not_releasable_because
+
+    @property
+    def not_releasable_because(self) -> list[str]:
+        """Why the branch must not be released, as plain sentences (each rendering escapes them)."""
+        why = []
+        if any(conflict.resolution == "markers" for commit in self.commits for conflict in commit.conflicts):
+            why.append("conflicts were committed with markers; resolve them before release")
+        if self.gate is not None and not self.gate.passed:
+            why.append(f"the test gate ({self.gate.command}) {self.gate.verdict()}")
+        return why
 
     @property
     def needs_a_person(self) -> bool:

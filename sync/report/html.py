@@ -130,8 +130,8 @@ def render_html(report: Report) -> str:
              "<title>FlagTree upgrade report</title>", f"<style>{_STYLE}</style></head><body>",
              "<h1>FlagTree upgrade report</h1>", _range(report)]
     if not report.releasable:
-        parts.append('<p class="blocked" id="not-releasable"><strong>Not releasable:</strong> conflicts were '
-                     "committed with markers; resolve them before release.</p>")
+        parts.append('<p class="blocked" id="not-releasable"><strong>Not releasable:</strong> '
+                     f"{escape('; '.join(report.not_releasable_because))}.</p>")
     parts += _table(report)
     if report.gate is not None:
         parts += _gate(report.gate)

@@ -56,7 +56,7 @@ def range_line(report: Report, literal: Callable[[str], str] = code) -> str:
 def _releasable(report: Report) -> list[str]:
     if report.releasable:
         return []
-    return ["**Not releasable:** conflicts were committed with markers; resolve them before release.", ""]
+    return [f"**Not releasable:** {text('; '.join(report.not_releasable_because))}.", ""]
 
 
 def totals(report: Report) -> dict[str, int]:
