@@ -120,6 +120,12 @@ def test_a_delete_modify_conflict_a_later_pick_touched_stays_open(tmp_path: Path
     git(repo, "checkout", "-q", "sync/v2")  # on the upgraded branch: no advice to go there
     result = CliRunner().invoke(cli, ["status", "--repo", str(repo)])
     assert result.exit_code == 2 and "run status on the upgraded branch" not in result.output, result.output
+    git(repo, "-c", "user.name=u", "-c", "user.email=u@e", "commit", "-q", "--allow-empty", "-m", "hand fix")
+    result = CliRunner().invoke(cli, ["status", "--repo", str(repo)])  # nor with hand fixes on top
+    assert result.exit_code == 2 and "run status on the upgraded branch" not in result.output, result.output
+    git(repo, "checkout", "-q", "fork")
+    result = CliRunner().invoke(cli, ["status", "--repo", str(repo)])  # the FlagTree branch: go there
+    assert result.exit_code == 2 and "run status on the upgraded branch" in result.output, result.output
     git(repo, "checkout", "-q", "fork")
     report = refresh_status(str(repo), StatusOptions(target="sync/v2", old="v1", onto="v2"))
     found = [(c.path, c.kind, c.resolution) for commit in report.commits for c in commit.conflicts]

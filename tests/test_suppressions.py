@@ -60,6 +60,10 @@ def test_suppression_expires_when_trunk_changes_again(world, monkeypatch) -> Non
     finding = autotuner(drift_json(world, "v3.7.0"))
     assert "suppressed" not in finding
     assert finding["details"]["suppression_expired"]["reviewed_for"] == "v3.6.0"
+    text = CliRunner().invoke(cli, ["drift", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.7.0",
+                                    "--backend", "alpha"]).output  # the text lines say it too, not JSON alone
+    line = next(line for line in text.splitlines() if "runtime/autotuner.py" in line)
+    assert "(review for v3.6.0 expired: the trunk counterpart changed again; it said: we keep our own pruning)" in line
 
 
 def test_suppress_unknown_finding_is_a_clear_error(world, monkeypatch) -> None:

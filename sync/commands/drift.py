@@ -55,5 +55,8 @@ def print_groups(report: Report) -> None:
                    f"info={counts['info']} reviewed={counts['suppressed']})")
         for finding in group.findings:
             reviewed = f" (reviewed: {finding.suppressed.reason})" if finding.suppressed else ""
+            if finding.expired:  # the review no longer holds: say so, or it reads as never reviewed
+                reviewed = (f" (review for {finding.expired.reviewed_for} expired: the trunk counterpart changed "
+                            f"again; it said: {finding.expired.reason})")
             severity = "reviewed" if finding.suppressed else finding.severity
             click.echo(f"  {severity:<8} {finding.kind:<30} {finding.location()}  {finding.message}{reviewed}")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from .. import __version__
 from ..drift import analyse_drift
-from ..errors import SyncError
+from ..errors import SyncError, UnknownRef
 from ..git import Commit, GitTree, Repository, Tree, open_repo
 from ..git.merge import holds_conflict
 from ..git.repo import current_branch, resolve_commit
@@ -51,10 +51,14 @@ def refresh_status(repo_path: str, options: StatusOptions, progress: Progress | 
         raise SyncError(pending)
     head = resolve_commit(repo, branch)
     try:
-        on_upgraded = CHERRY_PICKED.search(head.message) is not None  # made by upgrade, only something is missing
-        hint = "" if options.target or on_upgraded else \
-            "; run status on the upgraded branch or pass it as --target (sync/<NEW>)"
-        rng, replayed = upgraded_range(repo, branch, options.old, options.onto, options.source, hint)
+        try:
+            rng, replayed = upgraded_range(repo, branch, options.old, options.onto, options.source)
+        except UnknownRef:
+            raise
+        except SyncError as exc:
+            if options.target or _made_by_upgrade(head):  # made by upgrade: only something is missing
+                raise
+            raise SyncError(f"{exc}; run status on the upgraded branch or pass it as --target (sync/<NEW>)") from exc
         backends = set(options.backends) or None
         progress.phase("analysing the branch")
         drift = analyse_drift(repo, rng, Rev(branch, str(head.id)), backends, symbols=True)
@@ -116,3 +120,16 @@ def _still_open(tip: GitTree, kept: GitTree | None, path: str, kind: str, record
     # the replay (later picks may change it: that is the replay, not a resolution).
     return data is not None and kept is not None and recorded.read(path) == kept.read(path) \
         and data == replay_end.read(path)
+
+
+def _made_by_upgrade(head: Commit, limit: int = 10_000) -> bool:
+    """Whether a commit on the first-parent line from head replays a FlagTree commit: the branch is an upgraded
+    one even when hand fixes sit on top of what upgrade made."""
+    commit: Commit | None = head
+    for _ in range(limit):
+        if commit is None:
+            return False
+        if CHERRY_PICKED.search(commit.message):
+            return True
+        commit = commit.parents[0] if commit.parents else None
+    return False
