@@ -210,8 +210,11 @@ def _finding(subject: str) -> Finding:
 def test_several_findings_of_a_kind_on_one_path_need_a_subject() -> None:
     found = [_finding("FLAGTREE_SPEC_A"), _finding("FLAGTREE_SPEC_B")]
     with pytest.raises(SyncError, match="2 guard-default-changed findings on h.h: pass --subject "
-                                        r"\(one of: FLAGTREE_SPEC_A, FLAGTREE_SPEC_B\)"):
+                                        r"\(one of: FLAGTREE_SPEC_A, FLAGTREE_SPEC_B;"):
         _the_finding(found, SuppressRequest("guard-default-changed", "h.h", "r"))
+    # a trial user counted 4 findings where the message said 3: it counted subjects
+    with pytest.raises(SyncError, match="3 guard-default-changed findings on h.h about 2 subjects: pass --subject"):
+        _the_finding([*found, _finding("FLAGTREE_SPEC_B")], SuppressRequest("guard-default-changed", "h.h", "r"))
     chosen = _the_finding(found, SuppressRequest("guard-default-changed", "h.h", "r", subject="FLAGTREE_SPEC_B"))
     assert chosen.details["macro"] == "FLAGTREE_SPEC_B"
     with pytest.raises(SyncError, match="about FLAGTREE_SPEC_C"):

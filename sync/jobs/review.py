@@ -62,8 +62,9 @@ def _the_finding(findings: list[Finding], request: SuppressRequest) -> Finding:
             raise SyncError(f"no {request.kind} finding on {request.path} about {request.subject} "
                             f"(--subject is one of: {', '.join(subjects)})")
     elif len(subjects) > 1:
-        raise SyncError(f"{len(subjects)} {request.kind} findings on {request.path}: pass --subject "
-                        f"(one of: {', '.join(subjects)})")
+        about = f" about {len(subjects)} subjects" if len(subjects) != len(matches) else ""
+        raise SyncError(f"{len(matches)} {request.kind} findings on {request.path}{about}: pass --subject "
+                        f"(one of: {', '.join(subjects)}; a review covers every finding about its subject)")
     return matches[0]
 
 
