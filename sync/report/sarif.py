@@ -1,9 +1,10 @@
 """SARIF 2.1.0 of a list of findings (check, drift): GitHub code scanning shows them on the pull request.
 
 Rules come from the kinds catalogue: the rule id is a policy kind's code (FT0xx) or the kind's id, its
-description the kind's meaning, its help the kind's action and its helpUri the kind's anchor in
-docs/KINDS.md (relative to the repository root, where the tool's docs live). A reviewed finding keeps its
-result with an external suppression that carries the reviewer's reason.
+description the kind's meaning, its help the kind's action, and the property `doc` the kind's anchor in
+docs/KINDS.md (relative to the repository root, where the tool's docs live; not helpUri, which SARIF requires
+to be an absolute URI). A reviewed finding keeps its result with an external suppression that carries the
+reviewer's reason.
 """
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ def rule_id(kind: Kind) -> str:
 
 def _rule(kind: Kind) -> dict[str, Any]:
     rule: dict[str, Any] = {"id": rule_id(kind), "name": kind.id, "shortDescription": {"text": kind.meaning},
-                            "helpUri": kind.doc_url, "defaultConfiguration": {"level": LEVELS[kind.severity]},
-                            "properties": {"family": kind.family, "confidence": kind.confidence}}
+                            "defaultConfiguration": {"level": LEVELS[kind.severity]},
+                            "properties": {"family": kind.family, "confidence": kind.confidence, "doc": kind.doc_url}}
     if kind.action:
         rule["help"] = {"text": kind.action}
     return rule
