@@ -12,6 +12,7 @@ __all__ = ["CONFLICT_TRAILER", "POLICIES", "FileConflict", "PickOutcome", "Repla
 
 POLICIES = ("markers", "ours", "theirs", "stop")
 CONFLICT_TRAILER = "FlagTree-Sync-Conflicts"
+RESOLVED_TRAILER = "FlagTree-Sync-Resolved"  # a person's commit: these conflicts' files are right as kept
 
 
 @dataclass

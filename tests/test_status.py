@@ -150,3 +150,20 @@ def test_a_delete_modify_conflict_resolved_at_a_stop_stays_resolved(tmp_path: Pa
     assert finished.exit_code in (0, 1), finished.output
     report = refresh_status(str(repo), StatusOptions(target="sync/v2", old="v1", onto="v2"))
     assert [(c.path, c.resolution) for commit in report.commits for c in commit.conflicts] == [("a.py", "manual")]
+
+
+def test_a_delete_modify_conflict_kept_as_is_is_resolved_by_a_trailer(tmp_path: Path) -> None:
+    """Seen by a trial user: a file the replay kept that is right as it is could never count as resolved (only a
+    change to it did). A commit after the replay naming it in a FlagTree-Sync-Resolved line resolves it."""
+    from sync.jobs import UpgradeOptions, run_upgrade
+    repo = _upstream_deletes_a_file_flagtree_edits(tmp_path, 1)
+    run_upgrade(str(repo), old="v1", onto="v2", source_branch="fork", options=UpgradeOptions())
+    status = lambda: [c.resolution for commit in refresh_status(
+        str(repo), StatusOptions(target="sync/v2", old="v1", onto="v2")).commits for c in commit.conflicts]
+    assert status() == ["markers"]
+    git(repo, "checkout", "-q", "sync/v2")
+    commit = ["-c", "user.name=u", "-c", "user.email=u@e", "commit", "-q", "--allow-empty", "-m"]
+    git(repo, *commit, "Keep b.py", "-m", "FlagTree-Sync-Resolved: b.py")  # another file: a.py stays open
+    assert status() == ["markers"]
+    git(repo, *commit, "Keep a.py as FlagTree has it", "-m", "FlagTree-Sync-Resolved: a.py")
+    assert status() == ["manual"]

@@ -10,6 +10,8 @@ Nothing is read from an earlier report: everything is re-derived from the branch
   conflict markers at the branch tip; a delete/modify conflict while the pick's commit holds the side the
   markers policy kept and nobody changed the file after the replay (a later pick may). Otherwise a person
   resolved it: resolution "manual".
+  A commit after the replay whose message has a `FlagTree-Sync-Resolved: PATH[, PATH]` line resolves the
+  delete/modify conflicts of those files as they are (the file the replay kept is right as it is).
 - Drift and verdicts: every analysis against the branch tip, suppressions from the branch included.
 """
 from __future__ import annotations
@@ -26,7 +28,7 @@ from ..git.store import scratch_repository
 from ..model import Conflict, Hunk, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
 from ..model.build import OwnersOf
 from ..progress import Progress, Silent
-from ..replay import CONFLICT_TRAILER, Replayer, summary_of
+from ..replay import CONFLICT_TRAILER, RESOLVED_TRAILER, Replayer, summary_of
 from .review import review_on_branch
 from ..resumable_replay import branch_in_the_making
 from .upgraded import CHERRY_PICKED, Replayed, upgraded_range
@@ -77,6 +79,7 @@ def _conflicts_now(repo: Repository, replayed: list[Replayed], head: Commit, ont
                    progress: Progress) -> tuple[ReplayedCommit, ...]:
     tip = GitTree.of_commit(repo, head.id, "status:tip")
     replay_end = GitTree.of_commit(repo, replayed[-1].commit.id, "status:replayed") if replayed else tip
+    kept_as_is = _said_resolved(head, str(replayed[-1].commit.id)) if replayed else set()
     commits = []
     with scratch_repository(repo) as scratch:  # the re-replay builds objects: never in the user's store
         replayer = Replayer(scratch, "markers", onto_label)
@@ -92,7 +95,9 @@ def _conflicts_now(repo: Repository, replayed: list[Replayed], head: Commit, ont
             conflicts = tuple(
                 Conflict(str(item.source.id), summary_of(item.source), found.path, found.kind,
                          "markers" if found.path in marked
-                         and _still_open(tip, kept, found.path, found.kind, recorded, replay_end) else "manual",
+                         and _still_open(tip, kept, found.path, found.kind, recorded, replay_end)
+                         and not (found.path in kept_as_is and found.kind not in ("content", "add/add"))
+                         else "manual",
                          tuple(owners_of(found.path)), tuple(Hunk(h.line, h.ours, h.base, h.theirs)
                                                             for h in found.hunks), found.base_path)
                 for found in outcome.conflicts)
@@ -101,12 +106,27 @@ def _conflicts_now(repo: Repository, replayed: list[Replayed], head: Commit, ont
     return tuple(commits)
 
 
+def _said_resolved(head: Commit, replay_end: str) -> set[str]:
+    """Files the commits after the replay (first parents, head down to replay_end) name in a RESOLVED_TRAILER:
+    a delete/modify conflict whose file is right as the replay kept it has no change to show that."""
+    found: set[str] = set()
+    commit: Commit | None = head
+    while commit is not None and str(commit.id) != replay_end:
+        found |= _paths_in(commit.message, RESOLVED_TRAILER)
+        commit = commit.parents[0] if commit.parents else None
+    return found
+
+
+def _paths_in(message: str, trailer: str) -> set[str]:
+    prefix = trailer + ": "
+    return {path.strip() for line in message.splitlines() if line.startswith(prefix)
+            for path in line[len(prefix):].split(",") if path.strip()}
+
+
 def _trailer_paths(message: str) -> set[str]:
     """The files the pick's commit says it committed in conflict; a file resolved by hand at a stop
     (--on-conflict stop) is not among them, whatever the resolution kept."""
-    prefix = CONFLICT_TRAILER + ": "
-    return {path.strip() for line in message.splitlines() if line.startswith(prefix)
-            for path in line[len(prefix):].split(",")}
+    return _paths_in(message, CONFLICT_TRAILER)
 
 
 def _still_open(tip: GitTree, kept: GitTree | None, path: str, kind: str, recorded: GitTree,
