@@ -48,7 +48,8 @@ CATALOGUE: tuple[Kind, ...] = (
        "version was kept so nothing is lost", "port the FlagTree change to where upstream moved the code, "
        "then delete the file"),
     _k("deleted-by-flagtree", "conflict", "error", "FlagTree deleted a file that upstream changed; the upgraded "
-       "file was kept", "decide whether FlagTree still wants it deleted"),
+       "file was kept", "decide whether FlagTree still wants it deleted: git rm it, or keep it and commit a "
+       "'FlagTree-Sync-Resolved: PATH' line"),
     # Test gate.
     _k("gate-failed", "gate", "error", "the test gate command fails on the replayed branch",
        "fix the first failing commit the gate names, then rerun the gate"),
