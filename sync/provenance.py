@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import tomlkit
 
 from .errors import SyncError
-from .git import GitTree, Oid, Repository, merge_blobs
+from .git import GitTree, Oid, Repository, as_oid, has_object, merge_blobs
 from .layout import SpecFile, spec_files
 from .tomlfiles import OID, Table, Text, load_toml, write_in_work_tree
 from .trees import FileTree, read_text
@@ -80,14 +79,23 @@ class Recorded:
     manifest: Path
     count: int  # entries written; 0: the manifest already said this and is committed
     unmerged: tuple[str, ...]  # files left at their old base: the tag's change is not in them yet
+    checked: bool  # whether each file's old base was known, so that unmerged could be told
 
 
 def write_manifest(repo: Repository, work_tree: Path, branch: GitTree, backend: str, tag: str,
-                   tag_tree: GitTree, old_base: Callable[[SpecFile], Oid | None]) -> Recorded:
-    """Record TAG's blob as the base of each file that holds TAG's change. A file whose 3-way merge from its
-    current base (old_base) onto TAG is clean but differs from it does not: recording TAG would hide that
-    change from drift for good, so it keeps its old entry (or none) and is named."""
+                   tag_tree: GitTree, old_tree: GitTree | None) -> Recorded:
+    """Record TAG's blob as the base of each file that holds TAG's change. A file's current base is its entry
+    in the manifest, else its trunk counterpart in old_tree. A file whose 3-way merge from that base onto TAG is
+    clean but differs from it does not hold the change: recording TAG would hide that change from drift for
+    good, so it keeps its old entry (or none) and is named."""
     previous = load_manifest(branch, backend) or {}
+
+    def old_base(spec_file: SpecFile) -> Oid | None:
+        entry = previous.get(spec_file.path)
+        if entry is not None and has_object(repo, entry.blob):
+            return as_oid(entry.blob)
+        return old_tree.blob_id(spec_file.trunk_path or "") if old_tree is not None else None
+
     entries, unmerged = [], []
     for spec_file in derived_files(branch, backend):
         blob = tag_tree.blob_id(spec_file.trunk_path or "")
@@ -101,14 +109,16 @@ def write_manifest(repo: Repository, work_tree: Path, branch: GitTree, backend: 
         entries.append(Derivation(spec_file.path, spec_file.trunk_path or "", tag, str(blob)))
     if not entries and not unmerged:
         raise SyncError(f"backend {backend} has no file with a trunk counterpart at {tag}")
-    if not entries:
-        return Recorded(work_tree / manifest_path(backend), 0, tuple(unmerged))
-    text = render_manifest(entries)
+    checked = old_tree is not None or bool(previous)
     target = work_tree / manifest_path(backend)
+    if not entries:
+        return Recorded(target, 0, tuple(unmerged), checked)
+    text = render_manifest(entries)
     committed = read_text(branch, manifest_path(backend))
     if committed == text and target.is_file() and not target.is_symlink() and target.read_text(encoding="utf-8") == text:
-        return Recorded(target, 0, tuple(unmerged))  # already recorded and committed: nothing written
-    return Recorded(write_in_work_tree(work_tree, manifest_path(backend), text), len(entries), tuple(unmerged))
+        return Recorded(target, 0, tuple(unmerged), checked)  # already recorded and committed: nothing written
+    return Recorded(write_in_work_tree(work_tree, manifest_path(backend), text), len(entries), tuple(unmerged),
+                    checked)
 
 
 def _misses_change(repo: Repository, branch: GitTree, spec_file: SpecFile, base: Oid | None, theirs: Oid) -> bool:

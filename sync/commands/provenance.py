@@ -7,7 +7,7 @@ from ..jobs.review import record_provenance
 
 
 def run_provenance(repo_path: str, tag: str, backend: str, source_branch: str | None, old: str | None = None) -> int:
-    recorded, checked = record_provenance(repo_path, tag, backend, source_branch, old)
+    recorded = record_provenance(repo_path, tag, backend, source_branch, old)
     if recorded.count == 0 and not recorded.unmerged:
         click.echo(f"{recorded.manifest} already records these bases: nothing changed")
     elif recorded.count:
@@ -17,7 +17,7 @@ def run_provenance(repo_path: str, tag: str, backend: str, source_branch: str | 
                    "merge would still add it); merge it (drift --apply, or by hand) and run provenance again",
                    err=True)
         return 1
-    if not checked:
+    if not recorded.checked:
         click.echo(f"note: not checked that every file holds {tag}'s change (no recorded base, and no --from OLD "
                    "nor pinned FlagTree commits to read it from): run drift first", err=True)
     return 0

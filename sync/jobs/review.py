@@ -6,10 +6,10 @@ from pathlib import Path
 
 from ..drift import analyse_drift
 from ..errors import SyncError
-from ..git import GitTree, Oid, Repository, as_oid, current_branch, has_object, open_repo
-from ..layout import SpecFile, backend_names
+from ..git import GitTree, Repository, current_branch, open_repo
+from ..layout import backend_names
 from ..model import Finding
-from ..provenance import Recorded, load_manifest, write_manifest
+from ..provenance import Recorded, write_manifest
 from ..suppressions import add_suppression, apply_suppressions, subject_of, suppressions_path
 from .revs import resolve_rev
 from .upgraded import range_of, upgraded_range
@@ -69,10 +69,10 @@ def _the_finding(findings: list[Finding], request: SuppressRequest) -> Finding:
 
 
 def record_provenance(repo_path: str, tag: str, backend: str, source: str | None,
-                      old: str | None = None) -> tuple[Recorded, bool]:
+                      old: str | None = None) -> Recorded:
     """Write the backend's provenance.toml: each file's trunk counterpart and its blob at TAG, for the files
-    that hold TAG's change (write_manifest). Also whether that could be checked: it needs each file's current
-    base, from the manifest, or else OLD (given, or the tag the FlagTree commits the branch replays pin)."""
+    that hold TAG's change (write_manifest). A file the manifest has no base for is judged from OLD (given, or
+    the tag the FlagTree commits the branch replays pin)."""
     repo = open_repo(repo_path)
     work_tree = _work_tree(repo, "provenance.toml")
     source = source or current_branch(repo)
@@ -80,17 +80,7 @@ def record_provenance(repo_path: str, tag: str, backend: str, source: str | None
     if backend not in backend_names(branch):
         raise SyncError(f"no spec tree for backend {backend} on {source}")
     tag_tree = GitTree.of_commit(repo, resolve_rev(repo, tag).oid, tag)
-    previous = load_manifest(branch, backend) or {}
-    old_tree = _old_tree(repo, source, tag, old)
-
-    def old_base(spec_file: SpecFile) -> Oid | None:
-        entry = previous.get(spec_file.path)
-        if entry is not None and has_object(repo, entry.blob):
-            return as_oid(entry.blob)
-        return old_tree.blob_id(spec_file.trunk_path or "") if old_tree is not None else None
-
-    recorded = write_manifest(repo, work_tree, branch, backend, tag, tag_tree, old_base)
-    return recorded, old_tree is not None or bool(previous)
+    return write_manifest(repo, work_tree, branch, backend, tag, tag_tree, _old_tree(repo, source, tag, old))
 
 
 def _old_tree(repo: Repository, branch: str, tag: str, old: str | None) -> GitTree | None:

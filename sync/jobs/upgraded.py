@@ -45,12 +45,11 @@ def replayed_source(repo: Repository, replayed: list[Replayed], source: str | No
 
 
 def upgraded_range(repo: Repository, branch: str, old: str | None = None, onto: str | None = None,
-                   source: str | None = None, hint: str = "",
-                   no_pin_hint: str | None = None) -> tuple[Range, list[Replayed]]:
+                   source: str | None = None, hint: str = "") -> tuple[Range, list[Replayed]]:
     """The range an upgrade made branch from, read from the branch itself: NEW is its pin, SRC the newest
     FlagTree commit it replays, OLD the pin in SRC's tree; what the user gave wins. status and drift --target
-    both derive it here. A branch it cannot be read from is named, with hint (what the caller can pass; where
-    only a pin is missing, no_pin_hint when given: that message already names --onto and --from)."""
+    both derive it here. A branch it cannot be read from is named, with hint (what the caller can pass) where it
+    does not look like upgrade's; where only a pin is missing, the message itself names --onto and --from."""
     head = resolve_commit(repo, branch)  # an unknown name stays "unknown revision"
     try:
         onto_rev = _onto(repo, head, onto)
@@ -60,8 +59,7 @@ def upgraded_range(repo: Repository, branch: str, old: str | None = None, onto: 
     except UnknownRef:
         raise
     except _NoPin as exc:
-        raise SyncError(f"cannot read the upgrade's range from {branch}: {exc}"
-                        f"{hint if no_pin_hint is None else no_pin_hint}") from exc
+        raise SyncError(f"cannot read the upgrade's range from {branch}: {exc}") from exc
     except SyncError as exc:
         raise SyncError(f"cannot read the upgrade's range from {branch}, which does not look like a branch "
                         f"flagtree-sync upgrade made ({exc}){hint}") from exc
@@ -122,4 +120,4 @@ def range_of(repo: Repository, old: str | None, onto: str | None, source: str | 
         hint = f": pass --target {here}, the upgraded branch checked out here" if on_upgraded else ""
         raise SyncError("--from and --onto are required, unless --target names a branch flagtree-sync upgrade "
                         f"made (then they are read from it, as status does){hint}")
-    return upgraded_range(repo, target, old, onto, source, "; or pass --from and --onto", no_pin_hint="")[0]
+    return upgraded_range(repo, target, old, onto, source, "; or pass --from and --onto")[0]
