@@ -18,9 +18,14 @@ from .errors import EXIT_INTERNAL, EXIT_USAGE, SyncError
 PROG = "flagtree-sync"
 
 
-def _reported(command: Callable[..., int]) -> Callable[..., None]:
+def _reported(command: Callable[..., int] | None = None, *,
+              resumes: bool = False) -> Callable[..., Any]:
     """Expected failures print one line and exit 2 (4: stopped for a person); bugs leave their traceback
-    in a log file whose path is printed."""
+    in a log file whose path is printed. resumes: the command keeps an interrupted run to resume (upgrade),
+    which is what Ctrl-C and a full disk then tell the user; the others start again."""
+    if command is None:
+        return functools.partial(_reported, resumes=resumes)
+    again = "it resumes" if resumes else "it starts again"
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> None:
@@ -34,16 +39,14 @@ def _reported(command: Callable[..., int]) -> Callable[..., None]:
             os.dup2(devnull, sys.stdout.fileno())
             sys.exit(1)
         except KeyboardInterrupt:
-            # Only upgrade keeps a run to resume; the others start again (from their cache where they have one).
-            again = "to resume" if command.__name__ == "upgrade_command" else "to start it again"
-            click.echo(f"{PROG}: interrupted; rerun the same command {again}", err=True)
+            click.echo(f"{PROG}: interrupted; rerun the same command: {again}", err=True)
             sys.exit(130)
         except OSError as exc:
             if not _disk_full(exc):
                 _crash(exc, kwargs.get("repo_path"))
             where = f" ({exc.filename})" if exc.filename else ""
             click.echo(f"{PROG}: error: no space left on device{where}; free some space and rerun the same "
-                       "command: it resumes", err=True)
+                       f"command: {again}", err=True)
             sys.exit(EXIT_USAGE)
         except Exception as exc:  # a bug: keep the user's terminal clean, keep the evidence
             _crash(exc, kwargs.get("repo_path"))
@@ -204,7 +207,7 @@ def _with_repo_range_options(command: Callable[..., Any], from_help: str, onto_h
               help="end: run at the branch head and bisect on failure; each: run after every replayed commit.")
 @click.option("--exec-timeout", type=click.FloatRange(min=0, min_open=True), default=None, show_default="600", metavar="SECONDS",
               help="Stop each gate run after this many seconds (the run counts as failed, exit status 124).")
-@_reported
+@_reported(resumes=True)
 def upgrade_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None,
                     backends: tuple[str, ...], out: Path | None, as_json: bool, target_branch: str | None,
                     policy: str, force: bool, do_continue: bool, do_abort: bool, quiet: bool,

@@ -46,3 +46,24 @@ def test_drift_piped_into_head_exits_without_a_crash(world) -> None:
     run = subprocess.run(command, shell=True, executable="bash", cwd=world.fork, capture_output=True, text=True)
     assert "internal error" not in run.stderr and run.returncode in (0, 1), run.stderr
     assert not list((Path(world.fork) / ".git" / "flagtree-sync").glob("crash-*.log"))
+
+
+@pytest.mark.parametrize("command, again", [("upgrade", "it resumes"), ("drift", "it starts again"),
+                                            ("status", "it starts again")])
+def test_ctrl_c_says_whether_the_rerun_resumes(command: str, again: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only upgrade keeps an interrupted run; the wording is declared by each command, not guessed."""
+    from click.testing import CliRunner
+
+    from sync import cli
+    from sync.commands import drift, status, upgrade
+    runner_of = {"upgrade": (upgrade, "run_upgrade_command"), "drift": (drift, "run_drift_command"),
+                 "status": (status, "run_status_command")}
+    module, name = runner_of[command]
+
+    def interrupted(*args: object, **kwargs: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(module, name, interrupted)
+    result = CliRunner().invoke(cli.cli, [command, "--onto", "v2"] if command != "status" else [command])
+    assert result.exit_code == 130, result.output
+    assert f"interrupted; rerun the same command: {again}" in result.output
