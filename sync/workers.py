@@ -15,11 +15,16 @@ import ctypes
 import multiprocessing
 import os
 import signal
-from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
+from collections import deque
+from collections.abc import Callable, Hashable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
+from threading import Lock
+from typing import Generic, TypeVar
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
+Task = TypeVar("Task", bound=Hashable)
+Result = TypeVar("Result")
 _held_locks: set[int] = set()  # descriptors of locks this process holds for its run
 
 
@@ -48,6 +53,46 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
         stop_pool(pool)
         raise
     pool.shutdown(wait=True)
+
+
+class Dispatch(Generic[Task, Result]):
+    """Tasks in order for a pool's workers and the parent: the workers are handed the first tasks left as they
+    finish theirs, and the parent takes the last ones to run itself, so the two meet at the end and the last
+    tasks go to whoever is free first. A task the parent runs copies no page and sends nothing back.
+
+    queued: tasks handed to each worker beyond the one it runs. 0 for long tasks (a task in the pool's queue is
+    beyond the parent's reach); 1 for many short ones, so that no worker waits for its next task to arrive."""
+
+    def __init__(self, tasks: list[Task], workers: int, submit: Callable[[Task], "Future[Result]"],
+                 queued: int = 0) -> None:
+        self._left, self._submit = deque(tasks), submit
+        self._lock = Lock()
+        self.futures: dict[Task, Future[Result]] = {}
+        self._broken = False
+        for _ in range(workers * (1 + queued)):
+            self._hand_out()
+
+    def take_last(self) -> Task | None:
+        """The last task no worker has, for the parent to run; None once every task is handed out (all in
+        futures by then: handing out holds the lock until the future is in)."""
+        with self._lock:
+            return self._left.pop() if self._left else None
+
+    def _hand_out(self, _finished: object = None) -> None:
+        """Hand the first task left to the pool (also a future's callback: its worker is free again)."""
+        with self._lock:
+            if not self._left or self._broken:
+                return
+            task = self._left.popleft()
+            try:
+                future = self._submit(task)
+            except Exception as exc:  # a broken or shut pool (Ctrl-C): hand out nothing more, quietly;
+                future = Future()  # whoever waits on this task gets the error, the rest stay for the parent
+                future.set_exception(exc)
+                self._broken = True
+            self.futures[task] = future
+        if not self._broken:
+            future.add_done_callback(self._hand_out)  # outside the lock; runs at once if it is done already
 
 
 def stop_pool(pool: ProcessPoolExecutor) -> None:

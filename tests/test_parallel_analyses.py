@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -49,17 +51,39 @@ def test_workers_give_the_serial_findings_in_order(tmp_path: Path, two_workers: 
     assert side_by_side == serial and skips == serial_skips
 
 
+def _slow_pid_finding(seconds: float) -> Callable[[DriftContext], list[Finding]]:
+    def analyze(context: DriftContext) -> list[Finding]:
+        time.sleep(seconds)
+        return _pid_finding(context)
+    return analyze
+
+
 def test_heavy_analyses_run_in_other_processes_and_their_skips_come_back(tmp_path: Path, two_workers: None) -> None:
     context = _world(tmp_path / "repo")
-    probe = (Analyzer("light", _pid_finding), Analyzer("heavy one", _pid_finding, on_request=True),
+    # The light one keeps the parent busy until the worker has taken the first heavy one.
+    probe = (Analyzer("light", _slow_pid_finding(0.5)), Analyzer("heavy one", _pid_finding, on_request=True),
              Analyzer("heavy two", _pid_finding, on_request=True))
     found, skips = _run(context, probe, None, parse_bytes=parallel.PARALLEL_BYTES)
     pids = [finding["message"].split()[-1] for finding in json.loads(found)]
-    assert pids[0] == str(os.getpid()) and str(os.getpid()) not in pids[1:]
+    assert pids[0] == str(os.getpid()) and pids[1] != str(os.getpid())
     assert set(skips) == {("light", "some/file.py"), ("heavy one", "some/file.py"), ("heavy two", "some/file.py")}
 
     serial, _ = _run(context, probe, None, parse_bytes=0)
     assert {finding["message"] for finding in json.loads(serial)} == {f"ran in {os.getpid()}"}
+
+
+def test_the_parent_takes_heavy_tasks_no_worker_has_begun_from_the_back(tmp_path: Path, two_workers: None) -> None:
+    """Two cores: one worker and the parent. While the worker runs the first heavy analysis, the parent runs
+    the others, last first (none waits in the pool's queue for a busy worker); findings stay in registry order."""
+    context = _world(tmp_path / "repo")
+    probe = (Analyzer("light", _slow_pid_finding(0.3)),
+             Analyzer("heavy one", _slow_pid_finding(1.0), on_request=True),
+             *(Analyzer(f"heavy {name}", _pid_finding, on_request=True) for name in ("two", "three", "four")))
+    found, skips = _run(context, probe, None, parse_bytes=parallel.PARALLEL_BYTES)
+    pids = [finding["message"].split()[-1] for finding in json.loads(found)]
+    parent = str(os.getpid())
+    assert pids[0] == parent and pids[1] != parent and pids[2:] == [parent] * 3, pids
+    assert len(skips) == 5
 
 
 def test_facts_computed_in_workers_reach_the_fact_cache(tmp_path: Path, two_workers: None) -> None:

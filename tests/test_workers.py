@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pygit2
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -109,3 +110,28 @@ def test_a_worker_sent_ctrl_c_of_its_own_keeps_serving_the_pool(tmp_path: Path) 
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
     assert line.strip() == "pool ok", line
+
+
+def test_a_dispatch_whose_pool_is_shut_hands_out_nothing_more_quietly(caplog: pytest.LogCaptureFixture) -> None:
+    """Ctrl-C stops the pool while callbacks still hand out tasks: the one refused carries the error, the rest
+    stay for the parent, and no callback raises (concurrent.futures would log each one with its traceback;
+    a trial run printed 25 KB of them, ending in a RecursionError)."""
+    from concurrent.futures import Future
+
+    from sync.workers import Dispatch
+
+    handed: list[int] = []
+    first: Future[int] = Future()
+
+    def submit(task: int) -> Future[int]:
+        if handed:
+            raise RuntimeError("cannot schedule new futures after shutdown")
+        handed.append(task)
+        return first
+
+    dispatch: Dispatch[int, int] = Dispatch(list(range(2000)), 1, submit)
+    first.set_result(0)  # its callback hands out the next task, which the shut pool refuses
+    assert handed == [0] and set(dispatch.futures) == {0, 1}
+    with pytest.raises(RuntimeError, match="after shutdown"):
+        dispatch.futures[1].result()
+    assert dispatch.take_last() == 1999 and "exception calling callback" not in caplog.text

@@ -4,10 +4,12 @@ Before its analyses, a drift diffs the old tag against the FlagTree branch (Flag
 parses the fork's Python files with added lines (pyblobs). Both read the old tag and the branch alone,
 which are known before anything is replayed. On a first run (the fact cache holds no diff of these two
 trees: a run that made one stored the facts too) with enough Python to parse for workers to pay,
-parsing_ahead hands the diff and the parse of every Python file the branch changed to worker processes
-and returns; the caller replays meanwhile, and DriftContext.prefetch_fork_python calls settle() to take
-what they found before it reads either. Results never depend on it: the workers run the same diff and
-the same extractors on the same blobs, and whatever they could not read is left to the analysis."""
+parsing_ahead hands the diff and the parse of every Python file the branch changed, largest first, to
+worker processes (one for each core but the caller's) and returns; the caller replays meanwhile, and
+DriftContext.prefetch_fork_python calls settle(), which parses the files no worker has begun itself,
+smallest first, then takes what the workers found. Results never depend on it: the workers and the caller
+run the same diff and the same extractors on the same blobs, and whatever they could not read is left to
+the analysis."""
 from __future__ import annotations
 
 import os
@@ -23,10 +25,10 @@ from ..cache import FactCache, content_id, using
 from ..git import Commit, GitTree, Oid, Repository, is_ancestor
 from ..model import Range
 from ..trees import read_text
-from ..workers import stop_pool, worker_pool
+from ..workers import Dispatch, stop_pool, worker_pool
 from .delta import PY, adopt_fork_diff, fork_diff, fork_diff_stored
 from . import pyblobs
-from .pyblobs import adopt, encoded_facts, jobs, known
+from .pyblobs import adopt, encoded_facts, jobs, known, prefetch
 
 Diff = dict[str, frozenset[int]]
 Facts = tuple[str, dict[str, Any]]  # content id, encoded facts
@@ -36,10 +38,11 @@ Facts = tuple[str, dict[str, Any]]  # content id, encoded facts
 class _Begun:
     owner: int  # the pid of the pool's parent: a forked worker inherits this, not the pool
     pool: ProcessPoolExecutor
-    repo_path: str
+    repo: Repository
+    fork: str  # the branch's commit
     trees: tuple[Oid, Oid]  # old, fork
     diff: Future[Diff | None]
-    parses: list[Future[Facts | None]]
+    parses: Dispatch[str, Facts | None]  # by path
 
 
 _begun: _Begun | None = None
@@ -60,18 +63,21 @@ def parsing_ahead(repo: Repository, rng: Range) -> Iterator[None]:
     trees = (_tree_of(repo, rng.old.oid), _tree_of(repo, rng.source.oid))
     with ExitStack() as stack:
         _source = repo
+        workers = min(jobs() - 1, len(paths) + 1)  # the caller replays, then parses too
         try:
-            pool = stack.enter_context(worker_pool(min(jobs(), len(paths) + 1)))
+            pool = stack.enter_context(worker_pool(workers))
         finally:
             _source = None  # the workers have their copy
-        begun = _Begun(os.getpid(), pool, repo.path, trees, pool.submit(_diff, rng.old.oid, rng.source.oid),
-                       [pool.submit(_parse, rng.source.oid, path) for path in paths])
+        diff = pool.submit(_diff, rng.old.oid, rng.source.oid)
+        parses = Dispatch(paths, workers, lambda path: pool.submit(_parse, rng.source.oid, path), queued=1)
+        begun = _Begun(os.getpid(), pool, repo, rng.source.oid, trees, diff, parses)
         _begun = begun
         try:
             yield
         finally:
             _begun = None
-        if not begun.diff.done() or not all(parse.done() for parse in begun.parses):
+        if not begun.diff.done() or begun.parses.take_last() is not None \
+                or not all(parse.done() for parse in begun.parses.futures.values()):
             stop_pool(pool)  # nobody took it: no reason to wait for the rest
 
 
@@ -81,18 +87,22 @@ def settle() -> None:
     begun, _begun = _begun, None
     if begun is None or begun.owner != os.getpid():
         return
+    fork = GitTree.of_commit(begun.repo, begun.fork, begun.fork)
+    while (path := begun.parses.take_last()) is not None:  # what no worker has begun, smallest first
+        text = read_text(fork, path)
+        if text is not None:
+            prefetch([text])  # one text: parsed here, unless the fact cache has it
     diff = _result(begun.diff)
     if diff is not None:
-        adopt_fork_diff(begun.repo_path, *begun.trees, diff)
-    adopt(facts for facts in map(_result, _taken(begun.parses)) if facts is not None)
+        adopt_fork_diff(begun.repo.path, *begun.trees, diff)
+    adopt(facts for facts in map(_result, _taken(begun.parses.futures)) if facts is not None)
     begun.pool.shutdown(wait=False)  # idle now: the workers exit before the analyses fork theirs
 
 
-def _taken(futures: list[Future[Facts | None]]) -> Iterator[Future[Facts | None]]:
-    """Each future, dropped from the list as it is taken (its facts go once they are kept decoded)."""
-    futures.reverse()
+def _taken(futures: dict[str, Future[Facts | None]]) -> Iterator[Future[Facts | None]]:
+    """Each future, dropped as it is taken (its facts go once they are kept decoded)."""
     while futures:
-        yield futures.pop()
+        yield futures.pop(next(iter(futures)))
 
 
 def _python_to_parse(repo: Repository, rng: Range) -> list[str]:
