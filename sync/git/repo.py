@@ -122,6 +122,13 @@ def commit_range(repo: pygit2.Repository, old: pygit2.Commit, src: pygit2.Commit
     return [commit.id for commit in walker if len(commit.parents) <= 1]
 
 
+def merges_in_range(repo: pygit2.Repository, old: pygit2.Commit, src: pygit2.Commit) -> list[pygit2.Commit]:
+    """The merge commits old..src, oldest first: what commit_range leaves out."""
+    walker = repo.walk(src.id, SortMode.TOPOLOGICAL | SortMode.REVERSE)
+    walker.hide(old.id)
+    return [commit for commit in walker if len(commit.parents) > 1]
+
+
 def as_oid(commit_id: str | pygit2.Oid) -> pygit2.Oid:
     return commit_id if isinstance(commit_id, pygit2.Oid) else pygit2.Oid(hex=commit_id)
 

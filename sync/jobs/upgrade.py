@@ -16,10 +16,10 @@ from ..drift import analyse_drift, parsing_ahead
 from ..errors import SyncError
 from ..gcpolicy import job
 from ..gate import run_gate
-from ..model import Conflict, GateResult, Hunk, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
+from ..model import Conflict, GateResult, Hunk, Range, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
 from ..model.build import OwnersOf
 from .. import resumable_replay as engine
-from ..git import GitTree, Repository, common_git_dir, open_repo, tool_dir
+from ..git import GitTree, Repository, commit_of, common_git_dir, merges_in_range, open_repo, tool_dir
 from ..layout import require_backends
 from ..git.diff import changed_paths
 from ..replay import ReplayedCommit as EngineCommit
@@ -70,6 +70,7 @@ def run_upgrade(repo_path: str, old: str | None, onto: str, source_branch: str |
         require_backends(GitTree.of_commit(repo, params.range.source.oid, "fork"), options.backends)
     if options.out is not None:
         check_out(repo, options.out)
+    _note_merges(repo, params.range, progress)
     try:
         with engine.run_lock(repo), ExitStack() as ahead:
             # the analysis's first parse runs in worker processes while this one replays
@@ -78,6 +79,19 @@ def run_upgrade(repo_path: str, old: str | None, onto: str, source_branch: str |
             return _finish(repo_path, result, options, progress)
     finally:
         progress.close()
+
+
+def _note_merges(repo: Repository, rng: Range, progress: Progress) -> None:
+    """Say which merges the replay leaves out (as git rebase does): what a merge itself changed is not
+    replayed, and the commits it brought in are replayed one by one as the branch's own."""
+    merges = merges_in_range(repo, commit_of(repo, rng.old.oid), commit_of(repo, rng.source.oid))
+    if merges:
+        named = ", ".join(f"{str(merge.id)[:9]} {merge.message.splitlines()[0] if merge.message else ''}".strip()
+                          for merge in merges[:3]) + (f" and {len(merges) - 3} more" if len(merges) > 3 else "")
+        progress.note(f"{rng.old.ref}..{rng.source.ref} holds {len(merges)} merge commit(s), which the replay leaves "
+                      f"out as git rebase does: {named}. What a merge itself changed is not replayed, and the "
+                      "commits it brought in are replayed as the branch's own; if they are upstream's, pass "
+                      "the last upstream commit the branch merged as --from")
 
 
 @job
