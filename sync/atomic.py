@@ -100,6 +100,7 @@ def check_report_target(target: Path, work_tree: Path | None = None, git_dir: Pa
         raise SyncError(f"--out {target} is inside the git directory {git_dir}: choose another --out")
     if target.is_symlink():
         raise SyncError(f"--out {target} is a symbolic link: name the directory itself")
+    _require_writable_parent(target)
     if not target.exists():
         return
     if not target.is_dir():
@@ -113,6 +114,17 @@ def check_report_target(target: Path, work_tree: Path | None = None, git_dir: Pa
     if foreign:
         raise SyncError(f"--out {target} holds files flagtree-sync did not write ({', '.join(foreign[:5])}): "
                         "choose another --out, or move them away")
+
+
+def _require_writable_parent(target: Path) -> None:
+    """The report is staged next to target and renamed into place (publish_directory): refuse, before any
+    work, a target whose nearest existing parent this process cannot write (permissions, read-only mount)."""
+    parent = target.absolute().parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise SyncError(f"--out {target}: cannot write in {parent} (the report is written next to {target.name} "
+                        "and moved into place): choose another --out")
 
 
 def _remove_leftover(directory: Path) -> None:
