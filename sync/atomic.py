@@ -122,6 +122,8 @@ def _require_writable_parent(target: Path) -> None:
     parent = target.absolute().parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
+    if not parent.is_dir():
+        raise SyncError(f"--out {target}: {parent} is not a directory: choose another --out")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise SyncError(f"--out {target}: cannot write in {parent} (the report is written next to {target.name} "
                         "and moved into place): choose another --out")
