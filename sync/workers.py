@@ -78,6 +78,11 @@ class Dispatch(Generic[Task, Result]):
         with self._lock:
             return self._left.pop() if self._left else None
 
+    def handed_out(self) -> bool:
+        """Whether every task went to a worker or to the parent (none is left to take)."""
+        with self._lock:
+            return not self._left
+
     def _hand_out(self, _finished: object = None) -> None:
         """Hand the first task left to the pool (also a future's callback: its worker is free again)."""
         with self._lock:

@@ -76,7 +76,7 @@ def parsing_ahead(repo: Repository, rng: Range) -> Iterator[None]:
             yield
         finally:
             _begun = None
-        if not begun.diff.done() or begun.parses.take_last() is not None \
+        if not begun.diff.done() or not begun.parses.handed_out() \
                 or not all(parse.done() for parse in begun.parses.futures.values()):
             stop_pool(pool)  # nobody took it: no reason to wait for the rest
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pygit2
@@ -117,16 +118,18 @@ def checked_out_branch(repo: pygit2.Repository) -> str | None:
 
 def commit_range(repo: pygit2.Repository, old: pygit2.Commit, src: pygit2.Commit) -> list[pygit2.Oid]:
     """Non-merge commits old..src, oldest first (what git rebase would replay)."""
-    walker = repo.walk(src.id, SortMode.TOPOLOGICAL | SortMode.REVERSE)
-    walker.hide(old.id)
-    return [commit.id for commit in walker if len(commit.parents) <= 1]
+    return [commit.id for commit in _walk_range(repo, old, src) if len(commit.parents) <= 1]
 
 
 def merges_in_range(repo: pygit2.Repository, old: pygit2.Commit, src: pygit2.Commit) -> list[pygit2.Commit]:
     """The merge commits old..src, oldest first: what commit_range leaves out."""
+    return [commit for commit in _walk_range(repo, old, src) if len(commit.parents) > 1]
+
+
+def _walk_range(repo: pygit2.Repository, old: pygit2.Commit, src: pygit2.Commit) -> Iterator[pygit2.Commit]:
     walker = repo.walk(src.id, SortMode.TOPOLOGICAL | SortMode.REVERSE)
     walker.hide(old.id)
-    return [commit for commit in walker if len(commit.parents) > 1]
+    return iter(walker)
 
 
 def as_oid(commit_id: str | pygit2.Oid) -> pygit2.Oid:
