@@ -55,7 +55,8 @@ CATALOGUE: tuple[Kind, ...] = (
        "fix the first failing commit the gate names, then rerun the gate"),
     # Overlays: whole files that shadow a trunk file.
     _k("overlay-in-sync", "overlay", "info", "nothing to merge: the trunk counterpart is unchanged since the "
-       "overlay's base, or the overlay already holds upstream's change (applied by drift --apply or merged by hand)",
+       "overlay's base, or the overlay already holds upstream's change (applied by drift --apply or merged by hand), "
+       "or it is a C++/TableGen copy identical to trunk (the backend's build compiles it, so it stays)",
        "none; after a hand merge, record the new base with flagtree-sync provenance"),
     _k("overlay-auto-mergeable", "overlay", "warning", "upstream changed the trunk counterpart and the 3-way "
        "merge (base trunk@OLD, ours overlay, theirs trunk@NEW) is clean",
@@ -66,7 +67,8 @@ CATALOGUE: tuple[Kind, ...] = (
        "move the overlay to where the code went, or delete it"),
     _k("overlay-redundant", "overlay", "warning", "the overlay is identical to the trunk that loads in its place "
        "(the upgraded branch's, else trunk@NEW) or all its statements are in it, or it is its base unchanged and "
-       "FlagTree's trunk has nothing of its own there", "delete the overlay: trunk now does the same"),
+       "FlagTree's trunk has nothing of its own there (Python overlays only: a C++ or TableGen copy is compiled by "
+       "the backend's build, and one left at its base is merged like any other)", "delete the overlay: trunk now does the same"),
     _k("hijack-lost", "overlay", "error", "the overlay's package no longer exists or no longer calls spec_path "
        "on the upgraded tree", "move the overlay to a hijacked package or into a spec function"),
     _k("overlay-symlink", "overlay", "warning", "the overlay is a symbolic link and was not analysed",

@@ -13,6 +13,7 @@ import tomlkit
 
 from .errors import SyncError
 from .git import GitTree, Oid, Repository, as_oid, has_object, merge_blobs
+from .git.merge import MergeFavor
 from .layout import SpecFile, spec_files
 from .tomlfiles import OID, Table, Text, load_toml, write_in_work_tree
 from .trees import FileTree, read_text
@@ -20,7 +21,7 @@ from .trees import FileTree, read_text
 MANIFEST_SCHEMA = Table(arrays={"file": Table(fields={
     "path": Text(), "trunk": Text(), "tag": Text(), "blob": Text(pattern=OID, meaning="40 hex digits")})})
 HEADER = ("Where each file of this backend came from: the trunk counterpart and its blob at the tag.",
-          "Written by `flagtree-sync provenance`; drift merges from these bases.")
+          "Written by `flagtree-sync provenance` and `drift --apply`; drift merges from these bases.")
 
 
 def manifest_path(backend: str) -> str:
@@ -68,10 +69,14 @@ def load_manifest(tree: FileTree, backend: str) -> dict[str, Derivation] | None:
 
 
 def derived_files(tree: GitTree, backend: str) -> list[SpecFile]:
-    """Backend files with a trunk counterpart: overlays, C++ mirrors and same-named spec modules."""
-    return [spec_file for spec_file in spec_files(tree, {backend})
-            if spec_file.trunk_path and not spec_file.rel.endswith("__init__.py")
-            and (spec_file.is_python or spec_file.is_cpp)]
+    """Backend files with a trunk counterpart: overlays, C++ and TableGen mirrors and same-named spec modules."""
+    return [spec_file for spec_file in spec_files(tree, {backend}) if spec_file.trunk_path and records_base(spec_file)]
+
+
+def records_base(spec_file: SpecFile) -> bool:
+    """Whether provenance.toml keeps this file's base (drift 3-way merges it from there)."""
+    return not spec_file.rel.endswith("__init__.py") and (spec_file.is_python or spec_file.is_cpp
+                                                          or spec_file.is_tablegen)
 
 
 @dataclass(frozen=True)
@@ -122,10 +127,35 @@ def write_manifest(repo: Repository, work_tree: Path, branch: GitTree, backend: 
 
 
 def _misses_change(repo: Repository, branch: GitTree, spec_file: SpecFile, base: Oid | None, theirs: Oid) -> bool:
-    """Whether the file lacks the change from base to theirs: their merge is clean and is not the file. A merge
-    that conflicts cannot tell (a hand merge conflicts with the change it took in): the person's word stands."""
+    """Whether the file lacks some of the change from base to theirs: their merge, with each conflict resolved to
+    the file's side, is not the file. A conflict alone cannot tell (a hand merge conflicts with the change it took
+    in), but upstream's hunks that merge cleanly around it can: a file that holds the change leaves them as
+    they are."""
     ours = branch.blob_id(spec_file.path)
     if base is None or ours is None or base == theirs or ours == theirs:
         return False
-    outcome = merge_blobs(repo, spec_file.path, base, ours, theirs, hunks=False)
-    return outcome.clean and outcome.data != branch.read(spec_file.path)
+    outcome = merge_blobs(repo, spec_file.path, base, ours, theirs, favor=MergeFavor.OURS, hunks=False)
+    return outcome.data != branch.read(spec_file.path)
+
+
+def applied_manifests(branch: GitTree, applied: set[str], tag: str, tag_tree: GitTree, old: str,
+                      old_tree: GitTree) -> dict[str, str]:
+    """provenance.toml of each backend `drift --apply` merged files of, as it must read after the merge: an
+    applied file's base becomes TAG's blob, since it holds TAG's change now (merged again from the old base, it
+    can conflict with its own merge where git aligns the two diffs differently). Every other file keeps the base
+    drift used: its entry, else its trunk counterpart at OLD, so that nothing else changes meaning."""
+    backends = {spec_file.backend for spec_file in spec_files(branch) if spec_file.path in applied}
+    manifests = {}
+    for backend in sorted(backends):
+        previous = load_manifest(branch, backend) or {}
+        entries = []
+        for spec_file in derived_files(branch, backend):
+            trunk = spec_file.trunk_path or ""
+            if spec_file.path not in applied and spec_file.path in previous:
+                entries.append(previous[spec_file.path])
+                continue
+            ref, blob = (tag, tag_tree.blob_id(trunk)) if spec_file.path in applied else (old, old_tree.blob_id(trunk))
+            if blob is not None:
+                entries.append(Derivation(spec_file.path, trunk, ref, str(blob)))
+        manifests[manifest_path(backend)] = render_manifest(entries)
+    return manifests

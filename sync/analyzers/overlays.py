@@ -95,6 +95,11 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
     # holds only against that. An overlay equal to upstream's file where FlagTree's trunk differs keeps the
     # backend off FlagTree's own trunk lines on purpose.
     shipped_text, where = _shipped_trunk(context, trunk_path, new_text)
+    if ours_text == shipped_text and not spec_file.is_python:
+        # A C++ or TableGen copy is named by the backend's build, which compiles it in trunk's place: deleting
+        # it breaks that build, and nothing here is out of date.
+        return finding("overlay-in-sync", f"identical to {trunk_path} {where}; the backend's build compiles this "
+                       "copy in its place, so it stays (dropping it takes a build change too)", "")
     if ours_text == shipped_text:
         return finding("overlay-redundant", f"identical to {trunk_path} {where}",
                        "delete the overlay: trunk now does the same")
@@ -105,8 +110,9 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
     if ours_text == new_text:
         return finding("overlay-in-sync", f"identical to {trunk_path} at the new tag, where the upgraded trunk has "
                        "FlagTree's own changes: the overlay keeps this backend off them (deleting it would not)", "")
-    if ours_id == base_id and base_id != theirs_id and shipped_text == new_text:
-        # Its merge can only give trunk at the new tag, which loads anyway once it is gone.
+    if spec_file.is_python and ours_id == base_id and base_id != theirs_id and shipped_text == new_text:
+        # Its merge can only give trunk at the new tag, which loads anyway once it is gone. (A C++ copy at its
+        # base is stale instead: the build compiles it, so it must take the merge, trunk's new file.)
         return finding("overlay-redundant", f"identical to {trunk_path} at its base ({base.get('tag')}): no change "
                        "of the backend's to keep, and trunk at the new tag is what loads in its place",
                        "delete the overlay: trunk does the same")

@@ -13,7 +13,7 @@ from ..model import Finding
 from ..layout import (DIRECT_EDIT_FILES, HOOK_NAMES, LEGACY_HOOK_MODULES, NO_SPECIALIZATION, PROTECTED_FILES, TRUNK,
                       SpecFile, backend_names, is_under, package_init, package_of, spec_files, spec_path_verdict,
                       trunk_rel)
-from ..provenance import load_manifest, manifest_path
+from ..provenance import load_manifest, manifest_path, records_base
 from ..git.merge import conflict_hunks
 from ..pin import PIN_FILE, parse_pin
 from ..suppressions import parse_suppressions, suppressions_path
@@ -269,8 +269,7 @@ def _provenance(tree: FileTree, backends: list[str]) -> list[Finding]:
                                          backend=backend))
         for spec_file in spec_files(tree, {backend}):
             trunk = spec_file.trunk_path
-            if trunk and tree.exists(trunk) and spec_file.path not in manifest and not spec_file.rel.endswith(
-                    "__init__.py") and (spec_file.is_python or spec_file.is_cpp):
+            if trunk and tree.exists(trunk) and spec_file.path not in manifest and records_base(spec_file):
                 findings.append(_finding("FT016", spec_file.path, f"not in {where}", backend=backend,
                                          related=trunk))
     return findings

@@ -13,8 +13,8 @@ def run_provenance(repo_path: str, tag: str, backend: str, source_branch: str | 
     elif recorded.count:
         click.echo(f"recorded {recorded.count} file(s) in {recorded.manifest}; commit it with the backend")
     if recorded.unmerged:
-        click.echo(f"left at their old base: {', '.join(recorded.unmerged)}: {tag}'s change is not in them (a clean "
-                   "merge would still add it); merge it (drift --apply, or by hand) and run provenance again",
+        click.echo(f"left at their old base: {', '.join(recorded.unmerged)}: {tag}'s change is not in them (merging "
+                   "it from their base would still change them); merge it (drift --apply, or by hand) and run provenance again",
                    err=True)
         return 1
     if not recorded.checked:

@@ -8,8 +8,8 @@ from .. import __version__
 from ..drift import DriftResult, analyse_drift
 from ..errors import SyncError
 from ..gcpolicy import job
-from ..model import DriftInfo, Finding, Report, build_report
-from ..git import Repository, branch_exists, branch_head, commit_files, open_repo
+from ..model import DriftInfo, Finding, Range, Report, build_report
+from ..git import GitTree, Repository, branch_exists, branch_head, commit_files, open_repo
 from ..progress import Progress, Silent
 from ..resumable_replay import branch_in_the_making
 from .revs import require_based_on, require_forward, resolve_rev
@@ -46,7 +46,7 @@ def run_drift(repo_path: str, old: str | None, onto: str | None, source: str | N
         result = analyse_drift(repo, rng, target, set(options.backends) or None, options.symbols, progress)
     finally:
         (progress or Silent()).close()
-    applied = _apply_merges(repo, target.ref, result) if options.apply and target else None
+    applied = _apply_merges(repo, target.ref, rng, result) if options.apply and target else None
     findings = _marked_applied(result, applied) if applied else result.findings
     if target is not None:
         from .review import review_on_branch
@@ -59,22 +59,28 @@ def run_drift(repo_path: str, old: str | None, onto: str | None, source: str | N
 def _marked_applied(result: DriftResult, commit: str) -> list[Finding]:
     """The findings as analysed (before the merges), each merged overlay's saying that --apply committed it."""
     merged = {m.path for m in result.merged}
-    return [replace(f, message=f"{f.message}; committed by --apply in {commit[:9]}",
-                    action="review the merge; the next drift judges the merged file")
+    return [replace(f, message=f"{f.message}; committed by --apply in {commit[:9]}, with the new tag as its base in "
+                               "provenance.toml", action="review the merge; the next drift judges the merged file")
             if f.kind == "overlay-auto-mergeable" and f.path in merged else f for f in result.findings]
 
 
-def _apply_merges(repo: Repository, branch: str, result: DriftResult) -> str | None:
-    """Commit the clean merges on top of the target branch, in memory. A branch checked out in a worktree
+def _apply_merges(repo: Repository, branch: str, rng: Range, result: DriftResult) -> str | None:
+    """Commit the clean merges on top of the target branch, in memory, with each merged file's new base in its
+    backend's provenance.toml (the next drift merges from there). A branch checked out in a worktree
     is moved there by git's own fast-forward, so its index and files follow the commit (a moved ref under
     an unchanged work tree would look like the merge undone); local changes git would overwrite stop it."""
     head = branch_head(repo, branch)
     if not result.merged or head is None:
         return None
     from ..git.worktree import branches_in_worktrees, fast_forward
+    from ..provenance import applied_manifests
     ref = f"refs/heads/{branch}"
     message = "Auto-merge drifted overlays\n\n" + "\n".join(f"- {m.path}" for m in result.merged) + "\n"
     files = {m.path: m.data for m in result.merged}
+    manifests = applied_manifests(GitTree.of_commit(repo, head.id, branch), set(files), rng.onto.ref,
+                                  GitTree.of_commit(repo, rng.onto.oid, rng.onto.ref), rng.old.ref,
+                                  GitTree.of_commit(repo, rng.old.oid, rng.old.ref))
+    files.update({path: text.encode("utf-8") for path, text in manifests.items()})
     checkout = branches_in_worktrees(repo).get(ref)
     if checkout is None:
         commit = commit_files(repo, head, files, message, ref)
