@@ -67,7 +67,7 @@ CATALOGUE: tuple[Kind, ...] = (
        "move the overlay to where the code went, or delete it"),
     _k("overlay-redundant", "overlay", "warning", "the overlay is identical to the trunk that loads in its place "
        "(the upgraded branch's, else trunk@NEW) or all its statements are in it, or it is its base unchanged and "
-       "FlagTree's trunk has nothing of its own there (Python overlays only: a C++ or TableGen copy is compiled by "
+       "FlagTree's trunk has nothing of its own there, or it is the FlagTree branch's own trunk file (Python overlays only: a C++ or TableGen copy is compiled by "
        "the backend's build, and one left at its base is merged like any other)", "delete the overlay: trunk now does the same"),
     _k("hijack-lost", "overlay", "error", "the overlay's package no longer exists or no longer calls spec_path "
        "on the upgraded tree", "move the overlay to a hijacked package or into a spec function"),

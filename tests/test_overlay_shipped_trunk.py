@@ -81,3 +81,37 @@ def test_an_overlay_equal_to_its_base_is_redundant_when_trunk_has_nothing_of_fla
 def test_an_overlay_equal_to_its_base_that_keeps_flagtree_lines_out_is_merged(tmp_path: Path) -> None:
     finding = _in_memory_finding(_repo(tmp_path, lambda text: text + FLAGTREE_DEF))
     assert finding.kind == "overlay-auto-mergeable"
+
+
+def test_an_overlay_identical_to_flagtrees_own_trunk_is_redundant_whatever_the_upgrade_left_in_trunk(
+        tmp_path: Path) -> None:
+    """Seen on a real branch: the replay left conflict markers in trunk jit.py, the overlay is FlagTree's own trunk
+    jit.py (check calls it identical to trunk), and drift offered to merge it instead."""
+    _repo(tmp_path, lambda text: text)
+    marked = JIT_NEW + "<<<<<<< new\n=======\n>>>>>>> FlagTree\n"
+    subprocess.run(["git", "-C", str(tmp_path), "checkout", "-q", "upgraded"], check=True)
+    commit(tmp_path, {TRUNK: marked, OVERLAY: JIT_OLD}, "the replay as it came out")
+    finding = _overlay_finding(tmp_path)
+    assert finding.kind == "overlay-redundant", finding.message
+    assert "on the FlagTree branch (flagtree)" in finding.message
+
+
+def test_a_root_level_copy_is_merged_when_python_triton_itself_is_hijacked(tmp_path: Path) -> None:
+    """Illegal (check: FT018), but with python/triton hijacked Python loads it in trunk's place, so it drifts like
+    any overlay; seen on a real branch with upstream's +39/-11 to testing.py and no finding at all."""
+    testing_old = "import os\n\n\ndef bench(fn):\n    return fn()\n\n\ndef other():\n    return 1\n"
+    testing_new = testing_old.replace("return 1", "return 2")
+    copy = testing_old.replace("import os", "import os  # backend")
+    subprocess.run(["git", "init", "-q", "-b", "up", str(tmp_path)], check=True)
+    git = lambda *args: subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+    commit(tmp_path, {**BASE, "python/triton/__init__.py": HOOK, "python/triton/testing.py": testing_old}, "old")
+    git("tag", "old")
+    commit(tmp_path, {"python/triton/testing.py": testing_new}, "new")
+    git("tag", "new")
+    git("checkout", "-q", "-b", "flagtree", "old")
+    commit(tmp_path, {"third_party/b/backend/spec/triton/testing.py": copy}, "FlagTree")
+    repo = open_repo(str(tmp_path))
+    result = analyse_drift(repo, resolve_range(repo, "old", "new", "flagtree"), None)
+    found = [f for f in result.findings if f.path == "third_party/b/backend/spec/triton/testing.py"]
+    assert [f.kind for f in found] == ["overlay-auto-mergeable"]
+    assert result.merged[0].data.decode() == testing_new.replace("import os", "import os  # backend")

@@ -10,7 +10,7 @@ from ..layout import SpecFile, package_init
 from ..git import ConflictHunk, GitTree, Oid, Repository, blob_diff, merge_blobs
 from ..trees import read_text
 from .context import DriftContext
-from .roles import OVERLAY, WHOLE_FILE_ROLES, Classified, contained_in
+from .roles import OVERLAY, Classified, contained_in, shadows_trunk
 from .pyfacts import normalized_statements, parse_module_facts
 
 
@@ -118,6 +118,12 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
                        "delete the overlay: trunk does the same")
     if base_id == theirs_id:
         return finding("overlay-in-sync", "trunk counterpart unchanged since the overlay's base", "")
+    if spec_file.is_python and ours_text == read_text(context.fork, trunk_path):
+        # What loaded in its place on the FlagTree branch was the same file: the backend has no change of its own
+        # to carry, and without it the upgraded trunk (FlagTree's trunk moved onto the new tag) loads instead.
+        return finding("overlay-redundant", f"identical to {trunk_path} on the FlagTree branch "
+                       f"({context.range.source.ref if context.range else context.fork.label}): no change of the backend's to keep, and the upgraded trunk is what "
+                       "loads in its place", "delete the overlay: trunk does the same")
     diff, summary = upstream_diff(repo, base_id, theirs_id, trunk_path, trunk_path)
     outcome = merge_blobs(repo, spec_file.path, base_id, ours_id, theirs_id,
                           (f"{trunk_path} (old tag)", f"{spec_file.backend} overlay", f"{trunk_path} (new tag)"))
@@ -163,7 +169,7 @@ def overlay_findings(context: DriftContext) -> list[Finding]:
     merged = context.merged
     findings = []
     for classified in context.classified:
-        if classified.role not in WHOLE_FILE_ROLES:
+        if not shadows_trunk(classified):
             continue  # spec modules, new modules, C++ spec libraries: not copies of a trunk file
         if not backend_tree(context).exists(classified.file.path):
             continue  # deleted on the upgraded branch

@@ -164,6 +164,13 @@ def classify(tree: FileTree, spec_file: SpecFile, hooks: TrunkHooks, entries: fr
     return Classified(spec_file, role, hijacked)
 
 
+def shadows_trunk(classified: Classified) -> bool:
+    """Whether the file replaces its trunk namesake whole, so that drift 3-way merges it: overlays and C++ and
+    TableGen copies, and a root-level copy where python/triton itself is hijacked (illegal, and `check` says so,
+    but then Python does load it in trunk's place)."""
+    return classified.role in WHOLE_FILE_ROLES or (classified.role == ROOT_FILE and classified.hijacked == "")
+
+
 def classified_files(tree: FileTree, hooks: TrunkHooks, backends: set[str] | None = None) -> list[Classified]:
     """Every spec file of the selected backends with its role."""
     names = backend_names(tree)
