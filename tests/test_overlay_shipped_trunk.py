@@ -96,22 +96,24 @@ def test_an_overlay_identical_to_flagtrees_own_trunk_is_redundant_whatever_the_u
     assert "on the FlagTree branch (flagtree)" in finding.message
 
 
-def test_a_root_level_copy_is_merged_when_python_triton_itself_is_hijacked(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["testing.py", "knobs.py"])
+def test_a_root_level_copy_is_merged_when_python_triton_itself_is_hijacked(tmp_path: Path, name: str) -> None:
     """Illegal (check: FT018), but with python/triton hijacked Python loads it in trunk's place, so it drifts like
-    any overlay; seen on a real branch with upstream's +39/-11 to testing.py and no finding at all."""
+    any overlay; seen on a real branch with upstream's +39/-11 to testing.py and no finding at all. knobs.py, which
+    the seed specializes in trunk directly, is no different once the root is hijacked."""
     testing_old = "import os\n\n\ndef bench(fn):\n    return fn()\n\n\ndef other():\n    return 1\n"
     testing_new = testing_old.replace("return 1", "return 2")
     copy = testing_old.replace("import os", "import os  # backend")
     subprocess.run(["git", "init", "-q", "-b", "up", str(tmp_path)], check=True)
     git = lambda *args: subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
-    commit(tmp_path, {**BASE, "python/triton/__init__.py": HOOK, "python/triton/testing.py": testing_old}, "old")
+    commit(tmp_path, {**BASE, "python/triton/__init__.py": HOOK, f"python/triton/{name}": testing_old}, "old")
     git("tag", "old")
-    commit(tmp_path, {"python/triton/testing.py": testing_new}, "new")
+    commit(tmp_path, {f"python/triton/{name}": testing_new}, "new")
     git("tag", "new")
     git("checkout", "-q", "-b", "flagtree", "old")
-    commit(tmp_path, {"third_party/b/backend/spec/triton/testing.py": copy}, "FlagTree")
+    commit(tmp_path, {f"third_party/b/backend/spec/triton/{name}": copy}, "FlagTree")
     repo = open_repo(str(tmp_path))
     result = analyse_drift(repo, resolve_range(repo, "old", "new", "flagtree"), None)
-    found = [f for f in result.findings if f.path == "third_party/b/backend/spec/triton/testing.py"]
+    found = [f for f in result.findings if f.path == f"third_party/b/backend/spec/triton/{name}"]
     assert [f.kind for f in found] == ["overlay-auto-mergeable"]
     assert result.merged[0].data.decode() == testing_new.replace("import os", "import os  # backend")

@@ -141,7 +141,8 @@ def classify(tree: FileTree, spec_file: SpecFile, hooks: TrunkHooks, entries: fr
         return Classified(spec_file, TLE, why="experimental/tle may not be specialized")
     if spec_file.root_level:
         if rel in DIRECT_EDIT_FILES:
-            return Classified(spec_file, DIRECT_EDIT, why=f"the seed specializes {rel} directly in trunk")
+            return Classified(spec_file, DIRECT_EDIT, "" if "" in hooks.hijacked else None,
+                              why=f"the seed specializes {rel} directly in trunk")
         if _copies_trunk(tree, spec_file):
             return Classified(spec_file, ROOT_FILE, "" if "" in hooks.hijacked else None,
                               why="python/triton is the parent of every package: its modules cannot be overlaid; "
@@ -166,9 +167,10 @@ def classify(tree: FileTree, spec_file: SpecFile, hooks: TrunkHooks, entries: fr
 
 def shadows_trunk(classified: Classified) -> bool:
     """Whether the file replaces its trunk namesake whole, so that drift 3-way merges it: overlays and C++ and
-    TableGen copies, and a root-level copy where python/triton itself is hijacked (illegal, and `check` says so,
-    but then Python does load it in trunk's place)."""
-    return classified.role in WHOLE_FILE_ROLES or (classified.role == ROOT_FILE and classified.hijacked == "")
+    TableGen copies, and a root-level copy (or knobs.py, _internal_testing.py) where python/triton itself is
+    hijacked (illegal, and `check` says so, but then Python does load it in trunk's place)."""
+    return classified.role in WHOLE_FILE_ROLES or (classified.role in (ROOT_FILE, DIRECT_EDIT)
+                                                   and classified.hijacked == "" and classified.trunk_path is not None)
 
 
 def classified_files(tree: FileTree, hooks: TrunkHooks, backends: set[str] | None = None) -> list[Classified]:
