@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Container, ContextManager, Protocol
+from typing import TYPE_CHECKING, Callable, ContextManager, Protocol
 
 from . import result_cache
 from .cache import FactCache, using
@@ -85,7 +85,7 @@ def replayed_tree(repo: Repository, rng: Range, user_repo: Repository | None = N
     commits = commit_range(repo, commit_of(repo, rng.old.oid), commit_of(repo, rng.source.oid))
     upstream = upstream_in_range(repo, commit_of(repo, rng.old.oid), commit_of(repo, rng.onto.oid),
                                  commit_of(repo, rng.source.oid))  # left out, as the upgrade leaves them out
-    done, tree = reusable_replay(user_repo or repo, repo, rng, commits, upstream)
+    done, tree = reusable_replay(user_repo or repo, repo, rng, commits)
     for oid in commits[done:]:
         if oid in upstream:
             continue
@@ -98,8 +98,7 @@ def replayed_tree(repo: Repository, rng: Range, user_repo: Repository | None = N
 _PICKED_FROM = re.compile(r"\(cherry picked from commit ([0-9a-f]{40})\)")
 
 
-def reusable_replay(user_repo: Repository, repo: Repository, rng: Range, commits: list[Oid],
-                    upstream: Container[Oid] = ()) -> tuple[int, Tree]:
+def reusable_replay(user_repo: Repository, repo: Repository, rng: Range, commits: list[Oid]) -> tuple[int, Tree]:
     """(commits already replayed, the tree after them) from the upgrade of the same range.
 
     Only what is known to equal drift's own replay counts: commits up to the first conflict (drift
@@ -108,7 +107,7 @@ def reusable_replay(user_repo: Repository, repo: Repository, rng: Range, commits
     replay makes (same source, parent, tree, authorship: an amended commit ends the reuse)."""
     best = (0, commit_of(repo, rng.onto.oid).tree)
     for found in (_from_upgrade_state(user_repo, repo, rng, commits),
-                  _from_branch(user_repo, repo, rng, commits, upstream)):
+                  _from_branch(user_repo, repo, rng, commits)):
         if found is not None and found[0] > best[0]:
             best = found
     return best
@@ -136,8 +135,7 @@ def _from_upgrade_state(user_repo: Repository, repo: Repository, rng: Range,
         return None
 
 
-def _from_branch(user_repo: Repository, repo: Repository, rng: Range, commits: list[Oid],
-                 upstream: Container[Oid] = ()) -> tuple[int, Tree] | None:
+def _from_branch(user_repo: Repository, repo: Repository, rng: Range, commits: list[Oid]) -> tuple[int, Tree] | None:
     from .git import branch_head
     tip = branch_head(user_repo, f"sync/{rng.onto.ref}")
     if tip is None:
@@ -153,6 +151,7 @@ def _from_branch(user_repo: Repository, repo: Repository, rng: Range, commits: l
     replayer = Replayer(repo, "theirs", rng.onto.short)
     head = commit_of(repo, rng.onto.oid)
     done = 0
+    upstream: dict[Oid, str] | None = None  # the upgrade left these out unpicked; found only when a gap needs it
     for replayed in reversed(chain):
         match = _PICKED_FROM.search(replayed.message)
         if match is None or CONFLICT_TRAILER in replayed.message:
@@ -160,8 +159,12 @@ def _from_branch(user_repo: Repository, repo: Repository, rng: Range, commits: l
         source = match[1]
         while done < len(commits) and str(commits[done]) != source:
             gap = commit_of(repo, commits[done])  # skipped by the upgrade: upstream's, or it became empty
-            if gap.id not in upstream and replayer.pick_tree(gap, head.tree).tree != head.tree.id:
-                return done, head.tree
+            if replayer.pick_tree(gap, head.tree).tree != head.tree.id:
+                if upstream is None:
+                    upstream = upstream_in_range(repo, commit_of(repo, rng.old.oid), commit_of(repo, rng.onto.oid),
+                                                 commit_of(repo, rng.source.oid))
+                if gap.id not in upstream:
+                    return done, head.tree
             done += 1
         if done == len(commits) or replayer.commit(commit_of(repo, commits[done]), replayed.tree.id, head.id, []) != replayed.id:
             break
