@@ -10,7 +10,7 @@ from . import result_cache
 from .cache import FactCache, using
 from .errors import SyncError
 from .git import Commit, GitError, GitTree, Oid, Repository, Tree
-from .git.repo import commit_of, commit_range, has_object, is_ancestor
+from .git.repo import commit_of, commit_range, has_object, is_ancestor, upstream_in_range
 from .git.store import scratch_repository
 from .progress import Progress, Silent
 from .model import Finding, Range, Rev
@@ -83,8 +83,12 @@ def replayed_tree(repo: Repository, rng: Range, user_repo: Repository | None = N
     from .replay import Replayer
     replayer = Replayer(repo, "theirs", rng.onto.short)
     commits = commit_range(repo, commit_of(repo, rng.old.oid), commit_of(repo, rng.source.oid))
+    upstream = upstream_in_range(repo, commit_of(repo, rng.old.oid), commit_of(repo, rng.onto.oid),
+                                 commit_of(repo, rng.source.oid))  # left out, as the upgrade leaves them out
     done, tree = reusable_replay(user_repo or repo, repo, rng, commits)
     for oid in commits[done:]:
+        if oid in upstream:
+            continue
         picked = replayer.pick_tree(commit_of(repo, oid), tree).tree
         assert picked is not None  # the "theirs" policy always settles a conflict
         tree = repo[picked].peel(Tree)
@@ -147,15 +151,20 @@ def _from_branch(user_repo: Repository, repo: Repository, rng: Range, commits: l
     replayer = Replayer(repo, "theirs", rng.onto.short)
     head = commit_of(repo, rng.onto.oid)
     done = 0
+    upstream: dict[Oid, str] | None = None  # the upgrade left these out unpicked; found only when a gap needs it
     for replayed in reversed(chain):
         match = _PICKED_FROM.search(replayed.message)
         if match is None or CONFLICT_TRAILER in replayed.message:
             break
         source = match[1]
         while done < len(commits) and str(commits[done]) != source:
-            gap = commit_of(repo, commits[done])  # skipped by the upgrade: it must have become empty
+            gap = commit_of(repo, commits[done])  # skipped by the upgrade: upstream's, or it became empty
             if replayer.pick_tree(gap, head.tree).tree != head.tree.id:
-                return done, head.tree
+                if upstream is None:
+                    upstream = upstream_in_range(repo, commit_of(repo, rng.old.oid), commit_of(repo, rng.onto.oid),
+                                                 commit_of(repo, rng.source.oid))
+                if gap.id not in upstream:
+                    return done, head.tree
             done += 1
         if done == len(commits) or replayer.commit(commit_of(repo, commits[done]), replayed.tree.id, head.id, []) != replayed.id:
             break

@@ -23,7 +23,7 @@ from .git import Commit, GitError, Oid, Repository, file_in_tree, holds_conflict
 from .git.diff import missing_blobs
 from .git.repo import (branch_exists, checked_out_branch, commit_of, commit_range, commits_only_on, current_branch,
                        delete_ref, has_object, has_ref, is_ancestor, open_repo, ref_conflict, resolve_commit,
-                       resolves, set_ref, valid_branch_name)
+                       resolves, set_ref, valid_branch_name, UpstreamScan)
 from .git.worktree import Worktree, branches_in_worktrees, is_linked_worktree, remove_worktree, stop_worktree
 from .model.revs import Range, Rev
 from .replay import CONFLICT_TRAILER, Replayer, ReplayedCommit, summary_of
@@ -91,6 +91,16 @@ class UpgradeState:
     results: list[ReplayedCommit] = field(default_factory=list)
     stopped: bool = False  # --on-conflict stop left a conflicted worktree
     options: RunOptions = field(default_factory=RunOptions)
+    # the planned commits that are upstream's (upstream_commits): derived from the range, never stored
+    known_upstream: dict[str, str] | None = field(default=None, repr=False)
+    upstream_scan: UpstreamScan | None = field(default=None, repr=False)  # begun by run_upgrade
+
+    def upstream(self, repo: Repository) -> dict[str, str]:
+        if self.known_upstream is None:
+            scan = self.upstream_scan or _upstream_scan(repo, self.params.range)
+            self.known_upstream = {str(oid): why for oid, why in scan.result().items()}
+            self.upstream_scan = None
+        return self.known_upstream
 
     def header_json(self) -> dict[str, Any]:
         """What does not grow with the run; the results go to the journal, one line each."""
@@ -105,6 +115,7 @@ class UpgradeResult:
     head: str
     resumed: bool
     options: RunOptions = field(default_factory=RunOptions)  # what the run was started with
+    upstream: dict[str, str] = field(default_factory=dict)  # commit -> why it is upstream's (left out)
 
 
 class StateStore:
@@ -237,8 +248,20 @@ def _check_plan(repo: Repository, state: UpgradeState) -> None:
 
 
 def planned_commits(repo: Repository, rng: Range) -> list[str]:
-    """The commits an upgrade of rng replays, oldest first."""
+    """The commits an upgrade of rng replays, oldest first (upstream ones included: each gets a journal line
+    that records it as already upstream)."""
     return [str(oid) for oid in commit_range(repo, commit_of(repo, rng.old.oid), commit_of(repo, rng.source.oid))]
+
+
+def upstream_commits(repo: Repository, rng: Range) -> dict[str, str]:
+    """The planned commits that are upstream's, not FlagTree's, and why (git.repo.REACHABLE or SAME_PATCH):
+    they are left out of the replay, as git rebase leaves them out, and counted as already upstream."""
+    return {str(oid): why for oid, why in _upstream_scan(repo, rng).result().items()}
+
+
+def _upstream_scan(repo: Repository, rng: Range) -> UpstreamScan:
+    return UpstreamScan(repo, commit_of(repo, rng.old.oid), commit_of(repo, rng.onto.oid),
+                        commit_of(repo, rng.source.oid))
 
 
 def _check_entry(repo: Repository, state: UpgradeState, number: int, result: ReplayedCommit, head: str,
@@ -254,10 +277,13 @@ def _check_entry(repo: Repository, state: UpgradeState, number: int, result: Rep
     if result.result is None:
         if head != state.head:
             raise StateFormatError(f"journal line {number} moves the head without a commit")
-        # A line claiming "already upstream" would drop the commit from the branch: pick it again to be sure.
+        if result.conflicts:
+            raise StateFormatError(f"journal line {number} records conflicts but no commit")
+        # A line claiming "already upstream" would drop the commit from the branch: pick it again to be sure,
+        # unless the commit is upstream's own (left out without a pick).
         head_tree = commit_of(repo, head).tree
         outcome = replayer.pick_tree(commit_of(repo, planned), head_tree)
-        if outcome.tree != head_tree.id or outcome.conflicts:
+        if (outcome.tree != head_tree.id or outcome.conflicts) and planned not in state.upstream(repo):
             raise StateFormatError(f"journal line {number} says {planned[:9]} changes nothing, "
                                    "but it does")
         return head
@@ -382,6 +408,8 @@ def run_upgrade(repo: Repository, params: UpgradeParams, force: bool, progress: 
     """Start (or resume, when the same run is in progress) a replay; hold run_lock around it. on_start is
     called once the run is accepted, before the first commit is replayed."""
     store = StateStore(repo)
+    # git cherry runs in the background while the run is checked and the analysis starts ahead (on_start)
+    scan = _upstream_scan(repo, params.range)
     state = store.load()
     resumed = state is not None
     if state is not None:
@@ -397,6 +425,8 @@ def run_upgrade(repo: Repository, params: UpgradeParams, force: bool, progress: 
         commits = _check_new_run(repo, params, force)
         state = UpgradeState(params, commits, params.range.onto.oid, options=options or RunOptions())
         store.save(state)
+    if state.known_upstream is None:
+        state.upstream_scan = scan
     on_start()
     return _drive(repo, store, state, progress, resumed)
 
@@ -405,10 +435,18 @@ def _drive(repo: Repository, store: StateStore, state: UpgradeState, progress: P
            resumed: bool) -> UpgradeResult:
     replayer = Replayer(repo, state.params.policy, state.params.range.onto.ref)
     total = len(state.commits)
+    upstream = state.upstream(repo)
     while len(state.results) < total:
         number = len(state.results)
         commit = commit_of(repo, state.commits[number])
         progress(number + 1, total, commit, None)
+        if str(commit.id) in upstream:  # upstream's own change: NEW has it, or the same patch, already
+            result = ReplayedCommit(str(commit.id), summary_of(commit), None, [])
+            state.results.append(result)
+            store.record(state, result)
+            checkpoint(f"commit:{number + 1}")
+            progress(number + 1, total, commit, result)
+            continue
         head = commit_of(repo, state.head)
         try:
             outcome = replayer.pick_tree(commit, head.tree)
@@ -446,7 +484,7 @@ def _drive(repo: Repository, store: StateStore, state: UpgradeState, progress: P
     _set_ref(repo, branch_ref, tip)
     state.head = str(tip)
     # The state stays until finish_upgrade: a run killed while reporting resumes into the report.
-    return UpgradeResult(state.params, state.results, state.head, resumed, state.options)
+    return UpgradeResult(state.params, state.results, state.head, resumed, state.options, upstream)
 
 
 def finish_upgrade(repo: Repository) -> Path | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterator
+from typing import Any
 from pathlib import Path
 
 import pygit2
@@ -126,10 +127,54 @@ def merges_in_range(repo: pygit2.Repository, old: pygit2.Commit, src: pygit2.Com
     return [commit for commit in _walk_range(repo, old, src) if len(commit.parents) > 1]
 
 
-def _walk_range(repo: pygit2.Repository, old: pygit2.Commit, src: pygit2.Commit) -> Iterator[pygit2.Commit]:
+def _walk_range(repo: pygit2.Repository, old: pygit2.Commit, src: pygit2.Commit,
+                also_hide: pygit2.Commit | None = None) -> Iterator[pygit2.Commit]:
     walker = repo.walk(src.id, SortMode.TOPOLOGICAL | SortMode.REVERSE)
     walker.hide(old.id)
+    if also_hide is not None:
+        walker.hide(also_hide.id)
     return iter(walker)
+
+
+REACHABLE = "reachable"  # the commit is in NEW's history
+SAME_PATCH = "same-patch"  # a commit of NEW's history makes the same change (git patch-id)
+
+
+def upstream_in_range(repo: pygit2.Repository, old: pygit2.Commit, onto: pygit2.Commit,
+                      src: pygit2.Commit) -> dict[pygit2.Oid, str]:
+    """The non-merge commits of old..src that are upstream's, not the fork's, as git rebase and git cherry
+    decide: those onto already has (REACHABLE; e.g. brought in by a merge of upstream) and those whose
+    patch-id equals that of a commit of src..onto (SAME_PATCH; e.g. an upstream release-branch cherry-pick)."""
+    return UpstreamScan(repo, old, onto, src).result()
+
+
+class UpstreamScan:
+    """upstream_in_range begun: one revwalk (milliseconds) now, and `git cherry onto src old` in the
+    background (40-90 ms on FlagTree's real ranges: git compares changed paths first and diffs only commits
+    whose paths match; never a process per commit), so that a caller can prepare its replay meanwhile."""
+
+    def __init__(self, repo: pygit2.Repository, old: pygit2.Commit, onto: pygit2.Commit, src: pygit2.Commit) -> None:
+        own = {commit.id for commit in _walk_range(repo, old, src, also_hide=onto) if len(commit.parents) <= 1}
+        self._upstream = {commit.id: REACHABLE for commit in _walk_range(repo, old, src)
+                          if len(commit.parents) <= 1 and commit.id not in own}
+        self._cherry: Any = None  # GitPython's handle: it ends git cherry if dropped unfinished
+        if own:  # else nothing is left that a patch-id could match
+            import git  # GitPython drives the git binary: patch-ids exactly as git computes them
+            self._cherry = git.Git().execute(["git", "--git-dir", repo.path, "cherry", str(onto.id), str(src.id),
+                                              str(old.id)], as_process=True)
+
+    def result(self) -> dict[pygit2.Oid, str]:
+        if self._cherry is not None:
+            process = self._cherry.proc
+            listed, error = process.communicate()
+            if process.returncode != 0:
+                raise SyncError(f"git cherry failed: {error.decode(errors='replace').strip()}")
+            for line in listed.decode().splitlines():
+                sign, _, oid = line.partition(" ")
+                if sign == "-":  # git cherry's mark for "an equivalent change is in upstream"
+                    self._upstream[pygit2.Oid(hex=oid.strip())] = SAME_PATCH
+            self._cherry = None
+        return self._upstream
 
 
 def as_oid(commit_id: str | pygit2.Oid) -> pygit2.Oid:

@@ -20,6 +20,7 @@ from ..model import Conflict, GateResult, Hunk, Range, Report, ReplayedCommit, R
 from ..model.build import OwnersOf
 from .. import resumable_replay as engine
 from ..git import GitTree, Repository, commit_of, common_git_dir, merges_in_range, open_repo, tool_dir
+from ..git.repo import REACHABLE
 from ..layout import require_backends
 from ..git.diff import changed_paths
 from ..replay import ReplayedCommit as EngineCommit
@@ -89,9 +90,24 @@ def _note_merges(repo: Repository, rng: Range, progress: Progress) -> None:
         named = ", ".join(f"{str(merge.id)[:9]} {merge.message.splitlines()[0] if merge.message else ''}".strip()
                           for merge in merges[:3]) + (f" and {len(merges) - 3} more" if len(merges) > 3 else "")
         progress.note(f"{rng.old.ref}..{rng.source.ref} holds {len(merges)} merge commit(s), which the replay leaves "
-                      f"out as git rebase does: {named}. What a merge itself changed is not replayed, and the "
-                      "commits it brought in are replayed as the branch's own; if they are upstream's, pass "
-                      "the last upstream commit the branch merged as --from")
+                      f"out as git rebase does: {named}. What a merge itself changed is not replayed; the "
+                      "commits it brought in are replayed as the branch's own, except those that are upstream's "
+                      f"({rng.onto.ref} has them, or the same change), which count as already upstream")
+
+
+def _note_upstream(result: engine.UpgradeResult, progress: Progress) -> None:
+    """Say how many commits of the range were upstream's and so left out unpicked, and why."""
+    if not result.upstream:
+        return
+    rng = result.params.range
+    reachable = sum(1 for why in result.upstream.values() if why == REACHABLE)
+    same = len(result.upstream) - reachable
+    why = [part for part in (f"{reachable} in {rng.onto.ref}'s history (e.g. brought in by a merge of upstream)"
+                             if reachable else "",
+                             f"{same} making the same change (git patch-id) as a commit of {rng.onto.ref}'s "
+                             "history (e.g. an upstream release-branch cherry-pick)" if same else "") if part]
+    progress.note(f"{len(result.upstream)} of the {len(result.results)} commits of {rng.old.ref}..{rng.source.ref} "
+                  f"are upstream's, not replayed, counted as already upstream: {'; '.join(why)}")
 
 
 @job
@@ -210,7 +226,8 @@ def check_out(repo: Repository | str, out: Path) -> None:
     check_report_target(out, Path(repo.workdir) if repo.workdir else None, Path(repo.path))
 
 
-def _commits(results: Sequence[EngineCommit], owners_of: OwnersOf) -> tuple[ReplayedCommit, ...]:
+def _commits(results: Sequence[EngineCommit], owners_of: OwnersOf,
+             upstream: dict[str, str]) -> tuple[ReplayedCommit, ...]:
     commits = []
     for result in results:
         conflicts = tuple(
@@ -218,7 +235,8 @@ def _commits(results: Sequence[EngineCommit], owners_of: OwnersOf) -> tuple[Repl
                      tuple(owners_of(conflict.path)), tuple(Hunk(h.line, h.ours, h.base, h.theirs) for h in conflict.hunks),
                      conflict.base_path)
             for conflict in result.conflicts)
-        commits.append(ReplayedCommit(result.source, result.summary, result.result, conflicts))
+        commits.append(ReplayedCommit(result.source, result.summary, result.result, conflicts,
+                                      upstream.get(result.source)))
     return tuple(commits)
 
 
@@ -227,13 +245,14 @@ def _finish(repo_path: str, result: engine.UpgradeResult, options: UpgradeOption
     repo = open_repo(repo_path)
     params = result.params
     backends = set(options.backends) or None
+    _note_upstream(result, progress)
     progress.phase("analysing the new branch")
     drift = analyse_drift(repo, params.range, Rev(params.target_branch, result.head), backends, True, progress)
     owners_of = drift.owners.owners
     if options.gate:
         progress.phase(f"test gate: {options.gate.command}")
     gate = _gate(repo, result, options.gate, owners_of) if options.gate else None
-    report = build_report(params.range, drift.owners.backends, drift.findings, _commits(result.results, owners_of),
+    report = build_report(params.range, drift.owners.backends, drift.findings, _commits(result.results, owners_of, result.upstream),
                           UpgradeInfo(params.target_branch, result.head, params.policy, result.resumed), gate=gate,
                           only=backends, tool_version=__version__)
     if options.out is not None:

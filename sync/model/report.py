@@ -67,10 +67,14 @@ class ReplayedCommit:
     summary: str
     result: str | None  # the new commit; None when the change was already upstream
     conflicts: tuple[Conflict, ...] = ()
+    # why a commit of upstream's own was left out unpicked: "reachable" (NEW's history has it) or "same-patch"
+    # (a commit of NEW's history makes the same change); None for FlagTree's commits
+    upstream: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"source": self.source, "summary": self.summary, "result": self.result,
-                "conflicts": [conflict.to_json(with_commit=False) for conflict in self.conflicts]}
+                "conflicts": [conflict.to_json(with_commit=False) for conflict in self.conflicts],
+                "upstream": self.upstream}
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ def to_document(report: Report) -> dict[str, Any]:
         document["upgrade"] = {
             **rng.to_json(), "branch": upgrade.branch, "head": upgrade.head, "policy": upgrade.policy,
             "commits": len(report.commits), "empty": sum(1 for commit in report.commits if commit.result is None),
+            "upstream": sum(1 for commit in report.commits if commit.upstream is not None),
             "releasable": report.releasable,
         }
         document["commits"] = [commit.to_json() for commit in report.commits]

@@ -1,0 +1,146 @@
+"""Commits of OLD..SRC that are upstream's are not replayed as FlagTree's: those NEW already has (brought in by a
+merge of upstream) and those that make the same change as a commit of NEW (an upstream release-branch
+cherry-pick), as git rebase and git cherry decide. They count as already upstream, with the reason.
+
+The fixture makes both kinds harmful to replay: upstream later deleted the file the merged commit adds (its
+replay would bring the file back), and later changed the line the cherry-picked commit changes (its replay
+would conflict)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from sync.drift import replayed_tree
+from sync.git.repo import REACHABLE, SAME_PATCH, upstream_in_range
+from sync.jobs.upgrade import UpgradeOptions, run_upgrade as run_upgrade_job
+from sync.report.markdown import range_line
+from sync.resumable_replay import StateStore, resolve_params, run_upgrade
+from tests.conftest import git
+
+
+@dataclass
+class Repo:
+    path: Path
+    merged: str  # upstream commit brought in by a merge (in NEW's history)
+    picked: str  # cherry-pick of an upstream commit (same patch as one in NEW's history)
+    own: list[str]  # the fork's own commits
+
+
+def _commit(path: Path, files: dict[str, str | None], message: str) -> str:
+    for name, text in files.items():
+        target = path / name
+        if text is None:
+            git(path, "rm", "-q", name)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+        git(path, "add", name)
+    git(path, "commit", "-qm", message)
+    return git(path, "rev-parse", "HEAD").strip()
+
+
+def build(path: Path, upstream_in_fork: bool = True) -> Repo:
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    _commit(path, {"core.py": "a = 1\n", "README": "upstream\n"}, "upstream base")
+    git(path, "tag", "old")
+    merged = _commit(path, {"extra.py": "temporary\n"}, "upstream: add extra.py")
+    fix = _commit(path, {"core.py": "a = 2\n"}, "upstream: fix a")
+    _commit(path, {"extra.py": None}, "upstream: drop extra.py again")
+    _commit(path, {"core.py": "a = 3\n"}, "upstream: a is 3 now")
+    git(path, "tag", "new")
+    git(path, "checkout", "-q", "-b", "fork", "old")
+    own = [_commit(path, {"third_party/alpha/one.txt": "one\n"}, "[ALPHA] one")]
+    picked = ""
+    if upstream_in_fork:
+        git(path, "merge", "-q", "--no-ff", "-m", "Merge upstream's extra.py", merged)
+        git(path, "cherry-pick", "-x", fix)  # same patch, another commit (as on a release branch)
+        picked = git(path, "rev-parse", "HEAD").strip()
+    own.append(_commit(path, {"third_party/alpha/one.txt": "one, two\n"}, "[ALPHA] two"))
+    return Repo(path, merged, picked, own)
+
+
+class Notes:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def phase(self, name: str, total: int | None = None) -> None:
+        pass
+
+    def advance(self, label: str, done: int | None = None) -> None:
+        pass
+
+    def note(self, line: str) -> None:
+        self.lines.append(line)
+
+    def close(self) -> None:
+        pass
+
+
+def _tree(path: Path, rev: str) -> str:
+    return git(path, "rev-parse", f"{rev}^{{tree}}").strip()
+
+
+def test_upstream_in_range_names_the_merged_and_the_cherry_picked_commits(tmp_path: Path) -> None:
+    world = build(tmp_path / "repo")
+    repo = pygit2.Repository(str(world.path))
+    commit = lambda rev: repo.revparse_single(rev).peel(pygit2.Commit)  # noqa: E731
+    found = upstream_in_range(repo, commit("old"), commit("new"), commit("fork"))
+    assert {str(oid): why for oid, why in found.items()} == {world.merged: REACHABLE, world.picked: SAME_PATCH}
+
+
+def test_the_upgrade_counts_them_as_already_upstream_and_says_why(tmp_path: Path) -> None:
+    world = build(tmp_path / "repo")
+    notes = Notes()
+    report = run_upgrade_job(str(world.path), "old", "new", "fork", UpgradeOptions(), notes)
+    by_source = {commit.source: commit for commit in report.commits}
+    assert [commit.source for commit in report.commits] == [world.own[0], world.merged, world.picked, world.own[1]]
+    assert (by_source[world.merged].result, by_source[world.merged].upstream) == (None, REACHABLE)
+    assert (by_source[world.picked].result, by_source[world.picked].upstream) == (None, SAME_PATCH)
+    assert all(by_source[oid].result and by_source[oid].upstream is None for oid in world.own)
+    assert not any(commit.conflicts for commit in report.commits)
+    # NEW plus FlagTree's own change, nothing of the upstream commits replayed again (no extra.py, a = 3)
+    git(world.path, "checkout", "-q", "sync/new")
+    assert not (world.path / "extra.py").exists()
+    assert (world.path / "core.py").read_text() == "a = 3\n"
+    assert (world.path / "third_party/alpha/one.txt").read_text() == "one, two\n"
+    said = "\n".join(notes.lines)
+    assert "2 of the 4 commits of old..fork are upstream's" in said, said
+    assert "1 in new's history" in said and "1 making the same change (git patch-id)" in said, said
+    assert "4 commits, 2 already upstream, 2 of them upstream's own commits, not replayed" in range_line(report)
+
+
+def test_the_replay_equals_that_of_the_fork_without_them(tmp_path: Path) -> None:
+    with_upstream, plain = build(tmp_path / "with"), build(tmp_path / "plain", upstream_in_fork=False)
+    for world in (with_upstream, plain):
+        repo, params = resolve_params(str(world.path), "old", "new", "fork", None, "markers")
+        run_upgrade(repo, params, False, lambda *args: None)
+    assert _tree(with_upstream.path, "sync/new") == _tree(plain.path, "sync/new")
+
+
+def test_a_run_interrupted_after_leaving_one_out_resumes(tmp_path: Path) -> None:
+    world = build(tmp_path / "repo")
+    repo, params = resolve_params(str(world.path), "old", "new", "fork", None, "markers")
+
+    def interrupt(number: int, total: int, commit, result) -> None:
+        if number == 3 and result is None:  # the journal holds the merged upstream commit, left out
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_upgrade(repo, params, False, interrupt)
+    state = StateStore(repo).load()  # its "already upstream" line is accepted though a pick would change NEW
+    assert state is not None and [r.result for r in state.results][1] is None
+    result = run_upgrade(repo, params, False, lambda *args: None)
+    assert result.resumed and result.upstream == {world.merged: REACHABLE, world.picked: SAME_PATCH}
+    assert [r.result is None for r in result.results] == [False, True, True, False]
+
+
+def test_drifts_in_memory_replay_leaves_them_out_too(tmp_path: Path) -> None:
+    world, plain = build(tmp_path / "repo"), build(tmp_path / "plain", upstream_in_fork=False)
+    repo, params = resolve_params(str(plain.path), "old", "new", "fork", None, "theirs")
+    run_upgrade(repo, params, False, lambda *args: None)
+    _, params = resolve_params(str(world.path), "old", "new", "fork", None, "theirs")
+    assert str(replayed_tree(pygit2.Repository(str(world.path)), params.range).id) == _tree(plain.path, "sync/new")
