@@ -6,8 +6,9 @@ The FlagTree mirror is hundreds of MB; the lent GPU machine takes 64 MiB of work
 benchmark of record (bench/upgrade_real.py, bench/cold_upgrade.py) reads the trees of the old tag, the new tag
 and every commit of the range, and walks commit ancestry to check the range. So the copy holds every commit
 reachable from the source and the new tag (without their trees: about 5 MB), the range's trees and blobs, and
-the whole trees of the two tags: about 16 MB. It has no refs (the scripts name commits by id); `git clone
---shared` of it works, anything that reads an older tree does not. The mirror is only read.
+the whole trees of the two tags, and what `git cherry` reads to find upstream's commits in the range (the
+objects of SRC..NEW and their merge-base's tree): about 17 MB. It has no refs (the scripts name commits by
+id); `git clone --shared` of it works, anything that reads an older tree does not. The mirror is only read.
 """
 from __future__ import annotations
 
@@ -25,10 +26,13 @@ def git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
 
 
 def wanted_objects(mirror: Path) -> bytes:
-    """Object ids, one a line: the range's objects, every commit, and the two tags' whole trees."""
+    """Object ids, one a line: the range's objects, every commit, the two tags' whole trees, and what the upgrade's
+    `git cherry NEW SRC OLD` diffs: the objects of SRC..NEW and the whole tree of their merge-base."""
     ids = set(git(mirror, "rev-list", "--objects", "--no-object-names", SOURCE, f"^{OLD}").split())
     ids.update(git(mirror, "rev-list", SOURCE, NEW).split())
-    for tag in (OLD, NEW):
+    ids.update(git(mirror, "rev-list", "--objects", "--no-object-names", NEW, f"^{SOURCE}").split())
+    base = git(mirror, "merge-base", SOURCE, NEW).decode().strip()
+    for tag in (OLD, NEW, base):
         ids.add(git(mirror, "rev-parse", f"{tag}^{{tree}}").strip())
         for line in git(mirror, "ls-tree", "-r", "-t", tag).splitlines():
             meta, _path = line.split(b"\t", 1)

@@ -94,11 +94,13 @@ class UpgradeState:
     # the planned commits that are upstream's (upstream_commits): derived from the range, never stored
     known_upstream: dict[str, str] | None = field(default=None, repr=False)
     upstream_scan: UpstreamScan | None = field(default=None, repr=False)  # begun by run_upgrade
+    upstream_unchecked: str | None = field(default=None, repr=False)  # why patch-ids were not compared
 
     def upstream(self, repo: Repository) -> dict[str, str]:
         if self.known_upstream is None:
             scan = self.upstream_scan or _upstream_scan(repo, self.params.range)
             self.known_upstream = {str(oid): why for oid, why in scan.result().items()}
+            self.upstream_unchecked = scan.unchecked
             self.upstream_scan = None
         return self.known_upstream
 
@@ -116,6 +118,7 @@ class UpgradeResult:
     resumed: bool
     options: RunOptions = field(default_factory=RunOptions)  # what the run was started with
     upstream: dict[str, str] = field(default_factory=dict)  # commit -> why it is upstream's (left out)
+    upstream_unchecked: str | None = None  # why same-patch commits could not be told (git cherry failed)
 
 
 class StateStore:
@@ -484,7 +487,8 @@ def _drive(repo: Repository, store: StateStore, state: UpgradeState, progress: P
     _set_ref(repo, branch_ref, tip)
     state.head = str(tip)
     # The state stays until finish_upgrade: a run killed while reporting resumes into the report.
-    return UpgradeResult(state.params, state.results, state.head, resumed, state.options, upstream)
+    return UpgradeResult(state.params, state.results, state.head, resumed, state.options, upstream,
+                         state.upstream_unchecked)
 
 
 def finish_upgrade(repo: Repository) -> Path | None:

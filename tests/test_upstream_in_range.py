@@ -144,3 +144,19 @@ def test_drifts_in_memory_replay_leaves_them_out_too(tmp_path: Path) -> None:
     run_upgrade(repo, params, False, lambda *args: None)
     _, params = resolve_params(str(world.path), "old", "new", "fork", None, "theirs")
     assert str(replayed_tree(pygit2.Repository(str(world.path)), params.range).id) == _tree(plain.path, "sync/new")
+
+
+def test_a_clone_without_upstreams_trees_still_upgrades_and_says_what_it_could_not_tell(tmp_path: Path) -> None:
+    """git cherry reads the trees of NEW's history; a trimmed clone lacks some. The merged commit is still known
+    (commit ancestry alone), the cherry-pick is replayed as FlagTree's, and the note says why."""
+    world = build(tmp_path / "repo")
+    unique_tree = _tree(world.path, "new~1")  # "drop extra.py again": no other commit has this tree
+    (world.path / ".git" / "objects" / unique_tree[:2] / unique_tree[2:]).unlink()
+    notes = Notes()
+    report = run_upgrade_job(str(world.path), "old", "new", "fork", UpgradeOptions(), notes)
+    by_source = {commit.source: commit for commit in report.commits}
+    assert by_source[world.merged].upstream == REACHABLE
+    assert by_source[world.picked].upstream is None and by_source[world.picked].result
+    said = "\n".join(notes.lines)
+    assert "could not tell which commits of old..fork make the same change" in said, said
+    assert "git cherry failed" in said, said

@@ -158,6 +158,7 @@ class UpstreamScan:
         self._upstream = {commit.id: REACHABLE for commit in _walk_range(repo, old, src)
                           if len(commit.parents) <= 1 and commit.id not in own}
         self._cherry: Any = None  # GitPython's handle: it ends git cherry if dropped unfinished
+        self.unchecked: str | None = None  # why patch-ids could not be compared (then only REACHABLE is known)
         if own:  # else nothing is left that a patch-id could match
             import git  # GitPython drives the git binary: patch-ids exactly as git computes them
             self._cherry = git.Git().execute(["git", "--git-dir", repo.path, "cherry", str(onto.id), str(src.id),
@@ -168,7 +169,10 @@ class UpstreamScan:
             process = self._cherry.proc
             listed, error = process.communicate()
             if process.returncode != 0:
-                raise SyncError(f"git cherry failed: {error.decode(errors='replace').strip()}")
+                # A partial or trimmed clone lacks upstream's trees: the replay goes on without this one check.
+                lines = error.decode(errors="replace").strip().splitlines()
+                self.unchecked = f"git cherry failed: {lines[-1] if lines else 'no message'}"
+                listed = b""
             for line in listed.decode().splitlines():
                 sign, _, oid = line.partition(" ")
                 if sign == "-":  # git cherry's mark for "an equivalent change is in upstream"

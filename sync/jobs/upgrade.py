@@ -97,9 +97,13 @@ def _note_merges(repo: Repository, rng: Range, progress: Progress) -> None:
 
 def _note_upstream(result: engine.UpgradeResult, progress: Progress) -> None:
     """Say how many commits of the range were upstream's and so left out unpicked, and why."""
+    rng = result.params.range
+    if result.upstream_unchecked:
+        progress.note(f"could not tell which commits of {rng.old.ref}..{rng.source.ref} make the same change as a "
+                      f"commit of {rng.onto.ref}'s history ({result.upstream_unchecked}); any such commit was replayed "
+                      "as FlagTree's (a full clone lets git compare them)")
     if not result.upstream:
         return
-    rng = result.params.range
     reachable = sum(1 for why in result.upstream.values() if why == REACHABLE)
     same = len(result.upstream) - reachable
     why = [part for part in (f"{reachable} in {rng.onto.ref}'s history (e.g. brought in by a merge of upstream)"
