@@ -132,6 +132,30 @@ def _walk_range(repo: pygit2.Repository, old: pygit2.Commit, src: pygit2.Commit)
     return iter(walker)
 
 
+def range_commits(repo: pygit2.Repository, old: pygit2.Commit, src: pygit2.Commit) -> list[pygit2.Commit]:
+    """Every commit old..src, merges included, oldest first."""
+    return list(_walk_range(repo, old, src))
+
+
+def merge_base(repo: pygit2.Repository, a: str | pygit2.Oid, b: str | pygit2.Oid) -> pygit2.Oid | None:
+    """The best common ancestor of a and b; None for unrelated histories."""
+    return repo.merge_base(as_oid(a), as_oid(b))
+
+
+def author_emails(repo: pygit2.Repository, tip: str | pygit2.Oid, hide: str | pygit2.Oid | None,
+                  limit: int) -> set[str]:
+    """The author emails of tip's history (hide's excluded), of its newest `limit` commits at most."""
+    walker = repo.walk(as_oid(tip), SortMode.TOPOLOGICAL)
+    if hide is not None:
+        walker.hide(as_oid(hide))
+    found: set[str] = set()
+    for count, commit in enumerate(walker):
+        if count >= limit:
+            break
+        found.add(commit.author.email.lower())
+    return found
+
+
 def as_oid(commit_id: str | pygit2.Oid) -> pygit2.Oid:
     return commit_id if isinstance(commit_id, pygit2.Oid) else pygit2.Oid(hex=commit_id)
 
