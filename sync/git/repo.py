@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -173,10 +174,11 @@ def has_object(repo: pygit2.Repository, object_id: str) -> bool:
 
 
 def commit_files(repo: pygit2.Repository, head: pygit2.Commit, files: dict[str, bytes], message: str,
-                 ref: str | None = None) -> pygit2.Oid:
+                 ref: str | None = None, by_user: bool = False) -> pygit2.Oid:
     """A commit on top of head that writes files (in memory, no checkout); head itself when nothing changes.
 
-    Signed by flagtree-sync and dated like head, so that doing the same twice gives the same commit.
+    Signed by flagtree-sync and dated like head, so that doing the same twice gives the same commit; by_user:
+    signed by the user, now, as git commit would (what they wrote is theirs: the tool never recreates it).
     """
     index = pygit2.Index()
     index.read_tree(head.tree)
@@ -185,9 +187,26 @@ def commit_files(repo: pygit2.Repository, head: pygit2.Commit, files: dict[str, 
     tree = index.write_tree(repo)
     if tree == head.tree.id:
         return head.id
-    signature = pygit2.Signature("flagtree-sync", "flagtree-sync@localhost", head.committer.time,
-                                 head.committer.offset)
+    signature = user_signature(repo) if by_user else pygit2.Signature(
+        "flagtree-sync", "flagtree-sync@localhost", head.committer.time, head.committer.offset)
     return repo.create_commit(ref, signature, signature, message, tree, [head.id])
+
+
+def user_signature(repo: pygit2.Repository) -> pygit2.Signature:
+    """Who git commit would sign as: GIT_AUTHOR_NAME/EMAIL, else user.name/user.email of the configuration."""
+    found = {}
+    for key, variable in (("name", "GIT_AUTHOR_NAME"), ("email", "GIT_AUTHOR_EMAIL")):
+        value = os.environ.get(variable)
+        if not value:
+            try:
+                value = str(repo.config[f"user.{key}"])
+            except KeyError:
+                value = None
+        if not value:
+            raise SyncError(f"git knows no user.{key} here, and the commit must be yours: "
+                            f"git config --global user.{key} ..., then rerun")
+        found[key] = value
+    return pygit2.Signature(found["name"], found["email"])
 
 
 def branch_exists(repo: pygit2.Repository, name: str) -> bool:
