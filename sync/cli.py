@@ -321,7 +321,7 @@ def status_command(repo_path: str, target: str | None, old: str | None, onto: st
 
 @cli.command("suppress")
 @click.option("--repo", "repo_path", default=".", show_default=True, metavar="PATH",
-              help="The FlagTree repository; the entry is written in its work tree.")
+              help="The FlagTree repository; the entry is written in its work tree (with --target: see there).")
 @click.option("--from", "old", metavar="OLD",
               help="Upstream tag or commit the FlagTree branch is based on (as given to drift) [required, unless "
               "--target is a branch upgrade made: then read from it, as drift and status do].")
@@ -334,7 +334,8 @@ def status_command(repo_path: str, target: str | None, old: str | None, onto: st
 @click.option("--subject", metavar="NAME", help="Which finding, when the path has several of the kind: the macro, "
               "spec function, key, callee or CMake entry it is about (the error lists them).")
 @click.option("--target", metavar="BRANCH", help="The upgraded branch whose finding it is, as drift --target "
-              "reads it; the entry then belongs in a commit on that branch [default: replay the delta in memory].")
+              "reads it. The entry is written in the worktree that has BRANCH checked out (commit it there), or, "
+              "when none has, committed on BRANCH in memory [default: replay the delta in memory].")
 @click.option("--reason", required=True, help="Why the finding needs no change (kept in the report).")
 @_reported
 def suppress_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None, kind: str, finding_path: str,
@@ -345,7 +346,8 @@ def suppress_command(repo_path: str, old: str | None, onto: str | None, source_b
     while it stays the same the finding is shown as reviewed and leaves the exit status alone; when
     upstream changes that file again the entry expires. A finding with no trunk file at NEW (a macro no
     trunk code tests, a call site in a deleted file) is reviewed for that release only: the entry records
-    NEW's tree. The file is written in the work tree: commit it with the backend.
+    NEW's tree. The file is written in the work tree: commit it with the backend. With --target it goes
+    where BRANCH is checked out, or into a commit of yours on BRANCH when no worktree has it.
     """
     from .commands.suppress import run_suppress
     from .jobs.review import SuppressRequest

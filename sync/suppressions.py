@@ -156,14 +156,40 @@ def apply_suppressions(findings: list[Finding], fork: FileTree, new: GitTree, ba
 
 def add_suppression(work_tree: Path, finding: Finding, new: GitTree, reviewed_for: str, reason: str) -> Path:
     """Append an entry for finding to its backend's suppressions.toml in the work tree."""
+    rel = _backend_file(finding)
+    target = work_tree_path(work_tree, rel)  # refuse a symlink before reading through it
+    text = target.read_text(encoding="utf-8", errors="replace") if target.exists() else None
+    return write_in_work_tree(work_tree, rel, with_suppression(text, finding, new, reviewed_for, reason))
+
+
+def added_suppression(branch: GitTree, finding: Finding, new: GitTree, reviewed_for: str,
+                      reason: str) -> tuple[str, str]:
+    """(path, text): the backend's suppressions.toml of a branch's tree with an entry for finding appended,
+    for a commit made in memory. A symlink committed there is refused, as in a work tree."""
+    rel = _backend_file(finding)
+    parts = rel.split("/")
+    for end in range(1, len(parts) + 1):  # the file or a directory on the way
+        if branch.is_symlink("/".join(parts[:end])):
+            raise SyncError(f"{'/'.join(parts[:end])} is a symlink on {branch.label}: refusing to write {rel} "
+                            "through it")
+    data = branch.read(rel)
+    text = data.decode("utf-8", errors="replace") if data is not None else None
+    return rel, with_suppression(text, finding, new, reviewed_for, reason)
+
+
+def _backend_file(finding: Finding) -> str:
     if not finding.backend:
         raise SyncError(f"{finding.kind} on {finding.path} belongs to no backend, and reviews live in a backend's "
                         "suppressions.toml: fix it instead")
+    return suppressions_path(finding.backend)
+
+
+def with_suppression(text: str | None, finding: Finding, new: GitTree, reviewed_for: str, reason: str) -> str:
+    """text (the backend's suppressions.toml, None: none yet) with an entry for finding appended."""
+    assert finding.backend
+    rel = suppressions_path(finding.backend)
     trunk = trunk_counterpart(finding)
     blob = new.blob_id(trunk) if not trunk.startswith("third_party/") else None
-    rel = suppressions_path(finding.backend)
-    target = work_tree_path(work_tree, rel)  # refuse a symlink before reading through it
-    text = target.read_text(encoding="utf-8", errors="replace") if target.exists() else None
     subject = subject_of(finding)
     if text is not None and entry_for({e.key: e for e in parse_suppressions(text, rel)}, finding) is not None:
         raise SyncError(f"{finding.kind} on {finding.path}{f' ({subject})' if subject else ''} is already "
@@ -176,4 +202,4 @@ def add_suppression(work_tree: Path, finding: Finding, new: GitTree, reviewed_fo
         entry = Suppression(finding.kind, finding.path, reviewed_for, "", "", reason, subject, str(new.tree.id))
     updated = append_suppression(text, entry)
     parse_suppressions(updated, rel)  # never write a file the next run would refuse to read
-    return write_in_work_tree(work_tree, rel, updated)
+    return updated

@@ -8,6 +8,7 @@ import click
 from ..errors import SyncError
 from ..jobs.drift import DriftOptions, run_drift
 from ..model import Report
+from . import print_warning
 
 
 def run_drift_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None, target: str | None,
@@ -19,7 +20,7 @@ def run_drift_command(repo_path: str, old: str | None, onto: str | None, source_
         check_out(repo_path, out)
     from .progress import TerminalProgress  # a bar on stderr, on a terminal only: stdout stays the report
     report = run_drift(repo_path, old, onto, source_branch, DriftOptions(target, frozenset(backends), apply, symbols),
-                       TerminalProgress(quiet))
+                       TerminalProgress(quiet), warn=print_warning)
     if not report.groups:  # an upstream clone, or the wrong branch: saying nothing would read as "clean"
         raise SyncError(f"{target or report.range.source.ref} has no FlagTree backend (third_party/<backend>/backend/"
                         "spec/) and no FlagTree hook in trunk: nothing to drift; is this the FlagTree fork?")

@@ -19,9 +19,16 @@ def run_suppress(repo_path: str, old: str | None, onto: str | None, source_branc
         raise SyncError(f"unknown kind {request.kind!r}" + (f"; did you mean {' or '.join(close)}?" if close else "")
                         + " (flagtree-sync kinds lists them)")
     written = record_suppression(repo_path, old, onto, source_branch, request)
-    on = checked_out_branch(open_repo(repo_path))
-    where = f"on {request.target}" if request.target else "on the FlagTree branch"
-    hint = f" (the work tree is on {on or 'a detached HEAD'}: check out {request.target})" \
-        if request.target and on != request.target else ""
-    click.echo(f"recorded in {written}; commit it {where}{hint}: drift reads commits, not the work tree")
+    if written.commit is not None:
+        click.echo(f"committed the review on {request.target} as {written.commit[:9]} ({request.target} is checked "
+                   f"out in no work tree): drift --target {request.target} counts it now")
+    elif written.work_tree_of is not None:
+        click.echo(f"recorded in {written.file} (the work tree of {written.work_tree_of}): commit it on "
+                   f"{written.work_tree_of} there; drift reads commits, not the work tree")
+    else:
+        on = checked_out_branch(open_repo(repo_path))
+        hint = f" (the work tree is on {on or 'a detached HEAD'}, not {source_branch})" \
+            if source_branch and on != source_branch else ""
+        click.echo(f"recorded in {written.file}; commit it on the FlagTree branch{hint}: drift reads commits, not "
+                   "the work tree")
     return 0

@@ -11,6 +11,7 @@ from ..jobs.upgrade import ContinueOptions, kept_worktree_notice, stored_report_
 from ..model import Report
 from ..report.document import render_json
 from ..report.markdown import shared_note
+from . import print_warning
 from .progress import TerminalProgress
 
 
@@ -65,7 +66,7 @@ def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, sourc
         gate = GateOptions(exec_command, exec_at or "end", 600 if exec_timeout is None else exec_timeout) \
             if exec_command else None
         options = UpgradeOptions(target_branch, policy, force, frozenset(backends), out, gate)
-        report = run_upgrade(repo_path, old, onto, source_branch, options, progress)
+        report = run_upgrade(repo_path, old, onto, source_branch, options, progress, warn=print_warning)
     if as_json:
         click.echo(render_json(report), nl=False)
     else:  # -q silences progress, never the result

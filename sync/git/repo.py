@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -181,6 +182,38 @@ class UpstreamScan:
         return self._upstream
 
 
+def range_commits(repo: pygit2.Repository, old: pygit2.Commit, src: pygit2.Commit) -> list[pygit2.Commit]:
+    """Every commit old..src, merges included, oldest first."""
+    return list(_walk_range(repo, old, src))
+
+
+def first_parent_line(repo: pygit2.Repository, tip: str | pygit2.Oid, stop: str | pygit2.Oid) -> set[pygit2.Oid]:
+    """The commits of tip's first-parent chain down to stop (excluded): the branch's own line."""
+    walker = repo.walk(as_oid(tip), SortMode.NONE)
+    walker.simplify_first_parent()
+    walker.hide(as_oid(stop))
+    return {commit.id for commit in walker}
+
+
+def merge_base(repo: pygit2.Repository, a: str | pygit2.Oid, b: str | pygit2.Oid) -> pygit2.Oid | None:
+    """The best common ancestor of a and b; None for unrelated histories."""
+    return repo.merge_base(as_oid(a), as_oid(b))
+
+
+def author_emails(repo: pygit2.Repository, tip: str | pygit2.Oid, hide: str | pygit2.Oid | None,
+                  limit: int) -> set[str]:
+    """The author emails of tip's history (hide's excluded), of its newest `limit` commits at most."""
+    walker = repo.walk(as_oid(tip), SortMode.TIME)  # newest first, yielded as read (a topological sort reads all)
+    if hide is not None:
+        walker.hide(as_oid(hide))
+    found: set[str] = set()
+    for count, commit in enumerate(walker):
+        if count >= limit:
+            break
+        found.add(commit.author.email.lower())
+    return found
+
+
 def as_oid(commit_id: str | pygit2.Oid) -> pygit2.Oid:
     return commit_id if isinstance(commit_id, pygit2.Oid) else pygit2.Oid(hex=commit_id)
 
@@ -198,10 +231,11 @@ def has_object(repo: pygit2.Repository, object_id: str) -> bool:
 
 
 def commit_files(repo: pygit2.Repository, head: pygit2.Commit, files: dict[str, bytes], message: str,
-                 ref: str | None = None) -> pygit2.Oid:
+                 ref: str | None = None, by_user: bool = False) -> pygit2.Oid:
     """A commit on top of head that writes files (in memory, no checkout); head itself when nothing changes.
 
-    Signed by flagtree-sync and dated like head, so that doing the same twice gives the same commit.
+    Signed by flagtree-sync and dated like head, so that doing the same twice gives the same commit; by_user:
+    signed by the user, now, as git commit would (what they wrote is theirs: the tool never recreates it).
     """
     index = pygit2.Index()
     index.read_tree(head.tree)
@@ -210,9 +244,26 @@ def commit_files(repo: pygit2.Repository, head: pygit2.Commit, files: dict[str, 
     tree = index.write_tree(repo)
     if tree == head.tree.id:
         return head.id
-    signature = pygit2.Signature("flagtree-sync", "flagtree-sync@localhost", head.committer.time,
-                                 head.committer.offset)
+    signature = user_signature(repo) if by_user else pygit2.Signature(
+        "flagtree-sync", "flagtree-sync@localhost", head.committer.time, head.committer.offset)
     return repo.create_commit(ref, signature, signature, message, tree, [head.id])
+
+
+def user_signature(repo: pygit2.Repository) -> pygit2.Signature:
+    """Who git commit would sign as: GIT_AUTHOR_NAME/EMAIL, else user.name/user.email of the configuration."""
+    found = {}
+    for key, variable in (("name", "GIT_AUTHOR_NAME"), ("email", "GIT_AUTHOR_EMAIL")):
+        value = os.environ.get(variable)
+        if not value:
+            try:
+                value = str(repo.config[f"user.{key}"])
+            except KeyError:
+                value = None
+        if not value:
+            raise SyncError(f"git knows no user.{key} here, and the commit must be yours: "
+                            f"git config --global user.{key} ..., then rerun")
+        found[key] = value
+    return pygit2.Signature(found["name"], found["email"])
 
 
 def branch_exists(repo: pygit2.Repository, name: str) -> bool:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Callable
 
 from .. import __version__
 from ..drift import DriftResult, analyse_drift
@@ -12,7 +13,7 @@ from ..model import DriftInfo, Finding, Range, Report, build_report
 from ..git import GitTree, Repository, branch_exists, branch_head, commit_files, open_repo
 from ..progress import Progress, Silent
 from ..resumable_replay import branch_in_the_making
-from .revs import require_based_on, require_forward, resolve_rev
+from .revs import from_doubt, require_based_on, require_forward, resolve_rev
 from .upgraded import range_of
 
 # review (suppressions, provenance) and worktree (GitPython) are imported where used: a cached drift
@@ -30,8 +31,9 @@ class DriftOptions:
 
 @job
 def run_drift(repo_path: str, old: str | None, onto: str | None, source: str | None, options: DriftOptions,
-              progress: Progress | None = None) -> Report:
-    """old and onto may be left out with a target an upgrade made: they are then read from it, as status does."""
+              progress: Progress | None = None, warn: Callable[[str], None] | None = None) -> Report:
+    """old and onto may be left out with a target an upgrade made: they are then read from it, as status does.
+    warn is told what looks wrong but may be right."""
     repo = open_repo(repo_path)
     pending = branch_in_the_making(repo, options.target) if options.target else None
     if pending:
@@ -39,6 +41,9 @@ def run_drift(repo_path: str, old: str | None, onto: str | None, source: str | N
     rng = range_of(repo, old, onto, source, options.target)
     require_based_on(repo, rng)  # else the in-memory replay would replay upstream's own history
     require_forward(repo, rng, "drift")
+    doubt = from_doubt(repo, rng)
+    if doubt is not None and warn is not None:
+        warn(doubt)
     target = resolve_rev(repo, options.target) if options.target else None
     if options.apply and (target is None or not branch_exists(repo, target.ref)):
         raise SyncError("--apply commits the clean merges on a branch: pass that branch as --target")

@@ -6,11 +6,12 @@ from pathlib import Path
 
 from ..drift import analyse_drift
 from ..errors import SyncError
-from ..git import GitTree, Repository, current_branch, open_repo
+from ..git import (GitTree, Repository, branch_exists, branch_head, checked_out_branch, commit_files, current_branch,
+                   open_repo)
 from ..layout import backend_names
 from ..model import Finding
 from ..provenance import Recorded, write_manifest
-from ..suppressions import add_suppression, apply_suppressions, subject_of, suppressions_path
+from ..suppressions import add_suppression, added_suppression, apply_suppressions, subject_of, suppressions_path
 from .revs import resolve_rev
 from .upgraded import range_of, upgraded_range
 
@@ -30,12 +31,28 @@ class SuppressRequest:
     target: str | None = None  # the upgraded branch drift --target reads; None: the in-memory replay
 
 
+@dataclass(frozen=True)
+class ReviewWritten:
+    """Where a review went: a file written in a work tree (to commit there), or a commit made on a branch."""
+
+    file: Path | None = None
+    work_tree_of: str | None = None  # the branch checked out in the work tree written, when --target named it
+    commit: str | None = None  # made in memory on --target, which no work tree has checked out
+
+
 def record_suppression(repo_path: str, old: str | None, onto: str | None, source: str | None,
-                       request: SuppressRequest) -> Path:
+                       request: SuppressRequest) -> ReviewWritten:
     """Append the finding (kind, path[, subject]) of drift OLD -> NEW to its backend's suppressions.toml,
-    found as `drift` (with the same --target) finds it: every analysis runs."""
+    found as `drift` (with the same --target) finds it: every analysis runs.
+
+    The entry goes where the branch it belongs to is: without --target, the work tree of repo_path; with
+    --target, the work tree that has that branch checked out (whichever worktree repo_path is), else a
+    commit on the branch made in memory, as drift --apply does (no work tree of it to write in)."""
     repo = open_repo(repo_path)
-    work_tree = _work_tree(repo, "suppressions.toml")
+    if request.target is not None:
+        _require_local_branch(repo, request.target)
+    else:
+        work_tree = _work_tree(repo, "suppressions.toml")
     rng = range_of(repo, old, onto, source, request.target)
     target = resolve_rev(repo, request.target) if request.target else None
     result = analyse_drift(repo, rng, target, None, symbols=True)
@@ -46,7 +63,35 @@ def record_suppression(repo_path: str, old: str | None, onto: str | None, source
     if finding.suppressed:
         raise SyncError(f"{request.kind} on {request.path} is already suppressed for {finding.suppressed.reviewed_for}")
     new = GitTree.of_commit(repo, rng.onto.oid, rng.onto.ref)
-    return add_suppression(work_tree, finding, new, rng.onto.ref, request.reason)
+    if request.target is None:
+        return ReviewWritten(add_suppression(work_tree, finding, new, rng.onto.ref, request.reason))
+    from ..git.worktree import branches_in_worktrees  # GitPython: only here
+    checkout = branches_in_worktrees(repo).get(f"refs/heads/{request.target}")
+    if checkout is not None:
+        if not checkout.is_dir():
+            raise SyncError(f"{request.target} is checked out in {checkout}, which is gone: run git worktree prune "
+                            "and rerun (the review is then committed on the branch)")
+        return ReviewWritten(add_suppression(checkout, finding, new, rng.onto.ref, request.reason), request.target)
+    return ReviewWritten(commit=_commit_review(repo, request.target, finding, new, rng.onto.ref, request.reason))
+
+
+def _require_local_branch(repo: Repository, name: str) -> None:
+    """A review belongs in a commit on the branch drift --target reads: a tag or a commit cannot take one."""
+    if not branch_exists(repo, name):
+        resolve_rev(repo, name)  # an unknown name: the usual error, with close names
+        raise SyncError(f"--target {name} is not a local branch, so the review has no branch to go on: pass the "
+                        f"upgraded branch (git branch <name> {name} makes one)")
+
+
+def _commit_review(repo: Repository, branch: str, finding: Finding, new: GitTree, reviewed_for: str,
+                   reason: str) -> str:
+    head = branch_head(repo, branch)
+    assert head is not None  # _require_local_branch
+    rel, text = added_suppression(GitTree.of_commit(repo, head.id, branch), finding, new, reviewed_for, reason)
+    subject = subject_of(finding)
+    message = (f"Review {finding.kind} on {finding.path}{f' ({subject})' if subject else ''} for {reviewed_for}"
+               f"\n\n{reason}\n")
+    return str(commit_files(repo, head, {rel: text.encode("utf-8")}, message, f"refs/heads/{branch}", by_user=True))
 
 
 def _the_finding(findings: list[Finding], request: SuppressRequest) -> Finding:
@@ -102,18 +147,31 @@ def review_on_branch(findings: list[Finding], repo: Repository, branch_commit: s
 
 
 def uncommitted_suppressions(repo_path: str, read_from: str, backends: list[str]) -> list[str]:
-    """suppressions.toml files of the work tree that differ from the branch drift read: `suppress` writes
-    the work tree, drift reads commits only (a report must not depend on uncommitted files)."""
+    """suppressions.toml files that differ from the branch drift read, in the work tree that has it checked
+    out (named whole when that is another worktree): `suppress` writes there, drift reads commits only (a
+    report must not depend on uncommitted files)."""
     repo = open_repo(repo_path)
-    if repo.workdir is None:
+    work_tree = _work_tree_holding(repo, read_from)
+    if work_tree is None:
         return []
     tree = GitTree.of_commit(repo, resolve_rev(repo, read_from).oid, "reviews")
+    here = repo.workdir is not None and work_tree.resolve() == Path(repo.workdir).resolve()
     changed = []
     for backend in backends:
         rel = suppressions_path(backend)
-        on_disk = Path(repo.workdir) / rel
+        on_disk = work_tree / rel
         if on_disk.is_symlink() or not on_disk.is_file():
             continue
         if on_disk.read_bytes() != tree.read(rel):
-            changed.append(rel)
+            changed.append(rel if here else str(on_disk))
     return changed
+
+
+def _work_tree_holding(repo: Repository, read_from: str) -> Path | None:
+    """The work tree whose files belong to read_from: where that branch is checked out (None: nowhere, or
+    a bare repository), else (a commit, a tag) repo's own."""
+    if branch_exists(repo, read_from) and checked_out_branch(repo) != read_from:
+        from ..git.worktree import branches_in_worktrees  # GitPython: only when another worktree may hold it
+        found = branches_in_worktrees(repo).get(f"refs/heads/{read_from}")
+        return found if found is not None and found.is_dir() else None
+    return Path(repo.workdir) if repo.workdir is not None else None

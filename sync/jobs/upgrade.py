@@ -27,7 +27,7 @@ from ..replay import ReplayedCommit as EngineCommit
 from ..atomic import check_report_target
 from ..report.write import write_report
 from ..progress import Progress, Silent
-from .revs import require_forward
+from .revs import from_doubt, require_forward
 
 
 @dataclass(frozen=True)
@@ -60,13 +60,17 @@ class ContinueOptions:
 
 @job
 def run_upgrade(repo_path: str, old: str | None, onto: str, source_branch: str | None, options: UpgradeOptions,
-                progress: Progress | None = None) -> Report:
+                progress: Progress | None = None, warn: Callable[[str], None] | None = None) -> Report:
     """Replay old..source_branch (None: the current branch) onto onto as options.target_branch.
-    old None: the tag pinned in the source branch's flagtree-upstream.toml."""
+    old None: the tag pinned in the source branch's flagtree-upstream.toml. warn is told what looks wrong
+    but may be right (the command prints it even with -q)."""
     progress = progress or Silent()
     repo, params = engine.resolve_params(repo_path, old, onto, source_branch, options.target_branch,
                                          options.policy)
     require_forward(repo, params.range, "upgrade")  # onto == old would only copy the branch under a new name
+    doubt = from_doubt(repo, params.range)
+    if doubt is not None and warn is not None:
+        warn(doubt)
     if options.backends:  # before the replay: a refusal after it would leave a run to --continue or --abort
         require_backends(GitTree.of_commit(repo, params.range.source.oid, "fork"), options.backends)
     if options.out is not None:
