@@ -5,7 +5,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner, Result
 
+from sync.cli import cli
 from sync.demo.world import World, build_world
 
 
@@ -26,6 +28,13 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
 @pytest.fixture
 def world(tmp_path: Path) -> World:
     return build_world(tmp_path / "world")
+
+
+def invoke(*args: str) -> Result:
+    """The CLI in this process; a traceback is never an acceptable answer."""
+    result = CliRunner().invoke(cli, list(args))
+    assert "Traceback" not in result.output, result.output
+    return result
 
 
 def git(repo: Path, *args: str) -> str:

@@ -7,14 +7,12 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from sync.cli import cli
 from sync.drift import analyse_drift
 from sync.git import as_oid, merge_blobs, open_repo
 from sync.jobs.revs import resolve_range, resolve_rev
 from sync.provenance import load_manifest, manifest_path
 from sync.trees import DiskTree
+from tests.conftest import invoke
 from tests.test_symbols import commit
 
 SPEC = "third_party/b/backend/spec/lib/Pass/"
@@ -69,10 +67,6 @@ def _findings(repo_dir: Path) -> dict[str, object]:
     return {finding.path: finding for finding in result.findings if finding.path.startswith(SPEC)}
 
 
-def _cli(*args: str):
-    return CliRunner().invoke(cli, list(args))
-
-
 def test_a_copy_left_at_its_base_is_merged_not_deleted(tmp_path: Path) -> None:
     repo_dir = _repo(tmp_path)
     stale = _findings(repo_dir)[SPEC + "Stale.cpp"]
@@ -92,7 +86,7 @@ def test_drift_apply_records_the_base_it_merged_to_so_the_next_drift_agrees(tmp_
     repo_dir = _repo(tmp_path)
     args = ("drift", "--repo", str(repo_dir), "--from", "old", "--onto", "new", "--branch", "flagtree",
             "--target", "upgraded", "--json")
-    applied = _cli(*args, "--apply")
+    applied = invoke(*args, "--apply")
     assert applied.exit_code in (0, 1), applied.output
     assert (repo_dir / SPEC / "Realigned.cpp").read_text() != REALIGNED_OURS  # the checkout moved with the commit
     manifest = load_manifest(DiskTree(repo_dir), "b")
@@ -116,7 +110,7 @@ def test_drift_apply_records_the_base_it_merged_to_so_the_next_drift_agrees(tmp_
 def test_provenance_keeps_the_old_base_of_a_conflicting_copy_nobody_merged(tmp_path: Path) -> None:
     repo_dir = _repo(tmp_path)
     args = ("provenance", "--repo", str(repo_dir), "--tag", "new", "--from", "old", "--backend", "b")
-    left = _cli(*args)
+    left = invoke(*args)
     assert left.exit_code == 1 and SPEC + "Untouched.cpp" in left.output.split("left at their old base:")[1]
     assert SPEC + "Untouched.cpp" not in (load_manifest(DiskTree(repo_dir), "b") or {})
     # Merged by hand: upstream's clean hunk taken, the conflicting line resolved the backend's way.
@@ -125,7 +119,7 @@ def test_provenance_keeps_the_old_base_of_a_conflicting_copy_nobody_merged(tmp_p
         (repo_dir / SPEC / path).write_text(text)
     commit(repo_dir, {}, "b: merge 'new' by hand")
     (repo_dir / manifest_path("b")).unlink(missing_ok=True)
-    recorded = _cli(*args)
+    recorded = invoke(*args)
     assert recorded.exit_code == 0, recorded.output
     entry = (load_manifest(DiskTree(repo_dir), "b") or {})[SPEC + "Untouched.cpp"]
     assert entry.tag == "new"

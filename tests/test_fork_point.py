@@ -4,18 +4,10 @@ was accepted in silence and replayed five upstream release commits). Those NEW h
 upstream (tests/test_upstream_in_range.py); either way the user is told which --from the branch is based on."""
 from __future__ import annotations
 
-from click.testing import CliRunner
 
-from sync.cli import cli
 from sync.demo.world import UPSTREAM_AUTHOR
 
-from tests.conftest import git
-
-
-def invoke(*args: str):
-    result = CliRunner().invoke(cli, list(args))
-    assert "Traceback" not in result.output, result.output
-    return result
+from tests.conftest import git, invoke
 
 
 def flagtree_branch_on(world, base: str, name: str) -> None:

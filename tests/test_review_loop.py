@@ -6,25 +6,17 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from sync.cli import cli
 from sync.errors import SyncError
 from sync.jobs.review import SuppressRequest, _the_finding
 from sync.model import Finding
 
-from tests.conftest import git
+from tests.conftest import git, invoke
 
 A = "third_party/alpha/backend/spec/triton/"
 B = "third_party/beta/backend/spec/"
 RANGE = ["--from", "v3.5.0", "--onto", "v3.6.0"]
 TARGET = ["--target", "sync/v3.6.0"]
-
-
-def invoke(*args: str):
-    result = CliRunner().invoke(cli, list(args))
-    assert "Traceback" not in result.output, result.output
-    return result
 
 
 def upgraded_checkout(world, tmp_path: Path) -> Path:

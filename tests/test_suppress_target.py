@@ -6,23 +6,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from click.testing import CliRunner
 
-from sync.cli import cli
 
-from tests.conftest import git, snapshot
+from tests.conftest import git, invoke, snapshot
 
 B = "third_party/beta/backend/spec/"
 REVIEWS = B + "suppressions.toml"
 KEY = ("guard-default-changed", B + "include/flagtree_spec.h")
 RANGE = ["--from", "v3.5.0", "--onto", "v3.6.0"]
 TARGET = ["--target", "sync/v3.6.0"]
-
-
-def invoke(*args: str):
-    result = CliRunner().invoke(cli, list(args))
-    assert "Traceback" not in result.output, result.output
-    return result
 
 
 def upgraded(world) -> None:
