@@ -98,3 +98,16 @@ def test_both_sides_keeps_each_sides_lines_where_the_file_has_them() -> None:
     # Marker and base lines become empty lines: line numbers stay those of the committed file.
     assert both_sides(text) == "a\n\nb\n\n\n\nc\n\nd\n"
     assert both_sides("a\n=======\nb\n") is None  # a lone separator is no conflict
+
+
+def test_markers_committed_on_the_flagtree_branch_are_read_and_named(tmp_path: Path) -> None:
+    marked = ("#ifndef FLAGTREE_SPEC_Pipe\n" + BASE + "<<<<<<< HEAD\nint extra(int e) { return e; }\n=======\n\n"
+              "#endif // FLAGTREE_SPEC_Pipe\n>>>>>>> flagtree\n")
+    fork = {B + "include/flagtree_spec.h": "#define FLAGTREE_SPEC_Pipe\n", B + "lib/Pipe.cpp": LIBRARY,
+            "lib/Pipe.cpp": marked, "python/triton/__init__.py": ""}
+    repo = small_world(tmp_path, {"lib/Pipe.cpp": BASE, "python/triton/__init__.py": ""}, {"README.md": "v2\n"}, fork)
+    findings = drift_of(SimpleNamespace(fork=repo), "v1", "v2", "main").findings
+    notes = [f.message for f in findings if f.kind == "analysis-conflicted"]
+    # Upstream left the file alone, so the upgraded tree carries the same markers: each tree is named once.
+    assert sorted(note.split(" on ")[1].split(";")[0] for note in notes) == ["the FlagTree branch", "the upgraded tree"]
+    assert _missing(findings) == ["extra"]  # read inside the guard, before FlagTree's #endif
