@@ -162,6 +162,9 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("analysis-skipped", "analysis", "warning", "a file the parsers cannot handle (nested too deeply, refused "
        "by CPython) was left out of one analysis, which the message names", "check that file by hand for this "
        "analysis; flatten the nesting if the file is yours"),
+    _k("analysis-conflicted", "analysis", "warning", "a file holding committed conflict markers was read with "
+       "both sides of each conflict kept (the upgraded side first) by one analysis, which the message names: "
+       "its findings on that file are provisional", "resolve the conflict, commit, and run status again"),
     _k("target-unavailable", "analysis", "info", "the delta could not be replayed in memory; hooks and guards "
        "were judged from the upstream tags alone", "pass --target"),
     _k("backend-without-spec", "analysis", "info", "a backend directory has no spec/ tree: no overlay, spec "

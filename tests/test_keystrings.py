@@ -56,3 +56,28 @@ def test_unnamed_container_is_a_review(tmp_path) -> None:
     old = "def f(x):\n    return make({'block_shape': tuple(x)})\n"
     (finding,) = _keys(tmp_path, old, "def f(x):\n    return make({})\n", "def g(k):\n    return k.cfg['block_shape']\n")
     assert finding.kind == "key-string-review"
+
+
+# Seen on 3.4.x -> 3.5: upstream's proton CLI stopped setting TRITON_ALWAYS_COMPILE for a profiled script, and
+# FlagTree's compiler reads that variable. The process environment is the user's input, not a structure upstream
+# builds for FlagTree: neither a write to os.environ produces an environment variable, nor does a read of one
+# depend on upstream code that sets it for a child.
+CLI_OLD = ("import argparse\nimport os\n\n\ndef main():\n    parser = argparse.ArgumentParser()\n"
+           "    parser.add_argument('-i', help='sets TRITON_ALWAYS_COMPILE')\n"
+           "    os.environ['TRITON_ALWAYS_COMPILE'] = '1'\n    env = {'TRITON_ALWAYS_COMPILE': '1'}\n"
+           "    return run(env)\n")
+CLI_NEW = "import argparse\n\n\ndef main():\n    parser = argparse.ArgumentParser()\n    return run({})\n"
+ENV_READER = ("import os\nfrom os import environ\n\n\ndef always():\n"
+              "    return os.environ.get('TRITON_ALWAYS_COMPILE', '0') == '1' or environ['TRITON_ALWAYS_COMPILE']\n")
+
+
+def test_the_process_environment_is_neither_produced_nor_read_as_a_key(tmp_path) -> None:
+    assert _keys(tmp_path, CLI_OLD, CLI_NEW, ENV_READER) == []
+
+
+def test_a_key_of_a_named_dict_next_to_the_environment_still_fires(tmp_path) -> None:
+    # The same file also drops a key from a dict that FlagTree reads: that one is still upstream's data.
+    old = CLI_OLD + "\n\ndef opts(options):\n    options['always_compile'] = True\n"
+    reader = ENV_READER + "\n\ndef g(options):\n    return options['always_compile']\n"
+    findings = _keys(tmp_path, old, CLI_NEW, reader)
+    assert [(f.kind, f.details["key"]) for f in findings] == [("key-string", "always_compile")]

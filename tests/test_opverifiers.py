@@ -55,3 +55,36 @@ def test_a_backend_that_keeps_its_own_copy_of_the_dialect_is_out_of_scope(tmp_pa
     findings = op_verifier_findings(context_of(tmp_path, OLD, {**OLD, "lib/D/Ops.cpp": VERIFY_NEW}, fork))
     assert sorted((f.path, f.line) for f in findings) == [("third_party/c/lib/Pass.cpp", 4),
                                                           ("third_party/c/lib/Pass.cpp", 5)]
+
+
+# Dialect D's ops live in C++ namespace mlir::d; backend b has a dialect X of its own (mlir::x) with an op of the
+# same class name, IndexOp, and a file that sees both dialects.
+D_DIALECT = 'def D_Dialect : Dialect {\n  let name = "d";\n  let cppNamespace = "::mlir::d";\n}\n'
+QUALIFIED = ('#include "D/Dialect.h"\n#include "X/Dialect.h"\n\nnamespace dd = ::mlir::d;\n\n'
+             'void run(OpBuilder &builder, Location loc, Value x) {\n'
+             '  builder.create<x::IndexOp>(loc, x);\n'          # 7: another dialect's op
+             '  x::IndexOp::create(builder, loc, x);\n'         # 8: the same, spelled the other way
+             '  builder.create<mlir::x::IndexOp>(loc, x);\n'    # 9: fully qualified, still dialect X
+             '  builder.create<d::IndexOp>(loc, x);\n'          # 10: D's op
+             '  builder.create<::mlir::d::IndexOp>(loc, x);\n'  # 11: D's op, fully qualified
+             '  builder.create<dd::IndexOp>(loc, x);\n'         # 12: D's op through a namespace alias
+             '  builder.create<ee::IndexOp>(loc, x);\n'         # 13: an alias declared in a header elsewhere
+             '  IndexOp::create(builder, loc, x);\n}\n')        # 14: unqualified: scope decides, as before
+X_FILES = {"third_party/b/include/X/Dialect.h": "#pragma once\n",
+           "third_party/b/include/X/Ops.td": 'def X_Dialect : Dialect {\n  let cppNamespace = "::mlir::x";\n}\n'
+                                             'def X_IndexOp : X_Op<"index"> {\n  let hasVerifier = 1;\n}\n',
+           "third_party/b/include/X/Aliases.h": "namespace ee = mlir::d;\n"}
+
+
+def test_an_op_qualified_by_another_dialects_namespace_is_another_op(tmp_path) -> None:
+    old = {**OLD, "include/D/Dialect.td": D_DIALECT}
+    fork = {**old, **X_FILES, "third_party/b/lib/Pass.cpp": QUALIFIED}
+    findings = op_verifier_findings(context_of(tmp_path, old, {**old, "lib/D/Ops.cpp": VERIFY_NEW}, fork))
+    assert sorted(f.line for f in findings) == [10, 11, 12, 13, 14]
+
+
+def test_a_dialect_whose_namespace_is_unknown_keeps_every_qualifier(tmp_path) -> None:
+    # No .td of D's directory names a C++ namespace: the tool cannot tell d:: from x::, and says so by matching.
+    fork = {**OLD, **X_FILES, "third_party/b/lib/Pass.cpp": QUALIFIED}
+    findings = op_verifier_findings(context_of(tmp_path, OLD, {**OLD, "lib/D/Ops.cpp": VERIFY_NEW}, fork))
+    assert sorted(f.line for f in findings) == list(range(7, 15))

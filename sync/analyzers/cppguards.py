@@ -19,19 +19,54 @@ from .cpp import (CppFunction, GuardRegion, backend_macros, declarations, functi
 
 CPP_SUFFIXES = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
 TD = (".td",)
-_CONFLICT = re.compile(r"^(<<<<<<<|>>>>>>>) ", re.MULTILINE)
+# A conflict marker line as git writes it: 7 marker characters, then a label or the end of the line (the
+# separator never has a label).
+_MARKER = re.compile(r"^(?:(<<<<<<<|\|\|\|\|\|\|\||>>>>>>>)(?: .*)?|(=======))$")
+# (section, marker) -> the next section; any other marker line is text (diff3 and merge styles both read).
+_STEPS: dict[tuple[str | None, str], str | None] = {
+    (None, "<<<<<<<"): "ours", ("ours", "|||||||"): "base", ("ours", "======="): "theirs",
+    ("base", "======="): "theirs", ("theirs", ">>>>>>>"): None}
 
 
-def _guarded_files(context: DriftContext) -> dict[str, str]:
-    """Trunk C++ files of the fork that mention a FLAGTREE_SPEC_* macro (one read of each C++ blob)."""
-    found = {}
+def both_sides(text: str) -> str | None:
+    """A text holding committed conflict markers with both sides of each conflict kept, the upgraded side
+    first (a guard FlagTree closes at the end of a file often sits in its side of a conflict, after code upstream
+    added there). Marker and base lines become empty lines, so line numbers stay the committed file's. None when
+    the text holds no whole conflict block."""
+    out: list[str] = []
+    section: str | None = None  # None outside a conflict, else "ours", "base" or "theirs"
+    conflicts = 0
+    for line in text.splitlines(keepends=True):
+        marker = _MARKER.match(line.rstrip("\r\n"))
+        kind = (marker[1] or marker[2]) if marker else None
+        if kind is not None and (section, kind) in _STEPS:
+            conflicts += section == "theirs"
+            section = _STEPS[(section, kind)]
+            out.append("\n")
+        else:
+            out.append("\n" if section == "base" else line)
+    return "".join(out) if conflicts else None
+
+
+def _readable(text: str) -> tuple[str, bool]:
+    """The text the guard analysis reads, and whether it held conflict markers (then both sides are kept)."""
+    resolved = both_sides(text) if "<<<<<<<" in text else None
+    return (text, False) if resolved is None else (resolved, True)
+
+
+def _guarded_files(context: DriftContext) -> tuple[dict[str, str], set[str]]:
+    """Trunk C++ files of the fork that mention a FLAGTREE_SPEC_* macro (one read of each C++ blob), as the
+    analysis reads them, and those of them that hold committed conflict markers."""
+    found, conflicted = {}, set()
     for path in context.fork.paths():
         if path.startswith("third_party/") or not path.endswith(CPP_SUFFIXES):
             continue
         text = read_text(context.fork, path)
         if text and mentions_spec_macro(text):
-            found[path] = text
-    return found
+            found[path], marked = _readable(text)
+            if marked:
+                conflicted.add(path)
+    return found, conflicted
 
 
 def _counterparts(items: list[CppFunction], universe: list[CppFunction],
@@ -70,17 +105,22 @@ def spec_library(context: DriftContext, backend: str) -> dict[str, list[CppFunct
     return found
 
 
-def _upgraded_trunk(context: DriftContext, path: str) -> str | None:
-    """A trunk file as the upgraded tree has it; None without one, or while the file holds conflict markers
-    (then the new tag's declarations stand in)."""
-    if context.target is None:
-        return None
-    text = read_text(context.target, path)
-    return None if text is None or _CONFLICT.search(text) else text
+def _upgraded_trunk(context: DriftContext, path: str) -> tuple[str | None, bool]:
+    """A trunk file as the upgraded tree has it (None without one), and whether it holds conflict markers
+    (then both sides of each conflict are read)."""
+    text = read_text(context.target, path) if context.target is not None else None
+    return (None, False) if text is None else _readable(text)
+
+
+def _conflicted_note(backend: str, path: str, where: str) -> Finding:
+    return Finding("analysis-conflicted", path, f"guards: {path} holds committed conflict markers on {where}; its "
+                   "FLAGTREE_SPEC_* guards and the functions in them were read with both sides of each conflict "
+                   "kept (the upgraded side first), so the guard findings on it hold only until the conflict is "
+                   "resolved", backend=backend)
 
 
 def guard_findings(context: DriftContext) -> list[Finding]:
-    files = _guarded_files(context)
+    files, conflicted = _guarded_files(context)
     regions = {path: guard_regions(text) for path, text in files.items()}
     findings: list[Finding] = []
     backend_files = backend_tree(context)  # macros dropped or replacements fixed on the upgraded branch count
@@ -100,7 +140,22 @@ def guard_findings(context: DriftContext) -> list[Finding]:
             for path, region in uses:
                 findings.extend(_region_findings(context, backend, definition.path, macro, path, region, files[path],
                                                  library))
-    return findings
+                if path in conflicted:
+                    findings.append(_conflicted_note(backend, path, "the FlagTree branch"))
+    return _once(findings)
+
+
+def _once(findings: list[Finding]) -> list[Finding]:
+    """The findings in order, each conflicted-file note once per backend and file (several guards may share one)."""
+    seen: set[tuple[str | None, str, str]] = set()
+    out = []
+    for finding in findings:
+        key = (finding.backend, finding.path, finding.message)
+        if finding.kind == "analysis-conflicted" and key in seen:
+            continue
+        seen.add(key)
+        out.append(finding)
+    return out
 
 
 def _turned_off(region: GuardRegion, fork_text: str, defined: list[CppFunction],
@@ -113,9 +168,9 @@ def _turned_off(region: GuardRegion, fork_text: str, defined: list[CppFunction],
     upgraded = _same_region(region, fork_text, upgraded_text) if upgraded_text is not None else None
     if upgraded is not None and upgraded_text is not None:
         if region.directive == "ifndef":
-            return [f for f in functions(upgraded_text) if f.start > upgraded.start and f.end < upgraded.end]
+            return _distinct([f for f in functions(upgraded_text) if f.start > upgraded.start and f.end < upgraded.end])
         if region.directive == "ifdef":
-            return [d for d in declarations(upgraded_text) if upgraded.start < d.start < upgraded.end]
+            return _distinct([d for d in declarations(upgraded_text) if upgraded.start < d.start < upgraded.end])
         return []
     if region.directive == "ifndef":
         inside = [f for f in defined if f.start > region.start and f.end < region.end]
@@ -130,6 +185,14 @@ def _turned_off(region: GuardRegion, fork_text: str, defined: list[CppFunction],
     for function, counterpart in zip(inside, now):
         chosen = counterpart or function
         unique.setdefault((chosen.name, chosen.params, chosen.start), chosen)
+    return list(unique.values())
+
+
+def _distinct(found: list[CppFunction]) -> list[CppFunction]:
+    """One of each name and parameter list: a function on both sides of a conflict is checked once."""
+    unique: dict[tuple[str, str], CppFunction] = {}
+    for function in found:
+        unique.setdefault((function.name, function.params), function)
     return list(unique.values())
 
 
@@ -203,9 +266,11 @@ def _region_findings(context: DriftContext, backend: str, header: str, macro: st
         return [finding("guard-default-removed", f"{macro}: {path} was deleted upstream",
                         "find the new home of the guarded code and guard it there")]
     out = []
+    upgraded_text, marked = _upgraded_trunk(context, new_path)
+    if marked:
+        out.append(_conflicted_note(backend, new_path, "the upgraded tree"))
     if context.target is not None:
-        target_text = read_text(context.target, new_path) or ""
-        if not any(r.macro == macro for r in guard_regions(target_text)):
+        if not any(r.macro == macro for r in guard_regions(upgraded_text or "")):
             out.append(finding("guard-lost", f"{macro}: the #{region.directive} guard is gone from "
                                f"{new_path} on the upgraded tree", "re-add the guard around the trunk default"))
     defined = functions(fork_text)
@@ -213,7 +278,6 @@ def _region_findings(context: DriftContext, backend: str, header: str, macro: st
     old_functions = functions(read_text(context.upstream_old, path) or "")
     new_text = read_text(context.upstream_new, new_path)
     new_functions = functions(new_text or "")
-    upgraded_text = _upgraded_trunk(context, new_path)
     out += _replacement_findings(finding, macro, region, path,
                                  _turned_off(region, fork_text, defined, new_functions, new_text, upgraded_text),
                                  library, _undeclared_hooks(backend_tree(context), backend))

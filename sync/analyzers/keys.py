@@ -13,7 +13,11 @@ read from (`metadata` in `kernel.metadata["k"]`) and of the one written to (`met
 `metadata = {"k": ...}`). Different names on both sides: a coincidence, nothing reported. Same name, and
 upstream stopped producing the key or changed the kind of value (a tuple became a call, a list a dict):
 `key-string` (warning). Same name with only a different value of the same kind, or a side whose container
-cannot be named (a dict literal passed as an argument): `key-string-review` (info)."""
+cannot be named (a dict literal passed as an argument): `key-string-review` (info).
+
+The process environment (`os.environ`) is neither: its variables come from whoever runs the process, so an
+upstream file that sets one (a CLI preparing a child's environment) produces nothing FlagTree's read of it
+depends on, and a read of one is not a read of upstream's data."""
 from __future__ import annotations
 
 import ast
@@ -34,6 +38,7 @@ from .parsing import Unparseable, parsed_ast, walk_levels
 from .pychunks import merge_levels, over_chunks
 
 _READ_CALLS = {"get", "pop", "setdefault"}
+_ENVIRONMENT = frozenset({"environ"})  # container names of the process environment (os.environ, environ)
 _NOT_PRODUCERS = ("/test/", "/tests/", "/tutorials/", "/unittest/")  # tests and examples feed no runtime data
 
 
@@ -82,12 +87,12 @@ def _key_reads_of(nodes: list[ast.AST]) -> list[tuple[str, int, str | None]]:
             key, container = _string(node.args[1]), container_name(node.args[0])
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
             key, container = node.attr, container_name(node.value)
-        if key and key.isidentifier() and significant_name(key):
+        if key and key.isidentifier() and significant_name(key) and container not in _ENVIRONMENT:
             found.append((key, line, container))
     return found
 
 
-register(Extractor("key-reads", 2, _key_reads_of, lambda reads: [] if reads is None else reads,
+register(Extractor("key-reads", 3, _key_reads_of, lambda reads: [] if reads is None else reads,
                    encode=lambda reads: [list(read) for read in reads],
                    decode=lambda stored: [(str(key), int(line), None if container is None else str(container))
                                           for key, line, container in stored],
@@ -110,7 +115,7 @@ Producers = tuple[dict[str, list[str]], dict[str, list[Production]]]
 def producers(text: str, keys: set[str]) -> Producers:
     """For the keys asked about: the producing statements/entries as written (sorted), and where
     (container) and what kind of value upstream writes; one parse, through the fact cache."""
-    return memoized("key-producers", 2, text, lambda source: _producers(source, keys),
+    return memoized("key-producers", 3, text, lambda source: _producers(source, keys),
                     encode=lambda found: [found[0], {key: [[p.container, p.kind] for p in writes]
                                                      for key, writes in found[1].items()}],
                     decode=lambda stored: ({str(key): [str(v) for v in values] for key, values in stored[0].items()},
@@ -150,7 +155,8 @@ def _productions(trees: Iterator[ast.Module], keys: set[str]) -> Producers:
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                     for target in targets:
                         key = _string(target.slice) if isinstance(target, ast.Subscript) else None
-                        if key is not None and key in keys and isinstance(target, ast.Subscript):
+                        if key is not None and key in keys and isinstance(target, ast.Subscript) \
+                                and container_name(target.value) not in _ENVIRONMENT:
                             written[key].append(ast.unparse(node))
                             if node.value is not None:
                                 productions.append((key, Production(container_name(target.value),
