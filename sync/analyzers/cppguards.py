@@ -9,6 +9,7 @@ from functools import lru_cache
 from typing import Callable
 
 from ..git import GitTree
+from ..git.merge import conflict_sections
 from ..model import Finding
 from ..trees import read_text
 from .context import DriftContext
@@ -19,32 +20,16 @@ from .cpp import (CppFunction, GuardRegion, backend_macros, declarations, functi
 
 CPP_SUFFIXES = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
 TD = (".td",)
-# A conflict marker line as git writes it: 7 marker characters, then a label or the end of the line (the
-# separator never has a label).
-_MARKER = re.compile(r"^(?:(<<<<<<<|\|\|\|\|\|\|\||>>>>>>>)(?: .*)?|(=======))$")
-# (section, marker) -> the next section; any other marker line is text (diff3 and merge styles both read).
-_STEPS: dict[tuple[str | None, str], str | None] = {
-    (None, "<<<<<<<"): "ours", ("ours", "|||||||"): "base", ("ours", "======="): "theirs",
-    ("base", "======="): "theirs", ("theirs", ">>>>>>>"): None}
-
-
 def both_sides(text: str) -> str | None:
     """A text holding committed conflict markers with both sides of each conflict kept, the upgraded side
     first (a guard FlagTree closes at the end of a file often sits in its side of a conflict, after code upstream
     added there). Marker and base lines become empty lines, so line numbers stay the committed file's. None when
     the text holds no whole conflict block."""
     out: list[str] = []
-    section: str | None = None  # None outside a conflict, else "ours", "base" or "theirs"
     conflicts = 0
-    for line in text.splitlines(keepends=True):
-        marker = _MARKER.match(line.rstrip("\r\n"))
-        kind = (marker[1] or marker[2]) if marker else None
-        if kind is not None and (section, kind) in _STEPS:
-            conflicts += section == "theirs"
-            section = _STEPS[(section, kind)]
-            out.append("\n")
-        else:
-            out.append("\n" if section == "base" else line)
+    for _, line, section in conflict_sections(text):
+        conflicts += section == "marker" and line.startswith(">>>>>>>")
+        out.append("\n" if section in ("marker", "base") else line)
     return "".join(out) if conflicts else None
 
 

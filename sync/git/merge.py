@@ -6,6 +6,7 @@ pygit2 below the next minor, and tests/test_git_merge_api.py fails loudly if wha
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pygit2
@@ -80,21 +81,35 @@ def _marker(line: str) -> int | None:
     return None
 
 
-def conflict_hunks(text: str) -> tuple[ConflictHunk, ...]:
-    """Split diff3-style conflict markers into hunks (our own marker format, not a general parser)."""
-    hunks, section, start = [], None, 0
-    parts: dict[str, list[str]] = {}
+def conflict_sections(text: str) -> Iterator[tuple[int, str, str | None]]:
+    """Each line of text (1-based number, the line) with the conflict section it is in: None outside a conflict,
+    "ours", "base" or "theirs" inside one, "marker" for a marker line of a conflict. diff3 and merge styles both
+    read (a conflict without a base section); a marker out of place is text."""
+    section: str | None = None
     for number, line in enumerate(text.splitlines(keepends=True), start=1):
         marker = _marker(line)
-        if marker == 0 and section is None:
-            section, start, parts = "ours", number, {"ours": [], "base": [], "theirs": []}
-        elif section == "ours" and marker == 1:
-            section = "base"
-        elif section in ("ours", "base") and marker == 2:
-            section = "theirs"
-        elif section == "theirs" and marker == 3:
+        if marker is not None and (section, marker) in _STEPS:
+            section = _STEPS[(section, marker)]
+            yield number, line, "marker"
+        else:
+            yield number, line, section
+
+
+# (section, marker index) -> the section after the marker line: 0 <<<<<<<, 1 |||||||, 2 =======, 3 >>>>>>>
+_STEPS: dict[tuple[str | None, int], str | None] = {
+    (None, 0): "ours", ("ours", 1): "base", ("ours", 2): "theirs", ("base", 2): "theirs", ("theirs", 3): None}
+
+
+def conflict_hunks(text: str) -> tuple[ConflictHunk, ...]:
+    """Split diff3-style conflict markers into hunks (our own marker format, not a general parser)."""
+    hunks, start, inside = [], 0, False
+    parts: dict[str, list[str]] = {}
+    for number, line, section in conflict_sections(text):
+        if section == "marker" and not inside:
+            inside, start, parts = True, number, {"ours": [], "base": [], "theirs": []}
+        elif section == "marker" and _marker(line) == 3:
             hunks.append(ConflictHunk(start, "".join(parts["ours"]), "".join(parts["base"]), "".join(parts["theirs"])))
-            section = None
-        elif section is not None:
+            inside = False
+        elif section in parts and inside:
             parts[section].append(line)
     return tuple(hunks)
