@@ -69,14 +69,22 @@ def load_manifest(tree: FileTree, backend: str) -> dict[str, Derivation] | None:
 
 
 def derived_files(tree: GitTree, backend: str) -> list[SpecFile]:
-    """Backend files with a trunk counterpart: overlays, C++ and TableGen mirrors and same-named spec modules."""
-    return [spec_file for spec_file in spec_files(tree, {backend}) if spec_file.trunk_path and records_base(spec_file)]
+    """Backend files whose trunk counterpart the tree has: overlays, C++ and TableGen copies and same-named spec
+    modules (a trunk file gone from the tree would make the entry stale: check's FT015)."""
+    return [spec_file for spec_file in spec_files(tree, {backend})
+            if spec_file.trunk_path and tree.exists(spec_file.trunk_path) and records_base(tree, spec_file)]
 
 
-def records_base(spec_file: SpecFile) -> bool:
-    """Whether provenance.toml keeps this file's base (drift 3-way merges it from there)."""
-    return not spec_file.rel.endswith("__init__.py") and (spec_file.is_python or spec_file.is_cpp
-                                                          or spec_file.is_tablegen)
+def records_base(tree: FileTree, spec_file: SpecFile) -> bool:
+    """Whether provenance.toml keeps this file's base: the files drift 3-way merges from there. A C++ file of a
+    per-function spec library is no copy of its trunk namesake (a merge with it means nothing): only C++ files
+    that copy their trunk file (roles.copies_trunk_lines) and TableGen files are."""
+    from .analyzers.roles import copies_trunk_lines  # the classifier drift uses; imported late (it is heavy)
+    if spec_file.rel.endswith("__init__.py"):
+        return False
+    if spec_file.is_cpp:
+        return copies_trunk_lines(tree, spec_file)
+    return spec_file.is_python or spec_file.is_tablegen
 
 
 @dataclass(frozen=True)

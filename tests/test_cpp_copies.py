@@ -35,11 +35,20 @@ UNTOUCHED_NEW = UNTOUCHED_OLD.replace("step2()", "step2(ctx)").replace("step9()"
 UNTOUCHED_OURS = UNTOUCHED_OLD.replace("step9()", "backendStep9()")
 UNTOUCHED_HAND = UNTOUCHED_OLD.replace("step2()", "step2(ctx)").replace("step9()", "backendStep9(ctx)")
 
-TRUNK = {"lib/Pass/Stale.cpp": STALE_OLD, "lib/Pass/Same.cpp": SAME_OLD, "lib/Pass/Realigned.cpp": REALIGNED_OLD,
+# A per-function spec library under the trunk file's path: one replaced function, no copy of the file.
+HEAD = '#include "Pass.h"\n\n\nnamespace pass {\n'
+LIBRARY_OLD = HEAD + "".join(f"void pass{n}() {{\n  run({n});\n}}\n\n" for n in range(1, 9)) + "}\n"
+LIBRARY_NEW = '#include "Context.h"\n' + LIBRARY_OLD.replace("run(2)", "run(2, ctx)")
+LIBRARY_OURS = HEAD + "void pass5() {\n  backendRun(5);\n}\n" + "}\n"
+# A spec module whose trunk namesake upstream deleted (and the upgraded branch no longer has).
+GONE = "python/triton/ops/gone.py"
+SPEC_GONE = "third_party/b/backend/spec/triton/ops/gone.py"
+
+TRUNK = {"lib/Pass/Library.cpp": LIBRARY_OLD, GONE: "def gone():\n    return 1\n", "lib/Pass/Stale.cpp": STALE_OLD, "lib/Pass/Same.cpp": SAME_OLD, "lib/Pass/Realigned.cpp": REALIGNED_OLD,
          "lib/Pass/Untouched.cpp": UNTOUCHED_OLD}
-UPSTREAM_CHANGE = {"lib/Pass/Stale.cpp": STALE_NEW, "lib/Pass/Same.cpp": SAME_NEW,
+UPSTREAM_CHANGE = {"lib/Pass/Library.cpp": LIBRARY_NEW, "lib/Pass/Stale.cpp": STALE_NEW, "lib/Pass/Same.cpp": SAME_NEW,
                    "lib/Pass/Realigned.cpp": REALIGNED_NEW, "lib/Pass/Untouched.cpp": UNTOUCHED_NEW}
-COPIES = {SPEC + "Stale.cpp": STALE_OLD, SPEC + "Same.cpp": SAME_NEW, SPEC + "Realigned.cpp": REALIGNED_OURS,
+COPIES = {SPEC + "Library.cpp": LIBRARY_OURS, SPEC_GONE: "def gone():\n    return 2\n", SPEC + "Stale.cpp": STALE_OLD, SPEC + "Same.cpp": SAME_NEW, SPEC + "Realigned.cpp": REALIGNED_OURS,
           SPEC + "Untouched.cpp": UNTOUCHED_OURS}
 
 
@@ -52,7 +61,7 @@ def _repo(tmp_path: Path) -> Path:
     subprocess.run(["git", "init", "-q", "-b", "up", str(tmp_path)], check=True)
     commit(tmp_path, {**SKELETON, **TRUNK}, "old")
     _git(tmp_path, "tag", "old")
-    commit(tmp_path, UPSTREAM_CHANGE, "new")
+    commit(tmp_path, UPSTREAM_CHANGE, "new", remove=(GONE,))
     _git(tmp_path, "tag", "new")
     _git(tmp_path, "checkout", "-q", "-b", "flagtree", "old")
     commit(tmp_path, COPIES, "b: copies of trunk passes")
@@ -101,6 +110,9 @@ def test_drift_apply_records_the_base_it_merged_to_so_the_next_drift_agrees(tmp_
     again = merge_blobs(repo, "Realigned.cpp", blob("old:lib/Pass/Realigned.cpp"),
                         blob(f"upgraded:{SPEC}Realigned.cpp"), blob("new:lib/Pass/Realigned.cpp"), hunks=False)
     assert not again.clean  # the premise: without the recorded base, the next drift would call it conflicting
+    # Only files drift merges, and only those whose trunk file the branch still has (else check calls the entry
+    # stale, FT015): not the per-function library, not the spec module of a deleted trunk file.
+    assert SPEC + "Library.cpp" not in manifest and SPEC_GONE not in manifest
     kinds = {path: finding.kind for path, finding in _findings(repo_dir).items()}
     assert kinds[SPEC + "Realigned.cpp"] == "overlay-in-sync"  # merged again from old, it conflicts
     assert kinds[SPEC + "Stale.cpp"] == "overlay-in-sync"
@@ -112,6 +124,7 @@ def test_provenance_keeps_the_old_base_of_a_conflicting_copy_nobody_merged(tmp_p
     args = ("provenance", "--repo", str(repo_dir), "--tag", "new", "--from", "old", "--backend", "b")
     left = invoke(*args)
     assert left.exit_code == 1 and SPEC + "Untouched.cpp" in left.output.split("left at their old base:")[1]
+    assert "Library.cpp" not in left.output  # a spec library is no copy: merging trunk's file into it means nothing
     assert SPEC + "Untouched.cpp" not in (load_manifest(DiskTree(repo_dir), "b") or {})
     # Merged by hand: upstream's clean hunk taken, the conflicting line resolved the backend's way.
     (repo_dir / SPEC / "Untouched.cpp").write_text(UNTOUCHED_HAND)

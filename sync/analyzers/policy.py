@@ -269,7 +269,7 @@ def _provenance(tree: FileTree, backends: list[str]) -> list[Finding]:
                                          backend=backend))
         for spec_file in spec_files(tree, {backend}):
             trunk = spec_file.trunk_path
-            if trunk and tree.exists(trunk) and spec_file.path not in manifest and records_base(spec_file):
+            if trunk and tree.exists(trunk) and spec_file.path not in manifest and records_base(tree, spec_file):
                 findings.append(_finding("FT016", spec_file.path, f"not in {where}", backend=backend,
                                          related=trunk))
     return findings

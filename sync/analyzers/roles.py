@@ -109,7 +109,7 @@ def contained_in(text: str, trunk_text: str) -> str | None:
     return None
 
 
-def _copies_lines(tree: FileTree, spec_file: SpecFile) -> bool:
+def copies_trunk_lines(tree: FileTree, spec_file: SpecFile) -> bool:
     """A C++ file holding at least COPY_SHARE of its trunk namesake's lines is a copy of it; a spec library file
     (a few replaced functions, built as a library of its own) is not, whatever its path."""
     trunk_text = read_text(tree, spec_file.trunk_path or "")
@@ -127,7 +127,7 @@ def classify(tree: FileTree, spec_file: SpecFile, hooks: TrunkHooks, entries: fr
     if spec_file.area in ("include", "lib"):
         if spec_file.is_tablegen and tree.exists(spec_file.trunk_path or ""):
             return Classified(spec_file, TD_OVERLAY, why="a TableGen file the backend's CMake picks instead of trunk's")
-        if spec_file.is_cpp and _copies_lines(tree, spec_file):
+        if spec_file.is_cpp and copies_trunk_lines(tree, spec_file):
             return Classified(spec_file, CPP_OVERLAY, why="a changed copy of the trunk file")
         return Classified(spec_file, CPP_SPEC if spec_file.is_cpp else OTHER)
     if not spec_file.is_python:
