@@ -216,8 +216,14 @@ def _functions(text: str) -> list[CppFunction]:
     return sorted(found, key=lambda function: function.start)
 
 
+# A declaration that asks for no definition: pure virtual, defaulted or deleted.
+_NO_DEFINITION = re.compile(r"=\s*(?:0|default|delete)\s*;?\s*$")
+
+
 def declarations(text: str) -> list[CppFunction]:
-    """Function declarations without a body (prototypes, in-class method declarations)."""
+    """Function declarations without a body that need a definition somewhere (prototypes, in-class method
+    declarations; not pure virtual, defaulted or deleted ones). An in-class one is named Class::method, as its
+    out-of-class definition spells it."""
     found: list[CppFunction] = []
     pending = [parse_tree(text).root_node]
     while pending:
@@ -225,14 +231,30 @@ def declarations(text: str) -> list[CppFunction]:
         if node.type in ("declaration", "field_declaration"):
             declarator = _function_declarator(node)
             inner = declarator.child_by_field_name("declarator") if declarator is not None else None
-            if inner is not None:
-                found.append(CppFunction(node_text(inner), node.start_point[0] + 1, node.end_point[0] + 1, node_text(node),
+            if inner is not None and not _NO_DEFINITION.search(node_text(node)):
+                name = node_text(inner)
+                owner = _enclosing_class(node)
+                found.append(CppFunction(f"{owner}::{name}" if owner and "::" not in name else name,
+                                         node.start_point[0] + 1, node.end_point[0] + 1, node_text(node),
                                          _param_types(declarator)))
             continue
         if node.type == "function_definition":
             continue
         pending.extend(node.children)
     return sorted(found, key=lambda function: function.start)
+
+
+def _enclosing_class(node: Node) -> str | None:
+    """The name of the class or struct whose body holds node, if any."""
+    parent = node.parent
+    while parent is not None:
+        if parent.type in ("class_specifier", "struct_specifier"):
+            name = parent.child_by_field_name("name")
+            return node_text(name) if name is not None else None
+        if parent.type in ("function_definition", "namespace_definition", "translation_unit"):
+            return None
+        parent = parent.parent
+    return None
 
 
 def functions_in(region: GuardRegion, defined: list[CppFunction]) -> list[CppFunction]:

@@ -107,6 +107,15 @@ def _conflicted_note(backend: str, path: str, where: str) -> Finding:
 def guard_findings(context: DriftContext) -> list[Finding]:
     files, conflicted = _guarded_files(context)
     regions = {path: guard_regions(text) for path, text in files.items()}
+    defined_in_trunk: list[frozenset[str]] = []  # filled on the first question
+
+    def trunk_defines(name: str) -> bool:
+        """Whether a guarded trunk file defines the function."""
+        if not defined_in_trunk:
+            defined_in_trunk.append(frozenset(function.short_name for text in files.values()
+                                              for function in functions(text)))
+        return name in defined_in_trunk[0]
+
     findings: list[Finding] = []
     backend_files = backend_tree(context)  # macros dropped or replacements fixed on the upgraded branch count
     for backend in context.backends:
@@ -124,7 +133,7 @@ def guard_findings(context: DriftContext) -> list[Finding]:
                                         details={"macro": macro}))
             for path, region in uses:
                 findings.extend(_region_findings(context, backend, definition.path, macro, path, region, files[path],
-                                                 library))
+                                                 library, trunk_defines))
                 if path in conflicted:
                     findings.append(_conflicted_note(backend, path, "the FlagTree branch"))
     return _once(findings)
@@ -155,14 +164,15 @@ def _turned_off(region: GuardRegion, fork_text: str, defined: list[CppFunction],
         if region.directive == "ifndef":
             return _distinct([f for f in functions(upgraded_text) if f.start > upgraded.start and f.end < upgraded.end])
         if region.directive == "ifdef":
-            return _distinct([d for d in declarations(upgraded_text) if upgraded.start < d.start < upgraded.end])
+            return _distinct(_undefined([d for d in declarations(upgraded_text) if upgraded.start < d.start < upgraded.end],
+                                        upgraded_text))
         return []
     if region.directive == "ifndef":
         inside = [f for f in defined if f.start > region.start and f.end < region.end]
         now = _counterparts(inside, defined, new_functions)
     elif region.directive == "ifdef":
         declared = declarations(fork_text)
-        inside = [d for d in declared if region.start < d.start < region.end]
+        inside = _undefined([d for d in declared if region.start < d.start < region.end], fork_text)
         now = _counterparts(inside, declared, declarations(new_text or ""))
     else:
         return []
@@ -171,6 +181,13 @@ def _turned_off(region: GuardRegion, fork_text: str, defined: list[CppFunction],
         chosen = counterpart or function
         unique.setdefault((chosen.name, chosen.params, chosen.start), chosen)
     return list(unique.values())
+
+
+def _undefined(declared: list[CppFunction], text: str) -> list[CppFunction]:
+    """The declarations the file itself defines no function of that name for: one it defines (the guard only
+    changes how trunk declares it, e.g. drops `static`) needs nothing of the backend."""
+    defined = {function.short_name for function in functions(text)}
+    return [function for function in declared if function.short_name not in defined]
 
 
 def _distinct(found: list[CppFunction]) -> list[CppFunction]:
@@ -215,7 +232,7 @@ def _undeclared_hooks(tree: GitTree, backend: str) -> frozenset[str]:
 
 def _replacement_findings(finding: Callable[..., Finding], macro: str, region: GuardRegion, path: str,
                           trunk: list[CppFunction], library: dict[str, list[CppFunction]],
-                          undeclared: frozenset[str]) -> list[Finding]:
+                          undeclared: frozenset[str], trunk_defines: Callable[[str], bool]) -> list[Finding]:
     """Each trunk function the guard turns off (#ifndef: the default; #ifdef: a declaration the backend fills)
     needs a definition in the backend's spec library, with the parameters trunk declares; not an op hook the
     backend's own TableGen records never declare."""
@@ -224,8 +241,11 @@ def _replacement_findings(finding: Callable[..., Finding], macro: str, region: G
         replacements = library.get(function.short_name, [])
         if not replacements and function.short_name in undeclared:
             continue
+        if not replacements and region.directive == "ifdef" and trunk_defines(function.short_name):
+            continue  # the guard changes how trunk declares it (e.g. drops `static` in the file that defines it)
         if not replacements:
-            out.append(finding("guard-replacement-missing", f"{macro} turns off trunk {function.name} "
+            what = "turns off trunk" if region.directive == "ifndef" else "declares, for the backend,"
+            out.append(finding("guard-replacement-missing", f"{macro} {what} {function.name} "
                                f"({path}:{function.start}) but the backend's spec library defines no "
                                f"{function.short_name}", "define the replacement in spec/lib, or drop the macro"))
         elif function.params and not any(r.params == function.params for r in replacements):
@@ -239,7 +259,8 @@ def _replacement_findings(finding: Callable[..., Finding], macro: str, region: G
 
 
 def _region_findings(context: DriftContext, backend: str, header: str, macro: str, path: str, region: GuardRegion,
-                     fork_text: str, library: dict[str, list[CppFunction]]) -> list[Finding]:
+                     fork_text: str, library: dict[str, list[CppFunction]],
+                     trunk_defines: Callable[[str], bool]) -> list[Finding]:
     where = f"{path}:{region.start}"
 
     def finding(kind: str, message: str, action: str, diff: str | None = None) -> Finding:
@@ -265,7 +286,7 @@ def _region_findings(context: DriftContext, backend: str, header: str, macro: st
     new_functions = functions(new_text or "")
     out += _replacement_findings(finding, macro, region, path,
                                  _turned_off(region, fork_text, defined, new_functions, new_text, upgraded_text),
-                                 library, _undeclared_hooks(backend_tree(context), backend))
+                                 library, _undeclared_hooks(backend_tree(context), backend), trunk_defines)
     olds = _counterparts(guarded, defined, old_functions)
     upstream = [(function, old) for function, old in zip(guarded, olds) if old is not None]  # not FlagTree's own
     news = _counterparts([old for _, old in upstream], old_functions, new_functions)
