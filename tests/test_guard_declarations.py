@@ -15,15 +15,16 @@ from tests.test_real_structures import small_world
 B = "third_party/b/backend/spec/"
 HEADER = ("namespace t {\nstruct Info {\n  int size() const;\n#ifdef FLAGTREE_SPEC_Info_dump\n  void dump() const;\n"
           "#endif\n};\nstruct Target {\n#ifdef FLAGTREE_SPEC_Target_store\n  virtual void store(int v) const = 0;\n"
-          "#else\n  virtual void store(int v, int w) const = 0;\n#endif\n};\n#ifdef FLAGTREE_SPEC_order\nint order(int a);\n#endif\n}\n")
+          "#else\n  virtual void store(int v, int w) const = 0;\n#endif\n};\n#ifdef FLAGTREE_SPEC_order\nint order(int a);\n#endif\n"
+          "#ifdef FLAGTREE_SPEC_fill\nint fill(int a);\n#else\ninline int fill(int a) { return a; }\n#endif\n}\n")
 SOURCE = ("namespace t {\n#ifdef FLAGTREE_SPEC_order\nint order(int a);\n#else\nstatic int order(int a);\n#endif\n"
           "int order(int a) { return a; }\n}\n")
-MACROS = "#define FLAGTREE_SPEC_Info_dump\n#define FLAGTREE_SPEC_Target_store\n#define FLAGTREE_SPEC_order\n"
+MACROS = "#define FLAGTREE_SPEC_fill\n#define FLAGTREE_SPEC_Info_dump\n#define FLAGTREE_SPEC_Target_store\n#define FLAGTREE_SPEC_order\n"
 
 
 @pytest.mark.parametrize("library, missing", [
-    ("namespace t {\nvoid Info::dump() const {}\n}\n", []),
-    ("namespace t {\nvoid other() {}\n}\n", ["Info::dump"]),
+    ("namespace t {\nvoid Info::dump() const {}\nint fill(int a) { return -a; }\n}\n", []),
+    ("namespace t {\nvoid other() {}\n}\n", ["Info::dump", "fill"]),
 ])
 def test_ifdef_declarations_are_looked_up_with_their_class_and_only_where_one_is_needed(
         tmp_path: Path, library: str, missing: list[str]) -> None:

@@ -107,14 +107,13 @@ def _conflicted_note(backend: str, path: str, where: str) -> Finding:
 def guard_findings(context: DriftContext) -> list[Finding]:
     files, conflicted = _guarded_files(context)
     regions = {path: guard_regions(text) for path, text in files.items()}
-    defined_in_trunk: list[frozenset[str]] = []  # filled on the first question
+    defined_in_trunk: dict[str, frozenset[str]] = {}  # macro -> names, filled on the first question
 
-    def trunk_defines(name: str) -> bool:
-        """Whether a guarded trunk file defines the function."""
-        if not defined_in_trunk:
-            defined_in_trunk.append(frozenset(function.short_name for text in files.values()
-                                              for function in functions(text)))
-        return name in defined_in_trunk[0]
+    def trunk_defines(macro: str, name: str) -> bool:
+        """Whether a guarded trunk file defines the function where the macro's guards do not turn it off."""
+        if macro not in defined_in_trunk:
+            defined_in_trunk[macro] = frozenset().union(*(defined_outside(text, macro) for text in files.values()))
+        return name in defined_in_trunk[macro]
 
     findings: list[Finding] = []
     backend_files = backend_tree(context)  # macros dropped or replacements fixed on the upgraded branch count
@@ -165,14 +164,14 @@ def _turned_off(region: GuardRegion, fork_text: str, defined: list[CppFunction],
             return _distinct([f for f in functions(upgraded_text) if f.start > upgraded.start and f.end < upgraded.end])
         if region.directive == "ifdef":
             return _distinct(_undefined([d for d in declarations(upgraded_text) if upgraded.start < d.start < upgraded.end],
-                                        upgraded_text))
+                                        upgraded_text, region.macro))
         return []
     if region.directive == "ifndef":
         inside = [f for f in defined if f.start > region.start and f.end < region.end]
         now = _counterparts(inside, defined, new_functions)
     elif region.directive == "ifdef":
         declared = declarations(fork_text)
-        inside = _undefined([d for d in declared if region.start < d.start < region.end], fork_text)
+        inside = _undefined([d for d in declared if region.start < d.start < region.end], fork_text, region.macro)
         now = _counterparts(inside, declared, declarations(new_text or ""))
     else:
         return []
@@ -183,11 +182,19 @@ def _turned_off(region: GuardRegion, fork_text: str, defined: list[CppFunction],
     return list(unique.values())
 
 
-def _undefined(declared: list[CppFunction], text: str) -> list[CppFunction]:
+def _undefined(declared: list[CppFunction], text: str, macro: str) -> list[CppFunction]:
     """The declarations the file itself defines no function of that name for: one it defines (the guard only
-    changes how trunk declares it, e.g. drops `static`) needs nothing of the backend."""
-    defined = {function.short_name for function in functions(text)}
+    changes how trunk declares it, e.g. drops `static`) needs nothing of the backend. A definition the macro's
+    own guards hold (an #else default) does not count: the macro turns it off."""
+    defined = defined_outside(text, macro)
     return [function for function in declared if function.short_name not in defined]
+
+
+def defined_outside(text: str, macro: str) -> frozenset[str]:
+    """Functions the text defines that no guard of macro wholly holds (those stay whatever the backend does)."""
+    held = [(region.start, region.end) for region in guard_regions(text) if region.macro == macro]
+    return frozenset(function.short_name for function in functions(text)
+                     if not any(start <= function.start and function.end <= end for start, end in held))
 
 
 def _distinct(found: list[CppFunction]) -> list[CppFunction]:
@@ -232,7 +239,7 @@ def _undeclared_hooks(tree: GitTree, backend: str) -> frozenset[str]:
 
 def _replacement_findings(finding: Callable[..., Finding], macro: str, region: GuardRegion, path: str,
                           trunk: list[CppFunction], library: dict[str, list[CppFunction]],
-                          undeclared: frozenset[str], trunk_defines: Callable[[str], bool]) -> list[Finding]:
+                          undeclared: frozenset[str], trunk_defines: Callable[[str, str], bool]) -> list[Finding]:
     """Each trunk function the guard turns off (#ifndef: the default; #ifdef: a declaration the backend fills)
     needs a definition in the backend's spec library, with the parameters trunk declares; not an op hook the
     backend's own TableGen records never declare."""
@@ -241,7 +248,7 @@ def _replacement_findings(finding: Callable[..., Finding], macro: str, region: G
         replacements = library.get(function.short_name, [])
         if not replacements and function.short_name in undeclared:
             continue
-        if not replacements and region.directive == "ifdef" and trunk_defines(function.short_name):
+        if not replacements and region.directive == "ifdef" and trunk_defines(macro, function.short_name):
             continue  # the guard changes how trunk declares it (e.g. drops `static` in the file that defines it)
         if not replacements:
             what = "turns off trunk" if region.directive == "ifndef" else "declares, for the backend,"
@@ -260,7 +267,7 @@ def _replacement_findings(finding: Callable[..., Finding], macro: str, region: G
 
 def _region_findings(context: DriftContext, backend: str, header: str, macro: str, path: str, region: GuardRegion,
                      fork_text: str, library: dict[str, list[CppFunction]],
-                     trunk_defines: Callable[[str], bool]) -> list[Finding]:
+                     trunk_defines: Callable[[str, str], bool]) -> list[Finding]:
     where = f"{path}:{region.start}"
 
     def finding(kind: str, message: str, action: str, diff: str | None = None) -> Finding:
