@@ -83,9 +83,10 @@ def replayed_tree(repo: Repository, rng: Range, user_repo: Repository | None = N
     from .replay import Replayer
     replayer = Replayer(repo, "theirs", rng.onto.short)
     commits = commit_range(repo, commit_of(repo, rng.old.oid), commit_of(repo, rng.source.oid))
-    upstream = upstream_in_range(repo, commit_of(repo, rng.old.oid), commit_of(repo, rng.onto.oid),
-                                 commit_of(repo, rng.source.oid))  # left out, as the upgrade leaves them out
     done, tree = reusable_replay(user_repo or repo, repo, rng, commits)
+    # left out, as the upgrade leaves them out; only asked for when an upgrade's branch did not cover the range
+    upstream = upstream_in_range(repo, commit_of(repo, rng.old.oid), commit_of(repo, rng.onto.oid),
+                                 commit_of(repo, rng.source.oid)) if done < len(commits) else {}
     for oid in commits[done:]:
         if oid in upstream:
             continue

@@ -91,7 +91,8 @@ class UpgradeState:
     results: list[ReplayedCommit] = field(default_factory=list)
     stopped: bool = False  # --on-conflict stop left a conflicted worktree
     options: RunOptions = field(default_factory=RunOptions)
-    # the planned commits that are upstream's (upstream_commits): derived from the range, never stored
+    # the planned commits that are upstream's, and why (git.repo.REACHABLE or SAME_PATCH): derived from the
+    # range, never stored
     known_upstream: dict[str, str] | None = field(default=None, repr=False)
     upstream_scan: UpstreamScan | None = field(default=None, repr=False)  # begun by run_upgrade
     upstream_unchecked: str | None = field(default=None, repr=False)  # why patch-ids were not compared
@@ -254,12 +255,6 @@ def planned_commits(repo: Repository, rng: Range) -> list[str]:
     """The commits an upgrade of rng replays, oldest first (upstream ones included: each gets a journal line
     that records it as already upstream)."""
     return [str(oid) for oid in commit_range(repo, commit_of(repo, rng.old.oid), commit_of(repo, rng.source.oid))]
-
-
-def upstream_commits(repo: Repository, rng: Range) -> dict[str, str]:
-    """The planned commits that are upstream's, not FlagTree's, and why (git.repo.REACHABLE or SAME_PATCH):
-    they are left out of the replay, as git rebase leaves them out, and counted as already upstream."""
-    return {str(oid): why for oid, why in _upstream_scan(repo, rng).result().items()}
 
 
 def _upstream_scan(repo: Repository, rng: Range) -> UpstreamScan:
@@ -428,8 +423,7 @@ def run_upgrade(repo: Repository, params: UpgradeParams, force: bool, progress: 
         commits = _check_new_run(repo, params, force)
         state = UpgradeState(params, commits, params.range.onto.oid, options=options or RunOptions())
         store.save(state)
-    if state.known_upstream is None:
-        state.upstream_scan = scan
+    state.upstream_scan = scan  # a loaded state never holds what upstream() derives
     on_start()
     return _drive(repo, store, state, progress, resumed)
 

@@ -200,12 +200,9 @@ def merge_base(repo: pygit2.Repository, a: str | pygit2.Oid, b: str | pygit2.Oid
     return repo.merge_base(as_oid(a), as_oid(b))
 
 
-def author_emails(repo: pygit2.Repository, tip: str | pygit2.Oid, hide: str | pygit2.Oid | None,
-                  limit: int) -> set[str]:
-    """The author emails of tip's history (hide's excluded), of its newest `limit` commits at most."""
+def author_emails(repo: pygit2.Repository, tip: str | pygit2.Oid, limit: int) -> set[str]:
+    """The author emails of tip's history, of its newest `limit` commits at most."""
     walker = repo.walk(as_oid(tip), SortMode.TIME)  # newest first, yielded as read (a topological sort reads all)
-    if hide is not None:
-        walker.hide(as_oid(hide))
     found: set[str] = set()
     for count, commit in enumerate(walker):
         if count >= limit:

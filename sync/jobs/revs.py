@@ -90,7 +90,7 @@ def looks_like_upstream_after(repo: Repository, rng: Range) -> str | None:
         current = str(line[-1].id)
     if not line:
         return None
-    authors = author_emails(repo, rng.onto.oid, None, _AUTHOR_WINDOW)
+    authors = author_emails(repo, rng.onto.oid, _AUTHOR_WINDOW)
     upstream = [commit.author.email.lower() in authors for commit in line]
     score, best, end = 0, 0, -1
     for index, by_upstream in enumerate(upstream):

@@ -44,9 +44,9 @@ def range_line(report: Report, literal: Callable[[str], str] = code) -> str:
     rng = report.range
     if report.upgrade is not None:
         empty = sum(1 for commit in report.commits if commit.result is None)
-        own = sum(1 for commit in report.commits if commit.upstream is not None)
+        left_out = sum(1 for commit in report.commits if commit.upstream is not None)
         # upstream's own commits (in NEW's history, or the same patch as one there) are left out unpicked
-        theirs = f", {own} of them upstream's own commits, not replayed" if own else ""
+        theirs = f", {left_out} of them upstream's own commits, not replayed" if left_out else ""
         return (f"Replayed {literal(rng.old.ref + '..' + rng.source.ref)} ({len(report.commits)} commits, {empty} "
                 f"already upstream{theirs}) onto {literal(rng.onto.ref)} ({literal(rng.onto.short)}) as branch "
                 f"{literal(report.upgrade.branch)} at {literal(report.upgrade.head[:9])} (policy "
