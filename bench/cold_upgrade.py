@@ -77,7 +77,14 @@ def _time_phases(origin: float) -> None:
     resumable_replay.run_upgrade = timed("replay", resumable_replay.run_upgrade)
     context.DriftContext.prefetch_fork_python = timed("up-front parse of the fork's Python",
                                                       context.DriftContext.prefetch_fork_python)
-    registry.ANALYZERS = tuple(registry.Analyzer(a.name, timed(a.name, a.analyze), a.on_request)
+    def parts(a: registry.Analyzer) -> registry.Parts | None:
+        if a.parts is None:
+            return None
+        part = a.parts.part
+        return registry.Parts(lambda context, k, n: timed(f"{a.name}, part {k + 1} of {n}", part)(context, k, n),
+                              timed(f"{a.name}, the parts joined", a.parts.join), a.parts.most)
+
+    registry.ANALYZERS = tuple(registry.Analyzer(a.name, timed(a.name, a.analyze), a.on_request, parts(a))
                                for a in registry.ANALYZERS)
 
 

@@ -173,15 +173,6 @@ def _from_branch(user_repo: Repository, repo: Repository, rng: Range, commits: l
     return done, head.tree
 
 
-def _guarded_analysis(name: str, analyze: Callable[[], list[Finding]]) -> list[Finding]:
-    """The last net under the parsers: an analysis whose walk still overflows is reported, not a crash."""
-    from .analyzers.parsing import Unparseable, guarded_walk
-    result = guarded_walk(analyze)
-    if isinstance(result, Unparseable):
-        return [Finding("analysis-skipped", ".", f"{name}: the whole analysis was left out: {result.reason}")]
-    return result
-
-
 def analyse_drift(repo: Repository, rng: Range, target: Rev | None, backends: set[str] | None = None,
                   symbols: bool = False, progress: Progress | None = None) -> DriftResult:
     """Read-only: objects the in-memory replay needs go to a scratch store, never into repo's.
@@ -271,9 +262,7 @@ def _analysed(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev
         context.prefetch_fork_python()
     progress.phase("analyses", len(analyzers))
     with recording_skips() as skips:
-        findings.extend(run_analyses(analyzers, lambda analyzer: _guarded_analysis(
-            analyzer.name, lambda: list(analyzer.analyze(context))), progress, skips, context.prefetched_bytes,
-            context.trees))
+        findings.extend(run_analyses(analyzers, context, progress, skips, context.prefetched_bytes, context.trees))
     findings.extend(Finding("analysis-skipped", path, f"{analysis}: {path} was left out: {reason}")
                     for (analysis, path), reason in sorted(skips.skipped.items()))
     progress.advance("", len(analyzers))

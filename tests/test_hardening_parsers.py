@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from sync.analyzers.parsing import DEEP_RECURSION_LIMIT, Unparseable, guarded, guarded_walk, parsed_ast, parsed_python
 from sync.analyzers.pyfacts import function_table, parse_module_facts
 from sync.cli import cli
-from sync.drift import _guarded_analysis
+from sync.analyzers.parallel import guarded_analysis
 from tests.conftest import commit_files as shared_commit_files, git
 
 A = "third_party/alpha/backend/spec/triton/"
@@ -66,7 +66,7 @@ def test_recursion_limit_and_stack_size_are_restored() -> None:
 def test_an_analysis_that_still_overflows_is_a_finding_and_a_bug_stays_a_bug() -> None:
     def overflow(n: int = 0) -> list:
         return overflow(n + 1)
-    [finding] = _guarded_analysis("symbols", overflow)
+    [finding] = guarded_analysis("symbols", overflow)
     assert finding.kind == "analysis-skipped" and finding.message.startswith("symbols:")
 
     def bug() -> list:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sync.analyzers import parallel
+from sync.analyzers import parallel, registry
 from sync.analyzers.context import DriftContext
 from sync.analyzers.parsing import recording_skips, skipped
 from sync.analyzers.registry import ANALYZERS, Analyzer
@@ -32,7 +32,7 @@ def _run(context: DriftContext, analyzers: tuple[Analyzer, ...], cache: FactCach
     fresh = dataclasses.replace(context, merged=[], _facts={}, _tables={})
     with using(cache), recording_skips() as skips:
         fresh.prefetch_fork_python()
-        found = parallel.run_analyses(analyzers, lambda analyzer: list(analyzer.analyze(fresh)), Silent(), skips,
+        found = parallel.run_analyses(analyzers, fresh, Silent(), skips,
                                       parse_bytes, trees)
     return json.dumps([dataclasses.asdict(f) for f in found], sort_keys=True, default=str), dict(skips.skipped)
 
@@ -121,3 +121,61 @@ def test_blobs_a_worker_could_not_read_are_marked_missing_in_the_caller(tmp_path
     probe = (Analyzer("heavy one", unreadable, on_request=True), Analyzer("heavy two", _pid_finding, on_request=True))
     _run(context, probe, None, parse_bytes=parallel.PARALLEL_BYTES, trees=(context.fork, context.upstream_old))
     assert context.fork.missing == {"python/triton/gone.py"} and not context.upstream_old.missing
+
+
+def _split_probe(context: DriftContext, part: int, parts: int) -> tuple[int, int, int]:
+    skipped(f"part/{part}.py", "left out on purpose")
+    return part, parts, os.getpid()
+
+
+def _joined(context: DriftContext, shares: list[tuple[int, int, int]]) -> list[Finding]:
+    return [Finding("analysis-skipped", ".", f"{[share[:2] for share in shares]} from {len({s[2] for s in shares})} "
+                    f"processes joined in {os.getpid()}")]
+
+
+def _split_analyzer() -> Analyzer:
+    return Analyzer("split", lambda context: [Finding("analysis-skipped", ".", "whole")], on_request=True,
+                    parts=registry.Parts(_split_probe, _joined, most=3))
+
+
+def test_cores_left_over_split_an_analysis_into_parts_joined_in_the_parent(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four cores, two heavy analyses: the two spare cores give the splitting one three parts (its most),
+    which run side by side and are joined, in part order, in the parent; their skips come back."""
+    monkeypatch.setenv("FLAGTREE_SYNC_JOBS", "4")
+    context = _world(tmp_path / "repo")
+    (tmp_path / "git-dir").mkdir()
+    probe = (_split_analyzer(), Analyzer("heavy two", _slow_pid_finding(0.5), on_request=True))
+    found, skips = _run(context, probe, FactCache(tmp_path / "git-dir"), parse_bytes=parallel.PARALLEL_BYTES)
+    messages = [finding["message"] for finding in json.loads(found)]
+    assert messages[0].startswith("[(0, 3), (1, 3), (2, 3)] from ") and messages[0].endswith(f"in {os.getpid()}")
+    assert messages[0].split(" from ")[1].split()[0] != "1"  # not all three parts in one process
+    assert {("split", f"part/{part}.py") for part in range(3)} <= set(skips)
+
+
+@pytest.mark.parametrize("jobs, cache", [("2", True), ("4", False)])
+def test_an_analysis_runs_whole_without_spare_cores_or_a_fact_cache(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: str, cache: bool) -> None:
+    """No core left over (two for two heavy analyses), or no fact cache to share what the parts all read."""
+    monkeypatch.setenv("FLAGTREE_SYNC_JOBS", jobs)
+    context = _world(tmp_path / "repo")
+    (tmp_path / "git-dir").mkdir()
+    probe = (_split_analyzer(), Analyzer("heavy two", _pid_finding, on_request=True))
+    found, _ = _run(context, probe, FactCache(tmp_path / "git-dir") if cache else None,
+                    parse_bytes=parallel.PARALLEL_BYTES)
+    assert json.loads(found)[0]["message"] == "whole"
+
+
+def test_the_split_symbol_analysis_gives_the_serial_findings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLAGTREE_SYNC_JOBS", "12")  # eight heavy analyses: symbols in four parts
+    context = _world(tmp_path / "repo")
+    serial, serial_skips = _run(context, ANALYZERS, None, parse_bytes=0)
+    (tmp_path / "git-dir").mkdir()
+    tasks = parallel._tasks
+    seen: list[list[parallel.Task]] = []
+    monkeypatch.setattr(parallel, "_tasks", lambda *args: seen.append(tasks(*args)) or seen[-1])
+    split, skips = _run(context, ANALYZERS, FactCache(tmp_path / "git-dir"), parse_bytes=parallel.PARALLEL_BYTES)
+    symbols = [number for number, analyzer in enumerate(ANALYZERS) if analyzer.name == "symbols"]
+    assert [task for task in seen[0] if task[0] in symbols] == [(symbols[0], part, 4) for part in range(4)]
+    assert "symbol-drift" in {finding["kind"] for finding in json.loads(serial)}
+    assert split == serial and skips == serial_skips

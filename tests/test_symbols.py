@@ -199,3 +199,27 @@ def test_cpp_declarations_inside_function_bodies_are_local() -> None:
     names = declared_names("lib/A.cpp", text)
     assert {"S", "fieldA", "method", "declared", "f"} <= names
     assert not {"operands", "localField", "holder", "inner", "z"} & names
+
+
+def test_parts_of_the_analysis_joined_give_the_whole_analysis(tmp_path: Path) -> None:
+    """Each part reads every n-th upstream change (and begins the fork's files at its own share); joined in any
+    order, the shares give symbol_findings's findings, with the fact cache shared or not."""
+    from sync.analyzers.symbols import symbol_join, symbol_part
+    from sync.cache import FactCache, using
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    old = commit(tmp_path, OLD, "old")
+    fork = commit(tmp_path, FORK_ADDS, "flagtree")
+    subprocess.run(["git", "-C", str(tmp_path), "checkout", "-q", old], check=True)
+    new = commit(tmp_path, NEW, "new", remove=("include/triton/Gone.h",))
+    repo = pygit2.Repository(str(tmp_path))
+    trees = [GitTree(repo, repo[sha].tree, label) for sha, label in ((old, "old"), (new, "new"), (fork, "fork"))]
+    owners = lambda path: ["shared-trunk"]  # noqa: E731
+    whole = symbol_findings(repo, *trees, owners)
+    assert len(whole) == 2
+    for cache in (None, FactCache(Path(repo.path))):
+        with using(cache):
+            for parts in (2, 3, 5):
+                shares = [symbol_part(repo, *trees, part, parts) for part in range(parts)]
+                assert sum(map(len, shares)) == 4  # each of the 4 upstream changes in one share
+                assert symbol_join(repo, *trees, owners, shares[::-1]) == whole

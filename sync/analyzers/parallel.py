@@ -8,45 +8,80 @@ A worker starts from the parent's memory (the trees, the facts parsed up front, 
 back its findings and the files it had to skip. The parent runs the light analyses, then takes heavy tasks
 no worker has begun, from the end of the queue while the workers take them from its front: an analysis run
 in the parent copies no page and sends nothing back, and the last tasks go to whoever is free first.
+Where cores are left over once each heavy analysis has one (a many-core machine), the first analysis that
+can split (registry.Parts: symbol drift, the long pole of a first run) runs as several parts side by side,
+whose shares the parent joins into its findings; the parts share what they all read through the fact cache.
 Findings come back in the registry's order whoever ran them, so a report never depends on the path taken
-(tests/test_speed_parity.py compares both)."""
+(tests/test_speed_parity.py and tests/test_parallel_analyses.py compare them)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from contextvars import Context, copy_context
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from ..cache import active
 from ..git import GitTree
 from ..model import Finding
 from ..progress import Progress
 from ..workers import Dispatch, worker_pool
-from .parsing import SkipLog, analysing, recording_skips
+from .parsing import SkipLog, Unparseable, analysing, guarded_walk, recording_skips
 from .pyblobs import PARALLEL_BYTES, jobs
 
 if TYPE_CHECKING:
+    from .context import DriftContext
     from .registry import Analyzer
 
-RunOne = Callable[["Analyzer"], list[Finding]]
 Skipped = dict[tuple[str, str], str]
-Outcome = tuple[list[Finding], Skipped, list[list[str]]]  # findings, skips, unreadable paths per tree
+Task = tuple[int, int, int]  # the analyzer's number, the part, of how many parts (1: the whole analysis)
+Outcome = tuple[Any, Skipped, list[list[str]]]  # findings or a part's share, skips, unreadable paths per tree
 
 # What forked workers read: set just before the pool forks, cleared after (never pickled).
-_WORK: tuple[Context, Sequence["Analyzer"], RunOne, Sequence[GitTree]] | None = None
+_WORK: tuple[Context, Sequence["Analyzer"], "DriftContext", Sequence[GitTree]] | None = None
 
 
-def run_analyses(analyzers: Sequence["Analyzer"], run_one: RunOne, progress: Progress, skips: SkipLog,
+def guarded_analysis(name: str, analyze: Callable[[], list[Finding]]) -> list[Finding]:
+    """The last net under the parsers: an analysis whose walk still overflows is reported, not a crash."""
+    result = guarded_walk(analyze)
+    return _left_out(name, result) if isinstance(result, Unparseable) else result
+
+
+def _left_out(name: str, why: Unparseable) -> list[Finding]:
+    return [Finding("analysis-skipped", ".", f"{name}: the whole analysis was left out: {why.reason}")]
+
+
+def run_task(analyzer: "Analyzer", context: "DriftContext", part: int, parts: int) -> Any:
+    """The findings of the whole analysis (parts 1), else part `part`'s share, or why its walk gave up."""
+    if parts == 1:
+        return guarded_analysis(analyzer.name, lambda: list(analyzer.analyze(context)))
+    assert analyzer.parts is not None
+    split = analyzer.parts
+    return guarded_walk(lambda: split.part(context, part, parts))
+
+
+def join_shares(analyzer: "Analyzer", context: "DriftContext", shares: list[Any]) -> list[Finding]:
+    failed = next((share for share in shares if isinstance(share, Unparseable)), None)
+    if failed is not None:
+        return _left_out(analyzer.name, failed)
+    assert analyzer.parts is not None
+    split = analyzer.parts
+    return guarded_analysis(analyzer.name, lambda: list(split.join(context, shares)))
+
+
+def run_analyses(analyzers: Sequence["Analyzer"], context: "DriftContext", progress: Progress, skips: SkipLog,
                  parse_bytes: int, trees: Sequence[GitTree] = ()) -> list[Finding]:
     """Every analyzer's findings, in analyzer order; skips of workers are added to skips, and the blobs
     they could not read to trees' `missing` (a result that met one is never cached).
 
     parse_bytes: the fork Python the up-front parse covered; below PARALLEL_BYTES a worker costs more
     than it saves."""
-    heavy = [index for index, analyzer in enumerate(analyzers) if analyzer.on_request]
-    workers = min(jobs() - 1, len(heavy) - 1)  # the parent is one of the processes
+    heavy = [number for number, analyzer in enumerate(analyzers) if analyzer.on_request]
+    tasks = _tasks(analyzers, heavy)
+    workers = min(jobs() - 1, len(tasks) - 1)  # the parent is one of the processes
     if workers < 1 or parse_bytes < PARALLEL_BYTES:
-        heavy = []
+        heavy, tasks = [], []
     found: dict[int, list[Finding]] = {}
+    shares: dict[Task, Any] = {}
     done = 0
 
     def finished(number: int, findings: list[Finding]) -> None:
@@ -55,47 +90,74 @@ def run_analyses(analyzers: Sequence["Analyzer"], run_one: RunOne, progress: Pro
         done += 1
         progress.advance(analyzers[number].name, done)
 
-    def run_here(number: int) -> None:
+    def run_here(task: Task) -> None:
+        number, part, parts = task
         with analysing(analyzers[number].name):
-            finished(number, run_one(analyzers[number]))
+            outcome = run_task(analyzers[number], context, part, parts)
+        if parts == 1:
+            finished(number, outcome)
+        else:
+            shares[task] = outcome
 
     with ExitStack() as stack:
-        dispatch = _start(stack, analyzers, heavy, run_one, trees, workers) if heavy else None
+        dispatch = _start(stack, analyzers, context, tasks, trees, workers) if tasks else None
         for number in range(len(analyzers)):
             if number not in heavy:
-                run_here(number)
+                run_here((number, 0, 1))
         while dispatch is not None and (last := dispatch.take_last()) is not None:
             run_here(last)
-        for number, future in sorted(dispatch.futures.items() if dispatch is not None else ()):
-            findings, skipped, missing = future.result()
+        for task, future in sorted(dispatch.futures.items() if dispatch is not None else ()):
+            outcome, skipped, missing = future.result()
             for key, reason in skipped.items():
                 skips.skipped.setdefault(key, reason)
             for tree, paths in zip(trees, missing):
                 tree.missing.update(paths)
-            finished(number, findings)
+            if task[2] == 1:
+                finished(task[0], outcome)
+            else:
+                shares[task] = outcome
+        for number in sorted({task[0] for task in shares}):  # split analyses: joined here, once all parts are in
+            with analysing(analyzers[number].name):
+                finished(number, join_shares(analyzers[number], context,
+                                             [share for task, share in sorted(shares.items()) if task[0] == number]))
     return [finding for number in range(len(analyzers)) for finding in found[number]]
 
 
-def _start(stack: ExitStack, analyzers: Sequence["Analyzer"], heavy: list[int], run_one: RunOne,
-           trees: Sequence[GitTree], workers: int) -> Dispatch[int, Outcome]:
+def _tasks(analyzers: Sequence["Analyzer"], heavy: list[int]) -> list[Task]:
+    """The heavy analyses in order, one task each, except that cores left over when each has one go to the
+    first analysis that splits (into at most its parts.most), when the fact cache is there to share the
+    files its parts all read (each part begins with its own share of them and reads the rest back)."""
+    spare = jobs() - len(heavy)
+    tasks: list[Task] = []
+    for number in heavy:
+        split = analyzers[number].parts
+        parts = min(split.most, spare + 1) if split is not None and spare > 0 and active() is not None else 1
+        if parts > 1:
+            spare = 0
+        tasks.extend((number, part, parts) for part in range(parts))
+    return tasks
+
+
+def _start(stack: ExitStack, analyzers: Sequence["Analyzer"], context: "DriftContext", tasks: list[Task],
+           trees: Sequence[GitTree], workers: int) -> Dispatch[Task, Outcome]:
     """The pool (left with the stack: terminated on an exception, Ctrl-C included) and its dispatch."""
     global _WORK
     # The context carries the active fact cache; the workers fork on entering the pool, so _WORK is set before.
-    _WORK = (copy_context(), analyzers, run_one, trees)
+    _WORK = (copy_context(), analyzers, context, trees)
     try:
         pool = stack.enter_context(worker_pool(workers))
     finally:
         _WORK = None
-    return Dispatch(heavy, workers, lambda number: pool.submit(_in_worker, number))
+    return Dispatch(tasks, workers, lambda task: pool.submit(_in_worker, task))
 
 
-def _in_worker(index: int) -> Outcome:
+def _in_worker(task: Task) -> Outcome:
     assert _WORK is not None, "run_analyses sets the work before the pool forks"
-    context, analyzers, run_one, trees = _WORK
-    return context.run(_one, analyzers[index], run_one, trees)
+    variables, analyzers, context, trees = _WORK
+    return variables.run(_one, analyzers[task[0]], context, task, trees)
 
 
-def _one(analyzer: "Analyzer", run_one: RunOne, trees: Sequence[GitTree]) -> Outcome:
+def _one(analyzer: "Analyzer", context: "DriftContext", task: Task, trees: Sequence[GitTree]) -> Outcome:
     with recording_skips() as log, analysing(analyzer.name):
-        found = run_one(analyzer)
-    return found, dict(log.skipped), [sorted(tree.missing) for tree in trees]
+        outcome = run_task(analyzer, context, task[1], task[2])
+    return outcome, dict(log.skipped), [sorted(tree.missing) for tree in trees]

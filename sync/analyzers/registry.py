@@ -3,7 +3,7 @@ analyzer here (analyze(ctx) -> Iterable[Finding]) and a fixture test; the render
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from ..layout import third_party_backends
 from ..model import Finding
@@ -19,7 +19,17 @@ from .opverifiers import op_verifier_findings
 from .overlays import backend_tree, overlay_findings
 from .policy import unrecognized_layouts
 from .specfuncs import spec_function_findings
-from .symbols import symbol_findings
+from .symbols import ChangeNames, symbol_findings, symbol_join, symbol_part
+
+
+@dataclass(frozen=True)
+class Parts:
+    """An analysis that can run as several parts side by side, where cores are left over (the long pole of
+    a first run on a many-core machine): part(context, k, n) returns the share of part k of n (sent between
+    processes: picklable), join(context, shares) the findings, the same whatever n."""
+    part: Callable[[DriftContext, int, int], Any]
+    join: Callable[[DriftContext, list[Any]], Iterable[Finding]]
+    most: int  # more parts than this cost more than they save
 
 
 @dataclass(frozen=True)
@@ -27,6 +37,7 @@ class Analyzer:
     name: str  # shown in progress output
     analyze: Callable[[DriftContext], Iterable[Finding]]
     on_request: bool = False  # runs only when asked for (drift --symbols; upgrade always asks)
+    parts: Parts | None = None
 
 
 def backends_without_spec(context: DriftContext) -> list[Finding]:
@@ -42,21 +53,44 @@ def layouts(context: DriftContext) -> list[Finding]:
     return unrecognized_layouts(context.fork, context.fork_hooks)
 
 
+def _symbol_part(context: DriftContext, part: int, parts: int) -> list[ChangeNames]:
+    if _added_lines_unknown(context):
+        return []
+    return symbol_part(context.repo, context.upstream_old, context.upstream_new, context.fork, part, parts)
+
+
+def _symbol_join(context: DriftContext, shares: list[list[ChangeNames]]) -> list[Finding]:
+    if _added_lines_unknown(context):
+        return [_symbols_skipped()]
+    branch = backend_tree(context)
+    return symbol_join(context.repo, context.upstream_old, context.upstream_new, context.fork, context.owners.owners,
+                       shares, target=None if branch is context.fork else branch)
+
+
 def symbol_drift(context: DriftContext) -> list[Finding]:
-    rng, branch = context.range, backend_tree(context)
-    if rng is not None and not context.fork_based_on_old:
-        # FlagTree's added lines are measured from OLD: on a branch not based on it they would be upstream's.
-        return [Finding("symbol-drift-skipped", ".", "the old tag is not an ancestor of the branch, so FlagTree's "
-                        "added lines cannot be told from upstream's")]
+    """The analysis whole, in one process (its parts and their join would read the fork's files twice)."""
+    if _added_lines_unknown(context):
+        return [_symbols_skipped()]
+    branch = backend_tree(context)
     return symbol_findings(context.repo, context.upstream_old, context.upstream_new, context.fork,
                            context.owners.owners, target=None if branch is context.fork else branch)
+
+
+def _symbols_skipped() -> Finding:
+    return Finding("symbol-drift-skipped", ".", "the old tag is not an ancestor of the branch, so FlagTree's "
+                   "added lines cannot be told from upstream's")
+
+
+def _added_lines_unknown(context: DriftContext) -> bool:
+    """FlagTree's added lines are measured from OLD: on a branch not based on it they would be upstream's."""
+    return context.range is not None and not context.fork_based_on_old
 
 
 def _when_based_on_old(analyze: Callable[[DriftContext], Iterable[Finding]]) -> Callable[[DriftContext], list[Finding]]:
     """FlagTree's added lines are measured from OLD: on a branch not based on it they would be upstream's
     (symbol_drift reports the skip once for all of these)."""
     def run(context: DriftContext) -> list[Finding]:
-        if context.range is not None and not context.fork_based_on_old:
+        if _added_lines_unknown(context):
             return []
         return list(analyze(context))
     return run
@@ -68,7 +102,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
     Analyzer("overlays", overlay_findings),
     Analyzer("spec functions", spec_function_findings),
     Analyzer("C++ guards", guard_findings),
-    Analyzer("symbols", symbol_drift, on_request=True),
+    Analyzer("symbols", symbol_drift, on_request=True, parts=Parts(_symbol_part, _symbol_join, most=4)),
     Analyzer("co-changed functions", _when_based_on_old(cochange_findings), on_request=True),
     Analyzer("call signatures", _when_based_on_old(call_signature_findings), on_request=True),
     Analyzer("op verifiers", _when_based_on_old(op_verifier_findings), on_request=True),

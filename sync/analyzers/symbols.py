@@ -31,7 +31,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 from posixpath import basename
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import libcst as cst
 from tree_sitter import Node
@@ -100,10 +100,9 @@ def uses_on_lines(path: str, text: str, lines: set[int]) -> tuple[list[Use], lis
     includes = [Use(match[1], line) for line in sorted(lines) if 0 < line <= len(source)
                 for match in [_INCLUDE.match(source[line - 1])] if match]
     if path.endswith(CPP):
-        for node in captures(NAME_QUERY, text).get("id", []):
-            line = node.start_point[0] + 1
+        for name, line in _cpp_identifier_lines(text):
             if line in lines:
-                identifiers.setdefault(node_text(node), line)
+                identifiers.setdefault(name, line)
     elif path.endswith(PY):
         identifiers.update(_python_trunk_names(text, lines))
     else:
@@ -112,6 +111,19 @@ def uses_on_lines(path: str, text: str, lines: set[int]) -> tuple[list[Use], lis
                 for name in _TOKEN.findall(source[line - 1].split("//", 1)[0]):
                     identifiers.setdefault(name, line)
     return [Use(name, line) for name, line in identifiers.items() if significant_name(name)], includes
+
+
+def _cpp_identifier_lines(text: str) -> list[tuple[str, int]]:
+    """(identifier, line) of every significant identifier of a C++ text in document order, each pair once
+    (fact cache: the split symbol analysis reads a file in each of its parts)."""
+    return memoized("cpp-identifier-lines", 1, text, _identifier_lines,
+                    encode=lambda pairs: [list(pair) for pair in pairs],
+                    decode=lambda stored: [(str(name), int(line)) for name, line in stored])
+
+
+def _identifier_lines(text: str) -> list[tuple[str, int]]:
+    pairs = ((node_text(node), node.start_point[0] + 1) for node in captures(NAME_QUERY, text).get("id", []))
+    return list(dict.fromkeys(pair for pair in pairs if significant_name(pair[0])))
 
 
 def _python_trunk_names(text: str, lines: set[int]) -> dict[str, int]:
@@ -399,30 +411,52 @@ class UpstreamIndex:
                 self.removed_files[old_path] = "deleted" if new_path is None else f"renamed to {new_path}"
 
     def drifts(self, names: set[str]) -> dict[str, list[Drift]]:
+        return self.combine(self.changes_part(names, 0, 1))
+
+    def changes_part(self, names: set[str], part: int, parts: int) -> list[ChangeNames]:
+        """What every changed file of part `part` of `parts` (every parts-th one) did to names: the shares of
+        the split analysis, which combine() makes whole in any grouping."""
+        found = []
+        for number, (old_path, new_path) in enumerate(self.changed):
+            if number % parts == part:
+                found.append(self._change_names(number, old_path, new_path, names))
+        return found
+
+    def _change_names(self, number: int, old_path: str, new_path: str | None, names: set[str]) -> ChangeNames:
+        before = read_text(self.old, old_path) or ""
+        after = (read_text(self.new, new_path) or "") if new_path else ""
+        removed: list[str] = []
+        declared_after: list[str] = []
+        # A declaration that goes away takes at least one occurrence of its name with it: parse
+        # only files where a name FlagTree uses (for TableGen, a stem of one) occurs less often.
+        fewer = _fewer_occurrences(before, after, names, old_path.endswith(TD))
+        if old_path.endswith(PY):  # parse only where a declaration seems to have gone
+            fewer = {name for name in fewer if _looks_declared(before, name) and not _looks_declared(after, name)}
+        if fewer:
+            old_names, new_names = declared_names(old_path, before), declared_names(new_path or old_path, after)
+            declared_after = sorted(new_names & names)
+            removed = sorted((old_names - new_names) & fewer)
+        signatures = self._python_signatures(old_path, new_path, before, after, names)
+        return ChangeNames(number, old_path, (new_path or old_path).endswith(PY), removed, declared_after, signatures)
+
+    @staticmethod
+    def combine(shares: Iterable[ChangeNames]) -> dict[str, list[Drift]]:
+        """The drifts of names from every changed file's share, taken in the order of the changes."""
+        changes = sorted(shares, key=lambda change: change.number)
         found: dict[str, list[Drift]] = defaultdict(list)
         removed: dict[str, str] = {}  # name as used -> upstream file that no longer declares it
         declared_after: set[str] = set()
         # The same for Python lines: only Python modules count, to remove a name and to declare it again.
         removed_python: dict[str, str] = {}
         declared_after_python: set[str] = set()
-        for old_path, new_path in self.changed:
-            before = read_text(self.old, old_path) or ""
-            after = (read_text(self.new, new_path) or "") if new_path else ""
-            # A declaration that goes away takes at least one occurrence of its name with it: parse
-            # only files where a name FlagTree uses (for TableGen, a stem of one) occurs less often.
-            fewer = _fewer_occurrences(before, after, names, old_path.endswith(TD))
-            if old_path.endswith(PY):  # parse only where a declaration seems to have gone
-                fewer = {name for name in fewer if _looks_declared(before, name) and not _looks_declared(after, name)}
-            if not fewer:
-                continue
-            old_names, new_names = declared_names(old_path, before), declared_names(new_path or old_path, after)
-            declared_after |= new_names & names
-            if (new_path or old_path).endswith(PY):
-                declared_after_python |= new_names & names
-            for name in (old_names - new_names) & fewer:
-                removed.setdefault(name, old_path)
-                if old_path.endswith(PY):
-                    removed_python.setdefault(name, old_path)
+        for change in changes:
+            declared_after.update(change.declared_after)
+            if change.python_after:
+                declared_after_python.update(change.declared_after)
+            for name in change.removed:
+                removed.setdefault(name, change.old_path)
+                if change.old_path.endswith(PY):
+                    removed_python.setdefault(name, change.old_path)
         for name in dict.fromkeys([*removed, *removed_python]):  # in the order found
             native = removed.get(name) if name not in declared_after else None  # declared again: moved
             python = removed_python.get(name) if name not in declared_after_python else None
@@ -433,30 +467,41 @@ class UpstreamIndex:
                     found[name].append(Drift(name, "removed", native, python=False))
                 if python is not None:
                     found[name].append(Drift(name, "removed", python, native=False))
-        for name, drift in self._python_signatures(names):
-            found[name].append(drift)
+        for change in changes:
+            for name, drift in change.signatures:
+                found[name].append(drift)
         return found
 
-    def _python_signatures(self, names: set[str]) -> list[tuple[str, Drift]]:
+    @staticmethod
+    def _python_signatures(old_path: str, new_path: str | None, before: str, after_text: str,
+                           names: set[str]) -> list[tuple[str, Drift]]:
+        if not old_path.endswith(PY) or new_path is None:
+            return []
+        # Parse only where the first line of a def FlagTree calls is not found unchanged at the new tag.
+        kept = set(after_text.splitlines())
+        if not any(match[1] in names and match[0] not in kept for match in _PY_DEF_LINE.findall(before)):
+            return []
+        old_shape = python_shape(before)
+        new_shape = python_shape(after_text)
         out = []
-        for old_path, new_path in self.changed:
-            if not old_path.endswith(PY) or new_path is None:
-                continue
-            before = read_text(self.old, old_path) or ""
-            after_text = read_text(self.new, new_path) or ""
-            # Parse only where the first line of a def FlagTree calls is not found unchanged at the new tag.
-            kept = set(after_text.splitlines())
-            if not any(match[1] in names and match[0] not in kept for match in _PY_DEF_LINE.findall(before)):
-                continue
-            old_shape = python_shape(before)
-            new_shape = python_shape(after_text)
-            for qualname, params in old_shape.functions.items():
-                name = qualname.rsplit(".", 1)[-1]
-                after = new_shape.functions.get(qualname)
-                if name in names and after is not None and after != params:
-                    out.append((name, Drift(name, "signature", old_path,
-                                            f"{qualname}({_signature(params)}) -> ({_signature(after)})")))
+        for qualname, params in old_shape.functions.items():
+            name = qualname.rsplit(".", 1)[-1]
+            after = new_shape.functions.get(qualname)
+            if name in names and after is not None and after != params:
+                out.append((name, Drift(name, "signature", old_path,
+                                        f"{qualname}({_signature(params)}) -> ({_signature(after)})")))
         return out
+
+
+@dataclass(frozen=True)
+class ChangeNames:
+    """What one upstream-changed file did to the names asked about (a share of UpstreamIndex.drifts)."""
+    number: int  # its place among the index's changes
+    old_path: str
+    python_after: bool  # its new version is a Python module
+    removed: list[str]  # names it declared at the old tag and not at the new one, and occur less often
+    declared_after: list[str]  # names it declares at the new tag
+    signatures: list[tuple[str, Drift]]  # Python functions of those names whose parameters changed
 
 
 _LOCAL_QUERY = """
@@ -543,26 +588,65 @@ def still_used_on(target: GitTree, new: GitTree, paths: set[str]) -> dict[str, s
     return used
 
 
+@dataclass
+class ForkUses:
+    """What FlagTree's added lines use, per trunk code file, and the names its files bind themselves."""
+    uses_by_file: dict[str, tuple[list[Use], list[Use]]]  # path -> (identifiers, #include paths)
+    own_by_file: dict[str, set[str]]
+    flagtree_python: set[str]  # names FlagTree's own Python modules bind (files new in the fork)
+
+    @property
+    def names(self) -> set[str]:
+        return {use.name for uses, _ in self.uses_by_file.values() for use in uses}
+
+
+def fork_uses(repo: Repository, old: GitTree, fork: GitTree, start: float = 0.0) -> ForkUses:
+    """start: where in the list of files to begin (0 to 1). The parts of a split analysis begin at their own
+    share and find the rest in the fact cache, made there meanwhile by the part that began at it."""
+    lines_by_path = added_lines(repo, old, fork)
+    paths = list(lines_by_path)
+    first = int(len(paths) * start)
+    uses = ForkUses({}, {}, set())
+    for path in paths[first:] + paths[:first]:
+        text = read_text(fork, path) or ""
+        uses.uses_by_file[path] = uses_on_lines(path, text, lines_by_path[path])
+        uses.own_by_file[path] = own_names(path, text)
+    for path in paths:  # in the diff's order, whatever the start
+        if path.endswith(PY) and not old.exists(path):
+            uses.flagtree_python |= uses.own_by_file[path]
+    uses.uses_by_file = {path: uses.uses_by_file[path] for path in paths}
+    return uses
+
+
+def symbol_part(repo: Repository, old: GitTree, new: GitTree, fork: GitTree, part: int,
+                parts: int) -> list[ChangeNames]:
+    """Part `part` of `parts` of the analysis: what its share of the upstream-changed files did to the names
+    FlagTree's lines use (symbol_join makes the findings of all of them)."""
+    names = fork_uses(repo, old, fork, start=part / parts).names
+    return UpstreamIndex(repo, old, new).changes_part(names, part, parts)
+
+
 def symbol_findings(repo: Repository, old: GitTree, new: GitTree, fork: GitTree,
                     owners_of: Callable[[str], list[str]], target: GitTree | None = None) -> list[Finding]:
     """target: the upgraded branch, when one was given; a use it no longer has is not reported."""
-    uses_by_file: dict[str, tuple[list[Use], list[Use]]] = {}
-    own_by_file: dict[str, set[str]] = {}
-    flagtree_python: set[str] = set()  # names FlagTree's own Python modules bind (files new in the fork)
-    for path, lines in added_lines(repo, old, fork).items():
-        text = read_text(fork, path) or ""
-        uses_by_file[path] = uses_on_lines(path, text, lines)
-        own_by_file[path] = own_names(path, text)
-        if path.endswith(PY) and not old.exists(path):
-            flagtree_python |= own_by_file[path]
-    names = {use.name for uses, _ in uses_by_file.values() for use in uses}
+    uses = fork_uses(repo, old, fork)
+    share = UpstreamIndex(repo, old, new).changes_part(uses.names, 0, 1)
+    return symbol_join(repo, old, new, fork, owners_of, [share], target, uses)
+
+
+def symbol_join(repo: Repository, old: GitTree, new: GitTree, fork: GitTree, owners_of: Callable[[str], list[str]],
+                shares: Sequence[list[ChangeNames]], target: GitTree | None = None,
+                uses: ForkUses | None = None) -> list[Finding]:
+    """The findings from the shares of every part (symbol_part), in any order; uses: fork_uses when known."""
+    uses = uses or fork_uses(repo, old, fork)
+    uses_by_file, own_by_file, flagtree_python = uses.uses_by_file, uses.own_by_file, uses.flagtree_python
     index = UpstreamIndex(repo, old, new)
-    drifts = index.drifts(names)
+    drifts = index.combine(change for share in shares for change in share)
     hits_by_file: dict[str, list[tuple[Use, Drift]]] = {}
-    for path, (uses, includes) in sorted(uses_by_file.items()):
+    for path, (identifiers, includes) in sorted(uses_by_file.items()):
         python = path.endswith(PY)  # Python lines reach only Python declarations (module docstring)
         own = own_by_file[path] | (flagtree_python if python else set())
-        hits = [(use, drift) for use in uses if use.name not in own
+        hits = [(use, drift) for use in identifiers if use.name not in own
                 for drift in drifts.get(use.name, [])
                 if drift.path != path and (drift.python if python else drift.native)]
         for include in includes:
