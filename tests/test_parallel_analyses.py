@@ -166,8 +166,9 @@ def test_an_analysis_runs_whole_without_spare_cores_or_a_fact_cache(
     assert json.loads(found)[0]["message"] == "whole"
 
 
-def test_the_split_symbol_analysis_gives_the_serial_findings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FLAGTREE_SYNC_JOBS", "12")  # eight heavy analyses: symbols in four parts
+def test_split_analyses_give_the_serial_findings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sixteen cores for eight heavy analyses: symbols in four parts, call signatures and key strings in three."""
+    monkeypatch.setenv("FLAGTREE_SYNC_JOBS", "16")
     context = _world(tmp_path / "repo")
     serial, serial_skips = _run(context, ANALYZERS, None, parse_bytes=0)
     (tmp_path / "git-dir").mkdir()
@@ -175,7 +176,7 @@ def test_the_split_symbol_analysis_gives_the_serial_findings(tmp_path: Path, mon
     seen: list[list[parallel.Task]] = []
     monkeypatch.setattr(parallel, "_tasks", lambda *args: seen.append(tasks(*args)) or seen[-1])
     split, skips = _run(context, ANALYZERS, FactCache(tmp_path / "git-dir"), parse_bytes=parallel.PARALLEL_BYTES)
-    symbols = [number for number, analyzer in enumerate(ANALYZERS) if analyzer.name == "symbols"]
-    assert [task for task in seen[0] if task[0] in symbols] == [(symbols[0], part, 4) for part in range(4)]
-    assert "symbol-drift" in {finding["kind"] for finding in json.loads(serial)}
+    parts = {ANALYZERS[number].name: of for number, _, of in seen[0] if of > 1}
+    assert parts == {"symbols": 4, "call signatures": 3, "key strings": 3}
+    assert {"symbol-drift", "call-signature", "key-string"} <= {finding["kind"] for finding in json.loads(serial)}
     assert split == serial and skips == serial_skips

@@ -504,17 +504,28 @@ def _binding_spans(text: str) -> list[tuple[str, int, int]]:
 
 
 def call_signature_findings(context: DriftContext) -> list[Finding]:
-    added = fork_added_lines(context.upstream_old, context.fork)
+    return call_signature_join(context, [call_signature_part(context, 0, 1)])
+
+
+def call_signature_part(context: DriftContext, part: int, parts: int) -> list[tuple[str, list[Broken]]]:
+    """The broken builder calls on FlagTree's lines of every parts-th fork C++ file, from the part-th."""
     changes = changed_records(context.upstream_old, context.upstream_new)
-    broken_by_path: dict[str, list[Broken]] = {}
+    if not changes:
+        return []
+    added = fork_added_lines(context.upstream_old, context.fork)
+    cpp_files = [path for path in sorted(added) if path.endswith(CPP)]
+    return [(path, broken) for path in cpp_files[part::parts]
+            if (broken := cpp_broken_calls(context, path, added[path], changes))]
+
+
+def call_signature_join(context: DriftContext, shares: list[list[tuple[str, list[Broken]]]]) -> list[Finding]:
+    """The findings from every part's broken C++ calls, and FlagTree's Python calls (of pybind methods whose
+    bodies make those calls, or of upstream functions whose parameters changed)."""
+    added = fork_added_lines(context.upstream_old, context.fork)
+    broken_by_path = dict(sorted(item for share in shares for item in share))
     bindings: dict[str, list[Broken]] = {}
-    for path, lines in sorted(added.items()):
-        if not path.endswith(CPP):
-            continue
-        broken = cpp_broken_calls(context, path, lines, changes) if changes else []
-        if broken:
-            broken_by_path[path] = broken
-        if broken and ".def(" in (read_text(context.fork, path) or ""):
+    for path, broken in broken_by_path.items():
+        if ".def(" in (read_text(context.fork, path) or ""):
             for name, start, end in _binding_spans(read_text(context.fork, path) or ""):
                 inside = [item for item in broken if start <= item.line <= end]
                 if inside:

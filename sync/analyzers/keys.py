@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..cache import memoized
-from ..git import changes_with_renames
+from ..git import Change, changes_with_renames
 from ..model import Finding
 from ..trees import read_text
 from .context import DriftContext
@@ -208,6 +208,11 @@ def _mentions_quoted(text: str, word_keys: set[str], other_keys: set[str]) -> bo
 
 
 def key_string_findings(context: DriftContext) -> list[Finding]:
+    return key_string_join(context, [key_string_part(context, 0, 1)])
+
+
+def key_string_part(context: DriftContext, part: int, parts: int) -> list[tuple[int, list[Finding]]]:
+    """The findings of every parts-th upstream change, from the part-th: (the change's place, its findings)."""
     readers: dict[str, list[tuple[str, int, str | None]]] = defaultdict(list)
     for path, lines in sorted(fork_added_lines(context.upstream_old, context.fork).items()):
         if path.endswith(PY):
@@ -215,30 +220,45 @@ def key_string_findings(context: DriftContext) -> list[Finding]:
                 readers[key].extend((path, line, container) for line, container in reads)
     if not readers:
         return []
+    found = []
+    for number, change in enumerate(changes_with_renames(context.upstream_old, context.upstream_new)):
+        if number % parts == part:
+            findings = _change_findings(context, change, readers)
+            if findings:
+                found.append((number, findings))
+    return found
+
+
+def key_string_join(context: DriftContext, shares: list[list[tuple[int, list[Finding]]]]) -> list[Finding]:
+    """The findings of all parts, in the order of the changes."""
+    return [finding for _, findings in sorted(item for share in shares for item in share) for finding in findings]
+
+
+def _change_findings(context: DriftContext, change: Change,
+                     readers: dict[str, list[tuple[str, int, str | None]]]) -> list[Finding]:
+    """What one upstream change did to the keys FlagTree's lines read."""
+    if not change.old_path.endswith(PY) or change.status == "added" or not _produces_runtime_data(change.old_path):
+        return []
     keys = set(readers)
     word_keys = {key for key in keys if _WORD.fullmatch(key)}
-    other_keys = keys - word_keys
+    before = read_text(context.upstream_old, change.old_path) or ""
+    if not _mentions_quoted(before, word_keys, keys - word_keys):
+        return []  # cheap: no key FlagTree reads is written as a string here
+    old_producers, old_writes = producers(before, keys)
+    if not old_producers:
+        return []  # only a key upstream produced at the old tag can be reported: no need to parse after
+    after = read_text(context.upstream_new, change.new_path) or "" if change.new_path else ""
+    new_producers, new_writes = producers(after, keys)
     findings = []
-    for change in changes_with_renames(context.upstream_old, context.upstream_new):
-        if not change.old_path.endswith(PY) or change.status == "added" or not _produces_runtime_data(change.old_path):
+    for key in sorted(set(old_producers) | set(new_producers)):
+        if old_producers.get(key) == new_producers.get(key) or key not in old_producers:
+            continue  # unchanged, or a producer upstream only added (nothing FlagTree relied on)
+        reads = [(line, container) for _, line, container in readers[key]]
+        level = grade(reads, old_writes.get(key, []), new_writes.get(key, []))
+        if level is None:
             continue
-        before = read_text(context.upstream_old, change.old_path) or ""
-        after = read_text(context.upstream_new, change.new_path) or "" if change.new_path else ""
-        if not _mentions_quoted(before, word_keys, other_keys):
-            continue  # cheap: no key FlagTree reads is written as a string here
-        old_producers, old_writes = producers(before, keys)
-        if not old_producers:
-            continue  # only a key upstream produced at the old tag can be reported: no need to parse after
-        new_producers, new_writes = producers(after, keys)
-        for key in sorted(set(old_producers) | set(new_producers)):
-            if old_producers.get(key) == new_producers.get(key) or key not in old_producers:
-                continue  # unchanged, or a producer upstream only added (nothing FlagTree relied on)
-            reads = [(line, container) for _, line, container in readers[key]]
-            level = grade(reads, old_writes.get(key, []), new_writes.get(key, []))
-            if level is None:
-                continue
-            findings.append(_finding(context, change.old_path, change.new_path or change.old_path, before, after, key,
-                                     readers[key], old_producers[key], new_producers.get(key, []), level))
+        findings.append(_finding(context, change.old_path, change.new_path or change.old_path, before, after, key,
+                                 readers[key], old_producers[key], new_producers.get(key, []), level))
     return findings
 
 

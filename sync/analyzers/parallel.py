@@ -8,9 +8,10 @@ A worker starts from the parent's memory (the trees, the facts parsed up front, 
 back its findings and the files it had to skip. The parent runs the light analyses, then takes heavy tasks
 no worker has begun, from the end of the queue while the workers take them from its front: an analysis run
 in the parent copies no page and sends nothing back, and the last tasks go to whoever is free first.
-Where cores are left over once each heavy analysis has one (a many-core machine), the first analysis that
-can split (registry.Parts: symbol drift, the long pole of a first run) runs as several parts side by side,
-whose shares the parent joins into its findings; the parts share what they all read through the fact cache.
+Where cores are left over once each heavy analysis has one (a many-core machine), each analysis that
+can split (registry.Parts: symbol drift, the long pole of a first run, then call signatures and key strings)
+runs as several parts side by side, whose shares the parent joins into its findings; the parts share what
+they all read through the fact cache.
 Findings come back in the registry's order whoever ran them, so a report never depends on the path taken
 (tests/test_speed_parity.py and tests/test_parallel_analyses.py compare them)."""
 from __future__ import annotations
@@ -125,15 +126,15 @@ def run_analyses(analyzers: Sequence["Analyzer"], context: "DriftContext", progr
 
 def _tasks(analyzers: Sequence["Analyzer"], heavy: list[int]) -> list[Task]:
     """The heavy analyses in order, one task each, except that cores left over when each has one go to the
-    first analysis that splits (into at most its parts.most), when the fact cache is there to share the
-    files its parts all read (each part begins with its own share of them and reads the rest back)."""
-    spare = jobs() - len(heavy)
+    analyses that split, in order, each into at most its parts.most, when the fact cache is there to share
+    the files their parts all read (a symbol-drift part begins with its own share of them and reads the rest
+    back)."""
+    spare = jobs() - len(heavy) if active() is not None else 0
     tasks: list[Task] = []
     for number in heavy:
         split = analyzers[number].parts
-        parts = min(split.most, spare + 1) if split is not None and spare > 0 and active() is not None else 1
-        if parts > 1:
-            spare = 0
+        parts = min(split.most, spare + 1) if split is not None and spare > 0 else 1
+        spare -= parts - 1
         tasks.extend((number, part, parts) for part in range(parts))
     return tasks
 

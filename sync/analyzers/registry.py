@@ -10,11 +10,11 @@ from ..model import Finding
 from .context import DriftContext
 from .builddeps import generated_dependency_findings
 from .buildfiles import build_file_findings
-from .callsigs import call_signature_findings
+from .callsigs import call_signature_findings, call_signature_join, call_signature_part
 from .cochange import cochange_findings
 from .cppguards import guard_findings
 from .featuregates import feature_gate_findings
-from .keys import key_string_findings
+from .keys import key_string_findings, key_string_join, key_string_part
 from .opverifiers import op_verifier_findings
 from .overlays import backend_tree, overlay_findings
 from .policy import unrecognized_layouts
@@ -96,6 +96,17 @@ def _when_based_on_old(analyze: Callable[[DriftContext], Iterable[Finding]]) -> 
     return run
 
 
+def _parts_when_based_on_old(part: Callable[[DriftContext, int, int], Any],
+                             join: Callable[[DriftContext, list[Any]], Iterable[Finding]], most: int) -> Parts:
+    """Parts of an analysis of FlagTree's added lines, which finds nothing on a branch not based on OLD."""
+    def part_or_none(context: DriftContext, number: int, parts: int) -> Any:
+        return None if _added_lines_unknown(context) else part(context, number, parts)
+
+    def join_or_none(context: DriftContext, shares: list[Any]) -> list[Finding]:
+        return [] if _added_lines_unknown(context) else list(join(context, shares))
+    return Parts(part_or_none, join_or_none, most)
+
+
 ANALYZERS: tuple[Analyzer, ...] = (
     Analyzer("backends", backends_without_spec),
     Analyzer("layouts", layouts),
@@ -104,10 +115,12 @@ ANALYZERS: tuple[Analyzer, ...] = (
     Analyzer("C++ guards", guard_findings),
     Analyzer("symbols", symbol_drift, on_request=True, parts=Parts(_symbol_part, _symbol_join, most=4)),
     Analyzer("co-changed functions", _when_based_on_old(cochange_findings), on_request=True),
-    Analyzer("call signatures", _when_based_on_old(call_signature_findings), on_request=True),
+    Analyzer("call signatures", _when_based_on_old(call_signature_findings), on_request=True,
+             parts=_parts_when_based_on_old(call_signature_part, call_signature_join, most=3)),
     Analyzer("op verifiers", _when_based_on_old(op_verifier_findings), on_request=True),
     Analyzer("build files", _when_based_on_old(build_file_findings), on_request=True),
     Analyzer("build dependencies", _when_based_on_old(generated_dependency_findings), on_request=True),
-    Analyzer("key strings", _when_based_on_old(key_string_findings), on_request=True),
+    Analyzer("key strings", _when_based_on_old(key_string_findings), on_request=True,
+             parts=_parts_when_based_on_old(key_string_part, key_string_join, most=3)),
     Analyzer("feature gates", _when_based_on_old(feature_gate_findings), on_request=True),
 )
