@@ -25,7 +25,8 @@ def adopted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The content ids whose facts the caller took from the workers."""
     taken: list[str] = []
     real = ahead.adopt
-    monkeypatch.setattr(ahead, "adopt", lambda found: real(taken.append(key) or (key, facts) for key, facts in found))
+    monkeypatch.setattr(ahead, "adopt", lambda found, stored=False: real(
+        (taken.append(key) or (key, facts) for key, facts in found), stored=stored))
     return taken
 
 
@@ -126,3 +127,19 @@ def test_known_facts_are_those_in_memory_or_the_cache(tmp_path: Path) -> None:
         assert pyblobs.known(text)
     with using(FactCache(tmp_path / "git")):
         assert not pyblobs.known("def g():\n    pass\n")
+
+
+def test_the_workers_put_what_they_parse_in_the_fact_cache(world: World, workers_pay: None, adopted: list[str],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workers store the facts they send, and the caller only keeps them in memory: a later run reads them."""
+    put_here: list[tuple[str, str]] = []  # (kind, key) this process stored (a forked worker's list is its own)
+    real = FactCache.put
+    monkeypatch.setattr(FactCache, "put", lambda self, kind, version, key, value: put_here.append((kind, key))
+                        or real(self, kind, version, key, value))
+    _drift_findings(world)
+    assert adopted
+    assert not {(pyblobs._CACHE_KIND, key) for key in adopted} & set(put_here)
+    pyblobs._memo.clear()
+    repo = open_repo(world.fork)
+    with using(FactCache.for_git_dir(repo.path)):
+        assert all(pyblobs._lookup(key) is not None for key in adopted)

@@ -28,7 +28,7 @@ from ..trees import read_text
 from ..workers import Dispatch, stop_pool, worker_pool
 from .delta import PY, adopt_fork_diff, fork_diff, fork_diff_stored
 from . import pyblobs
-from .pyblobs import adopt, encoded_facts, jobs, known, prefetch
+from .pyblobs import adopt, encoded_facts, jobs, known, prefetch, store
 
 Diff = dict[str, frozenset[int]]
 Facts = tuple[str, dict[str, Any]]  # content id, encoded facts
@@ -95,7 +95,7 @@ def settle() -> None:
     diff = _result(begun.diff)
     if diff is not None:
         adopt_fork_diff(begun.repo.path, *begun.trees, diff)
-    adopt(facts for facts in map(_result, _taken(begun.parses.futures)) if facts is not None)
+    adopt((facts for facts in map(_result, _taken(begun.parses.futures)) if facts is not None), stored=True)
     begun.pool.shutdown(wait=False)  # idle now: the workers exit before the analyses fork theirs
 
 
@@ -153,10 +153,12 @@ def _parse(fork: str, path: str) -> Facts | None:
     text = read_text(_worker_tree(fork), path)
     if text is None:
         return None
-    with using(FactCache.for_git_dir(_worker_repo().path)):
+    with using(FactCache.for_git_dir(_worker_repo().path)) as cache:
         if known(text):
             return None  # the analysis reads it from the cache
-    return content_id(text), encoded_facts(text)
+        key, encoded = content_id(text), encoded_facts(text)
+        store(cache, key, encoded)  # here, not in the caller, which takes it over on its way to the analyses
+    return key, encoded
 
 
 def _worker_repo() -> Repository:

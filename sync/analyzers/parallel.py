@@ -17,6 +17,7 @@ Findings come back in the registry's order whoever ran them, so a report never d
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import as_completed
 from contextlib import ExitStack
 from contextvars import Context, copy_context
 from typing import TYPE_CHECKING, Any
@@ -91,14 +92,22 @@ def run_analyses(analyzers: Sequence["Analyzer"], context: "DriftContext", progr
         done += 1
         progress.advance(analyzers[number].name, done)
 
-    def run_here(task: Task) -> None:
-        number, part, parts = task
-        with analysing(analyzers[number].name):
-            outcome = run_task(analyzers[number], context, part, parts)
+    def settled(task: Task, outcome: Any) -> None:
+        """A task's outcome is in: a split analysis is joined here as soon as all its parts are."""
+        number, _, parts = task
         if parts == 1:
             finished(number, outcome)
-        else:
-            shares[task] = outcome
+            return
+        shares[task] = outcome
+        if all((number, part, parts) in shares for part in range(parts)):
+            with analysing(analyzers[number].name):
+                finished(number, join_shares(analyzers[number], context,
+                                             [shares.pop((number, part, parts)) for part in range(parts)]))
+
+    def run_here(task: Task) -> None:
+        with analysing(analyzers[task[0]].name):
+            outcome = run_task(analyzers[task[0]], context, task[1], task[2])
+        settled(task, outcome)
 
     with ExitStack() as stack:
         dispatch = _start(stack, analyzers, context, tasks, trees, workers) if tasks else None
@@ -107,20 +116,17 @@ def run_analyses(analyzers: Sequence["Analyzer"], context: "DriftContext", progr
                 run_here((number, 0, 1))
         while dispatch is not None and (last := dispatch.take_last()) is not None:
             run_here(last)
-        for task, future in sorted(dispatch.futures.items() if dispatch is not None else ()):
-            outcome, skipped, missing = future.result()
+        futures = dispatch.futures if dispatch is not None else {}
+        by_future = {future: task for task, future in futures.items()}
+        outcomes: dict[Task, Outcome] = {}
+        for future in as_completed(by_future):  # a join begins while other tasks still run
+            outcomes[by_future[future]] = future.result()
+            settled(by_future[future], outcomes[by_future[future]][0])
+        for task, (_, skipped, missing) in sorted(outcomes.items()):  # in task order, whatever finished first
             for key, reason in skipped.items():
                 skips.skipped.setdefault(key, reason)
             for tree, paths in zip(trees, missing):
                 tree.missing.update(paths)
-            if task[2] == 1:
-                finished(task[0], outcome)
-            else:
-                shares[task] = outcome
-        for number in sorted({task[0] for task in shares}):  # split analyses: joined here, once all parts are in
-            with analysing(analyzers[number].name):
-                finished(number, join_shares(analyzers[number], context,
-                                             [share for task, share in sorted(shares.items()) if task[0] == number]))
     return [finding for number in range(len(analyzers)) for finding in found[number]]
 
 

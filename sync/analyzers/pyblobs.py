@@ -22,7 +22,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
 
-from ..cache import active, content_id
+from ..cache import FactCache, active, content_id
 from ..workers import worker_pool
 from .parsing import Unparseable, guarded, python_ast, walk_levels
 from .pychunks import merge_levels, over_chunks
@@ -107,11 +107,18 @@ def known(text: str) -> bool:
     return _lookup(content_id(text)) is not None
 
 
-def adopt(found: Iterable[tuple[str, dict[str, Any]]]) -> None:
-    """Facts of texts by content id, as encoded_facts gave them in another process: kept as if parsed here."""
+def adopt(found: Iterable[tuple[str, dict[str, Any]]], stored: bool = False) -> None:
+    """Facts of texts by content id, as encoded_facts gave them in another process: kept as if parsed here.
+    stored: that process put them in the fact cache already (see store)."""
     for key, encoded in found:
         if key not in _memo:
-            _store(key, encoded)
+            _store(key, encoded, put=not stored)
+
+
+def store(cache: FactCache | None, key: str, encoded: dict[str, Any]) -> None:
+    """Put the encoded facts of a text in the fact cache (a worker does, for the process that adopts them)."""
+    if cache is not None:
+        cache.put(_CACHE_KIND, _cache_version(), key, encoded)
 
 
 def _lookup(key: str) -> dict[str, Any] | None:
@@ -161,10 +168,9 @@ def _given(extractor: Extractor, depth: int, level: list[ast.AST]) -> list[ast.A
     return level if reads is None else [node for node in level if type(node) in reads]
 
 
-def _store(key: str, encoded: dict[str, Any]) -> dict[str, Any]:
-    cache = active()
-    if cache is not None:
-        cache.put(_CACHE_KIND, _cache_version(), key, encoded)
+def _store(key: str, encoded: dict[str, Any], put: bool = True) -> dict[str, Any]:
+    if put:
+        store(active(), key, encoded)
     facts = {name: _EXTRACTORS[name].decode(value) for name, value in encoded.items()}
     _remember(key, facts)
     return facts
