@@ -9,6 +9,16 @@ reachable from the source and the new tag (without their trees: about 5 MB), the
 the whole trees of the two tags, and what `git cherry` reads to find upstream's commits in the range (the
 objects of SRC..NEW and their merge-base's tree): about 17 MB. It has no refs (the scripts name commits by
 id); `git clone --shared` of it works, anything that reads an older tree does not. The mirror is only read.
+
+On a machine with no network (the lent 16-core ones run Python 3.12), carry the copy and wheels of the
+dependencies, both ignored by git (.git/info/exclude), and install them there into a folder of its own:
+
+    pip download -q --only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64 \
+        --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 -d .whl \
+        click GitPython 'pygit2<1.22' libcst unidiff tree-sitter tree-sitter-cpp rich tomlkit
+    # there:
+    python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
+    PYTHONPATH=/tmp/site:$PWD python3 bench/upgrade_real.py .benchdata/min.git --runs 5
 """
 from __future__ import annotations
 

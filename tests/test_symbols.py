@@ -41,14 +41,19 @@ def commit(repo: Path, files: dict[str, str], message: str, remove: tuple[str, .
     return run("rev-parse", "HEAD").stdout.strip()
 
 
-def test_symbol_drift_finds_removed_fields_parameters_accessors_signatures_and_headers(tmp_path: Path) -> None:
+def _history(tmp_path: Path) -> tuple[pygit2.Repository, list[GitTree]]:
+    """OLD, then FORK_ADDS on it (the FlagTree branch), and NEW on OLD (upstream's next tag): their trees."""
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     old = commit(tmp_path, OLD, "old")
     fork = commit(tmp_path, FORK_ADDS, "flagtree")
     subprocess.run(["git", "-C", str(tmp_path), "checkout", "-q", old], check=True)
     new = commit(tmp_path, NEW, "new", remove=("include/triton/Gone.h",))
     repo = pygit2.Repository(str(tmp_path))
-    trees = [GitTree(repo, repo[sha].tree, label) for sha, label in ((old, "old"), (new, "new"), (fork, "fork"))]
+    return repo, [GitTree(repo, repo[sha].tree, label) for sha, label in ((old, "old"), (new, "new"), (fork, "fork"))]
+
+
+def test_symbol_drift_finds_removed_fields_parameters_accessors_signatures_and_headers(tmp_path: Path) -> None:
+    repo, trees = _history(tmp_path)
     findings = {f.path: f for f in symbol_findings(repo, *trees, lambda path: ["shared-trunk"])}
     assert set(findings) == {"lib/Flag.cpp", "python/triton/tle.py"}
     cpp = set(findings["lib/Flag.cpp"].details["symbols"])
@@ -207,13 +212,7 @@ def test_parts_of_the_analysis_joined_give_the_whole_analysis(tmp_path: Path) ->
     from sync.analyzers.symbols import symbol_join, symbol_part
     from sync.cache import FactCache, using
 
-    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    old = commit(tmp_path, OLD, "old")
-    fork = commit(tmp_path, FORK_ADDS, "flagtree")
-    subprocess.run(["git", "-C", str(tmp_path), "checkout", "-q", old], check=True)
-    new = commit(tmp_path, NEW, "new", remove=("include/triton/Gone.h",))
-    repo = pygit2.Repository(str(tmp_path))
-    trees = [GitTree(repo, repo[sha].tree, label) for sha, label in ((old, "old"), (new, "new"), (fork, "fork"))]
+    repo, trees = _history(tmp_path)
     owners = lambda path: ["shared-trunk"]  # noqa: E731
     whole = symbol_findings(repo, *trees, owners)
     assert len(whole) == 2
