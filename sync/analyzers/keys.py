@@ -220,10 +220,11 @@ def key_string_part(context: DriftContext, part: int, parts: int) -> list[tuple[
                 readers[key].extend((path, line, container) for line, container in reads)
     if not readers:
         return []
+    word_keys = {key for key in readers if _WORD.fullmatch(key)}
     found = []
     for number, change in enumerate(changes_with_renames(context.upstream_old, context.upstream_new)):
         if number % parts == part:
-            findings = _change_findings(context, change, readers)
+            findings = _change_findings(context, change, readers, word_keys)
             if findings:
                 found.append((number, findings))
     return found
@@ -234,13 +235,12 @@ def key_string_join(context: DriftContext, shares: list[list[tuple[int, list[Fin
     return [finding for _, findings in sorted(item for share in shares for item in share) for finding in findings]
 
 
-def _change_findings(context: DriftContext, change: Change,
-                     readers: dict[str, list[tuple[str, int, str | None]]]) -> list[Finding]:
-    """What one upstream change did to the keys FlagTree's lines read."""
+def _change_findings(context: DriftContext, change: Change, readers: dict[str, list[tuple[str, int, str | None]]],
+                     word_keys: set[str]) -> list[Finding]:
+    """What one upstream change did to the keys FlagTree's lines read (word_keys: those that are one word)."""
     if not change.old_path.endswith(PY) or change.status == "added" or not _produces_runtime_data(change.old_path):
         return []
     keys = set(readers)
-    word_keys = {key for key in keys if _WORD.fullmatch(key)}
     before = read_text(context.upstream_old, change.old_path) or ""
     if not _mentions_quoted(before, word_keys, keys - word_keys):
         return []  # cheap: no key FlagTree reads is written as a string here

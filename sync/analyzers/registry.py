@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
+from ..git import GitTree
 from ..layout import third_party_backends
 from ..model import Finding
 from .context import DriftContext
@@ -62,18 +63,22 @@ def _symbol_part(context: DriftContext, part: int, parts: int) -> list[ChangeNam
 def _symbol_join(context: DriftContext, shares: list[list[ChangeNames]]) -> list[Finding]:
     if _added_lines_unknown(context):
         return [_symbols_skipped()]
-    branch = backend_tree(context)
     return symbol_join(context.repo, context.upstream_old, context.upstream_new, context.fork, context.owners.owners,
-                       shares, target=None if branch is context.fork else branch)
+                       shares, target=_upgraded(context))
 
 
 def symbol_drift(context: DriftContext) -> list[Finding]:
     """The analysis whole, in one process (its parts and their join would read the fork's files twice)."""
     if _added_lines_unknown(context):
         return [_symbols_skipped()]
-    branch = backend_tree(context)
     return symbol_findings(context.repo, context.upstream_old, context.upstream_new, context.fork,
-                           context.owners.owners, target=None if branch is context.fork else branch)
+                           context.owners.owners, target=_upgraded(context))
+
+
+def _upgraded(context: DriftContext) -> GitTree | None:
+    """The upgraded branch symbol drift checks its uses against; None when only the FlagTree branch is known."""
+    branch = backend_tree(context)
+    return None if branch is context.fork else branch
 
 
 def _symbols_skipped() -> Finding:
