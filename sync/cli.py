@@ -250,8 +250,10 @@ def upgrade_command(repo_path: str, old: str | None, onto: str | None, source_br
               "[default: replay the delta in memory and read the FlagTree branch].")
 @click.option("--apply", is_flag=True, help="Commit the clean 3-way merges of drifted overlays on --target; "
               "where it is checked out, the worktree is fast-forwarded (refused if a local change is in the way).")
-@click.option("--symbols", is_flag=True, help="Also report FlagTree-added code that uses trunk symbols upstream "
-              "removed or re-declared (what upgrade always reports; slower on big ranges).")
+@click.option("--fast", is_flag=True, help="Leave out the slow analyses (symbol drift, call signatures, key strings, "
+              "co-change, op verifiers, build files, feature gates), which upgrade and status always run: a quick look, "
+              "not the full report.")
+@click.option("--symbols", is_flag=True, hidden=True, help="Deprecated, does nothing: every analysis runs by default.")
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
               show_default=True, help="text: a line per finding; json: the report document (as --json); "
               "sarif: SARIF 2.1.0 for code scanning; github: workflow annotations.")
@@ -259,7 +261,7 @@ def upgrade_command(repo_path: str, old: str | None, onto: str | None, source_br
               "terminal). The report (text, JSON, SARIF or annotations), hints and errors are still printed.")
 @_reported
 def drift_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None, backends: tuple[str, ...],
-                  out: Path | None, as_json: bool, target: str | None, apply: bool, symbols: bool,
+                  out: Path | None, as_json: bool, target: str | None, apply: bool, fast: bool, symbols: bool,
                   output_format: str, quiet: bool) -> int:
     """Tell each backend which overlays, spec functions and C++ guards drifted from OLD to NEW.
 
@@ -277,12 +279,18 @@ def drift_command(repo_path: str, old: str | None, onto: str | None, source_bran
     With --target a branch upgrade made (sync/<NEW>), --from, --onto and --branch may be left out:
     they are read from the branch the way status reads them.
 
+    Every analysis upgrade and status run, symbol drift included, runs here too; --fast leaves the
+    slow ones out.
+
     Exit status: 0 nothing to do, 1 findings (errors or warnings), 2 unusable input.
     """
     from .commands.drift import run_drift_command
 
-    return run_drift_command(repo_path, old, onto, source_branch, target, backends, out, apply, as_json, symbols,
-                             output_format, quiet)
+    if symbols:  # scripts written for the old default keep working
+        click.echo(f"{PROG}: warning: --symbols is deprecated and does nothing: drift runs every analysis by "
+                   "default (--fast leaves the slow ones out)", err=True)
+    return run_drift_command(repo_path, old, onto, source_branch, target, backends, out, apply, as_json,
+                             not fast, output_format, quiet)
 
 
 @cli.command("status")

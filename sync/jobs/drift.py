@@ -26,7 +26,7 @@ class DriftOptions:
     target: str | None = None  # the upgraded branch; None: replay the delta in memory
     backends: frozenset[str] = frozenset()
     apply: bool = False  # commit the clean 3-way merges on target
-    symbols: bool = False
+    symbols: bool = True  # the slow analyses too (drift --fast: False), as upgrade and status run them
 
 
 @job
