@@ -3,8 +3,10 @@ a report a busy engineer can scan."""
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
-from tests.conftest import invoke
+from tests.conftest import git, invoke
 
 RANGE = ["--from", "v3.5.0", "--onto", "v3.6.0"]
 
@@ -23,3 +25,44 @@ def test_drift_runs_every_analysis_by_default_and_fast_leaves_the_slow_ones_out(
     assert "symbol-drift" not in fast and "--fast" in note
     deprecated, warning = _drift_kinds(world, "--symbols")  # old scripts keep working, and are told
     assert deprecated == full and "--symbols is deprecated" in warning
+
+
+def _strip_markers(path: Path) -> None:
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(line for line in lines if not line.startswith(("<<<<<<<", "|||||||", "=======", ">>>>>>>"))))
+
+
+def _upgrade_resolving_every_stop(world, out: Path) -> str:
+    """upgrade --on-conflict stop, each stop resolved by hand and --continue'd: every conflict resolved."""
+    result = invoke("upgrade", "--repo", str(world.fork), *RANGE, "--on-conflict", "stop", "-q", "--out", str(out))
+    worktree = world.fork / ".git" / "flagtree-sync" / "worktree"
+    git(worktree, "checkout", "--theirs", "CMakeLists.txt")
+    git(worktree, "add", "CMakeLists.txt")
+    result = invoke("upgrade", "--repo", str(world.fork), "--continue", "-q")
+    _strip_markers(worktree / "python/triton/language/__init__.py")
+    git(worktree, "add", "python/triton/language/__init__.py")
+    git(worktree, "rm", "-q", "python/triton/ops/__init__.py", "python/triton/ops/matmul.py")
+    result = invoke("upgrade", "--repo", str(world.fork), "--continue", "-q")
+    _strip_markers(worktree / "python/src/ir.cc")
+    git(worktree, "add", "python/src/ir.cc")
+    result = invoke("upgrade", "--repo", str(world.fork), "--continue", "-q")
+    assert result.exit_code == 1, result.output
+    return result.stdout
+
+
+def test_after_continue_every_renderer_tells_the_same_open_and_resolved_conflicts(world, tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    printed = _upgrade_resolving_every_stop(world, out)
+    first, *rows = printed.splitlines()
+    assert "5 conflicted files: 0 open, 5 resolved" in first  # not "5 conflicted files" over rows of zeros
+    group_rows = [row for row in rows if "conflicts=" in row]
+    assert group_rows and all("conflicts=0 " in row and "resolved=" in row for row in group_rows)
+    assert sum(int(re.search(r"resolved=(\d+)", row).group(1)) for row in group_rows) >= 5
+    document = json.loads((out / "report.json").read_text())
+    assert document["summary"]["conflicts"]["open"] == 0 and document["summary"]["conflicts"]["resolved"] == 5
+    assert document["summary"]["conflicts"]["resolved_files"] == document["summary"]["conflicted_files"]
+    assert all(not conflict["open"] for group in document["groups"] for conflict in group["conflicts"])
+    heading = "Conflicted files (5): 0 open, 5 resolved"
+    summary = (out / "summary.md").read_text()
+    assert f"## {heading}" in summary and "Resolved by hand:" in summary and "Open (resolve these)" not in summary
+    assert heading in (out / "index.html").read_text()

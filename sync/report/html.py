@@ -5,7 +5,7 @@ from html import escape
 
 from .catalogue import report_link
 from ..model import Conflict, Finding, GateResult, Hunk, Report
-from .markdown import page_name, range_line, shared_note, totals
+from .markdown import conflicted_heading, conflicts_by_state, page_name, range_line, shared_note, totals
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:2rem;max-width:72rem;color:#222}
@@ -78,19 +78,23 @@ def _gate(gate: GateResult) -> list[str]:
 
 
 def _conflicted(report: Report) -> list[str]:
-    files = report.conflicted_files
-    parts = [f'<section id="conflicted"><h2>Conflicted files ({len(files)})</h2>']
-    if not files:
+    parts = [f'<section id="conflicted"><h2>{escape(conflicted_heading(report))}</h2>']
+    if not report.conflicted_files:
         return parts + ["<p>None.</p></section>"]
-    parts.append("<ul>")
-    for commit in report.conflicted_commits:
-        parts.append(f"<li>commit <code>{commit.source[:9]}</code> {escape(commit.summary)}<ul>")
-        for conflict in commit.conflicts:
-            parts.append(f"<li><code>{escape(conflict.path)}</code> ({escape(conflict.kind)}, "
-                         f"{escape(conflict.resolution)}) owned by "
-                         + ", ".join(f"<code>{escape(owner)}</code>" for owner in conflict.owners) + "</li>")
-        parts.append("</ul></li>")
-    return parts + ["</ul></section>"]
+    for resolved, title in ((False, "Open (resolve these)"), (True, "Resolved by hand")):
+        listed = conflicts_by_state(report, resolved)
+        if not listed:
+            continue
+        parts.append(f"<h3>{title}</h3><ul>")
+        for commit, conflicts in listed:
+            parts.append(f"<li>commit <code>{commit.source[:9]}</code> {escape(commit.summary)}<ul>")
+            for conflict in conflicts:
+                parts.append(f"<li><code>{escape(conflict.path)}</code> ({escape(conflict.kind)}, "
+                             f"{escape(conflict.resolution)}) owned by "
+                             + ", ".join(f"<code>{escape(owner)}</code>" for owner in conflict.owners) + "</li>")
+            parts.append("</ul></li>")
+        parts.append("</ul>")
+    return parts + ["</section>"]
 
 
 def _conflict(conflict: Conflict) -> list[str]:

@@ -9,7 +9,7 @@ import hashlib
 import re
 from typing import Callable
 
-from ..model import Conflict, Finding, GateResult, Group, Hunk, Report
+from ..model import Conflict, ConflictTally, Finding, GateResult, Group, Hunk, Report, ReplayedCommit
 from .catalogue import report_link
 
 # What could turn text into markup that matters: HTML, links and images, code spans, table cells.
@@ -65,9 +65,8 @@ def _releasable(report: Report) -> list[str]:
 def totals(report: Report) -> dict[str, int]:
     """The table's counts over all its groups, each conflict once: a conflict in a file several groups own
     is in the row of each of them, so the sum of the rows counts it more than once."""
-    conflicts = {(c.commit, c.path): c.resolved for group in report.groups for c in group.conflicts}
-    return {"conflicts": sum(1 for resolved in conflicts.values() if not resolved), **report.counts,
-            "resolved": sum(1 for resolved in conflicts.values() if resolved)}
+    tally = ConflictTally.of(conflict for group in report.groups for conflict in group.conflicts)
+    return {"conflicts": tally.open, **report.counts, "resolved": tally.resolved}
 
 
 def shared_files(report: Report) -> list[tuple[str, list[str]]]:
@@ -120,17 +119,33 @@ def _gate(gate: GateResult) -> list[str]:
     return lines + [""]
 
 
+def conflicted_heading(report: Report) -> str:
+    tally = report.conflicts
+    return f"Conflicted files ({tally.files}): {tally.open} open, {tally.resolved} resolved"
+
+
+def conflicts_by_state(report: Report, resolved: bool) -> list[tuple[ReplayedCommit, list[Conflict]]]:
+    """The conflicted commits with their open (or resolved) conflicts only, in replay order."""
+    picked = [(commit, [c for c in commit.conflicts if c.resolved is resolved]) for commit in report.conflicted_commits]
+    return [(commit, conflicts) for commit, conflicts in picked if conflicts]
+
+
 def _conflicted(report: Report) -> list[str]:
-    files = report.conflicted_files
-    lines = [f"## Conflicted files ({len(files)})", ""]
-    if not files:
+    lines = [f"## {conflicted_heading(report)}", ""]
+    if not report.conflicted_files:
         return lines + ["None.", ""]
-    for commit in report.conflicted_commits:
-        lines.append(f"- commit {code(commit.source[:9])} {text(commit.summary)}:")
-        for conflict in commit.conflicts:
-            lines.append(f"  - {code(conflict.path)} ({conflict.kind}, {conflict.resolution}) owned by "
-                         + ", ".join(code(owner) for owner in conflict.owners))
-    return lines + [""]
+    for resolved, title in ((False, "Open (resolve these):"), (True, "Resolved by hand:")):
+        listed = conflicts_by_state(report, resolved)
+        if not listed:
+            continue
+        lines += [title, ""]
+        for commit, conflicts in listed:
+            lines.append(f"- commit {code(commit.source[:9])} {text(commit.summary)}:")
+            for conflict in conflicts:
+                lines.append(f"  - {code(conflict.path)} ({conflict.kind}, {conflict.resolution}) owned by "
+                             + ", ".join(code(owner) for owner in conflict.owners))
+        lines.append("")
+    return lines
 
 
 def render_summary(report: Report) -> str:
