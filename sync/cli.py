@@ -111,24 +111,37 @@ def cli() -> None:
 @click.option("--list-rules", is_flag=True, help="Print the rule table (from the kinds catalogue) and exit; needs no PATH.")
 @click.option("--allow-markers", multiple=True, metavar="GLOB",
               help="Files that may hold conflict markers on purpose, e.g. 'tests/fixtures/*' (repeatable).")
+@click.option("--baseline", "baseline", type=click.Path(path_type=Path), metavar="FILE",
+              help="Findings recorded in FILE (by --write-baseline) are shown as in the baseline and fail nothing: "
+              "only new ones do [default: PATH/.flagtree-sync/check-baseline.json when it exists].")
+@click.option("--write-baseline", "write_baseline", type=click.Path(path_type=Path), metavar="FILE",
+              help="Record the current findings in FILE (rule, path and a fingerprint that survives line moves) "
+              "and exit 0; commit PATH/.flagtree-sync/check-baseline.json for every check to read it.")
+@click.option("--no-baseline", is_flag=True, help="Ignore the committed default baseline: every finding counts.")
 @_reported
 def check_command(path: Path | None, backends: tuple[str, ...], output_format: str, list_rules: bool,
-                  allow_markers: tuple[str, ...]) -> int:
+                  allow_markers: tuple[str, ...], baseline: Path | None, write_baseline: Path | None,
+                  no_baseline: bool) -> int:
     """Enforce the FlagTree directory policy on the tree at PATH.
 
     PATH must hold python/triton (trunk) and may hold third_party/<b>/backend/spec/triton.
     Every finding has a rule id (see --list-rules), file:line and a fix hint. Committed
     conflict markers in any file are an error (FT014) unless --allow-markers lists it.
+    With a baseline (--baseline, or the committed .flagtree-sync/check-baseline.json) only
+    findings not recorded in it count: pre-existing debt is listed but fails nothing.
     Exit 1 when an error is found, 0 when clean (warnings allowed), 2 for unusable input.
     """
-    from .commands.check import rules_table, run_check_command
+    from .commands.check import BaselineOptions, rules_table, run_check_command
 
     if list_rules:
         click.echo(rules_table())
         return 0
     if path is None:
         raise SyncError("PATH is required (the tree to check), unless --list-rules")
-    return run_check_command(path, backends, output_format, allow_markers)
+    if write_baseline is not None and (baseline is not None or no_baseline):
+        raise SyncError("--write-baseline records every finding: leave out --baseline and --no-baseline")
+    return run_check_command(path, backends, output_format, allow_markers,
+                             BaselineOptions(baseline, write_baseline, no_baseline))
 
 
 @cli.command("describe")

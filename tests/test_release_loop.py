@@ -66,3 +66,42 @@ def test_after_continue_every_renderer_tells_the_same_open_and_resolved_conflict
     summary = (out / "summary.md").read_text()
     assert f"## {heading}" in summary and "Resolved by hand:" in summary and "Open (resolve these)" not in summary
     assert heading in (out / "index.html").read_text()
+
+
+def _checked_out_upgrade(world) -> Path:
+    invoke("upgrade", "--repo", str(world.fork), *RANGE, "-q")
+    git(world.fork, "checkout", "-q", "sync/v3.6.0")
+    return world.fork
+
+
+def test_check_baseline_fails_only_on_new_findings_and_survives_line_moves(world) -> None:
+    tree = _checked_out_upgrade(world)
+    before = invoke("check", str(tree))
+    assert before.exit_code == 1 and "FT014 error" in before.output  # the branch's markers: pre-existing errors
+    written = invoke("check", str(tree), "--write-baseline", str(tree / ".flagtree-sync" / "check-baseline.json"))
+    assert written.exit_code == 0 and "check reads it from now on" in written.stderr
+    known = invoke("check", str(tree))  # the committed default location is read when present
+    assert known.exit_code == 0, known.output
+    assert "FT014 error (in the baseline)" in known.output and " 0 error," in known.output
+    cmake = tree / "CMakeLists.txt"
+    cmake.write_text("# moved\n# down\n" + cmake.read_text())  # the flagged line moves: still the same finding
+    assert invoke("check", str(tree)).exit_code == 0
+    (tree / "python" / "triton" / "fresh.py").write_text("<<<<<<< a\nx = 1\n=======\nx = 2\n>>>>>>> b\n")
+    new = invoke("check", str(tree), "--format", "json")
+    assert new.exit_code == 1
+    document = json.loads(new.stdout)
+    errors = [f["path"] for f in document["findings"] if f["severity"] == "error" and "suppressed" not in f]
+    assert errors == ["python/triton/fresh.py"] and document["baseline"]["known"] >= 1
+    assert invoke("check", str(tree), "--no-baseline").output.count("(in the baseline)") == 0
+
+
+def test_a_broken_baseline_is_one_line_exit_2(world, tmp_path: Path) -> None:
+    tree = _checked_out_upgrade(world)
+    for text in ("{", json.dumps({"schema": "other", "findings": []}),
+                 json.dumps({"schema": "flagtree-sync/check-baseline/1", "findings": [{"rule": "FT014"}]})):
+        (tmp_path / "b.json").write_text(text)
+        result = invoke("check", str(tree), "--baseline", str(tmp_path / "b.json"))
+        assert result.exit_code == 2 and result.output.startswith("flagtree-sync: error: ")
+        assert len(result.output.splitlines()) == 1, result.output
+    missing = invoke("check", str(tree), "--baseline", str(tmp_path / "none.json"))
+    assert missing.exit_code == 2 and "--write-baseline" in missing.output
