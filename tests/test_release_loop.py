@@ -105,3 +105,60 @@ def test_a_broken_baseline_is_one_line_exit_2(world, tmp_path: Path) -> None:
         assert len(result.output.splitlines()) == 1, result.output
     missing = invoke("check", str(tree), "--baseline", str(tmp_path / "none.json"))
     assert missing.exit_code == 2 and "--write-baseline" in missing.output
+
+
+def _big_report():
+    """16 findings with a 1000-line upstream diff each, a conflict of 10 hunks of 500-line sides, resolved
+    conflicts, a reviewed warning and info findings: the shape of the 3.7 move's hcu page."""
+    from sync.model import (Conflict, Finding, Hunk, Range, ReplayedCommit, Review, Rev, UpgradeInfo,
+                            build_report)
+    a, b, c, d = "a" * 40, "b" * 40, "c" * 40, "d" * 40
+    diff = "@@ -1,1000 +1,1000 @@\n" + "".join(f"-old_line_{n}\n+new_line_{n}\n" for n in range(500))
+    side = "".join(f"line {n}\n" for n in range(500))
+    path = "third_party/hcu/backend/spec/triton/x{}.py"
+    findings = [Finding("overlay-conflicting", path.format(n), "merge conflicts", backend="hcu", diff=diff)
+                for n in range(16)]
+    findings += [Finding("overlay-auto-mergeable", path.format("r"), "clean merge", backend="hcu",
+                         suppressed=Review("checked by hand", "v3.7.0")),
+                 Finding("overlay-in-sync", path.format("i"), "nothing to merge", backend="hcu")]
+    hunks = tuple(Hunk(n * 600, side, side, side) for n in range(10))
+    commits = (ReplayedCommit(d, "Port hcu", "e" * 40, (
+        Conflict(d, "Port hcu", "third_party/hcu/a.cc", "content", "markers", ("hcu",), hunks),
+        Conflict(d, "Port hcu", "third_party/hcu/b.cc", "content", "manual", ("hcu",), hunks))),)
+    return build_report(Range(Rev("v3.6.0", a), Rev("v3.7.0", b), Rev("main", c)), ["hcu"], findings, commits,
+                        UpgradeInfo("sync/v3.7.0", "9" * 40, "markers"))
+
+
+def test_group_pages_and_index_html_cap_diffs_and_hunks_and_say_where_the_whole_text_is() -> None:
+    from sync.report.html import render_html
+    from sync.report.markdown import render_group
+    report = _big_report()
+    page = render_group(report, report.groups[0])
+    assert len(page.splitlines()) < 2500, len(page.splitlines())  # was over 40,000 lines
+    assert "more lines left out here: the whole text is under groups[].findings[].diff in report.json" in page
+    assert "more hunks left out here" in page
+    index = render_html(report)
+    assert len(index.encode()) < 250_000, len(index.encode())
+    assert "report.json" in index and "new_line_499" not in index and "new_line_499" not in page
+
+
+def test_html_puts_open_items_first_in_one_table_and_folds_the_rest() -> None:
+    from sync.report.html import render_html
+    section = render_html(_big_report()).split('<section id="group-hcu">')[1]
+    table = section.index('<table class="open">')
+    assert table < section.index("Resolved conflicts") < section.index(">Info (")
+    assert section.count('<td class="error">error</td>') == 16 and section.count('class="conflict">conflict<') == 1
+    for title in ("Resolved conflicts", "Reviewed", "Info"):  # folded: a <details> without open
+        assert f'<details class="' in section and f"<summary>{title} (" in section
+    assert "<details open" not in section
+    reviewed = section[section.index("<summary>Reviewed ("):]
+    assert '<span class="reviewed">reviewed</span>' in reviewed and 'class="warning"' not in reviewed
+    assert section.count("<svg") == 1 and "<rect" in section  # the group's stacked bar, inline
+
+
+def test_markdown_group_page_starts_with_the_open_table() -> None:
+    from sync.report.markdown import render_group
+    report = _big_report()
+    page = render_group(report, report.groups[0])
+    assert page.index("## Open (17)") < page.index("## Conflict resolutions") < page.index("## Reviewed (1)")
+    assert "- **reviewed** [`overlay-auto-mergeable`]" in page
