@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 
 from ..errors import SyncError
-from ..jobs.drift import DriftOptions, run_drift
+from ..jobs.drift import DriftOptions, looks_like_flagtree, run_drift
 from ..model import Report
 from . import print_warning
 
@@ -24,7 +24,7 @@ def run_drift_command(repo_path: str, old: str | None, onto: str | None, source_
                    err=True)
     report = run_drift(repo_path, old, onto, source_branch, DriftOptions(target, frozenset(backends), apply, symbols),
                        TerminalProgress(quiet), warn=print_warning)
-    if not report.groups:  # an upstream clone, or the wrong branch: saying nothing would read as "clean"
+    if not looks_like_flagtree(repo_path, report):  # an upstream clone, or the wrong branch: not "clean"
         raise SyncError(f"{target or report.range.source.ref} has no FlagTree backend (third_party/<backend>/backend/"
                         "spec/) and no FlagTree hook in trunk: nothing to drift; is this the FlagTree fork?")
     if report.drift is not None and report.drift.applied_commit:
