@@ -134,9 +134,9 @@ def run_loop(demo: Path) -> Loop:
             f"git worktree add -q {checkout} sync/v3.6.0", fork)
     loop.sh("`status` re-derives the report for the branch as it is now (no conflict is open any more):",
             f"status --out {demo / 'upgrade-report'}", checkout)
-    loop.run("Every finding, as drift reads the branch (`--target`; `--symbols` adds what upgrade and status "
-             "always run), and the clean overlay merges committed on it (`--apply`; the checked-out branch moves "
-             "with its files):", ["flagtree-sync", "drift", *FROM, *ONTO, *TARGET, "--symbols", "--apply"], checkout)
+    loop.run("Every finding, as drift reads the branch (`--target`; every analysis upgrade and status run), and "
+             "the clean overlay merges committed on it (`--apply`; the checked-out branch moves with its files):",
+             ["flagtree-sync", "drift", *FROM, *ONTO, *TARGET, "--apply"], checkout)
     loop.sh("", "git log --oneline -1", checkout)
 
     # The fixes a person makes on the branch, one per error.
@@ -166,7 +166,7 @@ def run_loop(demo: Path) -> Loop:
     loop.sh("", "git add third_party/alpha", checkout)
     loop.sh("", "git commit -qm 'alpha: record the v3.6.0 bases'", checkout)
     loop.run("Re-check: what is left are upstream changes a maintainer reviews:",
-             ["flagtree-sync", "drift", *FROM, *ONTO, *TARGET, "--symbols"], checkout)
+             ["flagtree-sync", "drift", *FROM, *ONTO, *TARGET], checkout)
 
     reviews = [
         ("spec-call-site-moved", BETA + "triton/_runtime.py", "build.py only became _build.py; the hook moved with it"),
@@ -180,11 +180,11 @@ def run_loop(demo: Path) -> Loop:
                  else "", ["flagtree-sync", "suppress", *FROM, *ONTO, *TARGET, "--kind", kind, "--path", path,
                            "--reason", reason], checkout)
     loop.run("Drift reads commits only, and says so while a review is not committed:",
-             ["flagtree-sync", "drift", *FROM, *ONTO, *TARGET, "--symbols", "--backend", "beta"], checkout)
+             ["flagtree-sync", "drift", *FROM, *ONTO, *TARGET, "--backend", "beta"], checkout)
     loop.sh("", f"git add {BETA}suppressions.toml", checkout)
     loop.sh("", "git commit -qm 'beta: reviewed the 3.6.0 drift'", checkout)
     loop.run("Re-check until clean: the reviewed findings show as `reviewed` and leave the exit status alone:",
-             ["flagtree-sync", "drift", *FROM, *ONTO, *TARGET, "--symbols"], checkout)
+             ["flagtree-sync", "drift", *FROM, *ONTO, *TARGET], checkout)
     loop.sh("The directory policy on the branch to release:", "check .", checkout)
     loop.sh("Pin the new bases for the next release (the branch's `flagtree-upstream.toml` already pins "
             "v3.6.0, so the next upgrade takes `--from` from it):", "provenance --tag v3.6.0 --backend beta",

@@ -111,24 +111,37 @@ def cli() -> None:
 @click.option("--list-rules", is_flag=True, help="Print the rule table (from the kinds catalogue) and exit; needs no PATH.")
 @click.option("--allow-markers", multiple=True, metavar="GLOB",
               help="Files that may hold conflict markers on purpose, e.g. 'tests/fixtures/*' (repeatable).")
+@click.option("--baseline", "baseline", type=click.Path(path_type=Path), metavar="FILE",
+              help="Findings recorded in FILE (by --write-baseline) are shown as in the baseline and fail nothing: "
+              "only new ones do [default: PATH/.flagtree-sync/check-baseline.json when it exists].")
+@click.option("--write-baseline", "write_baseline", type=click.Path(path_type=Path), metavar="FILE",
+              help="Record the current findings in FILE (rule, path and a fingerprint that survives line moves) "
+              "and exit 0; commit PATH/.flagtree-sync/check-baseline.json for every check to read it.")
+@click.option("--no-baseline", is_flag=True, help="Ignore the committed default baseline: every finding counts.")
 @_reported
 def check_command(path: Path | None, backends: tuple[str, ...], output_format: str, list_rules: bool,
-                  allow_markers: tuple[str, ...]) -> int:
+                  allow_markers: tuple[str, ...], baseline: Path | None, write_baseline: Path | None,
+                  no_baseline: bool) -> int:
     """Enforce the FlagTree directory policy on the tree at PATH.
 
     PATH must hold python/triton (trunk) and may hold third_party/<b>/backend/spec/triton.
     Every finding has a rule id (see --list-rules), file:line and a fix hint. Committed
     conflict markers in any file are an error (FT014) unless --allow-markers lists it.
+    With a baseline (--baseline, or the committed .flagtree-sync/check-baseline.json) only
+    findings not recorded in it count: pre-existing debt is listed but fails nothing.
     Exit 1 when an error is found, 0 when clean (warnings allowed), 2 for unusable input.
     """
-    from .commands.check import rules_table, run_check_command
+    from .commands.check import BaselineOptions, rules_table, run_check_command
 
     if list_rules:
         click.echo(rules_table())
         return 0
     if path is None:
         raise SyncError("PATH is required (the tree to check), unless --list-rules")
-    return run_check_command(path, backends, output_format, allow_markers)
+    if write_baseline is not None and (baseline is not None or no_baseline):
+        raise SyncError("--write-baseline records every finding: leave out --baseline and --no-baseline")
+    return run_check_command(path, backends, output_format, allow_markers,
+                             BaselineOptions(baseline, write_baseline, no_baseline))
 
 
 @cli.command("describe")
@@ -250,8 +263,10 @@ def upgrade_command(repo_path: str, old: str | None, onto: str | None, source_br
               "[default: replay the delta in memory and read the FlagTree branch].")
 @click.option("--apply", is_flag=True, help="Commit the clean 3-way merges of drifted overlays on --target; "
               "where it is checked out, the worktree is fast-forwarded (refused if a local change is in the way).")
-@click.option("--symbols", is_flag=True, help="Also report FlagTree-added code that uses trunk symbols upstream "
-              "removed or re-declared (what upgrade always reports; slower on big ranges).")
+@click.option("--fast", is_flag=True, help="Leave out the slow analyses (symbol drift, call signatures, key strings, "
+              "co-change, op verifiers, build files, feature gates), which upgrade and status always run: a quick look, "
+              "not the full report.")
+@click.option("--symbols", is_flag=True, hidden=True, help="Deprecated, does nothing: every analysis runs by default.")
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
               show_default=True, help="text: a line per finding; json: the report document (as --json); "
               "sarif: SARIF 2.1.0 for code scanning; github: workflow annotations.")
@@ -259,7 +274,7 @@ def upgrade_command(repo_path: str, old: str | None, onto: str | None, source_br
               "terminal). The report (text, JSON, SARIF or annotations), hints and errors are still printed.")
 @_reported
 def drift_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None, backends: tuple[str, ...],
-                  out: Path | None, as_json: bool, target: str | None, apply: bool, symbols: bool,
+                  out: Path | None, as_json: bool, target: str | None, apply: bool, fast: bool, symbols: bool,
                   output_format: str, quiet: bool) -> int:
     """Tell each backend which overlays, spec functions and C++ guards drifted from OLD to NEW.
 
@@ -277,12 +292,18 @@ def drift_command(repo_path: str, old: str | None, onto: str | None, source_bran
     With --target a branch upgrade made (sync/<NEW>), --from, --onto and --branch may be left out:
     they are read from the branch the way status reads them.
 
+    Every analysis upgrade and status run, symbol drift included, runs here too; --fast leaves the
+    slow ones out.
+
     Exit status: 0 nothing to do, 1 findings (errors or warnings), 2 unusable input.
     """
     from .commands.drift import run_drift_command
 
-    return run_drift_command(repo_path, old, onto, source_branch, target, backends, out, apply, as_json, symbols,
-                             output_format, quiet)
+    if symbols:  # scripts written for the old default keep working
+        click.echo(f"{PROG}: warning: --symbols is deprecated and does nothing: drift runs every analysis by "
+                   "default (--fast leaves the slow ones out)", err=True)
+    return run_drift_command(repo_path, old, onto, source_branch, target, backends, out, apply, as_json,
+                             not fast, output_format, quiet)
 
 
 @cli.command("status")

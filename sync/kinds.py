@@ -168,7 +168,7 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("target-unavailable", "analysis", "info", "the delta could not be replayed in memory; hooks and guards "
        "were judged from the upstream tags alone", "pass --target"),
     _k("backend-without-spec", "analysis", "info", "a backend directory has no spec/ tree: no overlay, spec "
-       "function or C++ guard of it to drift", "none for overlays; drift --symbols and upgrade still check the "
+       "function or C++ guard of it to drift", "none for overlays; drift and upgrade still check the "
        "backend's own code against the new tag (call signatures, key strings, op verifiers)"),
     # The seed's directory policy (check). Rule ids are stable.
     _k("spec-path-forbidden", "policy", "error", "spec_path where the seed forbids it",

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from sync.cli import cli
+from tests.png import read_rows
 
 BROWSER = next((found for name in ("chromium", "chromium-browser", "google-chrome") if (found := shutil.which(name))),
                None)
@@ -59,6 +60,42 @@ def test_the_demo_report_in_a_headless_browser(world, tmp_path: Path) -> None:
     dom.feed(done.stdout)
     assert {"groups", "gate", "conflicted", "group-alpha", "group-beta"} <= set(dom.ids)
     assert "Test gate" in dom.headings and any(h.startswith("Conflicted files (5)") for h in dom.headings)
-    findings = next(h for h in dom.headings if h.startswith("Findings ("))
-    assert dom.after_heading[findings] == "ul"  # the list right after its heading, not inside a conflict
+    opened = next(h for h in dom.headings if h.startswith("Open ("))
+    assert dom.after_heading[opened] == "div"  # the open table (in its scroll box) right after its heading
     assert done.stdout.count("<tr>") >= 5  # the groups table: a header row and one row per group
+
+
+def _grey(pixel: bytes) -> bool:
+    return all(190 <= value <= 215 for value in pixel)  # the tables' #ccc borders
+
+
+def _groups_table_edge(png: Path) -> tuple[int, int, int]:
+    """The screenshot's width, the right edge of its first table (the first grey line across half the page) and
+    how many of the 40 rows below it are grey there: a table cut at the window's edge has no border there."""
+    width, _, rows = read_rows(png, 700)
+    for y, row in enumerate(rows):
+        grey = [x for x in range(width) if _grey(row[3 * x:3 * x + 3])]
+        if len(grey) > width // 2:
+            right = max(grey)
+            return width, right, sum(1 for below in rows[y:y + 40] if _grey(below[3 * right:3 * right + 3]))
+    raise AssertionError(f"no table in {png}")
+
+
+@pytest.mark.skipif(BROWSER is None, reason="no chromium on this machine (.ci/run installs one)")
+def test_the_report_uses_the_full_width_and_fits_a_narrow_window(world, tmp_path: Path) -> None:
+    """Screenshots at 1400 and 800 px: the groups table spans the page (no 740 px column) and is not cut off."""
+    out = tmp_path / "report"
+    CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0", "-q",
+                             "--out", str(out)])
+    page = (out / "index.html").read_text()
+    assert len(page.encode()) < 60_000 and "<script" not in page and "http" not in page.replace("http-equiv", "")
+    for width in (1400, 800):
+        png = tmp_path / f"shot-{width}.png"
+        done = subprocess.run([BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                               f"--screenshot={png}", f"--window-size={width},1000", (out / "index.html").as_uri()],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and png.exists(), done.stderr[-2000:]
+        shot_width, right, border = _groups_table_edge(png)
+        assert shot_width == width
+        assert width - 40 < right < width - 4, (width, right)  # full width, inside the window
+        assert border > 30, (width, right, border)  # its right border is drawn: not cut off by the window

@@ -49,7 +49,7 @@ def test_status_right_after_the_upgrade_finds_every_conflict_open(world, tmp_pat
     upgraded(world)
     code, output = status(world, "-q", "--out", str(tmp_path / "report"))
     assert code == 1, output
-    assert "5 of 5 conflict(s) still open" in output
+    assert ": 5 open, 0 resolved" in output
     document = json.loads((tmp_path / "report" / "report.json").read_text())
     assert document["upgrade"]["from"]["ref"] == "v3.5.0"  # from the pin in the replayed commit
     assert document["upgrade"]["onto"]["ref"] == "v3.6.0"  # from the branch's pin
@@ -71,7 +71,7 @@ def test_resolved_files_become_manual_and_their_groups_unblock(world, tmp_path: 
     assert verdicts["alpha"] == "blocked"
     assert not report.releasable
     code, output = status(world, "--out", str(tmp_path / "report"))
-    assert code == 1 and "2 of 5 conflict(s) still open" in output
+    assert code == 1 and ": 2 open, 3 resolved" in output
     summary = (tmp_path / "report" / "summary.md").read_text()
     assert "| [flagtree-core](flagtree-core.md) | core | clean | 0 |" in summary
 

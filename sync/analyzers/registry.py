@@ -37,7 +37,7 @@ class Parts:
 class Analyzer:
     name: str  # shown in progress output
     analyze: Callable[[DriftContext], Iterable[Finding]]
-    on_request: bool = False  # runs only when asked for (drift --symbols; upgrade always asks)
+    on_request: bool = False  # slow: left out by drift --fast (upgrade, status and drift run it)
     parts: Parts | None = None
 
 

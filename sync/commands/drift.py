@@ -6,22 +6,25 @@ from pathlib import Path
 import click
 
 from ..errors import SyncError
-from ..jobs.drift import DriftOptions, run_drift
+from ..jobs.drift import DriftOptions, looks_like_flagtree, run_drift
 from ..model import Report
 from . import print_warning
 
 
 def run_drift_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None, target: str | None,
                       backends: tuple[str, ...], out: Path | None, apply: bool, as_json: bool,
-                      symbols: bool = False, output_format: str = "text", quiet: bool = False) -> int:
+                      symbols: bool = True, output_format: str = "text", quiet: bool = False) -> int:
     # Modules are imported where used: a cached drift is mostly the time it takes to import them.
     if out is not None:  # before the analysis, not after it
         from ..jobs.upgrade import check_out
         check_out(repo_path, out)
     from .progress import TerminalProgress  # a bar on stderr, on a terminal only: stdout stays the report
+    if not symbols:  # a partial report must not read as a full one
+        click.echo("note: --fast: the slow analyses (symbol drift, call signatures, key strings, ...) were left out",
+                   err=True)
     report = run_drift(repo_path, old, onto, source_branch, DriftOptions(target, frozenset(backends), apply, symbols),
                        TerminalProgress(quiet), warn=print_warning)
-    if not report.groups:  # an upstream clone, or the wrong branch: saying nothing would read as "clean"
+    if not looks_like_flagtree(repo_path, report):  # an upstream clone, or the wrong branch: not "clean"
         raise SyncError(f"{target or report.range.source.ref} has no FlagTree backend (third_party/<backend>/backend/"
                         "spec/) and no FlagTree hook in trunk: nothing to drift; is this the FlagTree fork?")
     if report.drift is not None and report.drift.applied_commit:

@@ -13,25 +13,19 @@ from ..report.document import render_json
 from ..report.markdown import shared_note
 from . import print_warning
 from .progress import TerminalProgress
+from .summary import group_line
 
 
 def print_summary(report: Report, out: Path | None) -> None:
     assert report.upgrade is not None
     counts = report.counts
-    files = len(report.conflicted_files)
-    conflicts = sum(len(commit.conflicts) for commit in report.commits)
-    # a file that conflicts in several commits is one file and several conflicts (the rows below count conflicts)
-    per_commit = f" ({conflicts} conflicts in all, a file once per commit)" if conflicts != files else ""
     click.echo(f"{'resumed; ' if report.upgrade.resumed else ''}branch {report.upgrade.branch} at "
-               f"{report.upgrade.head[:9]}: {len(report.commits)} commits, {files} conflicted files{per_commit}, "
+               f"{report.upgrade.head[:9]}: {len(report.commits)} commits, {report.conflicts.sentence()}, "
                f"{counts['error']} errors, {counts['warning']} warnings" + (f"; report in {out}" if out else ""))
     if report.gate is not None:
         click.echo(f"gate: {report.gate.command!r} {report.gate.verdict()}")
     for group in report.groups:
-        group_counts = group.counts
-        gate = " test-gate=failed" if group.gate_failed else ""  # else a blocked row of zeros says nothing why
-        click.echo(f"  {group.name:<16} {group.verdict:<13} conflicts={group_counts['conflicts']} "
-                   f"errors={group_counts['error']} warnings={group_counts['warning']}{gate}")
+        click.echo(group_line(group))
     note = shared_note(report, str, total="the first line")
     if note:
         click.echo(f"  {note}")

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..analyzers.policy import check_tree
+from ..check_baseline import apply_baseline, load_baseline
 from ..errors import SyncError
 from ..gcpolicy import job
 from ..layout import TRUNK, backend_names
@@ -16,6 +17,9 @@ from ..trees import DiskTree
 class CheckResult:
     root: Path
     findings: tuple[Finding, ...]
+    baseline: Path | None = None  # the baseline read: its findings are reviewed, only new ones fail
+    known: int = 0  # findings the baseline matched
+    stale: int = 0  # baseline entries no finding matched (fixed since)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -27,7 +31,18 @@ class CheckResult:
 
 
 @job
-def run_check(path: Path, backends: frozenset[str] = frozenset(), allow_markers: tuple[str, ...] = ()) -> CheckResult:
+def run_check(path: Path, backends: frozenset[str] = frozenset(), allow_markers: tuple[str, ...] = (),
+              baseline: Path | None = None) -> CheckResult:
+    """baseline: a file of check --write-baseline; the findings it holds no longer fail the check."""
+    known = load_baseline(baseline) if baseline is not None else None  # a bad file fails before the walk
+    result = _checked(path, backends, allow_markers)
+    if baseline is None or known is None:
+        return result
+    applied = apply_baseline(path, result.findings, known, str(baseline))
+    return CheckResult(path, applied.findings, baseline, applied.known, applied.stale)
+
+
+def _checked(path: Path, backends: frozenset[str], allow_markers: tuple[str, ...]) -> CheckResult:
     if not path.is_dir():
         raise SyncError(f"{path} is not a directory")
     if not (path / TRUNK).is_dir():

@@ -10,6 +10,7 @@ from ..drift import DriftResult, analyse_drift
 from ..errors import SyncError
 from ..gcpolicy import job
 from ..model import DriftInfo, Finding, Range, Report, build_report
+from ..model.report import BACKEND
 from ..git import GitTree, Repository, branch_exists, branch_head, commit_files, open_repo
 from ..progress import Progress, Silent
 from ..resumable_replay import branch_in_the_making
@@ -18,7 +19,7 @@ from .upgraded import range_of
 
 # review (suppressions, provenance) and worktree (GitPython) are imported where used: a cached drift
 # of a bare repository needs neither.
-__all__ = ["DriftOptions", "run_drift"]
+__all__ = ["DriftOptions", "looks_like_flagtree", "run_drift"]
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class DriftOptions:
     target: str | None = None  # the upgraded branch; None: replay the delta in memory
     backends: frozenset[str] = frozenset()
     apply: bool = False  # commit the clean 3-way merges on target
-    symbols: bool = False
+    symbols: bool = True  # the slow analyses too (drift --fast: False), as upgrade and status run them
 
 
 @job
@@ -59,6 +60,18 @@ def run_drift(repo_path: str, old: str | None, onto: str | None, source: str | N
     return build_report(rng, result.owners.backends, findings,
                         drift=DriftInfo(target.ref if target else "(replayed in memory)", applied),
                         only=set(options.backends) or None, tool_version=__version__)
+
+
+def looks_like_flagtree(repo_path: str, report: Report) -> bool:
+    """A backend, or a FlagTree hook in trunk. The slow analyses find upstream's own lines on an upstream clone,
+    so a report with groups is no proof; this reads the tree only when no backend group says so."""
+    if any(group.kind == BACKEND for group in report.groups):
+        return True
+    if not report.groups:
+        return False
+    from ..analyzers.callsites import index_trunk_hooks
+    repo = open_repo(repo_path)
+    return bool(index_trunk_hooks(GitTree.of_commit(repo, report.range.source.oid, "fork")).sites)
 
 
 def _marked_applied(result: DriftResult, commit: str) -> list[Finding]:

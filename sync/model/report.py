@@ -6,7 +6,7 @@ never patched in afterwards. JSON, Markdown and HTML are renderings of these typ
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 from ..kinds import kind_of
 from .finding import Finding, count_by_severity
@@ -56,6 +56,7 @@ class Conflict:
 
     def to_json(self, with_commit: bool = True) -> dict[str, Any]:
         data: dict[str, Any] = {"path": self.path, "kind": self.kind, "resolution": self.resolution,
+                                "open": not self.resolved,
                                 "hunks": [hunk.to_json() for hunk in self.hunks], "base_path": self.base_path,
                                 "owners": list(self.owners), "action": kind_of(self.kind).action}
         return {"commit": self.commit, "summary": self.summary, **data} if with_commit else data
@@ -138,6 +139,10 @@ class Group:
         return tuple(conflict for conflict in self.conflicts if conflict.resolved)
 
     @property
+    def tally(self) -> ConflictTally:
+        return ConflictTally.of(self.conflicts)
+
+    @property
     def counts(self) -> dict[str, int]:
         return {"conflicts": len(self.open_conflicts), **count_by_severity(self.findings),
                 "resolved": len(self.resolutions)}
@@ -172,6 +177,39 @@ class DriftInfo:
 
 
 @dataclass(frozen=True)
+class ConflictTally:
+    """Open and resolved conflicts, each (commit, file) once: the one count every command and renderer shows."""
+
+    open: int
+    resolved: int
+    open_files: tuple[str, ...]  # a file with at least one open conflict
+    resolved_files: tuple[str, ...]  # a file whose every conflict a person resolved
+
+    @classmethod
+    def of(cls, conflicts: Iterable[Conflict]) -> ConflictTally:
+        unique = {(conflict.commit, conflict.path): conflict for conflict in conflicts}
+        open_files = {path for (_, path), conflict in unique.items() if not conflict.resolved}
+        files = {path for _, path in unique}
+        return cls(sum(1 for conflict in unique.values() if not conflict.resolved),
+                   sum(1 for conflict in unique.values() if conflict.resolved),
+                   tuple(sorted(open_files)), tuple(sorted(files - open_files)))
+
+    @property
+    def files(self) -> int:
+        return len(self.open_files) + len(self.resolved_files)
+
+    def sentence(self) -> str:
+        """e.g. "23 conflicted files (32 conflicts in all, a file once per commit): 0 open, 32 resolved"."""
+        count = self.open + self.resolved
+        per_commit = f" ({count} conflicts in all, a file once per commit)" if count != self.files else ""
+        return f"{self.files} conflicted files{per_commit}: {self.open} open, {self.resolved} resolved"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"open": self.open, "resolved": self.resolved, "open_files": list(self.open_files),
+                "resolved_files": list(self.resolved_files)}
+
+
+@dataclass(frozen=True)
 class Report:
     range: Range
     groups: tuple[Group, ...]
@@ -189,6 +227,10 @@ class Report:
     @property
     def conflicted_files(self) -> list[str]:
         return sorted({conflict.path for commit in self.commits for conflict in commit.conflicts})
+
+    @property
+    def conflicts(self) -> ConflictTally:
+        return ConflictTally.of(conflict for commit in self.commits for conflict in commit.conflicts)
 
     @property
     def conflicted_commits(self) -> list[ReplayedCommit]:

@@ -16,6 +16,7 @@ def to_document(report: Report) -> dict[str, Any]:
         "groups": [group.to_json() for group in report.groups],
         "summary": {
             "conflicted_files": report.conflicted_files,
+            "conflicts": report.conflicts.to_json(),  # open and resolved, each (commit, file) once
             "findings": report.counts,
             "needs_a_person": report.needs_a_person,
             "releasable": report.releasable,

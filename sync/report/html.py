@@ -1,40 +1,91 @@
-"""A static HTML page of a Report: no server, no network assets, hunks and diffs folded in <details>."""
+"""A static HTML page of a Report: no script, no server, no network assets.
+
+Per group, what is open comes first in one compact table (what, kind, file, action); resolved conflicts,
+reviewed and info findings are folded below it. Diffs and conflict sides are cut at the Markdown pages'
+lengths, and folded: the whole text is in report.json.
+"""
 from __future__ import annotations
 
 from html import escape
 
 from .catalogue import report_link
-from ..model import Conflict, Finding, GateResult, Hunk, Report
-from .markdown import page_name, range_line, shared_note, totals
+from ..kinds import kind_of
+from ..model import Conflict, Finding, GateResult, Group, Hunk, Report
+from .markdown import (MAX_DIFF_LINES, MAX_SIDE_LINES, capped, conflicted_heading, conflicts_by_state, cut_note,
+                       open_findings, page_name, range_line, shared_note, shown_hunks, totals)
 
 _STYLE = """
-body{font-family:system-ui,sans-serif;margin:2rem;max-width:72rem;color:#222}
-table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3rem .6rem;text-align:left}
+body{font-family:system-ui,sans-serif;margin:1rem 1.5rem;color:#222}
+table{border-collapse:collapse;width:100%}td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;
+vertical-align:top}th{background:#f3f3f3}table.open td:first-child{white-space:nowrap}
+td code{overflow-wrap:anywhere}.msg{color:#444;font-size:.92em}
 .blocked{color:#b00020}.needs-review{color:#a05a00}.clean{color:#1b7e2a}
-pre{background:#f6f6f6;padding:.5rem;overflow:auto}details{margin:.3rem 0 .8rem 1rem}
-.error{color:#b00020}.warning{color:#a05a00}.info{color:#555}
+pre{background:#f6f6f6;padding:.5rem;overflow:auto;max-height:28rem}details{margin:.3rem 0 .5rem 1rem}
+summary{cursor:pointer}.cut{color:#555;font-style:italic}
+.error,.conflict{color:#b00020;font-weight:600}.warning{color:#a05a00;font-weight:600}.info{color:#555}
+.reviewed{color:#1b7e2a}
 .add{color:#116329;background:#e6ffec;display:block}.del{color:#82071e;background:#ffebe9;display:block}
 .hunk{color:#0550ae;display:block}section{border-top:1px solid #ddd;margin-top:1.5rem}
+h2 svg{margin-left:.6rem;vertical-align:middle}.scroll{overflow-x:auto}
+td.kind code,td.group{white-space:nowrap}
+@media (max-width:900px){body{margin:.5rem}td,th{padding:.2rem .3rem}
+#groups td:nth-child(2),#groups th:nth-child(2){display:none}#groups svg.bar{width:80px}#groups{font-size:.88em}}
 """
+_BAR_WIDTH, _BAR_HEIGHT = 140, 10
+_BAR_COLOURS = (("errors", "#b00020"), ("warnings", "#e08a00"), ("info", "#9e9e9e"))
 
 
 def _pre(value: str) -> str:
     return f"<pre>{escape(value)}</pre>"
 
 
-def _diff(value: str) -> str:
-    """A unified diff with added, removed and hunk-header lines coloured."""
+def _cut(left_out: int, where: str, what: str = "lines") -> str:
+    return f'<p class="cut">{escape(cut_note(left_out, where, what))}</p>' if left_out else ""
+
+
+def _capped_pre(value: str, where: str) -> str:
+    shown, left_out = capped(value, MAX_SIDE_LINES)
+    return _pre(shown) + _cut(left_out, where)
+
+
+def _diff(value: str, where: str = "under groups[].findings[].diff") -> str:
+    """A unified diff with added, removed and hunk-header lines coloured, cut at MAX_DIFF_LINES."""
+    shown, left_out = capped(value, MAX_DIFF_LINES)
     rows = []
-    for line in value.splitlines():
+    for line in shown.splitlines():
         css = "hunk" if line.startswith("@@") else "add" if line.startswith("+") and not line.startswith("+++") \
             else "del" if line.startswith("-") and not line.startswith("---") else ""
         rows.append(f'<span class="{css}">{escape(line)}</span>' if css else escape(line))
-    return '<pre class="diff">' + "\n".join(rows) + "</pre>"
+    return '<pre class="diff">' + "\n".join(rows) + "</pre>" + _cut(left_out, where)
 
 
-def _hunk(title: str, hunk: Hunk) -> str:
-    return (f"<details><summary>{escape(title)}</summary><p>upgraded side</p>{_pre(hunk.ours)}"
-            f"<p>base</p>{_pre(hunk.base)}<p>FlagTree side</p>{_pre(hunk.theirs)}</details>")
+def _hunk(title: str, hunk: Hunk, where: str) -> str:
+    return (f"<details><summary>{escape(title)}</summary><p>upgraded side</p>{_capped_pre(hunk.ours, where)}"
+            f"<p>base</p>{_capped_pre(hunk.base, where)}<p>FlagTree side</p>{_capped_pre(hunk.theirs, where)}"
+            "</details>")
+
+
+def _bar_counts(group: Group) -> tuple[int, int, int]:
+    """errors (open conflicts block as errors do), warnings, info: what the group's bar draws."""
+    counts = group.counts
+    return counts["error"] + counts["conflicts"], counts["warning"], counts["info"]
+
+
+def _bar(group: Group, most: int) -> str:
+    """A small stacked bar, inline SVG (no script, no network), on one scale for every group."""
+    values = _bar_counts(group)
+    label = ", ".join(f"{value} {name}" for value, (name, _) in zip(values, _BAR_COLOURS))
+    rects = [f'<rect width="{_BAR_WIDTH}" height="{_BAR_HEIGHT}" fill="#eef3ee"></rect>']
+    x = 0.0
+    for value, (name, colour) in zip(values, _BAR_COLOURS):
+        if value:
+            width = max(2.0, round(_BAR_WIDTH * value / max(most, 1), 1))
+            rects.append(f'<rect x="{x}" width="{width}" height="{_BAR_HEIGHT}" fill="{colour}">'
+                         f"<title>{value} {name}</title></rect>")
+            x += width
+    return (f'<svg class="bar" width="{_BAR_WIDTH}" height="{_BAR_HEIGHT}" viewBox="0 0 {_BAR_WIDTH} {_BAR_HEIGHT}" '
+            f'preserveAspectRatio="none" role="img" aria-label="{label}">'
+            + "".join(rects) + "</svg>")
 
 
 def _range(report: Report) -> str:
@@ -42,22 +93,23 @@ def _range(report: Report) -> str:
 
 
 def _table(report: Report) -> list[str]:
-    parts = ['<table id="groups"><tr><th>group</th><th>kind</th><th>verdict</th><th>conflicts</th><th>errors</th>'
-             "<th>warnings</th><th>info</th><th>reviewed</th><th>resolved</th></tr>"]
+    most = max((sum(_bar_counts(group)) for group in report.groups), default=0)
+    parts = ['<div class="scroll"><table id="groups"><tr><th>group</th><th>kind</th><th>verdict</th><th>errors / warnings / info</th>'
+             "<th>conflicts</th><th>errors</th><th>warnings</th><th>info</th><th>reviewed</th><th>resolved</th></tr>"]
     for group in report.groups:
         counts = group.counts
-        parts.append(f'<tr><td><a href="#group-{escape(group.name)}">{escape(group.name)}</a> '
+        parts.append(f'<tr><td class="group"><a href="#group-{escape(group.name)}">{escape(group.name)}</a> '
                      f'(<a href="{escape(page_name(group.name))}">md</a>)</td>'
-                     f'<td>{group.kind}</td><td class="{group.verdict}">{group.verdict}</td>'
+                     f'<td>{group.kind}</td><td class="{group.verdict}">{group.verdict}</td><td>{_bar(group, most)}</td>'
                      f'<td>{counts["conflicts"]}</td><td>{counts["error"]}</td><td>{counts["warning"]}</td>'
                      f'<td>{counts["info"]}</td><td>{counts["suppressed"]}</td><td>{counts["resolved"]}</td></tr>')
     if len(report.groups) > 1:
         total = totals(report)
-        parts.append('<tr id="total"><td>total (each conflict once)</td><td></td><td></td>'
+        parts.append('<tr id="total"><td>total (each conflict once)</td><td></td><td></td><td></td>'
                      + "".join(f"<td>{total[key]}</td>" for key in
                                ("conflicts", "error", "warning", "info", "suppressed", "resolved")) + "</tr>")
     note = shared_note(report, lambda value: f"<code>{escape(value)}</code>")
-    return parts + ["</table>"] + ([f'<p id="shared-files">{note}</p>'] if note else [])
+    return parts + ["</table></div>"] + ([f'<p id="shared-files">{note}</p>'] if note else [])
 
 
 def _gate(gate: GateResult) -> list[str]:
@@ -78,19 +130,24 @@ def _gate(gate: GateResult) -> list[str]:
 
 
 def _conflicted(report: Report) -> list[str]:
-    files = report.conflicted_files
-    parts = [f'<section id="conflicted"><h2>Conflicted files ({len(files)})</h2>']
-    if not files:
+    parts = [f'<section id="conflicted"><h2>{escape(conflicted_heading(report))}</h2>']
+    if not report.conflicted_files:
         return parts + ["<p>None.</p></section>"]
-    parts.append("<ul>")
-    for commit in report.conflicted_commits:
-        parts.append(f"<li>commit <code>{commit.source[:9]}</code> {escape(commit.summary)}<ul>")
-        for conflict in commit.conflicts:
-            parts.append(f"<li><code>{escape(conflict.path)}</code> ({escape(conflict.kind)}, "
-                         f"{escape(conflict.resolution)}) owned by "
-                         + ", ".join(f"<code>{escape(owner)}</code>" for owner in conflict.owners) + "</li>")
-        parts.append("</ul></li>")
-    return parts + ["</ul></section>"]
+    for resolved, title in ((False, "Open (resolve these)"), (True, "Resolved by hand")):
+        listed = conflicts_by_state(report, resolved)
+        if not listed:
+            continue
+        files = len({conflict.path for _, conflicts in listed for conflict in conflicts})
+        parts.append(f"<details><summary>{title}: {files} file(s) in {len(listed)} commit(s)</summary><ul>")
+        for commit, conflicts in listed:
+            parts.append(f"<li>commit <code>{commit.source[:9]}</code> {escape(commit.summary)}<ul>")
+            for conflict in conflicts:
+                parts.append(f"<li><code>{escape(conflict.path)}</code> ({escape(conflict.kind)}, "
+                             f"{escape(conflict.resolution)}) owned by "
+                             + ", ".join(f"<code>{escape(owner)}</code>" for owner in conflict.owners) + "</li>")
+            parts.append("</ul></li>")
+        parts.append("</ul></details>")
+    return parts + ["</section>"]
 
 
 def _conflict(conflict: Conflict) -> list[str]:
@@ -99,34 +156,95 @@ def _conflict(conflict: Conflict) -> list[str]:
              f"<p>commit <code>{conflict.commit[:9]}</code> {escape(conflict.summary)}"
              + (f"; the file was <code>{escape(conflict.base_path)}</code> before" if conflict.base_path else "")
              + "</p>", f"<p><em>next step:</em> {escape(conflict.next_step)}.</p>"]
-    for number, hunk in enumerate(conflict.hunks, start=1):
-        parts.append(_hunk(f"hunk {number} at line {hunk.line}", hunk))
-    return parts
+    return parts + [_conflict_hunks(conflict)]
 
 
-def _finding(finding: Finding) -> list[str]:
-    parts = [f'<li><span class="{finding.severity}">{finding.severity}</span> '
-             f'<a href="{escape(report_link(finding.spec.anchor))}"><code>{escape(finding.kind)}</code></a> '
-             f"<code>{escape(finding.location())}</code>: {escape(finding.message)}"]
+def _conflict_hunks(conflict: Conflict) -> str:
+    where = "under commits[].conflicts[].hunks"
+    hunks, left_out = shown_hunks(conflict.hunks)
+    return "".join(_hunk(f"hunk {number} at line {hunk.line}", hunk, where)
+                   for number, hunk in enumerate(hunks, start=1)) + _cut(left_out, where, "hunks")
+
+
+def _kind_link(kind: str) -> str:
+    return f'<a href="{escape(report_link(kind_of(kind).anchor))}"><code>{escape(kind)}</code></a>'
+
+
+def _notes(finding: Finding) -> str:
+    """What a finding says beyond its message: review, trunk file, the diff and hunks (folded)."""
+    parts = []
     if finding.suppressed:
-        parts.append(f" <em>(reviewed for {escape(finding.suppressed.reviewed_for)}: "
+        parts.append(f"<br><em>(reviewed for {escape(finding.suppressed.reviewed_for)}: "
                      f"{escape(finding.suppressed.reason)})</em>")
     if finding.expired:
         parts.append(f"<br><em>review for {escape(finding.expired.reviewed_for)} expired "
                      f"({escape(finding.expired.reason)}): the trunk counterpart changed again</em>")
     if finding.related_path:
         parts.append(f"<br><em>trunk:</em> <code>{escape(finding.related_path)}</code>")
-    if finding.next_step:
-        parts.append(f"<br><em>action:</em> {escape(finding.next_step)}")
     if finding.diff:
         parts.append(f"<details><summary>upstream change</summary>{_diff(finding.diff)}</details>")
-    for number, raw in enumerate(finding.details.get("hunks", []), start=1):
-        parts.append(_hunk(f"merge conflict {number}", Hunk(**raw)))
-    return parts + ["</li>"]
+    where = "under groups[].findings[].details.hunks"
+    hunks, left_out = shown_hunks(finding.details.get("hunks", []))
+    for number, raw in enumerate(hunks, start=1):
+        parts.append(_hunk(f"merge conflict {number}", Hunk(**raw), where))
+    return "".join(parts) + _cut(left_out, where, "hunks")
+
+
+def _open_rows(group: Group) -> list[str]:
+    rows = []
+    for conflict in group.open_conflicts:
+        hunks = (f"<details><summary>{len(conflict.hunks)} hunk(s)</summary>{_conflict_hunks(conflict)}</details>"
+                 if conflict.hunks else "")
+        moved = f"; the file was <code>{escape(conflict.base_path)}</code> before" if conflict.base_path else ""
+        rows.append(f'<tr><td class="conflict">conflict</td><td class="kind">{_kind_link(conflict.kind)}</td>'
+                    f"<td><code>{escape(conflict.path)}</code><div class=\"msg\">commit <code>{conflict.commit[:9]}"
+                    f"</code> {escape(conflict.summary)}{moved}</div>{hunks}</td>"
+                    f"<td>{escape(conflict.next_step)}</td></tr>")
+    for finding in open_findings(group):
+        rows.append(f'<tr><td class="{finding.severity}">{finding.severity}</td><td class="kind">{_kind_link(finding.kind)}</td>'
+                    f"<td><code>{escape(finding.location())}</code><div class=\"msg\">{escape(finding.message)}"
+                    f"{_notes(finding)}</div></td><td>{escape(finding.next_step)}</td></tr>")
+    return rows
+
+
+def _finding(finding: Finding) -> str:
+    """A folded finding (reviewed or info): one line, its notes after it."""
+    severity = "reviewed" if finding.suppressed else finding.severity  # reviewed: no longer a warning
+    return (f'<li><span class="{severity}">{severity}</span> {_kind_link(finding.kind)} '
+            f"<code>{escape(finding.location())}</code>: {escape(finding.message)}{_notes(finding)}</li>")
+
+
+def _folded(title: str, count: int, body: str, css: str) -> list[str]:
+    """A section folded away: what needs no action now."""
+    if not count:
+        return []
+    return [f'<details class="{css}"><summary>{escape(title)} ({count})</summary>{body}</details>']
+
+
+def _group(report: Report, group: Group, most: int) -> list[str]:
+    parts = [f'<section id="group-{escape(group.name)}"><h2>{escape(group.name)} '
+             f'<span class="{group.verdict}">({group.verdict})</span>{_bar(group, most)}</h2>']
+    if group.gate_failed and report.gate is not None:
+        parts.append(f'<p class="blocked"><strong>Test gate:</strong> <code>{escape(report.gate.command)}</code> '
+                     f"{escape(report.gate.verdict())}; the failing commit changed this group's code.</p>")
+    rows = _open_rows(group)
+    if rows:
+        parts += [f"<h3>Open ({len(rows)})</h3>", '<div class="scroll"><table class="open"><tr><th>what</th>'
+                  "<th>kind</th><th>file</th><th>action</th></tr>", *rows, "</table></div>"]
+    resolved = "".join("".join(_conflict(conflict)) for conflict in group.resolutions)
+    parts += _folded("Resolved conflicts", len(group.resolutions), resolved, "resolved")
+    for title, css, chosen in (("Reviewed", "reviewed", [f for f in group.findings if f.suppressed]),
+                               ("Info", "info", [f for f in group.findings if f.severity == "info"
+                                                 and not f.suppressed])):
+        parts += _folded(title, len(chosen), "<ul>" + "".join(_finding(f) for f in chosen) + "</ul>", css)
+    if not group.conflicts and not group.findings and not group.gate_failed:
+        parts.append("<p>Nothing to do.</p>")
+    return parts + ["</section>"]
 
 
 def render_html(report: Report) -> str:
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+             '<meta name="viewport" content="width=device-width, initial-scale=1">',
              "<title>FlagTree upgrade report</title>", f"<style>{_STYLE}</style></head><body>",
              "<h1>FlagTree upgrade report</h1>", _range(report)]
     if not report.releasable:
@@ -139,27 +257,8 @@ def render_html(report: Report) -> str:
         parts += _conflicted(report)
     if report.drift is not None and report.drift.applied_commit:
         parts.append(f"<p>Applied the clean overlay merges as <code>{report.drift.applied_commit[:9]}</code>.</p>")
+    most = max((sum(_bar_counts(group)) for group in report.groups), default=0)
     for group in report.groups:
-        parts.append(f'<section id="group-{escape(group.name)}"><h2>{escape(group.name)} '
-                     f'<span class="{group.verdict}">({group.verdict})</span></h2>')
-        if group.gate_failed and report.gate is not None:
-            parts.append(f'<p class="blocked"><strong>Test gate:</strong> <code>{escape(report.gate.command)}</code> '
-                         f"{escape(report.gate.verdict())}; the failing commit changed this group's code.</p>")
-        if group.open_conflicts:
-            parts.append("<h3>Conflicts while replaying</h3>")
-            for conflict in group.open_conflicts:
-                parts += _conflict(conflict)
-        if group.resolutions:
-            parts.append("<h3>Conflict resolutions</h3>")
-            for conflict in group.resolutions:
-                parts += _conflict(conflict)
-        if group.findings:
-            parts.append(f"<h3>Findings ({len(group.findings)})</h3><ul>")
-            for finding in group.findings:
-                parts += _finding(finding)
-            parts.append("</ul>")
-        if not group.conflicts and not group.findings and not group.gate_failed:
-            parts.append("<p>Nothing to do.</p>")
-        parts.append("</section>")
+        parts += _group(report, group, most)
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Callable
+from typing import Any, Callable, Sequence
 
-from ..model import Conflict, Finding, GateResult, Group, Hunk, Report
+from ..model import Conflict, ConflictTally, Finding, GateResult, Group, Hunk, Report, ReplayedCommit
+from ..kinds import kind_of
 from .catalogue import report_link
 
 # What could turn text into markup that matters: HTML, links and images, code spans, table cells.
@@ -65,9 +66,8 @@ def _releasable(report: Report) -> list[str]:
 def totals(report: Report) -> dict[str, int]:
     """The table's counts over all its groups, each conflict once: a conflict in a file several groups own
     is in the row of each of them, so the sum of the rows counts it more than once."""
-    conflicts = {(c.commit, c.path): c.resolved for group in report.groups for c in group.conflicts}
-    return {"conflicts": sum(1 for resolved in conflicts.values() if not resolved), **report.counts,
-            "resolved": sum(1 for resolved in conflicts.values() if resolved)}
+    tally = ConflictTally.of(conflict for group in report.groups for conflict in group.conflicts)
+    return {"conflicts": tally.open, **report.counts, "resolved": tally.resolved}
 
 
 def shared_files(report: Report) -> list[tuple[str, list[str]]]:
@@ -120,17 +120,33 @@ def _gate(gate: GateResult) -> list[str]:
     return lines + [""]
 
 
+def conflicted_heading(report: Report) -> str:
+    tally = report.conflicts
+    return f"Conflicted files ({tally.files}): {tally.open} open, {tally.resolved} resolved"
+
+
+def conflicts_by_state(report: Report, resolved: bool) -> list[tuple[ReplayedCommit, list[Conflict]]]:
+    """The conflicted commits with their open (or resolved) conflicts only, in replay order."""
+    picked = [(commit, [c for c in commit.conflicts if c.resolved is resolved]) for commit in report.conflicted_commits]
+    return [(commit, conflicts) for commit, conflicts in picked if conflicts]
+
+
 def _conflicted(report: Report) -> list[str]:
-    files = report.conflicted_files
-    lines = [f"## Conflicted files ({len(files)})", ""]
-    if not files:
+    lines = [f"## {conflicted_heading(report)}", ""]
+    if not report.conflicted_files:
         return lines + ["None.", ""]
-    for commit in report.conflicted_commits:
-        lines.append(f"- commit {code(commit.source[:9])} {text(commit.summary)}:")
-        for conflict in commit.conflicts:
-            lines.append(f"  - {code(conflict.path)} ({conflict.kind}, {conflict.resolution}) owned by "
-                         + ", ".join(code(owner) for owner in conflict.owners))
-    return lines + [""]
+    for resolved, title in ((False, "Open (resolve these):"), (True, "Resolved by hand:")):
+        listed = conflicts_by_state(report, resolved)
+        if not listed:
+            continue
+        lines += [title, ""]
+        for commit, conflicts in listed:
+            lines.append(f"- commit {code(commit.source[:9])} {text(commit.summary)}:")
+            for conflict in conflicts:
+                lines.append(f"  - {code(conflict.path)} ({conflict.kind}, {conflict.resolution}) owned by "
+                             + ", ".join(code(owner) for owner in conflict.owners))
+        lines.append("")
+    return lines
 
 
 def render_summary(report: Report) -> str:
@@ -144,8 +160,41 @@ def render_summary(report: Report) -> str:
     return "\n".join(lines)
 
 
-def _hunk_lines(hunk: Hunk) -> list[str]:
-    return ["Upgraded side:", *fence(hunk.ours), "Base:", *(fence(hunk.base) if hunk.base else ["(empty: the file did not have these lines)"]), "FlagTree side:", *fence(hunk.theirs)]
+# A page for a few findings must stay a page: a diff or a conflict side longer than this is cut, and the
+# cut says where the whole text is (report.json keeps everything).
+MAX_DIFF_LINES = 60
+MAX_SIDE_LINES = 30
+MAX_HUNKS = 4  # hunks shown per conflict or finding
+FULL_TEXT = "report.json"
+
+
+def capped(value: str, most: int) -> tuple[str, int]:
+    """The first `most` lines of value, and how many lines were left out."""
+    lines = value.splitlines(keepends=True)
+    if len(lines) <= most:
+        return value, 0
+    return "".join(lines[:most]), len(lines) - most
+
+
+def cut_note(left_out: int, where: str, what: str = "lines") -> str:
+    return f"({left_out} more {what} left out here: the whole text is {where} in {FULL_TEXT})"
+
+
+def shown_hunks(hunks: Sequence[Any]) -> tuple[list[Any], int]:
+    """The first MAX_HUNKS hunks, and how many were left out."""
+    return list(hunks[:MAX_HUNKS]), max(0, len(hunks) - MAX_HUNKS)
+
+
+def _capped_fence(value: str, most: int, where: str, language: str = "") -> list[str]:
+    shown, left_out = capped(value, most)
+    return [*fence(shown, language), *([cut_note(left_out, where)] if left_out else [])]
+
+
+def _hunk_lines(hunk: Hunk, where: str = "the conflict's hunk") -> list[str]:
+    return ["Upgraded side:", *_capped_fence(hunk.ours, MAX_SIDE_LINES, where), "Base:",
+            *(_capped_fence(hunk.base, MAX_SIDE_LINES, where) if hunk.base
+              else ["(empty: the file did not have these lines)"]),
+            "FlagTree side:", *_capped_fence(hunk.theirs, MAX_SIDE_LINES, where)]
 
 
 def _conflict(conflict: Conflict) -> list[str]:
@@ -153,8 +202,12 @@ def _conflict(conflict: Conflict) -> list[str]:
              f"Commit {code(conflict.commit[:9])} {text(conflict.summary)}"
              + (f"; the file was {code(conflict.base_path)} before" if conflict.base_path else ""), "",
              f"Next step: {text(conflict.next_step)}.", ""]
-    for number, hunk in enumerate(conflict.hunks, start=1):
-        lines += [f"Hunk {number} at line {hunk.line}:", "", *_hunk_lines(hunk), ""]
+    hunks, left_out = shown_hunks(conflict.hunks)
+    for number, hunk in enumerate(hunks, start=1):
+        lines += [f"Hunk {number} at line {hunk.line}:", "", *_hunk_lines(hunk, "under commits[].conflicts[].hunks"),
+                  ""]
+    if left_out:
+        lines += [cut_note(left_out, "under commits[].conflicts[].hunks", "hunks"), ""]
     return lines
 
 
@@ -162,21 +215,45 @@ def _finding(finding: Finding) -> list[str]:
     mark = ""
     if finding.suppressed:
         mark = f" (reviewed for {code(finding.suppressed.reviewed_for)}: {text(finding.suppressed.reason)})"
-    lines = [f"- **{finding.severity}** [{code(finding.kind)}]({report_link(finding.spec.anchor)}) "
+    severity = "reviewed" if finding.suppressed else finding.severity  # a reviewed warning no longer asks
+    lines = [f"- **{severity}** [{code(finding.kind)}]({report_link(finding.spec.anchor)}) "
              f"{code(finding.location())}: {text(finding.message)}{mark}"]
     if finding.expired:
         lines.append(f"  - review for {code(finding.expired.reviewed_for)} expired ({text(finding.expired.reason)}): "
                      "the trunk counterpart changed again")
     if finding.related_path:
         lines.append(f"  - trunk: {code(finding.related_path)}")
-    if finding.next_step:
+    if finding.next_step and not finding.suppressed:
         lines.append(f"  - action: {text(finding.next_step)}")
+    where = "under groups[].findings[]"
     if finding.diff:
-        lines += ["", "  Upstream change:", "", *("  " + line for line in fence(finding.diff, "diff")), ""]
-    for number, raw in enumerate(finding.details.get("hunks", []), start=1):
+        lines += ["", "  Upstream change:", "",
+                  *("  " + line for line in _capped_fence(finding.diff, MAX_DIFF_LINES, where + ".diff", "diff")), ""]
+    hunks, left_out = shown_hunks(finding.details.get("hunks", []))
+    for number, raw in enumerate(hunks, start=1):
         hunk = Hunk(**raw)
-        lines += ["", f"  Merge conflict {number}:", "", *("  " + line for line in _hunk_lines(hunk)), ""]
+        lines += ["", f"  Merge conflict {number}:", "",
+                  *("  " + line for line in _hunk_lines(hunk, where + ".details.hunks")), ""]
+    if left_out:
+        lines += ["  " + cut_note(left_out, where + ".details.hunks", "hunks"), ""]
     return lines
+
+
+def open_findings(group: Group) -> list[Finding]:
+    """Errors, then warnings, that no review covers: what the group must do."""
+    return [f for severity in ("error", "warning") for f in group.findings if f.severity == severity
+            and not f.suppressed]
+
+
+def _open_table(group: Group) -> list[str]:
+    """One compact table of everything open: conflicts, then errors, then warnings."""
+    rows = [f"| conflict | [{code(c.kind)}]({report_link(kind_of(c.kind).anchor)}) | {code(c.path)} (commit "
+            f"{code(c.commit[:9])}) | {text(c.next_step)} |" for c in group.open_conflicts]
+    rows += [f"| {f.severity} | [{code(f.kind)}]({report_link(f.spec.anchor)}) | {code(f.location())}: "
+             f"{text(f.message)} | {text(f.next_step)} |" for f in open_findings(group)]
+    if not rows:
+        return []
+    return [f"## Open ({len(rows)})", "", "| what | kind | file | action |", "|---|---|---|---|", *rows, ""]
 
 
 def render_group(report: Report, group: Group) -> str:
@@ -184,19 +261,28 @@ def render_group(report: Report, group: Group) -> str:
     if group.gate_failed and report.gate is not None:
         lines += [f"**Test gate:** {code(report.gate.command)} {text(report.gate.verdict())}; the failing "
                   "commit changed this group's code.", ""]
+    lines += _open_table(group)
     if group.open_conflicts:
         lines += ["## Conflicts while replaying", ""]
         for conflict in group.open_conflicts:
             lines += _conflict(conflict)
+    opened = open_findings(group)
+    if opened:
+        lines += ["## Findings to act on", ""]
+        for finding in opened:
+            lines += _finding(finding)
+        lines.append("")
     if group.resolutions:
         lines += ["## Conflict resolutions", ""]
         for conflict in group.resolutions:
             lines += _conflict(conflict)
-    if group.findings:
-        lines += ["## Findings", ""]
-        for finding in group.findings:
-            lines += _finding(finding)
-        lines.append("")
+    for title, chosen in (("Reviewed", [f for f in group.findings if f.suppressed]),
+                          ("Info", [f for f in group.findings if f.severity == "info" and not f.suppressed])):
+        if chosen:
+            lines += [f"## {title} ({len(chosen)})", ""]
+            for finding in chosen:
+                lines += _finding(finding)
+            lines.append("")
     if not group.conflicts and not group.findings and not group.gate_failed:
         lines.append("Nothing to do.")
     return "\n".join(lines).rstrip("\n") + "\n"
