@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from sync.cli import cli
-from tests.png import read_rows
+from PIL import Image
 
 BROWSER = next((found for name in ("chromium", "chromium-browser", "google-chrome") if (found := shutil.which(name))),
                None)
@@ -72,12 +72,15 @@ def _grey(pixel: bytes) -> bool:
 def _groups_table_edge(png: Path) -> tuple[int, int, int]:
     """The screenshot's width, the right edge of its first table (the first grey line across half the page) and
     how many of the 40 rows below it are grey there: a table cut at the window's edge has no border there."""
-    width, _, rows = read_rows(png, 700)
-    for y, row in enumerate(rows):
-        grey = [x for x in range(width) if _grey(row[3 * x:3 * x + 3])]
+    with Image.open(png) as shot:
+        image = shot.convert("RGB")
+    width, height = image.size
+    pixels = image.load()
+    for y in range(min(height, 700)):
+        grey = [x for x in range(width) if _grey(bytes(pixels[x, y]))]
         if len(grey) > width // 2:
             right = max(grey)
-            return width, right, sum(1 for below in rows[y:y + 40] if _grey(below[3 * right:3 * right + 3]))
+            return width, right, sum(1 for below in range(y, min(y + 40, height)) if _grey(bytes(pixels[right, below])))
     raise AssertionError(f"no table in {png}")
 
 
