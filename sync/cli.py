@@ -14,6 +14,7 @@ import click
 
 from . import __version__
 from .errors import EXIT_INTERNAL, EXIT_USAGE, SyncError
+from .terminal import escaped_output, printable
 
 PROG = "flagtree-sync"
 
@@ -29,30 +30,36 @@ def _reported(command: Callable[..., int] | None = None, *,
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> None:
-        try:
-            status = command(*args, **kwargs)
-        except SyncError as exc:
-            click.echo(f"{PROG}: {exc.label}: {exc}", err=True)
-            sys.exit(exc.exit_code)
-        except BrokenPipeError:  # the reader went away (`| head`): nothing left to say to it
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            sys.exit(1)
-        except KeyboardInterrupt:
-            click.echo(f"{PROG}: interrupted; rerun the same command: {again}", err=True)
-            sys.exit(130)
-        except OSError as exc:
-            if not _disk_full(exc):
-                _crash(exc, kwargs.get("repo_path"))
-            where = f" ({exc.filename})" if exc.filename else ""
-            click.echo(f"{PROG}: error: no space left on device{where}; free some space and rerun the same "
-                       f"command: {again}", err=True)
-            sys.exit(EXIT_USAGE)
-        except Exception as exc:  # a bug: keep the user's terminal clean, keep the evidence
-            _crash(exc, kwargs.get("repo_path"))
-        sys.exit(status)
+        with escaped_output():  # nothing printed drives the terminal (a file name's escape sequence)
+            _run_reported(command, again, args, kwargs)
 
     return wrapper
+
+
+def _run_reported(command: Callable[..., int], again: str, args: Any, kwargs: Any) -> None:
+    """Run command and exit with its status, or with the one line and status its failure calls for."""
+    try:
+        status = command(*args, **kwargs)
+    except SyncError as exc:
+        click.echo(f"{PROG}: {exc.label}: {printable(str(exc))}", err=True)
+        sys.exit(exc.exit_code)
+    except BrokenPipeError:  # the reader went away (`| head`): nothing left to say to it
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(1)
+    except KeyboardInterrupt:
+        click.echo(f"{PROG}: interrupted; rerun the same command: {again}", err=True)
+        sys.exit(130)
+    except OSError as exc:
+        if not _disk_full(exc):
+            _crash(exc, kwargs.get("repo_path"))
+        where = f" ({exc.filename})" if exc.filename else ""
+        click.echo(f"{PROG}: error: no space left on device{printable(where)}; free some space and rerun the same "
+                   f"command: {again}", err=True)
+        sys.exit(EXIT_USAGE)
+    except Exception as exc:  # a bug: keep the user's terminal clean, keep the evidence
+        _crash(exc, kwargs.get("repo_path"))
+    sys.exit(status)
 
 
 def _disk_full(exc: OSError) -> bool:
@@ -64,7 +71,7 @@ def _disk_full(exc: OSError) -> bool:
 
 def _crash(exc: BaseException, repo_path: str | None) -> None:
     log = write_crash_log(traceback.format_exc(), repo_path)
-    click.echo(f"{PROG}: internal error: {type(exc).__name__}: {exc} (traceback in {log})", err=True)
+    click.echo(f"{PROG}: internal error: {type(exc).__name__}: {printable(str(exc))} (traceback in {log})", err=True)
     sys.exit(EXIT_INTERNAL)
 
 

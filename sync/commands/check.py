@@ -13,6 +13,7 @@ from ..kinds import rules
 from ..report.github import render_github
 from ..report.sarif import render_sarif
 from .. import __version__
+from . import echo_line
 
 SCHEMA = "flagtree-sync/check/1"
 
@@ -34,10 +35,10 @@ def run_check_command(path: Path, backends: tuple[str, ...], output_format: str,
         click.echo(render_github(result.findings), nl=False)
     else:
         for finding in result.findings:
-            click.echo(f"{finding.location()}: {finding.code} {finding.severity}: {finding.message}"
+            echo_line(f"{finding.location()}: {finding.code} {finding.severity}: {finding.message}"
                        f"  [fix: {finding.next_step}]")
         counts = result.counts
-        click.echo(f"{len(result.findings)} finding(s): {counts['error']} error, {counts['warning']} warning, "
+        echo_line(f"{len(result.findings)} finding(s): {counts['error']} error, {counts['warning']} warning, "
                    f"{counts['info']} info")
     return result.exit_status
 

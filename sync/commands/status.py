@@ -10,6 +10,7 @@ from ..model import Report
 from ..report.document import render_json
 from ..report.markdown import shared_note
 from ..report.write import write_report
+from . import echo_line
 from .progress import TerminalProgress
 
 
@@ -18,18 +19,18 @@ def print_status(report: Report, out: Path | None) -> None:
     conflicts = [conflict for commit in report.commits for conflict in commit.conflicts]
     still = sum(1 for conflict in conflicts if not conflict.resolved)
     counts = report.counts
-    click.echo(f"branch {report.upgrade.branch} at {report.upgrade.head[:9]} ({report.range.old.ref}.."
+    echo_line(f"branch {report.upgrade.branch} at {report.upgrade.head[:9]} ({report.range.old.ref}.."
                f"{report.range.source.ref} onto {report.range.onto.ref}): {still} of {len(conflicts)} conflict(s) "
                f"still open, {counts['error']} errors, {counts['warning']} warnings, {counts['suppressed']} reviewed"
                + (f"; report in {out}" if out else ""))
     for group in report.groups:
         group_counts = group.counts
-        click.echo(f"  {group.name:<16} {group.verdict:<13} conflicts={group_counts['conflicts']} "
+        echo_line(f"  {group.name:<16} {group.verdict:<13} conflicts={group_counts['conflicts']} "
                    f"resolved={group_counts['resolved']} errors={group_counts['error']} "
                    f"warnings={group_counts['warning']} reviewed={group_counts['suppressed']}")
     note = shared_note(report, str, total="the first line")
     if note:
-        click.echo(f"  {note}")
+        echo_line(f"  {note}")
 
 
 def run_status_command(repo_path: str, target: str | None, old: str | None, onto: str | None, source_branch: str | None,
