@@ -5,7 +5,7 @@ import difflib
 import os
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Callable
 from pathlib import Path
 
 import pygit2
@@ -227,12 +227,12 @@ def has_object(repo: pygit2.Repository, object_id: str) -> bool:
         return False
 
 
-def commit_files(repo: pygit2.Repository, head: pygit2.Commit, files: dict[str, bytes], message: str,
-                 ref: str | None = None, by_user: bool = False) -> pygit2.Oid:
+def commit_files(repo: pygit2.Repository, head: pygit2.Commit, files: dict[str, bytes],
+                 message: str | Callable[[str], str], ref: str | None = None, by_user: bool = False) -> pygit2.Oid:
     """A commit on top of head that writes files (in memory, no checkout); head itself when nothing changes.
 
     Signed by flagtree-sync and dated like head, so that doing the same twice gives the same commit; by_user:
-    signed by the user, now, as git commit would (what they wrote is theirs: the tool never recreates it).
+    signed by the user, now, as git commit would. message may be a function of the new tree's id.
     """
     index = pygit2.Index()
     index.read_tree(head.tree)
@@ -241,15 +241,20 @@ def commit_files(repo: pygit2.Repository, head: pygit2.Commit, files: dict[str, 
     tree = index.write_tree(repo)
     if tree == head.tree.id:
         return head.id
-    signature = user_signature(repo) if by_user else pygit2.Signature(
-        "flagtree-sync", "flagtree-sync@localhost", head.committer.time, head.committer.offset)
-    return repo.create_commit(ref, signature, signature, message, tree, [head.id])
+    if by_user:
+        author, committer = user_signature(repo), user_signature(repo, "COMMITTER")
+    else:
+        author = committer = pygit2.Signature("flagtree-sync", "flagtree-sync@localhost", head.committer.time,
+                                              head.committer.offset)
+    text = message(str(tree)) if callable(message) else message
+    return repo.create_commit(ref, author, committer, text, tree, [head.id])
 
 
-def user_signature(repo: pygit2.Repository) -> pygit2.Signature:
-    """Who git commit would sign as: GIT_AUTHOR_NAME/EMAIL, else user.name/user.email of the configuration."""
+def user_signature(repo: pygit2.Repository, role: str = "AUTHOR") -> pygit2.Signature:
+    """Who git commit would sign as (role AUTHOR or COMMITTER): GIT_<role>_NAME/EMAIL, else user.name/user.email
+    of the configuration."""
     found = {}
-    for key, variable in (("name", "GIT_AUTHOR_NAME"), ("email", "GIT_AUTHOR_EMAIL")):
+    for key, variable in (("name", f"GIT_{role}_NAME"), ("email", f"GIT_{role}_EMAIL")):
         value = os.environ.get(variable)
         if not value:
             try:
