@@ -1,6 +1,7 @@
 """Command-line entry point: parses arguments and dispatches to sync.commands."""
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import os
@@ -71,32 +72,49 @@ def _disk_full(exc: OSError) -> bool:
 
 def _crash(exc: BaseException, repo_path: str | None) -> None:
     log = write_crash_log(traceback.format_exc(), repo_path)
-    click.echo(f"{PROG}: internal error: {type(exc).__name__}: {printable(str(exc))} (traceback in {log})", err=True)
+    where = f"traceback in {log}" if log else "no room anywhere for its traceback log"
+    click.echo(f"{PROG}: internal error: {type(exc).__name__}: {printable(str(exc))} ({where})", err=True)
     sys.exit(EXIT_INTERNAL)
 
 
-def write_crash_log(text: str, repo_path: str | None) -> str:
-    """A fresh file, never through a planted link: under <git dir>/flagtree-sync/ when there is a repository."""
-    directory = None
+def write_crash_log(text: str, repo_path: str | None) -> str | None:
+    """A fresh file, never through a planted link: under <git dir>/flagtree-sync/ when the command was given a
+    repository (--repo, whose default is the current directory), else (or when that cannot be written: a full
+    disk) in the temporary directory. The repository the shell happens to be in is not demo's or check's.
+    None when no place could take it."""
+    for directory in (*_repository_log_dir(repo_path), None):
+        try:
+            descriptor, path = tempfile.mkstemp(prefix="crash-", suffix=".log", dir=directory)  # O_EXCL: no link
+        except OSError:
+            continue
+        try:
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            return path
+        except OSError:  # ENOSPC while writing: a half log helps no one
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+    return None
+
+
+def _repository_log_dir(repo_path: str | None) -> list[Path]:
+    """<git dir>/flagtree-sync of the repository at or above repo_path, when it is a real directory."""
+    if repo_path is None:
+        return []
     try:
-        start = Path(repo_path or ".").resolve()
+        start = Path(repo_path).resolve()
     except OSError:  # the current directory was removed
-        start = Path(tempfile.gettempdir())
+        return []
     # --repo defaults to the current directory, which may be anywhere inside the work tree
     git_dir = next((folder / ".git" for folder in (start, *start.parents) if (folder / ".git").is_dir()), None)
-    if git_dir is not None:
-        if not git_dir.is_symlink():
-            directory = git_dir / "flagtree-sync"
-            try:
-                directory.mkdir(exist_ok=True)
-                if directory.is_symlink():
-                    directory = None
-            except OSError:
-                directory = None
-    descriptor, path = tempfile.mkstemp(prefix="crash-", suffix=".log", dir=directory)  # O_EXCL: no link followed
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    return path
+    if git_dir is None or git_dir.is_symlink():
+        return []
+    directory = git_dir / "flagtree-sync"
+    try:
+        directory.mkdir(exist_ok=True)
+    except OSError:
+        return []
+    return [] if directory.is_symlink() else [directory]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -1,9 +1,9 @@
 """`demo`: build the embedded demo world and run the main job (upgrade with report) on it."""
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
-
 
 from ..demo.native import build_command, build_native_world, missing_build_tools
 from ..demo.world import build_world
@@ -21,6 +21,12 @@ def run_demo(directory: Path, no_run: bool, native: bool = False) -> int:
         world = build_native_world(directory) if native else build_world(directory)
     except FileExistsError as exc:
         raise SyncError(f"{directory} is not empty: choose a new directory for the demo") from exc
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise  # the CLI says "no space left on device"
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise SyncError(f"cannot build the demo in {directory}: {exc.strerror or exc}{where}; choose a directory "
+                        "you can write") from None
     echo_line(f"demo: upstream {world.upstream} (tags {world.old_tag}, {world.new_tag}); fork {world.fork}")
     if no_run:
         return 0
