@@ -5,11 +5,12 @@ import contextlib
 import errno
 import functools
 import os
+import shutil
 import sys
 import tempfile
 import traceback
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import click
 
@@ -51,23 +52,60 @@ def _run_reported(command: Callable[..., int], again: str, args: Any, kwargs: An
     except KeyboardInterrupt:
         click.echo(f"{PROG}: interrupted; rerun the same command: {again}", err=True)
         sys.exit(130)
-    except OSError as exc:
-        if not _disk_full(exc):
+    except Exception as exc:  # a bug, unless the disk is full: keep the user's terminal clean, keep the evidence
+        where = _no_space_at(exc, kwargs)
+        if where is None:
             _crash(exc, kwargs.get("repo_path"))
-        where = f" ({exc.filename})" if exc.filename else ""
-        click.echo(f"{PROG}: error: no space left on device{printable(where)}; free some space and rerun the same "
-                   f"command: {again}", err=True)
+        click.echo(f"{PROG}: error: no space left on device{printable(where or '')}; free some space and rerun the "
+                   f"same command: {again}", err=True)
         sys.exit(EXIT_USAGE)
-    except Exception as exc:  # a bug: keep the user's terminal clean, keep the evidence
-        _crash(exc, kwargs.get("repo_path"))
     sys.exit(status)
 
 
-def _disk_full(exc: OSError) -> bool:
-    """ENOSPC or EDQUOT; libgit2's object writes say so only in the message (pygit2 gives no errno)."""
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+# Below this much room an error from git is taken for a full disk: libgit2 loses the errno on the way
+# (GitError 'no error', a commit it reports written but never wrote, then 'target OID ... doesn't exist').
+NEARLY_FULL = 1 << 20
+
+
+def _no_space_at(exc: Exception, kwargs: dict[str, Any]) -> str | None:
+    """' (where)' (or '') when exc comes of a full disk; None when it is a bug."""
+    full = _nearly_full(kwargs.get(name) for name in ("repo_path", "out", "directory"))
+    if _disk_full(exc):
+        name = getattr(exc, "filename", None) or full
+        return f" ({name})" if name else ""
+    if full is not None and (isinstance(exc, OSError) or _is_git_error(exc)):
+        return f" ({full})"
+    return None
+
+
+def _nearly_full(paths: Iterable[object]) -> str | None:
+    """The first of the command's places (repository, --out, demo's directory) on a file system with less
+    than NEARLY_FULL left, as the nearest directory that exists."""
+    for value in paths:
+        if not isinstance(value, (str, Path)):
+            continue
+        path = Path(os.path.abspath(value))
+        existing = next((folder for folder in (path, *path.parents) if folder.is_dir()), None)
+        try:
+            if existing is not None and shutil.disk_usage(existing).free < NEARLY_FULL:
+                return str(existing)
+        except OSError:
+            continue
+    return None
+
+
+def _is_git_error(exc: Exception) -> bool:
+    pygit2 = sys.modules.get("pygit2")  # not loaded: exc cannot be one of its errors (and the CLI stays quick)
+    return pygit2 is not None and isinstance(exc, pygit2.GitError)
+
+
+def _disk_full(exc: Exception) -> bool:
+    """ENOSPC or EDQUOT; libgit2's writes say so only in the message (pygit2 gives no errno, and raises an
+    OSError or a GitError)."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return True
-    return exc.errno is None and any(text in str(exc) for text in (os.strerror(errno.ENOSPC), os.strerror(errno.EDQUOT)))
+    said = any(text in str(exc) for text in (os.strerror(errno.ENOSPC), os.strerror(errno.EDQUOT)))
+    return said and ((isinstance(exc, OSError) and exc.errno is None) or _is_git_error(exc))
 
 
 def _crash(exc: BaseException, repo_path: str | None) -> None:

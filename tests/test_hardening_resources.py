@@ -114,3 +114,43 @@ def test_a_full_disk_is_exit_2_loses_nothing_and_resumes(tmp_path: Path, tiny_di
     assert resumed.returncode == 1, resumed.stderr
     assert (out / "report.json").exists()
     assert git(repo, "rev-parse", "--verify", "sync/v3.6.0").strip()
+
+
+def on_tiny_disk(tmp_path: Path, tiny_disk: Path) -> Path:
+    world = build_world(tmp_path / "world")
+    repo = tiny_disk / "flagtree"
+    shutil.copytree(world.fork, repo, symlinks=True)
+    git(repo, "status")  # the copy has new inodes: let git refresh the index's stat cache first
+    return repo
+
+
+@pytest.mark.parametrize("leave_kib", [150, 160, 170, 180])
+def test_a_nearly_full_disk_is_exit_2_and_the_upgrade_resumes(tmp_path: Path, tiny_disk: Path, leave_kib: int) -> None:
+    """Issue 31.10: with 150-180 KiB left, libgit2 reported a commit written that it never wrote ('target OID
+    ... doesn't exist', exit 3), lost the errno ('no error'), and the crash log itself hit ENOSPC."""
+    repo = on_tiny_disk(tmp_path, tiny_disk)
+    before = snapshot(repo)
+    filler = fill(tiny_disk, leave=leave_kib * 1024)
+    command = [sys.executable, "-m", "sync", "upgrade", "-q", "--repo", str(repo), *RANGE, "--out",
+               str(tiny_disk / "report")]
+    full = subprocess.run(command, capture_output=True, text=True)
+    assert full.returncode == 2, (full.returncode, full.stderr)
+    assert "no space left on device" in full.stderr.lower() and full.stderr.count("\n") == 1, full.stderr
+    filler.unlink()
+    after = snapshot(repo)
+    after["refs"] = "".join(line for line in after["refs"].splitlines(keepends=True)
+                            if not line.startswith("refs/heads/sync/"))
+    assert after == before
+    resumed = subprocess.run(command, capture_output=True, text=True)
+    assert resumed.returncode == 1, resumed.stderr
+    assert (tiny_disk / "report" / "report.json").exists()
+
+
+@pytest.mark.parametrize("leave_kib", [0, 20, 100])
+def test_drift_on_a_nearly_full_disk_is_exit_2(tmp_path: Path, tiny_disk: Path, leave_kib: int) -> None:
+    repo = on_tiny_disk(tmp_path, tiny_disk)
+    fill(tiny_disk, leave=leave_kib * 1024)
+    done = subprocess.run([sys.executable, "-m", "sync", "drift", "--repo", str(repo), *RANGE], capture_output=True,
+                          text=True)
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert "no space left on device" in done.stderr.lower() and done.stderr.count("\n") == 1, done.stderr
