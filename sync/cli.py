@@ -84,9 +84,9 @@ def _nearly_full(paths: Iterable[object]) -> str | None:
     for value in paths:
         if not isinstance(value, (str, Path)):
             continue
-        path = Path(os.path.abspath(value))
-        existing = next((folder for folder in (path, *path.parents) if folder.is_dir()), None)
-        try:
+        try:  # abspath reads the current directory, which may be gone
+            path = Path(os.path.abspath(value))
+            existing = next((folder for folder in (path, *path.parents) if folder.is_dir()), None)
             if existing is not None and shutil.disk_usage(existing).free < NEARLY_FULL:
                 return str(existing)
         except OSError:

@@ -10,6 +10,7 @@ from . import result_cache
 from .cache import FactCache, using
 from .errors import SyncError
 from .git import Commit, GitError, GitTree, Oid, Repository, Tree
+from .parselimit import parse_limit
 from .git.repo import commit_of, commit_range, has_object, is_ancestor, upstream_in_range
 from .git.store import scratch_repository
 from .progress import Progress, Silent
@@ -180,6 +181,7 @@ def analyse_drift(repo: Repository, rng: Range, target: Rev | None, backends: se
     A result stored for the same inputs (sync/result_cache.py) is reused: nothing is replayed or parsed."""
     progress = progress or Silent()
     backends = set(backends) if backends else None
+    parse_limit()  # a bad FLAGTREE_SYNC_PARSE_LIMIT is exit 2 here, not in a worker halfway through
     with using(FactCache.for_git_dir(repo.path)) as cache:
         key = result_cache.result_key(repo, rng, target, backends, symbols) if cache is not None else None
         found = result_cache.load(cache, key, repo) if cache is not None and key is not None else None
@@ -234,7 +236,7 @@ _PARSED_SUFFIXES = (".py", ".pyi", ".c", ".h", ".hpp", ".hh", ".hxx", ".cpp", ".
 def _over_the_parse_limit(context: "DriftContext") -> list[Finding]:
     """An analysis-skipped finding for each parsed file the analyses may read (one the fork, the new tag or
     the target has other than the old tag, or a backend's) that is over the parse limit."""
-    from .parselimit import ENV, parse_limit
+    from .parselimit import ENV
     limit = parse_limit()
     if limit is None:
         return []

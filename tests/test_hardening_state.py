@@ -214,3 +214,16 @@ def test_apply_commits_as_the_user_now_and_force_still_knows_it(world, monkeypat
     result = upgrade(world, "--force")
     assert result.exit_code == 2 and amended[:9] in result.output
     assert git(world.fork, "rev-parse", "sync/v3.6.0").strip() == amended
+
+
+def test_apply_signs_with_the_committer_identity_git_config_gives(world, monkeypatch) -> None:
+    """committer.name/committer.email (git 2.22+) come before user.name, as git commit reads them."""
+    for variable in ("GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
+        monkeypatch.delenv(variable)
+    git(world.fork, "config", "user.name", "User Name")
+    git(world.fork, "config", "user.email", "user@example.com")
+    git(world.fork, "config", "committer.email", "ci@example.com")
+    assert upgrade(world).exit_code == 1
+    assert invoke("drift", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0", "--target",
+                  "sync/v3.6.0", "--apply").exit_code == 1
+    assert git(world.fork, "log", "-1", "--format=%cn <%ce>", "sync/v3.6.0").strip() == "User Name <ci@example.com>"

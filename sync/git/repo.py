@@ -256,11 +256,12 @@ def user_signature(repo: pygit2.Repository, role: str = "AUTHOR") -> pygit2.Sign
     found = {}
     for key, variable in (("name", f"GIT_{role}_NAME"), ("email", f"GIT_{role}_EMAIL")):
         value = os.environ.get(variable)
-        if not value:
-            try:
-                value = str(repo.config[f"user.{key}"])
-            except KeyError:
-                value = None
+        for setting in (f"{role.lower()}.{key}", f"user.{key}"):  # author.name before user.name, as git reads them
+            if not value:
+                try:
+                    value = str(repo.config[setting])
+                except KeyError:
+                    value = None
         if not value:
             raise SyncError(f"git knows no user.{key} here, and the commit must be yours: "
                             f"git config --global user.{key} ..., then rerun")
