@@ -83,7 +83,9 @@ def gone_soon(pid: int, seconds: float = 10) -> bool:
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 @pytest.mark.parametrize("command, status", [("sleep 300 & echo $! > {pid}; wait", 124),
-                                             ("sleep 300 & echo $! > {pid}", 0)])
+                                             ("sleep 300 & echo $! > {pid}", 0),
+                                             ("setsid sleep 300 & echo $! > {pid}; wait", 124),
+                                             ("setsid sh -c 'sleep 300 & echo $! > {pid}; wait' & until [ -s {pid} ]; do sleep 0.05; done", 0)])
 def test_the_gate_leaves_no_child_running(world, tmp_path: Path, command: str, status: int) -> None:
     """Issue 31.19: a timed-out gate, and one whose command left a background child, leave nothing behind
     (the child used to outlive the tool; one holding the output pipe also made a passing gate time out)."""
