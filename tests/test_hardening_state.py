@@ -227,3 +227,19 @@ def test_apply_signs_with_the_committer_identity_git_config_gives(world, monkeyp
     assert invoke("drift", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0", "--target",
                   "sync/v3.6.0", "--apply").exit_code == 1
     assert git(world.fork, "log", "-1", "--format=%cn <%ce>", "sync/v3.6.0").strip() == "User Name <ci@example.com>"
+
+
+def test_apply_honours_git_s_date_variables(world, monkeypatch) -> None:
+    """As git commit does: GIT_COMMITTER_DATE (here ISO 8601) dates the commit, so a scripted run is reproducible."""
+    monkeypatch.setenv("GIT_AUTHOR_DATE", "@1767614400 +0100")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2026-01-05T12:00:00+00:00")
+    assert upgrade(world).exit_code == 1
+    apply = ["drift", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0", "--target", "sync/v3.6.0",
+             "--apply"]
+    assert invoke(*apply).exit_code == 1
+    assert git(world.fork, "log", "-1", "--format=%ad|%cd", "--date=raw", "sync/v3.6.0").strip() == \
+        "1767614400 +0100|1767614400 +0000"
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "last tuesday-ish")
+    assert upgrade(world, "--force").exit_code == 1
+    result = invoke(*apply)
+    assert result.exit_code == 2 and "GIT_COMMITTER_DATE='last tuesday-ish' is not a date" in result.output

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import difflib
+import email.utils
 import os
 import re
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from typing import Any, Callable
 from pathlib import Path
 
@@ -266,7 +268,33 @@ def user_signature(repo: pygit2.Repository, role: str = "AUTHOR") -> pygit2.Sign
             raise SyncError(f"git knows no user.{key} here, and the commit must be yours: "
                             f"git config --global user.{key} ..., then rerun")
         found[key] = value
-    return pygit2.Signature(found["name"], found["email"])
+    when = _signature_date(f"GIT_{role}_DATE")
+    if when is None:
+        return pygit2.Signature(found["name"], found["email"])
+    return pygit2.Signature(found["name"], found["email"], *when)
+
+
+def _signature_date(variable: str) -> tuple[int, int] | None:
+    """(seconds, offset in minutes) of GIT_<role>_DATE, as git reads it: '@<seconds> <+hhmm>' or '<seconds>
+    <+hhmm>' (git's own), RFC 2822 or ISO 8601 (a date without a zone is UTC); None when unset (now)."""
+    given = os.environ.get(variable, "").strip()
+    if not given:
+        return None
+    raw = re.fullmatch(r"@?(\d+) ([+-])(\d\d)(\d\d)", given)
+    if raw:
+        offset = (int(raw[3]) * 60 + int(raw[4])) * (-1 if raw[2] == "-" else 1)
+        return int(raw[1]), offset
+    try:
+        moment = datetime.fromisoformat(given)
+    except ValueError:
+        try:
+            moment = email.utils.parsedate_to_datetime(given)
+        except (TypeError, ValueError):
+            raise SyncError(f"{variable}={given!r} is not a date git reads (e.g. 2026-01-05T12:00:00+00:00)") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    shift = moment.utcoffset()
+    return int(moment.timestamp()), int(shift.total_seconds() // 60) if shift is not None else 0
 
 
 def branch_exists(repo: pygit2.Repository, name: str) -> bool:
