@@ -21,6 +21,8 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, TypeVar
 
+from .parselimit import cache_tag
+
 CACHE_DIR = ("flagtree-sync", "cache")
 FORMAT = 1  # of the entry files themselves
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
@@ -48,7 +50,7 @@ class FactCache:
         return cls(Path(git_dir))
 
     def get(self, kind: str, version: int, key: str) -> Any | None:
-        directory = self._directory((*CACHE_DIR, f"{kind}-v{version}", key[:2]), create=False)
+        directory = self._directory((*CACHE_DIR, f"{kind}-v{version}{cache_tag()}", key[:2]), create=False)
         if directory is None:
             self.misses += 1
             return None
@@ -67,7 +69,7 @@ class FactCache:
 
     def holds(self, kind: str, version: int, key: str) -> bool:
         """Whether an entry is stored (not read: an entry of the wrong shape still counts)."""
-        directory = self._directory((*CACHE_DIR, f"{kind}-v{version}", key[:2]), create=False)
+        directory = self._directory((*CACHE_DIR, f"{kind}-v{version}{cache_tag()}", key[:2]), create=False)
         if directory is None:
             return False
         try:
@@ -77,7 +79,7 @@ class FactCache:
         return True
 
     def put(self, kind: str, version: int, key: str, value: Any) -> None:
-        directory = self._directory((*CACHE_DIR, f"{kind}-v{version}", key[:2]), create=True)
+        directory = self._directory((*CACHE_DIR, f"{kind}-v{version}{cache_tag()}", key[:2]), create=True)
         if directory is None:
             return  # not writable, or a symlink in the way: run without caching
         data = json.dumps({"format": FORMAT, "kind": kind, "version": version, "key": key, "value": value},

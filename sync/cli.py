@@ -1,19 +1,22 @@
 """Command-line entry point: parses arguments and dispatches to sync.commands."""
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import os
+import shutil
 import sys
 import tempfile
 import traceback
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import click
 
 from . import __version__
 from .errors import EXIT_INTERNAL, EXIT_USAGE, SyncError
+from .terminal import escaped_output, printable
 
 PROG = "flagtree-sync"
 
@@ -29,67 +32,127 @@ def _reported(command: Callable[..., int] | None = None, *,
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> None:
-        try:
-            status = command(*args, **kwargs)
-        except SyncError as exc:
-            click.echo(f"{PROG}: {exc.label}: {exc}", err=True)
-            sys.exit(exc.exit_code)
-        except BrokenPipeError:  # the reader went away (`| head`): nothing left to say to it
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            sys.exit(1)
-        except KeyboardInterrupt:
-            click.echo(f"{PROG}: interrupted; rerun the same command: {again}", err=True)
-            sys.exit(130)
-        except OSError as exc:
-            if not _disk_full(exc):
-                _crash(exc, kwargs.get("repo_path"))
-            where = f" ({exc.filename})" if exc.filename else ""
-            click.echo(f"{PROG}: error: no space left on device{where}; free some space and rerun the same "
-                       f"command: {again}", err=True)
-            sys.exit(EXIT_USAGE)
-        except Exception as exc:  # a bug: keep the user's terminal clean, keep the evidence
-            _crash(exc, kwargs.get("repo_path"))
-        sys.exit(status)
+        with escaped_output():  # nothing printed drives the terminal (a file name's escape sequence)
+            _run_reported(command, again, args, kwargs)
 
     return wrapper
 
 
-def _disk_full(exc: OSError) -> bool:
-    """ENOSPC or EDQUOT; libgit2's object writes say so only in the message (pygit2 gives no errno)."""
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+def _run_reported(command: Callable[..., int], again: str, args: Any, kwargs: Any) -> None:
+    """Run command and exit with its status, or with the one line and status its failure calls for."""
+    try:
+        status = command(*args, **kwargs)
+    except SyncError as exc:
+        click.echo(f"{PROG}: {exc.label}: {printable(str(exc))}", err=True)
+        sys.exit(exc.exit_code)
+    except BrokenPipeError:  # the reader went away (`| head`): nothing left to say to it
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(1)
+    except KeyboardInterrupt:
+        click.echo(f"{PROG}: interrupted; rerun the same command: {again}", err=True)
+        sys.exit(130)
+    except Exception as exc:  # a bug, unless the disk is full: keep the user's terminal clean, keep the evidence
+        where = _no_space_at(exc, kwargs)
+        if where is None:
+            _crash(exc, kwargs.get("repo_path"))
+        click.echo(f"{PROG}: error: no space left on device{printable(where or '')}; free some space and rerun the "
+                   f"same command: {again}", err=True)
+        sys.exit(EXIT_USAGE)
+    sys.exit(status)
+
+
+# Below this much room an error from git is taken for a full disk: libgit2 loses the errno on the way
+# (GitError 'no error', a commit it reports written but never wrote, then 'target OID ... doesn't exist').
+NEARLY_FULL = 1 << 20
+
+
+def _no_space_at(exc: Exception, kwargs: dict[str, Any]) -> str | None:
+    """' (where)' (or '') when exc comes of a full disk; None when it is a bug."""
+    full = _nearly_full(kwargs.get(name) for name in ("repo_path", "out", "directory"))
+    if _disk_full(exc):
+        name = getattr(exc, "filename", None) or full
+        return f" ({name})" if name else ""
+    if full is not None and (isinstance(exc, OSError) or _is_git_error(exc)):
+        return f" ({full})"
+    return None
+
+
+def _nearly_full(paths: Iterable[object]) -> str | None:
+    """The first of the command's places (repository, --out, demo's directory) on a file system with less
+    than NEARLY_FULL left, as the nearest directory that exists."""
+    for value in paths:
+        if not isinstance(value, (str, Path)):
+            continue
+        try:  # abspath reads the current directory, which may be gone
+            path = Path(os.path.abspath(value))
+            existing = next((folder for folder in (path, *path.parents) if folder.is_dir()), None)
+            if existing is not None and shutil.disk_usage(existing).free < NEARLY_FULL:
+                return str(existing)
+        except OSError:
+            continue
+    return None
+
+
+def _is_git_error(exc: Exception) -> bool:
+    pygit2 = sys.modules.get("pygit2")  # not loaded: exc cannot be one of its errors (and the CLI stays quick)
+    return pygit2 is not None and isinstance(exc, pygit2.GitError)
+
+
+def _disk_full(exc: Exception) -> bool:
+    """ENOSPC or EDQUOT; libgit2's writes say so only in the message (pygit2 gives no errno, and raises an
+    OSError or a GitError)."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return True
-    return exc.errno is None and any(text in str(exc) for text in (os.strerror(errno.ENOSPC), os.strerror(errno.EDQUOT)))
+    said = any(text in str(exc) for text in (os.strerror(errno.ENOSPC), os.strerror(errno.EDQUOT)))
+    return said and ((isinstance(exc, OSError) and exc.errno is None) or _is_git_error(exc))
 
 
 def _crash(exc: BaseException, repo_path: str | None) -> None:
     log = write_crash_log(traceback.format_exc(), repo_path)
-    click.echo(f"{PROG}: internal error: {type(exc).__name__}: {exc} (traceback in {log})", err=True)
+    where = f"traceback in {log}" if log else "no room anywhere for its traceback log"
+    click.echo(f"{PROG}: internal error: {type(exc).__name__}: {printable(str(exc))} ({where})", err=True)
     sys.exit(EXIT_INTERNAL)
 
 
-def write_crash_log(text: str, repo_path: str | None) -> str:
-    """A fresh file, never through a planted link: under <git dir>/flagtree-sync/ when there is a repository."""
-    directory = None
+def write_crash_log(text: str, repo_path: str | None) -> str | None:
+    """A fresh file, never through a planted link: under <git dir>/flagtree-sync/ when the command was given a
+    repository (--repo, whose default is the current directory), else (or when that cannot be written: a full
+    disk) in the temporary directory. The repository the shell happens to be in is not demo's or check's.
+    None when no place could take it."""
+    for directory in (*_repository_log_dir(repo_path), None):
+        try:
+            descriptor, path = tempfile.mkstemp(prefix="crash-", suffix=".log", dir=directory)  # O_EXCL: no link
+        except OSError:
+            continue
+        try:
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            return path
+        except OSError:  # ENOSPC while writing: a half log helps no one
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+    return None
+
+
+def _repository_log_dir(repo_path: str | None) -> list[Path]:
+    """<git dir>/flagtree-sync of the repository at or above repo_path, when it is a real directory."""
+    if repo_path is None:
+        return []
     try:
-        start = Path(repo_path or ".").resolve()
+        start = Path(repo_path).resolve()
     except OSError:  # the current directory was removed
-        start = Path(tempfile.gettempdir())
+        return []
     # --repo defaults to the current directory, which may be anywhere inside the work tree
     git_dir = next((folder / ".git" for folder in (start, *start.parents) if (folder / ".git").is_dir()), None)
-    if git_dir is not None:
-        if not git_dir.is_symlink():
-            directory = git_dir / "flagtree-sync"
-            try:
-                directory.mkdir(exist_ok=True)
-                if directory.is_symlink():
-                    directory = None
-            except OSError:
-                directory = None
-    descriptor, path = tempfile.mkstemp(prefix="crash-", suffix=".log", dir=directory)  # O_EXCL: no link followed
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    return path
+    if git_dir is None or git_dir.is_symlink():
+        return []
+    directory = git_dir / "flagtree-sync"
+    try:
+        directory.mkdir(exist_ok=True)
+    except OSError:
+        return []
+    return [] if directory.is_symlink() else [directory]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -10,6 +10,7 @@ from . import result_cache
 from .cache import FactCache, using
 from .errors import SyncError
 from .git import Commit, GitError, GitTree, Oid, Repository, Tree
+from .parselimit import parse_limit
 from .git.repo import commit_of, commit_range, has_object, is_ancestor, upstream_in_range
 from .git.store import scratch_repository
 from .progress import Progress, Silent
@@ -180,6 +181,7 @@ def analyse_drift(repo: Repository, rng: Range, target: Rev | None, backends: se
     A result stored for the same inputs (sync/result_cache.py) is reused: nothing is replayed or parsed."""
     progress = progress or Silent()
     backends = set(backends) if backends else None
+    parse_limit()  # a bad FLAGTREE_SYNC_PARSE_LIMIT is exit 2 here, not in a worker halfway through
     with using(FactCache.for_git_dir(repo.path)) as cache:
         key = result_cache.result_key(repo, rng, target, backends, symbols) if cache is not None else None
         found = result_cache.load(cache, key, repo) if cache is not None and key is not None else None
@@ -227,6 +229,37 @@ def _analyse(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev 
         return _analysed(repo, scratch, rng, target_rev, backends, symbols, progress, ahead)
 
 
+# What the parsers read: a file of these over the parse limit is parsed as empty (parselimit), and said so.
+_PARSED_SUFFIXES = (".py", ".pyi", ".c", ".h", ".hpp", ".hh", ".hxx", ".cpp", ".cc", ".cxx", ".inc")
+
+
+def _over_the_parse_limit(context: "DriftContext") -> list[Finding]:
+    """An analysis-skipped finding for each parsed file the analyses may read (one the fork, the new tag or
+    the target has other than the old tag, or a backend's) that is over the parse limit."""
+    from .parselimit import ENV
+    limit = parse_limit()
+    if limit is None:
+        return []
+    sizes: dict[str, int] = {}
+    old = context.upstream_old
+    for tree in [tree for tree in (context.fork, context.upstream_new, context.target) if tree is not None]:
+        for path in tree.paths():
+            blob = tree.blob_id(path)
+            if path in sizes or blob is None or not path.endswith(_PARSED_SUFFIXES):
+                continue
+            if blob == old.blob_id(path) and not path.startswith("third_party/"):
+                continue  # the same at both ends: no analysis parses it
+            try:
+                size = tree.repo.odb.read_header(blob)[1]  # the target's may be in the scratch store
+            except (KeyError, GitError):  # missing from a partial clone: the analyses say so themselves
+                continue
+            if size > limit:
+                sizes[path] = size
+    return [Finding("analysis-skipped", path, f"parsing analyses: {path} was left out: {size} bytes is over the "
+                    f"parse limit of {limit} bytes (raise it with {ENV}); merges and diffs still read it")
+            for path, size in sorted(sizes.items())]
+
+
 def _analysed(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev | None, backends: set[str] | None,
               symbols: bool, progress: Progress, ahead: ExitStack) -> tuple[DriftResult, "DriftContext"]:
     from .analyzers.context import DriftContext
@@ -265,6 +298,7 @@ def _analysed(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev
         findings.extend(run_analyses(analyzers, context, progress, skips, context.prefetched_bytes, context.trees))
     findings.extend(Finding("analysis-skipped", path, f"{analysis}: {path} was left out: {reason}")
                     for (analysis, path), reason in sorted(skips.skipped.items()))
+    findings.extend(_over_the_parse_limit(context))
     progress.advance("", len(analyzers))
     if backends:
         findings = [f for f in findings if f.backend is None or f.backend in backends]

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .cache import FactCache
+from .parselimit import parse_limit
 from .git import Repository
 from .git.repo import LIBRARY_VERSIONS, commit_tree_id, common_git_dir, config_entries, has_object
 from .model import Finding, Range, Rev, Review
@@ -130,7 +131,7 @@ def result_key(repo: Repository, rng: Range, target: Rev | None, backends: set[s
     target_tree = None if target is None else commit_tree_id(repo, target.oid)
     if target is not None and target_tree is None:
         return None
-    document = {"code": code_fingerprint(), "range": rng.to_json(),
+    document = {"code": code_fingerprint(), "parse_limit": parse_limit(), "range": rng.to_json(),
                 "target": None if target is None else {"ref": target.ref, "tree": target_tree},
                 "backends": sorted(backends) if backends else None, "symbols": symbols, "repository": inputs}
     return hashlib.sha1(json.dumps(document, sort_keys=True).encode("utf-8")).hexdigest()

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from .applied import made_by_apply
 from .atomic import write_text_atomic
 from .errors import SyncError, UpgradeStopped
 from .faults import checkpoint
@@ -349,11 +350,12 @@ def made_by_tool(repo: Repository, commit: Commit) -> bool:
       line, followed by nothing but that line and the tool's conflict trailer, and author and committer
       (names, emails, dates) identical to X's, which the replay keeps. A cherry-pick -x by hand or an
       amend changes the committer, so it does not pass;
-    - the pin commit or a drift --apply merge: one parent and the tool's own committer (TOOL_EMAIL).
+    - the pin commit: one parent and the tool's own committer (TOOL_EMAIL);
+    - a drift --apply merge: one parent and the trailer that names its own tree (the user's identity signs it).
     """
     if len(commit.parent_ids) != 1:
         return False
-    if commit.committer.email == TOOL_EMAIL:
+    if commit.committer.email == TOOL_EMAIL or made_by_apply(commit):
         return True
     found = re.search(r"\n\n\(cherry picked from commit ([0-9a-f]{40})\)\n(?:" + CONFLICT_TRAILER + r": [^\n]*\n)?\Z",
                       commit.message)

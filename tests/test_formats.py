@@ -99,3 +99,16 @@ def test_drift_formats_on_the_demo(world) -> None:
     lines = github.output.splitlines()
     assert len(lines) == len(results) and all(line.startswith(("::error ", "::warning ", "::notice ")) for line in lines)
     assert any(line.startswith("::error file=third_party/alpha/backend/spec/triton/runtime/cache.py,") for line in lines)
+
+
+def test_sarif_uris_are_percent_encoded_paths() -> None:
+    """'#' must not start a fragment, '%0A' not decode to a newline, ':' not make a scheme (issue 31.17)."""
+    from urllib.parse import unquote_to_bytes, urlsplit
+    paths = ["dir/a#b.py", "x%0A.py", "new\nline?.py", "sp ace/ü.py", "c:evil.py", "bad\udcff.py"]
+    log = sarif_log([Finding("spec-unused", path, "m") for path in paths], "0.1.0")
+    uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]]
+    for path, uri in zip(paths, uris):
+        parts = urlsplit(uri)
+        assert (parts.scheme, parts.netloc, parts.query, parts.fragment) == ("", "", "", ""), uri
+        assert unquote_to_bytes(parts.path) == path.encode("utf-8", errors="surrogateescape")
+    assert uris[0] == "dir/a%23b.py" and uris[1] == "x%250A.py"

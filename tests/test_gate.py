@@ -2,6 +2,11 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -59,3 +64,48 @@ def test_a_failing_gate_makes_the_branch_not_releasable(world) -> None:
     assert "test-gate=failed" in output
     gate(world, "--force", "--on-conflict", "ours", "--exec", "true")
     assert json.loads((world.root / "report" / "report.json").read_text())["upgrade"]["releasable"] is True
+
+
+def alive(pid: int) -> bool:
+    """Running, not a zombie (a container's init may never reap the orphan)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def gone_soon(pid: int, seconds: float = 10) -> bool:
+    deadline = time.monotonic() + seconds
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not alive(pid)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+@pytest.mark.parametrize("command, status", [("sleep 300 & echo $! > {pid}; wait", 124),
+                                             ("sleep 300 & echo $! > {pid}", 0),
+                                             ("setsid sleep 300 & echo $! > {pid}; wait", 124),
+                                             ("setsid sh -c 'sleep 300 & echo $! > {pid}; wait' & until [ -s {pid} ]; do sleep 0.05; done", 0)])
+def test_the_gate_leaves_no_child_running(world, tmp_path: Path, command: str, status: int) -> None:
+    """Issue 31.19: a timed-out gate, and one whose command left a background child, leave nothing behind
+    (the child used to outlive the tool; one holding the output pipe also made a passing gate time out)."""
+    pid_file = tmp_path / "pid"
+    _, report, _ = gate(world, "--exec", command.format(pid=pid_file), "--exec-timeout", "3")
+    assert report["runs"][0]["status"] == status
+    assert gone_soon(int(pid_file.read_text()), 1)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_killing_the_tool_during_the_gate_kills_the_gate(world, tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    tool = subprocess.Popen([sys.executable, "-m", "sync", "upgrade", "-q", "--repo", str(world.fork), "--onto",
+                             "v3.6.0", "--exec", f"sleep 300 & echo $! > {pid_file}; wait"],
+                            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child = int(pid_file.read_text())
+    tool.kill()
+    tool.wait()
+    assert gone_soon(child)

@@ -1,12 +1,16 @@
 """Input that once misled the tool: file names with a newline belong to their backend like any other."""
 from __future__ import annotations
 
+import pytest
+
 from sync.layout import parse_spec_file
-from tests.conftest import commit_files as shared_commit_files, git
+from tests.conftest import commit_files as shared_commit_files, git, invoke
+from tests.plant import plant
 from tests.drift_helpers import drift_of
 
 A = "third_party/alpha/backend/spec/triton/"
 ODD = A + "runtime/odd\nname.py"
+RANGE = ["--from", "v3.5.0", "--onto", "v3.6.0"]
 
 
 def commit_files(world, files, message: str = "odd files") -> None:
@@ -24,3 +28,14 @@ def test_a_conflict_in_a_file_named_with_a_newline_is_the_backends(world) -> Non
     owners = drift_of(world).owners
     assert owners.owners(ODD) == ["alpha"]  # not shared-trunk
     assert "alpha" in owners.backends
+
+
+@pytest.mark.parametrize("component", ["..", ".git", "."])
+def test_a_path_git_refuses_is_exit_2_for_drift_as_for_upgrade(world, component: str) -> None:
+    """Issue 31.9: a '..' or '.git' component, committed with plumbing, made drift crash (exit 3)."""
+    plant(world.fork, [*A.rstrip("/").split("/"), component, "evil.py"], "X = 1\n")
+    for command in (["drift", *RANGE], ["upgrade", "-q", *RANGE], ["describe"]):
+        result = invoke(*command, "--repo", str(world.fork))
+        assert result.exit_code == 2, result.output
+        assert result.output.startswith("flagtree-sync: error: ") and result.output.count("\n") == 1, result.output
+        assert f"/{component}/evil.py" in result.output or f"entry - {component}:" in result.output

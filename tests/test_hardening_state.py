@@ -7,13 +7,14 @@ import fcntl
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from sync.cli import cli
-from tests.conftest import git, snapshot
+from tests.conftest import git, invoke, snapshot
 
 ARGS = ["upgrade", "--from", "v3.5.0", "--onto", "v3.6.0", "-q"]
 
@@ -188,3 +189,57 @@ def test_options_given_to_continue_override_the_stored_ones(world) -> None:
     assert result.exit_code == 1, result.output
     assert (world.root / "second" / "report.json").exists() and not (world.root / "first").exists()
     assert "using the options" not in result.output
+
+
+def test_apply_commits_as_the_user_now_and_force_still_knows_it(world, monkeypatch) -> None:
+    """Issue 31.20: drift --apply's commit is the user's (DCO, audit), dated now; --force still replaces it as
+    the tool's (its trailer names its tree), and refuses it once amended by hand."""
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Committer Person")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "committer@example.com")
+    apply = ["drift", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0", "--target", "sync/v3.6.0",
+             "--apply"]
+    assert upgrade(world).exit_code == 1
+    assert invoke(*apply).exit_code == 1
+    who = git(world.fork, "log", "-1", "--format=%an <%ae>|%cn <%ce>|%ct|%s", "sync/v3.6.0").strip().split("|")
+    assert who[:2] == ["Test <test@example.com>", "Committer Person <committer@example.com>"]
+    assert abs(int(who[2]) - time.time()) < 120 and who[3] == "Auto-merge drifted overlays"
+    assert upgrade(world, "--force").exit_code == 1  # the tool's own commit: replaced
+    assert invoke(*apply).exit_code == 1
+    git(world.fork, "checkout", "-q", "sync/v3.6.0")
+    (world.fork / "FIX.txt").write_text("added by hand\n")
+    git(world.fork, "add", "FIX.txt")
+    git(world.fork, "commit", "-q", "--amend", "--no-edit")  # same message and trailer, another tree
+    amended = git(world.fork, "rev-parse", "HEAD").strip()
+    git(world.fork, "checkout", "-q", "main")
+    result = upgrade(world, "--force")
+    assert result.exit_code == 2 and amended[:9] in result.output
+    assert git(world.fork, "rev-parse", "sync/v3.6.0").strip() == amended
+
+
+def test_apply_signs_with_the_committer_identity_git_config_gives(world, monkeypatch) -> None:
+    """committer.name/committer.email (git 2.22+) come before user.name, as git commit reads them."""
+    for variable in ("GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
+        monkeypatch.delenv(variable)
+    git(world.fork, "config", "user.name", "User Name")
+    git(world.fork, "config", "user.email", "user@example.com")
+    git(world.fork, "config", "committer.email", "ci@example.com")
+    assert upgrade(world).exit_code == 1
+    assert invoke("drift", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0", "--target",
+                  "sync/v3.6.0", "--apply").exit_code == 1
+    assert git(world.fork, "log", "-1", "--format=%cn <%ce>", "sync/v3.6.0").strip() == "User Name <ci@example.com>"
+
+
+def test_apply_honours_git_s_date_variables(world, monkeypatch) -> None:
+    """As git commit does: GIT_COMMITTER_DATE (here ISO 8601) dates the commit, so a scripted run is reproducible."""
+    monkeypatch.setenv("GIT_AUTHOR_DATE", "@1767614400 +0100")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2026-01-05T12:00:00+00:00")
+    assert upgrade(world).exit_code == 1
+    apply = ["drift", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0", "--target", "sync/v3.6.0",
+             "--apply"]
+    assert invoke(*apply).exit_code == 1
+    assert git(world.fork, "log", "-1", "--format=%ad|%cd", "--date=raw", "sync/v3.6.0").strip() == \
+        "1767614400 +0100|1767614400 +0000"
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "last tuesday-ish")
+    assert upgrade(world, "--force").exit_code == 1
+    result = invoke(*apply)
+    assert result.exit_code == 2 and "GIT_COMMITTER_DATE='last tuesday-ish' is not a date" in result.output

@@ -10,6 +10,7 @@ import tree_sitter_cpp
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
 from ..cache import memoized
+from ..parselimit import oversized
 from ..trees import FileTree, read_text
 
 MACRO_PREFIX = "FLAGTREE_SPEC_"
@@ -135,7 +136,7 @@ def captures(query_source: str, text: str) -> dict[str, list[Node]]:
 def parse_tree(text: str) -> Tree:
     """tree-sitter's tree of a C++ text: one parse when several analyses read the same file in a row
     (call signatures, co-change, symbol drift); a few trees only, for memory."""
-    return parser().parse(text.encode("utf-8", errors="replace"))
+    return parser().parse(b"" if oversized(text) else text.encode("utf-8", errors="replace"))
 
 
 def _declarator_name(node: Node) -> str | None:

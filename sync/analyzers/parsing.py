@@ -24,6 +24,8 @@ from typing import TypeVar
 
 import libcst as cst
 
+from ..parselimit import oversized
+
 T = TypeVar("T")
 
 # What CPython accepts with its default recursion limit is what this tool calls valid Python.
@@ -127,6 +129,7 @@ def _reason(exc: BaseException) -> str:
 def cpython_ast(text: str) -> ast.Module | None:
     """CPython's tree of text; None on a plain syntax error (libcst judges: it knows newer grammar than
     this interpreter); UnparseableError when CPython refuses the text for its nesting."""
+    text = within_limit(text)
     try:
         if sys.getrecursionlimit() == CPYTHON_DEFAULT_RECURSION_LIMIT:
             return ast.parse(text)
@@ -147,12 +150,14 @@ def cpython_ast(text: str) -> ast.Module | None:
 
 def python_module(text: str) -> cst.Module:
     """libcst's tree of text; raises (inside guarded) on anything CPython or libcst refuses."""
+    text = within_limit(text)
     cpython_ast(text)  # CPython judges nesting first: libcst's parser would overflow on it
     return cst.parse_module(text)
 
 
 def python_ast(text: str) -> ast.Module:
     """CPython's tree of text, judged at CPython's default recursion limit; raises inside guarded."""
+    text = within_limit(text)
     if sys.getrecursionlimit() == CPYTHON_DEFAULT_RECURSION_LIMIT:
         return ast.parse(text)
     with recursion_limit(CPYTHON_DEFAULT_RECURSION_LIMIT):
@@ -160,6 +165,11 @@ def python_ast(text: str) -> ast.Module:
             return ast.parse(text)
         except RecursionError:
             raise UnparseableError("CPython refuses it: nested too deeply") from None
+
+
+def within_limit(text: str) -> str:
+    """text, or '' when it is over the parse limit (drift names such files: parselimit, drift.py)."""
+    return "" if oversized(text) else text
 
 
 def walk_nodes(root: ast.AST) -> list[ast.AST]:

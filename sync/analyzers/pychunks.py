@@ -28,6 +28,8 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
+from ..parselimit import oversized
+
 from .parsing import _CPYTHON_LIMITS, CPYTHON_DEFAULT_RECURSION_LIMIT, recursion_limit
 
 T = TypeVar("T")
@@ -51,6 +53,8 @@ def over_chunks(text: str, whole: Callable[[str], ast.Module | R],
     the chunks cannot stand for the text: what it returns that is no tree (an Unparseable, None) is
     returned as it is, a tree is consumed. consume may be called twice (once more after a chunk that
     cannot stand): it must build its result from scratch, like the work of parsing.guarded."""
+    if oversized(text):  # parsed as empty, like every parse of it (parselimit)
+        text = ""
     bounds = _bounds(text) if len(text) > CHUNK_THRESHOLD else []
     if len(bounds) > 2:
         try:

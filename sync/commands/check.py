@@ -16,6 +16,7 @@ from ..kinds import rules
 from ..report.github import render_github
 from ..report.sarif import render_sarif
 from .. import __version__
+from . import echo_line
 
 SCHEMA = "flagtree-sync/check/1"
 
@@ -40,7 +41,7 @@ def _write_baseline(path: Path, backends: tuple[str, ...], allow_markers: tuple[
     write_baseline(file, path, result.findings)
     reads = "check reads it from now on" if file.resolve() == (path / DEFAULT_BASELINE).resolve() \
         else f"pass --baseline {file} to check against it"
-    click.echo(f"wrote {len(result.findings)} finding(s) to the baseline {file}: {reads}", err=True)
+    echo_line(f"wrote {len(result.findings)} finding(s) to the baseline {file}: {reads}", err=True)
     return 0
 
 
@@ -54,7 +55,7 @@ def run_check_command(path: Path, backends: tuple[str, ...], output_format: str,
         return _write_baseline(path, backends, allow_markers, baseline.write)
     result = run_check(path, frozenset(backends), allow_markers, baseline_file(path, baseline))
     if result.baseline is not None and result.stale and not backends:  # a filter leaves other entries unmatched
-        click.echo(f"note: {result.stale} entr(ies) of the baseline {result.baseline} match no finding any more "
+        echo_line(f"note: {result.stale} entr(ies) of the baseline {result.baseline} match no finding any more "
                    f"(fixed): check --write-baseline {result.baseline} drops them", err=True)
     if output_format == "json":
         document: dict[str, Any] = {"schema": SCHEMA, "root": str(path), "counts": result.counts,
@@ -69,11 +70,11 @@ def run_check_command(path: Path, backends: tuple[str, ...], output_format: str,
     else:
         for finding in result.findings:
             known = " (in the baseline)" if finding.suppressed else ""
-            click.echo(f"{finding.location()}: {finding.code} {finding.severity}{known}: {finding.message}"
+            echo_line(f"{finding.location()}: {finding.code} {finding.severity}{known}: {finding.message}"
                        f"  [fix: {finding.next_step}]")
         counts = result.counts
         in_baseline = f", {result.known} in the baseline {result.baseline}" if result.baseline is not None else ""
-        click.echo(f"{len(result.findings)} finding(s): {counts['error']} error, {counts['warning']} warning, "
+        echo_line(f"{len(result.findings)} finding(s): {counts['error']} error, {counts['warning']} warning, "
                    f"{counts['info']} info{in_baseline}")
     return result.exit_status
 

@@ -1,14 +1,14 @@
 """`demo`: build the embedded demo world and run the main job (upgrade with report) on it."""
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
-
-import click
 
 from ..demo.native import build_command, build_native_world, missing_build_tools
 from ..demo.world import build_world
 from ..errors import SyncError
+from . import echo_line
 from .upgrade import run_upgrade_command
 
 
@@ -21,17 +21,23 @@ def run_demo(directory: Path, no_run: bool, native: bool = False) -> int:
         world = build_native_world(directory) if native else build_world(directory)
     except FileExistsError as exc:
         raise SyncError(f"{directory} is not empty: choose a new directory for the demo") from exc
-    click.echo(f"demo: upstream {world.upstream} (tags {world.old_tag}, {world.new_tag}); fork {world.fork}")
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise  # the CLI says "no space left on device"
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise SyncError(f"cannot build the demo in {directory}: {exc.strerror or exc}{where}; choose a directory "
+                        "you can write") from None
+    echo_line(f"demo: upstream {world.upstream} (tags {world.old_tag}, {world.new_tag}); fork {world.fork}")
     if no_run:
         return 0
     gate = None
     if native:
         missing = missing_build_tools()
         if missing:
-            click.echo(f"demo: no {' or '.join(missing)} on this machine: the upgrade runs without the build gate")
+            echo_line(f"demo: no {' or '.join(missing)} on this machine: the upgrade runs without the build gate")
         else:
             gate = build_command()
-    click.echo(f"demo: flagtree-sync upgrade --repo {world.fork} --from {world.old_tag} --onto {world.new_tag} "
+    echo_line(f"demo: flagtree-sync upgrade --repo {world.fork} --from {world.old_tag} --onto {world.new_tag} "
                f"--out {world.root / 'report'}" + (f" --exec '{gate}'" if gate else ""))
     return run_upgrade_command(str(world.fork), world.old_tag, world.new_tag, None, None, world.root / "report",
                                "markers", False, False, False, False, False, (), exec_command=gate)

@@ -8,7 +8,7 @@ import click
 from ..errors import SyncError
 from ..jobs.drift import DriftOptions, looks_like_flagtree, run_drift
 from ..model import Report
-from . import print_warning
+from . import echo_line, print_warning
 
 
 def run_drift_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None, target: str | None,
@@ -28,11 +28,11 @@ def run_drift_command(repo_path: str, old: str | None, onto: str | None, source_
         raise SyncError(f"{target or report.range.source.ref} has no FlagTree backend (third_party/<backend>/backend/"
                         "spec/) and no FlagTree hook in trunk: nothing to drift; is this the FlagTree fork?")
     if report.drift is not None and report.drift.applied_commit:
-        click.echo(f"committed the merged overlay(s) on {target} as {report.drift.applied_commit[:9]}", err=True)
+        echo_line(f"committed the merged overlay(s) on {target} as {report.drift.applied_commit[:9]}", err=True)
     read_from = target or source_branch or report.range.source.oid
     from ..jobs.review import uncommitted_suppressions  # [] for a bare repository: no work tree to differ from
     for path in uncommitted_suppressions(repo_path, read_from, [g.name for g in report.groups]):
-        click.echo(f"hint: {path} in the work tree differs from {target or report.range.source.ref}, which "
+        echo_line(f"hint: {path} in the work tree differs from {target or report.range.source.ref}, which "
                    "drift read: commit it there for its reviews to count", err=True)
     if out is not None:
         from ..report.write import write_report
@@ -55,7 +55,7 @@ def run_drift_command(repo_path: str, old: str | None, onto: str | None, source_
 def print_groups(report: Report) -> None:
     for group in report.groups:
         counts = group.counts
-        click.echo(f"{group.name}: {group.verdict} (errors={counts['error']} warnings={counts['warning']} "
+        echo_line(f"{group.name}: {group.verdict} (errors={counts['error']} warnings={counts['warning']} "
                    f"info={counts['info']} reviewed={counts['suppressed']})")
         for finding in group.findings:
             reviewed = f" (reviewed: {finding.suppressed.reason})" if finding.suppressed else ""
@@ -63,4 +63,4 @@ def print_groups(report: Report) -> None:
                 reviewed = (f" (review for {finding.expired.reviewed_for} expired: the trunk counterpart changed "
                             f"again; it said: {finding.expired.reason})")
             severity = "reviewed" if finding.suppressed else finding.severity
-            click.echo(f"  {severity:<8} {finding.kind:<30} {finding.location()}  {finding.message}{reviewed}")
+            echo_line(f"  {severity:<8} {finding.kind:<30} {finding.location()}  {finding.message}{reviewed}")

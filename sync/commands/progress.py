@@ -6,21 +6,24 @@ import sys
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
+from ..terminal import printable, unfiltered
+
 
 class TerminalProgress:
     """Bars clear the line they draw on (rich redraws in place); notes are printed above them."""
 
     def __init__(self, quiet: bool = False) -> None:
         self.quiet = quiet
-        self.console = Console(file=sys.stderr, highlight=False, soft_wrap=True)
+        # the bar's own escapes go out as they are; what is printed through it is escaped (note, label)
+        self.console = Console(file=unfiltered(sys.stderr), highlight=False, soft_wrap=True)
         self.live = not quiet and self.console.is_terminal
         self.bar: Progress | None = None
         self.task: TaskID | None = None
 
     def _ensure_bar(self) -> Progress:
         if self.bar is None:
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                TextColumn("{task.fields[label]}"), TimeElapsedColumn(), console=self.console,
+            self.bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
+                                TextColumn("{task.fields[label]}", markup=False), TimeElapsedColumn(), console=self.console,
                                 transient=True)
             self.bar.start()
         return self.bar
@@ -31,19 +34,19 @@ class TerminalProgress:
         bar = self._ensure_bar()
         if self.task is not None:
             bar.remove_task(self.task)
-        self.task = bar.add_task(name, total=total, label="")
+        self.task = bar.add_task(printable(name), total=total, label="")
 
     def advance(self, label: str, done: int | None = None) -> None:
         if self.live and self.bar is not None and self.task is not None:
             if done is None:
-                self.bar.update(self.task, advance=1, label=label[:60])
+                self.bar.update(self.task, advance=1, label=printable(label[:60]))
             else:
-                self.bar.update(self.task, completed=done, label=label[:60])
+                self.bar.update(self.task, completed=done, label=printable(label[:60]))
 
     def note(self, line: str) -> None:
         if self.quiet:
             return
-        self.console.print(line, markup=False)
+        self.console.print(printable(line), markup=False)
 
     def close(self) -> None:
         if self.bar is not None:

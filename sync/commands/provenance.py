@@ -1,23 +1,23 @@
 """`provenance`: record the upstream base of every file of a backend."""
 from __future__ import annotations
 
-import click
 
 from ..jobs.review import record_provenance
+from . import echo_line
 
 
 def run_provenance(repo_path: str, tag: str, backend: str, source_branch: str | None, old: str | None = None) -> int:
     recorded = record_provenance(repo_path, tag, backend, source_branch, old)
     if recorded.count == 0 and not recorded.unmerged:
-        click.echo(f"{recorded.manifest} already records these bases: nothing changed")
+        echo_line(f"{recorded.manifest} already records these bases: nothing changed")
     elif recorded.count:
-        click.echo(f"recorded {recorded.count} file(s) in {recorded.manifest}; commit it with the backend")
+        echo_line(f"recorded {recorded.count} file(s) in {recorded.manifest}; commit it with the backend")
     if recorded.unmerged:
-        click.echo(f"left at their old base: {', '.join(recorded.unmerged)}: {tag}'s change is not in them (merging "
+        echo_line(f"left at their old base: {', '.join(recorded.unmerged)}: {tag}'s change is not in them (merging "
                    "it from their base would still change them); merge it (drift --apply, or by hand) and run provenance again",
                    err=True)
         return 1
     if not recorded.checked:
-        click.echo(f"note: not checked that every file holds {tag}'s change (no recorded base, and no --from OLD "
+        echo_line(f"note: not checked that every file holds {tag}'s change (no recorded base, and no --from OLD "
                    "nor pinned FlagTree commits to read it from): run drift first", err=True)
     return 0

@@ -10,6 +10,7 @@ from ..model import Report
 from ..report.document import render_json
 from ..report.markdown import shared_note
 from ..report.write import write_report
+from . import echo_line
 from .progress import TerminalProgress
 from .summary import group_line
 
@@ -17,15 +18,15 @@ from .summary import group_line
 def print_status(report: Report, out: Path | None) -> None:
     assert report.upgrade is not None
     counts = report.counts
-    click.echo(f"branch {report.upgrade.branch} at {report.upgrade.head[:9]} ({report.range.old.ref}.."
+    echo_line(f"branch {report.upgrade.branch} at {report.upgrade.head[:9]} ({report.range.old.ref}.."
                f"{report.range.source.ref} onto {report.range.onto.ref}): {report.conflicts.sentence()}, "
                f"{counts['error']} errors, {counts['warning']} warnings, {counts['suppressed']} reviewed"
                + (f"; report in {out}" if out else ""))
     for group in report.groups:
-        click.echo(group_line(group))
+        echo_line(group_line(group))
     note = shared_note(report, str, total="the first line")
     if note:
-        click.echo(f"  {note}")
+        echo_line(f"  {note}")
 
 
 def run_status_command(repo_path: str, target: str | None, old: str | None, onto: str | None, source_branch: str | None,

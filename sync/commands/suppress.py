@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from difflib import get_close_matches
 
-import click
 
 from ..errors import SyncError
 from ..kinds import BY_ID
 
 from ..git import checked_out_branch, open_repo
 from ..jobs.review import SuppressRequest, record_suppression
+from . import echo_line
 
 
 def run_suppress(repo_path: str, old: str | None, onto: str | None, source_branch: str | None,
@@ -20,15 +20,15 @@ def run_suppress(repo_path: str, old: str | None, onto: str | None, source_branc
                         + " (flagtree-sync kinds lists them)")
     written = record_suppression(repo_path, old, onto, source_branch, request)
     if written.commit is not None:
-        click.echo(f"committed the review on {request.target} as {written.commit[:9]} ({request.target} is checked "
+        echo_line(f"committed the review on {request.target} as {written.commit[:9]} ({request.target} is checked "
                    f"out in no work tree): drift --target {request.target} counts it now")
     elif written.work_tree_of is not None:
-        click.echo(f"recorded in {written.file} (the work tree of {written.work_tree_of}): commit it on "
+        echo_line(f"recorded in {written.file} (the work tree of {written.work_tree_of}): commit it on "
                    f"{written.work_tree_of} there; drift reads commits, not the work tree")
     else:
         on = checked_out_branch(open_repo(repo_path))
         hint = f" (the work tree is on {on or 'a detached HEAD'}, not {source_branch})" \
             if source_branch and on != source_branch else ""
-        click.echo(f"recorded in {written.file}; commit it on the FlagTree branch{hint}: drift reads commits, not "
+        echo_line(f"recorded in {written.file}; commit it on the FlagTree branch{hint}: drift reads commits, not "
                    "the work tree")
     return 0

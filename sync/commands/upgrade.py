@@ -11,7 +11,7 @@ from ..jobs.upgrade import ContinueOptions, kept_worktree_notice, stored_report_
 from ..model import Report
 from ..report.document import render_json
 from ..report.markdown import shared_note
-from . import print_warning
+from . import echo_line, print_warning
 from .progress import TerminalProgress
 from .summary import group_line
 
@@ -19,16 +19,16 @@ from .summary import group_line
 def print_summary(report: Report, out: Path | None) -> None:
     assert report.upgrade is not None
     counts = report.counts
-    click.echo(f"{'resumed; ' if report.upgrade.resumed else ''}branch {report.upgrade.branch} at "
+    echo_line(f"{'resumed; ' if report.upgrade.resumed else ''}branch {report.upgrade.branch} at "
                f"{report.upgrade.head[:9]}: {len(report.commits)} commits, {report.conflicts.sentence()}, "
                f"{counts['error']} errors, {counts['warning']} warnings" + (f"; report in {out}" if out else ""))
     if report.gate is not None:
-        click.echo(f"gate: {report.gate.command!r} {report.gate.verdict()}")
+        echo_line(f"gate: {report.gate.command!r} {report.gate.verdict()}")
     for group in report.groups:
-        click.echo(group_line(group))
+        echo_line(group_line(group))
     note = shared_note(report, str, total="the first line")
     if note:
-        click.echo(f"  {note}")
+        echo_line(f"  {note}")
 
 
 def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None,
@@ -44,7 +44,7 @@ def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, sourc
     if do_abort:
         aborted = abort_upgrade(repo_path)
         deleted = f"; branch {aborted.deleted_branch} it had made deleted" if aborted.deleted_branch else ""
-        click.echo(f"upgrade aborted; state removed{deleted}" if aborted.had_state else "no upgrade in progress",
+        echo_line(f"upgrade aborted; state removed{deleted}" if aborted.had_state else "no upgrade in progress",
                    err=True)
         if aborted.kept_worktree is not None:
             click.echo(kept_worktree_notice(aborted.kept_worktree), err=True)

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import difflib
+import email.utils
 import os
 import re
 from collections.abc import Iterator
-from typing import Any
+from datetime import datetime, timezone
+from typing import Any, Callable
 from pathlib import Path
 
 import pygit2
@@ -227,12 +229,12 @@ def has_object(repo: pygit2.Repository, object_id: str) -> bool:
         return False
 
 
-def commit_files(repo: pygit2.Repository, head: pygit2.Commit, files: dict[str, bytes], message: str,
-                 ref: str | None = None, by_user: bool = False) -> pygit2.Oid:
+def commit_files(repo: pygit2.Repository, head: pygit2.Commit, files: dict[str, bytes],
+                 message: str | Callable[[str], str], ref: str | None = None, by_user: bool = False) -> pygit2.Oid:
     """A commit on top of head that writes files (in memory, no checkout); head itself when nothing changes.
 
     Signed by flagtree-sync and dated like head, so that doing the same twice gives the same commit; by_user:
-    signed by the user, now, as git commit would (what they wrote is theirs: the tool never recreates it).
+    signed by the user, now, as git commit would. message may be a function of the new tree's id.
     """
     index = pygit2.Index()
     index.read_tree(head.tree)
@@ -241,26 +243,58 @@ def commit_files(repo: pygit2.Repository, head: pygit2.Commit, files: dict[str, 
     tree = index.write_tree(repo)
     if tree == head.tree.id:
         return head.id
-    signature = user_signature(repo) if by_user else pygit2.Signature(
-        "flagtree-sync", "flagtree-sync@localhost", head.committer.time, head.committer.offset)
-    return repo.create_commit(ref, signature, signature, message, tree, [head.id])
+    if by_user:
+        author, committer = user_signature(repo), user_signature(repo, "COMMITTER")
+    else:
+        author = committer = pygit2.Signature("flagtree-sync", "flagtree-sync@localhost", head.committer.time,
+                                              head.committer.offset)
+    text = message(str(tree)) if callable(message) else message
+    return repo.create_commit(ref, author, committer, text, tree, [head.id])
 
 
-def user_signature(repo: pygit2.Repository) -> pygit2.Signature:
-    """Who git commit would sign as: GIT_AUTHOR_NAME/EMAIL, else user.name/user.email of the configuration."""
+def user_signature(repo: pygit2.Repository, role: str = "AUTHOR") -> pygit2.Signature:
+    """Who git commit would sign as (role AUTHOR or COMMITTER): GIT_<role>_NAME/EMAIL, else user.name/user.email
+    of the configuration."""
     found = {}
-    for key, variable in (("name", "GIT_AUTHOR_NAME"), ("email", "GIT_AUTHOR_EMAIL")):
+    for key, variable in (("name", f"GIT_{role}_NAME"), ("email", f"GIT_{role}_EMAIL")):
         value = os.environ.get(variable)
-        if not value:
-            try:
-                value = str(repo.config[f"user.{key}"])
-            except KeyError:
-                value = None
+        for setting in (f"{role.lower()}.{key}", f"user.{key}"):  # author.name before user.name, as git reads them
+            if not value:
+                try:
+                    value = str(repo.config[setting])
+                except KeyError:
+                    value = None
         if not value:
             raise SyncError(f"git knows no user.{key} here, and the commit must be yours: "
                             f"git config --global user.{key} ..., then rerun")
         found[key] = value
-    return pygit2.Signature(found["name"], found["email"])
+    when = _signature_date(f"GIT_{role}_DATE")
+    if when is None:
+        return pygit2.Signature(found["name"], found["email"])
+    return pygit2.Signature(found["name"], found["email"], *when)
+
+
+def _signature_date(variable: str) -> tuple[int, int] | None:
+    """(seconds, offset in minutes) of GIT_<role>_DATE, as git reads it: '@<seconds> <+hhmm>' or '<seconds>
+    <+hhmm>' (git's own), RFC 2822 or ISO 8601 (a date without a zone is UTC); None when unset (now)."""
+    given = os.environ.get(variable, "").strip()
+    if not given:
+        return None
+    raw = re.fullmatch(r"@?(\d+) ([+-])(\d\d)(\d\d)", given)
+    if raw:
+        offset = (int(raw[3]) * 60 + int(raw[4])) * (-1 if raw[2] == "-" else 1)
+        return int(raw[1]), offset
+    try:
+        moment = datetime.fromisoformat(given)
+    except ValueError:
+        try:
+            moment = email.utils.parsedate_to_datetime(given)
+        except (TypeError, ValueError):
+            raise SyncError(f"{variable}={given!r} is not a date git reads (e.g. 2026-01-05T12:00:00+00:00)") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    shift = moment.utcoffset()
+    return int(moment.timestamp()), int(shift.total_seconds() // 60) if shift is not None else 0
 
 
 def branch_exists(repo: pygit2.Repository, name: str) -> bool:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import pygit2
 
+from ..errors import SyncError
+
 SYMLINK_MODE = 0o120000
 
 
@@ -14,7 +16,12 @@ class GitTree:
         self.tree = tree
         self.label = label
         index = pygit2.Index()
-        index.read_tree(tree)
+        try:
+            index.read_tree(tree)
+        except pygit2.GitError as exc:  # libgit2 validates every path: a '..' or '.git' component is refused
+            raise SyncError(f"{label} cannot be read: {exc} (a path with a '.', '..' or '.git' component, which git "
+                            "refuses to check out); fix the repository (rewrite the commit that added it), then rerun"
+                            ) from None
         self._entries = {entry.path: (entry.id, entry.mode) for entry in index}
         self._cache: dict[str, bytes] = {}
         self.missing: set[str] = set()  # paths whose blob is not in the object store

@@ -1,11 +1,13 @@
 """The drift job: classify every backend's overlays, spec functions and guards between two tags."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
 from .. import __version__
+from ..applied import apply_message
 from ..drift import DriftResult, analyse_drift
 from ..errors import SyncError
 from ..gcpolicy import job
@@ -93,7 +95,7 @@ def _apply_merges(repo: Repository, branch: str, rng: Range, result: DriftResult
     from ..git.worktree import branches_in_worktrees, fast_forward
     from ..provenance import applied_manifests
     ref = f"refs/heads/{branch}"
-    message = "Auto-merge drifted overlays\n\n" + "\n".join(f"- {m.path}" for m in result.merged) + "\n"
+    message = functools.partial(apply_message, [m.path for m in result.merged])
     files = {m.path: m.data for m in result.merged}
     manifests = applied_manifests(GitTree.of_commit(repo, head.id, branch), set(files), rng.onto.ref,
                                   GitTree.of_commit(repo, rng.onto.oid, rng.onto.ref), rng.old.ref,
@@ -101,9 +103,9 @@ def _apply_merges(repo: Repository, branch: str, rng: Range, result: DriftResult
     files.update({path: text.encode("utf-8") for path, text in manifests.items()})
     checkout = branches_in_worktrees(repo).get(ref)
     if checkout is None:
-        commit = commit_files(repo, head, files, message, ref)
+        commit = commit_files(repo, head, files, message, ref, by_user=True)
         return None if commit == head.id else str(commit)  # the merges were already on the branch
-    commit = commit_files(repo, head, files, message)
+    commit = commit_files(repo, head, files, message, by_user=True)
     if commit == head.id:
         return None
     refused = fast_forward(checkout, str(commit))

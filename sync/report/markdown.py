@@ -34,8 +34,10 @@ def code(value: str) -> str:
 
 def fence(value: str, language: str = "") -> list[str]:
     """A fenced code block, a line each, so that a caller can indent every line (inside a list item a line left
-    at column 0 would end the block)."""
-    longest = max((len(run) for run in re.findall(r"^\s*(`{3,})", value, re.MULTILINE)), default=0)
+    at column 0 would end the block). CommonMark ends a line at a lone CR too: CRs become newlines here, so
+    every line the renderer sees is one of ours, and the fence is longer than any backtick run at all."""
+    value = value.replace("\r\n", "\n").replace("\r", "\n")
+    longest = max((len(run) for run in re.findall(r"`+", value)), default=0)
     ticks = "`" * max(3, longest + 1)
     return [f"{ticks}{language}", *value.rstrip("\n").split("\n"), ticks]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from typing import Any, Iterable
+from urllib.parse import quote
 
 from ..kinds import Kind
 from ..model import Finding
@@ -32,9 +33,15 @@ def _rule(kind: Kind) -> dict[str, Any]:
     return rule
 
 
+def artifact_uri(path: str) -> str:
+    """A relative URI reference for a repository path: every byte but unreserved ones and '/' percent-encoded
+    (UTF-8; a non-UTF-8 name's own bytes), so '#', '?', '%' or ':' in a name stay part of the path."""
+    return quote(path.encode("utf-8", errors="surrogateescape"), safe="/")
+
+
 def _result(finding: Finding, index: int) -> dict[str, Any]:
     text = finding.message + (f" (what to do: {finding.next_step})" if finding.next_step else "")
-    location: dict[str, Any] = {"artifactLocation": {"uri": finding.path}}
+    location: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(finding.path)}}
     if finding.line:
         location["region"] = {"startLine": finding.line}
     result: dict[str, Any] = {"ruleId": rule_id(finding.spec), "ruleIndex": index, "level": LEVELS[finding.severity],
