@@ -191,20 +191,28 @@ def test_a_findings_diff_stays_one_code_block_inside_its_list_item() -> None:
     assert blocks == [diff]
 
 
-def test_a_hunk_with_lone_crs_and_backticks_stays_inside_its_fence() -> None:
-    """CommonMark ends a line at a lone CR: a hunk of "\\r```\\r<img ...>" must not close the fence (issue 31.15)."""
-    hostile = "x = 1\r```\r<img src=x onerror=alert(1)>\r[link](http://evil.example)\r# heading\r````` more\r\n"
-    conflict = Conflict(D, "Fix", "lib/x.cpp", "content", "markers", ("alpha",), (Hunk(3, hostile, "", hostile),))
+def _page_with_hunk(text: str) -> str:
+    conflict = Conflict(D, "Fix", "lib/x.cpp", "content", "markers", ("alpha",), (Hunk(3, text, "", text),))
     finding = Finding("overlay-conflicting", "third_party/alpha/backend/spec/triton/t.py", "merge conflicts",
-                      backend="alpha", diff=hostile, details={"hunks": [{"line": 2, "ours": hostile, "base": hostile,
-                                                                         "theirs": hostile}]})
+                      backend="alpha", diff=text, details={"hunks": [{"line": 2, "ours": text, "base": text,
+                                                                      "theirs": text}]})
     report = build_report(Range(Rev("v3.5.0", A), Rev("v3.6.0", B), Rev("main", C)), ["alpha"], [finding],
                           (ReplayedCommit(D, "Fix", "e" * 40, (conflict,)),), UpgradeInfo("sync/v3.6.0", "9" * 40, "markers"))
-    page = render_group(report, next(group for group in report.groups if group.name == "alpha"))
-    tokens = MarkdownIt("commonmark").parse(page)
+    return render_group(report, next(group for group in report.groups if group.name == "alpha"))
+
+
+def test_a_hunk_with_lone_crs_and_backticks_stays_inside_its_fence() -> None:
+    """CommonMark ends a line at a lone CR: a hunk of "\\r```\\r<img ...>" must not close the fence (issue 31.15).
+    The hostile page has the structure (headings, links, fences) of the same page with a harmless hunk."""
+    hostile = "x = 1\r```\r<img src=x onerror=alert(1)>\r[link](http://evil.example)\r# heading\r````` more\r\n"
+    tokens = MarkdownIt("commonmark").parse(_page_with_hunk(hostile))
+    plain = MarkdownIt("commonmark").parse(_page_with_hunk("x = 1\n"))
     inline = [child for token in tokens for child in token.children or []]
+    plain_inline = [child for token in plain for child in token.children or []]
     assert not [t for t in tokens + inline if t.type in ("html_block", "html_inline")]
-    assert [t.attrs["href"] for t in inline if t.type == "link_open"] == ["kinds.md#kind-overlay-conflicting"]
-    assert [t.markup for t in tokens if t.type == "heading_open"] == ["#", "##", "###", "##"]
+    assert [t.attrs["href"] for t in inline if t.type == "link_open"] == \
+        [t.attrs["href"] for t in plain_inline if t.type == "link_open"]
+    assert [t.markup for t in tokens if t.type == "heading_open"] == [t.markup for t in plain if t.type == "heading_open"]
     blocks = [t.content for t in tokens if t.type == "fence"]
-    assert len(blocks) == 6 and all("<img src=x onerror=alert(1)>\n[link]" in block for block in blocks)
+    assert len(blocks) == len([t for t in plain if t.type == "fence"]) >= 1
+    assert all("<img src=x onerror=alert(1)>\n[link]" in block for block in blocks)
