@@ -136,3 +136,37 @@ def test_a_branch_made_between_the_check_and_the_write_loses_nothing(world, monk
     result = upgrade(world)
     assert result.exit_code == 2 and f"cannot update refs/heads/{TARGET}" in result.output, result.output
     assert rev(world, TARGET) == mine[0]
+
+
+def pin_upgrade(world, *extra: str):
+    result = CliRunner().invoke(cli, ["upgrade", "--onto", "v3.6.0", "-q", "--repo", str(world.fork), *extra])
+    assert "Traceback" not in result.output and result.exit_code != 3, result.output
+    return result
+
+
+def commit_pin(world, tag: str, commit: str) -> None:
+    (world.fork / "flagtree-upstream.toml").write_text(f'tag = "{tag}"\ncommit = "{commit}"\n')
+    git(world.fork, "commit", "-qam", "pin by hand")
+
+
+@pytest.mark.parametrize("tag", ["HEAD~1", "main", "v3.6.0", "v3.5.0^{}"])
+def test_a_pin_whose_tag_is_no_tag_of_its_commit_is_refused(world, tag: str) -> None:
+    commit_pin(world, tag, rev(world, "v3.5.0^{commit}"))
+    result = pin_upgrade(world)
+    assert result.exit_code == 2 and f"pins tag {tag!r}" in result.output, result.output
+    assert "sync/v3.6.0" not in git(world.fork, "branch") and not (state_dir(world) / "upgrade.json").exists()
+
+
+@pytest.mark.parametrize("tag", ["v3.5.0", "COMMIT", "v9.9.9"])  # its tag; its commit id; a tag this clone lacks
+def test_a_pin_that_names_its_commit_is_used(world, tag: str) -> None:
+    old = rev(world, "v3.5.0^{commit}")
+    commit_pin(world, old[:12] if tag == "COMMIT" else tag, old)
+    result = pin_upgrade(world)
+    assert result.exit_code == 1, result.output
+
+
+@pytest.mark.parametrize("onto, pinned", [("refs/tags/v3.6.0", "v3.6.0"), ("v3.6.0~0", None)])
+def test_the_pin_a_run_writes_names_a_tag_only_when_it_is_one(world, onto: str, pinned: str | None) -> None:
+    assert upgrade(world, "--onto", onto, "--target-branch", "new").exit_code == 1
+    text = git(world.fork, "show", "new:flagtree-upstream.toml")
+    assert f'tag = "{pinned or rev(world, "v3.6.0^{commit}")}"' in text, text
