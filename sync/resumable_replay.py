@@ -219,12 +219,15 @@ def read_bounded(path: Path, limit: int) -> str | None:
         return None
     except OSError as exc:  # ELOOP: a symbolic link
         raise StateFormatError(f"{path.name} cannot be read as a file ({exc.strerror or exc})") from exc
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):  # a directory, a device, a pipe
+        os.close(descriptor)
+        raise StateFormatError(f"{path.name} is not a regular file")
+    data = bytearray()
     with os.fdopen(descriptor, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise StateFormatError(f"{path.name} is not a regular file")
-        data = handle.read(limit + 1)
-    if len(data) > limit:
-        raise StateFormatError(f"{path.name} is larger than {limit} bytes")
+        while chunk := handle.read(1 << 20):  # in chunks: a buffer of the whole bound would be allocated at once
+            data += chunk
+            if len(data) > limit:
+                raise StateFormatError(f"{path.name} is larger than {limit} bytes")
     return data.decode("utf-8")
 
 

@@ -13,11 +13,13 @@ import pytest
 from click.testing import CliRunner
 
 from sync import resumable_replay
+import sync
 from sync.cli import cli
 from sync.git.repo import valid_branch_name
 from tests.conftest import git
 from tests.test_hardening_state import ARGS, resolve_every_stop, state_dir, stop_at_first_conflict, upgrade
 
+CODE = str(Path(sync.__file__).parents[1])  # the code under test, for the subprocesses
 TARGET = "sync/v3.6.0"
 
 
@@ -55,7 +57,7 @@ def test_a_branch_made_while_the_run_is_stopped_is_left_as_it_is(world) -> None:
 def test_a_branch_made_while_the_run_was_killed_is_left_as_it_is(world) -> None:
     env = {"FLAGTREE_SYNC_FAULT": "commit:2"}
     killed = subprocess.run([sys.executable, "-m", "sync", *ARGS, "--repo", str(world.fork)],
-                            env={**os.environ, **env, "PYTHONPATH": str(Path(__file__).parents[1])},
+                            env={**os.environ, **env, "PYTHONPATH": CODE},
                             capture_output=True, text=True)
     assert killed.returncode == 137, killed.stderr
     mine = commit_on_new_branch(world, TARGET, "made while the run was dead")
