@@ -540,11 +540,25 @@ def run_upgrade(repo: Repository, params: UpgradeParams, force: bool, progress: 
     else:
         commits = _check_new_run(repo, params, force)
         state = UpgradeState(params, commits, params.range.onto.oid, options=options or RunOptions(),
-                             target_was=direct_target(repo, f"refs/heads/{params.target_branch}")[0])
+                             target_was=direct_target(repo, f"refs/heads/{params.target_branch}")[0],
+                             upstream_scan=scan)
+        _refuse_only_upstream(repo, state)
         store.save(state)
     state.upstream_scan = scan  # a loaded state never holds what upstream() derives
     on_start()
     return _drive(repo, store, state, progress, resumed)
+
+
+def _refuse_only_upstream(repo: Repository, state: UpgradeState) -> None:
+    """A range whose every commit is upstream's has nothing of FlagTree's: its branch would be --onto under a
+    new name, reported clean. That is what swapped arguments give, never an upgrade."""
+    if len(state.upstream(repo)) < len(state.commits):
+        return
+    rng = state.params.range
+    raise SyncError(f"all {len(state.commits)} commits of {rng.old.ref}..{rng.source.ref} are upstream's ({rng.onto.ref} "
+                    "has them, or the same change): there is nothing of FlagTree's to replay. Are the arguments "
+                    "swapped? --from is the upstream tag the FlagTree branch is based on, --onto the new upstream "
+                    "tag, --branch the FlagTree branch")
 
 
 def _drive(repo: Repository, store: StateStore, state: UpgradeState, progress: Progress,
