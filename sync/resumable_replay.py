@@ -23,9 +23,10 @@ from .pin import PIN_FILE, Pin, commit_pin, pin_name, pinned_from, read_pin
 from .git import Commit, GitError, Oid, Repository, file_in_tree, holds_conflict, tool_dir
 from .git.diff import missing_blobs
 from .git.repo import (branch_exists, commit_of, commit_range, commits_only_on, current_branch, delete_ref, direct_target,
-                       full_ref_name, has_object, has_ref, is_ancestor, open_repo, ref_conflict, resolve_commit,
-                       resolves, set_ref, update_ref, valid_branch_name, UpstreamScan)
-from .git.worktree import Worktree, branches_in_worktrees, is_linked_worktree, remove_worktree, stop_worktree
+                       full_ref_name, has_object, has_ref, is_ancestor, names_longer_than, open_repo, ref_conflict,
+                       resolve_commit, resolves, set_ref, update_ref, valid_branch_name, UpstreamScan)
+from .git.worktree import (Worktree, branches_in_worktrees, is_linked_worktree, longest_name, remove_worktree,
+                           stop_worktree)
 from .model.revs import Range, Rev
 from .replay import CONFLICT_TRAILER, Replayer, ReplayedCommit, summary_of
 from .state_schema import StateFormatError, parse_header, parse_journal_entry
@@ -626,7 +627,29 @@ def _stop_in_worktree(repo: Repository, store: StateStore, state: UpgradeState, 
     state.stopped = True
     store.save(state)
     # The worktree outlives this run on purpose: the user resolves the conflict there.
-    worktree.cherry_pick_no_commit(str(commit.id))
+    failed = worktree.cherry_pick_no_commit(str(commit.id))
+    if failed is not None and not worktree.unmerged_paths():  # git stopped on what it could not write
+        worktree.discard()
+        _stop_again(store, state)
+        raise SyncError(f"git cannot leave commit {str(commit.id)[:9]} in the stop worktree {store.worktree} "
+                        f"({failed.splitlines()[0]}), so there is nothing to resolve there; {CHECKOUT_HINT}")
+
+
+CHECKOUT_HINT = ("drop this run with upgrade --abort and start it with --on-conflict markers, ours or theirs, "
+                 "which replay in memory")
+
+
+def require_checkoutable(repo: Repository, rng: Range, needs: str, hint: str) -> None:
+    """Refuse up front what a worktree will fail to check out: a file name longer than the file system takes
+    (git stores it, the kernel refuses it), in the commits the worktree would hold."""
+    limit = longest_name(tool_dir(repo))
+    for rev in (rng.onto, rng.source):
+        found = next(names_longer_than(repo, commit_of(repo, rev.oid).tree_id, limit), None)
+        if found is not None:
+            name = next(part for part in found.split("/") if len(part.encode("utf-8", "surrogateescape")) > limit)
+            raise SyncError(f"{needs} needs a worktree, and this file system cannot hold {rev.ref}'s file "
+                            f"{found[:80]!r}... (a name of {len(name.encode('utf-8', 'surrogateescape'))} bytes; "
+                            f"it takes {limit}): {hint}")
 
 
 def branch_in_the_making(repo: Repository, name: str) -> str | None:

@@ -372,3 +372,17 @@ def commits_only_on(repo: pygit2.Repository, ref: str, ignore_prefix: str) -> li
     if repo.head_is_detached:
         walker.hide(repo.head.target)
     return list(walker)
+
+
+def names_longer_than(repo: pygit2.Repository, tree_id: str | pygit2.Oid, limit: int) -> Iterator[str]:
+    """The paths of a tree that have a component of more than limit bytes (git stores them; a file system of
+    NAME_MAX limit cannot check them out). Subtrees are read once each."""
+    stack: list[tuple[str, pygit2.Tree]] = [("", repo[as_oid(tree_id)].peel(pygit2.Tree))]
+    while stack:
+        prefix, tree = stack.pop()
+        for entry in tree:
+            name = entry.name or ""
+            if len(name.encode("utf-8", "surrogateescape")) > limit:
+                yield prefix + name
+            elif entry.type_str == "tree":
+                stack.append((f"{prefix}{name}/", repo[entry.id].peel(pygit2.Tree)))

@@ -26,13 +26,14 @@ class Worktree:
         self._git.checkout("--quiet", "--force", "--detach", commit)
         self._git.clean("-xdfq")
 
-    def cherry_pick_no_commit(self, commit: str) -> bool:
-        """git cherry-pick --no-commit; False when it stopped on conflicts (left for the user)."""
+    def cherry_pick_no_commit(self, commit: str) -> str | None:
+        """git cherry-pick --no-commit; git's message when it stopped (on conflicts, left for the user, or on
+        what it could not write), None when the pick is clean."""
         try:
             self._git.cherry_pick("--no-commit", commit)
-            return True
-        except git.GitCommandError:
-            return False
+            return None
+        except git.GitCommandError as exc:
+            return str(exc.stderr or exc).strip().removeprefix("stderr:").strip().strip("'").strip() or "failed"
 
     def unmerged_paths(self) -> list[str]:
         return sorted({line.split("\t", 1)[1] for line in self._git.ls_files("-u").splitlines() if "\t" in line})
@@ -181,3 +182,13 @@ def fast_forward(path: Path, commit: str) -> str | None:
     except git.GitCommandError as exc:
         return str(exc.stderr or exc).strip().removeprefix("stderr:").strip().strip("'").strip()
     return None
+
+
+def longest_name(path: Path) -> int:
+    """The longest file name (bytes) the file system at path takes: a worktree there cannot check out more."""
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    try:
+        return os.pathconf(path, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255

@@ -75,6 +75,12 @@ def run_upgrade(repo_path: str, old: str | None, onto: str, source_branch: str |
         require_backends(GitTree.of_commit(repo, params.range.source.oid, "fork"), options.backends)
     if options.out is not None:
         check_out(repo, options.out)
+    if options.policy == "stop":
+        engine.require_checkoutable(repo, params.range, "--on-conflict stop", "pass --on-conflict markers, ours "
+                                    "or theirs, which replay in memory")
+    if options.gate is not None:
+        engine.require_checkoutable(repo, params.range, "the test gate (--exec)", "the gate cannot run its command "
+                                    "here: leave --exec out, and test the branch where such names fit")
     _note_merges(repo, params.range, progress)
     try:
         with engine.run_lock(repo), ExitStack() as ahead:
