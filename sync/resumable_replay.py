@@ -25,7 +25,7 @@ from .git.diff import missing_blobs
 from .git.repo import (branch_exists, commit_of, commit_range, commits_only_on, current_branch, delete_ref, direct_target,
                        full_ref_name, has_object, has_ref, is_ancestor, names_longer_than, open_repo, ref_conflict,
                        resolve_commit, resolves, set_ref, update_ref, valid_branch_name, UpstreamScan)
-from .git.worktree import (Worktree, branches_in_worktrees, is_linked_worktree, longest_name, remove_worktree,
+from .git.worktree import (Worktree, branches_in_use, branches_in_worktrees, is_linked_worktree, longest_name, remove_worktree,
                            stop_worktree)
 from .model.revs import Range, Rev
 from .replay import CONFLICT_TRAILER, Replayer, ReplayedCommit, summary_of
@@ -360,9 +360,10 @@ def run_lock(repo: Repository) -> Iterator[None]:
     fails at once (exit 2) instead of interleaving its journal with this one. The kernel drops the
     lock when the process dies, so a killed run never leaves it held."""
     directory = tool_dir(repo)
+    if directory.is_symlink() or (os.path.lexists(directory) and not directory.is_dir()):
+        raise SyncError(f"{directory} is not flagtree-sync's directory (a symbolic link or a file): move it away "
+                        "and rerun")
     directory.mkdir(exist_ok=True)
-    if directory.is_symlink():
-        raise SyncError(f"{directory} is a symbolic link: remove it")
     path = directory / "upgrade.lock"
     try:
         descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
@@ -393,7 +394,11 @@ def resolve_params(repo_path: str, old: str | None, onto: str, source_branch: st
         if pin is None:
             raise SyncError(f"--from is required: {source_branch} has no {PIN_FILE}")
         old = pinned_from(repo, pin, source_branch)
-    rng = Range(Rev(old, str(resolve_commit(repo, old).id)), Rev(onto, str(resolve_commit(repo, onto).id)), source)
+        # its recorded commit, not what the name resolves to: refs/<tag> or a branch of that name may shadow it
+        old_rev = Rev(old, str(resolve_commit(repo, pin.commit).id))
+    else:
+        old_rev = Rev(old, str(resolve_commit(repo, old).id))
+    rng = Range(old_rev, Rev(onto, str(resolve_commit(repo, onto).id)), source)
     target_branch = target_branch or f"sync/{onto}"
     if not valid_branch_name(target_branch):
         raise SyncError(f"{target_branch!r} is not a valid branch name: pass --target-branch")
@@ -459,10 +464,11 @@ def check_target(repo: Repository, params: UpgradeParams, hint: str) -> str | No
     if symbolic or ref == full_ref_name(repo, params.source_branch):
         why = "a symbolic ref" if symbolic else f"the source branch (--branch {params.source_branch})"
         raise SyncError(f"refusing to overwrite branch {target}: it is {why}; {hint}")
-    worktree = branches_in_worktrees(repo).get(ref)
-    if worktree is not None:
-        raise SyncError(f"branch {target} is checked out in the worktree {worktree}: it will not be moved under "
-                        f"it; switch that worktree to another branch, or {hint}")
+    for used, worktree in branches_in_use(repo).items():
+        if ref in (used, full_ref_name(repo, used)):  # a worktree on a symbolic ref to it holds it too
+            raise SyncError(f"branch {target} is checked out in the worktree {worktree} (or a rebase or bisect "
+                            f"there returns to it): it will not be moved under it; switch that worktree to another "
+                            f"branch, or {hint}")
     return current
 
 

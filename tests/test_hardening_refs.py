@@ -172,3 +172,60 @@ def test_the_pin_a_run_writes_names_a_tag_only_when_it_is_one(world, onto: str, 
     assert upgrade(world, "--onto", onto, "--target-branch", "new").exit_code == 1
     text = git(world.fork, "show", "new:flagtree-upstream.toml")
     assert f'tag = "{pinned or rev(world, "v3.6.0^{commit}")}"' in text, text
+
+
+# What attacking the checks above found.
+
+def test_a_branch_a_rebase_in_another_worktree_returns_to_is_not_moved(world, tmp_path: Path) -> None:
+    stop_at_first_conflict(world)
+    git(world.fork, "worktree", "add", "-q", "-b", TARGET, str(tmp_path / "wt"), "main")
+    git(tmp_path / "wt", "checkout", "-q", "--detach")  # as git rebase does, then it moves the branch back
+    marker = Path(git(tmp_path / "wt", "rev-parse", "--absolute-git-dir").strip()) / "rebase-merge"
+    marker.mkdir()
+    (marker / "head-name").write_text(f"refs/heads/{TARGET}\n")
+    before = rev(world, TARGET)
+    result = resolve_every_stop(world, "-q")
+    assert result.exit_code == 2 and "checked out in the worktree" in result.output, result.output
+    assert rev(world, TARGET) == before
+
+
+def test_a_worktree_on_a_symbolic_ref_to_the_target_holds_it(world, tmp_path: Path) -> None:
+    stop_at_first_conflict(world)
+    git(world.fork, "branch", TARGET, "main")
+    git(world.fork, "symbolic-ref", "refs/heads/alias", f"refs/heads/{TARGET}")
+    git(world.fork, "worktree", "add", "-q", str(tmp_path / "wt"), "alias")
+    header = json.loads((state_dir(world) / "upgrade.json").read_text())
+    header["target_was"] = rev(world, TARGET)  # as if --force had accepted it: the worktree still holds it
+    (state_dir(world) / "upgrade.json").write_text(json.dumps(header))
+    before = rev(world, TARGET)
+    result = resolve_every_stop(world, "-q")
+    assert result.exit_code == 2 and "checked out in the worktree" in result.output, result.output
+    assert rev(world, TARGET) == before
+
+
+def test_a_target_was_edited_into_the_state_still_keeps_commits_made_by_hand(world) -> None:
+    mine = commit_on_new_branch(world, "keep", "a branch of mine")
+    stop_at_first_conflict(world)
+    header = json.loads((state_dir(world) / "upgrade.json").read_text())
+    header["params"]["target_branch"], header["target_was"] = "keep", mine
+    (state_dir(world) / "upgrade.json").write_text(json.dumps(header))
+    result = resolve_every_stop(world, "-q")
+    assert result.exit_code == 2 and "did not make" in result.output, result.output
+    assert rev(world, "keep") == mine
+
+
+def test_the_tool_directory_replaced_by_a_file_is_exit_2(world) -> None:
+    state_dir(world).write_text("not a directory\n")
+    for args in ([], ["--abort"]):
+        result = upgrade(world, *args)
+        assert result.exit_code == 2 and "move it away" in result.output, result.output
+    assert state_dir(world).read_text() == "not a directory\n"
+
+
+def test_a_pin_is_read_as_its_commit_where_another_ref_shadows_its_tag(world) -> None:
+    pinned = rev(world, "v3.5.0^{commit}")
+    commit_pin(world, "v3.5.0", pinned)
+    git(world.fork, "update-ref", "refs/v3.5.0", "main~2")  # refs/<name> comes first in git's lookup
+    result = CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--onto", "v3.6.0", "--json"])
+    assert result.exit_code == 1, result.output
+    assert json.loads(result.stdout)["range"]["from"]["commit"] == pinned

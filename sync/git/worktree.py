@@ -12,6 +12,7 @@ import git
 import pygit2
 
 from ..errors import SyncError
+from .repo import common_git_dir
 
 
 class Worktree:
@@ -172,6 +173,35 @@ def branches_in_worktrees(repo: pygit2.Repository) -> dict[str, Path]:
         elif field.startswith("branch ") and path is not None:
             found[field[len("branch "):]] = path
     return found
+
+
+def branches_in_use(repo: pygit2.Repository) -> dict[str, Path]:
+    """What git itself will not move under a worktree (refs/heads/... -> the worktree): the branch each has
+    checked out, and the branch a rebase or bisect in progress there returns to (HEAD is detached meanwhile)."""
+    found = branches_in_worktrees(repo)
+    common = common_git_dir(repo)
+    linked = sorted(path for path in (common / "worktrees").glob("*") if path.is_dir())
+    for git_dir in [common, *linked]:
+        where = _worktree_of(git_dir, common)
+        for marker in ("rebase-merge/head-name", "rebase-apply/head-name", "BISECT_START"):
+            try:
+                name = (git_dir / marker).read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError):
+                continue
+            if name and not name.startswith("refs/"):  # BISECT_START holds the short name
+                name = f"refs/heads/{name}"
+            found.setdefault(name, where)
+    return found
+
+
+def _worktree_of(git_dir: Path, common: Path) -> Path:
+    """The work tree of a git directory: the main one's parent, a linked one's from its gitdir file."""
+    if git_dir == common:
+        return common.parent
+    try:
+        return Path((git_dir / "gitdir").read_text(encoding="utf-8").strip()).parent
+    except (OSError, UnicodeDecodeError):
+        return git_dir
 
 
 def fast_forward(path: Path, commit: str) -> str | None:
