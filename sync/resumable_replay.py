@@ -646,16 +646,17 @@ CHECKOUT_HINT = ("drop this run with upgrade --abort and start it with --on-conf
 
 
 def require_checkoutable(repo: Repository, rng: Range, needs: str, hint: str) -> None:
-    """Refuse up front what a worktree will fail to check out: a file name longer than the file system takes
-    (git stores it, the kernel refuses it), in the commits the worktree would hold."""
-    limit = longest_name(tool_dir(repo))
-    for rev in (rng.onto, rng.source):
-        found = next(names_longer_than(repo, commit_of(repo, rev.oid).tree_id, limit), None)
+    """Refuse up front what a worktree will fail to check out: a file name or path longer than the file system
+    takes (git stores it, the kernel refuses it), in the commits the worktree would hold."""
+    name_max, path_max = longest_name(tool_dir(repo))
+    for rev in (rng.onto, rng.source):  # git writes paths relative to the worktree: PATH_MAX less the NUL
+        found = next(names_longer_than(repo, commit_of(repo, rev.oid).tree_id, name_max, path_max - 1), None)
         if found is not None:
-            name = next(part for part in found.split("/") if len(part.encode("utf-8", "surrogateescape")) > limit)
+            longest = max(len(part.encode()) for part in found.split("/"))
+            what = (f"a name of {longest} bytes; it takes {name_max}" if longest > name_max else
+                    f"a path of {len(found.encode())} bytes; it takes {path_max} in all")
             raise SyncError(f"{needs} needs a worktree, and this file system cannot hold {rev.ref}'s file "
-                            f"{found[:80]!r}... (a name of {len(name.encode('utf-8', 'surrogateescape'))} bytes; "
-                            f"it takes {limit}): {hint}")
+                            f"{found[:80]!r}{'...' if len(found) > 80 else ''} ({what}): {hint}")
 
 
 def branch_in_the_making(repo: Repository, name: str) -> str | None:

@@ -18,7 +18,10 @@ from tests.test_hardening_state import ARGS, state_dir
 LONG = "third_party/alpha/" + "n" * 300 + ".txt"  # 304 bytes: more than any Linux file system's NAME_MAX
 
 
-def commit_long_name(world, conflicting: bool) -> None:
+DEEP = "third_party/alpha/" + "/".join(["d" * 200] * 21) + "/f.txt"  # 200-byte names, 4,245 bytes in all: over PATH_MAX
+
+
+def commit_long_name(world, conflicting: bool, path: str = LONG) -> None:
     """A FlagTree commit on main that adds a file of an over-long name (made with git's plumbing: no work tree
     can hold it), and with conflicting, also changes the line v3.6.0 changes."""
     index = {**os.environ, "GIT_INDEX_FILE": str(world.root / "long.index")}
@@ -27,7 +30,7 @@ def commit_long_name(world, conflicting: bool) -> None:
         return subprocess.run(["git", "-C", str(world.fork), *args], input=data, env=index, capture_output=True,
                               check=True).stdout.decode().strip()
     plumb("read-tree", "main")
-    plumb("update-index", "--add", "--cacheinfo", f"100644,{plumb('hash-object', '-w', '--stdin', data=b'long')},{LONG}")
+    plumb("update-index", "--add", "--cacheinfo", f"100644,{plumb('hash-object', '-w', '--stdin', data=b'long')},{path}")
     if conflicting:
         blob = plumb("hash-object", "-w", "--stdin", data=b"FlagTree's own link.py\n")  # upstream changed it
         plumb("update-index", "--cacheinfo", f"100644,{blob},python/triton/tools/link.py")
@@ -41,14 +44,15 @@ def upgrade(world, *extra: str):
     return result
 
 
+@pytest.mark.parametrize("path, said", [(LONG, "a name of 304 bytes"), (DEEP, "bytes; it takes 4096 in all")])
 @pytest.mark.parametrize("needs", [["--on-conflict", "stop"], ["--exec", "true"]])
-def test_what_needs_a_worktree_refuses_such_a_name_up_front(world, needs: list[str]) -> None:
-    commit_long_name(world, conflicting=False)
+def test_what_needs_a_worktree_refuses_such_a_name_up_front(world, needs: list[str], path: str, said: str) -> None:
+    commit_long_name(world, conflicting=False, path=path)
     result = upgrade(world, *needs)
-    assert result.exit_code == 2 and "needs a worktree" in result.output and "304 bytes" in result.output, result.output
+    assert result.exit_code == 2 and "needs a worktree" in result.output and said in result.output, result.output
     assert not (state_dir(world) / "upgrade.json").exists() and "sync/v3.6.0" not in git(world.fork, "branch")
     assert upgrade(world).exit_code == 1  # the replay in memory takes it
-    assert LONG in git(world.fork, "ls-tree", "-r", "--name-only", "sync/v3.6.0")
+    assert path in git(world.fork, "ls-tree", "-r", "--name-only", "sync/v3.6.0")
 
 
 def test_a_stop_git_cannot_write_is_an_error_not_a_stop_forever(world, monkeypatch) -> None:

@@ -374,15 +374,16 @@ def commits_only_on(repo: pygit2.Repository, ref: str, ignore_prefix: str) -> li
     return list(walker)
 
 
-def names_longer_than(repo: pygit2.Repository, tree_id: str | pygit2.Oid, limit: int) -> Iterator[str]:
-    """The paths of a tree that have a component of more than limit bytes (git stores them; a file system of
-    NAME_MAX limit cannot check them out). Subtrees are read once each."""
-    stack: list[tuple[str, pygit2.Tree]] = [("", repo[as_oid(tree_id)].peel(pygit2.Tree))]
+def names_longer_than(repo: pygit2.Repository, tree_id: str | pygit2.Oid, limit: int,
+                      path_limit: int = 1 << 30) -> Iterator[str]:
+    """The paths of a tree with a component of more than limit bytes, or of more than path_limit bytes in all
+    (git stores them; a file system of such NAME_MAX / PATH_MAX limits cannot check them out)."""
+    stack: list[tuple[bytes, pygit2.Tree]] = [(b"", repo[as_oid(tree_id)].peel(pygit2.Tree))]
     while stack:
         prefix, tree = stack.pop()
         for entry in tree:
-            name = entry.name or ""
-            if len(name.encode("utf-8", "surrogateescape")) > limit:
-                yield prefix + name
+            name = entry.raw_name or b""  # bytes: a name that is no UTF-8 has a length too
+            if len(name) > limit or len(prefix) + len(name) > path_limit:
+                yield (prefix + name).decode("utf-8", "replace")
             elif entry.type_str == "tree":
-                stack.append((f"{prefix}{name}/", repo[entry.id].peel(pygit2.Tree)))
+                stack.append((prefix + name + b"/", repo[entry.id].peel(pygit2.Tree)))

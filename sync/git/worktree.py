@@ -214,11 +214,15 @@ def fast_forward(path: Path, commit: str) -> str | None:
     return None
 
 
-def longest_name(path: Path) -> int:
-    """The longest file name (bytes) the file system at path takes: a worktree there cannot check out more."""
+def longest_name(path: Path) -> tuple[int, int]:
+    """The longest file name and the longest path (bytes) the file system at path takes: a worktree there cannot
+    check out more."""
     while not path.exists() and path != path.parent:
         path = path.parent
-    try:
-        return os.pathconf(path, "PC_NAME_MAX")
-    except (OSError, ValueError):
-        return 255
+    limits = []
+    for name, default in (("PC_NAME_MAX", 255), ("PC_PATH_MAX", 4096)):
+        try:
+            limits.append(os.pathconf(path, name))
+        except (OSError, ValueError):
+            limits.append(default)
+    return limits[0], limits[1]

@@ -81,7 +81,7 @@ def run_upgrade(repo_path: str, old: str | None, onto: str, source_branch: str |
     if options.gate is not None:
         engine.require_checkoutable(repo, params.range, "the test gate (--exec)", "the gate cannot run its command "
                                     "here: leave --exec out, and test the branch where such names fit")
-    _note_merges(repo, params.range, progress)
+    _note_merges(repo, params.range, warn or progress.note)  # never quiet: what it leaves out
     try:
         with engine.run_lock(repo), ExitStack() as ahead:
             # the analysis's first parse runs in worker processes while this one replays
@@ -92,14 +92,14 @@ def run_upgrade(repo_path: str, old: str | None, onto: str, source_branch: str |
         progress.close()
 
 
-def _note_merges(repo: Repository, rng: Range, progress: Progress) -> None:
+def _note_merges(repo: Repository, rng: Range, say: Callable[[str], None]) -> None:
     """Say which merges the replay leaves out (as git rebase does): what a merge itself changed is not
     replayed, and the commits it brought in are replayed one by one as the branch's own."""
     merges = merges_in_range(repo, commit_of(repo, rng.old.oid), commit_of(repo, rng.source.oid))
     if merges:
         named = ", ".join(f"{str(merge.id)[:9]} {merge.message.splitlines()[0] if merge.message else ''}".strip()
                           for merge in merges[:3]) + (f" and {len(merges) - 3} more" if len(merges) > 3 else "")
-        progress.note(f"{rng.old.ref}..{rng.source.ref} holds {len(merges)} merge commit(s), which the replay leaves "
+        say(f"{rng.old.ref}..{rng.source.ref} holds {len(merges)} merge commit(s), which the replay leaves "
                       f"out as git rebase does: {named}. What a merge itself changed is not replayed; the "
                       "commits it brought in are replayed as the branch's own, except those that are upstream's "
                       f"({rng.onto.ref} has them, or the same change), which count as already upstream")
