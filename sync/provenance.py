@@ -147,8 +147,12 @@ def _misses_change(repo: Repository, branch: GitTree, spec_file: SpecFile, base:
     outcome = merge_blobs(repo, spec_file.path, base, ours, theirs, favor=MergeFavor.OURS, hunks=False)
     if outcome.data != branch.read(spec_file.path):
         return True
-    # Every hunk of upstream's may conflict, and a conflict resolved to the file's side is the file: that tells
+    # Every hunk of an overlay's may conflict, and a conflict resolved to the file's side is the file: that tells
     # nothing. A conflicting hunk holds upstream's change when the file's side holds what upstream wrote there.
+    # A spec module that is no copy of its trunk file conflicts everywhere by nature: the merge says nothing of it.
+    from .analyzers.roles import copies_trunk_lines  # the classifier drift uses; imported late (it is heavy)
+    if not copies_trunk_lines(branch, spec_file):
+        return False
     conflicts = merge_blobs(repo, spec_file.path, base, ours, theirs).hunks
     return not all(_holds_their_change(hunk) for hunk in conflicts)
 
