@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+import sync
 from sync import resumable_replay
 from sync.cli import cli
 from tests.conftest import git
@@ -75,3 +78,16 @@ def test_a_stop_git_cannot_write_is_an_error_not_a_stop_forever(world, monkeypat
     assert again.exit_code == 2 and "cannot leave commit" in again.output, again.output
     assert CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--abort"]).exit_code == 0
     assert upgrade(world, "--on-conflict", "markers").exit_code == 1
+
+
+def test_a_gate_first_asked_for_by_continue_is_checked_too(world) -> None:
+    """A run killed mid-replay, continued with --exec: the check the start would have made is made there."""
+    commit_long_name(world, conflicting=False)
+    env = {**os.environ, "FLAGTREE_SYNC_FAULT": "commit:2", "PYTHONPATH": str(Path(sync.__file__).parents[1])}
+    killed = subprocess.run([sys.executable, "-m", "sync", *ARGS, "--repo", str(world.fork)], env=env,
+                            capture_output=True, text=True)
+    assert killed.returncode == 137, killed.stderr
+    result = CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--continue", "-q", "--exec", "true"])
+    assert result.exit_code == 2 and "the test gate (--exec) needs a worktree" in result.output, result.output
+    assert "sync/v3.6.0" not in git(world.fork, "branch")
+    assert CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--continue", "-q"]).exit_code == 1

@@ -79,8 +79,7 @@ def run_upgrade(repo_path: str, old: str | None, onto: str, source_branch: str |
         engine.require_checkoutable(repo, params.range, "--on-conflict stop", "pass --on-conflict markers, ours "
                                     "or theirs, which replay in memory")
     if options.gate is not None:
-        engine.require_checkoutable(repo, params.range, "the test gate (--exec)", "the gate cannot run its command "
-                                    "here: leave --exec out, and test the branch where such names fit")
+        engine.require_checkoutable(repo, params.range, "the test gate (--exec)", _GATE_HINT)
     _note_merges(repo, params.range, warn or progress.note)  # never quiet: what it leaves out
     try:
         with engine.run_lock(repo), ExitStack() as ahead:
@@ -90,6 +89,9 @@ def run_upgrade(repo_path: str, old: str | None, onto: str, source_branch: str |
             return _finish(repo_path, result, options, progress, warn=warn)
     finally:
         progress.close()
+
+
+_GATE_HINT = "the gate cannot run its command here: leave --exec out, and test the branch where such names fit"
 
 
 def _note_merges(repo: Repository, rng: Range, say: Callable[[str], None]) -> None:
@@ -140,6 +142,11 @@ def continue_upgrade(repo_path: str, given: ContinueOptions = ContinueOptions(),
             options, used = _merged(given, engine.stored_options(repo))
             if options.out is not None:
                 check_out(repo, options.out)
+            if given.exec_command is not None:  # a gate first asked for now: the start did not check for it
+                state_range = engine.StateStore(repo).load()
+                if state_range is not None:
+                    engine.require_checkoutable(repo, state_range.params.range, "the test gate (--exec)",
+                                                _GATE_HINT)
             if used and notice is not None:
                 notice("using the options the upgrade was started with: " + ", ".join(used))
             result = engine.continue_upgrade(repo_path, _replay_progress(progress), _stored(options))
