@@ -23,8 +23,8 @@ from .pin import PIN_FILE, Pin, commit_pin, pin_name, pinned_from, read_pin
 from .git import Commit, GitError, Oid, Repository, file_in_tree, holds_conflict, tool_dir
 from .git.diff import missing_blobs
 from .git.repo import (branch_exists, commit_of, commit_range, commits_only_on, current_branch, delete_ref, direct_target,
-                       full_ref_name, has_object, has_ref, is_ancestor, names_longer_than, open_repo, ref_conflict,
-                       resolve_commit, resolves, set_ref, update_ref, valid_branch_name, UpstreamScan)
+                       full_ref_name, has_object, has_ref, is_ancestor, is_commit, names_longer_than, open_repo,
+                       ref_conflict, resolve_commit, resolves, set_ref, update_ref, valid_branch_name, UpstreamScan)
 from .git.worktree import (Worktree, branches_in_use, branches_in_worktrees, is_linked_worktree, longest_name, remove_worktree,
                            stop_worktree)
 from .model.revs import Range, Rev
@@ -461,8 +461,10 @@ def check_target(repo: Repository, params: UpgradeParams, hint: str) -> str | No
     if blocker is not None:  # git keeps refs as paths: refs/heads/sync blocks refs/heads/sync/v3.6.0
         raise SyncError(f"branch {target} cannot be created: {blocker} exists; rename that ref, or {hint}")
     current, symbolic = direct_target(repo, ref)
-    if symbolic or ref == full_ref_name(repo, params.source_branch):
-        why = "a symbolic ref" if symbolic else f"the source branch (--branch {params.source_branch})"
+    odd = current is not None and not is_commit(repo, current)  # written by hand: git makes no such branch
+    if symbolic or odd or ref == full_ref_name(repo, params.source_branch):
+        why = ("a symbolic ref" if symbolic else f"a ref to {current[:9]}, which is no commit" if odd and current
+               else f"the source branch (--branch {params.source_branch})")
         raise SyncError(f"refusing to overwrite branch {target}: it is {why}; {hint}")
     for used, worktree in branches_in_use(repo).items():
         if ref in (used, full_ref_name(repo, used)):  # a worktree on a symbolic ref to it holds it too
@@ -789,7 +791,7 @@ def _branch_made_by(repo: Repository, store: StateStore) -> tuple[str, str] | No
         return None
     ref = f"refs/heads/{branch}" if isinstance(branch, str) and valid_branch_name(branch) else ""
     current = direct_target(repo, ref)[0] if ref else None  # a symbolic ref is no branch a run made
-    if current is None or ref in branches_in_worktrees(repo):
+    if current is None or not is_commit(repo, current) or ref in branches_in_worktrees(repo):
         return None
     tip = commit_of(repo, current)
     pinned = tip.parent_ids == [replayed] and made_by_tool(repo, tip)

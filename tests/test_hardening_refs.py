@@ -229,3 +229,19 @@ def test_a_pin_is_read_as_its_commit_where_another_ref_shadows_its_tag(world) ->
     result = CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--onto", "v3.6.0", "--json"])
     assert result.exit_code == 1, result.output
     assert json.loads(result.stdout)["range"]["from"]["commit"] == pinned
+
+
+def test_a_target_ref_to_no_commit_is_refused_not_a_crash(world) -> None:
+    """A ref file written by hand (git itself will not put a blob on a branch) is nobody's branch to replace."""
+    blob = subprocess.run(["git", "-C", str(world.fork), "hash-object", "-w", "--stdin"], input=b"blob\n",
+                          capture_output=True, check=True).stdout.decode().strip()
+    ref_file = world.fork / ".git" / "refs" / "heads" / TARGET
+    ref_file.parent.mkdir(parents=True, exist_ok=True)
+    ref_file.write_text(blob + "\n")
+    result = upgrade(world, "--force")
+    assert result.exit_code == 2 and "which is no commit" in result.output, result.output
+    ref_file.unlink()
+    stop_at_first_conflict(world)
+    ref_file.write_text(blob + "\n")
+    assert resolve_every_stop(world, "-q").exit_code == 2
+    assert upgrade(world, "--abort").exit_code == 0 and ref_file.read_text() == blob + "\n"

@@ -302,6 +302,14 @@ def direct_target(repo: pygit2.Repository, name: str) -> tuple[str | None, bool]
     return str(ref.target), False
 
 
+def is_commit(repo: pygit2.Repository, object_id: str) -> bool:
+    """Whether object_id names a commit of the repository (a ref written by hand may hold a blob or a tree)."""
+    try:
+        return isinstance(repo[as_oid(object_id)], pygit2.Commit)
+    except (KeyError, ValueError):
+        return False
+
+
 def update_ref(repo: pygit2.Repository, name: str, new: str | None, old: str | None, message: str) -> str | None:
     """Compare-and-swap through git update-ref: set name to new (None: delete it) only while it is still old
     (None: absent), under git's ref lock, so that a change made since the caller looked loses nothing.
