@@ -368,7 +368,9 @@ def run_lock(repo: Repository) -> Iterator[None]:
     try:
         descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     except OSError as exc:
-        raise SyncError(f"cannot open the lock {path}: {exc.strerror or exc}") from exc
+        odd = path.is_symlink() or path.is_dir()  # no run can hold such a lock: it is safe to move away
+        raise SyncError(f"cannot open the lock {path}: {exc.strerror or exc}" +
+                        ("; it is not a file, so no upgrade holds it: move it away and rerun" if odd else "")) from exc
     try:
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -76,3 +76,14 @@ def test_abort_clears_a_state_that_is_a_dangling_link(world) -> None:
     assert CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--continue", "-q"]).exit_code == 2
     assert CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--abort"]).exit_code == 0
     assert not os.path.lexists(path) and not (world.root / "nowhere").exists()
+
+
+@pytest.mark.parametrize("how", ["directory", "dev-zero"])
+def test_a_lock_that_is_no_file_says_it_may_be_moved_away(world, how: str) -> None:
+    lock = interrupted(world) / "upgrade.lock"
+    lock.unlink()
+    lock.mkdir() if how == "directory" else lock.symlink_to("/dev/zero")
+    result = CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--abort"])
+    assert result.exit_code == 2 and "move it away and rerun" in result.output, result.output
+    lock.rmdir() if how == "directory" else lock.unlink()
+    assert CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--abort"]).exit_code == 0
