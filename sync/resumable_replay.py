@@ -22,11 +22,12 @@ from .faults import checkpoint
 from .pin import PIN_FILE, Pin, commit_pin, pin_name, pinned_from, read_pin
 from .git import Commit, GitError, Oid, Repository, file_in_tree, holds_conflict, tool_dir
 from .git.diff import missing_blobs
-from .git.repo import (branch_exists, commit_of, commit_range, commits_only_on, current_branch, delete_ref, direct_target,
-                       full_ref_name, has_object, has_ref, is_ancestor, is_commit, names_longer_than, open_repo,
-                       ref_conflict, resolve_commit, resolves, set_ref, update_ref, valid_branch_name, UpstreamScan)
-from .git.worktree import (Worktree, branches_in_use, branches_in_worktrees, is_linked_worktree, longest_name, remove_worktree,
-                           stop_worktree)
+from .git.repo import (branch_exists, commit_of, commit_range, commits_only_on, current_branch, delete_ref,
+                       direct_target, full_ref_name, has_object, has_ref, is_ancestor, is_commit, names_longer_than,
+                       open_repo, ref_conflict, resolve_commit, resolves, set_ref, update_ref, valid_branch_name,
+                       UpstreamScan)
+from .git.worktree import (Worktree, branches_in_use, branches_in_worktrees, is_linked_worktree, longest_name,
+                           remove_worktree, stop_worktree)
 from .model.revs import Range, Rev
 from .replay import CONFLICT_TRAILER, Replayer, ReplayedCommit, summary_of
 from .state_schema import StateFormatError, parse_header, parse_journal_entry
@@ -566,8 +567,8 @@ def _refuse_only_upstream(repo: Repository, state: UpgradeState) -> None:
     if len(state.upstream(repo)) < len(state.commits):
         return
     rng = state.params.range
-    raise SyncError(f"all {len(state.commits)} commits of {rng.old.ref}..{rng.source.ref} are upstream's ({rng.onto.ref} "
-                    "has them, or the same change): there is nothing of FlagTree's to replay. Are the arguments "
+    raise SyncError(f"all {len(state.commits)} commits of {rng.old.ref}..{rng.source.ref} are upstream's "
+                    f"({rng.onto.ref} has them, or the same change): there is nothing of FlagTree's to replay. Are the arguments "
                     "swapped? --from is the upstream tag the FlagTree branch is based on, --onto the new upstream "
                     "tag, --branch the FlagTree branch")
 

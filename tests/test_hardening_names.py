@@ -33,7 +33,8 @@ def commit_long_name(world, conflicting: bool, path: str = LONG) -> None:
         return subprocess.run(["git", "-C", str(world.fork), *args], input=data, env=index, capture_output=True,
                               check=True).stdout.decode().strip()
     plumb("read-tree", "main")
-    plumb("update-index", "--add", "--cacheinfo", f"100644,{plumb('hash-object', '-w', '--stdin', data=b'long')},{path}")
+    blob = plumb("hash-object", "-w", "--stdin", data=b"long")
+    plumb("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}")
     if conflicting:
         blob = plumb("hash-object", "-w", "--stdin", data=b"FlagTree's own link.py\n")  # upstream changed it
         plumb("update-index", "--cacheinfo", f"100644,{blob},python/triton/tools/link.py")

@@ -123,7 +123,8 @@ def test_out_on_a_mount_point_is_refused_before_the_replay(world, tmp_path: Path
         cleanup = ["true"]
     try:
         before = snapshot(world.fork)
-        result = run_cli("upgrade", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0", "--out", str(mount))
+        result = run_cli("upgrade", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0",
+                         "--out", str(mount))
         assert result.exit_code == 2 and "is a mount point" in result.output, result.output
         assert snapshot(world.fork) == before and not any(mount.iterdir())
         assert run_cli("drift", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0",

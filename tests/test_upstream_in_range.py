@@ -166,7 +166,8 @@ def test_quiet_still_says_which_commits_are_upstreams(tmp_path: Path) -> None:
     """Left-out commits change what the branch holds: -q silences progress, never that."""
     world = build(tmp_path / "repo")
     result = invoke("upgrade", "--repo", str(world.path), "--from", "old", "--onto", "new", "--branch", "fork", "-q")
-    assert result.exit_code in (0, 1) and "2 of the 4 commits of old..fork are upstream's" in result.output, result.output
+    assert result.exit_code in (0, 1), result.output
+    assert "2 of the 4 commits of old..fork are upstream's" in result.output, result.output
 
 
 def test_a_range_of_upstreams_commits_only_is_refused_as_swapped_arguments(tmp_path: Path) -> None:
