@@ -549,15 +549,16 @@ def run_upgrade(repo: Repository, params: UpgradeParams, force: bool, progress: 
             raise UpgradeStopped(f"the upgrade stopped on a conflict: resolve it in {store.worktree}, git add, "
                             "then upgrade --continue (or upgrade --abort)")
         _require_writable(repo, state, check_target(repo, state.params, _RESUME_HINT), None)
+        state.upstream_scan = scan  # a loaded state never holds what upstream() derives
+        on_start()
     else:
         commits = _check_new_run(repo, params, force)
         state = UpgradeState(params, commits, params.range.onto.oid, options=options or RunOptions(),
                              target_was=direct_target(repo, f"refs/heads/{params.target_branch}")[0],
                              upstream_scan=scan)
+        on_start()  # the analysis starts ahead while git cherry's scan ends; the caller stops it on a refusal
         _refuse_only_upstream(repo, state)
         store.save(state)
-    state.upstream_scan = scan  # a loaded state never holds what upstream() derives
-    on_start()
     return _drive(repo, store, state, progress, resumed)
 
 
