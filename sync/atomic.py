@@ -105,6 +105,9 @@ def check_report_target(target: Path, work_tree: Path | None = None, git_dir: Pa
         return
     if not target.is_dir():
         raise SyncError(f"--out {target} exists and is not a directory")
+    if os.path.ismount(target):  # the report is staged next to it and renamed into place: EBUSY after the run
+        raise SyncError(f"--out {target} is a mount point, which cannot be replaced: choose a directory inside it, "
+                        f"e.g. --out {target / 'report'}")
     if not any(target.iterdir()):
         return
     foreign = _foreign_entries(target, allow_subset=False)

@@ -6,13 +6,15 @@ writes the manifest; `check` verifies it still names existing files.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from pathlib import Path
 
 import tomlkit
 
 from .errors import SyncError
-from .git import GitTree, Oid, Repository, as_oid, has_object, merge_blobs
+from .git import ConflictHunk, GitTree, Oid, Repository, as_oid, has_object, merge_blobs
 from .git.merge import MergeFavor
 from .layout import SpecFile, spec_files
 from .tomlfiles import OID, Table, Text, load_toml, write_in_work_tree
@@ -143,7 +145,35 @@ def _misses_change(repo: Repository, branch: GitTree, spec_file: SpecFile, base:
     if base is None or ours is None or base == theirs or ours == theirs:
         return False
     outcome = merge_blobs(repo, spec_file.path, base, ours, theirs, favor=MergeFavor.OURS, hunks=False)
-    return outcome.data != branch.read(spec_file.path)
+    if outcome.data != branch.read(spec_file.path):
+        return True
+    # Every hunk of an overlay's may conflict, and a conflict resolved to the file's side is the file: that tells
+    # nothing. A conflicting hunk holds upstream's change when the file's side holds what upstream wrote there.
+    # A spec module that is no copy of its trunk file conflicts everywhere by nature: the merge says nothing of it.
+    from .analyzers.roles import copies_trunk_lines  # the classifier drift uses; imported late (it is heavy)
+    if not copies_trunk_lines(branch, spec_file):
+        return False
+    conflicts = merge_blobs(repo, spec_file.path, base, ours, theirs).hunks
+    return not all(_holds_their_change(hunk) for hunk in conflicts)
+
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def _holds_their_change(hunk: ConflictHunk) -> bool:
+    """Whether the file's side of a conflict holds upstream's edit of it, token by token (whitespace aside): each
+    run of tokens upstream wrote is in it, and each run upstream only deleted (with a token of context) is not."""
+    base, ours, theirs = (_TOKEN.findall(text) for text in (hunk.base, hunk.ours, hunk.theirs))
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, base, theirs, autojunk=False).get_opcodes():
+        if tag in ("insert", "replace") and not _contains(ours, theirs[j1:j2]):
+            return False
+        if tag == "delete" and _contains(ours, base[max(i1 - 1, 0):i2 + 1]):
+            return False
+    return True
+
+
+def _contains(tokens: list[str], run: list[str]) -> bool:
+    return "\0" + "\0".join(run) + "\0" in "\0" + "\0".join(tokens) + "\0"
 
 
 def applied_manifests(branch: GitTree, applied: set[str], tag: str, tag_tree: GitTree, old: str,

@@ -10,6 +10,7 @@ import fcntl
 import json
 import os
 import re
+import stat
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -19,13 +20,15 @@ from .applied import made_by_apply
 from .atomic import write_text_atomic
 from .errors import SyncError, UpgradeStopped
 from .faults import checkpoint
-from .pin import PIN_FILE, Pin, commit_pin, read_pin
+from .pin import PIN_FILE, Pin, commit_pin, pin_name, pinned_from, read_pin
 from .git import Commit, GitError, Oid, Repository, file_in_tree, holds_conflict, tool_dir
 from .git.diff import missing_blobs
-from .git.repo import (branch_exists, checked_out_branch, commit_of, commit_range, commits_only_on, current_branch,
-                       delete_ref, has_object, has_ref, is_ancestor, open_repo, ref_conflict, resolve_commit,
-                       resolves, set_ref, valid_branch_name, UpstreamScan)
-from .git.worktree import Worktree, branches_in_worktrees, is_linked_worktree, remove_worktree, stop_worktree
+from .git.repo import (branch_exists, commit_of, commit_range, commits_only_on, current_branch, delete_ref,
+                       direct_target, full_ref_name, has_object, has_ref, is_ancestor, is_commit, names_longer_than,
+                       open_repo, ref_conflict, resolve_commit, resolves, set_ref, update_ref, valid_branch_name,
+                       UpstreamScan)
+from .git.worktree import (Worktree, branches_in_use, branches_in_worktrees, is_linked_worktree, longest_name,
+                           remove_worktree, stop_worktree)
 from .model.revs import Range, Rev
 from .replay import CONFLICT_TRAILER, Replayer, ReplayedCommit, summary_of
 from .state_schema import StateFormatError, parse_header, parse_journal_entry
@@ -37,6 +40,8 @@ TOOL_EMAIL = "flagtree-sync@localhost"  # the committer of the commits the tool 
 ABORT_HINT = "run flagtree-sync upgrade --abort (the user's branches are untouched) and start the upgrade again"
 
 Progress = Callable[[int, int, Commit, ReplayedCommit | None], None]
+STATE_LIMIT = 64 << 20  # bytes: a header lists 40-hex commit ids, about 1.5 million of them
+JOURNAL_LIMIT = 1 << 30  # bytes: a line per commit, conflict hunks included
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,7 @@ class UpgradeState:
     known_upstream: dict[str, str] | None = field(default=None, repr=False)
     upstream_scan: UpstreamScan | None = field(default=None, repr=False)  # begun by run_upgrade
     upstream_unchecked: str | None = field(default=None, repr=False)  # why patch-ids were not compared
+    target_was: str | None = None  # the commit of the existing target branch --force accepted at the start
 
     def upstream(self, repo: Repository) -> dict[str, str]:
         if self.known_upstream is None:
@@ -108,8 +114,11 @@ class UpgradeState:
 
     def header_json(self) -> dict[str, Any]:
         """What does not grow with the run; the results go to the journal, one line each."""
-        return {"version": STATE_VERSION, "params": self.params.to_json(), "commits": self.commits,
-                "head": self.params.range.onto.oid, "stopped": self.stopped, "options": self.options.to_json()}
+        header = {"version": STATE_VERSION, "params": self.params.to_json(), "commits": self.commits,
+                  "head": self.params.range.onto.oid, "stopped": self.stopped, "options": self.options.to_json()}
+        if self.target_was is not None:  # only then: a state without it stays readable by the previous release
+            header["target_was"] = self.target_was
+        return header
 
 
 @dataclass
@@ -132,22 +141,24 @@ class StateStore:
         self.file = self.directory / "upgrade.json"
         self.journal = self.directory / "upgrade.journal"  # one JSON line per replayed commit
         self.worktree = self.directory / "worktree"
+        self.moved_aside: list[Path] = []  # what clear() found in the place of the state and kept
 
     def load(self) -> UpgradeState | None:
         """The state of the run in progress, checked against the repository: a state file or journal
         that was edited, mixed up or truncated is refused (SyncError, exit 2), never replayed."""
-        if not self.file.exists():
+        if not os.path.lexists(self.file):
             return None
         try:
-            header = parse_header(json.loads(self.file.read_text(encoding="utf-8")), STATE_VERSION)
+            header = parse_header(_read_json(self.file, STATE_LIMIT), STATE_VERSION)
             params = UpgradeParams.from_json(header["params"])
             state = UpgradeState(params, header["commits"], params.range.onto.oid, stopped=header["stopped"],
                                  options=RunOptions(**{**header["options"],
-                                                       "backends": tuple(header["options"]["backends"])}))
+                                                       "backends": tuple(header["options"]["backends"])}),
+                                 target_was=header["target_was"])
             _check_plan(self.repo, state)
             replayer = Replayer(self.repo, params.policy, params.range.onto.ref)
             for number, line in enumerate(self._journal_lines(), start=1):
-                entry = parse_journal_entry(json.loads(line))
+                entry = parse_journal_entry(_parse_json(line))
                 result = ReplayedCommit.from_json(entry["result"])
                 state.head = _check_entry(self.repo, state, number, result, entry["head"], replayer)
                 state.results.append(result)
@@ -159,9 +170,9 @@ class StateStore:
                             f"{ABORT_HINT}") from exc
 
     def _journal_lines(self) -> list[str]:
-        if not self.journal.exists():
+        text = read_bounded(self.journal, JOURNAL_LIMIT)
+        if text is None:
             return []
-        text = self.journal.read_text(encoding="utf-8")
         lines = text.splitlines(keepends=True)
         if lines and not lines[-1].endswith("\n"):  # killed mid-append: drop it, that commit is redone
             lines.pop()
@@ -195,10 +206,61 @@ class StateStore:
             if not remove_worktree(self.repo, self.worktree, force=False):
                 kept = self.worktree
         _delete_ref(self.repo, WIP_REF)
-        self.journal.unlink(missing_ok=True)
-        if self.file.exists():
-            self.file.unlink()
+        for path in (self.journal, self.file):
+            moved = _remove_state_entry(path)
+            if moved is not None:
+                self.moved_aside.append(moved)
         return kept
+
+
+def read_bounded(path: Path, limit: int) -> str | None:
+    """A state file's text (None: absent), never read through a symbolic link nor from anything but a regular
+    file, and at most limit bytes: a link to /dev/zero or a directory in its place is refused, not read."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:  # ELOOP: a symbolic link
+        raise StateFormatError(f"{path.name} cannot be read as a file ({exc.strerror or exc})") from exc
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):  # a directory, a device, a pipe
+        os.close(descriptor)
+        raise StateFormatError(f"{path.name} is not a regular file")
+    data = bytearray()
+    with os.fdopen(descriptor, "rb") as handle:
+        while chunk := handle.read(1 << 20):  # in chunks: a buffer of the whole bound would be allocated at once
+            data += chunk
+            if len(data) > limit:
+                raise StateFormatError(f"{path.name} is larger than {limit} bytes")
+    return data.decode("utf-8")
+
+
+def _parse_json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except RecursionError as exc:  # hand-made nesting far beyond anything this tool writes
+        raise StateFormatError("it is nested too deeply") from exc
+
+
+def _read_json(path: Path, limit: int) -> Any:
+    text = read_bounded(path, limit)
+    if text is None:
+        raise StateFormatError(f"{path.name} is gone")
+    return _parse_json(text)
+
+
+def _remove_state_entry(path: Path) -> Path | None:
+    """Remove the state file or journal at path, whatever is there: a file or symbolic link (never its
+    target) goes; a directory, which the tool never makes there, is moved aside (returned), not deleted."""
+    if path.is_dir() and not path.is_symlink():
+        aside = path.with_name(f"{path.name}.moved-aside")
+        number = 1
+        while os.path.lexists(aside):
+            number += 1
+            aside = path.with_name(f"{path.name}.moved-aside-{number}")
+        path.rename(aside)
+        return aside
+    path.unlink(missing_ok=True)
+    return None
 
 
 def _stale_lock(repo: Repository, name: str) -> Path:
@@ -300,14 +362,17 @@ def run_lock(repo: Repository) -> Iterator[None]:
     fails at once (exit 2) instead of interleaving its journal with this one. The kernel drops the
     lock when the process dies, so a killed run never leaves it held."""
     directory = tool_dir(repo)
+    if directory.is_symlink() or (os.path.lexists(directory) and not directory.is_dir()):
+        raise SyncError(f"{directory} is not flagtree-sync's directory (a symbolic link or a file): move it away "
+                        "and rerun")
     directory.mkdir(exist_ok=True)
-    if directory.is_symlink():
-        raise SyncError(f"{directory} is a symbolic link: remove it")
     path = directory / "upgrade.lock"
     try:
         descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     except OSError as exc:
-        raise SyncError(f"cannot open the lock {path}: {exc.strerror or exc}") from exc
+        odd = path.is_symlink() or path.is_dir()  # no run can hold such a lock: it is safe to move away
+        raise SyncError(f"cannot open the lock {path}: {exc.strerror or exc}" +
+                        ("; it is not a file, so no upgrade holds it: move it away and rerun" if odd else "")) from exc
     try:
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -332,8 +397,12 @@ def resolve_params(repo_path: str, old: str | None, onto: str, source_branch: st
         pin = read_pin(repo, commit_of(repo, source.oid))
         if pin is None:
             raise SyncError(f"--from is required: {source_branch} has no {PIN_FILE}")
-        old = pin.tag if resolves(repo, pin.tag) else pin.commit
-    rng = Range(Rev(old, str(resolve_commit(repo, old).id)), Rev(onto, str(resolve_commit(repo, onto).id)), source)
+        old = pinned_from(repo, pin, source_branch)
+        # its recorded commit, not what the name resolves to: refs/<tag> or a branch of that name may shadow it
+        old_rev = Rev(old, str(resolve_commit(repo, pin.commit).id))
+    else:
+        old_rev = Rev(old, str(resolve_commit(repo, old).id))
+    rng = Range(old_rev, Rev(onto, str(resolve_commit(repo, onto).id)), source)
     target_branch = target_branch or f"sync/{onto}"
     if not valid_branch_name(target_branch):
         raise SyncError(f"{target_branch!r} is not a valid branch name: pass --target-branch")
@@ -372,18 +441,78 @@ def _check_new_run(repo: Repository, params: UpgradeParams, force: bool) -> list
     if not commits:
         raise SyncError(f"nothing to replay: {params.range.old.ref}..{params.source_branch} has no commits")
     target = params.target_branch
-    blocker = ref_conflict(repo, f"refs/heads/{target}")
-    if blocker is not None:  # git keeps refs as paths: refs/heads/sync blocks refs/heads/sync/v3.6.0
-        raise SyncError(f"branch {target} cannot be created: {blocker} exists; "
-                        "pass --target-branch NAME or rename that ref")
-    if target in (params.source_branch, checked_out_branch(repo)):
-        raise SyncError(f"refusing to overwrite the checked-out or source branch {target}")
-    if branch_exists(repo, target):
+    current = check_target(repo, params, "pass --target-branch NAME")
+    if current is not None:
         if not force:
             raise SyncError(f"branch {target} already exists: pass --force to replace it, "
                             "or --target-branch NAME")
         _check_replaceable(repo, target)
     return commits
+
+
+_RESUME_HINT = "the replay is kept: fix that and run the upgrade again (--continue), or upgrade --abort"
+
+
+def check_target(repo: Repository, params: UpgradeParams, hint: str) -> str | None:
+    """What a fresh start checks about the target branch, checked again before it is written (the user may
+    have made it, checked it out or edited the state since): a name git accepts, no ref in its way, not
+    the source branch (full ref names compared, symbolic refs followed), no symbolic ref, checked out in no
+    worktree. Returns the commit it is at; None: absent."""
+    target = params.target_branch
+    if not valid_branch_name(target):
+        raise SyncError(f"{target!r} is not a valid branch name (git check-ref-format --branch refuses it); {hint}")
+    ref = f"refs/heads/{target}"
+    blocker = ref_conflict(repo, ref)
+    if blocker is not None:  # git keeps refs as paths: refs/heads/sync blocks refs/heads/sync/v3.6.0
+        raise SyncError(f"branch {target} cannot be created: {blocker} exists; rename that ref, or {hint}")
+    current, symbolic = direct_target(repo, ref)
+    odd = current is not None and not is_commit(repo, current)  # written by hand: git makes no such branch
+    if symbolic or odd or ref == full_ref_name(repo, params.source_branch):
+        why = ("a symbolic ref" if symbolic else f"a ref to {current[:9]}, which is no commit" if odd and current
+               else f"the source branch (--branch {params.source_branch})")
+        raise SyncError(f"refusing to overwrite branch {target}: it is {why}; {hint}")
+    for used, worktree in branches_in_use(repo).items():
+        if ref in (used, full_ref_name(repo, used)):  # a worktree on a symbolic ref to it holds it too
+            raise SyncError(f"branch {target} is checked out in the worktree {worktree} (or a rebase or bisect "
+                            f"there returns to it): it will not be moved under it; switch that worktree to another "
+                            f"branch, or {hint}")
+    return current
+
+
+def _require_writable(repo: Repository, state: UpgradeState, current: str | None, tip: str | None) -> None:
+    """The target may be written only when it is absent, already this run's tip (tip None: not known yet, so
+    the replayed head or the pin on it) or the branch --force accepted at the start, still all the tool's."""
+    target = state.params.target_branch
+    if current is None or current == tip or (tip is None and _runs_tip(repo, state, current)):
+        return
+    if current == state.target_was:
+        _check_replaceable(repo, target)
+        return
+    made = commit_of(repo, current)
+    raise SyncError(f"branch {target} was made or moved since this upgrade started (it is at {current[:9]} "
+                    f"{summary_of(made)!r}) and is left as it is: rename it (git branch -m {target} NAME) or "
+                    f"delete it if nothing on it is yours, then run the upgrade again (--continue), or upgrade --abort")
+
+
+def _runs_tip(repo: Repository, state: UpgradeState, current: str) -> bool:
+    """Whether current is what this run writes once every commit is replayed: its head, or the pin on it."""
+    if len(state.results) < len(state.commits):
+        return False
+    made = commit_of(repo, current)
+    return current == state.head or ([str(p) for p in made.parent_ids] == [state.head] and made_by_tool(repo, made))
+
+
+def _write_target(repo: Repository, state: UpgradeState, tip: str) -> None:
+    """Set the target branch to tip, re-checked under the run lock and compare-and-swapped against the value
+    checked: a branch made, moved or checked out since loses nothing."""
+    current = check_target(repo, state.params, _RESUME_HINT)
+    _require_writable(repo, state, current, tip)
+    if current == tip:
+        return
+    name = f"refs/heads/{state.params.target_branch}"
+    failed = update_ref(repo, name, tip, current, f"flagtree-sync upgrade: {state.params.range.onto.ref}")
+    if failed is not None:
+        raise SyncError(f"cannot update {name}: {failed}; {_RESUME_HINT}")
 
 
 def _check_replaceable(repo: Repository, branch: str) -> None:
@@ -421,13 +550,30 @@ def run_upgrade(repo: Repository, params: UpgradeParams, force: bool, progress: 
         if state.stopped:
             raise UpgradeStopped(f"the upgrade stopped on a conflict: resolve it in {store.worktree}, git add, "
                             "then upgrade --continue (or upgrade --abort)")
+        _require_writable(repo, state, check_target(repo, state.params, _RESUME_HINT), None)
+        state.upstream_scan = scan  # a loaded state never holds what upstream() derives
+        on_start()
     else:
         commits = _check_new_run(repo, params, force)
-        state = UpgradeState(params, commits, params.range.onto.oid, options=options or RunOptions())
+        state = UpgradeState(params, commits, params.range.onto.oid, options=options or RunOptions(),
+                             target_was=direct_target(repo, f"refs/heads/{params.target_branch}")[0],
+                             upstream_scan=scan)
+        on_start()  # the analysis starts ahead while git cherry's scan ends; the caller stops it on a refusal
+        _refuse_only_upstream(repo, state)
         store.save(state)
-    state.upstream_scan = scan  # a loaded state never holds what upstream() derives
-    on_start()
     return _drive(repo, store, state, progress, resumed)
+
+
+def _refuse_only_upstream(repo: Repository, state: UpgradeState) -> None:
+    """A range whose every commit is upstream's has nothing of FlagTree's: its branch would be --onto under a
+    new name, reported clean. That is what swapped arguments give, never an upgrade."""
+    if len(state.upstream(repo)) < len(state.commits):
+        return
+    rng = state.params.range
+    raise SyncError(f"all {len(state.commits)} commits of {rng.old.ref}..{rng.source.ref} are upstream's "
+                    f"({rng.onto.ref} has them, or the same change): there is nothing of FlagTree's to replay. Are the arguments "
+                    "swapped? --from is the upstream tag the FlagTree branch is based on, --onto the new upstream "
+                    "tag, --branch the FlagTree branch")
 
 
 def _drive(repo: Repository, store: StateStore, state: UpgradeState, progress: Progress,
@@ -474,13 +620,8 @@ def _drive(repo: Repository, store: StateStore, state: UpgradeState, progress: P
     tip = commit_of(repo, state.head).id
     rng = state.params.range
     if read_pin(repo, commit_of(repo, rng.source.oid)) is not None:
-        tip = commit_pin(repo, commit_of(repo, tip), Pin(rng.onto.ref, rng.onto.oid))
-    branch_ref = f"refs/heads/{state.params.target_branch}"
-    blocker = ref_conflict(repo, branch_ref)
-    if blocker is not None:  # created while this run was stopped or killed
-        raise SyncError(f"branch {state.params.target_branch} cannot be created: {blocker} exists; rename that ref and "
-                        "rerun (the replay is kept)")
-    _set_ref(repo, branch_ref, tip)
+        tip = commit_pin(repo, commit_of(repo, tip), Pin(pin_name(repo, rng.onto), rng.onto.oid))
+    _write_target(repo, state, str(tip))
     state.head = str(tip)
     # The state stays until finish_upgrade: a run killed while reporting resumes into the report.
     return UpgradeResult(state.params, state.results, state.head, resumed, state.options, upstream,
@@ -500,7 +641,30 @@ def _stop_in_worktree(repo: Repository, store: StateStore, state: UpgradeState, 
     state.stopped = True
     store.save(state)
     # The worktree outlives this run on purpose: the user resolves the conflict there.
-    worktree.cherry_pick_no_commit(str(commit.id))
+    failed = worktree.cherry_pick_no_commit(str(commit.id))
+    if failed is not None and not worktree.unmerged_paths():  # git stopped on what it could not write
+        worktree.discard()
+        _stop_again(store, state)
+        raise SyncError(f"git cannot leave commit {str(commit.id)[:9]} in the stop worktree {store.worktree} "
+                        f"({failed.splitlines()[0]}), so there is nothing to resolve there; {CHECKOUT_HINT}")
+
+
+CHECKOUT_HINT = ("drop this run with upgrade --abort and start it with --on-conflict markers, ours or theirs, "
+                 "which replay in memory")
+
+
+def require_checkoutable(repo: Repository, rng: Range, needs: str, hint: str) -> None:
+    """Refuse up front what a worktree will fail to check out: a file name or path longer than the file system
+    takes (git stores it, the kernel refuses it), in the commits the worktree would hold."""
+    name_max, path_max = longest_name(tool_dir(repo))
+    for rev in (rng.onto, rng.source):  # git writes paths relative to the worktree: PATH_MAX less the NUL
+        found = next(names_longer_than(repo, commit_of(repo, rev.oid).tree_id, name_max, path_max - 1), None)
+        if found is not None:
+            longest = max(len(part.encode()) for part in found.split("/"))
+            what = (f"a name of {longest} bytes; it takes {name_max}" if longest > name_max else
+                    f"a path of {len(found.encode())} bytes; it takes {path_max} in all")
+            raise SyncError(f"{needs} needs a worktree, and this file system cannot hold {rev.ref}'s file "
+                            f"{found[:80]!r}{'...' if len(found) > 80 else ''} ({what}): {hint}")
 
 
 def branch_in_the_making(repo: Repository, name: str) -> str | None:
@@ -532,6 +696,8 @@ def continue_upgrade(repo_path: str, progress: Progress, options: RunOptions | N
     state = store.load()
     if state is None:
         raise SyncError("no upgrade in progress")
+    # the state's target is checked as on a fresh start: it may have been edited, made or checked out since
+    _require_writable(repo, state, check_target(repo, state.params, _RESUME_HINT), None)
     if options is not None and options != state.options:
         state.options = options
         store.save(state)
@@ -601,6 +767,7 @@ class Aborted:
     had_state: bool  # whether there was a run to forget
     kept_worktree: Path | None  # the stop worktree, kept for files of the user's
     deleted_branch: str | None  # the target branch this run had made, deleted with it
+    moved_aside: tuple[Path, ...] = ()  # directories found where the state belongs, kept under another name
 
 
 def abort_upgrade(repo_path: str) -> Aborted:
@@ -608,28 +775,34 @@ def abort_upgrade(repo_path: str) -> Aborted:
     branch goes too, when it still holds exactly what the run made (nothing anyone else made is lost)."""
     repo = open_repo(repo_path)
     store = StateStore(repo)
-    had_state = store.file.exists() or has_ref(repo, WIP_REF)
-    branch = _branch_made_by(repo, store) if had_state else None
-    if branch is not None:
-        _delete_ref(repo, f"refs/heads/{branch}")
-    return Aborted(had_state, store.clear(), branch)
+    had_state = any(os.path.lexists(path) for path in (store.file, store.journal)) or has_ref(repo, WIP_REF)
+    made = _branch_made_by(repo, store) if had_state else None
+    if made is not None:
+        branch, tip = made
+        failed = update_ref(repo, f"refs/heads/{branch}", None, tip, "flagtree-sync upgrade --abort")
+        if failed is not None:  # moved since it was judged: it is no longer only the run's
+            made = None
+    kept = store.clear()
+    return Aborted(had_state, kept, made[0] if made else None, tuple(store.moved_aside))
 
 
-def _branch_made_by(repo: Repository, store: StateStore) -> str | None:
+def _branch_made_by(repo: Repository, store: StateStore) -> tuple[str, str] | None:
     """The run's target branch when the run made its tip (the replayed head, or the pin commit on it), no
-    worktree has it checked out, and deleting it loses no commit but the tool's own; else None."""
+    worktree has it checked out, and deleting it loses no commit but the tool's own; else None. Returns the
+    branch and the tip judged (the delete compares against it)."""
     try:
-        branch = json.loads(store.file.read_text(encoding="utf-8"))["params"]["target_branch"]
+        branch = _read_json(store.file, STATE_LIMIT)["params"]["target_branch"]
         replayed = repo.references[WIP_REF].target
     except (OSError, ValueError, KeyError, TypeError):  # no or unreadable state: nothing to judge by
         return None
-    ref = f"refs/heads/{branch}" if isinstance(branch, str) else ""
-    if not ref or not has_ref(repo, ref) or ref in branches_in_worktrees(repo):
+    ref = f"refs/heads/{branch}" if isinstance(branch, str) and valid_branch_name(branch) else ""
+    current = direct_target(repo, ref)[0] if ref else None  # a symbolic ref is no branch a run made
+    if current is None or not is_commit(repo, current) or ref in branches_in_worktrees(repo):
         return None
-    tip = commit_of(repo, repo.references[ref].target)
+    tip = commit_of(repo, current)
     pinned = tip.parent_ids == [replayed] and made_by_tool(repo, tip)
     if tip.id != replayed and not pinned:
         return None
     if any(not made_by_tool(repo, commit) for commit in commits_only_on(repo, ref, "refs/flagtree-sync/")):
         return None
-    return branch
+    return branch, str(tip.id)

@@ -85,7 +85,7 @@ def _params_of_version_1(data: Any) -> dict[str, Any]:
 def parse_header(data: Any, version: int) -> dict[str, Any]:
     """The state header, in the current shape (version 1 is read too); options default for a state
     written before they were stored."""
-    header = _keys("the state", data, {"version", "params", "commits", "head"}, {"stopped", "options"})
+    header = _keys("the state", data, {"version", "params", "commits", "head"}, {"stopped", "options", "target_was"})
     found = header["version"]
     if type(found) is int and found == 1:  # type(): neither True nor 1.0 is a version
         params = _params_of_version_1(header["params"])
@@ -99,6 +99,8 @@ def parse_header(data: Any, version: int) -> dict[str, Any]:
     commit_id("head", header["head"])
     if header["head"] != params["range"]["onto"]["commit"]:
         raise StateFormatError("head is not the commit the replay starts on (params.range.onto)")
+    if header.get("target_was") is not None:  # the branch --force was allowed to replace, as it was then
+        commit_id("target_was", header["target_was"])
     stopped = _typed("stopped", header.get("stopped", False), (bool,))
     options = _keys("options", header.get("options", {}), set(), set(_OPTION_TYPES))
     for name, value in options.items():
@@ -108,7 +110,8 @@ def parse_header(data: Any, version: int) -> dict[str, Any]:
     if not all(isinstance(name, str) for name in options.get("backends", [])):
         raise StateFormatError("options.backends holds a value that is not a name")
     defaults: dict[str, object] = {"out": None, "exec_command": None, "exec_at": "end", "exec_timeout": 600, "backends": []}
-    return {**header, "params": params, "stopped": stopped, "options": {**defaults, **options}}
+    return {**header, "params": params, "stopped": stopped, "options": {**defaults, **options},
+            "target_was": header.get("target_was")}
 
 
 def parse_journal_entry(data: Any) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,8 @@ from click.testing import CliRunner
 from sync.atomic import DIRECTORY_MARKER, publish_directory
 from sync.cli import cli
 from sync.errors import SyncError
-from tests.conftest import git
+from tests.conftest import git, snapshot
+from tests.conftest import invoke as run_cli
 
 UPGRADE = ["upgrade", "--from", "v3.5.0", "--onto", "v3.6.0", "-q"]
 DRIFT = ["drift", "--from", "v3.5.0", "--onto", "v3.6.0"]
@@ -106,3 +108,26 @@ def test_report_file_names_must_be_plain(tmp_path: Path) -> None:
     with pytest.raises(SyncError):
         (tmp_path / "file").write_text("x")
         publish_directory(tmp_path / "file", {"a.md": ""})
+
+
+def test_out_on_a_mount_point_is_refused_before_the_replay(world, tmp_path: Path, monkeypatch) -> None:
+    """The report replaces --out by a rename, which a mount point refuses (EBUSY): say so before any work."""
+    mount = tmp_path / "mnt"
+    mount.mkdir()
+    if os.geteuid() == 0 and subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
+                                            capture_output=True).returncode == 0:
+        cleanup = ["umount", str(mount)]
+    else:  # without root: a directory that os.path.ismount calls one
+        real = os.path.ismount
+        monkeypatch.setattr(os.path, "ismount", lambda path: Path(path) == mount or real(path))
+        cleanup = ["true"]
+    try:
+        before = snapshot(world.fork)
+        result = run_cli("upgrade", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0",
+                         "--out", str(mount))
+        assert result.exit_code == 2 and "is a mount point" in result.output, result.output
+        assert snapshot(world.fork) == before and not any(mount.iterdir())
+        assert run_cli("drift", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0",
+                      "--out", str(mount)).exit_code == 2
+    finally:
+        subprocess.run(cleanup, check=True)

@@ -7,13 +7,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from sync.demo.world import build_world
 from tests.conftest import git
 
 RANGE = ["--from", "v3.5.0", "--onto", "v3.6.0"]
 
 
-def test_the_upgrade_names_the_merges_it_leaves_out(tmp_path: Path) -> None:
+@pytest.mark.parametrize("quiet", [[], ["-q"]])  # what the branch leaves out is no progress: -q keeps it
+def test_the_upgrade_names_the_merges_it_leaves_out(tmp_path: Path, quiet: list[str]) -> None:
     world = build_world(tmp_path / "world")
     fork = world.fork
     branch = git(fork, "rev-parse", "--abbrev-ref", "HEAD").strip()
@@ -26,7 +29,7 @@ def test_the_upgrade_names_the_merges_it_leaves_out(tmp_path: Path) -> None:
         "Merge side into the fork", "side")
     merge = git(fork, "rev-parse", "HEAD").strip()
 
-    done = subprocess.run([sys.executable, "-m", "sync", "upgrade", "--repo", str(fork), *RANGE],
+    done = subprocess.run([sys.executable, "-m", "sync", "upgrade", "--repo", str(fork), *RANGE, *quiet],
                           capture_output=True, text=True)
     assert done.returncode in (0, 1), done.stderr
     said = done.stdout + done.stderr

@@ -218,3 +218,17 @@ def test_a_finding_of_no_backend_says_why_it_cannot_be_reviewed(world, monkeypat
     result = invoke("suppress", *RANGE, "--kind", "spec-unimplemented", "--path", "python/triton/errors.py",
                     "--reason", "x")
     assert result.exit_code == 2 and "belongs to no backend" in result.output, result.output
+
+
+def test_an_overlay_still_in_conflict_keeps_its_old_base(world, tmp_path: Path) -> None:
+    """Every hunk of the autotuner conflicts, and each resolved to the file's side is the file: that is no sign
+    that it holds v3.6.0's change (it does not), so recording v3.6.0 as its base would hide the change for good."""
+    checkout = upgraded_checkout(world, tmp_path)
+    assert ("overlay-conflicting", A + "runtime/autotuner.py") in findings(drift(checkout))
+    recorded = invoke("provenance", "--repo", str(checkout), "--tag", "v3.6.0", "--backend", "alpha")
+    assert recorded.exit_code == 1 and A + "runtime/autotuner.py" in recorded.output.split("left at their old base")[-1]
+    git(checkout, "add", "third_party/alpha")
+    git(checkout, "commit", "-qm", "alpha: record the v3.6.0 bases")
+    after = findings(drift(checkout))
+    assert ("overlay-in-sync", A + "runtime/autotuner.py") not in after
+    assert ("overlay-conflicting", A + "runtime/autotuner.py") in after

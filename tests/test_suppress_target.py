@@ -84,3 +84,17 @@ def test_a_target_that_is_no_branch_or_holds_a_symlink_is_refused_in_one_line(wo
     result = suppress(world.fork, *TARGET)
     assert result.exit_code == 2 and "is a symlink on sync/v3.6.0" in result.output, result.output
     assert git(world.fork, "rev-parse", "sync/v3.6.0").strip() == tip
+
+
+def test_a_worktree_on_the_target_is_found_through_a_symbolic_ref(world, tmp_path: Path) -> None:
+    """--target alias, a symbolic ref to the branch a worktree has checked out: the entry goes to that worktree;
+    a commit in memory would move the branch under it (its index then shows the review reversed)."""
+    upgraded(world)
+    checkout = tmp_path / "sync"
+    git(world.fork, "worktree", "add", "-q", str(checkout), "sync/v3.6.0")
+    git(world.fork, "symbolic-ref", "refs/heads/alias", "refs/heads/sync/v3.6.0")
+    tip = git(world.fork, "rev-parse", "sync/v3.6.0").strip()
+    result = suppress(world.fork, "--target", "alias")
+    assert result.exit_code == 0, result.output
+    assert git(world.fork, "rev-parse", "sync/v3.6.0").strip() == tip
+    assert 'reason = "our fence covers it"' in (checkout / REVIEWS).read_text()

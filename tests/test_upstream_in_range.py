@@ -18,7 +18,7 @@ from sync.git.repo import REACHABLE, SAME_PATCH, upstream_in_range
 from sync.jobs.upgrade import UpgradeOptions, run_upgrade as run_upgrade_job
 from sync.report.markdown import range_line
 from sync.resumable_replay import StateStore, resolve_params, run_upgrade
-from tests.conftest import git
+from tests.conftest import git, invoke
 
 
 @dataclass
@@ -160,3 +160,22 @@ def test_a_clone_without_upstreams_trees_still_upgrades_and_says_what_it_could_n
     said = "\n".join(notes.lines)
     assert "could not tell which commits of old..fork make the same change" in said, said
     assert "git cherry failed" in said, said
+
+
+def test_quiet_still_says_which_commits_are_upstreams(tmp_path: Path) -> None:
+    """Left-out commits change what the branch holds: -q silences progress, never that."""
+    world = build(tmp_path / "repo")
+    result = invoke("upgrade", "--repo", str(world.path), "--from", "old", "--onto", "new", "--branch", "fork", "-q")
+    assert result.exit_code in (0, 1), result.output
+    assert "2 of the 4 commits of old..fork are upstream's" in result.output, result.output
+
+
+def test_a_range_of_upstreams_commits_only_is_refused_as_swapped_arguments(tmp_path: Path) -> None:
+    """Upstream's history as --branch (the arguments mixed up): nothing of FlagTree's, never a clean upgrade."""
+    world = build(tmp_path / "repo")
+    git(world.path, "branch", "upstream-line", world.merged)
+    result = invoke("upgrade", "--repo", str(world.path), "--from", "old", "--onto", "new", "--branch",
+                    "upstream-line", "-q")
+    assert result.exit_code == 2 and "all 1 commits of old..upstream-line are upstream's" in result.output
+    assert "swapped" in result.output and "sync/new" not in git(world.path, "branch")
+    assert not (world.path / ".git" / "flagtree-sync" / "upgrade.json").exists()

@@ -48,6 +48,8 @@ def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, sourc
                    err=True)
         if aborted.kept_worktree is not None:
             click.echo(kept_worktree_notice(aborted.kept_worktree), err=True)
+        for path in aborted.moved_aside:  # not the tool's: kept, under a name that no longer blocks the next run
+            click.echo(f"a directory stood where the upgrade state belongs; moved it aside to {path}", err=True)
         return 0
     progress = TerminalProgress(quiet or as_json)
     if do_continue:

@@ -11,7 +11,7 @@ from typing import Any, Callable
 from pathlib import Path
 
 import pygit2
-from pygit2.enums import FileMode, SortMode
+from pygit2.enums import FileMode, ReferenceType, SortMode
 
 from ..errors import NotARepository, SyncError, UnknownRef
 
@@ -307,7 +307,56 @@ def branch_head(repo: pygit2.Repository, name: str) -> pygit2.Commit | None:
 
 
 def valid_branch_name(name: str) -> bool:
+    """Whether git would create a branch of this name (git check-ref-format --branch, git branch): libgit2's
+    ref rules, and what git adds for branches: not HEAD or @ (they name the checked-out commit), no leading
+    dash (it reads as an option). A name under refs/ is refused too: refs/heads/refs/heads/x is legal but
+    names another branch than the one the user meant."""
+    if name in ("HEAD", "@") or name.startswith(("-", "refs/")):
+        return False
     return pygit2.reference_is_valid_name(f"refs/heads/{name}")
+
+
+def full_ref_name(repo: pygit2.Repository, spelled: str) -> str | None:
+    """The ref a spelling names after git's lookup rules and every symbolic ref is followed (main,
+    heads/main, refs/heads/main and HEAD on main are all refs/heads/main); None when it names no ref."""
+    try:
+        return str(repo.lookup_reference_dwim(spelled).resolve().name)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+        return None
+
+
+def direct_target(repo: pygit2.Repository, name: str) -> tuple[str | None, bool]:
+    """The commit id the ref name holds itself (None: absent), and whether it is a symbolic ref."""
+    try:
+        ref = repo.references[name]
+    except (KeyError, ValueError, pygit2.InvalidSpecError):
+        return None, False
+    if ref.type == ReferenceType.SYMBOLIC:
+        return None, True
+    return str(ref.target), False
+
+
+def is_commit(repo: pygit2.Repository, object_id: str) -> bool:
+    """Whether object_id names a commit of the repository (a ref written by hand may hold a blob or a tree)."""
+    try:
+        return isinstance(repo[as_oid(object_id)], pygit2.Commit)
+    except (KeyError, ValueError):
+        return False
+
+
+def update_ref(repo: pygit2.Repository, name: str, new: str | None, old: str | None, message: str) -> str | None:
+    """Compare-and-swap through git update-ref: set name to new (None: delete it) only while it is still old
+    (None: absent), under git's ref lock, so that a change made since the caller looked loses nothing.
+    None when done, else git's message."""
+    import git  # GitPython drives the git binary: its update-ref is the atomic check-and-write libgit2 lacks
+
+    zero = "0" * 40
+    args = ["-d", name, old or zero] if new is None else [name, new, old or zero]
+    try:
+        git.Repo(repo.path).git.update_ref("--no-deref", "-m", message, *args)
+    except git.GitCommandError as exc:
+        return str(exc.stderr or exc).strip().removeprefix("stderr:").strip().strip("'").strip()
+    return None
 
 
 def has_ref(repo: pygit2.Repository, name: str) -> bool:
@@ -365,3 +414,18 @@ def commits_only_on(repo: pygit2.Repository, ref: str, ignore_prefix: str) -> li
     if repo.head_is_detached:
         walker.hide(repo.head.target)
     return list(walker)
+
+
+def names_longer_than(repo: pygit2.Repository, tree_id: str | pygit2.Oid, limit: int,
+                      path_limit: int = 1 << 30) -> Iterator[str]:
+    """The paths of a tree with a component of more than limit bytes, or of more than path_limit bytes in all
+    (git stores them; a file system of such NAME_MAX / PATH_MAX limits cannot check them out)."""
+    stack: list[tuple[bytes, pygit2.Tree]] = [(b"", repo[as_oid(tree_id)].peel(pygit2.Tree))]
+    while stack:
+        prefix, tree = stack.pop()
+        for entry in tree:
+            name = entry.raw_name or b""  # bytes: a name that is no UTF-8 has a length too
+            if len(name) > limit or len(prefix) + len(name) > path_limit:
+                yield (prefix + name).decode("utf-8", "replace")
+            elif entry.type_str == "tree":
+                stack.append((prefix + name + b"/", repo[entry.id].peel(pygit2.Tree)))

@@ -12,6 +12,7 @@ import git
 import pygit2
 
 from ..errors import SyncError
+from .repo import common_git_dir
 
 
 class Worktree:
@@ -26,13 +27,14 @@ class Worktree:
         self._git.checkout("--quiet", "--force", "--detach", commit)
         self._git.clean("-xdfq")
 
-    def cherry_pick_no_commit(self, commit: str) -> bool:
-        """git cherry-pick --no-commit; False when it stopped on conflicts (left for the user)."""
+    def cherry_pick_no_commit(self, commit: str) -> str | None:
+        """git cherry-pick --no-commit; git's message when it stopped (on conflicts, left for the user, or on
+        what it could not write), None when the pick is clean."""
         try:
             self._git.cherry_pick("--no-commit", commit)
-            return True
-        except git.GitCommandError:
-            return False
+            return None
+        except git.GitCommandError as exc:
+            return str(exc.stderr or exc).strip().removeprefix("stderr:").strip().strip("'").strip() or "failed"
 
     def unmerged_paths(self) -> list[str]:
         return sorted({line.split("\t", 1)[1] for line in self._git.ls_files("-u").splitlines() if "\t" in line})
@@ -173,6 +175,35 @@ def branches_in_worktrees(repo: pygit2.Repository) -> dict[str, Path]:
     return found
 
 
+def branches_in_use(repo: pygit2.Repository) -> dict[str, Path]:
+    """What git itself will not move under a worktree (refs/heads/... -> the worktree): the branch each has
+    checked out, and the branch a rebase or bisect in progress there returns to (HEAD is detached meanwhile)."""
+    found = branches_in_worktrees(repo)
+    common = common_git_dir(repo)
+    linked = sorted(path for path in (common / "worktrees").glob("*") if path.is_dir())
+    for git_dir in [common, *linked]:
+        where = _worktree_of(git_dir, common)
+        for marker in ("rebase-merge/head-name", "rebase-apply/head-name", "BISECT_START"):
+            try:
+                name = (git_dir / marker).read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError):
+                continue
+            if name and not name.startswith("refs/"):  # BISECT_START holds the short name
+                name = f"refs/heads/{name}"
+            found.setdefault(name, where)
+    return found
+
+
+def _worktree_of(git_dir: Path, common: Path) -> Path:
+    """The work tree of a git directory: the main one's parent, a linked one's from its gitdir file."""
+    if git_dir == common:
+        return common.parent
+    try:
+        return Path((git_dir / "gitdir").read_text(encoding="utf-8").strip()).parent
+    except (OSError, UnicodeDecodeError):
+        return git_dir
+
+
 def fast_forward(path: Path, commit: str) -> str | None:
     """git merge --ff-only in the worktree at path: its branch, index and files move together, and git
     refuses when a local change would be overwritten. None when done, else git's message."""
@@ -181,3 +212,17 @@ def fast_forward(path: Path, commit: str) -> str | None:
     except git.GitCommandError as exc:
         return str(exc.stderr or exc).strip().removeprefix("stderr:").strip().strip("'").strip()
     return None
+
+
+def longest_name(path: Path) -> tuple[int, int]:
+    """The longest file name and the longest path (bytes) the file system at path takes: a worktree there cannot
+    check out more."""
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    limits = []
+    for name, default in (("PC_NAME_MAX", 255), ("PC_PATH_MAX", 4096)):
+        try:
+            limits.append(os.pathconf(path, name))
+        except (OSError, ValueError):
+            limits.append(default)
+    return limits[0], limits[1]

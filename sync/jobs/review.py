@@ -65,8 +65,7 @@ def record_suppression(repo_path: str, old: str | None, onto: str | None, source
     new = GitTree.of_commit(repo, rng.onto.oid, rng.onto.ref)
     if request.target is None:
         return ReviewWritten(add_suppression(work_tree, finding, new, rng.onto.ref, request.reason))
-    from ..git.worktree import branches_in_worktrees  # GitPython: only here
-    checkout = branches_in_worktrees(repo).get(f"refs/heads/{request.target}")
+    checkout = _checkout_of(repo, request.target)
     if checkout is not None:
         if not checkout.is_dir():
             raise SyncError(f"{request.target} is checked out in {checkout}, which is gone: run git worktree prune "
@@ -171,7 +170,16 @@ def _work_tree_holding(repo: Repository, read_from: str) -> Path | None:
     """The work tree whose files belong to read_from: where that branch is checked out (None: nowhere, or
     a bare repository), else (a commit, a tag) repo's own."""
     if branch_exists(repo, read_from) and checked_out_branch(repo) != read_from:
-        from ..git.worktree import branches_in_worktrees  # GitPython: only when another worktree may hold it
-        found = branches_in_worktrees(repo).get(f"refs/heads/{read_from}")
+        found = _checkout_of(repo, read_from)  # GitPython: only when another worktree may hold it
         return found if found is not None and found.is_dir() else None
     return Path(repo.workdir) if repo.workdir is not None else None
+
+
+def _checkout_of(repo: Repository, branch: str) -> Path | None:
+    """The worktree that has branch checked out, compared as full ref names: a symbolic ref to the branch a
+    worktree is on is that branch (a commit on it in memory would move the branch under that worktree)."""
+    from ..git.repo import full_ref_name
+    from ..git.worktree import branches_in_worktrees  # GitPython: only here
+    ref = full_ref_name(repo, f"refs/heads/{branch}") or f"refs/heads/{branch}"
+    return next((path for used, path in branches_in_worktrees(repo).items()
+                 if ref in (used, full_ref_name(repo, used))), None)

@@ -75,35 +75,44 @@ def run_upgrade(repo_path: str, old: str | None, onto: str, source_branch: str |
         require_backends(GitTree.of_commit(repo, params.range.source.oid, "fork"), options.backends)
     if options.out is not None:
         check_out(repo, options.out)
-    _note_merges(repo, params.range, progress)
+    if options.policy == "stop":
+        engine.require_checkoutable(repo, params.range, "--on-conflict stop", "pass --on-conflict markers, ours "
+                                    "or theirs, which replay in memory")
+    if options.gate is not None:
+        engine.require_checkoutable(repo, params.range, "the test gate (--exec)", _GATE_HINT)
+    _note_merges(repo, params.range, warn or progress.note)  # never quiet: what it leaves out
     try:
         with engine.run_lock(repo), ExitStack() as ahead:
             # the analysis's first parse runs in worker processes while this one replays
             result = engine.run_upgrade(repo, params, options.force, _replay_progress(progress), _stored(options),
                                         on_start=lambda: ahead.enter_context(parsing_ahead(repo, params.range)))
-            return _finish(repo_path, result, options, progress)
+            return _finish(repo_path, result, options, progress, warn=warn)
     finally:
         progress.close()
 
 
-def _note_merges(repo: Repository, rng: Range, progress: Progress) -> None:
+_GATE_HINT = "the gate cannot run its command here: leave --exec out, and test the branch where such names fit"
+
+
+def _note_merges(repo: Repository, rng: Range, say: Callable[[str], None]) -> None:
     """Say which merges the replay leaves out (as git rebase does): what a merge itself changed is not
     replayed, and the commits it brought in are replayed one by one as the branch's own."""
     merges = merges_in_range(repo, commit_of(repo, rng.old.oid), commit_of(repo, rng.source.oid))
     if merges:
         named = ", ".join(f"{str(merge.id)[:9]} {merge.message.splitlines()[0] if merge.message else ''}".strip()
                           for merge in merges[:3]) + (f" and {len(merges) - 3} more" if len(merges) > 3 else "")
-        progress.note(f"{rng.old.ref}..{rng.source.ref} holds {len(merges)} merge commit(s), which the replay leaves "
+        say(f"{rng.old.ref}..{rng.source.ref} holds {len(merges)} merge commit(s), which the replay leaves "
                       f"out as git rebase does: {named}. What a merge itself changed is not replayed; the "
                       "commits it brought in are replayed as the branch's own, except those that are upstream's "
                       f"({rng.onto.ref} has them, or the same change), which count as already upstream")
 
 
-def _note_upstream(result: engine.UpgradeResult, progress: Progress) -> None:
-    """Say how many commits of the range were upstream's and so left out unpicked, and why."""
+def _note_upstream(result: engine.UpgradeResult, warn: Callable[[str], None]) -> None:
+    """Say how many commits of the range were upstream's and so left out unpicked, and why. A warning, never
+    progress that -q silences: it changes what the new branch holds (swapped arguments read as a clean run)."""
     rng = result.params.range
     if result.upstream_unchecked:
-        progress.note(f"could not tell which commits of {rng.old.ref}..{rng.source.ref} make the same change as a "
+        warn(f"could not tell which commits of {rng.old.ref}..{rng.source.ref} make the same change as a "
                       f"commit of {rng.onto.ref}'s history ({result.upstream_unchecked}); any such commit was replayed "
                       "as FlagTree's (a full clone lets git compare them)")
     if not result.upstream:
@@ -114,7 +123,7 @@ def _note_upstream(result: engine.UpgradeResult, progress: Progress) -> None:
                              if reachable else "",
                              f"{same} making the same change (git patch-id) as a commit of {rng.onto.ref}'s "
                              "history (e.g. an upstream release-branch cherry-pick)" if same else "") if part]
-    progress.note(f"{len(result.upstream)} of the {len(result.results)} commits of {rng.old.ref}..{rng.source.ref} "
+    warn(f"{len(result.upstream)} of the {len(result.results)} commits of {rng.old.ref}..{rng.source.ref} "
                   f"are upstream's, not replayed, counted as already upstream: {'; '.join(why)}")
 
 
@@ -133,11 +142,16 @@ def continue_upgrade(repo_path: str, given: ContinueOptions = ContinueOptions(),
             options, used = _merged(given, engine.stored_options(repo))
             if options.out is not None:
                 check_out(repo, options.out)
+            if given.exec_command is not None:  # a gate first asked for now: the start did not check for it
+                state_range = engine.StateStore(repo).load()
+                if state_range is not None:
+                    engine.require_checkoutable(repo, state_range.params.range, "the test gate (--exec)",
+                                                _GATE_HINT)
             if used and notice is not None:
                 notice("using the options the upgrade was started with: " + ", ".join(used))
             result = engine.continue_upgrade(repo_path, _replay_progress(progress), _stored(options))
             return _finish(repo_path, result, replace(options, target_branch=result.params.target_branch,
-                                                      policy=result.params.policy), progress, notice)
+                                                      policy=result.params.policy), progress, notice, notice)
     finally:
         progress.close()
 
@@ -249,11 +263,11 @@ def _commits(results: Sequence[EngineCommit], owners_of: OwnersOf,
 
 
 def _finish(repo_path: str, result: engine.UpgradeResult, options: UpgradeOptions, progress: Progress,
-            notice: Callable[[str], None] | None = None) -> Report:
+            notice: Callable[[str], None] | None = None, warn: Callable[[str], None] | None = None) -> Report:
     repo = open_repo(repo_path)
     params = result.params
     backends = set(options.backends) or None
-    _note_upstream(result, progress)
+    _note_upstream(result, warn or progress.note)
     progress.phase("analysing the new branch")
     drift = analyse_drift(repo, params.range, Rev(params.target_branch, result.head), backends, True, progress)
     owners_of = drift.owners.owners
