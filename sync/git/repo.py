@@ -5,6 +5,7 @@ import difflib
 import email.utils
 import os
 import re
+import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any, Callable
@@ -353,7 +354,9 @@ def update_ref(repo: pygit2.Repository, name: str, new: str | None, old: str | N
     zero = "0" * 40
     args = ["-d", name, old or zero] if new is None else [name, new, old or zero]
     try:
-        git.Repo(repo.path).git.update_ref("--no-deref", "-m", message, *args)
+        # The reflog line is dated now: a GIT_COMMITTER_DATE meant for commits (even one git refuses) is not ours.
+        git.Repo(repo.path).git.update_ref("--no-deref", "-m", message, *args,
+                                           env={"GIT_COMMITTER_DATE": f"{int(time.time())} +0000"})
     except git.GitCommandError as exc:
         return str(exc.stderr or exc).strip().removeprefix("stderr:").strip().strip("'").strip()
     return None
