@@ -29,7 +29,7 @@ class Owners(Protocol):
     @property
     def backends(self) -> list[str]: ...
 
-    def owners(self, path: str) -> list[str]: ...
+    def owners(self, path: str, summary: str = "") -> list[str]: ...
 
 
 @dataclass
@@ -69,10 +69,10 @@ class ReusedOwners:
         self._build = build
         self._index: OwnerIndex | None = None
 
-    def owners(self, path: str) -> list[str]:
+    def owners(self, path: str, summary: str = "") -> list[str]:
         if self._index is None:
             self._index = self._build()
-        return self._index.owners(path)
+        return self._index.owners(path, summary)
 
 
 def replayed_tree(repo: Repository, rng: Range, user_repo: Repository | None = None) -> Tree:

@@ -407,3 +407,55 @@ def renamed(spec_file: SpecFile, counterpart: str) -> SpecFile:
 def copy_candidate(backend: str, path: str) -> SpecFile:
     """A backend file outside any spec tree, to be measured against trunk as a possible copy."""
     return SpecFile(backend, path, "copy", path, RENAMED_COPY)
+
+
+# --- Who owns a trunk file besides its hooks: gates, and the repository's own map (issue 34) ---
+# Groups a path belongs to unless pyproject.toml says otherwise: CI is its own group, not FlagTree core.
+DEFAULT_OWNERS: dict[str, tuple[str, ...]] = {"ci": (".github/workflows/*",)}
+_GATE_LINE = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif)\b(.*)$", re.M)
+_GATE_MACRO = re.compile(r"\b__([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*)__\b")
+_SELECTION_LINE = re.compile(r"^.*\bFLAGTREE_BACKEND\b.*$", re.M)
+_QUOTED_NAME = re.compile(r"""["']([A-Za-z][A-Za-z0-9_]*)["']""")
+
+
+def tool_config(tree: FileTree) -> dict[str, object]:
+    """The repository's [tool.flagtree-sync] table of pyproject.toml; {} where there is none or it does not read."""
+    text = read_text(tree, CONFIG_FILE)
+    if not text or "flagtree-sync" not in text:
+        return {}
+    try:
+        table = tomllib.loads(text).get("tool", {}).get("flagtree-sync", {})
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return {}
+    return table if isinstance(table, dict) else {}
+
+
+def configured_owners(tree: FileTree) -> dict[str, tuple[str, ...]]:
+    """group -> path globs: DEFAULT_OWNERS, then [tool.flagtree-sync] owners = {group = ["glob", ...]} (a group
+    named there replaces its default)."""
+    owners = dict(DEFAULT_OWNERS)
+    table = tool_config(tree).get("owners", {})
+    for group, globs in (table.items() if isinstance(table, dict) else ()):
+        if isinstance(globs, list) and all(isinstance(glob, str) for glob in globs):
+            owners[group] = tuple(globs)
+    return owners
+
+
+def commit_tag_owners(tree: FileTree) -> dict[str, str]:
+    """[tool.flagtree-sync] commit_tags = {"[TLE]" = "tle"}: a commit whose subject carries the tag is that
+    group's too."""
+    table = tool_config(tree).get("commit_tags", {})
+    return {tag: group for tag, group in (table.items() if isinstance(table, dict) else ())
+            if isinstance(group, str) and tag}
+
+
+def gate_groups(text: str, groups: set[str] | frozenset[str]) -> set[str]:
+    """Groups whose gate the FlagTree side of a file holds: a preprocessor conditional on __<GROUP>__ (the feature
+    or backend macro, e.g. #ifdef __TLE__), or a FLAGTREE_BACKEND test naming the group (Python, CMake)."""
+    found = set()
+    for condition in _GATE_LINE.findall(text):
+        found |= {name.lower() for name in _GATE_MACRO.findall(condition)}
+    if "FLAGTREE_BACKEND" in text:
+        for line in _SELECTION_LINE.findall(text):
+            found |= set(_QUOTED_NAME.findall(line))
+    return found & set(groups)
