@@ -366,6 +366,76 @@ def _package_dirs(module: ast.Module) -> list[tuple[ast.expr, ast.expr]]:
     return pairs
 
 
+def _parsed(tree: FileTree, path: str) -> ast.Module | None:
+    try:
+        return ast.parse(read_text(tree, path) or "")
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+
+def _backend_template(node: ast.JoinedStr) -> str | None:
+    """f"../third_party/{backend}/python/" -> "../third_party/{}/python/": a literal head ending in third_party/,
+    one placeholder (the backend being built), then the literal text up to the next placeholder."""
+    head = ""
+    for index, part in enumerate(node.values):
+        if isinstance(part, ast.Constant) and isinstance(part.value, str):
+            head += part.value
+            continue
+        if not head.endswith("third_party/"):
+            return None
+        rest = node.values[index + 1] if index + 1 < len(node.values) else None
+        tail = rest.value if isinstance(rest, ast.Constant) and isinstance(rest.value, str) else ""
+        return head + "{}" + tail
+    return None
+
+
+def _constant(function: ast.FunctionDef) -> object:
+    """What a function returns when its body is one `return <constant>`; ... otherwise."""
+    body = function.body
+    if len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value, ast.Constant):
+        return body[0].value.value
+    return ...
+
+
+def _generic_package_copies(tree: FileTree, setup_dir: str) -> list[SpecFile]:
+    """A shared setup module's *package_dir* function that maps packages to f"third_party/{backend}/python/...":
+    it counts where setup.py calls it, for every backend whose own helper does not opt out (a skip_package_dir
+    that is not the constant True leaves the backend undecided: no claim). Package names its skip_package_dir
+    tests with `"x" in package` are left out."""
+    called = {name for script in SETUP_SCRIPTS if (module := _parsed(tree, script)) is not None
+              for node in ast.walk(module) if isinstance(node, ast.Call) and (name := _called(node))}
+    opted_out = {backend for backend, _, module in setup_helpers(tree) for node in module.body
+                 if isinstance(node, ast.FunctionDef) and node.name == "skip_package_dir" and _constant(node) is not False}
+    found = []
+    for path in tree.paths():
+        if dirname(path) != dirname(SETUP_HELPERS) or not path.endswith(".py"):
+            continue  # python/setup_tools/<shared module>.py, not a backend's helper
+        module = _parsed(tree, path)
+        if module is None:
+            continue
+        functions = [node for node in ast.walk(module) if isinstance(node, ast.FunctionDef)]
+        skipped = {node.left.value for function in functions if "skip_package_dir" in function.name
+                   for node in ast.walk(function) if isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant)
+                   and isinstance(node.left.value, str) and any(isinstance(op, ast.In) for op in node.ops)}
+        for function in functions:
+            if "package_dir" not in function.name or function.name not in called:
+                continue
+            for node in ast.walk(function):
+                template = _backend_template(node) if isinstance(node, ast.JoinedStr) else None
+                if template is None:
+                    continue
+                for backend in third_party_groups(tree):
+                    if backend in opted_out:
+                        continue
+                    root = normpath(join(setup_dir, template.format(backend), "triton"))
+                    for file in _files_below(tree, root):
+                        rel = file[len(root) + 1:]
+                        if is_spec_path(file) or is_test_path(file) or any(word in dirname(rel) for word in skipped):
+                            continue
+                        found.append(SpecFile(backend, file, "triton", rel, PACKAGE_COPY, via=path))
+    return found
+
+
 def copy_files(tree: FileTree, backends: set[str] | None = None) -> list[SpecFile]:
     """The backends' files a setup helper installs in trunk's place: copied over python/triton at build time
     (setup-copy) or shipped as the triton package itself through package_dir (package-copy). Files of a
@@ -373,6 +443,8 @@ def copy_files(tree: FileTree, backends: set[str] | None = None) -> list[SpecFil
     found: dict[str, SpecFile] = {}
     setup_dir = _setup_dir(tree)
     prefix = TRUNK + "/"
+    for spec_file in _generic_package_copies(tree, setup_dir):
+        found.setdefault(spec_file.path, spec_file)
     for helper_backend, helper, module in setup_helpers(tree):
         paths = _HelperPaths(helper, module, setup_dir)
         for node in ast.walk(module):

@@ -212,3 +212,40 @@ def test_a_fork_without_these_mechanisms_has_no_copy(tmp_path: Path) -> None:
     repo = open_repo(str(_fork(tmp_path, {"third_party/b/backend/compiler.py": "def compile(src):\n    return src\n"})))
     result = analyse_drift(repo, resolve_range(repo, "old", "new", "flagtree"), None)
     assert not [f for f in result.findings if f.kind.startswith("overlay")]
+
+
+# A shared setup module that maps every package to the building backend's tree (FlagTree main's setup_helper.py).
+SHARED_HELPER = """class CommonUtils:
+    @staticmethod
+    def skip_package_dir(package):
+        return 'backends' in package
+
+
+    @staticmethod
+    def get_package_dir(packages, flagtree_backend):
+        root = f"../third_party/{flagtree_backend}/python/"
+        return {package: f"{root}{package}" for package in packages if not CommonUtils.skip_package_dir(package)}
+"""
+SETUP_CALLS = "from setup_tools import setup_helper as helper\npackage_dir = helper.CommonUtils.get_package_dir([], 'b')\n"
+B_PACKAGE = {"third_party/b/python/triton/language/semantic.py": OURS,
+             "third_party/b/python/triton/backends/b/compiler.py": "X = 1\n"}
+
+
+def test_a_shared_package_mapping_setup_py_calls_copies_each_backends_package(tmp_path: Path) -> None:
+    tree = files_of(tmp_path, {"python/setup.py": SETUP_CALLS, "python/setup_tools/setup_helper.py": SHARED_HELPER,
+                               **B_PACKAGE})
+    found = roles(tree)
+    assert found["third_party/b/python/triton/language/semantic.py"] == \
+        ("package-copy", "python/triton/language/semantic.py")
+    assert "third_party/b/python/triton/backends/b/compiler.py" not in found  # a package its skip test leaves out
+    assert [f.path for f in check_tree(tree) if f.code == "FT023"] == ["python/setup_tools/setup_helper.py"]
+
+
+@pytest.mark.parametrize("files", [
+    {"python/setup.py": "package_dir = {}\n"},  # setup.py never calls the mapping
+    {"python/setup.py": SETUP_CALLS, HELPER: "def skip_package_dir(package):\n    return True\n"},  # b opts out
+    {"python/setup.py": SETUP_CALLS, HELPER: "def skip_package_dir(package):\n    return package == 'triton'\n"},
+], ids=["not-called", "opted-out", "undecided"])
+def test_a_shared_package_mapping_that_does_not_apply_copies_nothing(tmp_path: Path, files: dict[str, str]) -> None:
+    tree = files_of(tmp_path, {"python/setup_tools/setup_helper.py": SHARED_HELPER, **B_PACKAGE, **files})
+    assert copy_files(tree) == []
