@@ -205,7 +205,15 @@ def test_a_copy_equal_to_trunk_at_the_new_tag_stays_for_a_package_copy(tmp_path:
                                           "third_party/b/python/triton/language/semantic.py": SEMANTIC_NEW})))
     result = analyse_drift(repo, resolve_range(repo, "old", "new", "flagtree"), None)
     finding = next(f for f in result.findings if f.path == "third_party/b/python/triton/language/semantic.py")
-    assert finding.kind == "overlay-in-sync" and "ships this copy in its place" in finding.message
+    assert finding.kind == "overlay-in-sync" and "triton package ships this copy" in finding.message
+
+
+def test_a_redundant_setup_copy_says_to_drop_its_copy_call(tmp_path: Path) -> None:
+    repo = open_repo(str(_fork(tmp_path, {HELPER: COPY_HELPER,
+                                          "third_party/b/python/triton/language/semantic.py": SEMANTIC_NEW})))
+    result = analyse_drift(repo, resolve_range(repo, "old", "new", "flagtree"), None)
+    finding = next(f for f in result.findings if f.path == "third_party/b/python/triton/language/semantic.py")
+    assert finding.kind == "overlay-redundant" and finding.next_step.endswith(f"drop its copy call in {HELPER}")
 
 
 def test_a_fork_without_these_mechanisms_has_no_copy(tmp_path: Path) -> None:

@@ -75,6 +75,8 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
 
     def finding(kind: str, message: str, action: str, related: str | None = trunk_path,
                 diff: str | None = None, **details: object) -> Finding:
+        if kind == "overlay-redundant" and classified.role == SETUP_COPY:
+            action = f"{action}; drop its copy call in {spec_file.via}"
         return Finding(kind, spec_file.path, f"{route}: {message}" if route else message, action,
                        backend=spec_file.backend, related_path=related, diff=diff,
                        details={"base": base, **details, **({"mechanism": classified.role} if route else {})})
@@ -152,7 +154,7 @@ def _deletable(classified: Classified) -> bool:
 
 def _why_kept(classified: Classified) -> str:
     if classified.role == PACKAGE_COPY:
-        return f"the package_dir of {classified.file.via} ships this copy in its place"
+        return "the backend's triton package ships this copy"
     if classified.role == RENAMED_COPY:
         return "the backend imports this copy by its own name"
     return "the backend's build compiles this copy in its place"
