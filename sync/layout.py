@@ -486,8 +486,15 @@ def copy_candidate(backend: str, path: str) -> SpecFile:
 DEFAULT_OWNERS: dict[str, tuple[str, ...]] = {"ci": (".github/workflows/*",)}
 _GATE_LINE = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif)\b(.*)$", re.M)
 _GATE_MACRO = re.compile(r"\b__([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*)__\b")
-_SELECTION_LINE = re.compile(r"^.*\bFLAGTREE_BACKEND\b.*$", re.M)
-_QUOTED_NAME = re.compile(r"""["']([A-Za-z][A-Za-z0-9_]*)["']""")
+# The names a FLAGTREE_BACKEND test compares with, and only those (the line may quote other names, e.g. an __all__):
+# == / != / STREQUAL "x" either way round, `in ("x", "y")`, CMake's MATCHES "^(x|y)$".
+_BACKEND = r"\$?\{?\bFLAGTREE_BACKEND\b\}?"
+_COMPARED = re.compile(rf"""{_BACKEND}\s*(?:==|!=|STREQUAL)\s*["']([A-Za-z][\w-]*)["']|"""
+                       rf"""["']([A-Za-z][\w-]*)["']\s*(?:==|!=)\s*{_BACKEND}""")
+_IN_SET = re.compile(rf"{_BACKEND}\s+(?:not\s+)?in\s*[(\[{{]([^)\]}}]*)[)\]}}]")
+_MATCHES = re.compile(rf'{_BACKEND}\s+MATCHES\s+"([^"]*)"')
+_QUOTED_NAME = re.compile(r"""["']([A-Za-z][\w-]*)["']""")
+_WORD = re.compile(r"[A-Za-z][\w-]*")
 
 
 def tool_config(tree: FileTree) -> dict[str, object]:
@@ -528,6 +535,7 @@ def gate_groups(text: str, groups: set[str] | frozenset[str]) -> set[str]:
     for condition in _GATE_LINE.findall(text):
         found |= {name.lower() for name in _GATE_MACRO.findall(condition)}
     if "FLAGTREE_BACKEND" in text:
-        for line in _SELECTION_LINE.findall(text):
-            found |= set(_QUOTED_NAME.findall(line))
+        found |= {name for pair in _COMPARED.findall(text) for name in pair if name}
+        found |= {name for names in _IN_SET.findall(text) for name in _QUOTED_NAME.findall(names)}
+        found |= {name for pattern in _MATCHES.findall(text) for name in _WORD.findall(pattern)}
     return found & set(groups)

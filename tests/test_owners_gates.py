@@ -68,3 +68,15 @@ def test_configured_paths_and_commit_tags_add_their_group(tmp_path: Path) -> Non
     assert owners(tmp_path, files, "python/triton/experimental/tle/language/core.py") == ["tle"]
     assert owners(tmp_path, files, "lib/Analysis/Alias.cpp", "[TLE] Add local pointers") == ["tle"]
     assert owners(tmp_path, files, "lib/Analysis/Alias.cpp", "[BACKEND] Fix a pass") == [SHARED]
+
+
+def test_only_the_names_a_backend_test_compares_with_count(tmp_path: Path) -> None:
+    path = "python/triton/experimental/gluon/__init__.py"
+    code = ('from triton._flagtree_backend import FLAGTREE_BACKEND\n'
+            '__all__ = ["jit", "b" if FLAGTREE_BACKEND == "b" else "amd"]\n')
+    files = {"third_party/amd/backend/driver.py": "X = 1\n", path: code}
+    assert owners(tmp_path / "a", files, path) == ["b"]  # "amd" is an exported module name, not a selection
+    cmake = 'if(FLAGTREE_BACKEND MATCHES "^(b|tle)$")\nendif()\nif(FLAGTREE_BACKEND IN_LIST X)\nendif()\n'
+    assert owners(tmp_path / "b", {"lib/CMakeLists.txt": cmake}, "lib/CMakeLists.txt") == ["b", CORE, "tle"]
+    tuple_test = "if FLAGTREE_BACKEND in ('tle', 'nobody'):\n    pass\n"
+    assert owners(tmp_path / "c", {"python/triton/x.py": tuple_test}, "python/triton/x.py") == ["tle"]
