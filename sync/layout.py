@@ -80,13 +80,7 @@ class SpecFile:
 
 def configured_roots(tree: FileTree) -> tuple[re.Pattern[str], ...]:
     """Extra Python spec roots named in the repository's pyproject.toml ([tool.flagtree-sync] spec_roots)."""
-    text = read_text(tree, CONFIG_FILE)
-    if not text or "flagtree-sync" not in text:
-        return ()
-    try:
-        roots = tomllib.loads(text).get("tool", {}).get("flagtree-sync", {}).get("spec_roots", [])
-    except (tomllib.TOMLDecodeError, RecursionError):  # nested too deeply: not a config of ours either
-        return ()
+    roots = tool_config(tree).get("spec_roots", [])
     patterns = []
     for root in roots if isinstance(roots, list) else []:
         if isinstance(root, str) and root.count("{backend}") == 1 and not root.startswith(("/", "..")):
@@ -314,17 +308,19 @@ def _setup_dir(tree: FileTree) -> str:
     return next((dirname(script) for script in SETUP_SCRIPTS if tree.exists(script)), "")
 
 
+def _parsed(tree: FileTree, path: str) -> ast.Module | None:
+    """A setup module's syntax tree; None where it does not parse (check reports that as FT013 where it looks)."""
+    try:
+        return ast.parse(read_text(tree, path) or "")
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+
 def setup_helpers(tree: FileTree) -> list[tuple[str, str, ast.Module]]:
     """(backend, path, parsed module) of each backend's setup helper that parses."""
-    found = []
-    for path in tree.paths():
-        if dirname(path) != SETUP_HELPERS or not path.endswith(".py") or basename(path).startswith("_"):
-            continue
-        try:
-            found.append((basename(path)[:-3], path, ast.parse(read_text(tree, path) or "")))
-        except (SyntaxError, ValueError, RecursionError):
-            continue  # check reports Python that does not parse (FT013) where it looks
-    return found
+    return [(basename(path)[:-3], path, module) for path in tree.paths()
+            if dirname(path) == SETUP_HELPERS and path.endswith(".py") and not basename(path).startswith("_")
+            and (module := _parsed(tree, path)) is not None]
 
 
 def _files_below(tree: FileTree, directory: str) -> list[str]:
@@ -366,11 +362,6 @@ def _package_dirs(module: ast.Module) -> list[tuple[ast.expr, ast.expr]]:
     return pairs
 
 
-def _parsed(tree: FileTree, path: str) -> ast.Module | None:
-    try:
-        return ast.parse(read_text(tree, path) or "")
-    except (SyntaxError, ValueError, RecursionError):
-        return None
 
 
 def _backend_template(node: ast.JoinedStr) -> str | None:
@@ -503,9 +494,10 @@ def tool_config(tree: FileTree) -> dict[str, object]:
     if not text or "flagtree-sync" not in text:
         return {}
     try:
-        table = tomllib.loads(text).get("tool", {}).get("flagtree-sync", {})
-    except (tomllib.TOMLDecodeError, RecursionError):
+        tool = tomllib.loads(text).get("tool", {})
+    except (tomllib.TOMLDecodeError, RecursionError):  # nested too deeply: not a config of ours either
         return {}
+    table = tool.get("flagtree-sync", {}) if isinstance(tool, dict) else {}
     return table if isinstance(table, dict) else {}
 
 
@@ -539,3 +531,33 @@ def gate_groups(text: str, groups: set[str] | frozenset[str]) -> set[str]:
         found |= {name for names in _IN_SET.findall(text) for name in _QUOTED_NAME.findall(names)}
         found |= {name for pattern in _MATCHES.findall(text) for name in _WORD.findall(pattern)}
     return found & set(groups)
+
+
+_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
+
+
+def enclosing_gate_groups(text: str, side: list[str], groups: set[str] | frozenset[str]) -> set[str]:
+    """Groups whose gate encloses or sits in the given lines of a file (a conflict's FlagTree side): the
+    preprocessor conditionals open where those lines stand in `text`, and the gates within the lines themselves.
+    The lines are found as one contiguous block; where they are not found, only the gates within them count."""
+    found = gate_groups("\n".join(side), groups)
+    wanted = [line.strip() for line in side]
+    lines = text.splitlines()
+    if not wanted or not any(wanted):
+        return found
+    stack: list[str] = []  # the condition text of each open #if
+    for index, line in enumerate(lines):
+        if [other.strip() for other in lines[index:index + len(wanted)]] == wanted:
+            found |= gate_groups("\n".join(f"#if {condition}" for condition in stack), groups)
+            break
+        directive = _DIRECTIVE.match(line)
+        if directive is None:
+            continue
+        kind, condition = directive.groups()
+        if kind in ("if", "ifdef", "ifndef"):
+            stack.append(condition)
+        elif kind == "elif" and stack:
+            stack[-1] = condition
+        elif kind == "endif" and stack:
+            stack.pop()
+    return found

@@ -16,8 +16,9 @@ BASE = {"python/triton/__init__.py": "", "python/triton/flagtree_spec.py": "def 
         "third_party/tle/lib/Ops.cpp": "int tle();\n", "third_party/b/backend/compiler.py": "X = 1\n"}
 
 
-def owners(tmp_path: Path, files: dict[str, str], path: str, summary: str = "") -> list[str]:
-    return OwnerIndex(DiskTree(write_tree(tmp_path, {**BASE, **files}))).owners(path, summary)
+def owners(tmp_path: Path, files: dict[str, str], path: str, summary: str = "",
+           flagtree_side: tuple[str, ...] | list[str] = ()) -> list[str]:
+    return OwnerIndex(DiskTree(write_tree(tmp_path, {**BASE, **files}))).owners(path, summary, flagtree_side)
 
 
 def test_spec_path_serves_the_backend_files_below_its_package(tmp_path: Path) -> None:
@@ -80,3 +81,23 @@ def test_only_the_names_a_backend_test_compares_with_count(tmp_path: Path) -> No
     assert owners(tmp_path / "b", {"lib/CMakeLists.txt": cmake}, "lib/CMakeLists.txt") == ["b", CORE, "tle"]
     tuple_test = "if FLAGTREE_BACKEND in ('tle', 'nobody'):\n    pass\n"
     assert owners(tmp_path / "c", {"python/triton/x.py": tuple_test}, "python/triton/x.py") == ["tle"]
+
+
+def test_a_pyproject_without_our_table_leaves_the_defaults(tmp_path: Path) -> None:
+    for index, text in enumerate(['tool = 1\n', '[tool]\nflagtree-sync = "x"\n', '[tool.flagtree-sync\n']):
+        assert owners(tmp_path / str(index), {"pyproject.toml": text}, ".github/workflows/a.yml") == ["ci"]
+
+
+CMAKE = ('if(FLAGTREE_BACKEND STREQUAL "b")\n  add_definitions(-D__B__)\nendif()\n'
+         'add_library(core core.cpp)\n')
+GATED = "void f() {\n  common();\n#ifdef __TLE__\n  tle_hook();\n  more();\n#endif\n  tail();\n}\n"
+
+
+def test_given_the_flagtree_side_only_gates_around_or_in_it_count(tmp_path: Path) -> None:
+    files = {"CMakeLists.txt": CMAKE, "lib/Analysis/Membar.cpp": GATED}
+    # the conflict touches the shared line only: b's selection elsewhere in the file does not make it b's
+    assert owners(tmp_path, files, "CMakeLists.txt", flagtree_side=["add_library(core core.cpp)"]) == [CORE]
+    assert owners(tmp_path, files, "CMakeLists.txt", flagtree_side=['if(FLAGTREE_BACKEND STREQUAL "b")']) == ["b", CORE]
+    assert owners(tmp_path, files, "lib/Analysis/Membar.cpp", flagtree_side=["  tle_hook();", "  more();"]) == ["tle"]
+    assert owners(tmp_path, files, "lib/Analysis/Membar.cpp", flagtree_side=["  tail();"]) == [SHARED]
+    assert owners(tmp_path, files, "lib/Analysis/Membar.cpp") == ["tle"]  # no side given: the file's gates

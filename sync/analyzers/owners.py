@@ -1,11 +1,13 @@
 """Attribute a path to who must look at it: a backend, FlagTree core, or shared trunk."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fnmatch import fnmatch
 from posixpath import basename
 
-from ..layout import (TRUNK, backend_names, commit_tag_owners, configured_owners, configured_roots, gate_groups, is_under,
-                      owning_backend, package_of, spec_files, third_party_groups, trunk_rel)
+from ..layout import (TRUNK, backend_names, commit_tag_owners, configured_owners, configured_roots,
+                      enclosing_gate_groups, gate_groups, is_under, owning_backend, package_of, spec_files,
+                      third_party_groups, trunk_rel)
 from ..trees import FileTree, read_text
 from .backends import BackendExports, backend_exports
 from .cpp import backend_macros, mentions_spec_macro
@@ -44,11 +46,12 @@ class OwnerIndex:
             if spec_file.area == "triton":
                 self.overlaid_packages.setdefault(package_of(spec_file.rel), set()).add(spec_file.backend)
 
-    def owners(self, path: str, summary: str = "") -> list[str]:
+    def owners(self, path: str, summary: str = "", flagtree_side: Sequence[str] = ()) -> list[str]:
         """Every group whose code is on the FlagTree side of `path`: the backend owning its directory; else the
         groups the repository maps it to (CI by default), FlagTree core for its build files, the backends whose
         hooks, overlays or spec macros it serves, the groups whose gates it holds, and, given the commit subject
-        `summary`, the groups of its configured tags. shared-trunk is what is left."""
+        `summary`, the groups of its configured tags. Given the lines of a conflict's FlagTree side, a gate counts
+        only where it encloses or sits in them; else any gate the file holds counts. shared-trunk is what is left."""
         backend = owning_backend(path, self.extra)
         if backend is not None:  # everything under third_party/<b>/, and each spec tree, is the backend's
             return [backend]
@@ -68,7 +71,8 @@ class OwnerIndex:
         text = self._text(path)
         if not path.endswith(".py") and any(self.macros.values()) and mentions_spec_macro(text):
             found |= {backend for backend, macros in self.macros.items() if any(m in text for m in macros)}
-        found |= gate_groups(text, self.groups)
+        found |= enclosing_gate_groups(text, list(flagtree_side), self.groups) if flagtree_side \
+            else gate_groups(text, self.groups)
         found |= {group for tag, group in self.tags.items() if tag in summary}
         return sorted(found) or [SHARED]
 
