@@ -257,3 +257,28 @@ def test_a_shared_package_mapping_setup_py_calls_copies_each_backends_package(tm
 def test_a_shared_package_mapping_that_does_not_apply_copies_nothing(tmp_path: Path, files: dict[str, str]) -> None:
     tree = files_of(tmp_path, {"python/setup_tools/setup_helper.py": SHARED_HELPER, **B_PACKAGE, **files})
     assert copy_files(tree) == []
+
+
+def test_a_file_upstream_has_at_the_old_tag_is_no_copy_of_the_fork(tmp_path: Path) -> None:
+    """Upstream's amd backend may repeat a trunk header; that is upstream's doing, not a FlagTree copy."""
+    header = "".join(f"int conversion_{n}(int x);\n" for n in range(12))
+    files = {**TRUNK_FILES, "include/Conversion.h": header, "third_party/amd/include/Conversion.h": header}
+    upstream = DiskTree(write_tree(tmp_path / "old", files))
+    fork = DiskTree(write_tree(tmp_path / "fork", {**files, "third_party/b/include/Conversion.h": header}))
+    found = {item.file.path: item.role for item in classified_files(fork, index_trunk_hooks(fork), base=upstream)}
+    assert found == {"third_party/b/include/Conversion.h": "renamed-copy"}  # C/C++ counts too; amd's is upstream's
+
+
+def test_cpp_copies_drift_and_are_never_deleted(tmp_path: Path) -> None:
+    header = "".join(f"int op_{n}(int x);\n" for n in range(12))
+    subprocess.run(["git", "init", "-q", "-b", "up", str(tmp_path)], check=True)
+    commit(tmp_path, {**TRUNK_FILES, "include/Ops.h": header}, "old")
+    _git(tmp_path, "tag", "old")
+    commit(tmp_path, {"include/Ops.h": header.replace("int op_3(int x);", "int op_3(int x, int y);")}, "new")
+    _git(tmp_path, "tag", "new")
+    _git(tmp_path, "checkout", "-q", "-b", "flagtree", "old")
+    commit(tmp_path, {"third_party/b/include/b/Ops.h": header}, "FlagTree")
+    repo = open_repo(str(tmp_path))
+    result = analyse_drift(repo, resolve_range(repo, "old", "new", "flagtree"), None)
+    finding = next(f for f in result.findings if f.path == "third_party/b/include/b/Ops.h")
+    assert finding.kind == "overlay-auto-mergeable" and finding.related_path == "include/Ops.h"

@@ -15,7 +15,7 @@ from ..trees import FileTree, read_text
 
 NEAR = 0.8  # at least this share of lines in common: the same file (git's copy detection starts at 0.5)
 MIN_LINES = 10  # fewer non-blank lines than this, and identity says little (a 3-line __init__.py matches many)
-COPY_SUFFIXES = (".py",)  # Python: the language whose copies the installed triton package loads
+COPY_SUFFIXES = (".py", ".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc", ".td", ".c")  # Python, C/C++ and TableGen
 _COMMON = 20  # a line in more trunk files than this (an import, a closing brace) points at no file in particular
 _SHORTLIST = 5  # trunk files sharing the most specific lines, measured in full
 

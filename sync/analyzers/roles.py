@@ -18,7 +18,7 @@ from ..layout import (DIRECT_EDIT_FILES, NO_SPECIALIZATION, PACKAGE_COPY, PROTEC
 from ..trees import FileTree, read_text
 from .backends import backend_exports, entry_modules
 from .callsites import TrunkHooks
-from .copies import TrunkIndex, copy_candidates
+from .copies import COPY_SUFFIXES, TrunkIndex, copy_candidates
 from .pyfacts import normalized_statements
 
 OVERLAY = "overlay"  # shadows trunk python/triton/<rel> through a hijacked package
@@ -210,9 +210,14 @@ def _with_renamed_copies(tree: FileTree, found: list[Classified], backends: set[
 
     result = []
     for item in found:
-        copy = measured(item.file) if item.role == NEW_MODULE and item.file.is_python else None
+        # a module with no namesake, or a file of a package copy with none (C headers under _C/include), may
+        # still copy a trunk file of another name
+        unpaired = item.role == NEW_MODULE or item.role == OTHER and item.file.via is not None
+        copy = measured(item.file) if unpaired and item.file.path.endswith(COPY_SUFFIXES) else None
         result.append(copy or item)
     taken = {item.file.path for item in found}
+    if base is not None:  # a file upstream has at the old tag is upstream's own, whatever it resembles
+        taken |= {path for _, path in copy_candidates(tree, backends, taken) if base.exists(path)}
     for backend, path in copy_candidates(tree, backends, taken):
         copy = measured(copy_candidate(backend, path))
         if copy is not None:
