@@ -215,10 +215,9 @@ def _with_renamed_copies(tree: FileTree, found: list[Classified], backends: set[
         unpaired = item.role == NEW_MODULE or item.role == OTHER and item.file.via is not None
         copy = measured(item.file) if unpaired and item.file.path.endswith(COPY_SUFFIXES) else None
         result.append(copy or item)
-    taken = {item.file.path for item in found}
-    if base is not None:  # a file upstream has at the old tag is upstream's own, whatever it resembles
-        taken |= {path for _, path in copy_candidates(tree, backends, taken) if base.exists(path)}
-    for backend, path in copy_candidates(tree, backends, taken):
+    for backend, path in copy_candidates(tree, backends, {item.file.path for item in found}):
+        if base is not None and base.exists(path):
+            continue  # a file upstream has at the old tag is upstream's own, whatever it resembles
         copy = measured(copy_candidate(backend, path))
         if copy is not None:
             result.append(copy)
