@@ -21,6 +21,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from sync.analyzers.owners import OwnerIndex  # noqa: E402
 from sync.analyzers.policy import check_tree  # noqa: E402
 from sync.errors import SyncError  # noqa: E402
 from sync.git import GitTree, open_repo  # noqa: E402
@@ -31,7 +32,8 @@ POLICY_RULES = {"root-hijack": {"FT001"}, "parent-child": {"FT003"}, "root-file"
                 "spec-path-not-allowed": {"FT001", "FT002"}, "redundant-overlay": {"FT005"},
                 "overlay-contained-in-trunk": {"FT006"}, "relative-import-in-spec-module": {"FT009"},
                 "trunk-backend-selection": {"FT010"}, "init-in-overlay-dir": {"FT007"},
-                "subpackage-unreachable": {"FT019"}}
+                "subpackage-unreachable": {"FT019"}, "setup-copy": {"FT022"}, "package-copy": {"FT023"},
+                "renamed-copy": {"FT024"}}
 
 
 def judge(expect: dict[str, Any], model: dict[str, Any], findings: list, context: dict[str, Any]) -> tuple[bool, str]:
@@ -50,6 +52,22 @@ def judge(expect: dict[str, Any], model: dict[str, Any], findings: list, context
         if kind == "spec-module" and role == "entry":
             return True, "tool: the spec entry module"
         return role == kind, f"tool: {role}"
+    if kind == "backend":
+        found = data.get("mechanisms", [])
+        return sorted(found) == sorted(expect["mechanisms"]), f"tool: {found or 'none'}"
+    if kind in ("setup-copy", "package-copy", "renamed-copy"):
+        role, counterpart = files.get(path, "not a spec file"), data.get("copies", {}).get(path)
+        return role == kind and counterpart == expect["trunk"], f"tool: {role} of {counterpart}"
+    if kind == "package-new":  # no trunk file at the upstream base; FlagTree's trunk may have one of its own
+        role = files.get(path, "not a spec file")
+        base = context.get("base")
+        own = role == "package-copy" and base is not None and not base.exists(data["copies"].get(path, ""))
+        return role == "new-module" or own, f"tool: {role}"
+    if kind == "not-copy":
+        return files.get(path) != "renamed-copy", f"tool: {files.get(path, 'not a spec file')}"
+    if kind == "path-owner":
+        owners = context["owners"].owners(path)
+        return backend in owners, f"tool: {owners}"
     if kind == "root-spec-file":
         wanted = {"spec-module"} if expect.get("role") == "spec-module" else {"root-file", "direct-edit"}
         return files.get(path) in wanted, f"tool: {files.get(path, 'not a spec file')}"
@@ -137,9 +155,11 @@ def main() -> int:
         repo = open_repo(mirror)
         started = time.perf_counter()
         tree = GitTree.of_commit(repo, branch["tip"], branch["branch"])
-        model = describe_tree(tree)
+        base = GitTree.of_commit(repo, branch["base"], "base") if branch.get("base") else None
+        model = describe_tree(tree, base)
         findings = check_tree(tree)
-        context: dict[str, Any] = {"not_ancestor": not_ancestor_outcomes(mirror, branch)}
+        context: dict[str, Any] = {"not_ancestor": not_ancestor_outcomes(mirror, branch), "base": base,
+                                   "owners": OwnerIndex(tree)}
         if branch.get("range_source") and not args.no_upgrade:
             context["upgrade"] = upgrade_report(mirror, branch)
         elapsed = time.perf_counter() - started

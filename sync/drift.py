@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, ContextManager, Protocol
+from typing import TYPE_CHECKING, Callable, ContextManager, Protocol, Sequence
 
 from . import result_cache
 from .cache import FactCache, using
@@ -30,7 +30,7 @@ class Owners(Protocol):
     @property
     def backends(self) -> list[str]: ...
 
-    def owners(self, path: str) -> list[str]: ...
+    def owners(self, path: str, summary: str = "", flagtree_side: Sequence[str] = ()) -> list[str]: ...
 
 
 @dataclass
@@ -70,10 +70,10 @@ class ReusedOwners:
         self._build = build
         self._index: OwnerIndex | None = None
 
-    def owners(self, path: str) -> list[str]:
+    def owners(self, path: str, summary: str = "", flagtree_side: Sequence[str] = ()) -> list[str]:
         if self._index is None:
             self._index = self._build()
-        return self._index.owners(path)
+        return self._index.owners(path, summary, flagtree_side)
 
 
 def replayed_tree(repo: Repository, rng: Range, user_repo: Repository | None = None) -> Tree:

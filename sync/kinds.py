@@ -222,6 +222,18 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("legacy-hook-import", "policy", "warning", "trunk imports spec, spec_func or spec_path from "
        "triton.runtime.driver, the hooks' old home: the seed's interface is python/triton/flagtree_spec.py",
        "import the hook from triton.flagtree_spec instead (from triton.flagtree_spec import spec)", "FT021"),
+    _k("setup-copy", "policy", "warning", "a backend's setup helper copies its own files over trunk files when the "
+       "wheel is built: overlays by a route the seed's hooks do not have, invisible in the source tree",
+       "move each file to spec/triton/<rel> under a package that calls spec_path (or its changed functions into "
+       "spec/spec_func) and drop the copy call; meanwhile drift merges each copy with its trunk file", "FT022"),
+    _k("package-copy", "policy", "warning", "a backend's setup helper maps the triton package (or a sub-package) to "
+       "a copy in its own tree: every file of it replaces trunk's, changed or not",
+       "keep only the files that differ, as spec_path overlays or spec functions, and let trunk provide the rest; "
+       "meanwhile drift merges every file of the copy with its trunk file", "FT023"),
+    _k("renamed-copy", "policy", "warning", "a backend file whose content is (near) equal to a trunk file of "
+       "another name: a copy that does not follow upstream's changes to that file",
+       "import or subclass the trunk module instead of copying it; meanwhile merge upstream's changes to it into "
+       "the copy (drift shows them)", "FT024", confidence="high"),
 )
 
 BY_ID: dict[str, Kind] = {kind.id: kind for kind in CATALOGUE}

@@ -56,6 +56,13 @@ VIOLATIONS = {
     "FT020": {"third_party/b/backend/spec/python/triton/tools/compile.py": "def main():\n    return 2\n"},
     "FT021": {"python/triton/ops/matmul.py": "def _kernel():\n    from triton.runtime.driver import spec\n"
                                              '    return spec("matmul_kernel")\n'},
+    "FT022": {"python/setup_tools/utils/b.py": "import shutil\n\n\ndef install_extension():\n    shutil.copy("
+              "'third_party/b/python/triton/tools/compile.py', 'python/triton/tools/compile.py')\n",
+              "third_party/b/python/triton/tools/compile.py": "def main():\n    return 2\n"},
+    "FT023": {"python/setup_tools/utils/b.py": "def get_package_dir():\n    return {'': 'third_party/b/python'}\n",
+              "third_party/b/python/triton/tools/compile.py": "def main():\n    return 2\n"},
+    "FT024": {"python/triton/tools/link.py": "".join(f"def link_{n}(a):\n    return a + {n}\n" for n in range(6)),
+              "third_party/b/backend/link_b.py": "".join(f"def link_{n}(a):\n    return a + {n}\n" for n in range(6))},
     "FT019": {"python/triton/tools/extra/__init__.py": "",
               B + "tools/extra/helper.py": "def helper():\n    return 1\n"},
 }

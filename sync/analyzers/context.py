@@ -87,7 +87,8 @@ class DriftContext:
     @cached_property
     def classified(self) -> list[Classified]:
         """Every spec file of the selected backends with its role: the classifier check uses too."""
-        return classified_files(self.fork, self.fork_hooks, set(self.backends))
+        return classified_files(self.fork, self.fork_hooks, set(self.backends) if self.filtered else None,
+                                self.upstream_old)
 
     @cached_property
     def target_hooks(self) -> TrunkHooks | None:

@@ -10,7 +10,7 @@ from ..layout import SpecFile, package_init
 from ..git import ConflictHunk, GitTree, Oid, Repository, blob_diff, merge_blobs
 from ..trees import read_text
 from .context import DriftContext
-from .roles import OVERLAY, Classified, contained_in, shadows_trunk
+from .roles import OVERLAY, PACKAGE_COPY, RENAMED_COPY, SETUP_COPY, Classified, contained_in, shadows_trunk
 from .pyfacts import normalized_statements, parse_module_facts
 
 
@@ -71,10 +71,15 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
     if ours_id is None:
         return None  # deleted on the upgraded branch: that was the fix, nothing is left to drift
 
+    route = _route(classified)
+
     def finding(kind: str, message: str, action: str, related: str | None = trunk_path,
                 diff: str | None = None, **details: object) -> Finding:
-        return Finding(kind, spec_file.path, message, action, backend=spec_file.backend,
-                       related_path=related, diff=diff, details={"base": base, **details})
+        if kind == "overlay-redundant" and classified.role == SETUP_COPY:
+            action = f"{action}; drop its copy call in {spec_file.via}"
+        return Finding(kind, spec_file.path, f"{route}: {message}" if route else message, action,
+                       backend=spec_file.backend, related_path=related, diff=diff,
+                       details={"base": base, **details, **({"mechanism": classified.role} if route else {})})
 
     lost = _hijack_lost(context, classified)
     if lost:
@@ -95,22 +100,23 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
     # holds only against that. An overlay equal to upstream's file where FlagTree's trunk differs keeps the
     # backend off FlagTree's own trunk lines on purpose.
     shipped_text, where = _shipped_trunk(context, trunk_path, new_text)
-    if ours_text == shipped_text and not spec_file.is_python:
+    deletable = _deletable(classified)
+    if ours_text == shipped_text and not deletable:
         # A C++ or TableGen copy is named by the backend's build, which compiles it in trunk's place: deleting
         # it breaks that build, and nothing here is out of date.
-        return finding("overlay-in-sync", f"identical to {trunk_path} {where}; the backend's build compiles this "
-                       "copy in its place, so it stays (dropping it takes a build change too)", "")
+        return finding("overlay-in-sync", f"identical to {trunk_path} {where}; {_why_kept(classified)}, so it "
+                       "stays (dropping it takes a build change too)", "")
     if ours_text == shipped_text:
         return finding("overlay-redundant", f"identical to {trunk_path} {where}",
                        "delete the overlay: trunk now does the same")
-    how = contained_in(ours_text, shipped_text) if spec_file.is_python else None
+    how = contained_in(ours_text, shipped_text) if deletable else None
     if how is not None and not _leaves_out_flagtree_statements(ours_text, shipped_text, new_text):
         return finding("overlay-redundant", f"{how} {trunk_path} {where}",
                        "delete the overlay: trunk now contains it")
     if ours_text == new_text:
         return finding("overlay-in-sync", f"identical to {trunk_path} at the new tag, where the upgraded trunk has "
                        "FlagTree's own changes: the overlay keeps this backend off them (deleting it would not)", "")
-    if spec_file.is_python and ours_id == base_id and base_id != theirs_id and shipped_text == new_text:
+    if deletable and ours_id == base_id and base_id != theirs_id and shipped_text == new_text:
         # Its merge can only give trunk at the new tag, which loads anyway once it is gone. (A C++ copy at its
         # base is stale instead: the build compiles it, so it must take the merge, trunk's new file.)
         return finding("overlay-redundant", f"identical to {trunk_path} at its base ({base.get('tag')}): no change "
@@ -118,7 +124,7 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
                        "delete the overlay: trunk does the same")
     if base_id == theirs_id:
         return finding("overlay-in-sync", "trunk counterpart unchanged since the overlay's base", "")
-    if spec_file.is_python and ours_text == read_text(context.fork, trunk_path):
+    if deletable and ours_text == read_text(context.fork, trunk_path):
         # What loaded in its place on the FlagTree branch was the same file: the backend has no change of its own
         # to carry, and without it the upgraded trunk (FlagTree's trunk moved onto the new tag) loads instead.
         return finding("overlay-redundant", f"identical to {trunk_path} on the FlagTree branch "
@@ -137,6 +143,29 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
     return finding("overlay-conflicting", f"{summary}; the 3-way merge conflicts in "
                    f"{len(outcome.hunks)} hunk(s)", "merge by hand: the hunks show both sides",
                    diff=diff, hunks=[_upgrade_convention(hunk) for hunk in outcome.hunks])
+
+
+def _deletable(classified: Classified) -> bool:
+    """Whether deleting the file loads trunk's in its place: true of a Python overlay and of a file a setup helper
+    copies over trunk (drop the copy call with it); a C++ copy, a file of a package copy or a copy under another
+    name is named by the build or imported by its own name, and must stay."""
+    return classified.file.is_python and classified.role not in (PACKAGE_COPY, RENAMED_COPY)
+
+
+def _why_kept(classified: Classified) -> str:
+    if classified.role == PACKAGE_COPY:
+        return "the backend's triton package ships this copy"
+    if classified.role == RENAMED_COPY:
+        return "the backend imports this copy by its own name"
+    return "the backend's build compiles this copy in its place"
+
+
+def _route(classified: Classified) -> str:
+    """How a copy that is no spec_path overlay comes to replace or repeat its trunk file ("" for an overlay)."""
+    trunk_path, via = classified.file.trunk_path, classified.file.via
+    return {SETUP_COPY: f"copied over {trunk_path} by {via}",
+            PACKAGE_COPY: f"ships in place of {trunk_path} (package_dir of {via})",
+            RENAMED_COPY: f"a copy of {trunk_path} under another name"}.get(classified.role, "")
 
 
 def _shipped_trunk(context: DriftContext, trunk_path: str, new_text: str) -> tuple[str, str]:

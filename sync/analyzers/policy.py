@@ -23,8 +23,8 @@ from .callsites import TrunkHooks, index_trunk_hooks
 from .parsing import Unparseable, parsed_ast, walk_levels
 from .pychunks import merge_levels, over_chunks
 from .pyfacts import names_backend, parse_module_facts
-from .roles import (DIRECT_EDIT, ENTRY, INIT_UNUSED, OVERLAY, PROTECTED, PYTHON_ROLES, ROOT_FILE, SPEC_MODULE, TLE,
-                    UNREACHABLE, Classified, classified_files, contained_in)
+from .roles import (DIRECT_EDIT, ENTRY, INIT_UNUSED, OVERLAY, PACKAGE_COPY, PROTECTED, PYTHON_ROLES, RENAMED_COPY,
+                    ROOT_FILE, SETUP_COPY, SPEC_MODULE, TLE, UNREACHABLE, Classified, classified_files, contained_in)
 
 def _finding(code: str, path: str, message: str, line: int | None = None, backend: str | None = None,
              related: str | None = None) -> Finding:
@@ -300,6 +300,32 @@ def check_tree(tree: FileTree, backends: set[str] | None = None, allow_markers: 
     findings += unrecognized_layouts(tree, hooks)
     names = sorted(backends) if backends else backend_names(tree)
     findings += _config_files(tree, names) + _provenance(tree, names)
-    for classified in classified_files(tree, hooks, backends):
-        findings.extend(_spec_file_findings(tree, classified, marked))
+    classified = classified_files(tree, hooks, backends)
+    for item in classified:
+        findings.extend(_spec_file_findings(tree, item, marked))
+    return findings + _copy_findings(classified)
+
+
+def _copy_findings(classified: list[Classified]) -> list[Finding]:
+    """The routes around the seed's hooks: one finding per setup helper and mechanism (it names the files), one
+    per copy under another name (each has its own trunk file to follow)."""
+    findings = []
+    routes: dict[tuple[str, str, str], list[Classified]] = {}
+    for item in classified:
+        if item.role in (SETUP_COPY, PACKAGE_COPY) or item.file.layout in (SETUP_COPY, PACKAGE_COPY):
+            routes.setdefault((item.file.backend, item.file.via or "", item.file.layout), []).append(item)
+        elif item.role == RENAMED_COPY:
+            findings.append(_finding("FT024", item.file.path, f"{item.why}: a copy of it under another name",
+                                     backend=item.file.backend, related=item.file.trunk_path))
+    for (backend, via, layout), items in sorted(routes.items()):
+        replaced = [item for item in items if item.role in (SETUP_COPY, PACKAGE_COPY)]
+        shown = ", ".join(item.file.trunk_path or "" for item in replaced[:3]) + (" ..." if len(replaced) > 3 else "")
+        if layout == SETUP_COPY:
+            message = f"copies {len(items)} file(s) of {backend} over trunk at build time ({shown})"
+        else:
+            root = items[0].file.path[: len(items[0].file.path) - len(items[0].file.rel)].rstrip("/")
+            message = (f"maps the triton package to {root}: {len(items)} file(s), {len(replaced)} of them in place of "
+                       f"a trunk file ({shown})")
+        findings.append(_finding("FT022" if layout == SETUP_COPY else "FT023", via, message, backend=backend,
+                                 related=replaced[0].file.path if replaced else items[0].file.path))
     return findings

@@ -42,7 +42,7 @@ class Analyzer:
 
 
 def backends_without_spec(context: DriftContext) -> list[Finding]:
-    known = set(context.owners.backends)
+    known = set(context.owners.backends) | {item.file.backend for item in context.classified}
     return [Finding("backend-without-spec", f"third_party/{backend}/backend", "backend has no spec/ tree: "
                     "no overlay, spec function or C++ guard of it to drift", backend=backend)
             for backend in third_party_backends(context.fork)

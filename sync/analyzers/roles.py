@@ -13,11 +13,12 @@ import difflib
 from dataclasses import dataclass
 from posixpath import basename, dirname
 
-from ..layout import (DIRECT_EDIT_FILES, NO_SPECIALIZATION, PROTECTED_FILES, TRUNK, SpecFile, backend_names, is_under,
-                      package_of, spec_files)
+from ..layout import (DIRECT_EDIT_FILES, NO_SPECIALIZATION, PACKAGE_COPY, PROTECTED_FILES, RENAMED_COPY, SETUP_COPY, TRUNK,
+                      SpecFile, backend_names, copy_candidate, copy_files, is_under, package_of, renamed, spec_files)
 from ..trees import FileTree, read_text
 from .backends import backend_exports, entry_modules
 from .callsites import TrunkHooks
+from .copies import COPY_SUFFIXES, TrunkIndex, copy_candidates
 from .pyfacts import normalized_statements
 
 OVERLAY = "overlay"  # shadows trunk python/triton/<rel> through a hijacked package
@@ -33,7 +34,10 @@ UNREACHABLE = "unreachable"  # below a hijacked package, but a regular trunk pac
 TD_OVERLAY = "td-overlay"  # a TableGen file replacing trunk's whole
 CPP_OVERLAY = "cpp-overlay"  # a C++ file that is a copy of its trunk namesake, changed (on the include path first)
 CPP_SPEC = "cpp-spec"  # a C++ spec library file (per-function replacements, the macro headers)
-WHOLE_FILE_ROLES = frozenset({"overlay", "td-overlay", "cpp-overlay"})  # 3-way merged against trunk by drift
+# Copies a route other than the seed's hooks installs in trunk's place (SETUP_COPY, PACKAGE_COPY), or a backend
+# file that copies a trunk file of another name (RENAMED_COPY): each drifts like an overlay.
+COPY_ROLES = frozenset({SETUP_COPY, PACKAGE_COPY, RENAMED_COPY})
+WHOLE_FILE_ROLES = frozenset({"overlay", "td-overlay", "cpp-overlay"}) | COPY_ROLES  # 3-way merged against trunk
 OTHER = "other"  # CMake, docs, data: not analysed
 
 PYTHON_ROLES = (OVERLAY, NEW_MODULE, SPEC_MODULE, ENTRY, INIT_UNUSED, ROOT_FILE, DIRECT_EDIT, PROTECTED, TLE,
@@ -173,10 +177,48 @@ def shadows_trunk(classified: Classified) -> bool:
                                                    and classified.hijacked == "" and classified.trunk_path is not None)
 
 
-def classified_files(tree: FileTree, hooks: TrunkHooks, backends: set[str] | None = None) -> list[Classified]:
-    """Every spec file of the selected backends with its role."""
+def classified_files(tree: FileTree, hooks: TrunkHooks, backends: set[str] | None = None,
+                     base: FileTree | None = None) -> list[Classified]:
+    """Every spec file of the selected backends with its role, then the files other mechanisms install in trunk's
+    place, then the backend files that copy a trunk file of another name. `base` is the upstream tree copies are
+    measured against (the old tag); without it, trunk is what lies outside third_party/ in `tree`."""
     names = backend_names(tree)
     entries = frozenset(entry for backend in names for _, entry in entry_modules(tree, backend))
     exporters = frozenset(exported.module_path for backend in names
                           for exported in backend_exports(tree, backend).functions.values() if exported.module_path)
-    return [classify(tree, spec_file, hooks, entries, exporters) for spec_file in spec_files(tree, backends)]
+    found = [classify(tree, spec_file, hooks, entries, exporters) for spec_file in spec_files(tree, backends)]
+    in_spec_trees = {item.file.path for item in found}
+    for spec_file in copy_files(tree, backends):
+        if spec_file.path not in in_spec_trees:
+            role = spec_file.layout if tree.exists(spec_file.trunk_path or "") else NEW_MODULE if spec_file.is_python \
+                else OTHER
+            found.append(Classified(spec_file, role, why=f"installed in trunk's place by {spec_file.via}"))
+    return _with_renamed_copies(tree, found, backends, base)
+
+
+def _with_renamed_copies(tree: FileTree, found: list[Classified], backends: set[str] | None,
+                         base: FileTree | None) -> list[Classified]:
+    """New modules that copy a trunk file by content become renamed copies; so do the backends' other files."""
+    index = TrunkIndex(base) if base is not None else TrunkIndex(tree, outside_third_party=True)
+
+    def measured(spec_file: SpecFile) -> Classified | None:
+        copy = index.copy_of(spec_file.backend, spec_file.path, read_text(tree, spec_file.path) or "")
+        if copy is None:
+            return None
+        same = "identical to" if copy.identical else f"{copy.similarity:.0%} of its lines in common with"
+        return Classified(renamed(spec_file, copy.source), RENAMED_COPY, why=f"{same} {copy.source}")
+
+    result = []
+    for item in found:
+        # a module with no namesake, or a file of a package copy with none (C headers under _C/include), may
+        # still copy a trunk file of another name
+        unpaired = item.role == NEW_MODULE or item.role == OTHER and item.file.via is not None
+        copy = measured(item.file) if unpaired and item.file.path.endswith(COPY_SUFFIXES) else None
+        result.append(copy or item)
+    for backend, path in copy_candidates(tree, backends, {item.file.path for item in found}):
+        if base is not None and base.exists(path):
+            continue  # a file upstream has at the old tag is upstream's own, whatever it resembles
+        copy = measured(copy_candidate(backend, path))
+        if copy is not None:
+            result.append(copy)
+    return result

@@ -12,14 +12,15 @@ from typing import Any
 from ..analyzers.backends import backend_exports
 from ..analyzers.callsites import index_trunk_hooks
 from ..analyzers.cpp import backend_macros, functions, guard_regions, mentions_spec_macro, stray_macros
-from ..analyzers.roles import classified_files
+from ..analyzers.roles import COPY_ROLES, RENAMED_COPY, Classified, classified_files
 from ..layout import backend_names, package_init
 from ..trees import FileTree, read_text
 
 CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
 
 
-def describe_tree(tree: FileTree) -> dict[str, Any]:
+def describe_tree(tree: FileTree, base: FileTree | None = None) -> dict[str, Any]:
+    """`base`: the upstream tree copies under another name are measured against (else trunk outside third_party/)."""
     hooks = index_trunk_hooks(tree)
     guards: dict[str, list[dict[str, Any]]] = {}
     for path in tree.paths():
@@ -32,8 +33,8 @@ def describe_tree(tree: FileTree) -> dict[str, Any]:
                                                             "directive": region.directive})
     by_name = hooks.by_name()
     backends: dict[str, Any] = {}
-    classified = classified_files(tree, hooks)
-    for backend in backend_names(tree):
+    classified = classified_files(tree, hooks, base=base)
+    for backend in sorted(set(backend_names(tree)) | {item.file.backend for item in classified}):
         exports = backend_exports(tree, backend)
         macros = backend_macros(tree, backend)
         library: dict[str, list[str]] = {}
@@ -43,7 +44,10 @@ def describe_tree(tree: FileTree) -> dict[str, Any]:
                     library.setdefault(function.short_name, []).append(item.file.path)
         backends[backend] = {
             "layouts": sorted({item.file.layout for item in classified if item.file.backend == backend}),
+            "mechanisms": sorted({_mechanism(item) for item in classified if item.file.backend == backend} - {""}),
             "files": {item.file.path: item.role for item in classified if item.file.backend == backend},
+            "copies": {item.file.path: item.file.trunk_path for item in classified
+                       if item.file.backend == backend and item.role in COPY_ROLES},
             "unreachable_shape": {item.file.path: item.shape for item in classified
                                   if item.file.backend == backend and item.shape},
             "exports": {name: exported.module_path for name, exported in sorted(exports.functions.items())},
@@ -61,3 +65,13 @@ def describe_tree(tree: FileTree) -> dict[str, Any]:
                                 {name for data in backends.values() for name in data["exports"]}),
         "backends": backends,
     }
+
+
+def _mechanism(item: Classified) -> str:
+    """How a file comes to stand in for trunk code: the seed's hooks (a spec tree), a setup helper's copy or
+    package mapping, or a copy under another name; "" for a file that stands in for nothing."""
+    if item.role == RENAMED_COPY:
+        return RENAMED_COPY
+    if item.file.via is not None:
+        return item.file.layout
+    return "spec-hook" if item.file.area != "copy" else ""

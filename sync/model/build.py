@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Callable, Iterable, Sequence
 
 from .finding import Finding, sort_findings
-from .report import (BACKEND, CORE, CORE_KIND, SHARED, SHARED_KIND, Conflict, DriftInfo, GateResult, Group,
+from .report import (BACKEND, CI, CORE, CORE_KIND, SHARED, SHARED_KIND, Conflict, DriftInfo, GateResult, Group,
                      Report, ReplayedCommit, UpgradeInfo)
 from .revs import Range
 
@@ -12,7 +12,7 @@ OwnersOf = Callable[[str], Sequence[str]]
 
 
 def group_kind(name: str) -> str:
-    return CORE_KIND if name == CORE else SHARED_KIND if name == SHARED else BACKEND
+    return CORE_KIND if name in (CORE, CI) else SHARED_KIND if name == SHARED else BACKEND
 
 
 def build_report(range_: Range, backends: Iterable[str], findings: Iterable[Finding],

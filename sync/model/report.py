@@ -16,6 +16,7 @@ SCHEMA = "flagtree-sync/report/1"
 BACKEND, CORE_KIND, SHARED_KIND = "backend", "core", "shared"
 CORE = "flagtree-core"
 SHARED = "shared-trunk"
+CI = "ci"  # .github/workflows (layout.DEFAULT_OWNERS): FlagTree's own infrastructure, a group of its own
 VERDICTS = ("clean", "needs-review", "blocked")
 
 
