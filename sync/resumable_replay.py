@@ -6,6 +6,7 @@ reachable); the target branch is created only when every commit has been replaye
 """
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -510,6 +511,8 @@ def _write_target(repo: Repository, state: UpgradeState, tip: str) -> None:
     if current == tip:
         return
     name = f"refs/heads/{state.params.target_branch}"
+    if not has_object(repo, tip):  # libgit2 can report a commit written on a full disk that it never wrote
+        raise OSError(errno.EIO, f"commit {tip} is not in the object store, though it was written")
     failed = update_ref(repo, name, tip, current, f"flagtree-sync upgrade: {state.params.range.onto.ref}")
     if failed is not None:
         raise SyncError(f"cannot update {name}: {failed}; {_RESUME_HINT}")
