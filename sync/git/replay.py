@@ -77,7 +77,7 @@ def merge_whole_trees(repo: pygit2.Repository, commit: pygit2.Commit, parent_tre
     changes: dict[str, Entry | None] = {}
     conflicts = []
     for path in sorted(merged.stages, key=os.fsencode):  # the index's order
-        conflict, entry = _settle(repo, parent_tree, merged, path, labels, policy)
+        conflict, entry = _settle(repo, parent_tree, merged, path, labels, policy, head_tree)
         conflicts.append(conflict)
         if entry is not _KEEP:
             changes[path] = entry  # type: ignore[assignment]
@@ -100,36 +100,36 @@ def _is_file(tree: pygit2.Tree, path: str) -> bool:
 
 _KEEP = object()  # the entry git's merge left at the path stays
 
-# git's conflict types (merge-ort's -z messages) -> the catalogue's conflict kinds, strongest first
-_ORT_KINDS = (("CONFLICT (rename/rename)", "rename/rename"), ("CONFLICT (rename/delete)", "rename/delete"),
-              ("CONFLICT (directory rename suggested)", "file-location"),
-              ("CONFLICT (implicit dir rename)", "file-location"), ("CONFLICT (directory rename split)", "file-location"),
-              ("CONFLICT (file/directory)", "type-clash"), ("CONFLICT (distinct types)", "type-clash"),
-              ("CONFLICT (distinct modes)", "type-clash"), ("CONFLICT (modify/delete)", "modify/delete"),
-              ("CONFLICT (add/add)", "add/add"), ("CONFLICT (contents)", "content"), ("CONFLICT (binary)", "content"))
+# git's conflict types (merge-ort's -z messages, e.g. "CONFLICT (rename/delete)") -> the catalogue's
+# conflict kinds, strongest first; a CONFLICT type not listed is a tree-conflict
+_ORT_KINDS = (("rename/rename", "rename/rename"), ("rename/delete", "rename/delete"),
+              ("directory rename", "file-location"), ("file/directory", "type-clash"), ("distinct", "type-clash"),
+              ("modify/delete", "modify/delete"), ("add/add", "add/add"), ("(contents)", "content"),
+              ("(binary)", "content"))
 
 
-def _kind(merged: OrtMerge, path: str, stages: dict[int, Stage], base_path: str | None) -> str:
-    said = merged.kinds_of(path)
-    kind = next((ours for git, ours in _ORT_KINDS if git in said), "content" if 1 in stages else "add/add")
+def _kind(merged: OrtMerge, path: str, stages: dict[int, Stage], base_path: str | None, upstream_renamed: bool) -> str:
+    said = [kind for kind in merged.kinds_of(path) if kind.startswith("CONFLICT")]
+    kind = next((ours for git, ours in _ORT_KINDS if any(git in text for text in said)),
+                "tree-conflict" if said else "content")
     if kind == "modify/delete" or (kind == "content" and not (2 in stages and 3 in stages)):
         return "deleted-upstream" if 2 not in stages else "deleted-by-flagtree"
-    if kind == "content" and base_path is not None:
-        return "renamed-upstream"  # FlagTree's edit met upstream's in the file upstream renamed
     if kind == "content" and 1 not in stages:
         return "add/add"
-    if not any(git.startswith("CONFLICT") for git in said) and kind not in ("content", "add/add"):
-        return "tree-conflict"
+    if kind == "content" and upstream_renamed:
+        return "renamed-upstream"  # FlagTree's edit met upstream's in the file upstream renamed to path
     return kind
 
 
 def _settle(repo: pygit2.Repository, parent_tree: pygit2.Tree, merged: OrtMerge, path: str,
-            labels: tuple[str, str, str], policy: str) -> tuple[PathConflict, Entry | None | object]:
+            labels: tuple[str, str, str], policy: str,
+            head_tree: pygit2.Tree | None = None) -> tuple[PathConflict, Entry | None | object]:
     """The conflict at path and what the policy leaves there: markers keep both sides (a file deleted or renamed
     away on one side stays as the other side has it, so nothing is lost); ours and theirs take that side."""
     stages = {stage.stage: stage for stage in merged.stages[path]}
-    base_path = _base_path(parent_tree, path, stages.get(1))
-    kind = _kind(merged, path, stages, base_path)
+    base_path = _renamed_from(merged, path) or _base_path(parent_tree, path, stages.get(1))
+    upstream_renamed = base_path is not None and head_tree is not None and not _is_file(head_tree, base_path)
+    kind = _kind(merged, path, stages, base_path, upstream_renamed)
     ours, theirs, base = stages.get(2), stages.get(3), stages.get(1)
     if ours is not None and theirs is not None and ours.mode in _REGULAR and theirs.mode in _REGULAR \
             and (base is None or base.mode in _REGULAR):
@@ -145,6 +145,16 @@ def _settle(repo: pygit2.Repository, parent_tree: pygit2.Tree, merged: OrtMerge,
     elif policy == "theirs":
         keep = _canonical((theirs.oid, theirs.mode)) if theirs is not None else None
     return PathConflict(path, kind, [], base_path), keep
+
+
+def _renamed_from(merged: OrtMerge, path: str) -> str | None:
+    """The old path git names for a renamed path: rename/rename lists (old, new, new), rename/delete (new, old)."""
+    for message in merged.messages:
+        if "rename/rename" in message.kind and path in message.paths[1:]:
+            return message.paths[0]
+        if "rename/delete" in message.kind and len(message.paths) == 2 and path == message.paths[0]:
+            return message.paths[1]
+    return None
 
 
 def _base_path(parent_tree: pygit2.Tree, path: str, base: Stage | None) -> str | None:

@@ -1,0 +1,84 @@
+"""The replay equals git cherry-pick where libgit2's merge_trees did not (issue 30): upstream renames are
+followed, no phantom delete/modify, rename conflicts carry both paths. Each history is replayed path-wise
+and by the full merge, and every pick is held to git cherry-pick (replay_both_ways)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pygit2
+
+from sync.replay import Replayer
+from tests.test_speed_replay import LINES, commit, edit, replay_both_ways
+
+BLOB = pygit2.GIT_FILEMODE_BLOB
+
+
+def pick(repo: pygit2.Repository, onto: pygit2.Oid, picked: pygit2.Oid, policy: str = "markers"):  # noqa: ANN201
+    return Replayer(repo, policy, "onto").pick_tree(repo[picked], repo[onto].tree)
+
+
+def files(repo: pygit2.Repository, tree: pygit2.Oid | None) -> dict[str, bytes]:
+    assert tree is not None
+    out: dict[str, bytes] = {}
+
+    def walk(node: pygit2.Tree, prefix: str) -> None:
+        for entry in node:
+            if isinstance(entry, pygit2.Tree):
+                walk(entry, f"{prefix}{entry.name}/")
+            else:
+                out[prefix + str(entry.name)] = entry.peel(pygit2.Blob).data
+    walk(repo[tree].peel(pygit2.Tree), "")
+    return out
+
+
+def test_flagtree_edit_lands_in_the_file_upstream_renamed(tmp_path: Path) -> None:
+    """ProxFenceInsertion.cpp -> ProxyFenceInsertion.cpp on the 3.7 move: libgit2 said deleted-upstream and kept a
+    stale file under the old name; git merges FlagTree's edit into the renamed file."""
+    repo = pygit2.init_repository(str(tmp_path / "repo"), bare=True)
+    old = commit(repo, {"lib/Prox.cpp": (LINES, BLOB), "k": (b"k\n", BLOB)}, [], "old")
+    # 1806 paths changed upstream there: past libgit2's 1000 rename targets, so it saw no inexact rename
+    many = {f"gen/{number}.txt": (b"generated %d\n" % number, BLOB) for number in range(1100)}
+    onto = commit(repo, {"lib/Proxy.cpp": (edit(LINES, 1, b"upstream"), BLOB), "k": (b"k\n", BLOB), **many}, [old],
+                  "rename")
+    fork = commit(repo, {"lib/Prox.cpp": (edit(LINES, 30, b"flagtree"), BLOB), "k": (b"k\n", BLOB)}, [old], "edit")
+    outcome = pick(repo, onto, fork)
+    assert outcome.conflicts == []
+    assert files(repo, outcome.tree) == {"lib/Proxy.cpp": edit(edit(LINES, 1, b"upstream"), 30, b"flagtree"),
+                                         "k": b"k\n", **{path: data for path, (data, _) in many.items()}}
+    paths, full, _ = replay_both_ways(repo, old, fork, onto)
+    assert paths == full
+
+
+def test_no_phantom_delete_modify_where_flagtree_left_the_file_alone(tmp_path: Path) -> None:
+    """"[INIT] Init flagtree" on the 3.3 line: upstream moved x to c, FlagTree (x untouched) adds the same c.
+    libgit2 reported add/add on c and delete/modify on x and kept x; git deletes x, cleanly."""
+    repo = pygit2.init_repository(str(tmp_path / "repo"), bare=True)
+    old = commit(repo, {"x.h": (LINES, BLOB), "k": (b"k\n", BLOB)}, [], "old")
+    onto = commit(repo, {"third/c.h": (LINES, BLOB), "k": (b"k\n", BLOB)}, [old], "upstream moves x")
+    fork = commit(repo, {"x.h": (LINES, BLOB), "third/c.h": (LINES, BLOB), "k": (b"k\n", BLOB)}, [old], "init")
+    outcome = pick(repo, onto, fork)
+    assert outcome.conflicts == []
+    assert files(repo, outcome.tree) == {"third/c.h": LINES, "k": b"k\n"}
+    paths, full, _ = replay_both_ways(repo, old, fork, onto)
+    assert paths == full
+
+
+def test_rename_conflicts_carry_both_paths(tmp_path: Path) -> None:
+    repo = pygit2.init_repository(str(tmp_path / "repo"), bare=True)
+    old = commit(repo, {"a.cpp": (LINES, BLOB), "k": (b"k\n", BLOB)}, [], "old")
+    onto = commit(repo, {"b.cpp": (edit(LINES, 5, b"upstream"), BLOB), "k": (b"k\n", BLOB)}, [old], "rename a to b")
+    edited = commit(repo, {"a.cpp": (edit(LINES, 5, b"flagtree"), BLOB), "k": (b"k\n", BLOB)}, [old], "edit a")
+    deleted = commit(repo, {"k": (b"k\n", BLOB)}, [old], "delete a")
+    moved = commit(repo, {"c.cpp": (LINES, BLOB), "k": (b"k\n", BLOB)}, [old], "rename a to c")
+    found = {name: [(c.path, c.kind, c.base_path) for c in pick(repo, onto, oid).conflicts]
+             for name, oid in (("edited", edited), ("deleted", deleted), ("moved", moved))}
+    assert found == {"edited": [("b.cpp", "renamed-upstream", "a.cpp")],
+                     "deleted": [("b.cpp", "rename/delete", "a.cpp")],
+                     "moved": [("a.cpp", "rename/rename", None), ("b.cpp", "rename/rename", "a.cpp"),
+                               ("c.cpp", "rename/rename", "a.cpp")]}  # git leaves all three unmerged
+    hunks = pick(repo, onto, edited).conflicts[0].hunks
+    assert [(h.ours, h.theirs) for h in hunks] == [("upstream\n", "flagtree\n")]
+    for oid in (edited, deleted, moved):
+        for policy in ("markers", "ours", "theirs", "stop"):
+            paths, full, _ = replay_both_ways(repo, old, oid, onto, policy)
+            assert paths == full
