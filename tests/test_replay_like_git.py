@@ -3,6 +3,8 @@ followed, no phantom delete/modify, rename conflicts carry both paths. Each hist
 and by the full merge, and every pick is held to git cherry-pick (replay_both_ways)."""
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pygit2
@@ -82,3 +84,29 @@ def test_rename_conflicts_carry_both_paths(tmp_path: Path) -> None:
         for policy in ("markers", "ours", "theirs", "stop"):
             paths, full, _ = replay_both_ways(repo, old, oid, onto, policy)
             assert paths == full
+
+
+def _upgrade_branch(world, branch: str, out: Path) -> tuple[str, list[tuple[str, str]]]:
+    from tests.conftest import git, invoke
+    result = invoke("upgrade", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0", "--target-branch",
+                    branch, "--out", str(out), "--quiet")
+    assert result.exit_code == 1, result.output  # the planted conflicts
+    document = json.loads((out / "report.json").read_text())
+    conflicts = [(c["path"], c["kind"]) for commit in document["commits"] for c in commit["conflicts"]]
+    return git(world.fork, "rev-parse", f"{branch}^{{tree}}").strip(), conflicts
+
+
+def test_merge_attributes_outside_the_merged_trees_change_nothing(world, tmp_path: Path) -> None:
+    """Issue 31.6: `* merge=union` in the checked-out work tree, in info/attributes or in the user's global
+    attributes file merged a conflict silently (and the branch depended on what was checked out). The replay
+    reads no attributes: the same command gives the same branch and the same conflicts with or without them."""
+    plain = _upgrade_branch(world, "sync/plain", tmp_path / "plain")
+    union = "* merge=union\n"
+    (world.fork / ".gitattributes").write_text(union)
+    (world.fork / ".git" / "info").mkdir(exist_ok=True)
+    (world.fork / ".git" / "info" / "attributes").write_text(union)
+    global_attributes = Path(os.environ["HOME"]) / ".config" / "git" / "attributes"
+    global_attributes.parent.mkdir(parents=True)
+    global_attributes.write_text(union)
+    assert _upgrade_branch(world, "sync/union", tmp_path / "union") == plain
+    assert any(kind == "content" for _, kind in plain[1])
