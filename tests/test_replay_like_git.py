@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pygit2
@@ -110,3 +111,22 @@ def test_merge_attributes_outside_the_merged_trees_change_nothing(world, tmp_pat
     global_attributes.write_text(union)
     assert _upgrade_branch(world, "sync/union", tmp_path / "union") == plain
     assert any(kind == "content" for _, kind in plain[1])
+
+
+def test_a_file_name_that_is_not_utf8_is_carried_byte_for_byte(world, tmp_path: Path) -> None:
+    """Issue 31.7: a name with the byte 0xff made upgrade and drift exit 3 (the tree writer took only UTF-8).
+    Names are bytes in git: the upgraded branch holds the same bytes, drift and the report do not crash."""
+    from tests.conftest import commit_files, git, invoke
+    odd = os.fsdecode(b"python/triton/odd\xffname.py")
+    commit_files(world, {odd: "x = 1\n"}, "A file whose name is not UTF-8")
+    upgraded = invoke("upgrade", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0",
+                      "--out", str(tmp_path / "upgrade"), "--quiet")
+    assert upgraded.exit_code == 1, upgraded.output  # the planted conflicts, not a crash (3)
+    listed = subprocess.run(["git", "-C", str(world.fork), "ls-tree", "-z", "--name-only", "sync/v3.6.0",
+                             "python/triton/"], capture_output=True, check=True).stdout.split(b"\0")
+    assert b"python/triton/odd\xffname.py" in listed
+    assert git(world.fork, "fsck", "--no-dangling") == ""
+    drift = invoke("drift", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0",
+                   "--out", str(tmp_path / "drift"), "--quiet")
+    assert drift.exit_code in (0, 1), drift.output
+    json.loads((tmp_path / "drift" / "report.json").read_text())

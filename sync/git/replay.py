@@ -374,22 +374,44 @@ def _rewrite(repo: pygit2.Repository, root: pygit2.Tree, changes: dict[str, Entr
 
 def _write_tree(repo: pygit2.Repository, tree: pygit2.Tree | None, node: dict) -> pygit2.Oid | None:
     """The new tree, or None when it ends up empty (git stores no empty directories)."""
-    builder = repo.TreeBuilder(tree) if tree is not None else repo.TreeBuilder()
+    updates: dict[str, Entry | None] = {}
     for name, item in node.items():
         existing = tree[name] if tree is not None and name in tree else None
         if isinstance(item, dict):
             if existing is not None and not isinstance(existing, pygit2.Tree):
                 raise _NeedsFullMerge  # directory/file
             subtree = _write_tree(repo, existing, item)
-            if subtree is not None:
-                builder.insert(name, subtree, pygit2.GIT_FILEMODE_TREE)
-            elif existing is not None:
-                builder.remove(name)
+            updates[name] = (subtree, pygit2.GIT_FILEMODE_TREE) if subtree is not None else None
         else:
             if existing is not None and existing.type_str == "tree":
                 raise _NeedsFullMerge
-            if item is not None:
-                builder.insert(name, item[0], item[1])
-            elif existing is not None:
+            updates[name] = item
+    try:
+        builder = repo.TreeBuilder(tree) if tree is not None else repo.TreeBuilder()
+        for name, entry in updates.items():
+            if entry is not None:
+                builder.insert(name, entry[0], entry[1])
+            elif builder.get(name) is not None:
                 builder.remove(name)
-    return builder.write() if len(builder) else None
+        return builder.write() if len(builder) else None
+    except UnicodeEncodeError:  # a name that is not UTF-8 (pygit2 gives it surrogate-escaped): write the bytes
+        return _write_raw_tree(repo, tree, updates)
+
+
+def _write_raw_tree(repo: pygit2.Repository, tree: pygit2.Tree | None,
+                    updates: dict[str, Entry | None]) -> pygit2.Oid | None:
+    """The tree object written byte for byte (names are bytes in git; TreeBuilder takes only UTF-8)."""
+    entries: dict[bytes, tuple[int, pygit2.Oid]] = {}
+    for entry in tree if tree is not None else ():
+        entries[entry.raw_name or b""] = (entry.filemode, entry.id)
+    for name, update in updates.items():
+        if update is None:
+            entries.pop(os.fsencode(name), None)
+        else:
+            entries[os.fsencode(name)] = (update[1], update[0])
+    if not entries:
+        return None
+    # git's order: a directory sorts as if its name ended in "/"
+    order = sorted(entries, key=lambda raw: raw + b"/" if entries[raw][0] == pygit2.GIT_FILEMODE_TREE else raw)
+    data = b"".join(b"%o %s\0%s" % (entries[raw][0], raw, entries[raw][1].raw) for raw in order)
+    return repo.odb.write(pygit2.enums.ObjectType.TREE, data)
