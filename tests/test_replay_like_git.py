@@ -130,3 +130,49 @@ def test_a_file_name_that_is_not_utf8_is_carried_byte_for_byte(world, tmp_path: 
                    "--out", str(tmp_path / "drift"), "--quiet")
     assert drift.exit_code in (0, 1), drift.output
     json.loads((tmp_path / "drift" / "report.json").read_text())
+
+
+def test_orphan_reverts_are_named_and_chained(tmp_path: Path) -> None:
+    """B reverts A, which is left out as upstream's; C reverts B. Without dropping, B is an orphan and C is not
+    (B is replayed); dropping B makes C's revert an orphan too. A revert of a commit outside the range is one."""
+    from sync.resumable_replay import LEFT_OUT, OUTSIDE_RANGE, orphan_reverts
+    repo = pygit2.init_repository(str(tmp_path / "repo"), bare=True)
+    base = commit(repo, {"k": (b"k\n", BLOB)}, [], "base")
+    a = commit(repo, {"k": (b"a\n", BLOB)}, [base], "A")
+    b = commit(repo, {"k": (b"k\n", BLOB)}, [a], f'Revert "A"\n\nThis reverts commit {a}.\n')
+    c = commit(repo, {"k": (b"a\n", BLOB)}, [b], f'Revert "Revert "A""\n\nThis reverts commit {str(b)[:12]}.\n')
+    d = commit(repo, {"k": (b"d\n", BLOB)}, [c], f"Undo the base\n\nThis reverts commit {base}.\n")
+    plan = [str(a), str(b), str(c), str(d)]
+    left_out = {str(a): "same-patch"}
+    assert orphan_reverts(repo, plan, left_out, dropping=False) == {
+        str(b): (str(a), LEFT_OUT), str(d): (str(base), OUTSIDE_RANGE)}
+    assert orphan_reverts(repo, plan, left_out, dropping=True) == {
+        str(b): (str(a), LEFT_OUT), str(c): (str(b), LEFT_OUT), str(d): (str(base), OUTSIDE_RANGE)}
+
+
+def test_drop_orphan_reverts_leaves_the_revert_out_and_the_report_names_it(world, tmp_path: Path) -> None:
+    from tests.conftest import commit_files, git, invoke
+    upstream_commit = git(world.fork, "rev-list", "-1", "v3.5.0").strip()  # in OLD's history: outside the range
+    commit_files(world, {"python/triton/flagtree_note.py": "NOTE = 1\n"},
+                 f'Revert "an upstream change"\n\nThis reverts commit {upstream_commit}.')
+    revert = git(world.fork, "rev-parse", "HEAD").strip()
+    documents = {}
+    for name, extra in (("kept", []), ("dropped", ["--drop-orphan-reverts"])):
+        result = invoke("upgrade", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0", "--target-branch",
+                        f"sync/{name}", "--out", str(tmp_path / name), *extra)
+        assert result.exit_code == 1, result.output
+        assert f"{revert[:9]} reverts {upstream_commit[:9]}, which is not a commit of the range" in result.output
+        documents[name] = json.loads((tmp_path / name / "report.json").read_text())
+        entry = next(c for c in documents[name]["commits"] if c["source"] == revert)
+        assert entry["reverts"] == {"commit": upstream_commit, "why": "outside-range", "dropped": name == "dropped"}
+        assert (entry["result"] is None) == (name == "dropped")
+        assert "Reverts of commits not replayed" in (tmp_path / name / "summary.md").read_text()
+    kept_files = git(world.fork, "ls-tree", "-r", "--name-only", "sync/kept")
+    dropped_files = git(world.fork, "ls-tree", "-r", "--name-only", "sync/dropped")
+    assert "python/triton/flagtree_note.py" in kept_files and "python/triton/flagtree_note.py" not in dropped_files
+
+
+def test_the_report_schema_knows_every_conflict_kind() -> None:
+    from sync.kinds import family
+    schema = json.loads((Path(__file__).parent.parent / "sync" / "model" / "report.schema.json").read_text())
+    assert set(schema["$defs"]["conflict"]["properties"]["kind"]["enum"]) == {kind.id for kind in family("conflict")}
