@@ -176,3 +176,15 @@ def test_the_report_schema_knows_every_conflict_kind() -> None:
     from sync.kinds import family
     schema = json.loads((Path(__file__).parent.parent / "sync" / "model" / "report.schema.json").read_text())
     assert set(schema["$defs"]["conflict"]["properties"]["kind"]["enum"]) == {kind.id for kind in family("conflict")}
+
+
+def test_a_rename_conflict_carries_both_paths_in_json_and_sarif() -> None:
+    from sync.model.report import Conflict
+    from sync.report.sarif import sarif_log
+    conflict = Conflict("ab" * 20, "edit a", "b.cpp", "renamed-upstream", "markers", ("shared-trunk",), (), "a.cpp")
+    assert conflict.to_json()["path"] == "b.cpp" and conflict.to_json()["base_path"] == "a.cpp"
+    run = sarif_log([], "test", [conflict])["runs"][0]
+    assert run["tool"]["driver"]["rules"][0]["id"] == "renamed-upstream"
+    (result,) = run["results"]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "b.cpp"
+    assert result["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "a.cpp"
