@@ -20,13 +20,14 @@ from pathlib import Path
 
 import pygit2
 
+from ..errors import SyncError
 from .repo import common_git_dir
 
 _SIGNATURE = pygit2.Signature("flagtree-sync", "flagtree-sync@localhost", 0, 0)  # fixed: same objects each run
 
 
-class OrtError(RuntimeError):
-    """git merge-tree failed (not a conflict: git missing, or an object it could not read)."""
+class OrtError(SyncError):
+    """git merge-tree failed (not a conflict: git missing, or an object it could not read): exit 2, one line."""
 
 
 @dataclass(frozen=True)
