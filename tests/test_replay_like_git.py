@@ -188,3 +188,31 @@ def test_a_rename_conflict_carries_both_paths_in_json_and_sarif() -> None:
     (result,) = run["results"]
     assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "b.cpp"
     assert result["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "a.cpp"
+
+
+def test_a_conflict_in_a_file_whose_name_is_not_utf8_is_reported(tmp_path: Path) -> None:
+    """The conflicted file's name goes into the commit's trailer as its bytes and into the report escaped."""
+    from tests.conftest import invoke
+    repo = tmp_path / "repo"
+    run = lambda *args: subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)  # noqa: E731
+    repo.mkdir()
+    run("init", "-q", "-b", "main")
+    odd = repo / os.fsdecode(b"lib/odd\xffname.cpp")
+    odd.parent.mkdir()
+    odd.write_bytes(LINES)
+    run("add", "-A"), run("commit", "-qm", "base"), run("tag", "v1")
+    odd.write_bytes(edit(LINES, 2, b"upstream"))
+    run("commit", "-qam", "upstream"), run("tag", "v2")
+    run("checkout", "-q", "-b", "fork", "v1")
+    odd.write_bytes(edit(LINES, 2, b"flagtree"))
+    run("commit", "-qam", "FlagTree's edit")
+    result = invoke("upgrade", "--repo", str(repo), "--from", "v1", "--onto", "v2", "--branch", "fork",
+                    "--out", str(tmp_path / "out"), "--quiet")
+    assert result.exit_code == 1, result.output
+    document = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert [(c["path"], c["kind"]) for commit in document["commits"] for c in commit["conflicts"]] == \
+        [(os.fsdecode(b"lib/odd\xffname.cpp"), "content")]
+    message = subprocess.run(["git", "-C", str(repo), "log", "-1", "--format=%B", "sync/v2"], capture_output=True,
+                             check=True).stdout
+    assert b"FlagTree-Sync-Conflicts: lib/odd\xffname.cpp\n" in message
+    assert "odd\\udcffname.cpp" in (tmp_path / "out" / "summary.md").read_text()

@@ -198,6 +198,11 @@ def _settled_blob(repo: pygit2.Repository, path: str, base: pygit2.Oid | None, o
 def commit_like(repo: pygit2.Repository, source: pygit2.Commit, message: str, tree: pygit2.Oid | str,
                 head: pygit2.Oid | str) -> pygit2.Oid:
     """A commit with source's author and committer, so that replaying twice gives the same hashes."""
+    try:
+        message.encode("utf-8")
+    except UnicodeEncodeError:  # a path in the trailer that is not UTF-8 (surrogate-escaped): write its bytes
+        return repo.create_commit(None, source.author, source.committer, message.encode("utf-8", "surrogateescape"),
+                                  _oid(tree), [_oid(head)])
     return repo.create_commit(None, source.author, source.committer, message, _oid(tree), [_oid(head)])
 
 
