@@ -216,3 +216,18 @@ def test_a_conflict_in_a_file_whose_name_is_not_utf8_is_reported(tmp_path: Path)
                              check=True).stdout
     assert b"FlagTree-Sync-Conflicts: lib/odd\xffname.cpp\n" in message
     assert "odd\\udcffname.cpp" in (tmp_path / "out" / "summary.md").read_text()
+
+
+def test_git_merge_tree_leaves_no_scratch_directory_and_sweeps_a_killed_runs(tmp_path: Path) -> None:
+    """git merge-tree runs in a scratch GIT_DIR under <git dir>/flagtree-sync/scratch: removed after each merge,
+    and one a run killed with -9 left (its process gone) is removed by the next merge."""
+    repo = pygit2.init_repository(str(tmp_path / "repo"), bare=True)
+    old = commit(repo, {"a.cpp": (LINES, BLOB)}, [], "old")
+    onto = commit(repo, {"b.cpp": (LINES, BLOB)}, [old], "rename a to b")
+    fork = commit(repo, {"a.cpp": (edit(LINES, 5, b"flagtree"), BLOB)}, [old], "edit a")
+    scratch = tmp_path / "repo" / "flagtree-sync" / "scratch"
+    left = scratch / "999999999-abcdefgh"  # no such process
+    (left / "refs").mkdir(parents=True)
+    outcome = pick(repo, onto, fork)  # a rename upstream: git's full merge
+    assert outcome.conflicts == [] and "b.cpp" in files(repo, outcome.tree)
+    assert list(scratch.iterdir()) == []

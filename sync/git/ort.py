@@ -22,6 +22,7 @@ import pygit2
 
 from ..errors import SyncError
 from .repo import common_git_dir
+from .store import scratch_parent
 
 _SIGNATURE = pygit2.Signature("flagtree-sync", "flagtree-sync@localhost", 0, 0)  # fixed: same objects each run
 
@@ -54,10 +55,13 @@ class OrtMerge:
         return [message.kind for message in self.messages if path in message.paths]
 
 
-def _scratch_git_dir(head: pygit2.Oid) -> Path:
+def _scratch_git_dir(repo: pygit2.Repository, head: pygit2.Oid) -> Path:
     """The least git accepts as a repository: HEAD (detached at head), refs/, objects/ (objects come from
-    GIT_OBJECT_DIRECTORY)."""
-    directory = Path(tempfile.mkdtemp(prefix="flagtree-sync-ort-"))
+    GIT_OBJECT_DIRECTORY). It lives where the scratch object stores do (store.py), so one a killed run left
+    behind is swept by the next run."""
+    parent = scratch_parent(repo)
+    directory = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=parent) if parent is not None
+                     else tempfile.mkdtemp(prefix="flagtree-sync-ort-"))
     (directory / "refs").mkdir()
     (directory / "objects").mkdir()
     (directory / "HEAD").write_text(f"{head}\n", encoding="utf-8")
@@ -81,7 +85,7 @@ def merge_pick(repo: pygit2.Repository, parent: pygit2.Commit | None, ours_tree:
     parents = [parent.id] if parent is not None else []
     ours = repo.create_commit(None, _SIGNATURE, _SIGNATURE, "ours\n", ours_tree, parents)
     theirs = repo.create_commit(None, _SIGNATURE, _SIGNATURE, "theirs\n", theirs_tree, parents)
-    git_dir = _scratch_git_dir(ours)
+    git_dir = _scratch_git_dir(repo, ours)
     try:
         # ours is named HEAD, as in git cherry-pick: a file git moves aside for a file/directory clash is
         # path~HEAD in both (FlagTree's side is path~<commit id> here, path~<short id>... <subject> there)
