@@ -25,7 +25,8 @@ def write_text_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        # a git path that is not UTF-8 travels surrogate-escaped: shown as \udcff, never a crash
+        with os.fdopen(descriptor, "w", encoding="utf-8", errors="backslashreplace") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
@@ -164,7 +165,7 @@ def publish_directory(target: Path, files: dict[str, str]) -> None:
         marker = {"schema": DIRECTORY_SCHEMA, "files": sorted(files)}
         (staging / DIRECTORY_MARKER).write_text(json.dumps(marker, indent=1) + "\n", encoding="utf-8")
         for number, (name, text) in enumerate(files.items()):
-            (staging / name).write_text(text, encoding="utf-8")
+            (staging / name).write_text(text, encoding="utf-8", errors="backslashreplace")  # non-UTF-8 paths
             if number == 0:
                 checkpoint("report")
         old = None

@@ -271,6 +271,9 @@ def _with_repo_range_options(command: Callable[..., Any], from_help: str, onto_h
               show_default=True, help="markers: commit conflict markers and go on; ours: keep the upgraded side; "
               "theirs: keep the FlagTree side; stop: stop in a worktree for a manual fix.")
 @click.option("--force", is_flag=True, help="Replace the target branch if it exists.")
+@click.option("--drop-orphan-reverts", is_flag=True, help="Leave out a commit that says 'This reverts commit X' "
+              "where X is not replayed (left out as upstream's, or outside the range); without it such a revert is "
+              "replayed, as git rebase does, and named in the report.")
 @click.option("--continue", "do_continue", is_flag=True, help="Resume a stopped or interrupted upgrade, with the "
               "--out, --exec, --exec-at, --exec-timeout and --backend it was started with (those given override).")
 @click.option("--abort", "do_abort", is_flag=True, help="Forget the upgrade in progress (the user's refs are untouched).")
@@ -287,7 +290,8 @@ def _with_repo_range_options(command: Callable[..., Any], from_help: str, onto_h
 def upgrade_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None,
                     backends: tuple[str, ...], out: Path | None, as_json: bool, target_branch: str | None,
                     policy: str, force: bool, do_continue: bool, do_abort: bool, quiet: bool,
-                    exec_command: str | None, exec_at: str | None, exec_timeout: float | None) -> int:
+                    exec_command: str | None, exec_at: str | None, exec_timeout: float | None,
+                    drop_orphan_reverts: bool = False) -> int:
     """Replay the FlagTree commits OLD..SRC onto NEW as a new branch, and report.
 
     Works in memory: the current branch, index and work tree are never touched.
@@ -304,7 +308,8 @@ def upgrade_command(repo_path: str, old: str | None, onto: str | None, source_br
     if do_continue and not do_abort:  # the run in progress keeps its range, branches and policy: never drop them
         context = click.get_current_context()
         ignored = [f"--{name}" for name, given in (("from", old), ("onto", onto), ("branch", source_branch),
-                                                    ("target-branch", target_branch), ("force", force))
+                                                    ("target-branch", target_branch), ("force", force),
+                                                    ("drop-orphan-reverts", drop_orphan_reverts))
                    if given] + (["--on-conflict"] if context.get_parameter_source("policy")
                                 == click.core.ParameterSource.COMMANDLINE else [])
         if ignored:
@@ -312,7 +317,8 @@ def upgrade_command(repo_path: str, old: str | None, onto: str | None, source_br
                        "with the range, branches and --on-conflict it was started with (another run: upgrade "
                        "--abort, then start it)", err=True)
     return run_upgrade_command(repo_path, old, onto, source_branch, target_branch, out, policy, force, do_continue,
-                               do_abort, quiet, as_json, backends, exec_command, exec_at, exec_timeout)
+                               do_abort, quiet, as_json, backends, exec_command, exec_at, exec_timeout,
+                               drop_orphan_reverts)
 
 
 @cli.command("drift")

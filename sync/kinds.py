@@ -50,6 +50,22 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("deleted-by-flagtree", "conflict", "error", "FlagTree deleted a file that upstream changed; the upgraded "
        "file was kept", "decide whether FlagTree still wants it deleted: git rm it, or keep it and commit a "
        "'FlagTree-Sync-Resolved: PATH' line"),
+    _k("renamed-upstream", "conflict", "error", "FlagTree changed a file that upstream renamed, and the change "
+       "conflicts with upstream's in the renamed file (the path is upstream's new one, base_path FlagTree's)",
+       "resolve the hunks in the file under its new name"),
+    _k("rename/delete", "conflict", "error", "one side renamed a file the other deleted; the renamed file was kept "
+       "(path: the new name, base_path: the old one)", "decide whether the file goes: git rm it, or keep it and "
+       "port what the deleting side meant"),
+    _k("rename/rename", "conflict", "error", "upstream and FlagTree renamed the same file to different paths; "
+       "both were kept (one conflict per new path, base_path the old one)", "keep one name, delete the other, "
+       "and fix what includes or imports it"),
+    _k("file-location", "conflict", "error", "a file was added inside a directory the other side renamed; git "
+       "placed it in the renamed directory", "check that the file belongs in the new directory, or move it back"),
+    _k("type-clash", "conflict", "error", "the sides hold different kinds of entry at the path (file and "
+       "directory, file and symlink, or different modes); git kept both, one under path~HEAD or path~<commit>",
+       "keep one of them under the path and delete the other"),
+    _k("tree-conflict", "conflict", "error", "git reported another conflict on the path (e.g. a rename involved "
+       "in a collision)", "resolve it as git cherry-pick would leave it: compare both sides by hand"),
     # Test gate.
     _k("gate-failed", "gate", "error", "the test gate command fails on the replayed branch",
        "fix the first failing commit the gate names, then rerun the gate"),

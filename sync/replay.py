@@ -18,7 +18,7 @@ RESOLVED_TRAILER = "FlagTree-Sync-Resolved"  # a person's commit: these conflict
 @dataclass
 class FileConflict:
     path: str
-    kind: str  # content | add/add | deleted-upstream | deleted-by-flagtree
+    kind: str  # a conflict kind of sync/kinds.py: content, add/add, deleted-upstream, renamed-upstream, ...
     resolution: str  # markers | ours | theirs | manual
     hunks: list[ConflictHunk] = field(default_factory=list)
     base_path: str | None = None  # where the file was at the commit's parent, when renamed

@@ -35,6 +35,9 @@ from .replay import CONFLICT_TRAILER, Replayer, ReplayedCommit, summary_of
 from .state_schema import StateFormatError, parse_header, parse_journal_entry
 from .workers import holding_lock, released_lock
 
+ORPHAN_REVERT = "orphan-revert"  # why a commit is left out: it reverts a commit the run does not replay
+LEFT_OUT, OUTSIDE_RANGE = "left-out", "outside-range"  # why a revert is an orphan
+_REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
 STATE_VERSION = 2  # 2: params carry a Range of Revs and name target_branch; 1 is still read
 WIP_REF = "refs/flagtree-sync/wip"
 TOOL_EMAIL = "flagtree-sync@localhost"  # the committer of the commits the tool writes itself (pin, auto-merge)
@@ -54,6 +57,7 @@ class UpgradeParams:
     range: Range
     target_branch: str
     policy: str
+    drop_orphan_reverts: bool = False  # --drop-orphan-reverts: leave out reverts of what is not replayed
 
     @property
     def source_branch(self) -> str:
@@ -63,16 +67,19 @@ class UpgradeParams:
         """The same commits onto the same commit, as the same branch: how the refs were spelled does not matter."""
         def key(params: UpgradeParams) -> tuple[str, ...]:
             rng = params.range
-            return rng.old.oid, rng.onto.oid, rng.source.oid, params.target_branch, params.policy
+            return (rng.old.oid, rng.onto.oid, rng.source.oid, params.target_branch, params.policy,
+                    str(params.drop_orphan_reverts))
         return key(self) == key(other)
 
     def to_json(self) -> dict[str, Any]:
-        return {"repo": self.repo, "range": self.range.to_json(), "target_branch": self.target_branch,
+        data = {"repo": self.repo, "range": self.range.to_json(), "target_branch": self.target_branch,
                 "policy": self.policy}
+        return {**data, "drop_orphan_reverts": True} if self.drop_orphan_reverts else data  # older states lack it
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "UpgradeParams":
-        return cls(data["repo"], Range.from_json(data["range"]), data["target_branch"], data["policy"])
+        return cls(data["repo"], Range.from_json(data["range"]), data["target_branch"], data["policy"],
+                   bool(data.get("drop_orphan_reverts", False)))
 
 
 @dataclass(frozen=True)
@@ -104,13 +111,21 @@ class UpgradeState:
     upstream_scan: UpstreamScan | None = field(default=None, repr=False)  # begun by run_upgrade
     upstream_unchecked: str | None = field(default=None, repr=False)  # why patch-ids were not compared
     target_was: str | None = None  # the commit of the existing target branch --force accepted at the start
+    # FlagTree commits that revert a commit the run does not replay: commit -> (reverted commit, why); derived
+    orphan_reverts: dict[str, tuple[str, str]] = field(default_factory=dict, repr=False)
 
     def upstream(self, repo: Repository) -> dict[str, str]:
+        """The planned commits left out unpicked, and why: upstream's own (REACHABLE, SAME_PATCH), and with
+        --drop-orphan-reverts the reverts of commits not replayed (ORPHAN_REVERT)."""
         if self.known_upstream is None:
             scan = self.upstream_scan or _upstream_scan(repo, self.params.range)
-            self.known_upstream = {str(oid): why for oid, why in scan.result().items()}
+            known = {str(oid): why for oid, why in scan.result().items()}
             self.upstream_unchecked = scan.unchecked
             self.upstream_scan = None
+            self.orphan_reverts = orphan_reverts(repo, self.commits, known, self.params.drop_orphan_reverts)
+            if self.params.drop_orphan_reverts:
+                known.update({commit: ORPHAN_REVERT for commit in self.orphan_reverts})
+            self.known_upstream = known
         return self.known_upstream
 
     def header_json(self) -> dict[str, Any]:
@@ -131,6 +146,7 @@ class UpgradeResult:
     options: RunOptions = field(default_factory=RunOptions)  # what the run was started with
     upstream: dict[str, str] = field(default_factory=dict)  # commit -> why it is upstream's (left out)
     upstream_unchecked: str | None = None  # why same-patch commits could not be told (git cherry failed)
+    orphan_reverts: dict[str, tuple[str, str]] = field(default_factory=dict)  # commit -> (reverted, why)
 
 
 class StateStore:
@@ -321,6 +337,34 @@ def planned_commits(repo: Repository, rng: Range) -> list[str]:
     return [str(oid) for oid in commit_range(repo, commit_of(repo, rng.old.oid), commit_of(repo, rng.source.oid))]
 
 
+def orphan_reverts(repo: Repository, commits: list[str], left_out: dict[str, str],
+                   dropping: bool) -> dict[str, tuple[str, str]]:
+    """The commits whose message says "This reverts commit X" where X is not replayed: left out as upstream's
+    (LEFT_OUT) or not a commit of the range (OUTSIDE_RANGE). git rebase would replay such a revert onto a
+    branch that lacks X, and it conflicts or undoes upstream's own change. When dropping, a dropped revert
+    counts as left out for a revert of it (a revert of the revert is an orphan too)."""
+    planned = set(commits)
+    gone = set(left_out)
+    found: dict[str, tuple[str, str]] = {}
+    for oid in commits:
+        if oid in left_out:
+            continue
+        named = _REVERTS.search(commit_of(repo, oid).message)
+        if named is None:
+            continue
+        try:
+            reverted = str(resolve_commit(repo, named.group(1)).id)
+        except (SyncError, KeyError, ValueError, GitError):
+            reverted = named.group(1)  # not in the repository: certainly not replayed
+        if reverted in gone:
+            found[oid] = (reverted, LEFT_OUT)
+        elif reverted not in planned:
+            found[oid] = (reverted, OUTSIDE_RANGE)
+        if oid in found and dropping:
+            gone.add(oid)
+    return found
+
+
 def _upstream_scan(repo: Repository, rng: Range) -> UpstreamScan:
     return UpstreamScan(repo, commit_of(repo, rng.old.oid), commit_of(repo, rng.onto.oid),
                         commit_of(repo, rng.source.oid))
@@ -388,7 +432,8 @@ def run_lock(repo: Repository) -> Iterator[None]:
 
 
 def resolve_params(repo_path: str, old: str | None, onto: str, source_branch: str | None,
-                   target_branch: str | None, policy: str) -> tuple[Repository, UpgradeParams]:
+                   target_branch: str | None, policy: str,
+                   drop_orphan_reverts: bool = False) -> tuple[Repository, UpgradeParams]:
     """What the user typed (None: the default) as the typed parameters of a run; old defaults to the
     tag pinned on the source branch, source_branch to the current branch, target_branch to sync/<onto>."""
     repo = open_repo(repo_path)
@@ -410,7 +455,7 @@ def resolve_params(repo_path: str, old: str | None, onto: str, source_branch: st
     if not is_ancestor(repo, rng.old.oid, rng.source.oid):
         raise SyncError(f"{old} ({rng.old.short}) is not an ancestor of {source_branch}: "
                         "pass the upstream tag the FlagTree branch is based on as --from")
-    return repo, UpgradeParams(repo_path, rng, target_branch, policy)
+    return repo, UpgradeParams(repo_path, rng, target_branch, policy, drop_orphan_reverts)
 
 
 def made_by_tool(repo: Repository, commit: Commit) -> bool:
@@ -628,7 +673,7 @@ def _drive(repo: Repository, store: StateStore, state: UpgradeState, progress: P
     state.head = str(tip)
     # The state stays until finish_upgrade: a run killed while reporting resumes into the report.
     return UpgradeResult(state.params, state.results, state.head, resumed, state.options, upstream,
-                         state.upstream_unchecked)
+                         state.upstream_unchecked, state.orphan_reverts)
 
 
 def finish_upgrade(repo: Repository) -> Path | None:

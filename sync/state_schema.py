@@ -59,9 +59,10 @@ def _rev(where: str, value: Any) -> dict[str, str]:
 def _params(data: Any) -> dict[str, Any]:
     """params of the current format: {"repo", "range": {"from", "onto", "source"} of {"ref", "commit"},
     "target_branch", "policy"}."""
-    params = _keys("params", data, {"repo", "range", "target_branch", "policy"})
+    params = _keys("params", data, {"repo", "range", "target_branch", "policy"}, {"drop_orphan_reverts"})
     for name in ("repo", "target_branch", "policy"):
         _typed(f"params.{name}", params[name], (str,))
+    _typed("params.drop_orphan_reverts", params.get("drop_orphan_reverts", False), (bool,))
     if params["policy"] not in POLICIES:
         raise StateFormatError(f"params.policy is {params['policy']!r}, not one of {', '.join(POLICIES)}")
     rng = _keys("params.range", params["range"], {"from", "onto", "source"})

@@ -43,7 +43,8 @@ def run_drift_command(repo_path: str, old: str | None, onto: str | None, source_
         click.echo(render_json(report), nl=False)
     elif output_format == "sarif":
         from ..report.sarif import render_sarif
-        click.echo(render_sarif(report.findings, report.tool_version), nl=False)
+        open_conflicts = {(c.commit, c.path): c for group in report.groups for c in group.conflicts if not c.resolved}
+        click.echo(render_sarif(report.findings, report.tool_version, open_conflicts.values()), nl=False)
     elif output_format == "github":
         from ..report.github import render_github
         click.echo(render_github(report.findings), nl=False)

@@ -35,7 +35,7 @@ def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, sourc
                         target_branch: str | None, out: Path | None, policy: str, force: bool, do_continue: bool,
                         do_abort: bool, quiet: bool, as_json: bool, backends: tuple[str, ...],
                         exec_command: str | None = None, exec_at: str | None = None,
-                        exec_timeout: float | None = None) -> int:
+                        exec_timeout: float | None = None, drop_orphan_reverts: bool = False) -> int:
     """exec_at and exec_timeout are None when not given: --continue then uses the run's stored ones."""
     if do_abort and do_continue:
         raise SyncError("--continue and --abort exclude each other: pass one")
@@ -61,7 +61,7 @@ def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, sourc
             raise SyncError("--onto is required (or --continue / --abort)")
         gate = GateOptions(exec_command, exec_at or "end", 600 if exec_timeout is None else exec_timeout) \
             if exec_command else None
-        options = UpgradeOptions(target_branch, policy, force, frozenset(backends), out, gate)
+        options = UpgradeOptions(target_branch, policy, force, frozenset(backends), out, gate, drop_orphan_reverts)
         report = run_upgrade(repo_path, old, onto, source_branch, options, progress, warn=print_warning)
     if as_json:
         click.echo(render_json(report), nl=False)

@@ -2,11 +2,14 @@
 
 Two libraries, each for what it does best:
 - pygit2 (libgit2, in-process) for the object store: resolving revisions, reading trees and blobs,
-  tree diffs and rename detection, in-memory three-way merges and cherry-picks, commits and refs.
+  tree diffs and rename detection, the replay's path-by-path picks, commits and refs.
   No process per blob or per commit, and merges happen without a work tree or an index on disk.
 - GitPython (drives the git binary) for porcelain that must behave exactly like the user's git:
   worktrees, the conflicted cherry-pick a stopped upgrade leaves in a worktree, checkouts for the
   test gate, and the scripted demo world (git commit with fixed authors and dates).
+- the git binary itself (ort.py, reference.py) where only git has the semantics: merge-ort, the merge
+  of a pick that could involve renames or that merges a file both sides changed (libgit2's merge is
+  not git's: see docs/replay-vs-git.md), and plain git cherry-pick as the reference the replay is held to.
 
 Other modules name the types below in type hints and call the functions of the submodules; they
 never touch a pygit2 or GitPython object's API beyond what these modules return.

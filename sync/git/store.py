@@ -27,7 +27,7 @@ def scratch_repository(repo: pygit2.Repository) -> Iterator[pygit2.Repository]:
     """A bare repository whose objects/info/alternates names repo's object directory (libgit2 reads
     alternates; new objects go to the scratch directory only)."""
     objects = object_directory(repo)
-    parent = _scratch_parent(repo)
+    parent = scratch_parent(repo)
     directory = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=parent) if parent is not None
                      else tempfile.mkdtemp(prefix="flagtree-sync-scratch-"))
     try:
@@ -38,7 +38,7 @@ def scratch_repository(repo: pygit2.Repository) -> Iterator[pygit2.Repository]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def _scratch_parent(repo: pygit2.Repository) -> Path | None:
+def scratch_parent(repo: pygit2.Repository) -> Path | None:
     """<git dir>/flagtree-sync/scratch, swept of dead runs' directories; None where it cannot be used."""
     tools = tool_dir(repo)
     parent = tools / "scratch"

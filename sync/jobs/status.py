@@ -91,7 +91,7 @@ def _conflicts_now(repo: Repository, replayed: list[Replayed], head: Commit, ont
             if outcome.conflicts:
                 kept = GitTree(scratch, scratch[outcome.tree].peel(Tree), "status:markers") if outcome.tree else None
                 recorded = GitTree.of_commit(repo, item.commit.id, "status:pick")
-            marked = _trailer_paths(item.commit.message)
+            marked = _trailer_paths(item.commit.raw_message.decode("utf-8", "surrogateescape"))  # names as bytes
             conflicts = tuple(
                 Conflict(str(item.source.id), summary_of(item.source), found.path, found.kind,
                          "markers" if found.path in marked

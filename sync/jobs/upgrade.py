@@ -17,6 +17,7 @@ from ..errors import SyncError
 from ..gcpolicy import job
 from ..gate import run_gate
 from ..model import Conflict, GateResult, Hunk, Range, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
+from ..model.report import OrphanRevert
 from ..model.build import OwnersOf
 from .. import resumable_replay as engine
 from ..git import GitTree, Repository, commit_of, common_git_dir, merges_in_range, open_repo, tool_dir
@@ -45,6 +46,7 @@ class UpgradeOptions:
     backends: frozenset[str] = frozenset()
     out: Path | None = None
     gate: GateOptions | None = None
+    drop_orphan_reverts: bool = False  # leave out reverts of commits the run does not replay
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,7 @@ def run_upgrade(repo_path: str, old: str | None, onto: str, source_branch: str |
     but may be right (the command prints it even with -q)."""
     progress = progress or Silent()
     repo, params = engine.resolve_params(repo_path, old, onto, source_branch, options.target_branch,
-                                         options.policy)
+                                         options.policy, options.drop_orphan_reverts)
     require_forward(repo, params.range, "upgrade")  # onto == old would only copy the branch under a new name
     doubt = from_doubt(repo, params.range)
     if doubt is not None and warn is not None:
@@ -115,15 +117,22 @@ def _note_upstream(result: engine.UpgradeResult, warn: Callable[[str], None]) ->
         warn(f"could not tell which commits of {rng.old.ref}..{rng.source.ref} make the same change as a "
                       f"commit of {rng.onto.ref}'s history ({result.upstream_unchecked}); any such commit was replayed "
                       "as FlagTree's (a full clone lets git compare them)")
-    if not result.upstream:
+    for commit, (reverted, cause) in result.orphan_reverts.items():
+        where = "left out as upstream's" if cause == engine.LEFT_OUT else "not a commit of the range"
+        then = ("left out too (--drop-orphan-reverts)" if result.params.drop_orphan_reverts else
+                "replayed as git rebase would (it may conflict or undo upstream's change); "
+                "--drop-orphan-reverts leaves it out")
+        warn(f"{commit[:9]} reverts {reverted[:9]}, which is {where}: {then}")
+    theirs = {commit: why for commit, why in result.upstream.items() if why != engine.ORPHAN_REVERT}
+    if not theirs:
         return
-    reachable = sum(1 for why in result.upstream.values() if why == REACHABLE)
-    same = len(result.upstream) - reachable
+    reachable = sum(1 for why in theirs.values() if why == REACHABLE)
+    same = len(theirs) - reachable
     why = [part for part in (f"{reachable} in {rng.onto.ref}'s history (e.g. brought in by a merge of upstream)"
                              if reachable else "",
                              f"{same} making the same change (git patch-id) as a commit of {rng.onto.ref}'s "
                              "history (e.g. an upstream release-branch cherry-pick)" if same else "") if part]
-    warn(f"{len(result.upstream)} of the {len(result.results)} commits of {rng.old.ref}..{rng.source.ref} "
+    warn(f"{len(theirs)} of the {len(result.results)} commits of {rng.old.ref}..{rng.source.ref} "
                   f"are upstream's, not replayed, counted as already upstream: {'; '.join(why)}")
 
 
@@ -248,8 +257,8 @@ def check_out(repo: Repository | str, out: Path) -> None:
     check_report_target(out, Path(repo.workdir) if repo.workdir else None, Path(repo.path))
 
 
-def _commits(results: Sequence[EngineCommit], owners_of: OwnersOf,
-             upstream: dict[str, str]) -> tuple[ReplayedCommit, ...]:
+def _commits(results: Sequence[EngineCommit], owners_of: OwnersOf, upstream: dict[str, str],
+             orphans: dict[str, tuple[str, str]] | None = None, dropped: bool = False) -> tuple[ReplayedCommit, ...]:
     commits = []
     for result in results:
         conflicts = tuple(
@@ -257,8 +266,10 @@ def _commits(results: Sequence[EngineCommit], owners_of: OwnersOf,
                      tuple(owners_of(conflict.path)), tuple(Hunk(h.line, h.ours, h.base, h.theirs) for h in conflict.hunks),
                      conflict.base_path)
             for conflict in result.conflicts)
+        orphan = (orphans or {}).get(result.source)
         commits.append(ReplayedCommit(result.source, result.summary, result.result, conflicts,
-                                      upstream.get(result.source)))
+                                      upstream.get(result.source),
+                                      OrphanRevert(orphan[0], orphan[1], dropped) if orphan else None))
     return tuple(commits)
 
 
@@ -274,7 +285,9 @@ def _finish(repo_path: str, result: engine.UpgradeResult, options: UpgradeOption
     if options.gate:
         progress.phase(f"test gate: {options.gate.command}")
     gate = _gate(repo, result, options.gate, owners_of) if options.gate else None
-    report = build_report(params.range, drift.owners.backends, drift.findings, _commits(result.results, owners_of, result.upstream),
+    report = build_report(params.range, drift.owners.backends, drift.findings, _commits(result.results, owners_of, result.upstream,
+                                                                                result.orphan_reverts,
+                                                                                params.drop_orphan_reverts),
                           UpgradeInfo(params.target_branch, result.head, params.policy, result.resumed), gate=gate,
                           only=backends, tool_version=__version__)
     if options.out is not None:

@@ -72,11 +72,27 @@ class ReplayedCommit:
     # why a commit of upstream's own was left out unpicked: "reachable" (NEW's history has it) or "same-patch"
     # (a commit of NEW's history makes the same change); None for FlagTree's commits
     upstream: str | None = None
+    reverts: "OrphanRevert | None" = None  # it reverts a commit the run does not replay
 
     def to_json(self) -> dict[str, Any]:
-        return {"source": self.source, "summary": self.summary, "result": self.result,
+        data = {"source": self.source, "summary": self.summary, "result": self.result,
                 "conflicts": [conflict.to_json(with_commit=False) for conflict in self.conflicts],
                 "upstream": self.upstream}
+        return {**data, "reverts": self.reverts.to_json()} if self.reverts is not None else data
+
+
+@dataclass(frozen=True)
+class OrphanRevert:
+    """A FlagTree commit that says "This reverts commit X" where X is not replayed: X is upstream's and so left
+    out ("left-out"), or not a commit of the range ("outside-range"). git rebase would replay the revert onto a
+    branch without X (it conflicts, or undoes upstream's own change); --drop-orphan-reverts leaves it out."""
+
+    commit: str  # X
+    why: str  # left-out | outside-range
+    dropped: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"commit": self.commit, "why": self.why, "dropped": self.dropped}
 
 
 @dataclass(frozen=True)

@@ -53,10 +53,25 @@ def range_line(report: Report, literal: Callable[[str], str] = code) -> str:
         return (f"Replayed {literal(rng.old.ref + '..' + rng.source.ref)} ({len(report.commits)} commits, {empty} "
                 f"already upstream{theirs}) onto {literal(rng.onto.ref)} ({literal(rng.onto.short)}) as branch "
                 f"{literal(report.upgrade.branch)} at {literal(report.upgrade.head[:9])} (policy "
-                f"{literal(report.upgrade.policy)}).")
+                f"{literal(report.upgrade.policy)}).{_orphan_reverts(report, literal)}")
     target = report.drift.target if report.drift else "?"
     return (f"Drift of {literal(rng.source.ref)} from {literal(rng.old.ref)} ({literal(rng.old.short)}) to "
             f"{literal(rng.onto.ref)} ({literal(rng.onto.short)}), hooks judged on {literal(target)}.")
+
+
+def _orphan_reverts(report: Report, literal: Callable[[str], str]) -> str:
+    """The reverts of commits the run does not replay (git rebase would replay them and conflict)."""
+    reverts = [commit for commit in report.commits if commit.reverts is not None]
+    if not reverts:
+        return ""
+    named = "; ".join(
+        f"{literal(commit.source[:9])} reverts {literal(commit.reverts.commit[:9])}, "
+        f"{'left out as upstream' if commit.reverts.why == 'left-out' else 'outside the range'}"
+        f" ({'left out too' if commit.reverts.dropped else 'replayed'})"
+        for commit in reverts if commit.reverts is not None)
+    hint = "" if all(commit.reverts and commit.reverts.dropped for commit in reverts) else \
+        " (upgrade --drop-orphan-reverts leaves them out)"
+    return f" Reverts of commits not replayed: {named}{hint}."
 
 
 def _releasable(report: Report) -> list[str]:

@@ -1,4 +1,5 @@
-"""SARIF 2.1.0 of a list of findings (check, drift): GitHub code scanning shows them on the pull request.
+"""SARIF 2.1.0 of a list of findings (check, drift), and of drift's open replay conflicts: GitHub code scanning
+shows them on the pull request. A conflict where a rename is involved names the other path as a related location.
 
 Rules come from the kinds catalogue: the rule id is a policy kind's code (FT0xx) or the kind's id, its
 description the kind's meaning, its help the kind's action, and the property `doc` the kind's anchor in
@@ -12,8 +13,9 @@ import json
 from typing import Any, Iterable
 from urllib.parse import quote
 
-from ..kinds import Kind
+from ..kinds import Kind, kind_of
 from ..model import Finding
+from ..model.report import Conflict
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -55,18 +57,33 @@ def _result(finding: Finding, index: int) -> dict[str, Any]:
     return result
 
 
-def sarif_log(findings: Iterable[Finding], tool_version: str) -> dict[str, Any]:
-    findings = list(findings)
+def _conflict_result(conflict: Conflict, index: int) -> dict[str, Any]:
+    """An open replay conflict; where a rename is involved, the other path is a related location."""
+    kind = kind_of(conflict.kind)
+    where = f" (the file was {conflict.base_path} before)" if conflict.base_path else ""
+    result: dict[str, Any] = {
+        "ruleId": rule_id(kind), "ruleIndex": index, "level": LEVELS[kind.severity],
+        "message": {"text": f"{conflict.kind} conflict replaying {conflict.commit[:9]} {conflict.summary}{where} "
+                            f"(what to do: {conflict.next_step})"},
+        "locations": [{"physicalLocation": {"artifactLocation": {"uri": conflict.path}}}]}
+    if conflict.base_path:
+        result["relatedLocations"] = [{"id": 1, "message": {"text": "the path at the commit's parent"},
+                                       "physicalLocation": {"artifactLocation": {"uri": conflict.base_path}}}]
+    return result
+
+
+def sarif_log(findings: Iterable[Finding], tool_version: str, conflicts: Iterable[Conflict] = ()) -> dict[str, Any]:
+    findings, conflicts = list(findings), list(conflicts)
     kinds: list[Kind] = []
-    for finding in findings:
-        if finding.spec not in kinds:
-            kinds.append(finding.spec)
+    for spec in [finding.spec for finding in findings] + [kind_of(conflict.kind) for conflict in conflicts]:
+        if spec not in kinds:
+            kinds.append(spec)
     index = {kind.id: number for number, kind in enumerate(kinds)}
     driver = {"name": "flagtree-sync", "version": tool_version, "rules": [_rule(kind) for kind in kinds]}
-    return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION,
-            "runs": [{"tool": {"driver": driver},
-                      "results": [_result(finding, index[finding.kind]) for finding in findings]}]}
+    results = [_result(finding, index[finding.kind]) for finding in findings]
+    results += [_conflict_result(conflict, index[conflict.kind]) for conflict in conflicts]
+    return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [{"tool": {"driver": driver}, "results": results}]}
 
 
-def render_sarif(findings: Iterable[Finding], tool_version: str) -> str:
-    return json.dumps(sarif_log(findings, tool_version), indent=2, ensure_ascii=False) + "\n"
+def render_sarif(findings: Iterable[Finding], tool_version: str, conflicts: Iterable[Conflict] = ()) -> str:
+    return json.dumps(sarif_log(findings, tool_version, conflicts), indent=2, ensure_ascii=False) + "\n"
