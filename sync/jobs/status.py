@@ -26,7 +26,7 @@ from ..git.merge import holds_conflict
 from ..git.repo import current_branch, resolve_commit
 from ..git.store import scratch_repository
 from ..model import Conflict, Hunk, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
-from ..model.build import OwnersOf
+from ..model.build import OwnersOf, conflict_owners
 from ..progress import Progress, Silent
 from ..replay import CONFLICT_TRAILER, RESOLVED_TRAILER, Replayer, summary_of
 from .review import review_on_branch
@@ -98,7 +98,9 @@ def _conflicts_now(repo: Repository, replayed: list[Replayed], head: Commit, ont
                          and _still_open(tip, kept, found.path, found.kind, recorded, replay_end)
                          and not (found.path in kept_as_is and found.kind not in ("content", "add/add"))
                          else "manual",
-                         tuple(owners_of(found.path)), tuple(Hunk(h.line, h.ours, h.base, h.theirs)
+                         conflict_owners(owners_of, found.path, summary_of(item.source),
+                                         (h.theirs for h in found.hunks)),
+                         tuple(Hunk(h.line, h.ours, h.base, h.theirs)
                                                             for h in found.hunks), found.base_path)
                 for found in outcome.conflicts)
             commits.append(ReplayedCommit(str(item.source.id), summary_of(item.source), str(item.commit.id),

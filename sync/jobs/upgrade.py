@@ -18,7 +18,7 @@ from ..gcpolicy import job
 from ..gate import run_gate
 from ..model import Conflict, GateResult, Hunk, Range, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
 from ..model.report import OrphanRevert
-from ..model.build import OwnersOf
+from ..model.build import OwnersOf, conflict_owners
 from .. import resumable_replay as engine
 from ..git import GitTree, Repository, commit_of, common_git_dir, merges_in_range, open_repo, tool_dir
 from ..git.repo import REACHABLE
@@ -263,7 +263,8 @@ def _commits(results: Sequence[EngineCommit], owners_of: OwnersOf, upstream: dic
     for result in results:
         conflicts = tuple(
             Conflict(result.source, result.summary, conflict.path, conflict.kind, conflict.resolution,
-                     tuple(owners_of(conflict.path)), tuple(Hunk(h.line, h.ours, h.base, h.theirs) for h in conflict.hunks),
+                     conflict_owners(owners_of, conflict.path, result.summary, (h.theirs for h in conflict.hunks)),
+                     tuple(Hunk(h.line, h.ours, h.base, h.theirs) for h in conflict.hunks),
                      conflict.base_path)
             for conflict in result.conflicts)
         orphan = (orphans or {}).get(result.source)

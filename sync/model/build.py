@@ -1,14 +1,27 @@
 """Assemble a Report from what a run produced: replayed commits, findings, a gate result."""
 from __future__ import annotations
 
-from typing import Callable, Iterable, Sequence
+from typing import Iterable, Protocol, Sequence
 
 from .finding import Finding, sort_findings
 from .report import (BACKEND, CI, CORE, CORE_KIND, SHARED, SHARED_KIND, Conflict, DriftInfo, GateResult, Group,
                      Report, ReplayedCommit, UpgradeInfo)
 from .revs import Range
 
-OwnersOf = Callable[[str], Sequence[str]]
+class OwnersOf(Protocol):
+    """Who owns a path; given a commit subject and a conflict's FlagTree side, the groups of the tags and gates
+    of that side (OwnerIndex.owners)."""
+
+    def __call__(self, path: str, summary: str = "", flagtree_side: Sequence[str] = ()) -> Sequence[str]: ...
+
+
+def conflict_owners(owners_of: OwnersOf, path: str, summary: str, flagtree_sides: Iterable[str]) -> tuple[str, ...]:
+    """Every group whose code is on the FlagTree side of a conflict: the owners of each hunk's FlagTree lines
+    (a gate around one hunk names its feature), or of the path where no hunk has lines (delete/modify)."""
+    sides = [side.splitlines() for side in flagtree_sides if side.strip()]
+    found = [group for side in sides for group in owners_of(path, summary, side)] if sides \
+        else list(owners_of(path, summary))
+    return tuple(dict.fromkeys(found))
 
 
 def group_kind(name: str) -> str:
