@@ -1,5 +1,5 @@
 """Chunked parsing on real files: every reader of a module's `ast` tree gives the same facts when the text is
-parsed in chunks as when it is parsed whole (sync/analyzers/pychunks.py).
+parsed in chunks as when it is parsed whole (sync/facts/pychunks.py).
 
     git clone -q --bare --shared /work/.mirror/jingge815+FlagTree/repo /tmp/mem-ft
     python bench/chunk_parity.py --repo /tmp/mem-ft                       # 0add68262 7c56a5e40 fe647093f
@@ -79,8 +79,8 @@ def main() -> int:
         if args.whole_only:
             whole = facts.consumer_facts(text)
         else:
-            from sync.analyzers import pychunks
-            from sync.analyzers.parsing import parsed_ast
+            from sync.facts import pychunks
+            from sync.facts.parsing import parsed_ast
             with facts.chunking(sys.maxsize):
                 whole = facts.consumer_facts(text)
             with facts.chunking(0):

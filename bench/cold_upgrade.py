@@ -61,8 +61,10 @@ def main() -> int:
 
 def _time_phases(origin: float) -> None:
     """Wrap the replay, the up-front parse and each analysis (also in worker processes) to print their spans."""
-    from sync import resumable_replay
-    from sync.analyzers import context, parallel, registry
+    from sync.replay import engine as resumable_replay
+    from sync.drift import context
+    from sync.drift import parallel
+    from sync.drift import registry
 
     def timed(name: str, function):  # noqa: ANN001, ANN202 (a bench wrapper)
         def run(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202

@@ -7,7 +7,7 @@ over trunk C++ files, each scored against the move's expected files (what the fi
 
 - broad: any FlagTree-added code line (not blank, comment or preprocessor) outside the positive branch of
   a macro the fork's CMake defines (and upstream's does not) that gates FlagTree-added lines somewhere;
-- feature-ungated: the rule of sync/analyzers/featuregates.py (only lines naming the gated component).
+- feature-ungated: the rule of sync/drift/analyses/featuregates.py (only lines naming the gated component).
 
 Nothing is written; the numbers are what docs/accuracy.md quotes for the choice between the two.
 """
@@ -21,11 +21,11 @@ import pygit2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sync.analyzers.context import DriftContext  # noqa: E402
-from sync.analyzers.delta import CPP, fork_added_lines  # noqa: E402
-from sync.analyzers.featuregates import defined_macros, feature_gate_findings, gated_lines  # noqa: E402
+from sync.drift.context import DriftContext  # noqa: E402
+from sync.facts.delta import CPP, fork_added_lines  # noqa: E402
+from sync.drift.analyses.featuregates import defined_macros, feature_gate_findings, gated_lines  # noqa: E402
 from sync.git import GitTree  # noqa: E402
-from sync.trees import read_text  # noqa: E402
+from sync.facts.trees import read_text  # noqa: E402
 
 from accuracy import CORPUS, is_trunk  # noqa: E402
 

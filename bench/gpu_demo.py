@@ -2,7 +2,7 @@
 
     python3 bench/gpu_demo.py [--out DIR]
 
-Assembles the build with sync.build.assemble (what python/setup.py runs) from the triton already
+Assembles the build with sync.builder.package.assemble (what python/setup.py runs) from the triton already
 installed there (FLAGTREE_TRITON_SRC), then, in separate processes for the FlagTree build and for
 stock triton: checks a kernel that uses the backend's tl.squeeze/tl.unsqueeze against torch, times
 the same plain kernel on both (the hooks must cost nothing at kernel run time) and times
@@ -146,12 +146,12 @@ def main() -> int:
     parser.add_argument("--imports", type=int, default=41)
     parser.add_argument("--pip", action="store_true",
                         help="install the build with `pip install ./python` (needs setuptools, wheel and libcst "
-                             "importable) instead of calling sync.build.assemble directly")
+                             "importable) instead of calling sync.builder.package.assemble directly")
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
     import triton  # the stock triton of this machine: the build input
 
-    from sync.build import assemble, build_native
+    from sync.builder.package import assemble, build_native
     from sync.errors import SyncError
 
     site = Path(tempfile.mkdtemp(prefix="flagtree-site-"))

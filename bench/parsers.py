@@ -19,8 +19,9 @@ from pathlib import Path
 import libcst as cst
 import pygit2
 
-from sync.analyzers import pyfacts, pyfacts_cst
-from sync.analyzers.symbols import python_shape_ast, python_shape_libcst
+from sync.facts import pyfacts
+from sync.facts import pyfacts_cst
+from sync.drift.analyses.symbols import python_shape_ast, python_shape_libcst
 
 
 def python_files(repo: pygit2.Repository, ref: str) -> list[str]:

@@ -21,8 +21,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from sync.analyzers.owners import OwnerIndex  # noqa: E402
-from sync.analyzers.policy import check_tree  # noqa: E402
+from sync.facts.owners import OwnerIndex  # noqa: E402
+from sync.check.policy import check_tree  # noqa: E402
 from sync.errors import SyncError  # noqa: E402
 from sync.git import GitTree, open_repo  # noqa: E402
 from sync.jobs import DriftOptions, UpgradeOptions, run_drift, run_upgrade  # noqa: E402

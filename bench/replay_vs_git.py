@@ -28,7 +28,7 @@ from pathlib import Path
 import pygit2
 
 from sync.git.reference import aside, cherry_picker, differing_paths
-from sync.resumable_replay import finish_upgrade, resolve_params, run_upgrade
+from sync.replay.engine import finish_upgrade, resolve_params, run_upgrade
 
 JINGGE = "/work/.mirror/jingge815+FlagTree/repo"
 FT37 = "/work/real/ft37.git"

@@ -29,9 +29,9 @@ import git
 import pygit2
 
 from sync.jobs import UpgradeOptions, run_upgrade
-from sync.analyzers.symbols import UpstreamIndex, significant_name
+from sync.drift.analyses.symbols import UpstreamIndex, significant_name
 from sync.git import GitTree, commit_range
-from sync.replay import Replayer
+from sync.replay.commits import Replayer
 
 OLD, SOURCE, NEW = "0add68262", "fe647093f", "7c56a5e40"
 HAND_FIXES = ["978f6293b", "40017c806", "b840119a3"]

@@ -11,7 +11,7 @@ from setuptools.command.build_py import build_py
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sync.build import assemble, backend_name, build_native, upstream_entry_points, upstream_source  # noqa: E402
+from sync.builder.package import assemble, backend_name, build_native, upstream_entry_points, upstream_source  # noqa: E402
 from sync.errors import SyncError  # noqa: E402
 
 

@@ -1,4 +1,4 @@
-"""Regenerate docs/KINDS.md and the kind and rule tables in README.md from sync/kinds.py.
+"""Regenerate docs/KINDS.md and the kind and rule tables in README.md from sync/model/kinds.py.
 
     python scripts/update_kinds_docs.py           # rewrite in place
     python scripts/update_kinds_docs.py --check   # exit 1 if either is out of date
@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from sync.report.catalogue import kinds_markdown  # noqa: E402
-from sync.kinds import CATALOGUE, rules  # noqa: E402
+from sync.model.kinds import CATALOGUE, rules  # noqa: E402
 
 README = REPO / "README.md"
 KINDS_DOC = REPO / "docs" / "KINDS.md"

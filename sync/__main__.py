@@ -1,4 +1,4 @@
 """python -m sync: the same CLI as flagtree-sync."""
-from .cli import main
+from sync.cli import main
 
 main()

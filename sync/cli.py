@@ -14,9 +14,9 @@ from typing import Any, Callable, Iterable
 
 import click
 
-from . import __version__
-from .errors import EXIT_INTERNAL, EXIT_USAGE, SyncError
-from .terminal import escaped_output, printable
+from sync import __version__
+from sync.errors import EXIT_INTERNAL, EXIT_USAGE, SyncError
+from sync.support.terminal import escaped_output, printable
 
 PROG = "flagtree-sync"
 
@@ -194,7 +194,7 @@ def check_command(path: Path | None, backends: tuple[str, ...], output_format: s
     findings not recorded in it count: pre-existing debt is listed but fails nothing.
     Exit 1 when an error is found, 0 when clean (warnings allowed), 2 for unusable input.
     """
-    from .commands.check import BaselineOptions, rules_table, run_check_command
+    from sync.commands.check import BaselineOptions, rules_table, run_check_command
 
     if list_rules:
         click.echo(rules_table())
@@ -216,7 +216,7 @@ def describe_command(repo_path: str, source_branch: str | None) -> int:
     each backend's exported spec functions and their trunk call sites, FLAGTREE_SPEC_* macros with the
     header that defines each, the trunk guards they switch and the C++ spec library's functions.
     """
-    from .commands.describe import run_describe
+    from sync.commands.describe import run_describe
 
     return run_describe(repo_path, source_branch)
 
@@ -230,7 +230,7 @@ def kinds_command(output_format: str) -> int:
 
     Severities in every report come from this catalogue; rule ids (FT0xx) are stable.
     """
-    from .commands.kinds import run_kinds
+    from sync.commands.kinds import run_kinds
 
     return run_kinds(output_format)
 
@@ -303,7 +303,7 @@ def upgrade_command(repo_path: str, old: str | None, onto: str | None, source_br
     Exit status: 0 clean, 1 conflicts or drift that needs a person, 2 unusable input, 3 internal error,
     4 stopped at a conflict for a person (--on-conflict stop: resolve, git add, then --continue).
     """
-    from .commands.upgrade import run_upgrade_command
+    from sync.commands.upgrade import run_upgrade_command
 
     if do_continue and not do_abort:  # the run in progress keeps its range, branches and policy: never drop them
         context = click.get_current_context()
@@ -366,7 +366,7 @@ def drift_command(repo_path: str, old: str | None, onto: str | None, source_bran
 
     Exit status: 0 nothing to do, 1 findings (errors or warnings), 2 unusable input.
     """
-    from .commands.drift import run_drift_command
+    from sync.commands.drift import run_drift_command
 
     if symbols:  # scripts written for the old default keep working
         click.echo(f"{PROG}: warning: --symbols is deprecated and does nothing: drift runs every analysis by "
@@ -404,7 +404,7 @@ def status_command(repo_path: str, target: str | None, old: str | None, onto: st
 
     Exit status: 0 clean, 1 conflicts or findings that need a person, 2 unusable input.
     """
-    from .commands.status import run_status_command
+    from sync.commands.status import run_status_command
 
     return run_status_command(repo_path, target, old, onto, source_branch, backends, out, as_json, quiet)
 
@@ -439,8 +439,8 @@ def suppress_command(repo_path: str, old: str | None, onto: str | None, source_b
     NEW's tree. The file is written in the work tree: commit it with the backend. With --target it goes
     where BRANCH is checked out, or into a commit of yours on BRANCH when no worktree has it.
     """
-    from .commands.suppress import run_suppress
-    from .jobs.review import SuppressRequest
+    from sync.commands.suppress import run_suppress
+    from sync.jobs.review import SuppressRequest
 
     return run_suppress(repo_path, old, onto, source_branch, SuppressRequest(kind, finding_path, reason, subject, target))
 
@@ -463,7 +463,7 @@ def provenance_command(repo_path: str, tag: str, backend: str, source_branch: st
     add it) keeps its old base and is named: recording TAG would hide that change from drift.
     Exit status: 0 recorded, 1 some files left at their old base, 2 unusable input.
     """
-    from .commands.provenance import run_provenance
+    from sync.commands.provenance import run_provenance
 
     return run_provenance(repo_path, tag, backend, source_branch, old)
 
@@ -479,7 +479,7 @@ def hooks_command(triton_package: Path, hook_set: Path | None) -> int:
     TRITON_PACKAGE is an installed or extracted upstream triton package directory (or a
     directory holding one). Nothing is written. Exit 1 when a hook no longer applies.
     """
-    from .commands.hookset_check import run_hooks
+    from sync.commands.hookset_check import run_hooks
 
     return run_hooks(triton_package, hook_set)
 
@@ -497,7 +497,7 @@ def demo_command(directory: Path, no_run: bool, native: bool) -> int:
     is a fork with FlagTree commits and backends alpha and beta. The report goes to
     DIRECTORY/report. Exit status is the upgrade's (1: the demo plants conflicts and drift).
     """
-    from .commands.demo import run_demo
+    from sync.commands.demo import run_demo
 
     return run_demo(directory, no_run, native)
 

@@ -1,5 +1,5 @@
 """What every reader of a whole-module `ast` tree gives for one text, in comparable form: tests and
-bench/chunk_parity.py compare it with the texts parsed whole and in chunks (sync/analyzers/pychunks.py).
+bench/chunk_parity.py compare it with the texts parsed whole and in chunks (sync/facts/pychunks.py).
 
 Uses only functions that exist with the same meaning before chunking, so that the bench can also run it
 against an older checkout of the analyses (the whole parse as it was)."""
@@ -10,7 +10,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from sync.analyzers import callsigs, cochange, keys, policy, pyblobs, pyfacts, symbols
+from sync.drift.analyses import callsigs
+from sync.drift.analyses import cochange
+from sync.drift.analyses import keys
+from sync.check import policy
+from sync.facts import pyblobs
+from sync.facts import pyfacts
+from sync.drift.analyses import symbols
 
 assert callsigs  # registers the calls extractor of the shared walk
 
@@ -51,7 +57,7 @@ def _sorted(found: set[str] | None) -> list[str] | None:
 @contextmanager
 def chunking(threshold: int, chunk_bytes: int = 1, retries: int = 1_000_000) -> Iterator[None]:
     """Texts above threshold parsed in chunks of at least chunk_bytes (1: a chunk at every boundary line)."""
-    from sync.analyzers import pychunks
+    from sync.facts import pychunks
     saved = (pychunks.CHUNK_THRESHOLD, pychunks.CHUNK_BYTES, pychunks.MAX_CHUNKS, pychunks.MAX_RETRIES)
     pychunks.CHUNK_THRESHOLD, pychunks.CHUNK_BYTES, pychunks.MAX_RETRIES = threshold, chunk_bytes, retries
     pychunks.MAX_CHUNKS = 1 << 62

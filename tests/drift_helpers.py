@@ -1,7 +1,7 @@
 """Run the drift analysis on a demo world from tests."""
 from __future__ import annotations
 
-from sync.drift import DriftResult, analyse_drift
+from sync.drift.run import DriftResult, analyse_drift
 from sync.git import open_repo
 from sync.jobs.revs import resolve_range, resolve_rev
 from sync.model import Finding

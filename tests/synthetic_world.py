@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sync.faults import VARIABLE
+from sync.support.faults import VARIABLE
 from tests.conftest import git, snapshot
 
 OLD, NEW, BRANCH = "v1.0", "v2.0", "main"

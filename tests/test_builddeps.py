@@ -2,7 +2,7 @@
 output it does not reach through DEPENDS/LINK_LIBS."""
 from __future__ import annotations
 
-from sync.analyzers.builddeps import generated_dependency_findings, generated_files, library_targets
+from sync.drift.analyses.builddeps import generated_dependency_findings, generated_files, library_targets
 from tests.upstream_fixture import context_of
 
 LIB_A = "add_triton_library(TritonA\n  A.cpp\n  A2.cpp\n\n  DEPENDS\n  TritonATableGen\n\n  LINK_LIBS PUBLIC\n  MLIRIR\n)\n"

@@ -1,7 +1,7 @@
 """build-file: FlagTree CMake entries whose referents upstream removed or renamed; restructured dirs."""
 from __future__ import annotations
 
-from sync.analyzers.buildfiles import build_file_findings
+from sync.drift.analyses.buildfiles import build_file_findings
 from tests.upstream_fixture import context_of
 
 OLD = {"lib/A/CMakeLists.txt": "add_triton_library(TritonA\n  A.cpp\n  DEPENDS\n  TritonAIncGen\n)\n",

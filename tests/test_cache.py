@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from sync.analyzers import pyfacts, pyfacts_cst, symbols
-from sync.cache import FactCache, content_id, using
+from sync.facts import pyfacts
+from sync.facts import pyfacts_cst
+from sync.drift.analyses import symbols
+from sync.support.cache import FactCache, content_id, using
 from sync.demo.world import World
 from sync.jobs import DriftOptions, run_drift
 from sync.report.document import render_json
@@ -95,7 +97,7 @@ def test_the_forks_added_lines_come_from_the_cache_and_a_diff_that_missed_a_blob
         world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import pygit2
 
-    from sync.analyzers import delta
+    from sync.facts import delta
     from sync.git import GitTree
     repo = pygit2.Repository(str(world.fork))
     trees = [GitTree.of_commit(repo, repo.revparse_single(rev).peel(pygit2.Commit).id, rev)

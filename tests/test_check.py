@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sync.analyzers.policy import check_tree
-from sync.kinds import BY_CODE
+from sync.check.policy import check_tree
+from sync.model.kinds import BY_CODE
 from sync.cli import cli
-from sync.trees import DiskTree
+from sync.facts.trees import DiskTree
 
 HOOK = "from triton.flagtree_spec import spec_path\n\nspec_path(__path__)\n"
 B = "third_party/b/backend/spec/triton/"

@@ -1,7 +1,7 @@
 """co-change: FlagTree lines inside a function whose upstream body changed, in a cleanly merging file."""
 from __future__ import annotations
 
-from sync.analyzers.cochange import cochange_findings
+from sync.drift.analyses.cochange import cochange_findings
 from tests.upstream_fixture import context_of
 
 OLD_CPP = "int update(int a) {\n  int b = a + 1;\n  return b;\n}\n\n\n\n\n\nint other(int x) {\n  return x;\n}\n"
@@ -98,7 +98,7 @@ y = 1
 
 def test_names_read_from_the_functions_alone_are_the_whole_texts() -> None:
     """Co-change reads the names of FlagTree's lines from the functions that hold them, not the whole file."""
-    from sync.analyzers.cochange import _names, _names_in_spans, _spans
+    from sync.drift.analyses.cochange import _names, _names_in_spans, _spans
     spans = _spans("python/triton/m.py", NAMES_MODULE)
     assert spans is not None
     inside = {line for line in range(1, NAMES_MODULE.count("\n") + 2) if any(s.start <= line <= s.end for s in spans)}
@@ -111,7 +111,7 @@ def test_names_read_from_the_functions_alone_are_the_whole_texts() -> None:
 
 
 def test_a_module_level_flagtree_line_reads_no_upstream_body(tmp_path, monkeypatch) -> None:
-    from sync.analyzers import cochange
+    from sync.drift.analyses import cochange
     read: list[str] = []
     monkeypatch.setattr(cochange, "_bodies", lambda path, text: read.append(path) or {})
     fork_py = OLD_PY + "FLAGTREE = 1\n"

@@ -7,11 +7,11 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from sync.drift import analyse_drift
+from sync.drift.run import analyse_drift
 from sync.git import as_oid, merge_blobs, open_repo
 from sync.jobs.revs import resolve_range, resolve_rev
-from sync.provenance import load_manifest, manifest_path
-from sync.trees import DiskTree
+from sync.records.provenance import load_manifest, manifest_path
+from sync.facts.trees import DiskTree
 from tests.conftest import invoke
 from tests.test_symbols import commit
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sync import atomic
+from sync.support import atomic
 from sync.cli import cli
 from sync.demo.world import build_world
-from sync.faults import EXIT_STATUS, VARIABLE
+from sync.support.faults import EXIT_STATUS, VARIABLE
 from tests.conftest import git, snapshot
 
 ARGS = ["upgrade", "--from", "v3.5.0", "--onto", "v3.6.0", "-q"]

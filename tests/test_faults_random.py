@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sync.faults import EXIT_STATUS, VARIABLE
+from sync.support.faults import EXIT_STATUS, VARIABLE
 from tests.conftest import git
 from tests.synthetic_world import (BRANCH, NEW, TARGET, Reference, SyntheticWorld, command,
                                    environment, finished, stable, users_view)

@@ -1,7 +1,7 @@
 """feature-ungated: FlagTree trunk C++ names a component the fork gates behind a build macro elsewhere."""
 from __future__ import annotations
 
-from sync.analyzers.featuregates import (_upstream_form, cmake_definitions, component_names, feature_gate_findings,
+from sync.drift.analyses.featuregates import (_upstream_form, cmake_definitions, component_names, feature_gate_findings,
                                          gated_lines)
 from tests.upstream_fixture import context_of
 
@@ -77,7 +77,7 @@ def test_gated_lines_and_names() -> None:
 
 def test_names_are_read_only_from_files_that_spell_a_gated_component(tmp_path, monkeypatch) -> None:
     """A trunk file without the macro and without any name of the gated component cannot be reported."""
-    from sync.analyzers import featuregates
+    from sync.drift.analyses import featuregates
     read: list[str] = []
     real = featuregates.component_names
     monkeypatch.setattr(featuregates, "component_names", lambda text: read.append(text) or real(text))
@@ -88,8 +88,8 @@ def test_names_are_read_only_from_files_that_spell_a_gated_component(tmp_path, m
 
 
 def test_the_scan_of_upstreams_cpp_is_kept_by_tree_and_names(tmp_path, monkeypatch) -> None:
-    from sync.analyzers import featuregates
-    from sync.cache import FactCache, using
+    from sync.drift.analyses import featuregates
+    from sync.support.cache import FactCache, using
     context = context_of(tmp_path / "world", OLD, {**OLD, **NEW_TAG}, fork_of(**{"lib/Other.cpp": UNGATED}))
     names = {("namespace", "core"), ("namespace", "feat")}
     scans: list[object] = []

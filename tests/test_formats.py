@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from sync.cli import cli
-from sync.kinds import kind_of
+from sync.model.kinds import kind_of
 from sync.model import Finding, Review
 from sync.report.github import annotation, render_github
 from sync.report.sarif import sarif_log

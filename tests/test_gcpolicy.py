@@ -6,7 +6,7 @@ import gc
 import pytest
 
 from sync import jobs
-from sync.gcpolicy import JOB_THRESHOLDS, job
+from sync.support.gcpolicy import JOB_THRESHOLDS, job
 
 
 def test_a_job_runs_with_the_job_thresholds_and_restores_them() -> None:

@@ -7,11 +7,11 @@ import pygit2
 import pytest
 
 from sync.demo.world import World
-from sync.drift import replayed_tree
+from sync.drift.run import replayed_tree
 from sync.jobs.revs import resolve_range
 from tests.drift_helpers import drift_of
 from sync.git import object_ids, open_repo, resolve_commit, scratch_repository
-from sync.resumable_replay import resolve_params, run_upgrade
+from sync.replay.engine import resolve_params, run_upgrade
 
 
 def _ids(repo: pygit2.Repository, world: World) -> list[str]:

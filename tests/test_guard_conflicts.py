@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
-from sync.analyzers.cppguards import both_sides
+from sync.drift.analyses.cppguards import both_sides
 from sync.cli import cli
 from sync.model import Finding
 from tests.conftest import git

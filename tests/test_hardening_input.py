@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from sync.layout import parse_spec_file
+from sync.facts.layout import parse_spec_file
 from tests.conftest import commit_files as shared_commit_files, git, invoke
 from tests.plant import plant
 from tests.drift_helpers import drift_of

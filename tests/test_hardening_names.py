@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 import sync
-from sync import resumable_replay
+from sync.replay import engine as resumable_replay
 from sync.cli import cli
 from tests.conftest import git
 from tests.test_hardening_state import ARGS, state_dir

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sync.atomic import DIRECTORY_MARKER, publish_directory
+from sync.support.atomic import DIRECTORY_MARKER, publish_directory
 from sync.cli import cli
 from sync.errors import SyncError
 from tests.conftest import git, snapshot

@@ -12,10 +12,10 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from sync.analyzers.parsing import DEEP_RECURSION_LIMIT, Unparseable, guarded, guarded_walk, parsed_ast, parsed_python
-from sync.analyzers.pyfacts import function_table, parse_module_facts
+from sync.facts.parsing import DEEP_RECURSION_LIMIT, Unparseable, guarded, guarded_walk, parsed_ast, parsed_python
+from sync.facts.pyfacts import function_table, parse_module_facts
 from sync.cli import cli
-from sync.analyzers.parallel import guarded_analysis
+from sync.drift.parallel import guarded_analysis
 from tests.conftest import commit_files as shared_commit_files, git
 
 A = "third_party/alpha/backend/spec/triton/"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sync import resumable_replay
+from sync.replay import engine as resumable_replay
 import sync
 from sync.cli import cli
 from sync.git.repo import valid_branch_name

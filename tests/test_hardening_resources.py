@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from sync.demo.world import build_world
-from sync.parselimit import DEFAULT, ENV
+from sync.support.parselimit import DEFAULT, ENV
 from tests.conftest import git, invoke, snapshot
 
 PROBE = """import sys

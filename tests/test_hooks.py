@@ -6,7 +6,7 @@ from textwrap import dedent
 
 import pytest
 
-from sync.hookset import Hook, HookError, apply_hook, apply_hook_set, check_hook_set, load_hook_set, HookSet
+from sync.builder.hookset import Hook, HookError, apply_hook, apply_hook_set, check_hook_set, load_hook_set, HookSet
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -100,7 +100,7 @@ def test_bad_hook_sets(tmp_path: Path, text: str, message: str) -> None:
 
 
 def test_function_table_finds_defs_in_classes_branches_and_handlers() -> None:
-    from sync.analyzers.pyfacts import function_table, parse_module_facts
+    from sync.facts.pyfacts import function_table, parse_module_facts
 
     source = dedent('''
         class A:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from sync.build import assemble, extracted_upstream
+from sync.builder.package import assemble, extracted_upstream
 from sync.errors import SyncError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -201,7 +201,7 @@ def test_without_a_backend_the_build_is_trunk_plus_inert_hooks(tmp_path: Path, u
 
 
 def test_the_hook_set_applies_to_the_pinned_triton(upstream: Path) -> None:
-    from sync.hookset import check_hook_set, load_hook_set
+    from sync.builder.hookset import check_hook_set, load_hook_set
 
     results = check_hook_set(upstream, load_hook_set(REPO / "patches" / "hooks.toml"))
     assert [reason for _, reason in results] == [None] * len(results)

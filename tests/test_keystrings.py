@@ -1,7 +1,7 @@
 """key-string: FlagTree reads a key whose upstream producer changed; the upstream file is reported."""
 from __future__ import annotations
 
-from sync.analyzers.keys import key_string_findings
+from sync.drift.analyses.keys import key_string_findings
 from tests.upstream_fixture import context_of
 
 PRODUCER_OLD = ("def load(metadata):\n    metadata['cluster_dims'] = tuple(metadata['cluster_dims'])\n"

@@ -10,7 +10,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from sync.cli import cli
-from sync.kinds import BY_ID, CATALOGUE, CONFIDENCES, FAMILIES, SEVERITIES, rules
+from sync.model.kinds import BY_ID, CATALOGUE, CONFIDENCES, FAMILIES, SEVERITIES, rules
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from sync.analyzers.callsites import index_trunk_hooks
-from sync.analyzers.copies import MIN_LINES, NEAR
-from sync.analyzers.policy import check_tree
-from sync.analyzers.roles import classified_files
-from sync.drift import analyse_drift
+from sync.facts.callsites import index_trunk_hooks
+from sync.facts.copies import MIN_LINES, NEAR
+from sync.check.policy import check_tree
+from sync.facts.roles import classified_files
+from sync.drift.run import analyse_drift
 from sync.git import open_repo
 from sync.jobs.describe import describe_tree
 from sync.jobs.revs import resolve_range
-from sync.layout import backend_names, copy_files
-from sync.trees import DiskTree
+from sync.facts.layout import backend_names, copy_files
+from sync.facts.trees import DiskTree
 from tests.test_check import write_tree
 from tests.test_symbols import commit
 

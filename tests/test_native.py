@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sync.build import build_native
+from sync.builder.package import build_native
 from sync.errors import SyncError
 
 REPO = Path(__file__).resolve().parents[1]

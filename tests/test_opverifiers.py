@@ -1,7 +1,7 @@
 """op-verifier-changed: FlagTree-added code creates an op whose upstream verifier changed (op resolved by scope)."""
 from __future__ import annotations
 
-from sync.analyzers.opverifiers import op_verifier_findings
+from sync.drift.analyses.opverifiers import op_verifier_findings
 from tests.upstream_fixture import context_of
 
 TD = 'def D_IndexOp : D_Op<"index"> {\n  let arguments = (ins I32:$x);\n  let hasVerifier = 1;\n}\n'
@@ -34,7 +34,7 @@ def test_silent_out_of_scope_or_unchanged_verifier(tmp_path) -> None:
 
 
 def test_only_upstream_files_that_define_a_verifier_are_parsed(tmp_path, monkeypatch) -> None:
-    from sync.analyzers import opverifiers
+    from sync.drift.analyses import opverifiers
     parsed: list[str] = []
     real = opverifiers.functions
     monkeypatch.setattr(opverifiers, "functions", lambda text: parsed.append(text) or real(text))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sync.drift import analyse_drift
+from sync.drift.run import analyse_drift
 from sync.git import open_repo
 from sync.jobs.revs import resolve_range, resolve_rev
 from tests.test_symbols import commit

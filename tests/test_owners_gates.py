@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sync.analyzers.owners import CORE, SHARED, OwnerIndex
+from sync.facts.owners import CORE, SHARED, OwnerIndex
 from sync.model.build import group_kind
 from sync.model.report import CORE_KIND
-from sync.trees import DiskTree
+from sync.facts.trees import DiskTree
 from tests.test_check import write_tree
 
 HOOK = "from triton.flagtree_spec import spec_path\n\nspec_path(__path__)\n"

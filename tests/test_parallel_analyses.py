@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from sync.analyzers import parallel, registry
-from sync.analyzers.context import DriftContext
-from sync.analyzers.parsing import recording_skips, skipped
-from sync.analyzers.registry import ANALYZERS, Analyzer
-from sync.cache import FactCache, using
+from sync.drift import parallel
+from sync.drift import registry
+from sync.drift.context import DriftContext
+from sync.facts.parsing import recording_skips, skipped
+from sync.drift.registry import ANALYZERS, Analyzer
+from sync.support.cache import FactCache, using
 from sync.model import Finding
-from sync.progress import Silent
+from sync.support.progress import Silent
 from tests.test_speed_parity import _forget, _world
 
 

@@ -1,4 +1,4 @@
-"""The analysis's first parse, begun in worker processes before the replay (sync/analyzers/ahead.py): the
+"""The analysis's first parse, begun in worker processes before the replay (sync/drift/ahead.py): the
 same findings as a run without it, begun only on a first run, and never left running."""
 from __future__ import annotations
 
@@ -9,15 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from sync import drift
-from sync.analyzers import ahead, pyblobs
-from sync.analyzers.delta import forget_fork_diffs
-from sync.cache import FactCache, using
+from sync.drift import run as drift
+from sync.drift import ahead
+from sync.facts import pyblobs
+from sync.facts.delta import forget_fork_diffs
+from sync.support.cache import FactCache, using
 from sync.demo.world import World
 from sync.git import open_repo
 from sync.jobs import UpgradeOptions, run_upgrade
 from sync.jobs.revs import resolve_range
-from sync.replay import Replayer
+from sync.replay.commits import Replayer
 
 
 @pytest.fixture

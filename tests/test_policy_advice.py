@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from sync.analyzers.policy import check_tree
-from sync.kinds import BY_ID
-from sync.trees import DiskTree
+from sync.check.policy import check_tree
+from sync.model.kinds import BY_ID
+from sync.facts.trees import DiskTree
 
 from tests.test_check import CLEAN, write_tree
 

@@ -5,10 +5,10 @@ import re
 
 from click.testing import CliRunner
 
-from sync.analyzers.policy import check_tree
+from sync.check.policy import check_tree
 from sync.cli import cli
-from sync.provenance import load_manifest
-from sync.trees import DiskTree
+from sync.records.provenance import load_manifest
+from sync.facts.trees import DiskTree
 from tests.drift_helpers import alpha_findings
 from tests.conftest import git
 

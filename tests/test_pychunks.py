@@ -1,4 +1,4 @@
-"""A large Python text parsed in chunks (sync/analyzers/pychunks.py) gives every reader of its tree exactly
+"""A large Python text parsed in chunks (sync/facts/pychunks.py) gives every reader of its tree exactly
 what one parse of the whole text gives: the same facts, the same errors. The chunk size is forced down to
 one boundary line per chunk, so that these small texts split at every def, class and decorator."""
 from __future__ import annotations
@@ -8,8 +8,10 @@ import sys
 
 import pytest
 
-from sync.analyzers import cochange, pychunks, symbols
-from sync.analyzers.parsing import Unparseable, parsed_ast, python_ast, walk_levels, walk_nodes
+from sync.drift.analyses import cochange
+from sync.facts import pychunks
+from sync.drift.analyses import symbols
+from sync.facts.parsing import Unparseable, parsed_ast, python_ast, walk_levels, walk_nodes
 from tests.chunk_facts import chunking, consumer_facts
 from tests.test_pyfacts_ast import TRICKY
 

@@ -8,11 +8,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from sync.analyzers.owners import OwnerIndex
-from sync.analyzers.roles import (CPP_OVERLAY, CPP_SPEC, NEW_MODULE, OVERLAY, SPEC_MODULE, TD_OVERLAY, UNREACHABLE,
+from sync.facts.owners import OwnerIndex
+from sync.facts.roles import (CPP_OVERLAY, CPP_SPEC, NEW_MODULE, OVERLAY, SPEC_MODULE, TD_OVERLAY, UNREACHABLE,
                                   classified_files)
-from sync.analyzers.callsites import index_trunk_hooks
-from sync.trees import DiskTree
+from sync.facts.callsites import index_trunk_hooks
+from sync.facts.trees import DiskTree
 from tests.conftest import git
 from tests.drift_helpers import drift_of
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pygit2
 
-from sync.replay import Replayer
+from sync.replay.commits import Replayer
 from tests.test_speed_replay import LINES, commit, edit, replay_both_ways
 
 BLOB = pygit2.GIT_FILEMODE_BLOB
@@ -135,7 +135,7 @@ def test_a_file_name_that_is_not_utf8_is_carried_byte_for_byte(world, tmp_path: 
 def test_orphan_reverts_are_named_and_chained(tmp_path: Path) -> None:
     """B reverts A, which is left out as upstream's; C reverts B. Without dropping, B is an orphan and C is not
     (B is replayed); dropping B makes C's revert an orphan too. A revert of a commit outside the range is one."""
-    from sync.resumable_replay import LEFT_OUT, OUTSIDE_RANGE, orphan_reverts
+    from sync.replay.engine import LEFT_OUT, OUTSIDE_RANGE, orphan_reverts
     repo = pygit2.init_repository(str(tmp_path / "repo"), bare=True)
     base = commit(repo, {"k": (b"k\n", BLOB)}, [], "base")
     a = commit(repo, {"k": (b"a\n", BLOB)}, [base], "A")
@@ -173,7 +173,7 @@ def test_drop_orphan_reverts_leaves_the_revert_out_and_the_report_names_it(world
 
 
 def test_the_report_schema_knows_every_conflict_kind() -> None:
-    from sync.kinds import family
+    from sync.model.kinds import family
     schema = json.loads((Path(__file__).parent.parent / "sync" / "model" / "report.schema.json").read_text())
     assert set(schema["$defs"]["conflict"]["properties"]["kind"]["enum"]) == {kind.id for kind in family("conflict")}
 

@@ -114,7 +114,7 @@ def test_severity_comes_from_the_catalogue() -> None:
     finding = Finding("overlay-orphan", "p", "m")
     assert finding.severity == "error" and finding.next_step.startswith("move the overlay")
     assert Finding("overlay-orphan", "p", "m", action="custom").next_step == "custom"
-    with pytest.raises(KeyError, match="not in sync/kinds.py"):
+    with pytest.raises(KeyError, match="not in sync/model/kinds.py"):
         Finding("no-such-kind", "p", "m")
 
 

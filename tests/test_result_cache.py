@@ -11,13 +11,14 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from sync import drift, result_cache
+from sync.drift import run as drift
+from sync.drift import result_cache
 from sync.demo.world import World
 from sync.git import open_repo
 from sync.jobs import DriftOptions, UpgradeOptions, run_drift, run_upgrade
 from sync.jobs.revs import resolve_range, resolve_rev
 from sync.model import Finding, Review
-from sync.progress import Silent
+from sync.support.progress import Silent
 from sync.report.document import render_json
 
 from .conftest import commit_files, git
@@ -65,7 +66,7 @@ def test_a_hit_gives_the_uncached_report_without_analysing(world: World, analyse
     monkeypatch.setenv("FLAGTREE_SYNC_CACHE", "on")
     cold = drift_json(world)
     assert len(analyses) == 2 and len(entries(world)) == 1
-    from sync.analyzers import registry
+    from sync.drift import registry
     failing = [dataclasses.replace(analyzer, analyze=lambda context: pytest.fail("an analyzer ran on a hit"))
                for analyzer in registry.ANALYZERS]
     monkeypatch.setattr(registry, "ANALYZERS", failing)  # a hit calls no analyzer at all
@@ -288,7 +289,7 @@ def test_the_encoding_gives_back_equal_values_of_the_same_types() -> None:
 
 
 def test_a_result_that_does_not_encode_is_not_stored(world: World, tmp_path: Path) -> None:
-    from sync.cache import FactCache
+    from sync.support.cache import FactCache
     cache = FactCache(tmp_path)
     odd = Finding("overlay-auto-mergeable", "p.py", "m", details={"x": Path("p")})
     nan = Finding("overlay-auto-mergeable", "p.py", "m", details={"x": float("nan")})  # never equal to itself
@@ -325,7 +326,7 @@ def test_a_hit_imports_no_analyzer(world: World) -> None:
     """What makes a hit fast: neither the analyzers nor libcst are imported (a fresh process each run)."""
     script = ("import sys\nfrom sync.jobs import DriftOptions, run_drift\n"
               f"run_drift({str(world.fork)!r}, 'v3.5.0', 'v3.6.0', 'main', DriftOptions(symbols=True))\n"
-              "print(sorted(name for name in sys.modules if name.startswith(('sync.analyzers', 'libcst'))))\n")
+              "print(sorted(name for name in sys.modules if name.startswith(('sync.drift.analyses', 'sync.drift.registry', 'libcst'))))\n")
     runs = [subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True).stdout
             for _ in range(2)]
-    assert "sync.analyzers.registry" in runs[0] and runs[1].strip() == "[]"
+    assert "sync.drift.registry" in runs[0] and runs[1].strip() == "[]"

@@ -177,13 +177,13 @@ def test_recorded_backend_that_is_not_a_name_is_refused(tmp_path: Path, recorded
     assert repr(recorded) in last
 
 
-# A stand-in for upstream's runtime/cache.py: the spec_key hook is applied to it by sync.hookset.
+# A stand-in for upstream's runtime/cache.py: the spec_key hook is applied to it by sync.builder.hookset.
 STOCK_CACHE = '"""Kernel cache."""\nimport functools\n\n\n@functools.lru_cache()\ndef triton_key():\n    return "3.6.0-trunkhash"\n'
 KEY_PROBE = "from triton.runtime.cache import triton_key; print(triton_key())"
 
 
 def keyed_package(root: Path, backend: str | None, hooked: bool = True, spec_files: dict[str, str] | None = None) -> Path:
-    from sync.hookset import Hook, apply_hook
+    from sync.builder.hookset import Hook, apply_hook
 
     make_package(root, backend)
     cache = root / "triton" / "runtime" / "cache.py"
@@ -219,7 +219,7 @@ def test_kernel_cache_key_carries_backend_and_spec_tree(tmp_path: Path) -> None:
 
 
 def test_spec_key_hook_is_structural_and_needs_the_function() -> None:
-    from sync.hookset import Hook, HookError, apply_hook
+    from sync.builder.hookset import Hook, HookError, apply_hook
 
     hook = Hook("spec_key", "runtime/cache.py", name="triton_key")
     once = apply_hook(STOCK_CACHE, hook)

@@ -9,11 +9,15 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from sync.analyzers import keys, pyblobs, pyfacts, pyfacts_cst, symbols
-from sync.analyzers.context import DriftContext
-from sync.analyzers.delta import forget_fork_diffs
-from sync.analyzers.registry import ANALYZERS
-from sync.cache import FactCache, using
+from sync.drift.analyses import keys
+from sync.facts import pyblobs
+from sync.facts import pyfacts
+from sync.facts import pyfacts_cst
+from sync.drift.analyses import symbols
+from sync.drift.context import DriftContext
+from sync.facts.delta import forget_fork_diffs
+from sync.drift.registry import ANALYZERS
+from sync.support.cache import FactCache, using
 from tests import test_callsigs, test_cochange, test_keystrings
 from tests.upstream_fixture import context_of
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pygit2
 import pytest
 
-from sync.analyzers.symbols import python_shape_ast, python_shape_libcst
+from sync.drift.analyses.symbols import python_shape_ast, python_shape_libcst
 from sync.demo.world import World
 
 TRICKY = [

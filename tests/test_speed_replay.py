@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sync.demo.world import World
-from sync.git.replay import TreePick, merge_whole_trees, pick_paths, pick_tree
+from sync.git.pick import TreePick, merge_whole_trees, pick_paths, pick_tree
 from sync.git.reference import CherryPicker, GitPick, aside, cherry_picker, differing_paths
 from sync.git.repo import commit_range
-from sync.replay import PickOutcome, Replayer
+from sync.replay.commits import PickOutcome, Replayer
 
 SIGNATURE = pygit2.Signature("Test", "test@example.com", 1700000000, 0)
 FileMap = dict[str, tuple[bytes, int]]  # path -> (content, mode)

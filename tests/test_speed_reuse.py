@@ -5,14 +5,14 @@ from pathlib import Path
 
 import pytest
 
-from sync import drift
+from sync.drift import run as drift
 from sync.demo.world import World
 from sync.git import open_repo, scratch_repository
 from sync.jobs.revs import resolve_range
 from sync.report.document import render_json
 from sync.jobs import DriftOptions, run_drift
-from sync.resumable_replay import resolve_params, run_upgrade
-from sync.replay import Replayer
+from sync.replay.engine import resolve_params, run_upgrade
+from sync.replay.commits import Replayer
 
 from .conftest import git
 

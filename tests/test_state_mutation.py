@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sync.cli import cli
-from sync.faults import EXIT_STATUS, VARIABLE
+from sync.support.faults import EXIT_STATUS, VARIABLE
 from tests.conftest import git
 from tests.synthetic_world import (TARGET, Reference, SyntheticWorld, branch_chain, build_synthetic_world, command,
                                    environment, run_reference, state_file, users_view)

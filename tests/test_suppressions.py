@@ -149,8 +149,8 @@ def test_reviews_of_a_backend_without_a_spec_tree_are_read(tmp_path) -> None:
     """Seen on FlagTree: no backend there has a spec tree, so `suppress` wrote entries drift never read."""
     from types import SimpleNamespace
     from sync.model import Finding
-    from sync.suppressions import apply_suppressions
-    from sync.trees import DiskTree
+    from sync.records.suppressions import apply_suppressions
+    from sync.facts.trees import DiskTree
     blob = "a" * 40
     toml = tmp_path / "third_party/zeta/backend/spec/suppressions.toml"
     toml.parent.mkdir(parents=True)

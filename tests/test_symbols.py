@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pygit2
 
-from sync.analyzers.symbols import declared_names, symbol_findings, uses_on_lines
+from sync.drift.analyses.symbols import declared_names, symbol_findings, uses_on_lines
 from sync.git import GitTree
 
 OLD = {
@@ -82,7 +82,7 @@ def test_declarations_by_language() -> None:
 def test_cpp_captures_come_in_document_order_on_every_parse() -> None:
     """py-tree-sitter lists captures in an order that changes between parses of the same text; "the first use
     of a name" (a finding's line) must not change with it."""
-    from sync.analyzers.cpp import NAME_QUERY, captures, parse_tree
+    from sync.facts.cpp import NAME_QUERY, captures, parse_tree
     text = "".join(f"void f{n}(Builder &b) {{\n  b.setInsertionPointAfter(op{n});\n  auto v{n} = b.restore(x);\n}}\n"
                    for n in range(60))
     for _ in range(5):
@@ -120,7 +120,7 @@ last = driver.active
 
 def test_a_large_module_is_tokenized_only_around_the_lines_asked_about(monkeypatch) -> None:
     """Its names are the whole text's: the runs of statements that hold the lines, with the statement after."""
-    from sync.analyzers import symbols
+    from sync.drift.analyses import symbols
     whole = lambda lines: symbols._python_trunk_names(FRAGMENT_MODULE, lines)
     every = set(range(1, FRAGMENT_MODULE.count("\n") + 2))
     cases = [every, {2}, {6}, {7}, {13, 14}, {15}, {17, 18}, {20}, {21}, {1, 21}, {10, 11}]
@@ -209,8 +209,8 @@ def test_cpp_declarations_inside_function_bodies_are_local() -> None:
 def test_parts_of_the_analysis_joined_give_the_whole_analysis(tmp_path: Path) -> None:
     """Each part reads every n-th upstream change (and begins the fork's files at its own share); joined in any
     order, the shares give symbol_findings's findings, with the fact cache shared or not."""
-    from sync.analyzers.symbols import symbol_join, symbol_part
-    from sync.cache import FactCache, using
+    from sync.drift.analyses.symbols import symbol_join, symbol_part
+    from sync.support.cache import FactCache, using
 
     repo, trees = _history(tmp_path)
     owners = lambda path: ["shared-trunk"]  # noqa: E731

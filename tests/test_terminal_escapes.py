@@ -33,7 +33,7 @@ def assert_escaped(done: subprocess.CompletedProcess[bytes]) -> str:
 
 
 def test_printable_escapes_controls_and_keeps_text() -> None:
-    from sync.terminal import printable, printable_lines
+    from sync.support.terminal import printable, printable_lines
     assert printable("a\x1b[2Jb\n") == "a\\u001b[2Jb\\u000a"
     assert printable_lines("é\tb\n\x9b") == "é\tb\n\\u009b"
     assert json.loads(f'"{printable_lines(chr(0x9b) + chr(0x202e))}"') == "\x9b\u202e"  # JSON stays the same text

@@ -11,15 +11,15 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sync.analyzers.policy import check_tree
+from sync.check.policy import check_tree
 from sync.cli import cli
 from sync.errors import SyncError
-from sync.hookset import load_hook_set
-from sync.pin import PIN_FILE, Pin, parse_pin
-from sync.provenance import Derivation, parse_manifest, render_manifest
-from sync.suppressions import Suppression, append_suppression, parse_suppressions
-from sync.tomlfiles import Table, Text, TomlFileError, load_toml, locate, write_in_work_tree
-from sync.trees import DiskTree
+from sync.builder.hookset import load_hook_set
+from sync.records.pin import PIN_FILE, Pin, parse_pin
+from sync.records.provenance import Derivation, parse_manifest, render_manifest
+from sync.records.suppressions import Suppression, append_suppression, parse_suppressions
+from sync.records.tomlfiles import Table, Text, TomlFileError, load_toml, locate, write_in_work_tree
+from sync.facts.trees import DiskTree
 from tests.conftest import git
 from tests.test_check import CLEAN, write_tree
 
@@ -120,8 +120,8 @@ def test_hook_set_schema(tmp_path: Path) -> None:
 
 
 def test_the_reader_needs_only_the_standard_library() -> None:
-    """sync/hookset.py reads hooks.toml inside pip's isolated build env, where only libcst is installed."""
-    probe = ("import sys, sync.tomlfiles; third = {'tomlkit', 'pygit2', 'git', 'click', 'libcst', 'unidiff'}; "
+    """sync/builder/hookset.py reads hooks.toml inside pip's isolated build env, where only libcst is installed."""
+    probe = ("import sys, sync.records.tomlfiles; third = {'tomlkit', 'pygit2', 'git', 'click', 'libcst', 'unidiff'}; "
              "print(sorted(third & {m.split('.')[0] for m in sys.modules}))")
     out = subprocess.run([sys.executable, "-c", probe], cwd=Path(__file__).parents[1], capture_output=True,
                          text=True, check=True).stdout

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from sync.cli import cli
 from sync.errors import SyncError
-from sync.resumable_replay import StateStore, resolve_params, run_upgrade
+from sync.replay.engine import StateStore, resolve_params, run_upgrade
 
 from tests.conftest import git, snapshot
 

@@ -13,11 +13,11 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from sync.drift import replayed_tree
+from sync.drift.run import replayed_tree
 from sync.git.repo import REACHABLE, SAME_PATCH, upstream_in_range
 from sync.jobs.upgrade import UpgradeOptions, run_upgrade as run_upgrade_job
 from sync.report.markdown import range_line
-from sync.resumable_replay import StateStore, resolve_params, run_upgrade
+from sync.replay.engine import StateStore, resolve_params, run_upgrade
 from tests.conftest import git, invoke
 
 

@@ -19,8 +19,8 @@ SCRIPT = """
 import os, sys, time
 sys.path.insert(0, {repo!r})
 import pygit2
-from sync.resumable_replay import run_lock
-from sync.workers import worker_pool
+from sync.replay.engine import run_lock
+from sync.support.workers import worker_pool
 
 
 def pid(_):
@@ -118,7 +118,7 @@ def test_a_dispatch_whose_pool_is_shut_hands_out_nothing_more_quietly(caplog: py
     a trial run printed 25 KB of them, ending in a RecursionError)."""
     from concurrent.futures import Future
 
-    from sync.workers import Dispatch
+    from sync.support.workers import Dispatch
 
     handed: list[int] = []
     first: Future[int] = Future()

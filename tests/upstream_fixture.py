@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pygit2
 
-from sync.analyzers.context import DriftContext
+from sync.drift.context import DriftContext
 from sync.git import GitTree
 from tests.test_symbols import commit
 

@@ -169,7 +169,7 @@ _MANIFEST = os.path.join(_PACKAGE_DIR, "FLAGTREE_SPEC.json")
 
 
 def _manifest() -> dict[str, Any]:
-    """What the build recorded (sync/build.py); empty for a tree that was not built by it."""
+    """What the build recorded (sync/builder/package.py); empty for a tree that was not built by it."""
     import json
 
     try:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from ..terminal import printable
+from sync.support.terminal import printable
 
 
 def print_warning(line: str) -> None:

@@ -8,15 +8,15 @@ from typing import Any
 
 import click
 
-from ..check_baseline import DEFAULT as DEFAULT_BASELINE, write_baseline
-from ..errors import SyncError
-from ..jobs import run_check
-from ..layout import TRUNK
-from ..kinds import rules
-from ..report.github import render_github
-from ..report.sarif import render_sarif
-from .. import __version__
-from . import echo_line
+from sync.check.baseline import DEFAULT as DEFAULT_BASELINE, write_baseline
+from sync.errors import SyncError
+from sync.jobs import run_check
+from sync.facts.layout import TRUNK
+from sync.model.kinds import rules
+from sync.report.github import render_github
+from sync.report.sarif import render_sarif
+from sync import __version__
+from sync.commands import echo_line
 
 SCHEMA = "flagtree-sync/check/1"
 

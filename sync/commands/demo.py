@@ -5,11 +5,11 @@ import errno
 import os
 from pathlib import Path
 
-from ..demo.native import build_command, build_native_world, missing_build_tools
-from ..demo.world import build_world
-from ..errors import SyncError
-from . import echo_line
-from .upgrade import run_upgrade_command
+from sync.demo.native import build_command, build_native_world, missing_build_tools
+from sync.demo.world import build_world
+from sync.errors import SyncError
+from sync.commands import echo_line
+from sync.commands.upgrade import run_upgrade_command
 
 
 def run_demo(directory: Path, no_run: bool, native: bool = False) -> int:

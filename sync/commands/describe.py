@@ -5,9 +5,9 @@ import json
 
 import click
 
-from ..git import GitTree, current_branch, open_repo
-from ..jobs.describe import describe_tree
-from ..jobs.revs import resolve_rev
+from sync.git import GitTree, current_branch, open_repo
+from sync.jobs.describe import describe_tree
+from sync.jobs.revs import resolve_rev
 
 
 def run_describe(repo_path: str, source_branch: str | None) -> int:

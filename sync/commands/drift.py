@@ -5,10 +5,10 @@ from pathlib import Path
 
 import click
 
-from ..errors import SyncError
-from ..jobs.drift import DriftOptions, looks_like_flagtree, run_drift
-from ..model import Report
-from . import echo_line, print_warning
+from sync.errors import SyncError
+from sync.jobs.drift import DriftOptions, looks_like_flagtree, run_drift
+from sync.model import Report
+from sync.commands import echo_line, print_warning
 
 
 def run_drift_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None, target: str | None,
@@ -16,9 +16,9 @@ def run_drift_command(repo_path: str, old: str | None, onto: str | None, source_
                       symbols: bool = True, output_format: str = "text", quiet: bool = False) -> int:
     # Modules are imported where used: a cached drift is mostly the time it takes to import them.
     if out is not None:  # before the analysis, not after it
-        from ..jobs.upgrade import check_out
+        from sync.jobs.upgrade import check_out
         check_out(repo_path, out)
-    from .progress import TerminalProgress  # a bar on stderr, on a terminal only: stdout stays the report
+    from sync.commands.progress import TerminalProgress  # a bar on stderr, on a terminal only: stdout stays the report
     if not symbols:  # a partial report must not read as a full one
         click.echo("note: --fast: the slow analyses (symbol drift, call signatures, key strings, ...) were left out",
                    err=True)
@@ -30,23 +30,23 @@ def run_drift_command(repo_path: str, old: str | None, onto: str | None, source_
     if report.drift is not None and report.drift.applied_commit:
         echo_line(f"committed the merged overlay(s) on {target} as {report.drift.applied_commit[:9]}", err=True)
     read_from = target or source_branch or report.range.source.oid
-    from ..jobs.review import uncommitted_suppressions  # [] for a bare repository: no work tree to differ from
+    from sync.jobs.review import uncommitted_suppressions  # [] for a bare repository: no work tree to differ from
     for path in uncommitted_suppressions(repo_path, read_from, [g.name for g in report.groups]):
         echo_line(f"hint: {path} in the work tree differs from {target or report.range.source.ref}, which "
                    "drift read: commit it there for its reviews to count", err=True)
     if out is not None:
-        from ..report.write import write_report
+        from sync.report.write import write_report
         write_report(out, report)
     output_format = "json" if as_json else output_format
     if output_format == "json":
-        from ..report.document import render_json
+        from sync.report.document import render_json
         click.echo(render_json(report), nl=False)
     elif output_format == "sarif":
-        from ..report.sarif import render_sarif
+        from sync.report.sarif import render_sarif
         open_conflicts = {(c.commit, c.path): c for group in report.groups for c in group.conflicts if not c.resolved}
         click.echo(render_sarif(report.findings, report.tool_version, open_conflicts.values()), nl=False)
     elif output_format == "github":
-        from ..report.github import render_github
+        from sync.report.github import render_github
         click.echo(render_github(report.findings), nl=False)
     else:
         print_groups(report)

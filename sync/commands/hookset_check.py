@@ -5,8 +5,8 @@ from pathlib import Path
 
 import click
 
-from ..errors import SyncError
-from ..hookset import check_hook_set, load_hook_set
+from sync.errors import SyncError
+from sync.builder.hookset import check_hook_set, load_hook_set
 
 DEFAULT_HOOK_SET = Path(__file__).resolve().parents[2] / "patches" / "hooks.toml"
 

@@ -5,8 +5,8 @@ import json
 
 import click
 
-from ..kinds import CATALOGUE
-from ..report.catalogue import kinds_markdown
+from sync.model.kinds import CATALOGUE
+from sync.report.catalogue import kinds_markdown
 
 
 def kinds_json() -> str:

@@ -6,7 +6,7 @@ import sys
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from ..terminal import printable, unfiltered
+from sync.support.terminal import printable, unfiltered
 
 
 class TerminalProgress:

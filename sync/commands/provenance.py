@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 
-from ..jobs.review import record_provenance
-from . import echo_line
+from sync.jobs.review import record_provenance
+from sync.commands import echo_line
 
 
 def run_provenance(repo_path: str, tag: str, backend: str, source_branch: str | None, old: str | None = None) -> int:

@@ -5,14 +5,14 @@ from pathlib import Path
 
 import click
 
-from ..jobs.status import StatusOptions, refresh_status
-from ..model import Report
-from ..report.document import render_json
-from ..report.markdown import shared_note
-from ..report.write import write_report
-from . import echo_line
-from .progress import TerminalProgress
-from .summary import group_line
+from sync.jobs.status import StatusOptions, refresh_status
+from sync.model import Report
+from sync.report.document import render_json
+from sync.report.markdown import shared_note
+from sync.report.write import write_report
+from sync.commands import echo_line
+from sync.commands.progress import TerminalProgress
+from sync.commands.summary import group_line
 
 
 def print_status(report: Report, out: Path | None) -> None:

@@ -1,7 +1,7 @@
 """The terminal's group rows, one format for upgrade and status: open and resolved conflicts side by side."""
 from __future__ import annotations
 
-from ..model import Group
+from sync.model import Group
 
 
 def group_line(group: Group) -> str:

@@ -4,12 +4,12 @@ from __future__ import annotations
 from difflib import get_close_matches
 
 
-from ..errors import SyncError
-from ..kinds import BY_ID
+from sync.errors import SyncError
+from sync.model.kinds import BY_ID
 
-from ..git import checked_out_branch, open_repo
-from ..jobs.review import SuppressRequest, record_suppression
-from . import echo_line
+from sync.git import checked_out_branch, open_repo
+from sync.jobs.review import SuppressRequest, record_suppression
+from sync.commands import echo_line
 
 
 def run_suppress(repo_path: str, old: str | None, onto: str | None, source_branch: str | None,

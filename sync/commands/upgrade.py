@@ -5,15 +5,15 @@ from pathlib import Path
 
 import click
 
-from ..errors import SyncError
-from ..jobs import GateOptions, UpgradeOptions, abort_upgrade, continue_upgrade, run_upgrade
-from ..jobs.upgrade import ContinueOptions, kept_worktree_notice, stored_report_dir
-from ..model import Report
-from ..report.document import render_json
-from ..report.markdown import shared_note
-from . import echo_line, print_warning
-from .progress import TerminalProgress
-from .summary import group_line
+from sync.errors import SyncError
+from sync.jobs import GateOptions, UpgradeOptions, abort_upgrade, continue_upgrade, run_upgrade
+from sync.jobs.upgrade import ContinueOptions, kept_worktree_notice, stored_report_dir
+from sync.model import Report
+from sync.report.document import render_json
+from sync.report.markdown import shared_note
+from sync.commands import echo_line, print_warning
+from sync.commands.progress import TerminalProgress
+from sync.commands.summary import group_line
 
 
 def print_summary(report: Report, out: Path | None) -> None:

@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 from textwrap import dedent
 
-from ..git.scripted import Change
-from .world import World, build_scripted_world
+from sync.git.scripted import Change
+from sync.demo.world import World, build_scripted_world
 
 BACKEND = "gamma"
 SPEC = f"third_party/{BACKEND}/backend/spec/"

@@ -5,9 +5,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from ..git.scripted import Change, ScriptedRepo
-from ..pin import PIN_FILE, Pin
-from .content import FORK_COMMITS, UPSTREAM_BASE, UPSTREAM_COMMITS
+from sync.git.scripted import Change, ScriptedRepo
+from sync.records.pin import PIN_FILE, Pin
+from sync.demo.content import FORK_COMMITS, UPSTREAM_BASE, UPSTREAM_COMMITS
 
 OLD_TAG = "v3.5.0"
 NEW_TAG = "v3.6.0"

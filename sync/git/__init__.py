@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import pygit2
 
-from .diff import Change, added_lines, blob_diff, changes_with_renames, renames
-from .merge import ConflictHunk, MergeOutcome, conflict_hunks, holds_conflict, merge_blobs
-from .repo import (UnknownRevision, as_oid, blob_text, branch_exists, branch_head, checked_out_branch, close_names,
+from sync.git.diff import Change, added_lines, blob_diff, changes_with_renames, renames
+from sync.git.merge import ConflictHunk, MergeOutcome, conflict_hunks, holds_conflict, merge_blobs
+from sync.git.repo import (UnknownRevision, as_oid, blob_text, branch_exists, branch_head, checked_out_branch, close_names,
                    commit_files, commit_of, common_git_dir, commit_range, current_branch, delete_ref, file_in_tree, has_object, has_ref,
                    merges_in_range, upstream_in_range, first_parent_line, merge_base, range_commits, author_emails,
                    is_ancestor, open_repo, resolve_commit, resolves, set_ref, tool_dir, valid_branch_name)
-from .store import object_ids, scratch_repository
-from .trees import GitTree
+from sync.git.store import object_ids, scratch_repository
+from sync.git.trees import GitTree
 
 Repository = pygit2.Repository
 Oid = pygit2.Oid

@@ -7,7 +7,7 @@ from typing import Callable
 import pygit2
 from pygit2.enums import DeltaStatus
 
-from .trees import GitTree
+from sync.git.trees import GitTree
 
 
 @dataclass(frozen=True)

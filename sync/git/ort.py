@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pygit2
 
-from ..errors import SyncError
-from .repo import common_git_dir
-from .store import scratch_parent
+from sync.errors import SyncError
+from sync.git.repo import common_git_dir
+from sync.git.store import scratch_parent
 
 _SIGNATURE = pygit2.Signature("flagtree-sync", "flagtree-sync@localhost", 0, 0)  # fixed: same objects each run
 

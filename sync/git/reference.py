@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pygit2
 
-from .repo import common_git_dir
+from sync.git.repo import common_git_dir
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import FileMode, ReferenceType, SortMode
 
-from ..errors import NotARepository, SyncError, UnknownRef
+from sync.errors import NotARepository, SyncError, UnknownRef
 
 _SUGGESTIONS = 3
 _RELEASE_TAG = re.compile(r"v?\d+(\.\d+)+(-?rc\d*)?")

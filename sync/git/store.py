@@ -17,7 +17,7 @@ from typing import Iterator
 
 import pygit2
 
-from .repo import common_git_dir, tool_dir
+from sync.git.repo import common_git_dir, tool_dir
 
 _MINE = re.compile(r"\A(\d+)-[A-Za-z0-9_]{6,}\Z")  # what mkdtemp(prefix="<pid>-") makes
 

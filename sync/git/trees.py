@@ -1,9 +1,9 @@
-"""GitTree: a commit's tree read in-process through libgit2, behind the FileTree interface of sync.trees."""
+"""GitTree: a commit's tree read in-process through libgit2, behind the FileTree interface of sync.facts.trees."""
 from __future__ import annotations
 
 import pygit2
 
-from ..errors import SyncError
+from sync.errors import SyncError
 
 SYMLINK_MODE = 0o120000
 

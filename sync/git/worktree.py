@@ -11,8 +11,8 @@ from typing import Iterator
 import git
 import pygit2
 
-from ..errors import SyncError
-from .repo import common_git_dir
+from sync.errors import SyncError
+from sync.git.repo import common_git_dir
 
 
 class Worktree:

@@ -10,9 +10,9 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .check import CheckResult, run_check
-    from .drift import DriftOptions, run_drift
-    from .upgrade import GateOptions, UpgradeOptions, abort_upgrade, continue_upgrade, run_upgrade
+    from sync.jobs.check import CheckResult, run_check
+    from sync.jobs.drift import DriftOptions, run_drift
+    from sync.jobs.upgrade import GateOptions, UpgradeOptions, abort_upgrade, continue_upgrade, run_upgrade
 
 _HOMES = {"CheckResult": "check", "run_check": "check", "DriftOptions": "drift", "run_drift": "drift",
           "GateOptions": "upgrade", "UpgradeOptions": "upgrade", "abort_upgrade": "upgrade",

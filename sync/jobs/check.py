@@ -4,13 +4,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..analyzers.policy import check_tree
-from ..check_baseline import apply_baseline, load_baseline
-from ..errors import SyncError
-from ..gcpolicy import job
-from ..layout import TRUNK, backend_names
-from ..model import Finding, count_by_severity, sort_findings
-from ..trees import DiskTree
+from sync.check.policy import check_tree
+from sync.check.baseline import apply_baseline, load_baseline
+from sync.errors import SyncError
+from sync.support.gcpolicy import job
+from sync.facts.layout import TRUNK, backend_names
+from sync.model import Finding, count_by_severity, sort_findings
+from sync.facts.trees import DiskTree
 
 
 @dataclass(frozen=True)

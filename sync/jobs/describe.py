@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..analyzers.backends import backend_exports
-from ..analyzers.callsites import index_trunk_hooks
-from ..analyzers.cpp import backend_macros, functions, guard_regions, mentions_spec_macro, stray_macros
-from ..analyzers.roles import COPY_ROLES, RENAMED_COPY, Classified, classified_files
-from ..layout import backend_names, package_init
-from ..trees import FileTree, read_text
+from sync.facts.backends import backend_exports
+from sync.facts.callsites import index_trunk_hooks
+from sync.facts.cpp import backend_macros, functions, guard_regions, mentions_spec_macro, stray_macros
+from sync.facts.roles import COPY_ROLES, RENAMED_COPY, Classified, classified_files
+from sync.facts.layout import backend_names, package_init
+from sync.facts.trees import FileTree, read_text
 
 CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
 

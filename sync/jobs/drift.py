@@ -6,18 +6,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from .. import __version__
-from ..applied import apply_message
-from ..drift import DriftResult, analyse_drift
-from ..errors import SyncError
-from ..gcpolicy import job
-from ..model import DriftInfo, Finding, Range, Report, build_report
-from ..model.report import BACKEND
-from ..git import GitTree, Repository, branch_exists, branch_head, commit_files, open_repo
-from ..progress import Progress, Silent
-from ..resumable_replay import branch_in_the_making
-from .revs import from_doubt, require_based_on, require_forward, resolve_rev
-from .upgraded import range_of
+from sync import __version__
+from sync.replay.applied import apply_message
+from sync.drift.run import DriftResult, analyse_drift
+from sync.errors import SyncError
+from sync.support.gcpolicy import job
+from sync.model import DriftInfo, Finding, Range, Report, build_report
+from sync.model.report import BACKEND
+from sync.git import GitTree, Repository, branch_exists, branch_head, commit_files, open_repo
+from sync.support.progress import Progress, Silent
+from sync.replay.engine import branch_in_the_making
+from sync.jobs.revs import from_doubt, require_based_on, require_forward, resolve_rev
+from sync.jobs.upgraded import range_of
 
 # review (suppressions, provenance) and worktree (GitPython) are imported where used: a cached drift
 # of a bare repository needs neither.
@@ -57,7 +57,7 @@ def run_drift(repo_path: str, old: str | None, onto: str | None, source: str | N
     applied = _apply_merges(repo, target.ref, rng, result) if options.apply and target else None
     findings = _marked_applied(result, applied) if applied else result.findings
     if target is not None:
-        from .review import review_on_branch
+        from sync.jobs.review import review_on_branch
         findings = review_on_branch(findings, repo, target.oid, rng.onto.oid, result.owners.backends)
     return build_report(rng, result.owners.backends, findings,
                         drift=DriftInfo(target.ref if target else "(replayed in memory)", applied),
@@ -71,7 +71,7 @@ def looks_like_flagtree(repo_path: str, report: Report) -> bool:
         return True
     if not report.groups:
         return False
-    from ..analyzers.callsites import index_trunk_hooks
+    from sync.facts.callsites import index_trunk_hooks
     repo = open_repo(repo_path)
     return bool(index_trunk_hooks(GitTree.of_commit(repo, report.range.source.oid, "fork")).sites)
 
@@ -92,8 +92,8 @@ def _apply_merges(repo: Repository, branch: str, rng: Range, result: DriftResult
     head = branch_head(repo, branch)
     if not result.merged or head is None:
         return None
-    from ..git.worktree import branches_in_worktrees, fast_forward
-    from ..provenance import applied_manifests
+    from sync.git.worktree import branches_in_worktrees, fast_forward
+    from sync.records.provenance import applied_manifests
     ref = f"refs/heads/{branch}"
     message = functools.partial(apply_message, [m.path for m in result.merged])
     files = {m.path: m.data for m in result.merged}

@@ -4,16 +4,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..drift import analyse_drift
-from ..errors import SyncError
-from ..git import (GitTree, Repository, branch_exists, branch_head, checked_out_branch, commit_files, current_branch,
+from sync.drift.run import analyse_drift
+from sync.errors import SyncError
+from sync.git import (GitTree, Repository, branch_exists, branch_head, checked_out_branch, commit_files, current_branch,
                    open_repo)
-from ..layout import backend_names
-from ..model import Finding
-from ..provenance import Recorded, write_manifest
-from ..suppressions import add_suppression, added_suppression, apply_suppressions, subject_of, suppressions_path
-from .revs import resolve_rev
-from .upgraded import range_of, upgraded_range
+from sync.facts.layout import backend_names
+from sync.model import Finding
+from sync.records.provenance import Recorded, write_manifest
+from sync.records.suppressions import add_suppression, added_suppression, apply_suppressions, subject_of, suppressions_path
+from sync.jobs.revs import resolve_rev
+from sync.jobs.upgraded import range_of, upgraded_range
 
 
 def _work_tree(repo: Repository, name: str) -> Path:
@@ -178,8 +178,8 @@ def _work_tree_holding(repo: Repository, read_from: str) -> Path | None:
 def _checkout_of(repo: Repository, branch: str) -> Path | None:
     """The worktree that has branch checked out, compared as full ref names: a symbolic ref to the branch a
     worktree is on is that branch (a commit on it in memory would move the branch under that worktree)."""
-    from ..git.repo import full_ref_name
-    from ..git.worktree import branches_in_worktrees  # GitPython: only here
+    from sync.git.repo import full_ref_name
+    from sync.git.worktree import branches_in_worktrees  # GitPython: only here
     ref = full_ref_name(repo, f"refs/heads/{branch}") or f"refs/heads/{branch}"
     return next((path for used, path in branches_in_worktrees(repo).items()
                  if ref in (used, full_ref_name(repo, used))), None)

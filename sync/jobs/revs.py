@@ -1,10 +1,10 @@
 """Resolve what the user typed into Rev values once, at the edge of a job."""
 from __future__ import annotations
 
-from ..errors import SyncError
-from ..git import (Commit, Repository, author_emails, commit_of, current_branch, first_parent_line, is_ancestor,
+from sync.errors import SyncError
+from sync.git import (Commit, Repository, author_emails, commit_of, current_branch, first_parent_line, is_ancestor,
                    merge_base, range_commits, resolve_commit)
-from ..model import Range, Rev
+from sync.model import Range, Rev
 
 
 def resolve_rev(repo: Repository, ref: str) -> Rev:

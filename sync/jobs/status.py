@@ -18,20 +18,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import __version__
-from ..drift import analyse_drift
-from ..errors import SyncError, UnknownRef
-from ..git import Commit, GitTree, Repository, Tree, open_repo
-from ..git.merge import holds_conflict
-from ..git.repo import current_branch, resolve_commit
-from ..git.store import scratch_repository
-from ..model import Conflict, Hunk, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
-from ..model.build import OwnersOf, conflict_owners
-from ..progress import Progress, Silent
-from ..replay import CONFLICT_TRAILER, RESOLVED_TRAILER, Replayer, summary_of
-from .review import review_on_branch
-from ..resumable_replay import branch_in_the_making
-from .upgraded import CHERRY_PICKED, Replayed, upgraded_range
+from sync import __version__
+from sync.drift.run import analyse_drift
+from sync.errors import SyncError, UnknownRef
+from sync.git import Commit, GitTree, Repository, Tree, open_repo
+from sync.git.merge import holds_conflict
+from sync.git.repo import current_branch, resolve_commit
+from sync.git.store import scratch_repository
+from sync.model import Conflict, Hunk, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
+from sync.model.build import OwnersOf, conflict_owners
+from sync.support.progress import Progress, Silent
+from sync.replay.commits import CONFLICT_TRAILER, RESOLVED_TRAILER, Replayer, summary_of
+from sync.jobs.review import review_on_branch
+from sync.replay.engine import branch_in_the_making
+from sync.jobs.upgraded import CHERRY_PICKED, Replayed, upgraded_range
 
 @dataclass(frozen=True)
 class StatusOptions:

@@ -11,24 +11,24 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .. import __version__
-from ..drift import analyse_drift, parsing_ahead
-from ..errors import SyncError
-from ..gcpolicy import job
-from ..gate import run_gate
-from ..model import Conflict, GateResult, Hunk, Range, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
-from ..model.report import OrphanRevert
-from ..model.build import OwnersOf, conflict_owners
-from .. import resumable_replay as engine
-from ..git import GitTree, Repository, commit_of, common_git_dir, merges_in_range, open_repo, tool_dir
-from ..git.repo import REACHABLE
-from ..layout import require_backends
-from ..git.diff import changed_paths
-from ..replay import ReplayedCommit as EngineCommit
-from ..atomic import check_report_target
-from ..report.write import write_report
-from ..progress import Progress, Silent
-from .revs import from_doubt, require_forward
+from sync import __version__
+from sync.drift.run import analyse_drift, parsing_ahead
+from sync.errors import SyncError
+from sync.support.gcpolicy import job
+from sync.replay.gate import run_gate
+from sync.model import Conflict, GateResult, Hunk, Range, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
+from sync.model.report import OrphanRevert
+from sync.model.build import OwnersOf, conflict_owners
+from sync.replay import engine
+from sync.git import GitTree, Repository, commit_of, common_git_dir, merges_in_range, open_repo, tool_dir
+from sync.git.repo import REACHABLE
+from sync.facts.layout import require_backends
+from sync.git.diff import changed_paths
+from sync.replay.commits import ReplayedCommit as EngineCommit
+from sync.support.atomic import check_report_target
+from sync.report.write import write_report
+from sync.support.progress import Progress, Silent
+from sync.jobs.revs import from_doubt, require_forward
 
 
 @dataclass(frozen=True)

@@ -4,12 +4,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..errors import SyncError, UnknownRef
-from ..git import Commit, Repository
-from ..git.repo import checked_out_branch, commit_of, resolve_commit, resolves
-from ..model import Range, Rev
-from ..pin import PIN_FILE, read_pin
-from .revs import resolve_range
+from sync.errors import SyncError, UnknownRef
+from sync.git import Commit, Repository
+from sync.git.repo import checked_out_branch, commit_of, resolve_commit, resolves
+from sync.model import Range, Rev
+from sync.records.pin import PIN_FILE, read_pin
+from sync.jobs.revs import resolve_range
 
 CHERRY_PICKED = re.compile(r"^\(cherry picked from commit ([0-9a-f]{40})\)$", re.MULTILINE)
 

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from typing import Iterable, Protocol, Sequence
 
-from .finding import Finding, sort_findings
-from .report import (BACKEND, CI, CORE, CORE_KIND, SHARED, SHARED_KIND, Conflict, DriftInfo, GateResult, Group,
+from sync.model.finding import Finding, sort_findings
+from sync.model.report import (BACKEND, CI, CORE, CORE_KIND, SHARED, SHARED_KIND, Conflict, DriftInfo, GateResult, Group,
                      Report, ReplayedCommit, UpgradeInfo)
-from .revs import Range
+from sync.model.revs import Range
 
 class OwnersOf(Protocol):
     """Who owns a path; given a commit subject and a conflict's FlagTree side, the groups of the tags and gates

@@ -5,7 +5,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
-from ..kinds import CONFIDENCES, SEVERITIES, Kind, kind_of
+from sync.model.kinds import CONFIDENCES, SEVERITIES, Kind, kind_of
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ _LINE_BREAK = re.compile(r"[ \t]*[\r\n]+\s*")
 
 @dataclass(frozen=True)
 class Finding:
-    kind: str  # an id of sync/kinds.py
+    kind: str  # an id of sync/model/kinds.py
     path: str
     message: str
     action: str | None = None  # None: the catalogue's action for the kind

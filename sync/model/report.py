@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from ..kinds import kind_of
-from .finding import Finding, count_by_severity
-from .revs import Range
+from sync.model.kinds import kind_of
+from sync.model.finding import Finding, count_by_severity
+from sync.model.revs import Range
 
 SCHEMA = "flagtree-sync/report/1"
 BACKEND, CORE_KIND, SHARED_KIND = "backend", "core", "shared"
@@ -38,7 +38,7 @@ class Conflict:
     commit: str  # the FlagTree commit being replayed
     summary: str
     path: str
-    kind: str  # a conflict kind of sync/kinds.py: content | add/add | deleted-upstream | deleted-by-flagtree
+    kind: str  # a conflict kind of sync/model/kinds.py: content | add/add | deleted-upstream | deleted-by-flagtree
     resolution: str  # markers | ours | theirs | manual
     owners: tuple[str, ...]
     hunks: tuple[Hunk, ...] = ()

@@ -2,14 +2,14 @@
 (the page the reports' kind links point to, so that they work wherever the report is opened)."""
 from __future__ import annotations
 
-from ..kinds import CATALOGUE, FAMILIES
+from sync.model.kinds import CATALOGUE, FAMILIES
 
 REPORT_PAGE = "kinds.md"
 
 
 def kinds_markdown() -> str:
     """docs/KINDS.md: one heading per kind, the anchors that reports link to."""
-    lines = ["# Finding kinds", "", "Generated from `sync/kinds.py` by `flagtree-sync kinds --format markdown`; "
+    lines = ["# Finding kinds", "", "Generated from `sync/model/kinds.py` by `flagtree-sync kinds --format markdown`; "
              "a test fails when this file is stale.", ""]
     for family in FAMILIES:
         members = [kind for kind in CATALOGUE if kind.family == family]

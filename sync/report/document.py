@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..model import SCHEMA, Report
+from sync.model import SCHEMA, Report
 
 
 def to_document(report: Report) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..model import Finding
+from sync.model import Finding
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from html import escape
 
-from .catalogue import report_link
-from ..kinds import kind_of
-from ..model import Conflict, Finding, GateResult, Group, Hunk, Report
-from .markdown import (MAX_DIFF_LINES, MAX_SIDE_LINES, capped, conflicted_heading, conflicts_by_state, cut_note,
+from sync.report.catalogue import report_link
+from sync.model.kinds import kind_of
+from sync.model import Conflict, Finding, GateResult, Group, Hunk, Report
+from sync.report.markdown import (MAX_DIFF_LINES, MAX_SIDE_LINES, capped, conflicted_heading, conflicts_by_state, cut_note,
                        open_findings, page_name, range_line, shared_note, shown_hunks, totals)
 
 _STYLE = """

@@ -9,9 +9,9 @@ import hashlib
 import re
 from typing import Any, Callable, Sequence
 
-from ..model import Conflict, ConflictTally, Finding, GateResult, Group, Hunk, Report, ReplayedCommit
-from ..kinds import kind_of
-from .catalogue import report_link
+from sync.model import Conflict, ConflictTally, Finding, GateResult, Group, Hunk, Report, ReplayedCommit
+from sync.model.kinds import kind_of
+from sync.report.catalogue import report_link
 
 # What could turn text into markup that matters: HTML, links and images, code spans, table cells.
 # Emphasis characters stay readable: the worst they do is italicize.

@@ -13,9 +13,9 @@ import json
 from typing import Any, Iterable
 from urllib.parse import quote
 
-from ..kinds import Kind, kind_of
-from ..model import Finding
-from ..model.report import Conflict
+from sync.model.kinds import Kind, kind_of
+from sync.model import Finding
+from sync.model.report import Conflict
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..atomic import REPORT_MARKER, publish_directory
-from ..model import Report
-from .catalogue import REPORT_PAGE, kinds_markdown
-from .document import render_json
-from .html import render_html
-from .markdown import page_name, render_group, render_summary
+from sync.support.atomic import REPORT_MARKER, publish_directory
+from sync.model import Report
+from sync.report.catalogue import REPORT_PAGE, kinds_markdown
+from sync.report.document import render_json
+from sync.report.html import render_html
+from sync.report.markdown import page_name, render_group, render_summary
 
 
 def report_files(report: Report) -> dict[str, str]:

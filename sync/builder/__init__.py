@@ -1,0 +1,1 @@
+"""The FlagTree triton build: the package assembler and the hook set it applies."""

@@ -1,0 +1,1 @@
+"""The seed's directory policy, checked on any tree."""

@@ -1,0 +1,173 @@
+"""The analysis's up-front work, begun before the delta is replayed so that the two run at once.
+
+Before its analyses, a drift diffs the old tag against the FlagTree branch (FlagTree's added lines) and
+parses the fork's Python files with added lines (pyblobs). Both read the old tag and the branch alone,
+which are known before anything is replayed. On a first run (the fact cache holds no diff of these two
+trees: a run that made one stored the facts too) with enough Python to parse for workers to pay,
+parsing_ahead hands the diff and the parse of every Python file the branch changed, largest first, to
+worker processes (one for each core but the caller's) and returns; the caller replays meanwhile, and
+DriftContext.prefetch_fork_python calls settle(), which parses the files no worker has begun itself,
+smallest first, then takes what the workers found. Results never depend on it: the workers and the caller
+run the same diff and the same extractors on the same blobs, and whatever they could not read is left to
+the analysis."""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from pygit2.enums import DeltaStatus
+
+from sync.support.cache import FactCache, content_id, using
+from sync.git import Commit, GitTree, Oid, Repository, is_ancestor
+from sync.model import Range
+from sync.facts.trees import read_text
+from sync.support.workers import Dispatch, stop_pool, worker_pool
+from sync.facts.delta import PY, adopt_fork_diff, fork_diff, fork_diff_stored
+from sync.facts import pyblobs
+from sync.facts.pyblobs import adopt, encoded_facts, jobs, known, prefetch, store
+
+Diff = dict[str, frozenset[int]]
+Facts = tuple[str, dict[str, Any]]  # content id, encoded facts
+
+
+@dataclass
+class _Begun:
+    owner: int  # the pid of the pool's parent: a forked worker inherits this, not the pool
+    pool: ProcessPoolExecutor
+    repo: Repository
+    fork: str  # the branch's commit
+    trees: tuple[Oid, Oid]  # old, fork
+    diff: Future[Diff | None]
+    parses: Dispatch[str, Facts | None]  # by path
+
+
+_begun: _Begun | None = None
+_source: Repository | None = None  # what the workers read: set while the pool forks
+_fork_trees: dict[str, GitTree] = {}  # in a worker: the trees of the two commits, indexed once
+
+
+@contextmanager
+def parsing_ahead(repo: Repository, rng: Range) -> Iterator[None]:
+    """Begin the diff and the parse in worker processes when it pays (see the module's text); leaving the
+    context stops whatever settle() did not take."""
+    global _begun, _source
+    paths = _python_to_parse(repo, rng) if _begun is None and jobs() >= 2 else []
+    if not paths:
+        yield
+        return
+    from sync.drift import registry  # noqa: F401  every extractor registered before the workers fork
+    trees = (_tree_of(repo, rng.old.oid), _tree_of(repo, rng.source.oid))
+    with ExitStack() as stack:
+        _source = repo
+        workers = min(jobs() - 1, len(paths) + 1)  # the caller replays, then parses too
+        try:
+            pool = stack.enter_context(worker_pool(workers))
+        finally:
+            _source = None  # the workers have their copy
+        diff = pool.submit(_diff, rng.old.oid, rng.source.oid)
+        parses = Dispatch(paths, workers, lambda path: pool.submit(_parse, rng.source.oid, path), queued=1)
+        begun = _Begun(os.getpid(), pool, repo, rng.source.oid, trees, diff, parses)
+        _begun = begun
+        try:
+            yield
+        finally:
+            _begun = None
+        if not begun.diff.done() or not begun.parses.handed_out() \
+                or not all(parse.done() for parse in begun.parses.futures.values()):
+            stop_pool(pool)  # nobody took it: no reason to wait for the rest
+
+
+def settle() -> None:
+    """Take what the workers found (waiting for it): the diff and the facts, as if made here."""
+    global _begun
+    begun, _begun = _begun, None
+    if begun is None or begun.owner != os.getpid():
+        return
+    fork = GitTree.of_commit(begun.repo, begun.fork, begun.fork)
+    while (path := begun.parses.take_last()) is not None:  # what no worker has begun, smallest first
+        text = read_text(fork, path)
+        if text is not None:
+            prefetch([text])  # one text: parsed here, unless the fact cache has it
+    diff = _result(begun.diff)
+    if diff is not None:
+        adopt_fork_diff(begun.repo.path, *begun.trees, diff)
+    adopt((facts for facts in map(_result, _taken(begun.parses.futures)) if facts is not None), stored=True)
+    begun.pool.shutdown(wait=False)  # idle now: the workers exit before the analyses fork theirs
+
+
+def _taken(futures: dict[str, Future[Facts | None]]) -> Iterator[Future[Facts | None]]:
+    """Each future, dropped as it is taken (its facts go once they are kept decoded)."""
+    while futures:
+        yield futures.pop(next(iter(futures)))
+
+
+def _python_to_parse(repo: Repository, rng: Range) -> list[str]:
+    """The Python files the fork adds or changes over the old tag, largest first, when this is a first run
+    for these trees and they hold enough to parse for workers to pay; else none."""
+    if not is_ancestor(repo, rng.old.oid, rng.source.oid):
+        return []  # the analysis parses nothing up front then
+    old, fork = _tree_of(repo, rng.old.oid), _tree_of(repo, rng.source.oid)
+    with using(FactCache.for_git_dir(repo.path)):
+        if fork_diff_stored(old, fork):
+            return []
+    files = {delta.new_file.id: delta.new_file.path  # one path of each blob: copies parse once
+             for delta in repo.diff(repo[old], repo[fork]).deltas  # type: ignore[call-overload]
+             if delta.status != DeltaStatus.DELETED and delta.new_file.path.endswith(PY)}
+    sizes = {path: _size(repo, blob) for blob, path in files.items()}
+    if sum(sizes.values()) < pyblobs.PARALLEL_BYTES:
+        return []
+    return sorted(sizes, key=lambda path: -sizes[path])
+
+
+def _size(repo: Repository, blob: Oid) -> int:
+    try:
+        return int(repo.odb.read_header(blob)[1])
+    except (KeyError, ValueError):  # not in the store (a partial clone): the analysis says so
+        return 0
+
+
+def _tree_of(repo: Repository, commit: str) -> Oid:
+    return repo[commit].peel(Commit).tree_id
+
+
+def _result(future: Future[Any]) -> Any:
+    try:
+        return future.result()
+    except Exception:  # a broken pool: the analysis computes what is missing itself
+        return None
+
+
+def _diff(old: str, fork: str) -> Diff | None:
+    """In a worker: fork_diff of the two commits' trees; None when some blob could not be read."""
+    unread: list[str] = []
+    diff = fork_diff(_worker_tree(old), _worker_tree(fork), unread)
+    return None if unread else diff
+
+
+def _parse(fork: str, path: str) -> Facts | None:
+    """In a worker: the facts of one fork file, unless the fact cache has them (or the blob is missing)."""
+    text = read_text(_worker_tree(fork), path)
+    if text is None:
+        return None
+    with using(FactCache.for_git_dir(_worker_repo().path)) as cache:
+        if known(text):
+            return None  # the analysis reads it from the cache
+        key, encoded = content_id(text), encoded_facts(text)
+        store(cache, key, encoded)  # here, not in the caller, which takes it over on its way to the analyses
+    return key, encoded
+
+
+def _worker_repo() -> Repository:
+    repo = _source
+    assert repo is not None, "set before the pool forks"
+    return repo
+
+
+def _worker_tree(commit: str) -> GitTree:
+    if commit not in _fork_trees:
+        _fork_trees[commit] = GitTree.of_commit(_worker_repo(), commit, commit)
+    return _fork_trees[commit]

@@ -1,0 +1,109 @@
+"""Build files: FlagTree-added CMake entries whose referents upstream removed, renamed or moved, and
+FlagTree files added to a directory whose CMakeLists.txt upstream restructured.
+
+An entry is a word on a FlagTree-added line of a CMakeLists.txt or *.cmake file. A word that names a
+path (relative to the CMake file's directory or, after ${...SOURCE_DIR}, to the root) and existed at the
+old tag but not at the new one is reported (build-file); so is a word that is a target some CMake file
+defines at the old tag (add_*library, add_public_tablegen_target, add_mlir_dialect's MLIR<X>IncGen) and
+none defines at the new tag. Directories where FlagTree adds code files and whose CMakeLists.txt upstream
+changed the sources, targets or subdirectories of get a low-confidence note (build-restructured). Targets
+FlagTree builds differently whose sources upstream made need undeclared TableGen output are builddeps.py's own analysis."""
+from __future__ import annotations
+
+import re
+from posixpath import dirname, join, normpath
+
+from sync.git import GitTree
+from sync.model import Finding
+from sync.facts.trees import read_text
+from sync.drift.context import DriftContext
+from sync.facts.delta import CPP, PY, TD, backend_of, fork_added_lines, is_cmake, text_diff
+
+_WORD = re.compile(r"[\w${}./+-]+")
+_TARGET_DEF = re.compile(r"\b(add_\w*library|add_public_tablegen_target|add_executable|add_custom_target|"
+                         r"add_mlir_dialect)\s*\(\s*([\w-]+)(?:\s+(\w+))?", re.IGNORECASE)
+_ROOT_VARS = re.compile(r"^\$\{(?:PROJECT_SOURCE_DIR|CMAKE_SOURCE_DIR|TRITON_ROOT_DIR)\}/")
+_HERE_VARS = re.compile(r"^\$\{CMAKE_CURRENT_SOURCE_DIR\}/")
+_STRUCTURE = re.compile(r"\b(add_subdirectory|add_\w*library|add_public_tablegen_target|mlir_tablegen|"
+                        r"set\s*\(\s*LLVM_TARGET_DEFINITIONS|add_mlir_\w+)\b[^)]*\)", re.IGNORECASE)
+
+
+def defined_targets(tree: GitTree) -> set[str]:
+    targets: set[str] = set()
+    for path in tree.paths():
+        if is_cmake(path) and not path.startswith("third_party/"):
+            for match in _TARGET_DEF.finditer(read_text(tree, path) or ""):
+                if match[1].lower() == "add_mlir_dialect":
+                    targets.add(f"MLIR{match[2]}IncGen")
+                else:
+                    targets.add(match[2])
+    return targets
+
+
+def _path_of(word: str, cmake_dir: str) -> str | None:
+    if "$" in word and not (_ROOT_VARS.match(word) or _HERE_VARS.match(word)):
+        return None
+    if _ROOT_VARS.match(word):
+        return normpath(_ROOT_VARS.sub("", word))
+    word = _HERE_VARS.sub("", word)
+    if "/" not in word and "." not in word:
+        return None
+    return normpath(join(cmake_dir, word)) if cmake_dir else normpath(word)
+
+
+def _exists(tree: GitTree, path: str) -> bool:
+    return tree.exists(path) or any(p.startswith(path.rstrip("/") + "/") for p in tree.paths())
+
+
+def _structure(text: str) -> list[str]:
+    return sorted(" ".join(match[0].split()) for match in _STRUCTURE.finditer(re.sub(r"#[^\n]*", "", text)))
+
+
+def build_file_findings(context: DriftContext) -> list[Finding]:
+    old, new, fork = context.upstream_old, context.upstream_new, context.fork
+    added = fork_added_lines(old, fork)
+    findings: list[Finding] = []
+    old_targets: set[str] | None = None
+    for path, lines in sorted(added.items()):
+        if not is_cmake(path) or path.startswith("third_party/"):
+            continue
+        source = (read_text(fork, path) or "").splitlines()
+        if old_targets is None:
+            old_targets, new_targets = defined_targets(old), defined_targets(new)
+        for line in sorted(lines):
+            text = source[line - 1].split("#", 1)[0] if line <= len(source) else ""
+            for word in _WORD.findall(text):
+                why = None
+                target_path = _path_of(word, dirname(path))
+                if target_path and _exists(old, target_path) and not _exists(new, target_path):
+                    moved = context.renames.get(target_path)
+                    why = f"{target_path} was {'renamed to ' + moved if moved else 'removed'} upstream"
+                elif word in old_targets and word not in new_targets:
+                    why = f"target {word} is defined by no CMake file at the new tag"
+                if why:
+                    findings.append(Finding(
+                        "build-file", path, f"FlagTree's CMake entry {word!r}: {why}", line=line,
+                        backend=backend_of(context.owners.owners, path), related_path=target_path,
+                        details={"entry": word, "flagtree_line": text.strip()}))
+    findings.extend(_restructured(context, added))
+    return findings
+
+
+def _restructured(context: DriftContext, added: dict[str, frozenset[int]]) -> list[Finding]:
+    old, new, fork = context.upstream_old, context.upstream_new, context.fork
+    new_files: dict[str, list[str]] = {}
+    for path in added:
+        if path.endswith(PY + CPP + TD) and not old.exists(path) and not path.startswith("third_party/"):
+            new_files.setdefault(dirname(path), []).append(path)
+    findings = []
+    for directory, files in sorted(new_files.items()):
+        cmake = join(directory, "CMakeLists.txt") if directory else "CMakeLists.txt"
+        before, after = read_text(old, cmake), read_text(new, cmake)
+        if before is None or after is None or _structure(before) == _structure(after):
+            continue
+        findings.append(Finding(
+            "build-restructured", cmake, f"FlagTree adds {len(files)} file(s) here ({', '.join(sorted(files)[:3])}); "
+            "upstream restructured this CMakeLists.txt between the tags",
+            backend=backend_of(context.owners.owners, files[0]), related_path=files[0],
+            diff=text_diff(before, after, cmake, cmake), details={"flagtree_files": sorted(files)}))
+    return findings

@@ -1,0 +1,549 @@
+"""Call signatures: FlagTree-added calls whose callee's parameter list upstream changed between the tags.
+
+The callee is resolved by scope, never by a bare name alone:
+- C++ builders TableGen generates (`X::get(...)`, `create<Op>(...)`, `Op::create(...)`) resolve to a
+  record of a .td file upstream changed, and only when the calling file includes (directly or through
+  one header) a header of that .td's directory, and its backend keeps no copy of that directory under
+  third_party/<b>/include/ (its build reads the copy, which upstream does not change);
+- Python calls resolve through the file's imports to a function of an upstream module, unless the calling
+  backend ships its own copy of that module under third_party/<b>/python/ (its build installs that copy);
+- a Python call of a pybind method (`builder.name(...)`) resolves to the `.def("name", ...)` of a C++
+  file of the branch; when that binding's body holds a call reported above whose parameters changed
+  meaning (renamed, added, dropped), the Python call is reported too (the values it passes through the
+  binding may carry the old meaning: the v3.6 fix of tle changed both); when only a type changed, the fix
+  is where the C++ value is built and the Python call is listed in that finding (python_callers).
+A call is reported when its argument count fits an old overload and no new one, or fits both but the
+parameters at the positions it passes were renamed; a parameter that only changed type breaks a call only
+when FlagTree spells the argument with the old type (in the argument, or where the variable it passes is
+declared or assigned): a value of a type upstream renamed along, from a getter or `auto`, still fits."""
+from __future__ import annotations
+
+import ast
+import re
+from typing import Callable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from posixpath import dirname, join, normpath
+
+from tree_sitter import Node
+
+from sync.git import GitTree, changes_with_renames
+from sync.facts.layout import third_party_owner
+from sync.support.cache import memoized
+from sync.model import Finding
+from sync.facts.trees import read_text
+from sync.drift.context import DriftContext
+from sync.facts.cpp import captures
+from sync.facts.delta import CPP, PY, TD, backend_of, fork_added_lines, text_diff
+from sync.facts.pyblobs import Extractor, python_fact, register
+from sync.facts.pyfacts import FunctionFacts, Param, function_table
+from sync.facts.tdsigs import Overload, Record, records
+from sync.facts.parsing import Unparseable, parsed_ast
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.MULTILINE)
+_TEMPLATE_CALL = re.compile(r"\b(create|replaceOpWithNewOp|createOrFold)\s*<\s*([\w:]+)\s*>\s*$")
+_LEADING = {"create": 1, "createOrFold": 1, "replaceOpWithNewOp": 1}  # the Location or the replaced op
+
+
+@dataclass(frozen=True)
+class CppCall:
+    callee: str  # generated class name, e.g. MemDescType
+    written: str  # the call's function as written
+    line: int
+    count: int  # arguments the builder sees (Location / OpBuilder taken off)
+    arguments: tuple[str, ...] = ()  # those arguments' text, in order
+
+
+@dataclass(frozen=True)
+class Broken:
+    call_path: str
+    line: int
+    callee: str
+    why: str
+    upstream_path: str
+    diff: str
+    # Only a parameter's type changed (the argument is spelled with the old one): fixed where the C++ value is
+    # built; a caller that passes values through a pybind binding is not concerned.
+    retyped: bool = False
+
+
+def _call_nodes(text: str) -> Iterator[tuple[Node, Node, Node]]:
+    """Every C++ call expression with its callee and argument list, in any nesting: found by a tree-sitter
+    query (a native walk), listed outermost and rightmost first (the order of a depth-first walk that
+    takes the last child first)."""
+    calls = captures("(call_expression) @call", text).get("call", [])
+    for node in sorted(calls, key=lambda call: (-call.end_byte, call.start_byte)):
+        function, arguments = node.child_by_field_name("function"), node.child_by_field_name("arguments")
+        if function is not None and arguments is not None:
+            yield node, function, arguments
+
+
+def builder_calls(text: str) -> list[CppCall]:
+    """Builder calls of a C++ text, through the fact cache (keyed by blob id)."""
+    return memoized("cpp-builder-calls", 2, text, _parse_calls,
+                    encode=lambda calls: [[c.callee, c.written, c.line, c.count, list(c.arguments)] for c in calls],
+                    decode=lambda stored: [CppCall(str(a), str(b), int(c), int(d), tuple(map(str, e)))
+                                           for a, b, c, d, e in stored])
+
+
+def _parse_calls(text: str) -> list[CppCall]:
+    found: list[CppCall] = []
+    for node, function, arguments in _call_nodes(text):
+        written = (function.text or b"").decode("utf-8", errors="replace")
+        texts = [(child.text or b"").decode("utf-8", errors="replace") for child in arguments.named_children
+                 if child.type != "comment"]
+        count = len(texts)
+        parts = [part.strip() for part in re.split(r"::|\.|->", written)]
+        template = _TEMPLATE_CALL.search(written)
+        if template:
+            callee, count = template[2].split("::")[-1], count - _LEADING[template[1]]
+        elif len(parts) >= 2 and parts[-1] in ("get", "getChecked") and "::" in written:
+            callee = parts[-2]
+        elif len(parts) >= 2 and parts[-1] == "create" and "::" in written:
+            callee, count = parts[-2], count - 2  # Op::create(builder, loc, ...)
+        else:
+            continue
+        found.append(CppCall(callee, written, node.start_point[0] + 1, count, tuple(texts[len(texts) - count:])))
+    return found
+
+
+_QUALIFIED_BUILDER = re.compile(r"\b(\w+)\s*(?:::|\.|->)\s*(?:get|getChecked|create)\b")
+_TEMPLATE_BUILDER = re.compile(rf"\b(?:{'|'.join(_LEADING)})\s*<\s*([\w:]+)\s*>")
+
+
+def builder_spellings(text: str) -> frozenset[str]:
+    """Every name a builder call of the text could resolve to, as _parse_calls reads a call's function: X of
+    `X::get`, `X::getChecked`, `X::create` (or `.`, `->` between them; any spaces) and of `create<ns::X>` (and
+    the other template builders). A file that spells no changed name this way holds no call to parse for
+    it: one scan of the text, kept in the fact cache."""
+    return frozenset(memoized("cpp-builder-spellings", 1, text, _builder_spellings,
+                              encode=lambda names: sorted(names), decode=lambda stored: [str(name) for name in stored]))
+
+
+def _builder_spellings(text: str) -> set[str]:
+    return {match[1] for match in _QUALIFIED_BUILDER.finditer(text)} | \
+        {match[1].split("::")[-1] for match in _TEMPLATE_BUILDER.finditer(text)}
+
+
+def includes_of(tree: GitTree, path: str, depth: int = 2) -> set[str]:
+    """Include paths of a file, and of the headers it includes that the tree has (one more level); a
+    backend's file reads a header from the backend's own include tree first, as its build does."""
+    text = read_text(tree, path) or ""
+    direct = set(_INCLUDE.findall(text))
+    seen = set(direct)
+    if depth > 1:
+        own = _own_include_root(path)
+        for include in direct:
+            candidates = ([f"{own}/{include}"] if own else []) + [f"include/{include}",
+                                                                  normpath(join(dirname(path), include))]
+            for candidate in candidates:
+                if tree.exists(candidate):
+                    seen |= includes_of(tree, candidate, depth - 1)
+                    break
+    return seen
+
+
+def trunk_dialect_dirs(tree: GitTree, path: str) -> set[str]:
+    """The include directories (e.g. triton/Dialect/TritonGPU/IR) whose trunk headers a file sees.
+
+    A backend that keeps its own copy of a directory under third_party/<b>/include/ builds its files
+    against that copy (FlagTree's CMake puts the backend's include tree on the path in place of trunk's),
+    so upstream's changes to the trunk records of that directory do not reach them."""
+    included = {dirname(include) for include in includes_of(tree, path)}
+    own = _own_include_root(path)
+    return included - _directories_under(tree, own) if own else included
+
+
+def _own_copy(context: DriftContext, path: str, module_path: str) -> bool:
+    """Whether a backend's file imports its backend's own copy of a trunk module: FlagTree's setup builds the
+    triton package of backend b from third_party/<b>/python/ when b ships one, so `triton.x.y` is
+    third_party/<b>/python/triton/x/y.py for b's files whenever that file exists."""
+    backend = third_party_owner(path)
+    return backend is not None and context.fork.exists(f"third_party/{backend}/{module_path}")
+
+
+def _own_include_root(path: str) -> str | None:
+    """third_party/<b>/include for a file of backend b; None for trunk files."""
+    backend = third_party_owner(path)
+    return f"third_party/{backend}/include" if backend is not None else None
+
+
+@lru_cache(maxsize=32)
+def _directories_under(tree: GitTree, root: str) -> frozenset[str]:
+    """Every directory (relative to root) that holds a file of the tree under root."""
+    prefix = root + "/"
+    return frozenset(dirname(path[len(prefix):]) for path in tree.paths() if path.startswith(prefix))
+
+
+def include_dir(td_path: str) -> str:
+    return dirname(td_path[len("include/"):] if td_path.startswith("include/") else td_path)
+
+
+@dataclass(frozen=True)
+class RecordChange:
+    old: Record
+    new: Record
+
+
+def changed_records(old: GitTree, new: GitTree) -> dict[str, list[RecordChange]]:
+    """Records of upstream-changed .td files whose overloads differ between the tags, by C++ name."""
+    changes: dict[str, list[RecordChange]] = {}
+    for change in changes_with_renames(old, new):
+        if not change.old_path.endswith(TD) or change.new_path is None or change.status == "added":
+            continue
+        before = {r.cpp_name: r for r in records(change.old_path, read_text(old, change.old_path) or "")}
+        after = {r.cpp_name: r for r in records(change.new_path, read_text(new, change.new_path) or "")}
+        for name, record in before.items():
+            if name in after and after[name].overloads != record.overloads:
+                changes.setdefault(name, []).append(RecordChange(record, after[name]))
+    return changes
+
+
+def _verdict(overloads_old: tuple[Overload, ...], overloads_new: tuple[Overload, ...], call: CppCall,
+             text: str) -> tuple[str, bool] | None:
+    """Why the call no longer fits, and whether only a parameter's type changed; None: it still fits."""
+    count = call.count
+    fit_old = [o for o in overloads_old if o.fits(count)]
+    fit_new = [o for o in overloads_new if o.fits(count)]
+    if not fit_old:
+        return None  # the call did not fit before either: not a call this record describes
+    if not fit_new:
+        return (f"{count} argument(s) fit {fit_old[0].text()} at the old tag and no overload at the new tag: "
+                + "; ".join(o.text() for o in overloads_new)), False
+    used = lambda o: o.params[:max(count - o.leading, 0)]
+    # C++ passes arguments by position: a parameter renamed only in spelling (sizePerThread__ -> sizePerThread)
+    # changes nothing a call passes; a new name of another meaning (unpacked -> colStride) does.
+    names = lambda o: [_spelling(name) for _, name in used(o)]
+    if any(names(n) == names(o) and [t for t, _ in used(n)] == [t for t, _ in used(o)] for n in fit_new for o in fit_old):
+        return None
+    retyped = [(o, n) for o in fit_old for n in fit_new if names(o) == names(n)]
+    if retyped:
+        # The same parameters with other types: a value of the type upstream renamed along (a getter's result,
+        # `auto`) still fits; only an argument FlagTree spells with the old type is known not to.
+        why = next((why for o, n in retyped for why in [_retyped_argument(o, n, used, call, text)] if why), None)
+        return (why, True) if why else None
+    before, after = used(fit_old[0]), used(fit_new[0])
+    first = next(i for i in range(max(len(before), len(after)))
+                 if i >= len(before) or i >= len(after) or before[i] != after[i])
+    was = f"{before[first][0]} {before[first][1]}" if first < len(before) else "nothing"
+    now = f"{after[first][0]} {after[first][1]}" if first < len(after) else "nothing"
+    return f"argument {first + 1} was {was}, is {now} ({fit_old[0].text()} -> {fit_new[0].text()})", False
+
+
+def _spelling(name: str) -> str:
+    """A parameter name without the underscores and case that TableGen renames shuffle."""
+    return name.replace("_", "").lower()
+
+
+_CPP_WORD = re.compile(r"[A-Za-z_]\w*")
+_NOT_A_TYPE_NAME = frozenset("const unsigned signed int long short char bool float double void auto struct class "
+                             "typename mlir llvm triton gpu std".split())
+
+
+def _retyped_argument(old: Overload, new: Overload, used: Callable[[Overload], tuple[tuple[str, str], ...]],
+                      call: CppCall, text: str) -> str | None:
+    """Why the call breaks when an overload's parameters only changed type: the first retyped argument that
+    the call's text, or the declaration of the variable it passes, spells with a type name the old
+    parameter type has and the new one lacks; None when no argument does."""
+    for position, ((was, name), (now, _)) in enumerate(zip(used(old), used(new))):
+        gone = set(_CPP_WORD.findall(was)) - set(_CPP_WORD.findall(now)) - _NOT_A_TYPE_NAME
+        index = old.leading + position
+        if was == now or not gone or index >= len(call.arguments):
+            continue
+        argument = call.arguments[index]
+        evidence = _spelled_with(argument, gone, text, call.line)
+        if evidence:
+            return (f"argument {position + 1} ({name}) is {evidence}, the parameter was {was} and is {now} "
+                    f"({old.text()})")
+    return None
+
+
+def _spelled_with(argument: str, names: set[str], text: str, line: int) -> str | None:
+    """Where the argument's type is spelled with one of names: in the argument itself, or in the last
+    declaration or assignment of the variable it is, above the call."""
+    spelled = next((type_name for type_name in sorted(names) if re.search(rf"\b{type_name}\b", argument)), None)
+    if spelled:
+        return f"written as a {spelled} ({argument.strip()})"
+    variable = argument.strip().lstrip("&*").strip()
+    if not variable.isidentifier():
+        return None
+    above = "\n".join(text.splitlines()[:line - 1])
+    for type_name in sorted(names):
+        declared = list(re.finditer(rf"\b{type_name}\b[^;{{}}()]*?\b{variable}\s*[=;({{,)]"
+                                    rf"|\b{variable}\s*=[^;=][^;]*?\b{type_name}\b", above))
+        if declared:
+            at = above.count("\n", 0, declared[-1].start()) + 1
+            return f"a {type_name}: {variable} is declared as one at line {at}"
+    return None
+
+
+def cpp_broken_calls(context: DriftContext, path: str, lines: frozenset[int] | None,
+                     changes: dict[str, list[RecordChange]]) -> list[Broken]:
+    """Calls in a fork C++ file (on the given lines; all lines when None) to changed builders."""
+    text = read_text(context.fork, path) or ""
+    named = [name for name in changes if name in text]  # cheap: a call only resolves to a name it spells
+    if not named:
+        return []
+    included_dirs = trunk_dialect_dirs(context.fork, path)
+    if not any(include_dir(change.old.path) in included_dirs or dirname(path) == dirname(change.old.path)
+               for name in named for change in changes[name]):
+        return []  # no changed builder is in scope here: parsing could not find a call to report
+    if builder_spellings(text).isdisjoint(named):
+        return []  # no `X::get(`, `X::create(` or `create<X>(` spelling: _parse_calls could find no call of X
+    calls = [call for call in builder_calls(text) if call.callee in changes and (lines is None or call.line in lines)]
+    if not calls:
+        return []
+    broken = []
+    for call in calls:
+        for change in changes[call.callee]:
+            if include_dir(change.old.path) not in included_dirs and dirname(path) != dirname(change.old.path):
+                continue  # not in scope: the file never sees that dialect's headers
+            verdict = _verdict(change.old.overloads, change.new.overloads, call, text)
+            if verdict:
+                why, retyped = verdict
+                broken.append(Broken(path, call.line, f"{call.written} ({change.old.kind} {call.callee})", why,
+                                     change.old.path, text_diff(change.old.source, change.new.source,
+                                                                change.old.path, change.new.path), retyped))
+    return broken
+
+
+# --- Python -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PyCall:
+    target: str  # dotted name of the callee as resolved through imports, e.g. triton.language.semantic.f
+    attribute: str | None  # for x.name(...) calls: name (pybind candidates)
+    line: int
+    positional: int
+    keywords: tuple[str, ...]
+    starred: bool
+
+
+def _py_calls(text: str, lines: frozenset[int]) -> list[PyCall]:
+    """The calls on the given lines (from the blob's facts: one shared parse, cached by blob id)."""
+    return [call for call in python_fact("calls", text) if call.line in lines]
+
+
+def _py_call_items(nodes: list[ast.AST]) -> list[tuple]:
+    """The import aliases ("alias", local, target) and calls ("call", dotted callee, attribute, line,
+    positional, keywords, starred) among some nodes of the shared walk, in walk order."""
+    items: list[tuple] = []
+    for node in nodes:
+        if isinstance(node, ast.Call):
+            attribute = node.func.attr if isinstance(node.func, ast.Attribute) else None
+            starred = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+            items.append(("call", _dotted(node.func), attribute, node.lineno, len(node.args),
+                          tuple(k.arg for k in node.keywords if k.arg), starred))
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                items.append(("alias", alias.asname or alias.name, f"{node.module}.{alias.name}"))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                head = alias.name.split(".")[0]
+                items.append(("alias", alias.asname or head, alias.name if alias.asname else head))
+    return items
+
+
+def _all_py_calls(items: list[tuple] | None) -> list[PyCall]:
+    """Every call, its callee resolved through the module's imports: all of them, the last one of a name
+    in walk order winning, before any call is resolved (an import may follow the call it serves)."""
+    if items is None:
+        return []
+    aliases = {item[1]: item[2] for item in items if item[0] == "alias"}
+    calls = []
+    for kind, dotted, attribute, line, positional, keywords, starred in (i for i in items if i[0] == "call"):
+        target = ""
+        if dotted:
+            head, _, rest = dotted.partition(".")
+            if head in aliases:
+                target = aliases[head] + ("." + rest if rest else "")
+        calls.append(PyCall(target, attribute, line, positional, keywords, starred))
+    return calls
+
+
+register(Extractor("calls", 1, _py_call_items, _all_py_calls,
+                   encode=lambda calls: [[c.target, c.attribute, c.line, c.positional, list(c.keywords), c.starred]
+                                         for c in calls],
+                   decode=lambda stored: [PyCall(str(t), None if a is None else str(a), int(n), int(p),
+                                                 tuple(map(str, k)), bool(s)) for t, a, n, p, k, s in stored],
+                   reads=frozenset({ast.Call, ast.ImportFrom, ast.Import})))
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else None
+    return None
+
+
+def _module_files(dotted: str) -> list[tuple[str, str]]:
+    """(file, qualname in it) candidates for a dotted callee such as triton.language.semantic.f."""
+    parts = dotted.split(".")
+    out = []
+    for cut in range(len(parts) - 1, 0, -1):
+        base = "python/" + "/".join(parts[:cut])
+        qualname = ".".join(parts[cut:])
+        out += [(base + ".py", qualname), (base + "/__init__.py", qualname)]
+    return out
+
+
+def _fits(params: tuple[Param, ...], call: PyCall) -> bool:
+    if call.starred:
+        return True
+    if params and params[0].name in ("self", "cls"):
+        params = params[1:]
+    positional = [p for p in params if p.kind in ("positional_only", "positional")]
+    if len(positional) < call.positional and not any(p.kind == "var_positional" for p in params):
+        return False
+    named = {p.name for p in params if p.kind in ("positional", "keyword_only")}
+    if any(k not in named for k in call.keywords) and not any(p.kind == "var_keyword" for p in params):
+        return False
+    given = {p.name for p in positional[:call.positional]} | set(call.keywords)
+    return all(p.has_default or p.name in given for p in params
+               if p.kind in ("positional_only", "positional", "keyword_only"))
+
+
+@dataclass
+class _BrokenCallee:
+    """A callee whose parameters changed, and the lines of a file whose calls of it no longer fit."""
+    target: str
+    module_path: str
+    new_path: str | None
+    before: FunctionFacts
+    after: FunctionFacts
+    lines: list[int]
+
+
+def _python_findings(context: DriftContext, path: str, lines: frozenset[int], bindings: dict[str, list[Broken]],
+                     callers: dict[str, list[str]]) -> list[Finding]:
+    """One finding per changed callee and file (a file calls one function from many lines: xpu's libdevice
+    calls extern_elementwise 198 times), at its first call that no longer fits, listing the others."""
+    findings: list[Finding] = []
+    broken: dict[str, _BrokenCallee | None] = {}  # target -> its change, None: unchanged or not upstream's
+    for call in _py_calls(read_text(context.fork, path) or "", lines):
+        if call.target:
+            if call.target not in broken:
+                broken[call.target] = _changed_callee(context, path, call.target)
+            callee = broken[call.target]
+            if callee is not None and _fits(callee.before.params, call) and not _fits(callee.after.params, call):
+                callee.lines.append(call.line)
+        elif call.attribute in bindings and (chain := _visible(bindings[call.attribute], path)):
+            first = next((item for item in chain if not item.retyped), None)
+            if first is None:
+                # Only types changed behind the binding: its C++ body is fixed where the value is built, and
+                # the Python call needs no change; the C++ finding lists it.
+                callers.setdefault(call.attribute, []).append(f"{path}:{call.line}")
+                continue
+            findings.append(Finding(
+                "call-signature", path,
+                f"FlagTree calls the pybind method {call.attribute}, bound in {first.call_path}, whose body calls "
+                f"{first.callee}: {first.why}; what the call passes may carry the parameter's old meaning",
+                line=call.line, backend=backend_of(context.owners.owners, path), related_path=first.upstream_path,
+                diff=first.diff, details={"callee": call.attribute, "resolved_by": "pybind binding",
+                                          "binding": f"{first.call_path}:{first.line}"}))
+    for callee in broken.values():
+        if callee is None or not callee.lines:
+            continue
+        more = len(callee.lines) - 1
+        also = f" (and {more} more call(s) here: line(s) {', '.join(map(str, callee.lines[1:6]))}" \
+               f"{', ...' if more > 5 else ''})" if more else ""
+        findings.append(Finding(
+            "call-signature", path,
+            f"FlagTree calls {callee.target} ({callee.module_path}); its parameters changed upstream: "
+            f"({callee.before.signature}) -> ({callee.after.signature}) and the call no longer fits{also}",
+            line=callee.lines[0], backend=backend_of(context.owners.owners, path), related_path=callee.new_path,
+            diff=text_diff(callee.before.source, callee.after.source, callee.module_path,
+                           callee.new_path or callee.module_path),
+            details={"callee": callee.target, "resolved_by": "import", "lines": callee.lines}))
+    return sorted(findings, key=lambda finding: finding.line or 0)
+
+
+def _changed_callee(context: DriftContext, path: str, target: str) -> _BrokenCallee | None:
+    """The upstream function a dotted callee resolves to, when its parameters changed between the tags."""
+    for module_path, qualname in _module_files(target):
+        if _own_copy(context, path, module_path):
+            return None  # the backend's build installs its own copy of the module, which upstream does not change
+        old_table = context.function_table(context.upstream_old, module_path)
+        if old_table is None or qualname not in old_table and qualname + ".__init__" not in old_table:
+            continue
+        key = qualname if qualname in old_table else qualname + ".__init__"
+        new_path = context.new_path(module_path)
+        new_table = context.function_table(context.upstream_new, new_path) if new_path else None
+        after = (new_table or {}).get(key)
+        before = old_table[key]
+        if after is None or after.params == before.params:
+            return None
+        return _BrokenCallee(target, module_path, new_path, before, after, [])
+    return None
+
+
+def _visible(chain: list[Broken], path: str) -> list[Broken]:
+    """The broken calls of a binding that a Python file can reach: a backend's Python runs with its own
+    backend's bindings or trunk's (cambricon's semantic.py never calls a method iluvatar's ir.cc binds);
+    trunk Python runs with any backend's."""
+    own = third_party_owner(path)
+    return chain if own is None else [item for item in chain if third_party_owner(item.call_path) in (None, own)]
+
+
+def _binding_spans(text: str) -> list[tuple[str, int, int]]:
+    """`.def("name", ...)` pybind calls: (name, first line, last line)."""
+    spans = []
+    for node, function, arguments in _call_nodes(text):
+        if function.type != "field_expression":
+            continue
+        field = function.child_by_field_name("field")
+        first = arguments.named_children[0] if arguments.named_children else None
+        if field is not None and field.text in (b"def", b"def_static") and first is not None \
+                and first.type == "string_literal":
+            name = (first.text or b"").decode("utf-8", errors="replace").strip('"')
+            # the argument list, not the call: chained .def(...).def(...) calls nest inside each other
+            spans.append((name, arguments.start_point[0] + 1, arguments.end_point[0] + 1))
+    return spans
+
+
+def call_signature_findings(context: DriftContext) -> list[Finding]:
+    return call_signature_join(context, [call_signature_part(context, 0, 1)])
+
+
+def call_signature_part(context: DriftContext, part: int, parts: int) -> list[tuple[str, list[Broken]]]:
+    """The broken builder calls on FlagTree's lines of every parts-th fork C++ file, from the part-th."""
+    changes = changed_records(context.upstream_old, context.upstream_new)
+    if not changes:
+        return []
+    added = fork_added_lines(context.upstream_old, context.fork)
+    cpp_files = [path for path in sorted(added) if path.endswith(CPP)]
+    return [(path, broken) for path in cpp_files[part::parts]
+            if (broken := cpp_broken_calls(context, path, added[path], changes))]
+
+
+def call_signature_join(context: DriftContext, shares: list[list[tuple[str, list[Broken]]]]) -> list[Finding]:
+    """The findings from every part's broken C++ calls, and FlagTree's Python calls (of pybind methods whose
+    bodies make those calls, or of upstream functions whose parameters changed)."""
+    added = fork_added_lines(context.upstream_old, context.fork)
+    broken_by_path = dict(sorted(item for share in shares for item in share))
+    bindings: dict[str, list[Broken]] = {}
+    for path, broken in broken_by_path.items():
+        if ".def(" in (read_text(context.fork, path) or ""):
+            for name, start, end in _binding_spans(read_text(context.fork, path) or ""):
+                inside = [item for item in broken if start <= item.line <= end]
+                if inside:
+                    bindings.setdefault(name, []).extend(inside)
+    findings: list[Finding] = []
+    callers: dict[str, list[str]] = {}  # pybind method -> the Python calls of it on FlagTree's lines
+    python = [finding for path, lines in sorted(added.items()) if path.endswith(PY)
+              for finding in _python_findings(context, path, lines, bindings, callers)]
+    for path, broken in broken_by_path.items():
+        for item in broken:
+            reached = {name: callers[name] for name, chain in bindings.items() if item in chain and name in callers}
+            via = "".join(f"; Python reaches it through the pybind method {name} ({len(calls)} call(s), e.g. "
+                          f"{calls[0]}), and those calls need no change" for name, calls in sorted(reached.items()))
+            details: dict[str, object] = {"callee": item.callee, "resolved_by": "includes"}
+            if reached:
+                details["python_callers"] = {name: calls for name, calls in sorted(reached.items())}
+            findings.append(Finding(
+                "call-signature", path, f"FlagTree calls {item.callee}, whose builders changed upstream: {item.why}{via}",
+                line=item.line, backend=backend_of(context.owners.owners, path), related_path=item.upstream_path,
+                diff=item.diff, details=details))
+    return findings + python

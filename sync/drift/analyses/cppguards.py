@@ -1,0 +1,314 @@
+"""C++: FLAGTREE_SPEC_* guards in trunk, and whether the trunk default they guard changed upstream."""
+from __future__ import annotations
+
+import difflib
+import re
+from collections import Counter
+from dataclasses import replace
+from functools import lru_cache
+from typing import Callable
+
+from sync.git import GitTree
+from sync.git.merge import conflict_sections
+from sync.model import Finding
+from sync.facts.trees import read_text
+from sync.drift.context import DriftContext
+from sync.drift.analyses.overlays import backend_tree
+from sync.facts.tdsigs import records
+from sync.facts.cpp import (CppFunction, GuardRegion, backend_macros, declarations, functions, functions_in, guard_regions,
+                  header_path, mentions_spec_macro, stray_macros)
+
+CPP_SUFFIXES = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
+TD = (".td",)
+def both_sides(text: str) -> str | None:
+    """A text holding committed conflict markers with both sides of each conflict kept, the upgraded side
+    first (a guard FlagTree closes at the end of a file often sits in its side of a conflict, after code upstream
+    added there). Marker and base lines become empty lines, so line numbers stay the committed file's. None when
+    the text holds no whole conflict block."""
+    out: list[str] = []
+    conflicts = 0
+    for _, line, section in conflict_sections(text):
+        conflicts += section == "marker" and line.startswith(">>>>>>>")
+        out.append("\n" if section in ("marker", "base") else line)
+    return "".join(out) if conflicts else None
+
+
+def _readable(text: str) -> tuple[str, bool]:
+    """The text the guard analysis reads, and whether it held conflict markers (then both sides are kept)."""
+    resolved = both_sides(text) if "<<<<<<<" in text else None
+    return (text, False) if resolved is None else (resolved, True)
+
+
+def _guarded_files(context: DriftContext) -> tuple[dict[str, str], set[str]]:
+    """Trunk C++ files of the fork that mention a FLAGTREE_SPEC_* macro (one read of each C++ blob), as the
+    analysis reads them, and those of them that hold committed conflict markers."""
+    found, conflicted = {}, set()
+    for path in context.fork.paths():
+        if path.startswith("third_party/") or not path.endswith(CPP_SUFFIXES):
+            continue
+        text = read_text(context.fork, path)
+        if text and mentions_spec_macro(text):
+            found[path], marked = _readable(text)
+            if marked:
+                conflicted.add(path)
+    return found, conflicted
+
+
+def _counterparts(items: list[CppFunction], universe: list[CppFunction],
+                  others: list[CppFunction]) -> list[CppFunction | None]:
+    """Each item's counterpart among others (another version of the file): the function of the same name and
+    parameters, else the one of that name in the same place among its overloads (upstream keeps overloads in
+    order; same-named methods of several classes count as overloads here), else None. universe: every
+    function of the items' own file (an item's place is counted there)."""
+    by_name: dict[str, list[CppFunction]] = {}
+    for other in others:
+        by_name.setdefault(other.name, []).append(other)
+    place: dict[tuple[str, int], int] = {}
+    seen: Counter[str] = Counter()
+    for function in universe:
+        place[(function.name, function.start)] = seen[function.name]
+        seen[function.name] += 1
+    found: list[CppFunction | None] = []
+    for item in items:
+        same = by_name.get(item.name, [])
+        exact = [other for other in same if other.params == item.params]
+        rank = place.get((item.name, item.start), 0)
+        found.append(exact[0] if len(exact) == 1 else same[rank] if rank < len(same) else None)
+    return found
+
+
+def spec_library(context: DriftContext, backend: str) -> dict[str, list[CppFunction]]:
+    """The functions the backend's C++ spec library defines, by Class::method (or plain name), as the
+    upgraded branch has them when one was given."""
+    found: dict[str, list[CppFunction]] = {}
+    prefix = f"third_party/{backend}/backend/spec/"
+    tree = backend_tree(context)
+    for path in tree.paths():
+        if path.startswith(prefix) and path.endswith(CPP_SUFFIXES):
+            for function in functions(read_text(tree, path) or ""):
+                found.setdefault(function.short_name, []).append(replace(function, text=path))
+    return found
+
+
+def _upgraded_trunk(context: DriftContext, path: str) -> tuple[str | None, bool]:
+    """A trunk file as the upgraded tree has it (None without one), and whether it holds conflict markers
+    (then both sides of each conflict are read)."""
+    text = read_text(context.target, path) if context.target is not None else None
+    return (None, False) if text is None else _readable(text)
+
+
+def _conflicted_note(backend: str, path: str, where: str) -> Finding:
+    return Finding("analysis-conflicted", path, f"guards: {path} holds committed conflict markers on {where}; its "
+                   "FLAGTREE_SPEC_* guards and the functions in them were read with both sides of each conflict "
+                   "kept (the upgraded side first), so the guard findings on it hold only until the conflict is "
+                   "resolved", backend=backend)
+
+
+def guard_findings(context: DriftContext) -> list[Finding]:
+    files, conflicted = _guarded_files(context)
+    regions = {path: guard_regions(text) for path, text in files.items()}
+    defined_in_trunk: dict[str, frozenset[str]] = {}  # macro -> names, filled on the first question
+
+    def trunk_defines(macro: str, name: str) -> bool:
+        """Whether a guarded trunk file defines the function where the macro's guards do not turn it off."""
+        if macro not in defined_in_trunk:
+            defined_in_trunk[macro] = frozenset().union(*(defined_outside(text, macro) for text in files.values()))
+        return name in defined_in_trunk[macro]
+
+    findings: list[Finding] = []
+    backend_files = backend_tree(context)  # macros dropped or replacements fixed on the upgraded branch count
+    for backend in context.backends:
+        library = spec_library(context, backend)
+        macros = backend_macros(backend_files, backend)
+        for stray in stray_macros(backend_files, backend, macros):
+            findings.append(Finding("guard-macro-unreachable", stray.path, f"{stray.name} is defined here, but "
+                                    f"{header_path(backend)} does not include this header", line=stray.line,
+                                    backend=backend, details={"macro": stray.name}))
+        for macro, definition in sorted(macros.items()):
+            uses = [(path, region) for path, found in regions.items() for region in found if region.macro == macro]
+            if not uses:
+                findings.append(Finding("guard-unused", definition.path, f"{macro} guards no trunk code",
+                                        "drop the macro or restore the trunk guard", definition.line, backend,
+                                        details={"macro": macro}))
+            for path, region in uses:
+                findings.extend(_region_findings(context, backend, definition.path, macro, path, region, files[path],
+                                                 library, trunk_defines))
+                if path in conflicted:
+                    findings.append(_conflicted_note(backend, path, "the FlagTree branch"))
+    return _once(findings)
+
+
+def _once(findings: list[Finding]) -> list[Finding]:
+    """The findings in order, each conflicted-file note once per backend and file (several guards may share one)."""
+    seen: set[tuple[str | None, str, str]] = set()
+    out = []
+    for finding in findings:
+        key = (finding.backend, finding.path, finding.message)
+        if finding.kind == "analysis-conflicted" and key in seen:
+            continue
+        seen.add(key)
+        out.append(finding)
+    return out
+
+
+def _turned_off(region: GuardRegion, fork_text: str, defined: list[CppFunction],
+                new_functions: list[CppFunction], new_text: str | None,
+                upgraded_text: str | None) -> list[CppFunction]:
+    """What the backend must define when it defines the macro, with the parameters trunk declares on the
+    upgraded tree (upstream's new tag with FlagTree's own trunk changes replayed: what the build compiles)
+    when there is one, else at the new tag: #ifndef: the default functions wholly inside the guard;
+    #ifdef: the declarations inside it."""
+    upgraded = _same_region(region, fork_text, upgraded_text) if upgraded_text is not None else None
+    if upgraded is not None and upgraded_text is not None:
+        if region.directive == "ifndef":
+            return _distinct([f for f in functions(upgraded_text) if f.start > upgraded.start and f.end < upgraded.end])
+        if region.directive == "ifdef":
+            return _distinct(_undefined([d for d in declarations(upgraded_text) if upgraded.start < d.start < upgraded.end],
+                                        upgraded_text, region.macro))
+        return []
+    if region.directive == "ifndef":
+        inside = [f for f in defined if f.start > region.start and f.end < region.end]
+        now = _counterparts(inside, defined, new_functions)
+    elif region.directive == "ifdef":
+        declared = declarations(fork_text)
+        inside = _undefined([d for d in declared if region.start < d.start < region.end], fork_text, region.macro)
+        now = _counterparts(inside, declared, declarations(new_text or ""))
+    else:
+        return []
+    unique: dict[tuple[str, str, int], CppFunction] = {}  # two overloads that met one counterpart: check it once
+    for function, counterpart in zip(inside, now):
+        chosen = counterpart or function
+        unique.setdefault((chosen.name, chosen.params, chosen.start), chosen)
+    return list(unique.values())
+
+
+def _undefined(declared: list[CppFunction], text: str, macro: str) -> list[CppFunction]:
+    """The declarations the file itself defines no function of that name for: one it defines (the guard only
+    changes how trunk declares it, e.g. drops `static`) needs nothing of the backend. A definition the macro's
+    own guards hold (an #else default) does not count: the macro turns it off."""
+    defined = defined_outside(text, macro)
+    return [function for function in declared if function.short_name not in defined]
+
+
+def defined_outside(text: str, macro: str) -> frozenset[str]:
+    """Functions the text defines that no guard of macro wholly holds (those stay whatever the backend does)."""
+    held = [(region.start, region.end) for region in guard_regions(text) if region.macro == macro]
+    return frozenset(function.short_name for function in functions(text)
+                     if not any(start <= function.start and function.end <= end for start, end in held))
+
+
+def _distinct(found: list[CppFunction]) -> list[CppFunction]:
+    """One of each name and parameter list: a function on both sides of a conflict is checked once."""
+    unique: dict[tuple[str, str], CppFunction] = {}
+    for function in found:
+        unique.setdefault((function.name, function.params), function)
+    return list(unique.values())
+
+
+def _same_region(region: GuardRegion, fork_text: str, other_text: str) -> GuardRegion | None:
+    """The guard of the same macro and directive in another version of the file (the n-th such guard)."""
+    alike = lambda text: [r for r in guard_regions(text) if (r.macro, r.directive) == (region.macro, region.directive)]
+    mine, theirs = alike(fork_text), alike(other_text)
+    index = mine.index(region) if region in mine else len(theirs)
+    return theirs[index] if index < len(theirs) else None
+
+
+# Methods of an op that TableGen declares only when its record asks for them.
+_OP_HOOKS = {"fold": ("hasFolder",), "verify": ("hasVerifier",), "verifyRegions": ("hasRegionVerifier",),
+             "canonicalize": ("hasCanonicalizeMethod",), "getCanonicalizationPatterns": ("hasCanonicalizer",
+                                                                                         "hasCanonicalizeMethod")}
+
+
+@lru_cache(maxsize=16)
+def _undeclared_hooks(tree: GitTree, backend: str) -> frozenset[str]:
+    """Op::hook methods the backend's own copies of TableGen files leave undeclared (the record is there and
+    does not set the hook's flag, e.g. `// let hasFolder = 1;`): the backend's build generates no
+    declaration, so nothing needs a replacement."""
+    undeclared: set[str] = set()
+    for path in tree.paths():
+        if not (path.startswith(f"third_party/{backend}/") and path.endswith(TD)):
+            continue
+        for record in records(path, read_text(tree, path) or ""):
+            if record.kind != "op":
+                continue
+            for hook, flags in _OP_HOOKS.items():
+                if not any(re.search(rf"^\s*let\s+{flag}\s*=\s*1\b", record.source, re.MULTILINE) for flag in flags):
+                    undeclared.add(f"{record.cpp_name}::{hook}")
+    return frozenset(undeclared)
+
+
+def _replacement_findings(finding: Callable[..., Finding], macro: str, region: GuardRegion, path: str,
+                          trunk: list[CppFunction], library: dict[str, list[CppFunction]],
+                          undeclared: frozenset[str], trunk_defines: Callable[[str, str], bool]) -> list[Finding]:
+    """Each trunk function the guard turns off (#ifndef: the default; #ifdef: a declaration the backend fills)
+    needs a definition in the backend's spec library, with the parameters trunk declares; not an op hook the
+    backend's own TableGen records never declare."""
+    out = []
+    for function in trunk:
+        replacements = library.get(function.short_name, [])
+        if not replacements and function.short_name in undeclared:
+            continue
+        if not replacements and region.directive == "ifdef" and trunk_defines(macro, function.short_name):
+            continue  # the guard changes how trunk declares it (e.g. drops `static` in the file that defines it)
+        if not replacements:
+            what = "turns off trunk" if region.directive == "ifndef" else "declares, for the backend,"
+            out.append(finding("guard-replacement-missing", f"{macro} {what} {function.name} "
+                               f"({path}:{function.start}) but the backend's spec library defines no "
+                               f"{function.short_name}", "define the replacement in spec/lib, or drop the macro"))
+        elif function.params and not any(r.params == function.params for r in replacements):
+            # the replacement that looks most like it (an overload is paired with its own, not the first of
+            # as many parameters)
+            where = max(replacements, key=lambda r: difflib.SequenceMatcher(None, r.params, function.params).ratio())
+            out.append(finding("guard-signature-mismatch", f"{macro}: trunk {function.name}({function.params}) "
+                               f"but the replacement in {where.text}:{where.start} takes ({where.params})",
+                               "change the replacement's parameters to trunk's"))
+    return out
+
+
+def _region_findings(context: DriftContext, backend: str, header: str, macro: str, path: str, region: GuardRegion,
+                     fork_text: str, library: dict[str, list[CppFunction]],
+                     trunk_defines: Callable[[str, str], bool]) -> list[Finding]:
+    where = f"{path}:{region.start}"
+
+    def finding(kind: str, message: str, action: str, diff: str | None = None) -> Finding:
+        return Finding(kind, header, message, action, None, backend, related_path=path, diff=diff,
+                       details={"macro": macro, "guard": where, "directive": region.directive})
+
+    new_path = context.new_path(path)
+    if new_path is None:
+        return [finding("guard-default-removed", f"{macro}: {path} was deleted upstream",
+                        "find the new home of the guarded code and guard it there")]
+    out = []
+    upgraded_text, marked = _upgraded_trunk(context, new_path)
+    if marked:
+        out.append(_conflicted_note(backend, new_path, "the upgraded tree"))
+    if context.target is not None:
+        if not any(r.macro == macro for r in guard_regions(upgraded_text or "")):
+            out.append(finding("guard-lost", f"{macro}: the #{region.directive} guard is gone from "
+                               f"{new_path} on the upgraded tree", "re-add the guard around the trunk default"))
+    defined = functions(fork_text)
+    guarded = functions_in(region, defined)
+    old_functions = functions(read_text(context.upstream_old, path) or "")
+    new_text = read_text(context.upstream_new, new_path)
+    new_functions = functions(new_text or "")
+    out += _replacement_findings(finding, macro, region, path,
+                                 _turned_off(region, fork_text, defined, new_functions, new_text, upgraded_text),
+                                 library, _undeclared_hooks(backend_tree(context), backend), trunk_defines)
+    olds = _counterparts(guarded, defined, old_functions)
+    upstream = [(function, old) for function, old in zip(guarded, olds) if old is not None]  # not FlagTree's own
+    news = _counterparts([old for _, old in upstream], old_functions, new_functions)
+    for (function, old), new in zip(upstream, news):
+        # Its own line, which also tells apart same-named defaults (overloads, a method of several classes); the
+        # guard's line separately: one guard may hold a whole file of defaults.
+        named = f"{function.name} at {path}:{function.start} (in the guard at line {region.start})"
+        if new is None:
+            out.append(finding("guard-default-removed", f"{macro}: guarded trunk default "
+                               f"{named} no longer exists in {new_path}",
+                               "re-target the backend replacement at the code that replaced it"))
+        elif old.normalized != new.normalized:
+            diff = "".join(difflib.unified_diff(old.text.splitlines(keepends=True), new.text.splitlines(keepends=True),
+                                                f"a/{path}", f"b/{new_path}"))
+            out.append(finding("guard-default-changed", f"{macro}: guarded trunk default "
+                               f"{named} changed upstream",
+                               "port the upstream change into the backend's replacement", diff=diff))
+    return out

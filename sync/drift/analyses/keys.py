@@ -1,0 +1,290 @@
+"""Key strings: FlagTree code reads a dictionary key, attribute or option name whose upstream producer
+changed between the tags (heuristic, low confidence).
+
+Readers are FlagTree's added Python lines: `x["k"]`, `x.get("k")`, `getattr(o, "k")`, `hasattr(o, "k")`
+and attribute reads `x.k` (metadata and options objects are often dicts seen through attributes).
+Producers are upstream Python code that writes the key as a string: `d["k"] = ...`, `{"k": ...}`,
+`setattr(o, "k", ...)`. When the producing statements of a key FlagTree reads differ between the tags in
+an upstream file, that file is reported, also when FlagTree never changed it, with the diff hunks that
+mention the key.
+
+A key is a generic word (`matmul`, `float32`), so the container must agree: the last name of the expression
+read from (`metadata` in `kernel.metadata["k"]`) and of the one written to (`metadata` in `metadata["k"] =`,
+`metadata = {"k": ...}`). Different names on both sides: a coincidence, nothing reported. Same name, and
+upstream stopped producing the key or changed the kind of value (a tuple became a call, a list a dict):
+`key-string` (warning). Same name with only a different value of the same kind, or a side whose container
+cannot be named (a dict literal passed as an argument): `key-string-review` (info).
+
+The process environment (`os.environ`) is neither: its variables come from whoever runs the process, so an
+upstream file that sets one (a CLI preparing a child's environment) produces nothing FlagTree's read of it
+depends on, and a read of one is not a read of upstream's data."""
+from __future__ import annotations
+
+import ast
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from sync.support.cache import memoized
+from sync.git import Change, changes_with_renames
+from sync.model import Finding
+from sync.facts.trees import read_text
+from sync.drift.context import DriftContext
+from sync.facts.delta import PY, backend_of, fork_added_lines, hunks_with, text_diff
+from sync.facts.pyblobs import Extractor, python_fact, register
+from sync.drift.analyses.symbols import significant_name
+from sync.facts.parsing import Unparseable, parsed_ast, walk_levels
+from sync.facts.pychunks import merge_levels, over_chunks
+
+_READ_CALLS = {"get", "pop", "setdefault"}
+_ENVIRONMENT = frozenset({"environ"})  # container names of the process environment (os.environ, environ)
+_NOT_PRODUCERS = ("/test/", "/tests/", "/tutorials/", "/unittest/")  # tests and examples feed no runtime data
+
+
+def _produces_runtime_data(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return not any(part in "/" + path for part in _NOT_PRODUCERS) and not name.startswith("test_")
+
+
+def container_name(node: ast.AST) -> str | None:
+    """The last name of the expression a key is read from or written to: `metadata` for `k.metadata`."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def read_keys(text: str, lines: frozenset[int]) -> dict[str, int]:
+    """Key -> first line it is read on, over the given lines."""
+    return {key: reads[0][0] for key, reads in key_reads(text, lines).items()}
+
+
+def key_reads(text: str, lines: frozenset[int]) -> dict[str, list[tuple[int, str | None]]]:
+    """Key -> (line, container name) of every read over the given lines, in line order (from the blob's
+    facts: one shared parse)."""
+    found: dict[str, list[tuple[int, str | None]]] = {}
+    for key, line, container in python_fact("key-reads", text):
+        if line in lines:
+            found.setdefault(key, []).append((line, container))
+    return {key: sorted(reads, key=lambda read: read[0]) for key, reads in found.items()}
+
+
+def _key_reads_of(nodes: list[ast.AST]) -> list[tuple[str, int, str | None]]:
+    """(key, line, container name) of every read among some nodes of the shared walk, in walk order."""
+    found: list[tuple[str, int, str | None]] = []
+    for node in nodes:
+        line = getattr(node, "lineno", 0)
+        key, container = None, None
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and _string(node.slice):
+            key, container = _string(node.slice), container_name(node.value)
+        elif isinstance(node, ast.Call) and node.args and _string(node.args[0]) and (
+                isinstance(node.func, ast.Attribute) and node.func.attr in _READ_CALLS):
+            key, container = _string(node.args[0]), container_name(node.func.value)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr") \
+                and len(node.args) >= 2 and _string(node.args[1]):
+            key, container = _string(node.args[1]), container_name(node.args[0])
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            key, container = node.attr, container_name(node.value)
+        if key and key.isidentifier() and significant_name(key) and container not in _ENVIRONMENT:
+            found.append((key, line, container))
+    return found
+
+
+register(Extractor("key-reads", 3, _key_reads_of, lambda reads: [] if reads is None else reads,
+                   encode=lambda reads: [list(read) for read in reads],
+                   decode=lambda stored: [(str(key), int(line), None if container is None else str(container))
+                                          for key, line, container in stored],
+                   reads=frozenset({ast.Subscript, ast.Call, ast.Attribute})))
+
+
+def _string(node: ast.AST) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+@dataclass(frozen=True)
+class Production:
+    container: str | None  # the last name written to; None for a dict literal that is not assigned
+    kind: str  # what kind of value: the AST class of the expression, and the callee of a call
+
+
+Producers = tuple[dict[str, list[str]], dict[str, list[Production]]]
+
+
+def producers(text: str, keys: set[str]) -> Producers:
+    """For the keys asked about: the producing statements/entries as written (sorted), and where
+    (container) and what kind of value upstream writes; one parse, through the fact cache."""
+    return memoized("key-producers", 3, text, lambda source: _producers(source, keys),
+                    encode=lambda found: [found[0], {key: [[p.container, p.kind] for p in writes]
+                                                     for key, writes in found[1].items()}],
+                    decode=lambda stored: ({str(key): [str(v) for v in values] for key, values in stored[0].items()},
+                                           {str(key): [Production(None if c is None else str(c), str(kind))
+                                                       for c, kind in writes] for key, writes in stored[1].items()}),
+                    extra="\0".join(sorted(keys)))
+
+
+def _value_kind(value: ast.AST) -> str:
+    if isinstance(value, ast.Call):
+        return f"call {ast.unparse(value.func)}"
+    if isinstance(value, ast.Constant):
+        return f"constant {type(value.value).__name__}"
+    return type(value).__name__
+
+
+def _producers(text: str, keys: set[str]) -> Producers:
+    found = over_chunks(text, parsed_ast, lambda trees: _productions(trees, keys))  # guarded: deep nesting is a result
+    return ({}, {}) if isinstance(found, Unparseable) else found
+
+
+def _productions(trees: Iterator[ast.Module], keys: set[str]) -> Producers:
+    written: dict[str, list[str]] = defaultdict(list)
+    parts: list[list[list[tuple[str, Production]]]] = []  # per chunk, per depth of the walk
+    for tree in trees:
+        dict_owner: dict[int, str | None] = {}  # by id(): one chunk's nodes (ids are reused once its tree is gone)
+        levels: list[list[tuple[str, Production]]] = []
+        # One walk: breadth first, an assignment comes before the dict literal it assigns.
+        for level in walk_levels(tree):
+            productions: list[tuple[str, Production]] = []
+            levels.append(productions)
+            for node in level:
+                if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                    if isinstance(node.value, ast.Dict) and not isinstance(node, ast.AugAssign):
+                        owner = node.targets[0] if isinstance(node, ast.Assign) else node.target
+                        dict_owner[id(node.value)] = container_name(owner)
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    for target in targets:
+                        key = _string(target.slice) if isinstance(target, ast.Subscript) else None
+                        if key is not None and key in keys and isinstance(target, ast.Subscript) \
+                                and container_name(target.value) not in _ENVIRONMENT:
+                            written[key].append(ast.unparse(node))
+                            if node.value is not None:
+                                productions.append((key, Production(container_name(target.value),
+                                                                    _value_kind(node.value))))
+                elif isinstance(node, ast.Dict):
+                    for key_node, value in zip(node.keys, node.values):
+                        key = _string(key_node) if key_node is not None else None
+                        if key is not None and key in keys:
+                            written[key].append(f"{key!r}: {ast.unparse(value)}")
+                            productions.append((key, Production(dict_owner.get(id(node)), _value_kind(value))))
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
+                        and len(node.args) == 3:
+                    key = _string(node.args[1])
+                    if key is not None and key in keys:
+                        written[key].append(ast.unparse(node))
+                        productions.append((key, Production(container_name(node.args[0]), _value_kind(node.args[2]))))
+        parts.append(levels)
+        del tree
+    out: dict[str, list[Production]] = defaultdict(list)
+    for key, production in merge_levels(parts):  # in the order of a walk of the whole module
+        out[key].append(production)
+    return {key: sorted(values) for key, values in written.items()}, dict(out)
+
+
+def grade(reads: list[tuple[int, str | None]], before: list[Production], after: list[Production]) -> str | None:
+    """`warning`, `review` or None (a name coincidence) for one key's reads against its upstream producers."""
+    read_names = {name for _, name in reads}
+    written = {production.container for production in before}
+    if None not in read_names and None not in written and not read_names & written:
+        return None  # FlagTree reads it from something else than upstream writes it to
+    matched = read_names & written - {None}
+    kinds_before = {p.kind for p in before if p.container in matched}
+    kinds_after = {p.kind for p in after if p.container in matched}
+    if matched and (not kinds_after or kinds_before != kinds_after):
+        return "warning"  # stopped producing it there, or produces another kind of value
+    return "review"
+
+
+_WORD = re.compile(r"\w+")
+_QUOTED_WORD = re.compile(r"""(?=(['"])(\w+)\1)""")  # every 'word' / "word", overlapping ones too
+
+
+def _mentions_quoted(text: str, word_keys: set[str], other_keys: set[str]) -> bool:
+    """Whether 'key' or "key" occurs in text for some key: one scan for the keys made of word characters
+    (a quoted key is the whole word run after its quote), a substring test for any other."""
+    if word_keys and not word_keys.isdisjoint(word for _, word in _QUOTED_WORD.findall(text)):
+        return True
+    return any(f"'{key}'" in text or f'"{key}"' in text for key in other_keys)
+
+
+def key_string_findings(context: DriftContext) -> list[Finding]:
+    return key_string_join(context, [key_string_part(context, 0, 1)])
+
+
+def key_string_part(context: DriftContext, part: int, parts: int) -> list[tuple[int, list[Finding]]]:
+    """The findings of every parts-th upstream change, from the part-th: (the change's place, its findings)."""
+    readers: dict[str, list[tuple[str, int, str | None]]] = defaultdict(list)
+    for path, lines in sorted(fork_added_lines(context.upstream_old, context.fork).items()):
+        if path.endswith(PY):
+            for key, reads in key_reads(read_text(context.fork, path) or "", lines).items():
+                readers[key].extend((path, line, container) for line, container in reads)
+    if not readers:
+        return []
+    word_keys = {key for key in readers if _WORD.fullmatch(key)}
+    found = []
+    for number, change in enumerate(changes_with_renames(context.upstream_old, context.upstream_new)):
+        if number % parts == part:
+            findings = _change_findings(context, change, readers, word_keys)
+            if findings:
+                found.append((number, findings))
+    return found
+
+
+def key_string_join(context: DriftContext, shares: list[list[tuple[int, list[Finding]]]]) -> list[Finding]:
+    """The findings of all parts, in the order of the changes."""
+    return [finding for _, findings in sorted(item for share in shares for item in share) for finding in findings]
+
+
+def _change_findings(context: DriftContext, change: Change, readers: dict[str, list[tuple[str, int, str | None]]],
+                     word_keys: set[str]) -> list[Finding]:
+    """What one upstream change did to the keys FlagTree's lines read (word_keys: those that are one word)."""
+    if not change.old_path.endswith(PY) or change.status == "added" or not _produces_runtime_data(change.old_path):
+        return []
+    keys = set(readers)
+    before = read_text(context.upstream_old, change.old_path) or ""
+    if not _mentions_quoted(before, word_keys, keys - word_keys):
+        return []  # cheap: no key FlagTree reads is written as a string here
+    old_producers, old_writes = producers(before, keys)
+    if not old_producers:
+        return []  # only a key upstream produced at the old tag can be reported: no need to parse after
+    after = read_text(context.upstream_new, change.new_path) or "" if change.new_path else ""
+    new_producers, new_writes = producers(after, keys)
+    findings = []
+    for key in sorted(set(old_producers) | set(new_producers)):
+        if old_producers.get(key) == new_producers.get(key) or key not in old_producers:
+            continue  # unchanged, or a producer upstream only added (nothing FlagTree relied on)
+        reads = [(line, container) for _, line, container in readers[key]]
+        level = grade(reads, old_writes.get(key, []), new_writes.get(key, []))
+        if level is None:
+            continue
+        findings.append(_finding(context, change.old_path, change.new_path or change.old_path, before, after, key,
+                                 readers[key], old_producers[key], new_producers.get(key, []), level))
+    return findings
+
+
+def _finding(context: DriftContext, old_path: str, path: str, before: str, after: str, key: str,
+             readers: list[tuple[str, int, str | None]], old: list[str], new: list[str], level: str) -> Finding:
+    reader, line, _ = readers[0]
+    files = list(dict.fromkeys(f"{p}:{n}" for p, n, _ in _first_per_file(readers)))
+    stopped = not new
+    what = "no longer produces it here" if stopped else "changed how it produces it"
+    more = f" and {len(files) - 1} more file(s)" if len(files) > 1 else ""
+    why = ("read from the same name upstream writes it to" if level == "warning" else
+           "same kind of value, or a container that cannot be named: review")
+    return Finding(
+        "key-string" if level == "warning" else "key-string-review", path,
+        f"FlagTree reads {key!r} ({reader}:{line}{more}); upstream {what}: {'; '.join(old)[:160]} -> "
+        f"{'; '.join(new)[:160] or 'nothing'} ({why})",
+        backend=backend_of(context.owners.owners, reader), related_path=reader,
+        diff=hunks_with(text_diff(before, after, old_path, path), key),
+        details={"key": key, "readers": files[:10],
+                 "read_from": sorted({c for _, _, c in readers if c}),
+                 "upstream": "stopped" if stopped else "changed",
+                 "confidence": "medium" if level == "warning" and stopped else "low"})
+
+
+def _first_per_file(readers: list[tuple[str, int, str | None]]) -> list[tuple[str, int, str | None]]:
+    seen: dict[str, tuple[str, int, str | None]] = {}
+    for reader in readers:
+        seen.setdefault(reader[0], reader)
+    return list(seen.values())

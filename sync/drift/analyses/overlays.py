@@ -1,0 +1,231 @@
+"""Classify each overlay file (Python and C++) against its trunk counterpart at the two tags."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import unidiff
+
+from sync.model import Finding
+from sync.facts.layout import SpecFile, package_init
+from sync.git import ConflictHunk, GitTree, Oid, Repository, blob_diff, merge_blobs
+from sync.facts.trees import read_text
+from sync.drift.context import DriftContext
+from sync.facts.roles import OVERLAY, PACKAGE_COPY, RENAMED_COPY, SETUP_COPY, Classified, contained_in, shadows_trunk
+from sync.facts.pyfacts import normalized_statements, parse_module_facts
+
+
+@dataclass(frozen=True)
+class MergedOverlay:
+    """A clean 3-way merge result that --apply may write."""
+
+    path: str
+    data: bytes
+
+
+def upstream_diff(repo: Repository, old: Oid | None, new: Oid | None, old_path: str,
+                  new_path: str) -> tuple[str, str]:
+    """Unified diff of a trunk file between the tags and a one-line summary of its hunks (via unidiff)."""
+    text = blob_diff(repo, old, new, old_path, new_path)
+    try:
+        parsed = unidiff.PatchSet(text)
+    except unidiff.UnidiffParseError:
+        return text, "diff could not be parsed"
+    hunks = [hunk for patched in parsed for hunk in patched]
+    ranges = ", ".join(f"{hunk.source_start}-{hunk.source_start + max(hunk.source_length - 1, 0)}" for hunk in hunks)
+    added = sum(patched.added for patched in parsed)
+    removed = sum(patched.removed for patched in parsed)
+    return text, f"upstream changed {len(hunks)} hunk(s) at old lines {ranges} (+{added}/-{removed})"
+
+
+def _upgrade_convention(hunk: ConflictHunk) -> dict[str, object]:
+    """Report hunks as the replay does: ours = upgraded trunk, theirs = the FlagTree side (the overlay)."""
+    return {"line": hunk.line, "ours": hunk.theirs, "base": hunk.base, "theirs": hunk.ours}
+
+
+def _hijack_lost(context: DriftContext, classified: Classified) -> str | None:
+    """Why the package that makes this an overlay no longer does, if it does not."""
+    if classified.role != OVERLAY or classified.hijacked is None:
+        return None
+    package = classified.hijacked
+    init = package_init(package)
+    if not context.upstream_new.exists(init):
+        return f"package {package or 'python/triton'} no longer exists upstream ({init} deleted)"
+    if context.target_hooks is not None and package not in context.target_hooks.hijacked:
+        facts = context.module_facts(context.target, init) if context.target else None
+        if facts is not None and facts.error:
+            return None  # a conflicted __init__.py is reported by the upgrade, not guessed at here
+        return f"{init} no longer calls spec_path on the upgraded tree"
+    return None
+
+
+def classify_overlay(context: DriftContext, classified: Classified, merged: list[MergedOverlay]) -> Finding | None:
+    spec_file = classified.file
+    trunk_path = spec_file.trunk_path
+    assert trunk_path is not None
+    repo, new = context.repo, context.upstream_new
+    base_id, base = context.recorded_base(spec_file)
+    if base_id is None:
+        return None  # a module the backend adds: nothing upstream to drift from
+    overlay_tree = backend_tree(context)
+    ours_id = overlay_tree.blob_id(spec_file.path)
+    if ours_id is None:
+        return None  # deleted on the upgraded branch: that was the fix, nothing is left to drift
+
+    route = _route(classified)
+
+    def finding(kind: str, message: str, action: str, related: str | None = trunk_path,
+                diff: str | None = None, **details: object) -> Finding:
+        if kind == "overlay-redundant" and classified.role == SETUP_COPY:
+            action = f"{action}; drop its copy call in {spec_file.via}"
+        return Finding(kind, spec_file.path, f"{route}: {message}" if route else message, action,
+                       backend=spec_file.backend, related_path=related, diff=diff,
+                       details={"base": base, **details, **({"mechanism": classified.role} if route else {})})
+
+    lost = _hijack_lost(context, classified)
+    if lost:
+        return finding("hijack-lost", f"overlay is no longer loaded: {lost}",
+                       "move the overlay to a hijacked package or into a spec function")
+    new_path = context.new_path(trunk_path)
+    if new_path is None:
+        return finding("overlay-orphan", f"trunk counterpart {trunk_path} was deleted upstream",
+                       "delete the overlay or port its change to where the code went")
+    if new_path != trunk_path:
+        diff, _ = upstream_diff(repo, base_id, new.blob_id(new_path), trunk_path, new_path)
+        return finding("overlay-orphan", f"trunk counterpart {trunk_path} was renamed to {new_path}",
+                       f"move the overlay to the mirror of {new_path} and re-merge", related=new_path,
+                       diff=diff, renamed_to=new_path)
+    theirs_id = new.blob_id(trunk_path)
+    ours_text, new_text = read_text(overlay_tree, spec_file.path) or "", read_text(new, trunk_path) or ""
+    # Deleting the overlay loads the trunk FlagTree ships (the upgraded branch's), not upstream's: "redundant"
+    # holds only against that. An overlay equal to upstream's file where FlagTree's trunk differs keeps the
+    # backend off FlagTree's own trunk lines on purpose.
+    shipped_text, where = _shipped_trunk(context, trunk_path, new_text)
+    deletable = _deletable(classified)
+    if ours_text == shipped_text and not deletable:
+        # A C++ or TableGen copy is named by the backend's build, which compiles it in trunk's place: deleting
+        # it breaks that build, and nothing here is out of date.
+        return finding("overlay-in-sync", f"identical to {trunk_path} {where}; {_why_kept(classified)}, so it "
+                       "stays (dropping it takes a build change too)", "")
+    if ours_text == shipped_text:
+        return finding("overlay-redundant", f"identical to {trunk_path} {where}",
+                       "delete the overlay: trunk now does the same")
+    how = contained_in(ours_text, shipped_text) if deletable else None
+    if how is not None and not _leaves_out_flagtree_statements(ours_text, shipped_text, new_text):
+        return finding("overlay-redundant", f"{how} {trunk_path} {where}",
+                       "delete the overlay: trunk now contains it")
+    if ours_text == new_text:
+        return finding("overlay-in-sync", f"identical to {trunk_path} at the new tag, where the upgraded trunk has "
+                       "FlagTree's own changes: the overlay keeps this backend off them (deleting it would not)", "")
+    if deletable and ours_id == base_id and base_id != theirs_id and shipped_text == new_text:
+        # Its merge can only give trunk at the new tag, which loads anyway once it is gone. (A C++ copy at its
+        # base is stale instead: the build compiles it, so it must take the merge, trunk's new file.)
+        return finding("overlay-redundant", f"identical to {trunk_path} at its base ({base.get('tag')}): no change "
+                       "of the backend's to keep, and trunk at the new tag is what loads in its place",
+                       "delete the overlay: trunk does the same")
+    if base_id == theirs_id:
+        return finding("overlay-in-sync", "trunk counterpart unchanged since the overlay's base", "")
+    if deletable and ours_text == read_text(context.fork, trunk_path):
+        # What loaded in its place on the FlagTree branch was the same file: the backend has no change of its own
+        # to carry, and without it the upgraded trunk (FlagTree's trunk moved onto the new tag) loads instead.
+        return finding("overlay-redundant", f"identical to {trunk_path} on the FlagTree branch "
+                       f"({context.range.source.ref if context.range else context.fork.label}): no change of the backend's to keep, and the upgraded trunk is what "
+                       "loads in its place", "delete the overlay: trunk does the same")
+    diff, summary = upstream_diff(repo, base_id, theirs_id, trunk_path, trunk_path)
+    outcome = merge_blobs(repo, spec_file.path, base_id, ours_id, theirs_id,
+                          (f"{trunk_path} (old tag)", f"{spec_file.backend} overlay", f"{trunk_path} (new tag)"))
+    if outcome.clean and outcome.data == overlay_tree.read(spec_file.path):
+        return finding("overlay-in-sync", f"{summary}; the overlay already holds that change (the 3-way merge "
+                       "leaves it as it is)", "", diff=diff)
+    if outcome.clean:
+        merged.append(MergedOverlay(spec_file.path, outcome.data))
+        return finding("overlay-auto-mergeable", f"{summary}; the 3-way merge is clean",
+                       "apply the merged file (drift --apply) and review", diff=diff)
+    return finding("overlay-conflicting", f"{summary}; the 3-way merge conflicts in "
+                   f"{len(outcome.hunks)} hunk(s)", "merge by hand: the hunks show both sides",
+                   diff=diff, hunks=[_upgrade_convention(hunk) for hunk in outcome.hunks])
+
+
+def _deletable(classified: Classified) -> bool:
+    """Whether deleting the file loads trunk's in its place: true of a Python overlay and of a file a setup helper
+    copies over trunk (drop the copy call with it); a C++ copy, a file of a package copy or a copy under another
+    name is named by the build or imported by its own name, and must stay."""
+    return classified.file.is_python and classified.role not in (PACKAGE_COPY, RENAMED_COPY)
+
+
+def _why_kept(classified: Classified) -> str:
+    if classified.role == PACKAGE_COPY:
+        return "the backend's triton package ships this copy"
+    if classified.role == RENAMED_COPY:
+        return "the backend imports this copy by its own name"
+    return "the backend's build compiles this copy in its place"
+
+
+def _route(classified: Classified) -> str:
+    """How a copy that is no spec_path overlay comes to replace or repeat its trunk file ("" for an overlay)."""
+    trunk_path, via = classified.file.trunk_path, classified.file.via
+    return {SETUP_COPY: f"copied over {trunk_path} by {via}",
+            PACKAGE_COPY: f"ships in place of {trunk_path} (package_dir of {via})",
+            RENAMED_COPY: f"a copy of {trunk_path} under another name"}.get(classified.role, "")
+
+
+def _shipped_trunk(context: DriftContext, trunk_path: str, new_text: str) -> tuple[str, str]:
+    """The trunk file that loads in the overlay's place, and where it was read: the upgraded branch's when
+    there is one (FlagTree's trunk changes included), else upstream's at the new tag."""
+    shipped = read_text(context.target, trunk_path) if context.target is not None else None
+    if shipped is None or shipped == new_text:
+        return new_text, "at the new tag"
+    return shipped, "on the upgraded branch"
+
+
+def _leaves_out_flagtree_statements(ours_text: str, shipped_text: str, new_text: str) -> bool:
+    """Whether the overlay lacks a module-level statement FlagTree's trunk has over upstream's file: trunk
+    "containing" the overlay then means FlagTree's own code, which deleting the overlay would turn on."""
+    if shipped_text == new_text:
+        return False
+    mine, shipped, upstream = (normalized_statements(text) for text in (ours_text, shipped_text, new_text))
+    if mine is None or shipped is None or upstream is None:
+        return True  # cannot tell: never advise a deletion on a guess
+    return not shipped - upstream <= mine
+
+
+def backend_tree(context: DriftContext) -> GitTree:
+    """The tree whose backend files (overlays, spec functions, C++ spec library) are judged."""
+    return context.backend_files
+
+
+def overlay_findings(context: DriftContext) -> list[Finding]:
+    """Every overlay of the selected backends; clean merges go to context.merged for --apply."""
+    merged = context.merged
+    findings = []
+    for classified in context.classified:
+        if not shadows_trunk(classified):
+            continue  # spec modules, new modules, C++ spec libraries: not copies of a trunk file
+        if not backend_tree(context).exists(classified.file.path):
+            continue  # deleted on the upgraded branch
+        unusable = _unusable(context, classified.file)
+        if unusable is not None:
+            findings.append(unusable)
+            if unusable.kind == "overlay-symlink":
+                continue  # nothing to merge: the link target is not the overlay's text
+        found = classify_overlay(context, classified, merged)
+        if found is not None:
+            findings.append(found)
+    return findings
+
+
+def _unusable(context: DriftContext, spec_file: SpecFile) -> Finding | None:
+    """Overlays the analysis cannot read as source; the others are still classified."""
+    path, tree = spec_file.path, backend_tree(context)
+    if tree.is_symlink(path):
+        return Finding("overlay-symlink", path, "the overlay is a symbolic link; it was not analysed",
+                       "replace the link by the file", backend=spec_file.backend)
+    data = tree.read(path) or b""
+    if b"\0" in data:
+        return Finding("overlay-binary", path, "the overlay is binary; only identity with trunk was checked",
+                       "", backend=spec_file.backend)
+    if spec_file.is_python:
+        error = parse_module_facts(path, data.decode("utf-8", errors="replace"), positions=False).error
+        if error:
+            return Finding("overlay-unparsable", path, f"the overlay is not valid Python: {error}",
+                           "fix the syntax error; it would fail at import", backend=spec_file.backend)
+    return None

@@ -1,0 +1,678 @@
+"""Symbol drift: FlagTree-added code that uses trunk symbols upstream removed or re-declared.
+
+A textual merge can be clean and still break: the code FlagTree adds names a field upstream
+renamed, calls a Python function whose parameters changed, includes a header that moved.
+The analysis starts from the identifiers on the lines FlagTree added (diff old tag -> FlagTree
+branch; C++ identifiers through tree-sitter, so comments and strings do not count) and asks,
+for those names only, what upstream did between the tags:
+
+- removed: an upstream-changed file declared the name at the old tag (a Python def, class,
+  parameter, field or attribute; a C++ function, field, type or enumerator, found by
+  tree-sitter queries; a TableGen record or `$parameter`, whose generated accessor `getX` counts
+  too) and no upstream-changed file declares it at the new tag;
+- signature: a Python function of that name changed its parameters (ast);
+- header: an #include FlagTree added names a file upstream deleted or renamed.
+
+Python code reaches C++ only through bindings, which are not modelled here: a name on a Python
+line matches only what upstream removed from a Python module (and Python signatures), never a C++
+or TableGen declaration that happens to share it (`json.loads` is not the C++ field `loads`).
+Names on C++ and TableGen lines match declarations of every language, as they always have.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import io
+import keyword
+import re
+import tokenize
+from bisect import bisect_left, bisect_right
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from functools import lru_cache
+from posixpath import basename
+from typing import Callable, Iterable, Iterator, Sequence
+
+import libcst as cst
+from tree_sitter import Node
+
+from sync.support.cache import memoized
+from sync.model import Finding
+from sync.git import GitTree, Repository, changes_with_renames
+from sync.git import added_lines as tree_added_lines
+from sync.facts.trees import read_text
+from sync.facts.cpp import NAME_QUERY, captures, node_text
+from sync.facts.pyfacts import Param, first_line, _params as _ast_params
+from sync.facts.pyfacts_cst import _params as _cst_params
+from sync.facts.parsing import Unparseable, parsed_ast, parsed_python, skipped
+from sync.facts.pyblobs import Extractor, python_fact, register
+from sync.facts.pychunks import over_chunks
+
+PY = (".py",)
+CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
+TD = (".td",)
+CODE = PY + CPP + TD
+TRUNK_PREFIXES = ("python/triton/", "python/src/", "include/", "lib/", "bin/")
+# Too generic to stand for one trunk symbol: they appear and vanish all over a release.
+GENERIC = frozenset("""
+value values result results index shape layout order name names type types other input output offset
+encoding encodings options config attrs attributes builder context module function kernel
+insert append erase remove clear contains lookup create build print dump parse apply visit update
+offsets block blocks number count first second start begin end size sizes rank kind mode state
+""".split())
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]')
+_PY_DEF_LINE = re.compile(r"^(\s*(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(.*)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Use:
+    name: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Drift:
+    name: str  # the identifier as FlagTree writes it
+    change: str  # removed | signature | header
+    path: str  # the upstream file where it changed (old tag)
+    detail: str = ""
+    python: bool = True  # Python lines can mean it: a Python module declared it (see the module docstring)
+    native: bool = True  # C++ and TableGen lines can mean it: the first removal found, whatever its language
+
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+def significant_name(name: str) -> bool:
+    return len(name) >= 5 and name.lower() not in GENERIC and not name.startswith("__") and name not in _BUILTINS
+
+
+def added_lines(repo: Repository, old: GitTree, fork: GitTree) -> dict[str, set[int]]:
+    """FlagTree's added lines per trunk code file (new-side line numbers), from one tree diff."""
+    return tree_added_lines(old, fork, lambda path: path.startswith(TRUNK_PREFIXES) and path.endswith(CODE))
+
+
+def uses_on_lines(path: str, text: str, lines: set[int]) -> tuple[list[Use], list[Use]]:
+    """(identifiers, #include paths) on the given lines; comments and strings never count."""
+    identifiers: dict[str, int] = {}
+    source = text.splitlines()
+    includes = [Use(match[1], line) for line in sorted(lines) if 0 < line <= len(source)
+                for match in [_INCLUDE.match(source[line - 1])] if match]
+    if path.endswith(CPP):
+        for name, line in _cpp_identifier_lines(text):
+            if line in lines:
+                identifiers.setdefault(name, line)
+    elif path.endswith(PY):
+        identifiers.update(_python_trunk_names(text, lines))
+    else:
+        for line in sorted(lines):
+            if 0 < line <= len(source):
+                for name in _TOKEN.findall(source[line - 1].split("//", 1)[0]):
+                    identifiers.setdefault(name, line)
+    return [Use(name, line) for name, line in identifiers.items() if significant_name(name)], includes
+
+
+def _cpp_identifier_lines(text: str) -> list[tuple[str, int]]:
+    """(identifier, line) of every significant identifier of a C++ text in document order, each pair once
+    (fact cache: the split symbol analysis reads a file in each of its parts)."""
+    return memoized("cpp-identifier-lines", 1, text, _identifier_lines,
+                    encode=lambda pairs: [list(pair) for pair in pairs],
+                    decode=lambda stored: [(str(name), int(line)) for name, line in stored])
+
+
+def _identifier_lines(text: str) -> list[tuple[str, int]]:
+    pairs = ((node_text(node), node.start_point[0] + 1) for node in captures(NAME_QUERY, text).get("id", []))
+    return list(dict.fromkeys(pair for pair in pairs if significant_name(pair[0])))
+
+
+def _python_trunk_names(text: str, lines: set[int]) -> dict[str, int]:
+    """Names on the lines that can refer to trunk: imported, attributes (x.NAME), calls, keywords.
+
+    FlagTree's own local variables are none of these, which keeps coincidences out.
+    """
+    found: dict[str, int] = {}
+    for name, line in _candidates_on(text, lines):
+        if line in lines:
+            found.setdefault(name, line)
+    return found
+
+
+FRAGMENT_THRESHOLD = 256 * 1024  # characters: a larger text is tokenized only around the lines asked about
+
+
+def _candidates_on(text: str, lines: set[int]) -> Iterator[tuple[str, int]]:
+    """_trunk_name_candidates of text, in order, at least on the given lines. A large text is tokenized only
+    in the runs of module-level statements that hold those lines, each with the statement after it (whose
+    first token is the next one the heuristic looks at); its statements come from the shared parse."""
+    statements = python_fact("statements", text) if len(text) > FRAGMENT_THRESHOLD and "\r" not in text else None
+    if not statements:  # small, \r line ends (ast and the tokenizer count lines apart), or unparsable
+        yield from _cached_candidates(text)
+        return
+    source = text.split("\n")
+    for start, end, stop in _fragments(statements, lines):
+        fragment = "\n".join(source[start - 1:stop]) + "\n"
+        for name, line in _cached_candidates(fragment):
+            if line <= end - start + 1:  # the statement after the run only gave the next token
+                yield name, line + start - 1
+
+
+def _cached_candidates(text: str) -> list[tuple[str, int]]:
+    return memoized("python-trunk-names", 1, text, _trunk_name_candidates,
+                    encode=lambda pairs: [list(pair) for pair in pairs],
+                    decode=lambda stored: [(str(name), int(line)) for name, line in stored])
+
+
+def _fragments(statements: list[tuple[int, int]], lines: set[int]) -> list[tuple[int, int, int]]:
+    """(first line, last line, last line with the next statement) of each run of module-level statements
+    that holds one of lines; statements sharing a line (`a; b`) are never split."""
+    groups: list[list[int]] = []
+    for start, end in statements:
+        if groups and start <= groups[-1][1]:
+            groups[-1][1] = max(groups[-1][1], end)
+        else:
+            groups.append([start, end])
+    ordered = sorted(lines)
+    wanted = [bisect_right(ordered, end) > bisect_left(ordered, start) for start, end in groups]
+    runs: list[tuple[int, int, int]] = []
+    for index, (start, end) in enumerate(groups):
+        if not wanted[index]:
+            continue
+        stop = groups[index + 1][1] if index + 1 < len(groups) else end
+        if index and wanted[index - 1]:  # the statement before is in the last run: extend it
+            runs[-1] = (runs[-1][0], end, stop)
+        else:
+            runs.append((start, end, stop))
+    return runs
+
+
+def _trunk_name_candidates(text: str) -> list[tuple[str, int]]:
+    """(name, line) of every token _python_trunk_names would take on any line, in order (fact cache).
+    The tokens stream past with one of lookahead (a list of a large file's tokens holds many times its
+    size); a text that does not tokenize to its end gives nothing."""
+    found: list[tuple[str, int]] = []
+    tokens = (t for t in tokenize.generate_tokens(io.StringIO(text).readline)
+              if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT))
+    depth = 0
+    in_import = False
+    previous: tokenize.TokenInfo | None = None
+    try:
+        token = next(tokens, None)
+        while token is not None:
+            following = next(tokens, None)
+            if token.type == tokenize.OP and token.string in "([{":
+                depth += 1
+            elif token.type == tokenize.OP and token.string in ")]}":
+                depth = max(depth - 1, 0)
+            new_line = previous is None or previous.end[0] != token.start[0]
+            if token.type == tokenize.NAME and token.string in ("import", "from") and new_line:
+                in_import = True
+            elif previous is not None and new_line and depth == 0:
+                in_import = False
+            if token.type == tokenize.NAME and not keyword.iskeyword(token.string):
+                before = previous.string if previous is not None else ""
+                after = following.string if following is not None else ""
+                if in_import or before == "." or after == "(" or (after == "=" and depth > 0):
+                    found.append((token.string, token.start[0]))
+            previous, token = token, following
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return []  # unparsable files are reported by other analyses
+    return found
+
+
+_DECLARATION_QUERY = """
+(function_declarator declarator: (_) @name)
+(field_declaration declarator: (field_identifier) @name)
+(class_specifier name: (_) @name)
+(struct_specifier name: (_) @name)
+(enum_specifier name: (_) @name)
+(enumerator name: (identifier) @name)
+(alias_declaration name: (type_identifier) @name)
+"""
+
+
+def _in_function_body(node: Node) -> bool:
+    """Whether a C++ declaration is local to a function (or lambda) body, which no other file can name:
+    a local struct's fields, or `SmallVector<Value> operands(a, b);`, which tree-sitter reads as the
+    declaration of a function `operands` (the most vexing parse)."""
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "compound_statement":
+            return True
+        parent = parent.parent
+    return False
+
+
+_TD_DECLARATION = re.compile(r"^\s*(?:def|class|defm|multiclass)\s+([A-Za-z_]\w*)|\$([A-Za-z_]\w*)", re.MULTILINE)
+
+
+def declared_names(path: str, text: str | None) -> set[str]:
+    """Names a file declares, by language; the last component of qualified C++ names."""
+    if not text:
+        return set()
+    language = "cpp" if path.endswith(CPP) else "td" if path.endswith(TD) else "py"
+    version = 2 if language == "cpp" else 1  # cpp 2: nothing inside a function body
+    return set(memoized(f"declared-{language}", version, text, lambda source: sorted(_declared_names(path, source)),
+                        encode=lambda names: list(names), decode=lambda names: list(names)))
+
+
+def _declared_names(path: str, text: str) -> set[str]:
+    if path.endswith(CPP):
+        return {node_text(node).split("::")[-1]
+                for node in captures(_DECLARATION_QUERY, text).get("name", []) if not _in_function_body(node)}
+    if path.endswith(TD):
+        return {alias for match in _TD_DECLARATION.finditer(text) for token in match.groups() if token
+                for alias in _accessor_aliases(token)}
+    return set(python_shape(text).names)
+
+
+@dataclass(frozen=True)
+class PythonShape:
+    names: frozenset[str]  # module- and class-level names, function names and parameters
+    functions: dict[str, tuple[Param, ...]]  # qualname -> parameters
+
+
+@lru_cache(maxsize=256)
+def python_shape(text: str) -> PythonShape:
+    """Names and function parameters from module and class bodies (through the fact cache)."""
+    return memoized("python-shape", 1, text, python_shape_ast, _encode_shape, _decode_shape)
+
+
+def _encode_shape(shape: PythonShape) -> dict:
+    return {"names": sorted(shape.names),
+            "functions": [[qualname, [[p.name, p.kind, p.has_default] for p in params]]
+                          for qualname, params in shape.functions.items()]}
+
+
+def _decode_shape(stored: dict) -> PythonShape:
+    functions = {qualname: tuple(Param(str(name), str(kind), bool(default)) for name, kind, default in params)
+                 for qualname, params in stored["functions"]}
+    return PythonShape(frozenset(map(str, stored["names"])), functions)
+
+
+def python_shape_ast(text: str) -> PythonShape:
+    """Names and function parameters from module and class bodies.
+
+    Python's ast reads these facts about ten times faster than libcst (bench/parsers.py); libcst
+    still answers where ast cannot parse the text, so both give the same shape
+    (tests/test_speed_parsers.py compares them).
+    """
+    # guarded: deep nesting is a result, not a crash; a large text is read chunk by chunk (pychunks)
+    found = over_chunks(text, parsed_ast, lambda trees: _shape_of(text, trees))
+    return python_shape_libcst(text) if isinstance(found, Unparseable) else found
+
+
+def _shape_of(text: str, trees: Iterator[ast.Module]) -> PythonShape:
+    lines = re.split(r"\r\n|\r|\n", text)  # ast's line breaks (splitlines knows more)
+    names: set[str] = set()
+    functions: dict[str, tuple[Param, ...]] = {}
+
+    def scan(body: list[ast.stmt], prefix: str) -> None:
+        for statement in body:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                names.add(statement.name)
+                params = _ast_params(statement.args)
+                functions.setdefault(prefix + statement.name, params)
+                names.update(param.name for param in params)
+            elif isinstance(statement, ast.ClassDef):
+                names.add(statement.name)
+                if not _one_line_body(statement, lines):  # libcst: a suite after the colon holds no statements
+                    scan(statement.body, f"{prefix}{statement.name}.")
+            elif isinstance(statement, ast.Assign):
+                names.update(target.id for target in statement.targets if isinstance(target, ast.Name))
+            elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+                names.add(statement.target.id)
+
+    for tree in trees:  # the chunks' statements in order are the module's
+        scan(tree.body, "")
+        del tree
+    return PythonShape(frozenset(names), functions)
+
+
+def _one_line_body(node: ast.ClassDef, lines: list[str]) -> bool:
+    """`class A: x = 1`: the first statement does not start its line (an indented block's does)."""
+    first = node.body[0]
+    line = lines[first.lineno - 1] if first.lineno <= len(lines) else ""
+    return line[:first.col_offset].strip() != ""
+
+
+def python_shape_libcst(text: str) -> PythonShape:
+    """The same shape through libcst: the reference, and the answer where ast cannot parse."""
+    module = parsed_python(text)
+    if isinstance(module, Unparseable):
+        return PythonShape(frozenset(), {})
+    names: set[str] = set()
+    functions: dict[str, tuple[Param, ...]] = {}
+
+    def scan(body: Sequence[cst.BaseStatement], prefix: str) -> None:
+        for statement in body:
+            if isinstance(statement, cst.FunctionDef):
+                names.add(statement.name.value)
+                params = _cst_params(statement.params)
+                functions.setdefault(prefix + statement.name.value, params)
+                names.update(param.name for param in params)
+            elif isinstance(statement, cst.ClassDef):
+                names.add(statement.name.value)
+                if isinstance(statement.body, cst.IndentedBlock):  # not a one-line `class C: ...`
+                    scan(statement.body.body, f"{prefix}{statement.name.value}.")
+            elif isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
+                        [small.target] if isinstance(small, cst.AnnAssign) else []
+                    names.update(target.value for target in targets if isinstance(target, cst.Name))
+
+    scan(module.body, "")
+    return PythonShape(frozenset(names), functions)
+
+
+def _signature(params: tuple[Param, ...]) -> str:
+    return ", ".join(param.name + ("=..." if param.has_default else "") for param in params)
+
+
+def _looks_declared(text: str, name: str) -> bool:
+    """Cheap text test before libcst: could this Python file declare name (def, class, assignment)?"""
+    escaped = re.escape(name)
+    return re.search(rf"(?:\bdef|\bclass)\s+{escaped}\b|^\s*{escaped}\s*[:=]|self\.{escaped}\s*=|"
+                     rf"[(,]\s*{escaped}\s*[,)=:]", text, re.MULTILINE) is not None
+
+
+def _fewer_occurrences(before: str, after: str, names: set[str], tablegen: bool) -> set[str]:
+    """Names (as FlagTree uses them) that occur fewer times after than before."""
+    old_counts, new_counts = Counter(_TOKEN.findall(before)), Counter(_TOKEN.findall(after))
+    fewer = {name for name, count in old_counts.items() if count > new_counts[name]}
+    if tablegen:
+        fewer = {alias for name in fewer for alias in _accessor_aliases(name)}
+    return fewer & names
+
+
+def _accessor_aliases(name: str) -> set[str]:
+    """A TableGen parameter `allocShape` is used from C++ as getAllocShape()."""
+    capital = name[:1].upper() + name[1:]
+    return {name, f"get{capital}", f"set{capital}"}
+
+
+class UpstreamIndex:
+    """What upstream did to a given set of names between the two tags; reads only what it must."""
+
+    def __init__(self, repo: Repository, old: GitTree, new: GitTree) -> None:
+        self.repo, self.old, self.new = repo, old, new
+        self.changed = []  # (old path, new path or None)
+        self.removed_files: dict[str, str] = {}
+        for change in changes_with_renames(old, new):  # the renames drift's context found, not a second pass
+            old_path = change.old_path
+            if not old_path.startswith(TRUNK_PREFIXES) or not old_path.endswith(CODE):
+                continue
+            if change.status == "added":
+                continue
+            gone = change.status in ("deleted", "renamed")
+            new_path = change.new_path
+            self.changed.append((old_path, new_path))
+            if gone:
+                self.removed_files[old_path] = "deleted" if new_path is None else f"renamed to {new_path}"
+
+    def drifts(self, names: set[str]) -> dict[str, list[Drift]]:
+        return self.combine(self.changes_part(names, 0, 1))
+
+    def changes_part(self, names: set[str], part: int, parts: int) -> list[ChangeNames]:
+        """What every changed file of part `part` of `parts` (every parts-th one) did to names: the shares of
+        the split analysis, which combine() makes whole in any grouping."""
+        found = []
+        for number, (old_path, new_path) in enumerate(self.changed):
+            if number % parts == part:
+                found.append(self._change_names(number, old_path, new_path, names))
+        return found
+
+    def _change_names(self, number: int, old_path: str, new_path: str | None, names: set[str]) -> ChangeNames:
+        before = read_text(self.old, old_path) or ""
+        after = (read_text(self.new, new_path) or "") if new_path else ""
+        removed: list[str] = []
+        declared_after: list[str] = []
+        # A declaration that goes away takes at least one occurrence of its name with it: parse
+        # only files where a name FlagTree uses (for TableGen, a stem of one) occurs less often.
+        fewer = _fewer_occurrences(before, after, names, old_path.endswith(TD))
+        if old_path.endswith(PY):  # parse only where a declaration seems to have gone
+            fewer = {name for name in fewer if _looks_declared(before, name) and not _looks_declared(after, name)}
+        if fewer:
+            old_names, new_names = declared_names(old_path, before), declared_names(new_path or old_path, after)
+            declared_after = sorted(new_names & names)
+            removed = sorted((old_names - new_names) & fewer)
+        signatures = self._python_signatures(old_path, new_path, before, after, names)
+        return ChangeNames(number, old_path, (new_path or old_path).endswith(PY), removed, declared_after, signatures)
+
+    @staticmethod
+    def combine(shares: Iterable[ChangeNames]) -> dict[str, list[Drift]]:
+        """The drifts of names from every changed file's share, taken in the order of the changes."""
+        changes = sorted(shares, key=lambda change: change.number)
+        found: dict[str, list[Drift]] = defaultdict(list)
+        removed: dict[str, str] = {}  # name as used -> upstream file that no longer declares it
+        declared_after: set[str] = set()
+        # The same for Python lines: only Python modules count, to remove a name and to declare it again.
+        removed_python: dict[str, str] = {}
+        declared_after_python: set[str] = set()
+        for change in changes:
+            declared_after.update(change.declared_after)
+            if change.python_after:
+                declared_after_python.update(change.declared_after)
+            for name in change.removed:
+                removed.setdefault(name, change.old_path)
+                if change.old_path.endswith(PY):
+                    removed_python.setdefault(name, change.old_path)
+        for name in dict.fromkeys([*removed, *removed_python]):  # in the order found
+            native = removed.get(name) if name not in declared_after else None  # declared again: moved
+            python = removed_python.get(name) if name not in declared_after_python else None
+            if native is not None and native == python:
+                found[name].append(Drift(name, "removed", native))
+            else:
+                if native is not None:
+                    found[name].append(Drift(name, "removed", native, python=False))
+                if python is not None:
+                    found[name].append(Drift(name, "removed", python, native=False))
+        for change in changes:
+            for name, drift in change.signatures:
+                found[name].append(drift)
+        return found
+
+    @staticmethod
+    def _python_signatures(old_path: str, new_path: str | None, before: str, after_text: str,
+                           names: set[str]) -> list[tuple[str, Drift]]:
+        if not old_path.endswith(PY) or new_path is None:
+            return []
+        # Parse only where the first line of a def FlagTree calls is not found unchanged at the new tag.
+        kept = set(after_text.splitlines())
+        if not any(match[1] in names and match[0] not in kept for match in _PY_DEF_LINE.findall(before)):
+            return []
+        old_shape = python_shape(before)
+        new_shape = python_shape(after_text)
+        out = []
+        for qualname, params in old_shape.functions.items():
+            name = qualname.rsplit(".", 1)[-1]
+            after = new_shape.functions.get(qualname)
+            if name in names and after is not None and after != params:
+                out.append((name, Drift(name, "signature", old_path,
+                                        f"{qualname}({_signature(params)}) -> ({_signature(after)})")))
+        return out
+
+
+@dataclass(frozen=True)
+class ChangeNames:
+    """What one upstream-changed file did to the names asked about (a share of UpstreamIndex.drifts)."""
+    number: int  # its place among the index's changes
+    old_path: str
+    python_after: bool  # its new version is a Python module
+    removed: list[str]  # names it declared at the old tag and not at the new one, and occur less often
+    declared_after: list[str]  # names it declares at the new tag
+    signatures: list[tuple[str, Drift]]  # Python functions of those names whose parameters changed
+
+
+_LOCAL_QUERY = """
+(init_declarator declarator: (identifier) @name)
+(declaration declarator: (identifier) @name)
+(parameter_declaration declarator: (identifier) @name)
+(parameter_declaration declarator: (_ (identifier) @name))
+(optional_parameter_declaration declarator: (identifier) @name)
+(for_range_loop declarator: (identifier) @name)
+(lambda_capture_specifier (identifier) @name)
+"""
+
+
+def own_names(path: str, text: str) -> set[str]:
+    """Names the file binds itself: C++ variables and parameters, Python assignments, parameters,
+    attributes set (self.x = ...), defs and classes. A use of one of these refers to that binding,
+    not to a declaration upstream removed in some other file (the coincidence issue 12 names).
+    Through the fact cache, keyed by blob id (Python: a fact of the shared parse, pyblobs)."""
+    if path.endswith(CPP):
+        return set(memoized("own-names", 1, text, lambda source: sorted(_cpp_own_names(source)), extra="cpp",
+                            encode=lambda names: names, decode=lambda stored: [str(name) for name in stored]))
+    if not path.endswith(PY):
+        return set()
+    found = python_fact("own-names", text)  # from the shared parse and walk of the fork's Python blobs
+    if found is None:
+        reason = parsed_ast(text)
+        skipped(path, reason if isinstance(reason, Unparseable) else "the text does not parse")
+        return set()
+    return set(found)
+
+
+def _cpp_own_names(text: str) -> set[str]:
+    return {node_text(node) for node in captures(_LOCAL_QUERY, text).get("name", [])}
+
+
+def _own_names_of(nodes: list[ast.AST]) -> list[str]:
+    """Names some nodes of the shared walk bind (see own_names)."""
+    names: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+    return list(names)
+
+
+def _python_own_names(names: list[str] | None) -> list[str] | None:
+    """Names a Python module binds, sorted; None when it does not parse."""
+    return None if names is None else sorted(set(names))
+
+
+register(Extractor("own-names", 1, _own_names_of, _python_own_names, encode=lambda names: names,
+                   decode=lambda stored: None if stored is None else [str(name) for name in stored],
+                   reads=frozenset({ast.Name, ast.Attribute, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef,
+                                    ast.ClassDef})))
+
+
+def _statement_spans(nodes: list[ast.AST]) -> list[list[int]]:
+    """[first line (decorators included), last line] of module-level statements (depth 1 of the walk)."""
+    return [[first_line(node), node.end_lineno or node.lineno] for node in nodes if isinstance(node, ast.stmt)]
+
+
+register(Extractor("statements", 1, _statement_spans,
+                   lambda spans: None if spans is None else [tuple(span) for span in spans],
+                   encode=lambda spans: None if spans is None else [list(span) for span in spans],
+                   decode=lambda stored: None if stored is None else [(int(a), int(b)) for a, b in stored],
+                   reads=frozenset(kind for kind in vars(ast).values()
+                                   if isinstance(kind, type) and issubclass(kind, ast.stmt) and kind is not ast.stmt),
+                   depth=1))
+
+
+def still_used_on(target: GitTree, new: GitTree, paths: set[str]) -> dict[str, set[str]]:
+    """Per file, the names FlagTree's lines still use on the upgraded branch (lines it adds over the new tag):
+    a use a person removed there is fixed, whatever the FlagTree branch still says."""
+    lines_by_path = tree_added_lines(new, target, lambda path: path in paths)
+    used: dict[str, set[str]] = {}
+    for path, lines in lines_by_path.items():
+        uses, includes = uses_on_lines(path, read_text(target, path) or "", lines)
+        used[path] = {use.name for use in uses} | {include.name for include in includes}
+    return used
+
+
+@dataclass
+class ForkUses:
+    """What FlagTree's added lines use, per trunk code file, and the names its files bind themselves."""
+    uses_by_file: dict[str, tuple[list[Use], list[Use]]]  # path -> (identifiers, #include paths)
+    own_by_file: dict[str, set[str]]
+    flagtree_python: set[str]  # names FlagTree's own Python modules bind (files new in the fork)
+
+    @property
+    def names(self) -> set[str]:
+        return {use.name for uses, _ in self.uses_by_file.values() for use in uses}
+
+
+def fork_uses(repo: Repository, old: GitTree, fork: GitTree, start: float = 0.0) -> ForkUses:
+    """start: where in the list of files to begin (0 to 1). The parts of a split analysis begin at their own
+    share and find the rest in the fact cache, made there meanwhile by the part that began at it."""
+    lines_by_path = added_lines(repo, old, fork)
+    paths = list(lines_by_path)
+    first = int(len(paths) * start)
+    uses = ForkUses({}, {}, set())
+    for path in paths[first:] + paths[:first]:
+        text = read_text(fork, path) or ""
+        uses.uses_by_file[path] = uses_on_lines(path, text, lines_by_path[path])
+        uses.own_by_file[path] = own_names(path, text)
+    for path in paths:  # in the diff's order, whatever the start
+        if path.endswith(PY) and not old.exists(path):
+            uses.flagtree_python |= uses.own_by_file[path]
+    uses.uses_by_file = {path: uses.uses_by_file[path] for path in paths}
+    return uses
+
+
+def symbol_part(repo: Repository, old: GitTree, new: GitTree, fork: GitTree, part: int,
+                parts: int) -> list[ChangeNames]:
+    """Part `part` of `parts` of the analysis: what its share of the upstream-changed files did to the names
+    FlagTree's lines use (symbol_join makes the findings of all of them)."""
+    names = fork_uses(repo, old, fork, start=part / parts).names
+    return UpstreamIndex(repo, old, new).changes_part(names, part, parts)
+
+
+def symbol_findings(repo: Repository, old: GitTree, new: GitTree, fork: GitTree,
+                    owners_of: Callable[[str], list[str]], target: GitTree | None = None) -> list[Finding]:
+    """target: the upgraded branch, when one was given; a use it no longer has is not reported."""
+    uses = fork_uses(repo, old, fork)
+    share = UpstreamIndex(repo, old, new).changes_part(uses.names, 0, 1)
+    return symbol_join(repo, old, new, fork, owners_of, [share], target, uses)
+
+
+def symbol_join(repo: Repository, old: GitTree, new: GitTree, fork: GitTree, owners_of: Callable[[str], list[str]],
+                shares: Sequence[list[ChangeNames]], target: GitTree | None = None,
+                uses: ForkUses | None = None) -> list[Finding]:
+    """The findings from the shares of every part (symbol_part), in any order; uses: fork_uses when known."""
+    uses = uses or fork_uses(repo, old, fork)
+    uses_by_file, own_by_file, flagtree_python = uses.uses_by_file, uses.own_by_file, uses.flagtree_python
+    index = UpstreamIndex(repo, old, new)
+    drifts = index.combine(change for share in shares for change in share)
+    hits_by_file: dict[str, list[tuple[Use, Drift]]] = {}
+    for path, (identifiers, includes) in sorted(uses_by_file.items()):
+        python = path.endswith(PY)  # Python lines reach only Python declarations (module docstring)
+        own = own_by_file[path] | (flagtree_python if python else set())
+        hits = [(use, drift) for use in identifiers if use.name not in own
+                for drift in drifts.get(use.name, [])
+                if drift.path != path and (drift.python if python else drift.native)]
+        for include in includes:
+            for removed, note in index.removed_files.items():
+                if removed.endswith("/" + include.name) or removed == include.name:
+                    hits.append((include, Drift(include.name, "header", removed, note)))
+        if hits:
+            hits_by_file[path] = hits
+    if target is not None and hits_by_file:
+        used = still_used_on(target, new, set(hits_by_file))
+        hits_by_file = {path: [hit for hit in hits if hit[0].name in used.get(path, set())]
+                        for path, hits in hits_by_file.items()}
+    findings = []
+    for path, hits in hits_by_file.items():
+        if not hits:
+            continue
+        hits.sort(key=lambda hit: hit[0].line)
+        described = [f"{use.name} ({drift.change} in {basename(drift.path)}"
+                     f"{': ' + drift.detail if drift.detail else ''})" for use, drift in hits[:6]]
+        owners = owners_of(path)
+        backend = next((owner for owner in owners if owner not in ("shared-trunk", "flagtree-core")), None)
+        findings.append(Finding("symbol-drift", path,
+            "FlagTree code here uses trunk symbols upstream changed: " + ", ".join(described)
+            + (f" and {len(hits) - 6} more" if len(hits) > 6 else ""),
+            "check these uses against the new tag: the clean merge proves nothing about them",
+            hits[0][0].line, backend, related_path=hits[0][1].path,
+            details={"symbols": [f"{use.name}:{drift.change}:{drift.path}" for use, drift in hits],
+                     "owners": owners}))
+    return findings

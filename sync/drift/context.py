@@ -1,0 +1,156 @@
+"""Everything a drift analysis reads, loaded once: the four trees, upstream renames, hook indexes."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from typing import TYPE_CHECKING
+
+from sync.support.cache import memoized
+from sync.facts.layout import SpecFile
+from sync.model import Range
+from sync.records.provenance import Derivation, load_manifest
+from sync.git import GitTree, Oid, Repository, as_oid, has_object, renames
+from sync.facts.trees import read_text
+from sync.facts.backends import BackendExports, backend_exports
+from sync.facts.callsites import TrunkHooks, index_trunk_hooks
+from sync.drift.ahead import settle
+from sync.facts.delta import fork_python_texts
+from sync.facts.pyblobs import prefetch
+from sync.facts.owners import OwnerIndex
+from sync.facts.roles import Classified, classified_files
+from sync.facts.pyfacts import FunctionFacts, ModuleFacts, function_table, parse_module_facts, stored_function_facts
+
+if TYPE_CHECKING:
+    from sync.drift.analyses.overlays import MergedOverlay
+
+
+def cached_function_table(text: str) -> dict[str, FunctionFacts] | None:
+    """pyfacts.function_table through the fact cache: every def's parameters and where it sits in the
+    text (its signature, body and source are cut from the text when asked), keyed by blob id."""
+    stored = memoized("function-table", 2, text, _function_entries, encode=lambda found: found,
+                      decode=lambda found: found)
+    if stored is None:
+        return None
+    return {str(name): stored_function_facts(text, str(name), 0, params, span) for name, params, span in stored}
+
+
+def _function_entries(text: str) -> list[list] | None:
+    table = function_table(text)
+    if table is None:
+        return None
+    return [[name, [[p.name, p.kind, p.has_default] for p in facts.params],
+             facts._span.to_json() if facts._span is not None else None] for name, facts in table.items()]
+
+
+@dataclass
+class DriftContext:
+    repo: Repository
+    upstream_old: GitTree  # trunk at the old upstream tag
+    upstream_new: GitTree  # trunk at the new upstream tag
+    fork: GitTree  # the FlagTree branch, based on the old tag
+    target: GitTree | None  # the FlagTree delta replayed onto the new tag, when known
+    backends: list[str] = field(default_factory=list)
+    filtered: bool = False  # True when backends is a selection, not every backend of the branch
+    range: Range | None = None  # the revisions as the user named them (labels in findings)
+    fork_based_on_old: bool = True  # False: OLD is not an ancestor of the branch
+    merged: list["MergedOverlay"] = field(default_factory=list)  # clean 3-way merges that --apply may commit
+    prefetched_bytes: int = 0  # fork Python parsed up front (prefetch_fork_python): sizes the parallel run
+    _facts: dict[tuple[str, str], ModuleFacts] = field(default_factory=dict)
+    _tables: dict[tuple[str, str], dict[str, FunctionFacts] | None] = field(default_factory=dict)
+
+    @property
+    def trees(self) -> list[GitTree]:
+        """The trees the analyses read: both tags, the fork, and the upgraded target when known."""
+        return [tree for tree in (self.upstream_old, self.upstream_new, self.fork, self.target) if tree is not None]
+
+    @cached_property
+    def renames(self) -> dict[str, str]:
+        """Upstream renames old path -> new path, by git's similarity detection (shared with symbols)."""
+        return renames(self.upstream_old, self.upstream_new)
+
+    def new_path(self, old_path: str) -> str | None:
+        """Where an upstream file lives at the new tag: same path, renamed path, or None (deleted)."""
+        if self.upstream_new.exists(old_path):
+            return old_path
+        return self.renames.get(old_path)
+
+    @cached_property
+    def fork_hooks(self) -> TrunkHooks:
+        return index_trunk_hooks(self.fork)
+
+    @cached_property
+    def owners(self) -> OwnerIndex:
+        """Who owns each path of the fork; shares the fork's hook index and every backend's exports."""
+        return OwnerIndex(self.fork, self.fork_hooks, self.all_exports)
+
+    @cached_property
+    def classified(self) -> list[Classified]:
+        """Every spec file of the selected backends with its role: the classifier check uses too."""
+        return classified_files(self.fork, self.fork_hooks, set(self.backends) if self.filtered else None,
+                                self.upstream_old)
+
+    @cached_property
+    def target_hooks(self) -> TrunkHooks | None:
+        return index_trunk_hooks(self.target) if self.target is not None else None
+
+    @cached_property
+    def all_exports(self) -> dict[str, BackendExports]:
+        """Every backend's exports, parsed once (owners need all of them, analyses the selected ones)."""
+        from sync.facts.layout import backend_names
+        return {backend: backend_exports(self.fork, backend) for backend in backend_names(self.fork)}
+
+    @cached_property
+    def exports(self) -> dict[str, BackendExports]:
+        return {backend: self.all_exports[backend] for backend in self.backends if backend in self.all_exports}
+
+    @property
+    def backend_files(self) -> GitTree:
+        """Where the backends' own files are judged: the upgraded branch when one was given (fixes, merges and
+        a provenance.toml recorded there count), else the FlagTree branch. An in-memory replay lives in a
+        scratch store and holds the FlagTree branch's backend files unchanged, so the fork is read then."""
+        target = self.target
+        return target if target is not None and target.repo is self.repo else self.fork
+
+    @cached_property
+    def manifests(self) -> dict[str, dict[str, Derivation] | None]:
+        return {backend: load_manifest(self.backend_files, backend) for backend in self.backends}
+
+    def recorded_base(self, spec_file: SpecFile) -> tuple[Oid | None, dict[str, str]]:
+        """The 3-way merge base of a backend file: its provenance entry, else the old tag (said so)."""
+        manifest = self.manifests.get(spec_file.backend)
+        entry = manifest.get(spec_file.path) if manifest else None
+        if entry is not None and has_object(self.repo, entry.blob):
+            return as_oid(entry.blob), {"source": "provenance", "tag": entry.tag, "blob": entry.blob}
+        why = "no provenance manifest" if manifest is None else "not in the provenance manifest"
+        blob = self.upstream_old.blob_id(spec_file.trunk_path or "")
+        tag = self.range.old.ref if self.range is not None else self.upstream_old.label
+        return blob, {"source": f"old tag ({why})", "tag": tag}
+
+    def function_table(self, tree: GitTree, path: str) -> dict[str, FunctionFacts] | None:
+        """Definitions of a file in one of the trees; None when absent or unparsable.
+
+        Memoized per (tree, path): a call-signature run asks for the same upstream module once per call."""
+        key = (tree.label, path)
+        if key not in self._tables:
+            text = read_text(tree, path)
+            self._tables[key] = cached_function_table(text) if text is not None else None
+        return self._tables[key]
+
+    def module_facts(self, tree: GitTree, path: str) -> ModuleFacts | None:
+        """Parsed facts (without line numbers) of a file in one of the trees; None when absent."""
+        key = (tree.label, path)
+        if key not in self._facts:
+            text = read_text(tree, path)
+            if text is None:
+                return None
+            self._facts[key] = parse_module_facts(path, text, positions=False)
+        return self._facts[key]
+
+    def prefetch_fork_python(self) -> None:
+        """Parse, once and across cores, the fork's Python files with FlagTree-added lines: the files the
+        call-signature and key-string analyses read (their facts then come from memory or the cache)."""
+        settle()  # what the workers begun before the replay found (analyzers/ahead.py)
+        texts = fork_python_texts(self.upstream_old, self.fork)
+        self.prefetched_bytes = sum(map(len, texts))
+        prefetch(texts)

@@ -1,0 +1,170 @@
+"""Run the analyses of one drift, the heavy ones side by side in worker processes.
+
+The analyses on request (symbols, call signatures, co-change, keys, ...) read independent files and take
+seconds each on a real FlagTree tree; the others take milliseconds. When the fork's Python is large
+enough for a process to pay (the bytes the up-front parse saw) and more than one core is free, the heavy
+ones run side by side, one analysis a task: a forked worker for each core but one, and the parent itself.
+A worker starts from the parent's memory (the trees, the facts parsed up front, the fact cache) and sends
+back its findings and the files it had to skip. The parent runs the light analyses, then takes heavy tasks
+no worker has begun, from the end of the queue while the workers take them from its front: an analysis run
+in the parent copies no page and sends nothing back, and the last tasks go to whoever is free first.
+Where cores are left over once each heavy analysis has one (a many-core machine), each analysis that
+can split (registry.Parts: symbol drift, the long pole of a first run, then call signatures and key strings)
+runs as several parts side by side, whose shares the parent joins into its findings; the parts share what
+they all read through the fact cache.
+Findings come back in the registry's order whoever ran them, so a report never depends on the path taken
+(tests/test_speed_parity.py and tests/test_parallel_analyses.py compare them)."""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import as_completed
+from contextlib import ExitStack
+from contextvars import Context, copy_context
+from typing import TYPE_CHECKING, Any
+
+from sync.support.cache import active
+from sync.git import GitTree
+from sync.model import Finding
+from sync.support.progress import Progress
+from sync.support.workers import Dispatch, worker_pool
+from sync.facts.parsing import SkipLog, Unparseable, analysing, guarded_walk, recording_skips
+from sync.facts.pyblobs import PARALLEL_BYTES, jobs
+
+if TYPE_CHECKING:
+    from sync.drift.context import DriftContext
+    from sync.drift.registry import Analyzer
+
+Skipped = dict[tuple[str, str], str]
+Task = tuple[int, int, int]  # the analyzer's number, the part, of how many parts (1: the whole analysis)
+Outcome = tuple[Any, Skipped, list[list[str]]]  # findings or a part's share, skips, unreadable paths per tree
+
+# What forked workers read: set just before the pool forks, cleared after (never pickled).
+_WORK: tuple[Context, Sequence["Analyzer"], "DriftContext", Sequence[GitTree]] | None = None
+
+
+def guarded_analysis(name: str, analyze: Callable[[], list[Finding]]) -> list[Finding]:
+    """The last net under the parsers: an analysis whose walk still overflows is reported, not a crash."""
+    result = guarded_walk(analyze)
+    return _left_out(name, result) if isinstance(result, Unparseable) else result
+
+
+def _left_out(name: str, why: Unparseable) -> list[Finding]:
+    return [Finding("analysis-skipped", ".", f"{name}: the whole analysis was left out: {why.reason}")]
+
+
+def run_task(analyzer: "Analyzer", context: "DriftContext", part: int, parts: int) -> Any:
+    """The findings of the whole analysis (parts 1), else part `part`'s share, or why its walk gave up."""
+    if parts == 1:
+        return guarded_analysis(analyzer.name, lambda: list(analyzer.analyze(context)))
+    assert analyzer.parts is not None
+    split = analyzer.parts
+    return guarded_walk(lambda: split.part(context, part, parts))
+
+
+def join_shares(analyzer: "Analyzer", context: "DriftContext", shares: list[Any]) -> list[Finding]:
+    failed = next((share for share in shares if isinstance(share, Unparseable)), None)
+    if failed is not None:
+        return _left_out(analyzer.name, failed)
+    assert analyzer.parts is not None
+    split = analyzer.parts
+    return guarded_analysis(analyzer.name, lambda: list(split.join(context, shares)))
+
+
+def run_analyses(analyzers: Sequence["Analyzer"], context: "DriftContext", progress: Progress, skips: SkipLog,
+                 parse_bytes: int, trees: Sequence[GitTree] = ()) -> list[Finding]:
+    """Every analyzer's findings, in analyzer order; skips of workers are added to skips, and the blobs
+    they could not read to trees' `missing` (a result that met one is never cached).
+
+    parse_bytes: the fork Python the up-front parse covered; below PARALLEL_BYTES a worker costs more
+    than it saves."""
+    heavy = [number for number, analyzer in enumerate(analyzers) if analyzer.on_request]
+    tasks = _tasks(analyzers, heavy)
+    workers = min(jobs() - 1, len(tasks) - 1)  # the parent is one of the processes
+    if workers < 1 or parse_bytes < PARALLEL_BYTES:
+        heavy, tasks = [], []
+    found: dict[int, list[Finding]] = {}
+    shares: dict[Task, Any] = {}
+    done = 0
+
+    def finished(number: int, findings: list[Finding]) -> None:
+        nonlocal done
+        found[number] = findings
+        done += 1
+        progress.advance(analyzers[number].name, done)
+
+    def settled(task: Task, outcome: Any) -> None:
+        """A task's outcome is in: a split analysis is joined here as soon as all its parts are."""
+        number, _, parts = task
+        if parts == 1:
+            finished(number, outcome)
+            return
+        shares[task] = outcome
+        if all((number, part, parts) in shares for part in range(parts)):
+            with analysing(analyzers[number].name):
+                finished(number, join_shares(analyzers[number], context,
+                                             [shares.pop((number, part, parts)) for part in range(parts)]))
+
+    def run_here(task: Task) -> None:
+        with analysing(analyzers[task[0]].name):
+            outcome = run_task(analyzers[task[0]], context, task[1], task[2])
+        settled(task, outcome)
+
+    with ExitStack() as stack:
+        dispatch = _start(stack, analyzers, context, tasks, trees, workers) if tasks else None
+        for number in range(len(analyzers)):
+            if number not in heavy:
+                run_here((number, 0, 1))
+        while dispatch is not None and (last := dispatch.take_last()) is not None:
+            run_here(last)
+        futures = dispatch.futures if dispatch is not None else {}
+        by_future = {future: task for task, future in futures.items()}
+        outcomes: dict[Task, Outcome] = {}
+        for future in as_completed(by_future):  # a join begins while other tasks still run
+            outcomes[by_future[future]] = future.result()
+            settled(by_future[future], outcomes[by_future[future]][0])
+        for task, (_, skipped, missing) in sorted(outcomes.items()):  # in task order, whatever finished first
+            for key, reason in skipped.items():
+                skips.skipped.setdefault(key, reason)
+            for tree, paths in zip(trees, missing):
+                tree.missing.update(paths)
+    return [finding for number in range(len(analyzers)) for finding in found[number]]
+
+
+def _tasks(analyzers: Sequence["Analyzer"], heavy: list[int]) -> list[Task]:
+    """The heavy analyses in order, one task each, except that cores left over when each has one go to the
+    analyses that split, in order, each into at most its parts.most, when the fact cache is there to share
+    the files their parts all read (a symbol-drift part begins with its own share of them and reads the rest
+    back)."""
+    spare = jobs() - len(heavy) if active() is not None else 0
+    tasks: list[Task] = []
+    for number in heavy:
+        split = analyzers[number].parts
+        parts = min(split.most, spare + 1) if split is not None and spare > 0 else 1
+        spare -= parts - 1
+        tasks.extend((number, part, parts) for part in range(parts))
+    return tasks
+
+
+def _start(stack: ExitStack, analyzers: Sequence["Analyzer"], context: "DriftContext", tasks: list[Task],
+           trees: Sequence[GitTree], workers: int) -> Dispatch[Task, Outcome]:
+    """The pool (left with the stack: terminated on an exception, Ctrl-C included) and its dispatch."""
+    global _WORK
+    # The context carries the active fact cache; the workers fork on entering the pool, so _WORK is set before.
+    _WORK = (copy_context(), analyzers, context, trees)
+    try:
+        pool = stack.enter_context(worker_pool(workers))
+    finally:
+        _WORK = None
+    return Dispatch(tasks, workers, lambda task: pool.submit(_in_worker, task))
+
+
+def _in_worker(task: Task) -> Outcome:
+    assert _WORK is not None, "run_analyses sets the work before the pool forks"
+    variables, analyzers, context, trees = _WORK
+    return variables.run(_one, analyzers[task[0]], context, task, trees)
+
+
+def _one(analyzer: "Analyzer", context: "DriftContext", task: Task, trees: Sequence[GitTree]) -> Outcome:
+    with recording_skips() as log, analysing(analyzer.name):
+        outcome = run_task(analyzer, context, task[1], task[2])
+    return outcome, dict(log.skipped), [sorted(tree.missing) for tree in trees]

@@ -1,0 +1,131 @@
+"""The analyses drift and upgrade run, in order. Adding a kind: a catalogue entry in sync/model/kinds.py, an
+analyzer here (analyze(ctx) -> Iterable[Finding]) and a fixture test; the renderers need no change."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from sync.git import GitTree
+from sync.facts.layout import third_party_backends
+from sync.model import Finding
+from sync.drift.context import DriftContext
+from sync.drift.analyses.builddeps import generated_dependency_findings
+from sync.drift.analyses.buildfiles import build_file_findings
+from sync.drift.analyses.callsigs import call_signature_findings, call_signature_join, call_signature_part
+from sync.drift.analyses.cochange import cochange_findings
+from sync.drift.analyses.cppguards import guard_findings
+from sync.drift.analyses.featuregates import feature_gate_findings
+from sync.drift.analyses.keys import key_string_findings, key_string_join, key_string_part
+from sync.drift.analyses.opverifiers import op_verifier_findings
+from sync.drift.analyses.overlays import backend_tree, overlay_findings
+from sync.check.policy import unrecognized_layouts
+from sync.drift.analyses.specfuncs import spec_function_findings
+from sync.drift.analyses.symbols import ChangeNames, symbol_findings, symbol_join, symbol_part
+
+
+@dataclass(frozen=True)
+class Parts:
+    """An analysis that can run as several parts side by side, where cores are left over (the long pole of
+    a first run on a many-core machine): part(context, k, n) returns the share of part k of n (sent between
+    processes: picklable), join(context, shares) the findings, the same whatever n."""
+    part: Callable[[DriftContext, int, int], Any]
+    join: Callable[[DriftContext, list[Any]], Iterable[Finding]]
+    most: int  # more parts than this cost more than they save
+
+
+@dataclass(frozen=True)
+class Analyzer:
+    name: str  # shown in progress output
+    analyze: Callable[[DriftContext], Iterable[Finding]]
+    on_request: bool = False  # slow: left out by drift --fast (upgrade, status and drift run it)
+    parts: Parts | None = None
+
+
+def backends_without_spec(context: DriftContext) -> list[Finding]:
+    known = set(context.owners.backends) | {item.file.backend for item in context.classified}
+    return [Finding("backend-without-spec", f"third_party/{backend}/backend", "backend has no spec/ tree: "
+                    "no overlay, spec function or C++ guard of it to drift", backend=backend)
+            for backend in third_party_backends(context.fork)
+            if backend not in known and (not context.filtered or backend in context.backends)]
+
+
+def layouts(context: DriftContext) -> list[Finding]:
+    """Hooks with no spec tree of a known layout, or a spec directory of none: said, never skipped in silence."""
+    return unrecognized_layouts(context.fork, context.fork_hooks)
+
+
+def _symbol_part(context: DriftContext, part: int, parts: int) -> list[ChangeNames]:
+    if _added_lines_unknown(context):
+        return []
+    return symbol_part(context.repo, context.upstream_old, context.upstream_new, context.fork, part, parts)
+
+
+def _symbol_join(context: DriftContext, shares: list[list[ChangeNames]]) -> list[Finding]:
+    if _added_lines_unknown(context):
+        return [_symbols_skipped()]
+    return symbol_join(context.repo, context.upstream_old, context.upstream_new, context.fork, context.owners.owners,
+                       shares, target=_upgraded(context))
+
+
+def symbol_drift(context: DriftContext) -> list[Finding]:
+    """The analysis whole, in one process (its parts and their join would read the fork's files twice)."""
+    if _added_lines_unknown(context):
+        return [_symbols_skipped()]
+    return symbol_findings(context.repo, context.upstream_old, context.upstream_new, context.fork,
+                           context.owners.owners, target=_upgraded(context))
+
+
+def _upgraded(context: DriftContext) -> GitTree | None:
+    """The upgraded branch symbol drift checks its uses against; None when only the FlagTree branch is known."""
+    branch = backend_tree(context)
+    return None if branch is context.fork else branch
+
+
+def _symbols_skipped() -> Finding:
+    return Finding("symbol-drift-skipped", ".", "the old tag is not an ancestor of the branch, so FlagTree's "
+                   "added lines cannot be told from upstream's")
+
+
+def _added_lines_unknown(context: DriftContext) -> bool:
+    """FlagTree's added lines are measured from OLD: on a branch not based on it they would be upstream's."""
+    return context.range is not None and not context.fork_based_on_old
+
+
+def _when_based_on_old(analyze: Callable[[DriftContext], Iterable[Finding]]) -> Callable[[DriftContext], list[Finding]]:
+    """FlagTree's added lines are measured from OLD: on a branch not based on it they would be upstream's
+    (symbol_drift reports the skip once for all of these)."""
+    def run(context: DriftContext) -> list[Finding]:
+        if _added_lines_unknown(context):
+            return []
+        return list(analyze(context))
+    return run
+
+
+def _parts_when_based_on_old(part: Callable[[DriftContext, int, int], Any],
+                             join: Callable[[DriftContext, list[Any]], Iterable[Finding]], most: int) -> Parts:
+    """Parts of an analysis of FlagTree's added lines, which finds nothing on a branch not based on OLD."""
+    def part_or_none(context: DriftContext, number: int, parts: int) -> Any:
+        return None if _added_lines_unknown(context) else part(context, number, parts)
+
+    def join_or_none(context: DriftContext, shares: list[Any]) -> list[Finding]:
+        return [] if _added_lines_unknown(context) else list(join(context, shares))
+    return Parts(part_or_none, join_or_none, most)
+
+
+ANALYZERS: tuple[Analyzer, ...] = (
+    Analyzer("backends", backends_without_spec),
+    Analyzer("layouts", layouts),
+    Analyzer("overlays", overlay_findings),
+    Analyzer("spec functions", spec_function_findings),
+    Analyzer("C++ guards", guard_findings),
+    Analyzer("symbols", symbol_drift, on_request=True, parts=Parts(_symbol_part, _symbol_join, most=4)),
+    Analyzer("co-changed functions", _when_based_on_old(cochange_findings), on_request=True),
+    Analyzer("call signatures", _when_based_on_old(call_signature_findings), on_request=True,
+             parts=_parts_when_based_on_old(call_signature_part, call_signature_join, most=3)),
+    Analyzer("op verifiers", _when_based_on_old(op_verifier_findings), on_request=True),
+    Analyzer("build files", _when_based_on_old(build_file_findings), on_request=True),
+    Analyzer("build dependencies", _when_based_on_old(generated_dependency_findings), on_request=True),
+    Analyzer("key strings", _when_based_on_old(key_string_findings), on_request=True,
+             parts=_parts_when_based_on_old(key_string_part, key_string_join, most=3)),
+    Analyzer("feature gates", _when_based_on_old(feature_gate_findings), on_request=True),
+)

@@ -1,0 +1,225 @@
+"""The whole drift analysis, memoized in the fact cache's directory (kind "drift-result").
+
+analyse_drift is a function of git content: the commits of the range, the target's tree, the backend
+filter and the symbols flag. The key holds those and everything else a result could depend on: this
+tool's own code and the libraries that parse (a fingerprint computed once per process), the
+repository's configuration and the files libgit2 reads besides objects (attributes, shallow, grafts),
+the labels the revisions were given (they appear in findings). A partial clone bypasses it (a blob
+may be missing now and fetched later), and so does a result that met a missing blob.
+
+Object presence the analyses judged (a provenance entry's blob, which may be fetched or pruned later)
+is stored with the entry and checked again on a hit. An entry that does not decode to the same
+types as were stored is a miss: the analysis runs again and overwrites it.
+FLAGTREE_SYNC_CACHE=off disables it with the fact cache; FLAGTREE_SYNC_RESULT_CACHE=off alone.
+"""
+from __future__ import annotations
+
+import base64
+import dataclasses
+import hashlib
+import json
+import os
+import sys
+from functools import lru_cache
+from importlib.util import find_spec
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sync.support.cache import FactCache
+from sync.support.parselimit import parse_limit
+from sync.git import Repository
+from sync.git.repo import LIBRARY_VERSIONS, commit_tree_id, common_git_dir, config_entries, has_object
+from sync.model import Finding, Range, Rev, Review
+
+if TYPE_CHECKING:  # the analyzers are slow to import: a hit needs none of them
+    from sync.drift.analyses.overlays import MergedOverlay
+
+KIND = "drift-result"
+VERSION = 1
+SWITCH = "FLAGTREE_SYNC_RESULT_CACHE"
+_PACKAGE = Path(__file__).resolve().parent
+# What parses and merges besides our own code: a new version may read the same text differently.
+_LIBRARIES = ("libcst", "tree_sitter", "tree_sitter_cpp", "unidiff", "tomlkit")
+_CLASSES: dict[str, type] = {"Finding": Finding, "Review": Review}
+
+
+class Unencodable(Exception):
+    """A value this encoding could not give back exactly: the result is not stored."""
+
+
+def enabled() -> bool:
+    return os.environ.get(SWITCH, "").lower() not in ("off", "0", "no")
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """Content hash of the sync package's .py and .json files, Python's version and the parsing libraries'."""
+    digest = hashlib.sha1(f"{sys.version}\0{LIBRARY_VERSIONS}\0".encode())
+    for name in _LIBRARIES:
+        digest.update(f"{name}={_installed(name)}\0".encode())
+    files = sorted(path for suffix in ("*.py", "*.json") for path in _PACKAGE.rglob(suffix)
+                   if "__pycache__" not in path.parts)
+    for path in files:
+        data = path.read_bytes()
+        digest.update(f"{path.relative_to(_PACKAGE).as_posix()}\0{len(data)}\0".encode())
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def _installed(module: str) -> str:
+    """Which release of module is installed, without importing it (importlib.metadata costs more than a
+    cached drift's whole analysis): its dist-info directory's name (name-version) next to it, else the
+    module file's size and time."""
+    spec = find_spec(module)
+    if spec is None or spec.origin is None:
+        return "absent"
+    origin = Path(spec.origin)
+    site = origin.parent.parent if origin.name == "__init__.py" else origin.parent
+    prefix = module.lower().replace("-", "_") + "-"
+    found = sorted(name for name in _listing(site) if name.lower().startswith(prefix)
+                   and name.endswith((".dist-info", ".egg-info")))
+    if found:
+        return ",".join(found)
+    stat = origin.stat()
+    return f"{origin}:{stat.st_size}:{stat.st_mtime_ns}"
+
+
+@lru_cache(maxsize=None)
+def _listing(directory: Path) -> tuple[str, ...]:
+    try:
+        return tuple(os.listdir(directory))
+    except OSError:
+        return ()
+
+
+def _file_digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha1(path.read_bytes()).hexdigest()
+    except OSError:
+        return None  # absent (or unreadable, which libgit2 skips too)
+
+
+def repository_inputs(repo: Repository) -> dict[str, Any] | None:
+    """What libgit2 reads besides objects that could change a merge, a rename or a history walk;
+    None where the result cache must not be used (a partial clone: blobs come and go)."""
+    config = config_entries(repo)
+    for name, value in config:
+        if name.lower() == "extensions.partialclone" or (name.lower().endswith(".promisor")
+                                                         and str(value).lower() in ("true", "1", "yes", "on")):
+            return None
+    files: dict[str, str | None] = {}  # by role, not path: the content is the input
+    for role, base in (("git-dir", Path(repo.path)), ("common-dir", common_git_dir(repo))):
+        for name in ("info/attributes", "shallow", "info/grafts"):
+            files[f"{role}/{name}"] = _file_digest(base / name)
+    configured = dict((name.lower(), value) for name, value in config).get("core.attributesfile")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    files["global-attributes"] = _file_digest(Path(os.path.expanduser(configured) if configured
+                                                   else os.path.join(xdg, "git", "attributes")))
+    files["system-attributes"] = _file_digest(Path("/etc/gitattributes"))
+    return {"config": config, "files": files}
+
+
+def result_key(repo: Repository, rng: Range, target: Rev | None, backends: set[str] | None,
+               symbols: bool) -> str | None:
+    """The entry's key, or None: run without the result cache."""
+    if not enabled():
+        return None
+    inputs = repository_inputs(repo)
+    if inputs is None:
+        return None
+    # the analysis reads the target's tree only: a re-made commit of the same tree is the same input
+    target_tree = None if target is None else commit_tree_id(repo, target.oid)
+    if target is not None and target_tree is None:
+        return None
+    document = {"code": code_fingerprint(), "parse_limit": parse_limit(), "range": rng.to_json(),
+                "target": None if target is None else {"ref": target.ref, "tree": target_tree},
+                "backends": sorted(backends) if backends else None, "symbols": symbols, "repository": inputs}
+    return hashlib.sha1(json.dumps(document, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def load(cache: FactCache, key: str,
+         repo: Repository) -> tuple[list[Finding], list[tuple[str, bytes]], list[str]] | None:
+    """The stored result (findings, each merged overlay's path and bytes, the fork's backends), or None."""
+    stored = cache.get(KIND, VERSION, key)
+    try:
+        if not isinstance(stored, dict):
+            return None
+        present = stored["present"]
+        if not isinstance(present, dict) or any(has_object(repo, blob) != bool(was) for blob, was in present.items()):
+            return None  # a blob the analyses judged came or went since
+        findings = [_decode(item) for item in stored["findings"]]
+        backends = stored["backends"]
+        if not all(isinstance(finding, Finding) for finding in findings) or not isinstance(backends, list) \
+                or not all(isinstance(backend, str) for backend in backends):
+            return None
+        merged = _decode_merged(stored["merged"])
+    except Exception:  # noqa: BLE001 - any entry that does not decode is a miss, never an error
+        return None
+    return findings, merged, backends
+
+
+def store(cache: FactCache, key: str, findings: list[Finding], merged: list["MergedOverlay"], backends: list[str],
+          present: dict[str, bool]) -> bool:
+    """Write the entry when its findings decode back to exactly these; False when it was left out.
+    Overlay bytes go in as base64 (exact by construction, and never held as JSON twice: they may be large)."""
+    try:
+        encoded = json.loads(json.dumps([_encode(finding) for finding in findings]))
+        if [_decode(item) for item in encoded] != findings:
+            return False
+    except (Unencodable, TypeError, ValueError, KeyError):
+        return False
+    cache.put(KIND, VERSION, key, {
+        "findings": encoded, "backends": list(backends), "present": dict(present),
+        "merged": [[overlay.path, base64.b64encode(overlay.data).decode("ascii")] for overlay in merged]})
+    return True
+
+
+def _decode_merged(items: list[Any]) -> list[tuple[str, bytes]]:
+    """(path, bytes) of each merged overlay: drift makes the MergedOverlay objects when they are used."""
+    if not all(isinstance(path, str) and isinstance(data, str) for path, data in items):
+        raise ValueError("not a merged overlay")
+    return [(path, base64.b64decode(data, validate=True)) for path, data in items]
+
+
+def _encode(value: Any) -> Any:
+    """JSON that _decode turns back into an equal value of the same types; Unencodable otherwise."""
+    kind = type(value)
+    if value is None or kind in (str, int, bool, float):
+        return value
+    if kind is list:
+        return [_encode(item) for item in value]
+    if kind is tuple:
+        return {"t": [_encode(item) for item in value]}
+    if kind in (set, frozenset):
+        return {"s" if kind is set else "f": [_encode(item) for item in value]}
+    if kind is dict:
+        return {"d": [[_encode(key), _encode(item)] for key, item in value.items()]}
+    if kind is bytes:
+        return {"b": base64.b64encode(value).decode("ascii")}
+    if dataclasses.is_dataclass(value) and _CLASSES.get(kind.__name__) is kind:
+        return {"c": kind.__name__, "v": {field.name: _encode(getattr(value, field.name))
+                                          for field in dataclasses.fields(value)}}
+    raise Unencodable(kind.__name__)
+
+
+def _decode(value: Any) -> Any:
+    if value is None or type(value) in (str, int, bool, float):
+        return value
+    if type(value) is list:
+        return [_decode(item) for item in value]
+    if type(value) is not dict or len(value) != 1 and set(value) != {"c", "v"}:
+        raise ValueError("not an encoded value")
+    if "c" in value:
+        return _CLASSES[value["c"]](**{name: _decode(item) for name, item in value["v"].items()})
+    (tag, items), = value.items()
+    if tag == "t":
+        return tuple(_decode(item) for item in items)
+    if tag == "s":
+        return {_decode(item) for item in items}
+    if tag == "f":
+        return frozenset(_decode(item) for item in items)
+    if tag == "d":
+        return {_decode(key): _decode(item) for key, item in items}
+    if tag == "b":
+        return base64.b64decode(items, validate=True)
+    raise ValueError(f"unknown tag {tag!r}")

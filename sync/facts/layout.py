@@ -1,0 +1,563 @@
+"""Facts about the FlagTree tree layout: where trunk, backends and their spec trees live."""
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from dataclasses import dataclass, replace
+from posixpath import basename, dirname, join, normpath
+
+from sync.facts.trees import FileTree, read_text
+
+TRUNK = "python/triton"
+SPEC_HOOK_MODULE = "flagtree_spec"
+HOOK_NAMES = ("spec_path", "spec", "spec_func")
+# Older FlagTree branches (main) import spec/spec_func from the runtime driver instead.
+LEGACY_HOOK_MODULES = ("triton.runtime.driver",)
+
+# Directories (relative to python/triton) whose __init__.py may call spec_path.
+SPEC_PATH_ALLOWED = frozenset({"compiler", "language", "runtime", "tools", "experimental/gluon"})
+# Directories where the seed forbids spec_path outright; children of gluon are forbidden too.
+SPEC_PATH_FORBIDDEN = frozenset({"", "backends", "experimental", "language/extra"})
+NO_SPECIALIZATION = "experimental/tle"  # and everything below it
+# Files backends may never shadow or provide.
+PROTECTED_FILES = frozenset({"flagtree_spec.py", "_flagtree_backend.py"})
+# Trunk files that are specialized by editing them directly, the Triton way.
+DIRECT_EDIT_FILES = frozenset({"knobs.py", "_internal_testing.py"})
+
+# \A and \Z with DOTALL: a git path may hold a newline, and "$" would also match before a trailing one
+_CPP_SUFFIXES = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc", ".td")
+# The layouts FlagTree has used for a backend's spec tree (read from its history):
+# - third_party/<b>/backend/spec/{triton,include,lib}/...: the seed's layout (main, 3.6 branches);
+# - python/triton/spec/<b>/...: the Python mirror inside trunk's package (triton_v3.5.x, ascend).
+# A repository may name more in pyproject.toml: [tool.flagtree-sync] spec_roots = ["x/{backend}/py"].
+_THIRD_PARTY_SPEC = re.compile(r"\Athird_party/(?P<backend>[^/]+)/backend/spec/(?P<rest>.+)\Z", re.S)
+_OWNED = re.compile(r"\Athird_party/(?P<backend>[^/]+)/.", re.S)
+PYTHON_SPEC_HOME = f"{TRUNK}/spec"
+_PYTHON_SPEC = re.compile(rf"\A{re.escape(PYTHON_SPEC_HOME)}/(?P<backend>[^/]+)/(?P<rel>.+)\Z", re.S)
+CONFIG_FILE = "pyproject.toml"
+
+
+@dataclass(frozen=True)
+class SpecFile:
+    """A file of a backend's spec tree, with its trunk counterpart if it mirrors one."""
+
+    backend: str
+    path: str  # full repository path
+    area: str  # "triton" (Python), "include", "lib" or "other"
+    rel: str  # path below spec/<area>/ (for "triton": relative to python/triton)
+    layout: str = "third-party"  # third-party | python-spec | configured | setup-copy | package-copy
+    counterpart: str | None = None  # the trunk file it copies when that is not its mirror path (a renamed copy)
+    via: str | None = None  # the setup helper whose copy call or package_dir installs it
+
+    @property
+    def trunk_path(self) -> str | None:
+        if self.counterpart is not None:
+            return self.counterpart
+        if self.area == "triton":
+            return f"{TRUNK}/{self.rel}"
+        if self.area in ("include", "lib"):
+            return f"{self.area}/{self.rel}"
+        return None
+
+    @property
+    def is_python(self) -> bool:
+        return self.area in ("triton", "copy") and self.path.endswith(".py")
+
+    @property
+    def is_cpp(self) -> bool:
+        return self.area in ("include", "lib") and self.rel.endswith(_CPP_SUFFIXES)
+
+    @property
+    def is_tablegen(self) -> bool:
+        return self.area in ("include", "lib") and self.rel.endswith(".td")
+
+    @property
+    def root_level(self) -> bool:
+        """A module directly in the mirror of python/triton: never a legal overlay (the root is every package's parent)."""
+        return self.area == "triton" and "/" not in self.rel
+
+
+def configured_roots(tree: FileTree) -> tuple[re.Pattern[str], ...]:
+    """Extra Python spec roots named in the repository's pyproject.toml ([tool.flagtree-sync] spec_roots)."""
+    roots = tool_config(tree).get("spec_roots", [])
+    patterns = []
+    for root in roots if isinstance(roots, list) else []:
+        if isinstance(root, str) and root.count("{backend}") == 1 and not root.startswith(("/", "..")):
+            head, _, tail = root.strip("/").partition("{backend}")
+            patterns.append(re.compile(rf"\A{re.escape(head)}(?P<backend>[^/]+){re.escape(tail)}/(?P<rel>.+)\Z", re.S))
+    return tuple(patterns)
+
+
+def parse_spec_file(path: str, extra: tuple[re.Pattern[str], ...] = ()) -> SpecFile | None:
+    match = _THIRD_PARTY_SPEC.match(path)
+    if match:
+        area, _, rel = match["rest"].partition("/")
+        if not rel:
+            return SpecFile(match["backend"], path, "other", area)
+        if area not in ("triton", "include", "lib"):
+            return SpecFile(match["backend"], path, "other", match["rest"])
+        return SpecFile(match["backend"], path, area, rel)
+    match = _PYTHON_SPEC.match(path)
+    if match:
+        return SpecFile(match["backend"], path, "triton", match["rel"], "python-spec")
+    for pattern in extra:
+        match = pattern.match(path)
+        if match:
+            return SpecFile(match["backend"], path, "triton", match["rel"], "configured")
+    return None
+
+
+def owning_backend(path: str, extra: tuple[re.Pattern[str], ...] = ()) -> str | None:
+    """The backend a path belongs to: everything under third_party/<b>/, and every spec tree."""
+    spec_file = parse_spec_file(path, extra)
+    if spec_file is not None:
+        return spec_file.backend
+    return third_party_owner(path)
+
+
+def third_party_owner(path: str) -> str | None:
+    """b for a file under third_party/<b>/ (whose build reads b's own copies first); None elsewhere."""
+    match = _OWNED.match(path)
+    return match["backend"] if match else None
+
+
+def spec_files(tree: FileTree, backends: set[str] | None = None) -> list[SpecFile]:
+    extra = configured_roots(tree)
+    found = []
+    for path in tree.paths():
+        if not path.startswith(("third_party/", PYTHON_SPEC_HOME + "/")) and not extra:
+            continue
+        spec_file = parse_spec_file(path, extra)
+        if spec_file and (not backends or spec_file.backend in backends):
+            found.append(spec_file)
+    return found
+
+
+def is_spec_path(path: str, extra: tuple[re.Pattern[str], ...] = ()) -> bool:
+    """A file of some backend's spec tree (so never trunk, even when it lies under python/triton)."""
+    return parse_spec_file(path, extra) is not None
+
+
+def backend_names(tree: FileTree) -> list[str]:
+    """Backends that have a spec tree (third_party/<b>/backend/spec/...) or files their setup helper installs in
+    trunk's place."""
+    return sorted({spec_file.backend for spec_file in spec_files(tree)} | {copy.backend for copy in copy_files(tree)})
+
+
+def third_party_backends(tree: FileTree) -> list[str]:
+    """Every third_party/<b>/backend directory, with or without spec/."""
+    names = set()
+    for path in tree.paths():
+        parts = path.split("/")
+        if len(parts) > 3 and parts[0] == "third_party" and parts[2] == "backend":
+            names.add(parts[1])
+    return sorted(names)
+
+
+def third_party_groups(tree: FileTree) -> list[str]:
+    """Every directory third_party/<b>/ that holds a file: each is a group of the report (it owns its files)."""
+    return sorted({owner for path in tree.paths() if (owner := third_party_owner(path)) is not None})
+
+
+def require_backends(tree: FileTree, wanted: set[str] | frozenset[str]) -> None:
+    """Refuse --backend names that are no group of the tree's: a backend (third_party/<b>/backend, with or
+    without spec/, or a spec tree elsewhere) or any third_party/<b>/ directory, which the report groups too."""
+    known = sorted(set(backend_names(tree)) | set(third_party_groups(tree)))
+    unknown = sorted(set(wanted) - set(known))
+    if unknown:
+        from sync.errors import SyncError  # layout stays importable without the error module's dependents
+        raise SyncError(f"no backend {', '.join(unknown)} (third_party/<backend>/) on this branch; "
+                        f"known: {', '.join(known) or 'none'}")
+
+
+def trunk_rel(path: str) -> str | None:
+    """python/triton/a/b.py -> a/b.py; None outside trunk (a backend's python/triton/spec/<b>/ is not trunk)."""
+    prefix = TRUNK + "/"
+    if not path.startswith(prefix) or _PYTHON_SPEC.match(path):
+        return None
+    return path[len(prefix):]
+
+
+def package_init(rel_dir: str) -> str:
+    """The trunk __init__.py of a package directory relative to python/triton ("" is python/triton itself)."""
+    return f"{TRUNK}/{rel_dir}/__init__.py" if rel_dir else f"{TRUNK}/__init__.py"
+
+
+def package_of(rel: str) -> str:
+    """The package directory (relative to python/triton) that holds a module."""
+    return dirname(rel)
+
+
+def is_under(rel_dir: str, top: str) -> bool:
+    """rel_dir is top or below it; everything is below the root package ("")."""
+    return top == "" or rel_dir == top or rel_dir.startswith(top + "/")
+
+
+def spec_path_verdict(rel_dir: str) -> str:
+    """'allowed', 'forbidden' or 'unlisted' for a spec_path call in python/triton/<rel_dir>."""
+    if rel_dir in SPEC_PATH_ALLOWED:
+        return "allowed"
+    if rel_dir in SPEC_PATH_FORBIDDEN or is_under(rel_dir, NO_SPECIALIZATION):
+        return "forbidden"
+    if rel_dir.startswith("experimental/gluon/") or is_under(rel_dir, "language/extra"):
+        return "forbidden"
+    if rel_dir.startswith("backends/"):
+        return "forbidden"
+    return "unlisted"
+
+
+# --- Specialization outside the seed's hooks (issue 34): the build installs a backend's copy in trunk's place ---
+# A backend's setup helper (python/setup_tools/utils/<b>.py) is read, never run: its shutil copy calls
+# (setup-copy) and its package_dir mappings (package-copy) are evaluated where their paths are literal enough.
+SETUP_HELPERS = "python/setup_tools/utils"
+SETUP_SCRIPTS = ("setup.py", "python/setup.py")  # relative paths in a helper are relative to setup.py's directory
+SETUP_COPY = "setup-copy"
+PACKAGE_COPY = "package-copy"
+RENAMED_COPY = "renamed-copy"
+_COPY_FUNCTIONS = frozenset({"copy", "copy2", "copyfile", "copytree"})
+_PATH_TYPES = frozenset({"Path", "PurePath", "PosixPath", "PurePosixPath"})
+_SAME_PATH = frozenset({"resolve", "absolute", "abspath", "normpath", "realpath", "expanduser", "fspath", "str"})
+# Tests, tutorials and examples run against trunk; they are not installed in its place.
+_NOT_INSTALLED = frozenset({"test", "tests", "unittest", "tutorials", "examples"})
+
+
+def is_test_path(path: str) -> bool:
+    return any(part in _NOT_INSTALLED for part in path.split("/")[:-1])
+
+
+class _HelperPaths:
+    """Evaluates the path expressions of one setup helper to repository paths; None where a value is not
+    literal (a function's result, an environment variable): such a copy is not guessed at."""
+
+    def __init__(self, helper: str, module: ast.Module, setup_dir: str) -> None:
+        self.helper, self.setup_dir = helper, setup_dir
+        self.bound: dict[str, list[ast.expr]] = {}
+        for node in ast.walk(module):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                self.bound.setdefault(node.targets[0].id, []).append(node.value)
+        self._active: set[str] = set()
+
+    def value(self, node: ast.expr) -> str | None:
+        found = self._value(node)
+        if found is None:
+            return None
+        found = normpath(found)
+        return None if found.startswith("..") or found.startswith("/") else ("" if found == "." else found)
+
+    def _value(self, node: ast.expr) -> str | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return join(self.setup_dir, node.value) if self.setup_dir else node.value or "."
+        if isinstance(node, ast.Name):
+            if node.id == "__file__":
+                return self.helper
+            values = self.bound.get(node.id, [])
+            if len(values) != 1 or node.id in self._active:  # rebound or recursive: not one literal path
+                return None
+            self._active.add(node.id)
+            try:
+                return self._value(values[0])
+            finally:
+                self._active.discard(node.id)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            left, right = self._value(node.left), self._relative(node.right)
+            return join(left, right) if left is not None and right is not None else None
+        if isinstance(node, ast.Attribute) and node.attr == "parent":
+            inner = self._value(node.value)
+            return dirname(normpath(inner)) or "." if inner is not None else None
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "parents" \
+                and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+            inner = self._value(node.value.value)
+            if inner is None:
+                return None
+            inner = normpath(inner)
+            for _ in range(node.slice.value + 1):
+                inner = dirname(inner) or "."
+            return inner
+        if isinstance(node, ast.Call):
+            name = _called(node)
+            if name in _PATH_TYPES or name in _SAME_PATH:
+                if len(node.args) == 1 and not node.keywords:
+                    return self._value(node.args[0])
+                if isinstance(node.func, ast.Attribute) and not node.args and name in _SAME_PATH:
+                    return self._value(node.func.value)  # Path(...).resolve()
+                return None
+            if name == "dirname" and len(node.args) == 1:
+                inner = self._value(node.args[0])
+                return dirname(normpath(inner)) or "." if inner is not None else None
+            if name == "join" and node.args and not node.keywords:
+                parts = [self._value(node.args[0])] + [self._relative(arg) for arg in node.args[1:]]
+                return join(*parts) if all(part is not None for part in parts) else None  # type: ignore[arg-type]
+        return None
+
+    def _relative(self, node: ast.expr) -> str | None:
+        """A path part joined onto another: a literal string, or a name bound to one."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and not node.value.startswith("/"):
+            return node.value
+        if isinstance(node, ast.Name) and len(self.bound.get(node.id, [])) == 1:
+            return self._relative(self.bound[node.id][0])
+        return None
+
+
+def _called(call: ast.Call) -> str | None:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+def _setup_dir(tree: FileTree) -> str:
+    return next((dirname(script) for script in SETUP_SCRIPTS if tree.exists(script)), "")
+
+
+def _parsed(tree: FileTree, path: str) -> ast.Module | None:
+    """A setup module's syntax tree; None where it does not parse (check reports that as FT013 where it looks)."""
+    try:
+        return ast.parse(read_text(tree, path) or "")
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+
+def setup_helpers(tree: FileTree) -> list[tuple[str, str, ast.Module]]:
+    """(backend, path, parsed module) of each backend's setup helper that parses."""
+    return [(basename(path)[:-3], path, module) for path in tree.paths()
+            if dirname(path) == SETUP_HELPERS and path.endswith(".py") and not basename(path).startswith("_")
+            and (module := _parsed(tree, path)) is not None]
+
+
+def _files_below(tree: FileTree, directory: str) -> list[str]:
+    prefix = directory.rstrip("/") + "/" if directory else ""
+    return [path for path in tree.paths() if path.startswith(prefix)]
+
+
+def _copy_pairs(tree: FileTree, helpers: "_HelperPaths", call: ast.Call) -> list[tuple[str, str]]:
+    """(source, destination) file pairs of one shutil copy call; none where a path is not literal."""
+    if len(call.args) < 2:
+        return []
+    source, destination = helpers.value(call.args[0]), helpers.value(call.args[1])
+    if source is None or destination is None:
+        return []
+    if _called(call) == "copytree":
+        return [(path, join(destination, path[len(source) + 1:])) for path in _files_below(tree, source)]
+    if not tree.exists(source):
+        return []  # a build output (a .so, a binary): nothing in the tree to drift
+    if _files_below(tree, destination) and not tree.exists(destination):
+        destination = join(destination, basename(source))  # copied into a directory
+    return [(source, destination)]
+
+
+
+
+def _package_dirs(module: ast.Module) -> list[tuple[ast.expr, ast.expr]]:
+    """(package key, directory) pairs a helper gives setuptools' package_dir: dict displays in a function
+    named *package_dir*, and item assignments to a *package_dir* mapping."""
+    pairs: list[tuple[ast.expr, ast.expr]] = []
+    for node in ast.walk(module):
+        if isinstance(node, ast.FunctionDef) and "package_dir" in node.name:
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Dict):
+                    pairs.extend((key, value) for key, value in zip(inner.keys, inner.values) if key is not None)
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript):
+            target = node.targets[0]
+            if isinstance(target.value, ast.Name) and "package_dir" in target.value.id:
+                pairs.append((target.slice, node.value))
+    return pairs
+
+
+
+
+def _backend_template(node: ast.JoinedStr) -> str | None:
+    """f"../third_party/{backend}/python/" -> "../third_party/{}/python/": a literal head ending in third_party/,
+    one placeholder (the backend being built), then the literal text up to the next placeholder."""
+    head = ""
+    for index, part in enumerate(node.values):
+        if isinstance(part, ast.Constant) and isinstance(part.value, str):
+            head += part.value
+            continue
+        if not head.endswith("third_party/"):
+            return None
+        rest = node.values[index + 1] if index + 1 < len(node.values) else None
+        tail = rest.value if isinstance(rest, ast.Constant) and isinstance(rest.value, str) else ""
+        return head + "{}" + tail
+    return None
+
+
+def _constant(function: ast.FunctionDef) -> object:
+    """What a function returns when its body is one `return <constant>`; ... otherwise."""
+    body = function.body
+    if len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value, ast.Constant):
+        return body[0].value.value
+    return ...
+
+
+def _generic_package_copies(tree: FileTree, setup_dir: str) -> list[SpecFile]:
+    """A shared setup module's *package_dir* function that maps packages to f"third_party/{backend}/python/...":
+    it counts where setup.py calls it, for every backend whose own helper does not opt out (a skip_package_dir
+    that is not the constant True leaves the backend undecided: no claim). Package names its skip_package_dir
+    tests with `"x" in package` are left out."""
+    called = {name for script in SETUP_SCRIPTS if (module := _parsed(tree, script)) is not None
+              for node in ast.walk(module) if isinstance(node, ast.Call) and (name := _called(node))}
+    opted_out = {backend for backend, _, module in setup_helpers(tree) for node in module.body
+                 if isinstance(node, ast.FunctionDef) and node.name == "skip_package_dir" and _constant(node) is not False}
+    found = []
+    for path in tree.paths():
+        if dirname(path) != dirname(SETUP_HELPERS) or not path.endswith(".py"):
+            continue  # python/setup_tools/<shared module>.py, not a backend's helper
+        module = _parsed(tree, path)
+        if module is None:
+            continue
+        functions = [node for node in ast.walk(module) if isinstance(node, ast.FunctionDef)]
+        skipped = {node.left.value for function in functions if "skip_package_dir" in function.name
+                   for node in ast.walk(function) if isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant)
+                   and isinstance(node.left.value, str) and any(isinstance(op, ast.In) for op in node.ops)}
+        for function in functions:
+            if "package_dir" not in function.name or function.name not in called:
+                continue
+            for node in ast.walk(function):
+                template = _backend_template(node) if isinstance(node, ast.JoinedStr) else None
+                if template is None:
+                    continue
+                for backend in third_party_groups(tree):
+                    if backend in opted_out:
+                        continue
+                    root = normpath(join(setup_dir, template.format(backend), "triton"))
+                    for file in _files_below(tree, root):
+                        rel = file[len(root) + 1:]
+                        if is_spec_path(file) or is_test_path(file) or any(word in dirname(rel) for word in skipped):
+                            continue
+                        found.append(SpecFile(backend, file, "triton", rel, PACKAGE_COPY, via=path))
+    return found
+
+
+def copy_files(tree: FileTree, backends: set[str] | None = None) -> list[SpecFile]:
+    """The backends' files a setup helper installs in trunk's place: copied over python/triton at build time
+    (setup-copy) or shipped as the triton package itself through package_dir (package-copy). Files of a
+    spec tree are left to spec_files."""
+    found: dict[str, SpecFile] = {}
+    setup_dir = _setup_dir(tree)
+    prefix = TRUNK + "/"
+    for spec_file in _generic_package_copies(tree, setup_dir):
+        found.setdefault(spec_file.path, spec_file)
+    for helper_backend, helper, module in setup_helpers(tree):
+        paths = _HelperPaths(helper, module, setup_dir)
+        for node in ast.walk(module):
+            if isinstance(node, ast.Call) and _called(node) in _COPY_FUNCTIONS:
+                for source, destination in _copy_pairs(tree, paths, node):
+                    if destination.startswith(prefix) and not is_spec_path(source):
+                        backend = third_party_owner(source) or helper_backend
+                        found.setdefault(source, SpecFile(backend, source, "triton", destination[len(prefix):],
+                                                          SETUP_COPY, via=helper))
+        for key, value in _package_dirs(module):
+            package = key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
+            directory = paths.value(value)
+            if package is None or directory is None or not (package == "" or package.split(".")[0] == "triton"):
+                continue
+            root = join(directory, "triton") if package == "" else directory
+            below = package.partition(".")[2].replace(".", "/")  # the package's place under python/triton
+            for path in _files_below(tree, root):
+                if is_spec_path(path) or is_test_path(path) or path == root:
+                    continue
+                backend = third_party_owner(path) or helper_backend
+                rel = join(below, path[len(root) + 1:]) if below else path[len(root) + 1:]
+                found.setdefault(path, SpecFile(backend, path, "triton", rel, PACKAGE_COPY, via=helper))
+    return [spec_file for _, spec_file in sorted(found.items())
+            if not backends or spec_file.backend in backends]
+
+
+def renamed(spec_file: SpecFile, counterpart: str) -> SpecFile:
+    """The same backend file seen as a copy of another trunk file (a copy under another name)."""
+    return replace(spec_file, counterpart=counterpart)
+
+
+def copy_candidate(backend: str, path: str) -> SpecFile:
+    """A backend file outside any spec tree, to be measured against trunk as a possible copy."""
+    return SpecFile(backend, path, "copy", path, RENAMED_COPY)
+
+
+# --- Who owns a trunk file besides its hooks: gates, and the repository's own map (issue 34) ---
+# Groups a path belongs to unless pyproject.toml says otherwise: CI is its own group, not FlagTree core.
+DEFAULT_OWNERS: dict[str, tuple[str, ...]] = {"ci": (".github/workflows/*",)}
+_GATE_LINE = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif)\b(.*)$", re.M)
+_GATE_MACRO = re.compile(r"\b__([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*)__\b")
+# The names a FLAGTREE_BACKEND test compares with, and only those (the line may quote other names, e.g. an __all__):
+# == / != / STREQUAL "x" either way round, `in ("x", "y")`, CMake's MATCHES "^(x|y)$".
+_BACKEND = r"\$?\{?\bFLAGTREE_BACKEND\b\}?"
+_COMPARED = re.compile(rf"""{_BACKEND}\s*(?:==|!=|STREQUAL)\s*["']([A-Za-z][\w-]*)["']|"""
+                       rf"""["']([A-Za-z][\w-]*)["']\s*(?:==|!=)\s*{_BACKEND}""")
+_IN_SET = re.compile(rf"{_BACKEND}\s+(?:not\s+)?in\s*[(\[{{]([^)\]}}]*)[)\]}}]")
+_MATCHES = re.compile(rf'{_BACKEND}\s+MATCHES\s+"([^"]*)"')
+_QUOTED_NAME = re.compile(r"""["']([A-Za-z][\w-]*)["']""")
+_WORD = re.compile(r"[A-Za-z][\w-]*")
+
+
+def tool_config(tree: FileTree) -> dict[str, object]:
+    """The repository's [tool.flagtree-sync] table of pyproject.toml; {} where there is none or it does not read."""
+    text = read_text(tree, CONFIG_FILE)
+    if not text or "flagtree-sync" not in text:
+        return {}
+    try:
+        tool = tomllib.loads(text).get("tool", {})
+    except (tomllib.TOMLDecodeError, RecursionError):  # nested too deeply: not a config of ours either
+        return {}
+    table = tool.get("flagtree-sync", {}) if isinstance(tool, dict) else {}
+    return table if isinstance(table, dict) else {}
+
+
+def configured_owners(tree: FileTree) -> dict[str, tuple[str, ...]]:
+    """group -> path globs: DEFAULT_OWNERS, then [tool.flagtree-sync] owners = {group = ["glob", ...]} (a group
+    named there replaces its default)."""
+    owners = dict(DEFAULT_OWNERS)
+    table = tool_config(tree).get("owners", {})
+    for group, globs in (table.items() if isinstance(table, dict) else ()):
+        if isinstance(globs, list) and all(isinstance(glob, str) for glob in globs):
+            owners[group] = tuple(globs)
+    return owners
+
+
+def commit_tag_owners(tree: FileTree) -> dict[str, str]:
+    """[tool.flagtree-sync] commit_tags = {"[TLE]" = "tle"}: a commit whose subject carries the tag is that
+    group's too."""
+    table = tool_config(tree).get("commit_tags", {})
+    return {tag: group for tag, group in (table.items() if isinstance(table, dict) else ())
+            if isinstance(group, str) and tag}
+
+
+def gate_groups(text: str, groups: set[str] | frozenset[str]) -> set[str]:
+    """Groups whose gate the FlagTree side of a file holds: a preprocessor conditional on __<GROUP>__ (the feature
+    or backend macro, e.g. #ifdef __TLE__), or a FLAGTREE_BACKEND test naming the group (Python, CMake)."""
+    found = set()
+    for condition in _GATE_LINE.findall(text):
+        found |= {name.lower() for name in _GATE_MACRO.findall(condition)}
+    if "FLAGTREE_BACKEND" in text:
+        found |= {name for pair in _COMPARED.findall(text) for name in pair if name}
+        found |= {name for names in _IN_SET.findall(text) for name in _QUOTED_NAME.findall(names)}
+        found |= {name for pattern in _MATCHES.findall(text) for name in _WORD.findall(pattern)}
+    return found & set(groups)
+
+
+_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
+
+
+def enclosing_gate_groups(text: str, side: list[str], groups: set[str] | frozenset[str]) -> set[str]:
+    """Groups whose gate encloses or sits in the given lines of a file (a conflict's FlagTree side): the
+    preprocessor conditionals open where those lines stand in `text`, and the gates within the lines themselves.
+    The lines are found as one contiguous block; where they are not found, only the gates within them count."""
+    found = gate_groups("\n".join(side), groups)
+    wanted = [line.strip() for line in side]
+    lines = text.splitlines()
+    if not wanted or not any(wanted):
+        return found
+    stack: list[str] = []  # the condition text of each open #if
+    for index, line in enumerate(lines):
+        if [other.strip() for other in lines[index:index + len(wanted)]] == wanted:
+            found |= gate_groups("\n".join(f"#if {condition}" for condition in stack), groups)
+            break
+        directive = _DIRECTIVE.match(line)
+        if directive is None:
+            continue
+        kind, condition = directive.groups()
+        if kind in ("if", "ifdef", "ifndef"):
+            stack.append(condition)
+        elif kind == "elif" and stack:
+            stack[-1] = condition
+        elif kind == "endif" and stack:
+            stack.pop()
+    return found

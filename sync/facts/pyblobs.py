@@ -1,0 +1,182 @@
+"""Facts of Python blobs that several analyses read (calls, key reads), from one `ast` parse per blob.
+
+Each analysis registers an extractor (a name, a version, what it collects from the nodes of one depth of
+the walk and how it makes the fact of all it collected); the first request for any fact of a text parses
+and walks it once and runs every extractor over the nodes, so the call-signature, key-string and
+symbol-drift analyses share the parse and the walk. A large text is parsed and walked chunk by chunk
+(pychunks): extractors keep no node, only items, which combine into the whole walk's order.
+
+Facts are kept in memory by content id for the run and, when a fact cache is active, stored in it: one
+entry per blob holding every extractor's fact (keyed by blob id and the extractors' names and versions), so
+a second run parses nothing and a first one writes one file per blob. prefetch() computes the facts of many
+blobs up front, across processes when the texts are large enough for that to pay (a fork costs tens of
+milliseconds; parsing 5 MB of Python costs seconds). adopt() takes facts computed by encoded_facts in
+another process (the parse begun before the replay, analyzers/ahead.py).
+Results never depend on the path taken: the same extractors run on the same text.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator
+
+from sync.support.cache import FactCache, active, content_id
+from sync.support.workers import worker_pool
+from sync.facts.parsing import Unparseable, guarded, python_ast, walk_levels
+from sync.facts.pychunks import merge_levels, over_chunks
+
+PARALLEL_BYTES = 1_000_000  # below this much missing text a serial parse beats starting workers
+_MEMO_LIMIT = 20_000  # texts; content-addressed, so only memory is at stake
+
+
+@dataclass(frozen=True)
+class Extractor:
+    name: str
+    version: int
+    collect: Callable[[list[ast.AST]], list[Any]]  # items of the nodes of one depth of one chunk (parsing.walk_levels)
+    finish: Callable[[list[Any] | None], Any]  # the fact from every item, in the whole walk's order; None: no parse
+    encode: Callable[[Any], Any]  # to JSON-compatible data (the cache and the worker pipe)
+    decode: Callable[[Any], Any]
+    # The node classes collect reads: it is given only those, in walk order (most nodes of a walk are of
+    # classes no extractor reads, and testing each of them in Python is much of the cost).
+    reads: frozenset[type] | None = None  # None: every node
+    depth: int | None = None  # given only the nodes of this depth of the walk (1: the module's statements)
+
+
+_EXTRACTORS: dict[str, Extractor] = {}
+_memo: dict[str, dict[str, Any]] = {}  # content id -> every extractor's fact (decoded)
+_CACHE_KIND = "py-facts"
+
+
+def register(extractor: Extractor) -> None:
+    _EXTRACTORS[extractor.name] = extractor
+
+
+def _cache_version() -> int:
+    """The version of the combined entry: a digest of every extractor's name and version (a new or changed
+    extractor makes every entry a miss)."""
+    described = ",".join(f"{name}:{extractor.version}" for name, extractor in sorted(_EXTRACTORS.items()))
+    return int(hashlib.sha1(described.encode("utf-8")).hexdigest()[:8], 16)
+
+
+def jobs() -> int:
+    """Worker processes for prefetch: FLAGTREE_SYNC_JOBS, else the cores this process may use."""
+    configured = os.environ.get("FLAGTREE_SYNC_JOBS", "")
+    if configured.isdigit() and int(configured) > 0:
+        return int(configured)
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def python_fact(name: str, text: str) -> Any:
+    """The named fact of a Python text (computing every registered fact of it on a miss)."""
+    key = content_id(text)
+    facts = _lookup(key)
+    if facts is None:
+        facts = _store(key, encoded_facts(text))
+    return facts[name]
+
+
+def prefetch(texts: Iterable[str]) -> None:
+    """Compute the facts of every text not known yet; in parallel when there is enough to parse."""
+    missing: dict[str, str] = {}
+    for text in texts:
+        key = content_id(text)
+        if key not in missing and _lookup(key) is None:
+            missing[key] = text
+    if not missing:
+        return
+    workers = min(jobs(), len(missing))
+    if workers < 2 or sum(map(len, missing.values())) < PARALLEL_BYTES:
+        for key, text in missing.items():
+            _store(key, encoded_facts(text))
+        return
+    # Largest first, so that no worker is left with one big file at the end.
+    ordered = sorted(missing.items(), key=lambda item: -len(item[1]))
+    with worker_pool(workers) as pool:
+        for (key, _), facts in zip(ordered, pool.map(encoded_facts, [text for _, text in ordered])):
+            _store(key, facts)
+
+
+def known(text: str) -> bool:
+    """Whether the facts of text are in memory or in the active fact cache."""
+    return _lookup(content_id(text)) is not None
+
+
+def adopt(found: Iterable[tuple[str, dict[str, Any]]], stored: bool = False) -> None:
+    """Facts of texts by content id, as encoded_facts gave them in another process: kept as if parsed here.
+    stored: that process put them in the fact cache already (see store)."""
+    for key, encoded in found:
+        if key not in _memo:
+            _store(key, encoded, put=not stored)
+
+
+def store(cache: FactCache | None, key: str, encoded: dict[str, Any]) -> None:
+    """Put the encoded facts of a text in the fact cache (a worker does, for the process that adopts them)."""
+    if cache is not None:
+        cache.put(_CACHE_KIND, _cache_version(), key, encoded)
+
+
+def _lookup(key: str) -> dict[str, Any] | None:
+    """Every fact of a text by its content id, from memory or the fact cache; None: not known yet."""
+    if key in _memo:
+        return _memo[key]
+    cache = active()
+    if cache is None:
+        return None
+    stored = cache.get(_CACHE_KIND, _cache_version(), key)
+    if not isinstance(stored, dict) or set(stored) != set(_EXTRACTORS):
+        return None
+    try:
+        facts = {name: _EXTRACTORS[name].decode(value) for name, value in stored.items()}
+    except (TypeError, ValueError, KeyError, IndexError):
+        return None  # an entry of an unexpected shape: parse again and overwrite it
+    _remember(key, facts)
+    return facts
+
+
+def encoded_facts(text: str) -> dict[str, Any]:
+    """Every registered fact of one text, encoded (runs in worker processes too)."""
+    def facts_of(trees: Iterator[ast.Module]) -> dict[str, Any]:
+        parts: dict[str, list[list[list[Any]]]] = {name: [] for name in _EXTRACTORS}
+        for tree in trees:
+            levels = walk_levels(tree)
+            for name, extractor in _EXTRACTORS.items():
+                parts[name].append([extractor.collect(_given(extractor, depth, level))
+                                    for depth, level in enumerate(levels)])
+            del tree, levels  # the chunk's tree goes before the next one is parsed
+        return {name: extractor.encode(extractor.finish(merge_levels(parts[name])))
+                for name, extractor in _EXTRACTORS.items()}
+
+    # One walk of the tree serves every extractor (the walk, not the isinstance tests, is the cost).
+    # guarded: deep nesting in the parse or in an extractor's walk is an unparseable text, not a crash
+    found = guarded(lambda: over_chunks(text, python_ast, facts_of))
+    if isinstance(found, Unparseable):
+        return {name: extractor.encode(extractor.finish(None)) for name, extractor in _EXTRACTORS.items()}
+    return found
+
+
+def _given(extractor: Extractor, depth: int, level: list[ast.AST]) -> list[ast.AST]:
+    """The nodes of one depth of the walk an extractor is given (its depth, its classes)."""
+    if extractor.depth is not None and depth != extractor.depth:
+        return []
+    reads = extractor.reads
+    return level if reads is None else [node for node in level if type(node) in reads]
+
+
+def _store(key: str, encoded: dict[str, Any], put: bool = True) -> dict[str, Any]:
+    if put:
+        store(active(), key, encoded)
+    facts = {name: _EXTRACTORS[name].decode(value) for name, value in encoded.items()}
+    _remember(key, facts)
+    return facts
+
+
+def _remember(key: str, facts: dict[str, Any]) -> None:
+    if len(_memo) >= _MEMO_LIMIT:
+        _memo.clear()
+    _memo[key] = facts

@@ -1,0 +1,658 @@
+"""Read-only facts of a Python module from one `ast` parse: hook call sites, imports, definitions,
+backend selection, module-level statements, and the text of each definition as written.
+
+Python's ast gives these facts several times faster than libcst and keeps no concrete syntax tree
+(bench/parsers.py measures both); libcst stays where code is rewritten (sync/builder/hookset.py). Text this
+interpreter's parser refuses with a plain syntax error goes to libcst (pyfacts_cst), which knows
+newer grammar, so such a file still has facts; nesting CPython refuses stays unparseable.
+
+Text is cut from the source by line and column the way libcst prints a node on its own (the reference,
+tests/test_pyfacts_ast.py): a definition runs from its first decorator to its last statement plus the
+comment lines indented under its block that follow it (libcst's block footer); every line after the
+first loses the definition's own indentation, except lines inside a multi-line string or after a
+backslash, which libcst keeps as written.
+"""
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from functools import cached_property, lru_cache
+
+from sync.support.cache import memoized
+from sync.facts.layout import HOOK_NAMES, LEGACY_HOOK_MODULES, SPEC_HOOK_MODULE
+from sync.facts.parsing import Unparseable, cpython_ast, guarded
+from sync.facts.pychunks import over_chunks
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str  # "positional_only", "positional", "var_positional", "keyword_only", "var_keyword"
+    has_default: bool
+
+
+@dataclass(frozen=True)
+class DefSpan:
+    """Where a def sits in its module (1-based lines)."""
+    first: int  # the first decorator's line, else the def's
+    line: int  # the `def` line
+    indent: int  # the def's column: what every later line of it loses
+    body_line: int  # the first body statement's line (== line for `def f(): return 1`)
+    end: int  # the last line of the definition, block footer included
+
+    def to_json(self) -> list[int]:
+        return [self.first, self.line, self.indent, self.body_line, self.end]
+
+    @classmethod
+    def from_json(cls, stored: list) -> "DefSpan":
+        first, line, indent, body_line, end = (int(value) for value in stored)
+        return cls(first, line, indent, body_line, end)
+
+
+@dataclass(frozen=True)
+class FunctionFacts:
+    qualname: str
+    line: int
+    params: tuple[Param, ...]
+    _text: str = field(default="", repr=False, compare=False)  # the module's text
+    _span: DefSpan | None = field(default=None, repr=False, compare=False)
+
+    # Few functions are ever compared: their text is cut only when asked.
+    @cached_property
+    def signature(self) -> str:
+        """The parameter list as written."""
+        return _header(self._text, self._span)[0] if self._span is not None else ""
+
+    @cached_property
+    def body(self) -> str:
+        """The body as written (stripped: for comparing definitions)."""
+        return _header(self._text, self._span)[1] if self._span is not None else ""
+
+    @cached_property
+    def source(self) -> str:
+        """The whole definition as written, decorators included, without the blank lines above it."""
+        if self._span is None:
+            return "\n"
+        span = self._span
+        return _dedented(source_lines(self._text), span.first, 0, span.end, span.indent).strip("\n") + "\n"
+
+
+@dataclass(frozen=True)
+class HookSite:
+    kind: str  # spec_path | spec | spec_func
+    name: str | None  # the function name passed to spec/spec_func (None for spec_path)
+    path: str
+    line: int
+    scope: str  # enclosing qualname, "<module>" at top level
+    args: tuple[str, ...]  # the other arguments, as written
+    statement_index: int  # index of the enclosing module-level statement
+    decorator: bool = False
+
+
+@dataclass(frozen=True)
+class ImportedName:
+    module: str  # dotted, without the leading dots
+    level: int  # number of leading dots
+    name: str
+    local: str
+    line: int
+
+
+@dataclass
+class ModuleFacts:
+    path: str
+    error: str | None = None
+    hooks: list[HookSite] = field(default_factory=list)
+    functions: dict[str, FunctionFacts] = field(default_factory=dict)
+    import_statement_indices: list[int] = field(default_factory=list)
+    relative_imports: list[tuple[int, str]] = field(default_factory=list)  # (line, code)
+    imported_names: list[ImportedName] = field(default_factory=list)  # from X import a as b
+    backend_selections: list[tuple[int, str]] = field(default_factory=list)
+
+    @property
+    def last_import_index(self) -> int:
+        return max(self.import_statement_indices, default=-1)
+
+
+# ---- the source text, by line and column -------------------------------------------------------
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+@lru_cache(maxsize=8)
+def source_lines(text: str) -> list[str]:
+    """The lines with their ends, numbered the way ast numbers them (form feeds do not end a line)."""
+    return _LINE.findall(text)
+
+
+def _indent_of(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _strip_indent(line: str, indent: int) -> str:
+    return line[indent:] if _indent_of(line) >= indent else line
+
+
+def _dedented(lines: list[str], first: int, first_col: int, last: int, indent: int) -> str:
+    """Lines first..last (1-based), the first from first_col (else without its indentation), each later
+    one without `indent` columns of indentation unless it continues a string or a backslash."""
+    chosen = lines[first - 1:last]
+    if not chosen:
+        return ""
+    head = chosen[0][first_col:] if first_col else chosen[0][_indent_of(chosen[0][:indent]):]
+    if indent == 0:
+        return head + "".join(chosen[1:])
+    verbatim = _verbatim(chosen) if any('"""' in line or "'''" in line or line.rstrip("\r\n").endswith("\\")
+                                        for line in chosen) else frozenset()
+    return head + "".join(line if number in verbatim else _strip_indent(line, indent)
+                          for number, line in enumerate(chosen[1:], 1))
+
+
+def _verbatim(lines: list[str]) -> frozenset[int]:
+    """Indexes of the lines that start inside a string token or after a backslash continuation."""
+    starts: set[int] = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO("".join(lines)).readline):
+            if token.type == tokenize.STRING and token.end[0] > token.start[0]:
+                starts.update(range(token.start[0], token.end[0]))  # 0-based indexes of the inner lines
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    for index in range(1, len(lines)):
+        previous = lines[index - 1].rstrip("\r\n")
+        if previous.endswith("\\") and not previous.lstrip().startswith("#") and index not in starts:
+            starts.add(index)
+    return frozenset(starts)
+
+
+@lru_cache(maxsize=4096)
+def _header(text: str, span: DefSpan) -> tuple[str, str]:
+    """(signature, body) of a def: its header tokenized from `def` to the colon that ends it."""
+    lines = source_lines(text)
+    header = lines[span.line - 1:span.body_line]
+    readline = iter([header[0][span.indent:], *header[1:]]).__next__
+    depth, opened, closed, colon = 0, None, None, None
+    try:
+        for token in tokenize.generate_tokens(readline):
+            if token.type != tokenize.OP:
+                continue
+            if token.string in "([{":
+                if depth == 0 and opened is None:
+                    opened = token.end
+                depth += 1
+            elif token.string in ")]}":
+                depth -= 1
+                if depth == 0 and closed is None:
+                    closed = token.start
+            elif token.string == ":" and depth == 0 and closed is not None:
+                colon = token.end
+                break
+    except (tokenize.TokenError, SyntaxError, StopIteration):
+        pass
+    if opened is None or closed is None or colon is None:
+        return "", ""
+
+    def absolute(position: tuple[int, int]) -> tuple[int, int]:
+        row, col = position
+        return span.line + row - 1, col + (span.indent if row == 1 else 0)
+    (open_line, open_col), (close_line, close_col) = absolute(opened), absolute(closed)
+    inside = _dedented(lines, open_line, open_col, close_line, span.indent)
+    cut = len(lines[close_line - 1]) - close_col  # what follows `)` on its line
+    signature = (inside[:len(inside) - cut] if cut else inside).strip()
+    while signature.startswith("#"):  # a comment right after `(` is the def's in libcst, not the parameters'
+        signature = signature.partition("\n")[2].strip()
+    colon_line, colon_col = absolute(colon)
+    return signature, _dedented(lines, colon_line, colon_col, span.end, span.indent).strip()
+
+
+def _footer(lines: list[str], end: int, body: list[ast.stmt], header_line: int) -> int:
+    """The last line of a block's footer: the blank and comment lines after it indented at least as far
+    as its statements (libcst's IndentedBlock.footer); end itself for a one-line suite."""
+    first = body[0]
+    if first.lineno == header_line:
+        return end
+    indent, last, index = first.col_offset, end, end
+    while index < len(lines):
+        stripped = lines[index].strip()
+        if stripped.startswith("#") and _indent_of(lines[index]) >= indent:
+            last = index + 1
+        elif stripped:
+            break
+        index += 1
+    return last
+
+
+def _last_block(node: ast.stmt) -> list[ast.stmt] | None:
+    """The statements of a compound statement's last block (whose footer ends the statement)."""
+    blocks: list[list[ast.stmt]] = [getattr(node, name) for name in ("body", "orelse", "finalbody")
+                                    if getattr(node, name, None)]
+    blocks += [handler.body for handler in getattr(node, "handlers", ())]
+    blocks += [case.body for case in getattr(node, "cases", ())]
+    return max(blocks, key=lambda block: block[-1].end_lineno or 0) if blocks else None
+
+
+_COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While,
+             ast.With, ast.AsyncWith, ast.Try, ast.Match) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+
+
+def _statement_end(lines: list[str], node: ast.stmt) -> int:
+    """The last line of a statement with the footers of the blocks it ends with."""
+    end = node.end_lineno or node.lineno
+    if not isinstance(node, _COMPOUND):
+        return end
+    block = _last_block(node)
+    if block is None:
+        return end
+    return _footer(lines, end, block, _suite_line(lines, block[0]))
+
+
+def _suite_line(lines: list[str], first: ast.stmt) -> int:
+    """first's line when it sits on its header's line (`if x: y`), else 0 (an indented block)."""
+    line = lines[first.lineno - 1] if first.lineno <= len(lines) else ""
+    prefix = line.encode("utf-8", errors="surrogatepass")[:first.col_offset].decode("utf-8", errors="replace")
+    return first.lineno if prefix.strip() else 0
+
+
+def _segment(lines: list[str], node: ast.AST) -> str:
+    """The node's text as written (ast columns count UTF-8 bytes)."""
+    first, last = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
+    start, end = node.col_offset, node.end_col_offset  # type: ignore[attr-defined]
+    if first == last:
+        line = lines[first - 1]
+        if line.isascii():
+            return line[start:end]
+        return line.encode("utf-8", errors="surrogatepass")[start:end].decode("utf-8", errors="replace")
+    head = lines[first - 1].encode("utf-8", errors="surrogatepass")[start:].decode("utf-8", errors="replace")
+    tail = lines[last - 1].encode("utf-8", errors="surrogatepass")[:end].decode("utf-8", errors="replace")
+    return head + "".join(lines[first:last - 1]) + tail
+
+
+# ---- definitions ----------------------------------------------------------------------------------
+
+def _params(args: ast.arguments) -> tuple[Param, ...]:
+    positional = [*args.posonlyargs, *args.args]
+    first_default = len(positional) - len(args.defaults)
+    params = [Param(arg.arg, "positional_only" if index < len(args.posonlyargs) else "positional",
+                    index >= first_default) for index, arg in enumerate(positional)]
+    if args.vararg is not None:
+        params.append(Param(args.vararg.arg, "var_positional", False))
+    params += [Param(arg.arg, "keyword_only", default is not None)
+               for arg, default in zip(args.kwonlyargs, args.kw_defaults)]
+    if args.kwarg is not None:
+        params.append(Param(args.kwarg.arg, "var_keyword", False))
+    return tuple(params)
+
+
+def first_line(statement: ast.stmt) -> int:
+    """The line a statement starts on, its decorators included (a def's or a class's text starts there)."""
+    return min([statement.lineno, *(decorator.lineno for decorator in getattr(statement, "decorator_list", ()))])
+
+
+def _def_facts(lines: list[str], text: str, qualname: str, node: ast.FunctionDef | ast.AsyncFunctionDef,
+               line: int) -> FunctionFacts:
+    first = first_line(node)
+    end = _footer(lines, node.end_lineno or node.lineno, node.body, _suite_line(lines, node.body[0]))
+    span = DefSpan(first, node.lineno, node.col_offset, node.body[0].lineno, end)
+    return FunctionFacts(qualname, line, _params(node.args), text, span)
+
+
+@lru_cache(maxsize=1024)
+def function_table(text: str) -> dict[str, FunctionFacts] | None:
+    """Every def by qualname (classes and functions nest; defs under if/try/with/for count), without
+    line numbers: for comparing definitions between trees. None when the text does not parse."""
+    found = guarded(lambda: _function_table(text))
+    if isinstance(found, _NeedsLibcst):
+        from sync.facts.pyfacts_cst import function_table_cst
+        return function_table_cst(text)
+    return None if isinstance(found, Unparseable) else found
+
+
+class _NeedsLibcst:
+    """A plain syntax error for this interpreter: libcst may know the grammar."""
+
+
+def _parse(text: str) -> ast.Module | _NeedsLibcst:
+    """CPython's tree; nesting it refuses raises UnparseableError (inside guarded)."""
+    module = cpython_ast(text)
+    return _NeedsLibcst() if module is None else module
+
+
+def _function_table(text: str) -> dict[str, FunctionFacts] | _NeedsLibcst:
+    return over_chunks(text, _parse, lambda trees: _table_of(text, trees))
+
+
+def _table_of(text: str, trees: Iterator[ast.Module]) -> dict[str, FunctionFacts]:
+    lines = source_lines(text)
+    table: dict[str, FunctionFacts] = {}
+
+    def walk(statements: list[ast.stmt], scope: tuple[str, ...], suite: bool = False) -> None:
+        for statement in statements:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                qualname = ".".join((*scope, statement.name))
+                if qualname not in table:
+                    table[qualname] = _def_facts(lines, text, qualname, statement, 0)
+                walk(_block(lines, statement), (*scope, statement.name))
+            elif isinstance(statement, ast.ClassDef):
+                walk(_block(lines, statement), (*scope, statement.name))
+            elif isinstance(statement, _COMPOUND):
+                for block in _blocks(statement):
+                    walk(_indented(lines, block), scope)
+
+    for tree in trees:  # the chunks' statements in order are the module's (pychunks)
+        walk(tree.body, ())
+        del tree
+    return table
+
+
+def _blocks(node: ast.stmt) -> list[list[ast.stmt]]:
+    """A compound statement's blocks in the order libcst's statement walk takes them: the body, the else
+    (an elif is an If there), the finally, then the except handlers (match cases it does not enter)."""
+    found = [getattr(node, "body", []), getattr(node, "orelse", []), getattr(node, "finalbody", [])]
+    found += [handler.body for handler in getattr(node, "handlers", ())]
+    return [block for block in found if block]
+
+
+def _indented(lines: list[str], block: list[ast.stmt]) -> list[ast.stmt]:
+    """libcst's walk sees only indented blocks (`if x: def f(): ...` is not valid anyway; a one-line
+    `class C: x = 1` holds no statements for it); an elif shares no line with its parent."""
+    if len(block) == 1 and isinstance(block[0], ast.If):
+        return block
+    return [] if _suite_line(lines, block[0]) else block
+
+
+def _block(lines: list[str], node: ast.stmt) -> list[ast.stmt]:
+    return _indented(lines, node.body)  # type: ignore[attr-defined]
+
+
+# ---- module facts ---------------------------------------------------------------------------------
+
+def names_backend(expr: ast.expr) -> bool:
+    """FLAGTREE_BACKEND or x.FLAGTREE_BACKEND."""
+    if isinstance(expr, ast.Attribute):
+        return expr.attr == "FLAGTREE_BACKEND"
+    return isinstance(expr, ast.Name) and expr.id == "FLAGTREE_BACKEND"
+
+
+def statement_groups(lines: list[str], body: list[ast.stmt]) -> list[list[ast.stmt]]:
+    """Module-level statements as libcst counts them: simple statements sharing a line (`a; b`) are one."""
+    groups: list[list[ast.stmt]] = []
+    for statement in body:
+        previous = groups[-1][-1] if groups else None
+        if previous is not None and not isinstance(statement, _COMPOUND) and not isinstance(previous, _COMPOUND) \
+                and statement.lineno == previous.end_lineno:
+            groups[-1].append(statement)
+        else:
+            groups.append([statement])
+    return groups
+
+
+class _Collector:
+    """One pre-order walk in source order, the order libcst's visitor sees the nodes in."""
+
+    def __init__(self, facts: ModuleFacts, lines: list[str], text: str, positions: bool) -> None:
+        self.facts, self.lines, self.text, self.positions = facts, lines, text, positions
+        self.scope: list[str] = []
+        self.statement_index = -1
+        self.hook_aliases: dict[str, str] = {}  # local name -> hook name
+        self.spec_module_aliases: set[str] = set()  # names bound to the flagtree_spec module
+
+    def _line(self, node: ast.AST) -> int:
+        return node.lineno if self.positions else 0  # type: ignore[attr-defined]
+
+    def _code(self, node: ast.AST) -> str:
+        return _segment(self.lines, node).strip()
+
+    def run(self, module: ast.Module) -> None:
+        """Visit a module's statements, or the next chunk's (pychunks): a chunk starts with a def, a class or
+        a decorator, never a statement that shares its line with the one before (statement_groups)."""
+        first = self.statement_index + 1
+        groups = statement_groups(self.lines, module.body)
+        for index, group in enumerate(groups, first):
+            if any(isinstance(statement, (ast.Import, ast.ImportFrom)) for statement in group):
+                self.facts.import_statement_indices.append(index)
+        for index, group in enumerate(groups, first):
+            self.statement_index = index
+            for statement in group:
+                self.visit(statement)
+
+    def visit(self, node: ast.AST) -> None:
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, _MARK):
+                self.scope.pop()
+                continue
+            children = self._enter(current)
+            stack.extend(reversed(children))
+
+    def _enter(self, node: ast.AST) -> list:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            qualname = ".".join([*self.scope, node.name])
+            if qualname not in self.facts.functions:
+                self.facts.functions[qualname] = _def_facts(self.lines, self.text, qualname, node, self._line(node))
+            for decorator in node.decorator_list:
+                if self._hook_of(decorator) == "spec_func":
+                    self.facts.hooks.append(HookSite(
+                        "spec_func", node.name, self.facts.path, self._line(decorator),
+                        self._scope_name(), (), self.statement_index, decorator=True))
+            self.scope.append(node.name)  # libcst's visitor enters the def before its decorators
+            returns = [node.returns] if node.returns is not None else []
+            return [*node.decorator_list, node.args, *returns, *node.body, _MARK()]
+        if isinstance(node, ast.ClassDef):
+            self.scope.append(node.name)
+            return [*node.decorator_list, *node.bases, *node.keywords, *node.body, _MARK()]
+        if isinstance(node, ast.ImportFrom):
+            self._import_from(node)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if is_hook_module(alias.name):
+                    self.spec_module_aliases.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Call):
+            self._call(node)
+            return [node.func, *_in_source_order([*node.args, *node.keywords])]
+        elif isinstance(node, ast.Compare):
+            if any(names_backend(expr) for expr in (node.left, *node.comparators)):
+                self.facts.backend_selections.append((self._line(node), self._code(node)))
+        elif isinstance(node, ast.IfExp):
+            return [node.body, node.test, node.orelse]
+        elif isinstance(node, ast.Dict):
+            return [item for pair in zip(node.keys, node.values) for item in pair if item is not None]
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            return [node.elt, *node.generators]
+        elif isinstance(node, ast.DictComp):
+            return [node.key, node.value, *node.generators]
+        return list(ast.iter_child_nodes(node))
+
+    def _import_from(self, node: ast.ImportFrom) -> None:
+        module, level, line = node.module or "", node.level, self._line(node)
+        if level:
+            self.facts.relative_imports.append((line, self._import_code(node)))
+        if len(node.names) == 1 and node.names[0].name == "*":
+            self.facts.imported_names.append(ImportedName(module, level, "*", "*", line))
+            return
+        if is_hook_module(module):
+            for alias in node.names:
+                if alias.name in HOOK_NAMES:
+                    self.hook_aliases[alias.asname or alias.name] = alias.name
+        for alias in node.names:
+            local = alias.asname or alias.name
+            self.facts.imported_names.append(ImportedName(module, level, alias.name, local, line))
+            if alias.name == SPEC_HOOK_MODULE:
+                self.spec_module_aliases.add(local)
+
+    def _import_code(self, node: ast.ImportFrom) -> str:
+        """libcst's ImportFrom owns the semicolon after it (`from . import a; b = 1`)."""
+        code = _segment(self.lines, node)
+        rest = self.lines[(node.end_lineno or node.lineno) - 1].encode("utf-8", errors="surrogatepass")[
+            node.end_col_offset:].decode("utf-8", errors="replace")
+        after = rest.lstrip(" \t")
+        if after.startswith(";"):
+            code += rest[:len(rest) - len(after) + 1]
+        return code.strip()
+
+    def _hook_of(self, func: ast.expr) -> str | None:
+        if isinstance(func, ast.Name):
+            return self.hook_aliases.get(func.id)
+        if isinstance(func, ast.Attribute) and func.attr in HOOK_NAMES:
+            if self._code(func.value) in self.spec_module_aliases:
+                return func.attr
+        return None
+
+    def _scope_name(self) -> str:
+        return ".".join(self.scope) or "<module>"
+
+    def _call(self, node: ast.Call) -> None:
+        hook = self._hook_of(node.func)
+        if hook is None:
+            return
+        args: list[ast.AST] = _in_source_order([*node.args, *node.keywords])
+        name = None
+        first = args[0] if args else None
+        if hook != "spec_path" and isinstance(first, ast.Constant) and isinstance(first.value, (str, bytes)) \
+                and self._plain_string(first):
+            value = first.value
+            name = value.decode("utf-8", errors="replace") if isinstance(value, bytes) else value
+            args = args[1:]
+        self.facts.hooks.append(HookSite(
+            hook, name, self.facts.path, self._line(node), self._scope_name(),
+            tuple(self._argument(arg) for arg in args), self.statement_index))
+
+    def _plain_string(self, node: ast.Constant) -> bool:
+        """libcst's SimpleString: one literal, not implicitly concatenated ('a' 'b')."""
+        return _string_tokens(_segment(self.lines, node)) == 1
+
+    def _argument(self, arg: ast.AST) -> str:
+        """An argument as written, without the comma that follows it."""
+        if isinstance(arg, ast.keyword):
+            value = self._code(arg.value)
+            return f"{arg.arg}={value}" if arg.arg is not None else f"**{value}"
+        return self._code(arg)
+
+
+class _MARK:
+    """Where a def's or class's scope ends in the walk."""
+
+
+def _in_source_order(nodes: list) -> list:
+    return sorted(nodes, key=lambda node: (node.lineno, node.col_offset))
+
+
+def _string_tokens(code: str) -> int:
+    """How many string tokens a literal's text holds (2 or more: implicit concatenation)."""
+    try:
+        return sum(token.type == tokenize.STRING for token in tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return 0
+
+
+@lru_cache(maxsize=1024)
+def parse_module_facts(path: str, text: str, positions: bool = True) -> ModuleFacts:
+    """Cached on (path, text): a file unchanged between trees (old tag, fork, target) is parsed once,
+    and through the fact cache across runs.
+
+    The result is shared between callers: treat it as read-only. Without positions every line number
+    is 0: for files whose facts are compared, never shown.
+    """
+    return memoized("module-facts", 2, text, lambda source: _parse_module_facts(path, source, positions),
+                    _encode_facts, lambda stored: _decode_facts(stored, text), extra=f"{path}\0{positions}")
+
+
+def _encode_facts(facts: ModuleFacts) -> dict:
+    return {"path": facts.path, "error": facts.error,
+            "hooks": [[h.kind, h.name, h.path, h.line, h.scope, list(h.args), h.statement_index, h.decorator]
+                      for h in facts.hooks],
+            "functions": [[f.qualname, f.line, [[p.name, p.kind, p.has_default] for p in f.params],
+                           f._span.to_json() if f._span is not None else None]
+                          for f in facts.functions.values()],
+            "import_statement_indices": facts.import_statement_indices,
+            "relative_imports": [list(item) for item in facts.relative_imports],
+            "imported_names": [[i.module, i.level, i.name, i.local, i.line] for i in facts.imported_names],
+            "backend_selections": [list(item) for item in facts.backend_selections]}
+
+
+def _decode_facts(stored: dict, text: str) -> ModuleFacts:
+    functions = {str(qualname): stored_function_facts(text, str(qualname), int(line), params, span)
+                 for qualname, line, params, span in stored["functions"]}
+    return ModuleFacts(
+        str(stored["path"]), stored["error"],
+        [HookSite(kind, name, path, int(line), scope, tuple(args), int(index), bool(decorator))
+         for kind, name, path, line, scope, args, index, decorator in stored["hooks"]],
+        functions,
+        [int(index) for index in stored["import_statement_indices"]],
+        [(int(line), str(code)) for line, code in stored["relative_imports"]],
+        [ImportedName(module, int(level), name, local, int(line))
+         for module, level, name, local, line in stored["imported_names"]],
+        [(int(line), str(code)) for line, code in stored["backend_selections"]])
+
+
+def stored_function_facts(text: str, qualname: str, line: int, params: list, span: list | None) -> FunctionFacts:
+    """A def's facts read back from the fact cache: parameters as stored, the text cut by the stored span.
+    Without a span the facts came from the libcst fallback, which gives the text again."""
+    if span is not None:
+        return FunctionFacts(qualname, line, tuple(Param(str(n), str(k), bool(d)) for n, k, d in params), text,
+                             DefSpan.from_json(span))
+    found = (function_table(text) or {}).get(qualname)
+    if found is not None:
+        return replace(found, line=line)
+    return FunctionFacts(qualname, line, tuple(Param(str(n), str(k), bool(d)) for n, k, d in params))
+
+
+def _parse_module_facts(path: str, text: str, positions: bool) -> ModuleFacts:
+    def collect(trees: Iterator[ast.Module]) -> ModuleFacts:
+        facts = ModuleFacts(path)
+        collector = _Collector(facts, source_lines(text), text, positions)
+        for tree in trees:  # hook aliases and the statement index carry over from chunk to chunk
+            collector.run(tree)
+            del tree
+        return facts
+    facts = guarded(lambda: over_chunks(text, _parse, collect))
+    if isinstance(facts, _NeedsLibcst):
+        from sync.facts.pyfacts_cst import module_facts_cst
+        return module_facts_cst(path, text, positions)
+    return ModuleFacts(path, error=facts.reason) if isinstance(facts, Unparseable) else facts
+
+
+# Many trunk files import the driver itself; only those that import spec/spec_func from it can hold hooks.
+_LEGACY_HOOK_IMPORT = re.compile(
+    r"from\s+(?:%s)\s+import\s+[^\n]*\bspec" % "|".join(re.escape(m) for m in LEGACY_HOOK_MODULES))
+
+
+def is_hook_module(dotted: str) -> bool:
+    return dotted.split(".")[-1] == SPEC_HOOK_MODULE or dotted in LEGACY_HOOK_MODULES
+
+
+def mentions_hooks(text: str) -> bool:
+    """Cheap pre-filter so that only files that could hold hooks are parsed."""
+    return SPEC_HOOK_MODULE in text or _LEGACY_HOOK_IMPORT.search(text) is not None
+
+
+def normalized_statements(text: str) -> set[str] | None:
+    """Module-level statements as written (with the comment lines above each), stripped; None when the
+    text does not parse (fact cache)."""
+    return memoized("statements", 2, text, _normalized_statements,
+                    encode=lambda found: None if found is None else sorted(found),
+                    decode=lambda stored: None if stored is None else set(map(str, stored)))
+
+
+def _normalized_statements(text: str) -> set[str] | None:
+    def statements(trees: Iterator[ast.Module]) -> set[str]:
+        lines = source_lines(text)
+        found: set[str] = set()
+        start: int | None = None  # libcst's Module.header: every comment and blank line above the first statement
+        for tree in trees:
+            for group in statement_groups(lines, tree.body):
+                if start is None:
+                    start = first_line(group[0]) - 1
+                end = _statement_end(lines, group[-1])
+                found.add("".join(lines[start:end]).strip())
+                start = end
+            del tree
+        return found
+    found = guarded(lambda: over_chunks(text, _parse, statements))
+    if isinstance(found, _NeedsLibcst):
+        from sync.facts.pyfacts_cst import statements_cst
+        return statements_cst(text)
+    return None if isinstance(found, Unparseable) else found

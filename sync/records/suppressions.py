@@ -1,0 +1,205 @@
+"""Reviewed findings: a backend's checked-in suppressions.toml, each entry valid for one trunk version.
+
+An entry names a finding (kind, path, and a subject where one file holds several findings of a kind:
+the macro, function, key, callee or CMake entry it is about), the upstream tag it was reviewed for,
+a reason, and what it expires on: the blob of the trunk counterpart at that tag, so that the entry
+holds only while the counterpart at the new tag is still that blob; or, for a finding with no trunk
+file at the new tag (a macro no trunk code tests, a call site in a file upstream deleted), the tree
+of that tag, so that the entry holds for that upstream release only. When it expires the finding
+counts again. Suppressed findings stay in the report with their reason.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+import tomlkit
+
+from sync.errors import SyncError
+from sync.git import GitTree
+from sync.model import Finding, Review
+from sync.records.tomlfiles import OID, Table, Text, load_toml, work_tree_path, write_in_work_tree
+from sync.facts.trees import FileTree, read_text
+
+NEW_FILE_HEADER = "Findings reviewed by the backend maintainer; see flagtree-sync suppress --help."
+
+
+def suppressions_path(backend: str) -> str:
+    return f"third_party/{backend}/backend/spec/suppressions.toml"
+
+
+# Which detail of a finding tells it from the other findings of its kind in the same file.
+SUBJECT_DETAILS = ("macro", "function", "key", "callee", "entry")
+
+
+def subject_of(finding: Finding) -> str:
+    for name in SUBJECT_DETAILS:
+        value = finding.details.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+@dataclass(frozen=True)
+class Suppression:
+    kind: str
+    path: str
+    reviewed_for: str
+    trunk: str  # the trunk counterpart whose blob the entry expires on; "" when it expires on upstream_tree
+    trunk_blob: str
+    reason: str
+    subject: str = ""  # which finding of the kind on path: its macro, function, key, callee or entry
+    upstream_tree: str = ""  # the tree of the tag it was reviewed for, when there is no trunk counterpart there
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return self.kind, self.path, self.subject
+
+    def written(self) -> dict[str, str]:
+        """The entry as written: empty optional fields are left out."""
+        return {name: getattr(self, name) for name in FIELDS if getattr(self, name) or name not in OPTIONAL}
+
+    def table(self) -> tomlkit.items.Table:
+        entry = tomlkit.table()
+        for name, value in self.written().items():
+            entry[name] = value
+        return entry
+
+    def holds_at(self, new: GitTree) -> bool:
+        """Whether upstream is still as reviewed: the counterpart's blob, or the whole tag's tree."""
+        if self.trunk:
+            current = new.blob_id(self.trunk)
+            return current is not None and str(current) == self.trunk_blob
+        return str(new.tree.id) == self.upstream_tree
+
+
+FIELDS = ("kind", "path", "subject", "reviewed_for", "trunk", "trunk_blob", "upstream_tree", "reason")  # as written
+assert set(FIELDS) == {f.name for f in fields(Suppression)}
+OPTIONAL = ("subject", "trunk", "trunk_blob", "upstream_tree")
+_HEX = Text(pattern=OID, meaning="40 hex digits", required=False)
+SCHEMA = Table(arrays={"suppress": Table(fields={
+    name: _HEX if name in ("trunk_blob", "upstream_tree") else Text(required=name not in OPTIONAL)
+    for name in FIELDS})})
+
+
+def parse_suppressions(text: str, where: str) -> list[Suppression]:
+    """Every entry, checked against the schema: a bad file is a TomlFileError naming its line."""
+    document = load_toml(text, where, SCHEMA)
+    entries = document.data.get("suppress", [])
+    for number, entry in enumerate(entries):
+        missing = [name for name in ("trunk", "trunk_blob") if name not in entry]
+        if missing and "upstream_tree" not in entry:  # what it expires on: a trunk blob, or the tag's tree
+            raise document.error(f"[[suppress]] entry {number + 1}: lacks {' and '.join(missing)}"
+                                 + (" (or upstream_tree)" if len(missing) == 2 else ""), "suppress", number)
+    return [Suppression(**{name: entry.get(name, "") for name in FIELDS}) for entry in entries]
+
+
+def append_suppression(existing: str | None, entry: Suppression) -> str:
+    """existing (a reviewed file, comments and order kept) with entry added at the end."""
+    document = tomlkit.parse(existing) if existing else tomlkit.document()
+    if not existing:
+        document.add(tomlkit.comment(NEW_FILE_HEADER))
+        document.add(tomlkit.nl())
+    entries = document.get("suppress")
+    if isinstance(entries, tomlkit.items.AoT):
+        if entries:
+            entries[-1].add(tomlkit.nl())  # a blank line between the last reviewed entry and the new one
+        entries.append(entry.table())
+    elif isinstance(entries, tomlkit.items.Array):  # written by hand as suppress = [{...}, ...]
+        entries.append(entry.written())
+    else:
+        entries = tomlkit.aot()
+        entries.append(entry.table())
+        document.append("suppress", entries)
+    return tomlkit.dumps(document)
+
+
+def load_suppressions(tree: FileTree, backends: list[str]) -> dict[tuple[str, str, str], Suppression]:
+    table = {}
+    for backend in backends:
+        path = suppressions_path(backend)
+        text = read_text(tree, path)
+        if text:
+            for entry in parse_suppressions(text, path):
+                table[entry.key] = entry
+    return table
+
+
+def entry_for(table: dict[tuple[str, str, str], Suppression], finding: Finding) -> Suppression | None:
+    """The entry that reviews finding; one written without a subject covers every finding of its kind and path."""
+    return table.get((finding.kind, finding.path, subject_of(finding))) or table.get((finding.kind, finding.path, ""))
+
+
+def trunk_counterpart(finding: Finding) -> str:
+    return finding.related_path or finding.path
+
+
+def apply_suppressions(findings: list[Finding], fork: FileTree, new: GitTree, backends: list[str]) -> list[Finding]:
+    """Mark the reviewed findings; the reviews of every backend a finding belongs to are read, spec tree or
+    not (`suppress` writes third_party/<b>/backend/spec/suppressions.toml for any of them)."""
+    table = load_suppressions(fork, sorted(set(backends) | {finding.backend for finding in findings if finding.backend}))
+    if not table:
+        return findings
+    out = []
+    for finding in findings:
+        entry = entry_for(table, finding)
+        if entry is None:
+            out.append(finding)
+            continue
+        note = Review(entry.reason, entry.reviewed_for)
+        if entry.holds_at(new):
+            out.append(finding.with_review(suppressed=note))
+        else:  # upstream changed the counterpart (or moved to another release) since the review
+            out.append(finding.with_review(expired=note))
+    return out
+
+
+def add_suppression(work_tree: Path, finding: Finding, new: GitTree, reviewed_for: str, reason: str) -> Path:
+    """Append an entry for finding to its backend's suppressions.toml in the work tree."""
+    rel = _backend_file(finding)
+    target = work_tree_path(work_tree, rel)  # refuse a symlink before reading through it
+    text = target.read_text(encoding="utf-8", errors="replace") if target.exists() else None
+    return write_in_work_tree(work_tree, rel, with_suppression(text, finding, new, reviewed_for, reason))
+
+
+def added_suppression(branch: GitTree, finding: Finding, new: GitTree, reviewed_for: str,
+                      reason: str) -> tuple[str, str]:
+    """(path, text): the backend's suppressions.toml of a branch's tree with an entry for finding appended,
+    for a commit made in memory. A symlink committed there is refused, as in a work tree."""
+    rel = _backend_file(finding)
+    parts = rel.split("/")
+    for end in range(1, len(parts) + 1):  # the file or a directory on the way
+        if branch.is_symlink("/".join(parts[:end])):
+            raise SyncError(f"{'/'.join(parts[:end])} is a symlink on {branch.label}: refusing to write {rel} "
+                            "through it")
+    data = branch.read(rel)
+    text = data.decode("utf-8", errors="replace") if data is not None else None
+    return rel, with_suppression(text, finding, new, reviewed_for, reason)
+
+
+def _backend_file(finding: Finding) -> str:
+    if not finding.backend:
+        raise SyncError(f"{finding.kind} on {finding.path} belongs to no backend, and reviews live in a backend's "
+                        "suppressions.toml: fix it instead")
+    return suppressions_path(finding.backend)
+
+
+def with_suppression(text: str | None, finding: Finding, new: GitTree, reviewed_for: str, reason: str) -> str:
+    """text (the backend's suppressions.toml, None: none yet) with an entry for finding appended."""
+    assert finding.backend
+    rel = suppressions_path(finding.backend)
+    trunk = trunk_counterpart(finding)
+    blob = new.blob_id(trunk) if not trunk.startswith("third_party/") else None
+    subject = subject_of(finding)
+    if text is not None and entry_for({e.key: e for e in parse_suppressions(text, rel)}, finding) is not None:
+        raise SyncError(f"{finding.kind} on {finding.path}{f' ({subject})' if subject else ''} is already "
+                        f"suppressed in {rel}")
+    if not reason.strip():
+        raise SyncError("--reason must say why the finding needs no change")
+    if blob is not None:
+        entry = Suppression(finding.kind, finding.path, reviewed_for, trunk, str(blob), reason, subject)
+    else:  # no trunk file at the new tag to expire on: the review holds for this upstream release only
+        entry = Suppression(finding.kind, finding.path, reviewed_for, "", "", reason, subject, str(new.tree.id))
+    updated = append_suppression(text, entry)
+    parse_suppressions(updated, rel)  # never write a file the next run would refuse to read
+    return updated

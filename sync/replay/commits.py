@@ -1,0 +1,82 @@
+"""Replay commits onto another commit in memory (libgit2): no work tree, no index, no checkout."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from sync.git import Commit, ConflictHunk, Oid, Repository, Tree
+from sync.git.pick import commit_like, pick_tree, short, summary_of
+
+__all__ = ["CONFLICT_TRAILER", "POLICIES", "FileConflict", "PickOutcome", "ReplayedCommit", "Replayer", "short",
+           "summary_of"]
+
+POLICIES = ("markers", "ours", "theirs", "stop")
+CONFLICT_TRAILER = "FlagTree-Sync-Conflicts"
+RESOLVED_TRAILER = "FlagTree-Sync-Resolved"  # a person's commit: these conflicts' files are right as kept
+
+
+@dataclass
+class FileConflict:
+    path: str
+    kind: str  # a conflict kind of sync/model/kinds.py: content, add/add, deleted-upstream, renamed-upstream, ...
+    resolution: str  # markers | ours | theirs | manual
+    hunks: list[ConflictHunk] = field(default_factory=list)
+    base_path: str | None = None  # where the file was at the commit's parent, when renamed
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "FileConflict":
+        hunks = [ConflictHunk(**hunk) for hunk in data.get("hunks", [])]
+        return cls(data["path"], data["kind"], data["resolution"], hunks, data.get("base_path"))
+
+
+@dataclass
+class ReplayedCommit:
+    source: str
+    summary: str
+    result: str | None  # the new commit; None when the change was already upstream (empty)
+    conflicts: list[FileConflict] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, "summary": self.summary, "result": self.result,
+                "conflicts": [conflict.to_json() for conflict in self.conflicts]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "ReplayedCommit":
+        return cls(data["source"], data["summary"], data["result"],
+                   [FileConflict.from_json(item) for item in data.get("conflicts", [])])
+
+
+@dataclass
+class PickOutcome:
+    """What replaying one commit produced; tree is None when the policy is 'stop' and it conflicted."""
+
+    tree: Oid | None
+    conflicts: list[FileConflict]
+
+
+class Replayer:
+    """Cherry-picks in memory: merge(parent tree, current tree, commit tree) like git does."""
+
+    def __init__(self, repo: Repository, policy: str, onto_label: str) -> None:
+        if policy not in POLICIES:
+            raise ValueError(policy)
+        self.repo = repo
+        self.policy = policy
+        self.onto_label = onto_label
+
+    def pick_tree(self, commit: Commit, head_tree: Tree) -> PickOutcome:
+        picked = pick_tree(self.repo, commit, head_tree, self.policy, self.onto_label)
+        resolution = "markers" if self.policy == "stop" else self.policy
+        return PickOutcome(picked.tree, [FileConflict(c.path, c.kind, resolution, c.hunks, c.base_path)
+                                         for c in picked.conflicts])
+
+    def commit(self, source: Commit, tree: Oid | str, head: Oid | str, conflicts: list[FileConflict]) -> Oid:
+        """Keep author and committer so that replaying the same range twice gives the same hashes."""
+        message = source.message.rstrip("\n") + f"\n\n(cherry picked from commit {source.id})\n"
+        if conflicts:
+            paths = ", ".join(sorted({conflict.path for conflict in conflicts}))
+            message += f"{CONFLICT_TRAILER}: {paths}\n"
+        return commit_like(self.repo, source, message, tree, head)

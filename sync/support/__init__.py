@@ -1,0 +1,1 @@
+"""Support for every floor: atomic writes, the fact cache, worker processes, progress, faults."""
