@@ -147,7 +147,7 @@ SPELLINGS = ["x::FooAttr::get(ctx, 1)", "FooAttr :: getChecked(e, ctx)", "FooAtt
 
 def test_every_builder_call_the_parser_reads_passes_the_cheap_text_test() -> None:
     """The text test before the parse may only skip files where _parse_calls finds no call of the name."""
-    from sync.drift.analyses.callsigs import _builder_spellings, _parse_calls
+    from sync.facts.cppcalls import _builder_spellings, _parse_calls
     for spelling in SPELLINGS:
         text = f"void f() {{\n  auto v = {spelling};\n}}\n"
         callees = {call.callee for call in _parse_calls(text)}
@@ -176,7 +176,7 @@ _TOKENS = ["FooAttr", "x", "ns", "b", "get", "getChecked", "create", "createOrFo
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(_TOKENS), max_size=24))
 def test_the_builder_spellings_hold_every_callee_the_parser_reads(tokens: list[str]) -> None:
-    from sync.drift.analyses.callsigs import _builder_spellings, _parse_calls
+    from sync.facts.cppcalls import _builder_spellings, _parse_calls
     text = "void f() {\n  " + "".join(tokens) + ";\n}\n"
     # Only identifiers name a record: an empty callee (`X.::get`) or error recovery's text (`auto v =`) never does.
     named = {call.callee for call in _parse_calls(text) if call.callee.isidentifier()}

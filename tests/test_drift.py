@@ -7,7 +7,7 @@ import pygit2
 import pytest
 from click.testing import CliRunner
 
-from sync.facts.pyfacts import Param
+from sync.facts.pysource import Param
 from sync.drift.analyses.specfuncs import call_mismatch, replacement_mismatch
 from sync.cli import cli
 from tests.drift_helpers import drift_of

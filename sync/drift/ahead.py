@@ -59,7 +59,6 @@ def parsing_ahead(repo: Repository, rng: Range) -> Iterator[None]:
     if not paths:
         yield
         return
-    from sync.drift import registry  # noqa: F401  every extractor registered before the workers fork
     trees = (_tree_of(repo, rng.old.oid), _tree_of(repo, rng.source.oid))
     with ExitStack() as stack:
         _source = repo

@@ -4,11 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from typing import TYPE_CHECKING
-
 from sync.support.cache import memoized
 from sync.facts.layout import SpecFile
-from sync.model import Range
+from sync.model import MergedOverlay, Range
 from sync.records.provenance import Derivation, load_manifest
 from sync.git import GitTree, Oid, Repository, as_oid, has_object, renames
 from sync.facts.trees import read_text
@@ -19,10 +17,8 @@ from sync.facts.delta import fork_python_texts
 from sync.facts.pyblobs import prefetch
 from sync.facts.owners import OwnerIndex
 from sync.facts.roles import Classified, classified_files
-from sync.facts.pyfacts import FunctionFacts, ModuleFacts, function_table, parse_module_facts, stored_function_facts
-
-if TYPE_CHECKING:
-    from sync.drift.analyses.overlays import MergedOverlay
+from sync.facts.pyfacts import function_table, parse_module_facts, stored_function_facts
+from sync.facts.pysource import FunctionFacts, ModuleFacts
 
 
 def cached_function_table(text: str) -> dict[str, FunctionFacts] | None:
@@ -54,7 +50,7 @@ class DriftContext:
     filtered: bool = False  # True when backends is a selection, not every backend of the branch
     range: Range | None = None  # the revisions as the user named them (labels in findings)
     fork_based_on_old: bool = True  # False: OLD is not an ancestor of the branch
-    merged: list["MergedOverlay"] = field(default_factory=list)  # clean 3-way merges that --apply may commit
+    merged: list[MergedOverlay] = field(default_factory=list)  # clean 3-way merges that --apply may commit
     prefetched_bytes: int = 0  # fork Python parsed up front (prefetch_fork_python): sizes the parallel run
     _facts: dict[tuple[str, str], ModuleFacts] = field(default_factory=dict)
     _tables: dict[tuple[str, str], dict[str, FunctionFacts] | None] = field(default_factory=dict)

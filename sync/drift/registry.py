@@ -17,7 +17,7 @@ from sync.drift.analyses.cppguards import guard_findings
 from sync.drift.analyses.featuregates import feature_gate_findings
 from sync.drift.analyses.keys import key_string_findings, key_string_join, key_string_part
 from sync.drift.analyses.opverifiers import op_verifier_findings
-from sync.drift.analyses.overlays import backend_tree, overlay_findings
+from sync.drift.analyses.overlays import overlay_findings
 from sync.check.policy import unrecognized_layouts
 from sync.drift.analyses.specfuncs import spec_function_findings
 from sync.drift.analyses.symbols import ChangeNames, symbol_findings, symbol_join, symbol_part
@@ -77,7 +77,7 @@ def symbol_drift(context: DriftContext) -> list[Finding]:
 
 def _upgraded(context: DriftContext) -> GitTree | None:
     """The upgraded branch symbol drift checks its uses against; None when only the FlagTree branch is known."""
-    branch = backend_tree(context)
+    branch = context.backend_files
     return None if branch is context.fork else branch
 
 

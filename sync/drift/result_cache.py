@@ -23,16 +23,14 @@ import sys
 from functools import lru_cache
 from importlib.util import find_spec
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sync.support.cache import FactCache
 from sync.support.parselimit import parse_limit
 from sync.git import Repository
 from sync.git.repo import LIBRARY_VERSIONS, commit_tree_id, common_git_dir, config_entries, has_object
-from sync.model import Finding, Range, Rev, Review
+from sync.model import Finding, MergedOverlay, Range, Rev, Review
 
-if TYPE_CHECKING:  # the analyzers are slow to import: a hit needs none of them
-    from sync.drift.analyses.overlays import MergedOverlay
 
 KIND = "drift-result"
 VERSION = 1
@@ -158,7 +156,7 @@ def load(cache: FactCache, key: str,
     return findings, merged, backends
 
 
-def store(cache: FactCache, key: str, findings: list[Finding], merged: list["MergedOverlay"], backends: list[str],
+def store(cache: FactCache, key: str, findings: list[Finding], merged: list[MergedOverlay], backends: list[str],
           present: dict[str, bool]) -> bool:
     """Write the entry when its findings decode back to exactly these; False when it was left out.
     Overlay bytes go in as base64 (exact by construction, and never held as JSON twice: they may be large)."""

@@ -14,11 +14,10 @@ from sync.support.parselimit import parse_limit
 from sync.git.repo import commit_of, commit_range, has_object, is_ancestor, upstream_in_range
 from sync.git.store import scratch_repository
 from sync.support.progress import Progress, Silent
-from sync.model import Finding, Range, Rev
+from sync.model import Finding, MergedOverlay, Range, Rev
 
 if TYPE_CHECKING:  # the analyzers are imported when an analysis runs: a cached result needs none of them
     from sync.drift.context import DriftContext
-    from sync.drift.analyses.overlays import MergedOverlay
     from sync.facts.owners import OwnerIndex
 
 REUSED_PHASE = "analyses reused from the cache"
@@ -37,28 +36,14 @@ class Owners(Protocol):
 class DriftResult:
     owners: Owners
     findings: list[Finding] = field(default_factory=list)
-    merged: list["MergedOverlay"] = field(default_factory=list)
+    merged: list[MergedOverlay] = field(default_factory=list)
 
 
 class ReusedResult(DriftResult):
-    """A cached result: its merged overlays become MergedOverlay objects on first use (only --apply uses
-    them), since that class lives with the analyzers, which a hit otherwise never imports."""
+    """A cached result: the merged overlays come back as (path, bytes) pairs."""
 
     def __init__(self, owners: Owners, findings: list[Finding], merged: list[tuple[str, bytes]]) -> None:
-        super().__init__(owners, findings)
-        self._pending: list[tuple[str, bytes]] | None = merged
-
-    @property
-    def merged(self) -> list["MergedOverlay"]:
-        if self._pending is not None:
-            from sync.drift.analyses.overlays import MergedOverlay
-            self._merged = [MergedOverlay(path, data) for path, data in self._pending]
-            self._pending = None
-        return self._merged
-
-    @merged.setter
-    def merged(self, value: list["MergedOverlay"]) -> None:
-        self._merged, self._pending = value, None
+        super().__init__(owners, findings, [MergedOverlay(path, data) for path, data in merged])
 
 
 class ReusedOwners:
@@ -199,6 +184,7 @@ def analyse_drift(repo: Repository, rng: Range, target: Rev | None, backends: se
 
 def parsing_ahead(repo: Repository, rng: Range) -> ContextManager[None]:
     """Begin the analysis's up-front parse in worker processes, for the caller to replay meanwhile."""
+    from sync.drift import registry  # noqa: F401  every extractor registered before the workers fork
     from sync.drift.ahead import parsing_ahead as begun
     return begun(repo, rng)
 

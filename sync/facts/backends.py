@@ -8,7 +8,8 @@ from typing import Callable
 
 from sync.facts.layout import spec_files
 from sync.facts.trees import FileTree, read_text
-from sync.facts.pyfacts import FunctionFacts, ModuleFacts, parse_module_facts
+from sync.facts.pyfacts import parse_module_facts
+from sync.facts.pysource import FunctionFacts, ModuleFacts
 
 
 def spec_root(backend: str) -> str:

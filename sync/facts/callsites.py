@@ -4,9 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from posixpath import dirname
 
-from sync.facts.layout import TRUNK, SpecFile, package_of, trunk_rel
+from sync.facts.layout import SpecFile, package_of, trunk_rel
 from sync.facts.trees import FileTree, read_text
-from sync.facts.pyfacts import HookSite, ModuleFacts, mentions_hooks, parse_module_facts
+from sync.facts.pyfacts import parse_module_facts
+from sync.facts.pysource import HookSite, ModuleFacts, mentions_hooks
 
 
 @dataclass

@@ -13,7 +13,7 @@ import libcst as cst
 from libcst.metadata import ByteSpanPositionProvider, MetadataWrapper
 
 from sync.facts.parsing import Unparseable, guarded, python_module
-from sync.facts.pyfacts import FunctionFacts, HookSite, ImportedName, ModuleFacts, Param, is_hook_module
+from sync.facts.pysource import FunctionFacts, HookSite, ImportedName, ModuleFacts, Param, is_hook_module
 from sync.facts.layout import HOOK_NAMES, SPEC_HOOK_MODULE
 
 
@@ -86,7 +86,7 @@ def _names_backend(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "FLAGTREE_BACKEND"
 
 
-def _params(node: cst.Parameters) -> tuple[Param, ...]:
+def cst_params(node: cst.Parameters) -> tuple[Param, ...]:
     params = [Param(p.name.value, "positional_only", p.default is not None) for p in node.posonly_params]
     params += [Param(p.name.value, "positional", p.default is not None) for p in node.params]
     if isinstance(node.star_arg, cst.Param):
@@ -184,7 +184,7 @@ class _Collector(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         qualname = ".".join([*self.scope, node.name.value])
         self.facts.functions.setdefault(qualname, CstFunctionFacts(
-            qualname, self._line(node), _params(node.params), self.text, None, self.module, node))
+            qualname, self._line(node), cst_params(node.params), self.text, None, self.module, node))
         for decorator in node.decorators:
             if self._hook_of(decorator.decorator) == "spec_func":
                 self.facts.hooks.append(HookSite(
@@ -265,7 +265,7 @@ def _function_table(text: str) -> dict[str, FunctionFacts]:
         for statement in statements:
             if isinstance(statement, cst.FunctionDef):
                 qualname = ".".join((*scope, statement.name.value))
-                table.setdefault(qualname, CstFunctionFacts(qualname, 0, _params(statement.params), text, None, module, statement))
+                table.setdefault(qualname, CstFunctionFacts(qualname, 0, cst_params(statement.params), text, None, module, statement))
                 walk(_inner(statement), (*scope, statement.name.value))
             elif isinstance(statement, cst.ClassDef):
                 walk(_inner(statement), (*scope, statement.name.value))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from posixpath import basename, dirname
+from posixpath import basename
 
 from sync.facts.layout import (DIRECT_EDIT_FILES, NO_SPECIALIZATION, PACKAGE_COPY, PROTECTED_FILES, RENAMED_COPY, SETUP_COPY, TRUNK,
                       SpecFile, backend_names, copy_candidate, copy_files, is_under, package_of, renamed, spec_files)

@@ -19,11 +19,11 @@ import io
 import keyword
 import textwrap
 import tokenize
-from collections.abc import Collection, Iterator
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from sync.support.cache import memoized
-from sync.git import GitTree, merge_blobs
+from sync.git import merge_blobs
 from sync.model import Finding
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext

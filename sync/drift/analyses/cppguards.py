@@ -13,7 +13,6 @@ from sync.git.merge import conflict_sections
 from sync.model import Finding
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
-from sync.drift.analyses.overlays import backend_tree
 from sync.facts.tdsigs import records
 from sync.facts.cpp import (CppFunction, GuardRegion, backend_macros, declarations, functions, functions_in, guard_regions,
                   header_path, mentions_spec_macro, stray_macros)
@@ -82,7 +81,7 @@ def spec_library(context: DriftContext, backend: str) -> dict[str, list[CppFunct
     upgraded branch has them when one was given."""
     found: dict[str, list[CppFunction]] = {}
     prefix = f"third_party/{backend}/backend/spec/"
-    tree = backend_tree(context)
+    tree = context.backend_files
     for path in tree.paths():
         if path.startswith(prefix) and path.endswith(CPP_SUFFIXES):
             for function in functions(read_text(tree, path) or ""):
@@ -116,7 +115,7 @@ def guard_findings(context: DriftContext) -> list[Finding]:
         return name in defined_in_trunk[macro]
 
     findings: list[Finding] = []
-    backend_files = backend_tree(context)  # macros dropped or replacements fixed on the upgraded branch count
+    backend_files = context.backend_files  # macros dropped or replacements fixed on the upgraded branch count
     for backend in context.backends:
         library = spec_library(context, backend)
         macros = backend_macros(backend_files, backend)
@@ -293,7 +292,7 @@ def _region_findings(context: DriftContext, backend: str, header: str, macro: st
     new_functions = functions(new_text or "")
     out += _replacement_findings(finding, macro, region, path,
                                  _turned_off(region, fork_text, defined, new_functions, new_text, upgraded_text),
-                                 library, _undeclared_hooks(backend_tree(context), backend), trunk_defines)
+                                 library, _undeclared_hooks(context.backend_files, backend), trunk_defines)
     olds = _counterparts(guarded, defined, old_functions)
     upstream = [(function, old) for function, old in zip(guarded, olds) if old is not None]  # not FlagTree's own
     news = _counterparts([old for _, old in upstream], old_functions, new_functions)

@@ -33,7 +33,7 @@ from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
 from sync.facts.delta import PY, backend_of, fork_added_lines, hunks_with, text_diff
 from sync.facts.pyblobs import Extractor, python_fact, register
-from sync.drift.analyses.symbols import significant_name
+from sync.facts.names import significant_name
 from sync.facts.parsing import Unparseable, parsed_ast, walk_levels
 from sync.facts.pychunks import merge_levels, over_chunks
 

@@ -20,7 +20,7 @@ from posixpath import dirname
 from sync.git import GitTree, changes_with_renames
 from sync.model import Finding
 from sync.facts.trees import read_text
-from sync.drift.analyses.callsigs import CppCall, builder_calls, builder_spellings, include_dir, includes_of, trunk_dialect_dirs
+from sync.facts.cppcalls import CppCall, builder_calls, builder_spellings, include_dir, includes_of, trunk_dialect_dirs
 from sync.drift.context import DriftContext
 from sync.facts.cpp import functions
 from sync.facts.delta import CPP, TD, backend_of, fork_added_lines, text_diff

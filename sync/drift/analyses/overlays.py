@@ -1,25 +1,16 @@
 """Classify each overlay file (Python and C++) against its trunk counterpart at the two tags."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import unidiff
 
-from sync.model import Finding
+from sync.model import Finding, MergedOverlay
 from sync.facts.layout import SpecFile, package_init
-from sync.git import ConflictHunk, GitTree, Oid, Repository, blob_diff, merge_blobs
+from sync.git import ConflictHunk, Oid, Repository, blob_diff, merge_blobs
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
 from sync.facts.roles import OVERLAY, PACKAGE_COPY, RENAMED_COPY, SETUP_COPY, Classified, contained_in, shadows_trunk
 from sync.facts.pyfacts import normalized_statements, parse_module_facts
 
-
-@dataclass(frozen=True)
-class MergedOverlay:
-    """A clean 3-way merge result that --apply may write."""
-
-    path: str
-    data: bytes
 
 
 def upstream_diff(repo: Repository, old: Oid | None, new: Oid | None, old_path: str,
@@ -66,7 +57,7 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
     base_id, base = context.recorded_base(spec_file)
     if base_id is None:
         return None  # a module the backend adds: nothing upstream to drift from
-    overlay_tree = backend_tree(context)
+    overlay_tree = context.backend_files
     ours_id = overlay_tree.blob_id(spec_file.path)
     if ours_id is None:
         return None  # deleted on the upgraded branch: that was the fix, nothing is left to drift
@@ -188,11 +179,6 @@ def _leaves_out_flagtree_statements(ours_text: str, shipped_text: str, new_text:
     return not shipped - upstream <= mine
 
 
-def backend_tree(context: DriftContext) -> GitTree:
-    """The tree whose backend files (overlays, spec functions, C++ spec library) are judged."""
-    return context.backend_files
-
-
 def overlay_findings(context: DriftContext) -> list[Finding]:
     """Every overlay of the selected backends; clean merges go to context.merged for --apply."""
     merged = context.merged
@@ -200,7 +186,7 @@ def overlay_findings(context: DriftContext) -> list[Finding]:
     for classified in context.classified:
         if not shadows_trunk(classified):
             continue  # spec modules, new modules, C++ spec libraries: not copies of a trunk file
-        if not backend_tree(context).exists(classified.file.path):
+        if not context.backend_files.exists(classified.file.path):
             continue  # deleted on the upgraded branch
         unusable = _unusable(context, classified.file)
         if unusable is not None:
@@ -215,7 +201,7 @@ def overlay_findings(context: DriftContext) -> list[Finding]:
 
 def _unusable(context: DriftContext, spec_file: SpecFile) -> Finding | None:
     """Overlays the analysis cannot read as source; the others are still classified."""
-    path, tree = spec_file.path, backend_tree(context)
+    path, tree = spec_file.path, context.backend_files
     if tree.is_symlink(path):
         return Finding("overlay-symlink", path, "the overlay is a symbolic link; it was not analysed",
                        "replace the link by the file", backend=spec_file.backend)

@@ -8,8 +8,7 @@ from sync.model import Finding
 from sync.facts.backends import BackendExports, ExportedFunction, backend_exports, entry_modules
 from sync.drift.context import DriftContext
 from sync.facts.callsites import TrunkHooks
-from sync.drift.analyses.overlays import backend_tree
-from sync.facts.pyfacts import FunctionFacts, HookSite, Param
+from sync.facts.pysource import FunctionFacts, HookSite, Param
 
 MODULE_SCOPE = "<module>"
 
@@ -166,7 +165,7 @@ class SpecFunctionAnalysis:
         """The backends' functions as the upgraded branch has them when one was given: a function dropped or
         fixed there is judged as it is now; else the FlagTree branch's."""
         if self._judged is None:
-            tree = backend_tree(self.context)
+            tree = self.context.backend_files
             self._judged = self.context.exports if tree is self.context.fork else {
                 backend: backend_exports(tree, backend) if entry_modules(tree, backend)
                 else BackendExports(backend, exports.entry)  # the branch dropped the whole spec tree

@@ -21,7 +21,6 @@ Names on C++ and TableGen lines match declarations of every language, as they al
 from __future__ import annotations
 
 import ast
-import builtins
 import io
 import keyword
 import re
@@ -37,13 +36,15 @@ import libcst as cst
 from tree_sitter import Node
 
 from sync.support.cache import memoized
+from sync.facts.names import significant_name
 from sync.model import Finding
 from sync.git import GitTree, Repository, changes_with_renames
 from sync.git import added_lines as tree_added_lines
 from sync.facts.trees import read_text
 from sync.facts.cpp import NAME_QUERY, captures, node_text
-from sync.facts.pyfacts import Param, first_line, _params as _ast_params
-from sync.facts.pyfacts_cst import _params as _cst_params
+from sync.facts.pyfacts import first_line, params_of
+from sync.facts.pysource import Param
+from sync.facts.pyfacts_cst import cst_params
 from sync.facts.parsing import Unparseable, parsed_ast, parsed_python, skipped
 from sync.facts.pyblobs import Extractor, python_fact, register
 from sync.facts.pychunks import over_chunks
@@ -54,12 +55,6 @@ TD = (".td",)
 CODE = PY + CPP + TD
 TRUNK_PREFIXES = ("python/triton/", "python/src/", "include/", "lib/", "bin/")
 # Too generic to stand for one trunk symbol: they appear and vanish all over a release.
-GENERIC = frozenset("""
-value values result results index shape layout order name names type types other input output offset
-encoding encodings options config attrs attributes builder context module function kernel
-insert append erase remove clear contains lookup create build print dump parse apply visit update
-offsets block blocks number count first second start begin end size sizes rank kind mode state
-""".split())
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]')
 _PY_DEF_LINE = re.compile(r"^(\s*(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(.*)$", re.MULTILINE)
@@ -79,13 +74,6 @@ class Drift:
     detail: str = ""
     python: bool = True  # Python lines can mean it: a Python module declared it (see the module docstring)
     native: bool = True  # C++ and TableGen lines can mean it: the first removal found, whatever its language
-
-
-_BUILTINS = frozenset(dir(builtins))
-
-
-def significant_name(name: str) -> bool:
-    return len(name) >= 5 and name.lower() not in GENERIC and not name.startswith("__") and name not in _BUILTINS
 
 
 def added_lines(repo: Repository, old: GitTree, fork: GitTree) -> dict[str, set[int]]:
@@ -311,7 +299,7 @@ def _shape_of(text: str, trees: Iterator[ast.Module]) -> PythonShape:
         for statement in body:
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 names.add(statement.name)
-                params = _ast_params(statement.args)
+                params = params_of(statement.args)
                 functions.setdefault(prefix + statement.name, params)
                 names.update(param.name for param in params)
             elif isinstance(statement, ast.ClassDef):
@@ -348,7 +336,7 @@ def python_shape_libcst(text: str) -> PythonShape:
         for statement in body:
             if isinstance(statement, cst.FunctionDef):
                 names.add(statement.name.value)
-                params = _cst_params(statement.params)
+                params = cst_params(statement.params)
                 functions.setdefault(prefix + statement.name.value, params)
                 names.update(param.name for param in params)
             elif isinstance(statement, cst.ClassDef):

@@ -1,0 +1,135 @@
+"""C++ calls of generated builders and what a C++ file includes: the facts call-signature and op-verifier
+drift read. A builder call (`X::get(...)`, `create<Op>(...)`, `Op::create(...)`) is read by tree-sitter;
+includes follow one header level, the backend's own include tree first, as its build does."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from posixpath import dirname, join, normpath
+from typing import Iterator
+
+from tree_sitter import Node
+
+from sync.facts.cpp import captures
+from sync.facts.layout import third_party_owner
+from sync.facts.trees import read_text
+from sync.git import GitTree
+from sync.support.cache import memoized
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.MULTILINE)
+_TEMPLATE_CALL = re.compile(r"\b(create|replaceOpWithNewOp|createOrFold)\s*<\s*([\w:]+)\s*>\s*$")
+_LEADING = {"create": 1, "createOrFold": 1, "replaceOpWithNewOp": 1}  # the Location or the replaced op
+
+
+@dataclass(frozen=True)
+class CppCall:
+    callee: str  # generated class name, e.g. MemDescType
+    written: str  # the call's function as written
+    line: int
+    count: int  # arguments the builder sees (Location / OpBuilder taken off)
+    arguments: tuple[str, ...] = ()  # those arguments' text, in order
+
+
+def call_nodes(text: str) -> Iterator[tuple[Node, Node, Node]]:
+    """Every C++ call expression with its callee and argument list, in any nesting: found by a tree-sitter
+    query (a native walk), listed outermost and rightmost first (the order of a depth-first walk that
+    takes the last child first)."""
+    calls = captures("(call_expression) @call", text).get("call", [])
+    for node in sorted(calls, key=lambda call: (-call.end_byte, call.start_byte)):
+        function, arguments = node.child_by_field_name("function"), node.child_by_field_name("arguments")
+        if function is not None and arguments is not None:
+            yield node, function, arguments
+
+
+def builder_calls(text: str) -> list[CppCall]:
+    """Builder calls of a C++ text, through the fact cache (keyed by blob id)."""
+    return memoized("cpp-builder-calls", 2, text, _parse_calls,
+                    encode=lambda calls: [[c.callee, c.written, c.line, c.count, list(c.arguments)] for c in calls],
+                    decode=lambda stored: [CppCall(str(a), str(b), int(c), int(d), tuple(map(str, e)))
+                                           for a, b, c, d, e in stored])
+
+
+def _parse_calls(text: str) -> list[CppCall]:
+    found: list[CppCall] = []
+    for node, function, arguments in call_nodes(text):
+        written = (function.text or b"").decode("utf-8", errors="replace")
+        texts = [(child.text or b"").decode("utf-8", errors="replace") for child in arguments.named_children
+                 if child.type != "comment"]
+        count = len(texts)
+        parts = [part.strip() for part in re.split(r"::|\.|->", written)]
+        template = _TEMPLATE_CALL.search(written)
+        if template:
+            callee, count = template[2].split("::")[-1], count - _LEADING[template[1]]
+        elif len(parts) >= 2 and parts[-1] in ("get", "getChecked") and "::" in written:
+            callee = parts[-2]
+        elif len(parts) >= 2 and parts[-1] == "create" and "::" in written:
+            callee, count = parts[-2], count - 2  # Op::create(builder, loc, ...)
+        else:
+            continue
+        found.append(CppCall(callee, written, node.start_point[0] + 1, count, tuple(texts[len(texts) - count:])))
+    return found
+
+
+_QUALIFIED_BUILDER = re.compile(r"\b(\w+)\s*(?:::|\.|->)\s*(?:get|getChecked|create)\b")
+_TEMPLATE_BUILDER = re.compile(rf"\b(?:{'|'.join(_LEADING)})\s*<\s*([\w:]+)\s*>")
+
+
+def builder_spellings(text: str) -> frozenset[str]:
+    """Every name a builder call of the text could resolve to, as _parse_calls reads a call's function: X of
+    `X::get`, `X::getChecked`, `X::create` (or `.`, `->` between them; any spaces) and of `create<ns::X>` (and
+    the other template builders). A file that spells no changed name this way holds no call to parse for
+    it: one scan of the text, kept in the fact cache."""
+    return frozenset(memoized("cpp-builder-spellings", 1, text, _builder_spellings,
+                              encode=lambda names: sorted(names), decode=lambda stored: [str(name) for name in stored]))
+
+
+def _builder_spellings(text: str) -> set[str]:
+    return {match[1] for match in _QUALIFIED_BUILDER.finditer(text)} | \
+        {match[1].split("::")[-1] for match in _TEMPLATE_BUILDER.finditer(text)}
+
+
+def includes_of(tree: GitTree, path: str, depth: int = 2) -> set[str]:
+    """Include paths of a file, and of the headers it includes that the tree has (one more level); a
+    backend's file reads a header from the backend's own include tree first, as its build does."""
+    text = read_text(tree, path) or ""
+    direct = set(_INCLUDE.findall(text))
+    seen = set(direct)
+    if depth > 1:
+        own = _own_include_root(path)
+        for include in direct:
+            candidates = ([f"{own}/{include}"] if own else []) + [f"include/{include}",
+                                                                  normpath(join(dirname(path), include))]
+            for candidate in candidates:
+                if tree.exists(candidate):
+                    seen |= includes_of(tree, candidate, depth - 1)
+                    break
+    return seen
+
+
+def trunk_dialect_dirs(tree: GitTree, path: str) -> set[str]:
+    """The include directories (e.g. triton/Dialect/TritonGPU/IR) whose trunk headers a file sees.
+
+    A backend that keeps its own copy of a directory under third_party/<b>/include/ builds its files
+    against that copy (FlagTree's CMake puts the backend's include tree on the path in place of trunk's),
+    so upstream's changes to the trunk records of that directory do not reach them."""
+    included = {dirname(include) for include in includes_of(tree, path)}
+    own = _own_include_root(path)
+    return included - _directories_under(tree, own) if own else included
+
+
+def _own_include_root(path: str) -> str | None:
+    """third_party/<b>/include for a file of backend b; None for trunk files."""
+    backend = third_party_owner(path)
+    return f"third_party/{backend}/include" if backend is not None else None
+
+
+@lru_cache(maxsize=32)
+def _directories_under(tree: GitTree, root: str) -> frozenset[str]:
+    """Every directory (relative to root) that holds a file of the tree under root."""
+    prefix = root + "/"
+    return frozenset(dirname(path[len(prefix):]) for path in tree.paths() if path.startswith(prefix))
+
+
+def include_dir(td_path: str) -> str:
+    return dirname(td_path[len("include/"):] if td_path.startswith("include/") else td_path)
