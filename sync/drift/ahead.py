@@ -19,10 +19,8 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from pygit2.enums import DeltaStatus
-
 from sync.support.cache import FactCache, content_id, using
-from sync.git import Commit, GitTree, Oid, Repository, is_ancestor
+from sync.git import GitTree, Oid, Repository, blobs_added_or_changed, commit_of, is_ancestor
 from sync.model import Range
 from sync.facts.trees import read_text
 from sync.support.workers import Dispatch, stop_pool, worker_pool
@@ -113,9 +111,7 @@ def _python_to_parse(repo: Repository, rng: Range) -> list[str]:
     with using(FactCache.for_git_dir(repo.path)):
         if fork_diff_stored(old, fork):
             return []
-    files = {delta.new_file.id: delta.new_file.path  # one path of each blob: copies parse once
-             for delta in repo.diff(repo[old], repo[fork]).deltas  # type: ignore[call-overload]
-             if delta.status != DeltaStatus.DELETED and delta.new_file.path.endswith(PY)}
+    files = blobs_added_or_changed(repo, old, fork, PY)  # one path of each blob: copies parse once
     sizes = {path: _size(repo, blob) for blob, path in files.items()}
     if sum(sizes.values()) < pyblobs.PARALLEL_BYTES:
         return []
@@ -130,7 +126,7 @@ def _size(repo: Repository, blob: Oid) -> int:
 
 
 def _tree_of(repo: Repository, commit: str) -> Oid:
-    return repo[commit].peel(Commit).tree_id
+    return commit_of(repo, commit).tree_id
 
 
 def _result(future: Future[Any]) -> Any:

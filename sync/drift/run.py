@@ -11,7 +11,7 @@ from sync.support.cache import FactCache, using
 from sync.errors import SyncError
 from sync.git import Commit, GitError, GitTree, Oid, Repository, Tree
 from sync.support.parselimit import parse_limit
-from sync.git.repo import commit_of, commit_range, has_object, is_ancestor, upstream_in_range
+from sync.git.repo import commit_of, commit_range, has_object, is_ancestor, tree_of, upstream_in_range
 from sync.git.store import scratch_repository
 from sync.support.progress import Progress, Silent
 from sync.model import Finding, MergedOverlay, Range, Rev
@@ -78,7 +78,7 @@ def replayed_tree(repo: Repository, rng: Range, user_repo: Repository | None = N
             continue
         picked = replayer.pick_tree(commit_of(repo, oid), tree).tree
         assert picked is not None  # the "theirs" policy always settles a conflict
-        tree = repo[picked].peel(Tree)
+        tree = tree_of(repo, picked)
     return tree
 
 

@@ -75,6 +75,14 @@ def added_lines(old: GitTree, new: GitTree, wanted: Callable[[str], bool],
     return added
 
 
+def blobs_added_or_changed(repo: pygit2.Repository, old_tree: pygit2.Oid, new_tree: pygit2.Oid,
+                           suffixes: tuple[str, ...]) -> dict[pygit2.Oid, str]:
+    """One path of each blob the new tree adds or changes under a name ending in one of suffixes, by blob id."""
+    return {delta.new_file.id: delta.new_file.path
+            for delta in repo.diff(repo[old_tree], repo[new_tree]).deltas  # type: ignore[call-overload]
+            if delta.status != DeltaStatus.DELETED and delta.new_file.path.endswith(suffixes)}
+
+
 def blob_diff(repo: pygit2.Repository, old: pygit2.Oid | None, new: pygit2.Oid | None, old_path: str,
               new_path: str) -> str:
     """Unified diff text of two blobs; a missing side reads as the empty blob, as git diffs it against

@@ -106,6 +106,11 @@ def commit_of(repo: pygit2.Repository, commit_id: str | pygit2.Oid) -> pygit2.Co
     return repo[commit_id].peel(pygit2.Commit)
 
 
+def tree_of(repo: pygit2.Repository, object_id: str | pygit2.Oid) -> pygit2.Tree:
+    """The tree of a commit id, or the tree a tree id names."""
+    return repo[object_id].peel(pygit2.Tree)
+
+
 def current_branch(repo: pygit2.Repository) -> str:
     if repo.head_is_unborn:  # "not on a branch" would send the user looking for the wrong problem
         raise SyncError(f"{repo.workdir or repo.path} has no commits yet: nothing to read")

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from sync import __version__
 from sync.drift.run import analyse_drift
 from sync.errors import SyncError, UnknownRef
-from sync.git import Commit, GitTree, Repository, Tree, open_repo
+from sync.git import Commit, GitTree, Repository, open_repo
 from sync.git.merge import holds_conflict
-from sync.git.repo import current_branch, resolve_commit
+from sync.git.repo import commit_of, current_branch, resolve_commit, tree_of
 from sync.git.store import scratch_repository
 from sync.model import Conflict, Hunk, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
 from sync.model.build import OwnersOf, conflict_owners
@@ -85,11 +85,11 @@ def _conflicts_now(repo: Repository, replayed: list[Replayed], head: Commit, ont
         replayer = Replayer(scratch, "markers", onto_label)
         for number, item in enumerate(replayed):
             progress.advance(summary_of(item.source), number)
-            source = scratch[item.source.id].peel(Commit)
-            outcome = replayer.pick_tree(source, scratch[item.commit.parents[0].id].peel(Commit).tree)
+            source = commit_of(scratch, item.source.id)
+            outcome = replayer.pick_tree(source, commit_of(scratch, item.commit.parents[0].id).tree)
             kept, recorded = None, tip  # each reads a whole tree's index: only a pick that conflicted needs them
             if outcome.conflicts:
-                kept = GitTree(scratch, scratch[outcome.tree].peel(Tree), "status:markers") if outcome.tree else None
+                kept = GitTree(scratch, tree_of(scratch, outcome.tree), "status:markers") if outcome.tree else None
                 recorded = GitTree.of_commit(repo, item.commit.id, "status:pick")
             marked = _trailer_paths(item.commit.raw_message.decode("utf-8", "surrogateescape"))  # names as bytes
             conflicts = tuple(
