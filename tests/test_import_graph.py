@@ -122,3 +122,10 @@ def test_the_checks_see_a_circle_and_an_upward_import(tmp_path: Path) -> None:
     assert inside == {"sync.git.b"}
     inside, _ = imports_of("sync.git.b", known["sync.git.b"], known)
     assert inside == {"sync.git.a", "sync.cli"} and floor("sync.cli") > floor("sync.git.b")
+
+
+def test_commands_do_no_git() -> None:
+    """commands/ parse and print; the jobs open repositories (docs/ARCHITECTURE.md)."""
+    reaching = [f"{name} -> {target}" for name, (inside, _) in graph().items() if name.startswith("sync.commands")
+                for target in inside if target == "sync.git" or target.startswith("sync.git.")]
+    assert reaching == []

@@ -6,8 +6,6 @@ from difflib import get_close_matches
 
 from sync.errors import SyncError
 from sync.model.kinds import BY_ID
-
-from sync.git import checked_out_branch, open_repo
 from sync.jobs.review import SuppressRequest, record_suppression
 from sync.commands import echo_line
 
@@ -26,7 +24,7 @@ def run_suppress(repo_path: str, old: str | None, onto: str | None, source_branc
         echo_line(f"recorded in {written.file} (the work tree of {written.work_tree_of}): commit it on "
                    f"{written.work_tree_of} there; drift reads commits, not the work tree")
     else:
-        on = checked_out_branch(open_repo(repo_path))
+        on = written.work_tree_on
         hint = f" (the work tree is on {on or 'a detached HEAD'}, not {source_branch})" \
             if source_branch and on != source_branch else ""
         echo_line(f"recorded in {written.file}; commit it on the FlagTree branch{hint}: drift reads commits, not "

@@ -15,8 +15,18 @@ from sync.facts.cpp import backend_macros, functions, guard_regions, mentions_sp
 from sync.facts.roles import COPY_ROLES, RENAMED_COPY, Classified, classified_files
 from sync.facts.layout import backend_names, package_init
 from sync.facts.trees import FileTree, read_text
+from sync.git import GitTree, current_branch, open_repo
+from sync.jobs.revs import resolve_rev
 
 CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
+
+
+def describe_branch(repo_path: str, source_branch: str | None) -> dict[str, Any]:
+    """The describe document of a branch (the current one when None): the branch and its tree's model."""
+    repo = open_repo(repo_path)
+    rev = resolve_rev(repo, source_branch or current_branch(repo))
+    return {"schema": "flagtree-sync/describe/1", "branch": rev.to_json(),
+            **describe_tree(GitTree.of_commit(repo, rev.oid, rev.ref))}
 
 
 def describe_tree(tree: FileTree, base: FileTree | None = None) -> dict[str, Any]:

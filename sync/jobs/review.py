@@ -38,6 +38,7 @@ class ReviewWritten:
     file: Path | None = None
     work_tree_of: str | None = None  # the branch checked out in the work tree written, when --target named it
     commit: str | None = None  # made in memory on --target, which no work tree has checked out
+    work_tree_on: str | None = None  # without --target: the branch the work tree written is on (None: detached)
 
 
 def record_suppression(repo_path: str, old: str | None, onto: str | None, source: str | None,
@@ -64,7 +65,8 @@ def record_suppression(repo_path: str, old: str | None, onto: str | None, source
         raise SyncError(f"{request.kind} on {request.path} is already suppressed for {finding.suppressed.reviewed_for}")
     new = GitTree.of_commit(repo, rng.onto.oid, rng.onto.ref)
     if request.target is None:
-        return ReviewWritten(add_suppression(work_tree, finding, new, rng.onto.ref, request.reason))
+        return ReviewWritten(add_suppression(work_tree, finding, new, rng.onto.ref, request.reason),
+                             work_tree_on=checked_out_branch(repo))
     checkout = _checkout_of(repo, request.target)
     if checkout is not None:
         if not checkout.is_dir():
