@@ -131,6 +131,9 @@ def score_breaks(move: dict, report) -> None:
                 continue
             places = [(f.kind, path, line or 0) for path, line in sites_of(f)]
             verdicts = [judged[place] for place in places if place in judged]
+            if not verdicts:  # the line moved (a finding now names its first resolving line): same kind and file
+                only = [v for (kind, path, _), v in judged.items() if kind == f.kind and path == f.path]
+                verdicts = only if len(only) == 1 else []
             if verdicts:
                 by_kind[f.kind].append("true" if "true" in verdicts else verdicts[0])
             else:

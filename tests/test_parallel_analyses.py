@@ -47,7 +47,7 @@ def test_workers_give_the_serial_findings_in_order(tmp_path: Path, two_workers: 
     serial, serial_skips = _run(context, ANALYZERS, None, parse_bytes=0)  # below the threshold: serial
     side_by_side, skips = _run(context, ANALYZERS, None, parse_bytes=parallel.PARALLEL_BYTES)
     kinds = [finding["kind"] for finding in json.loads(serial)]
-    assert {"call-signature", "key-string", "symbol-drift"} <= set(kinds)
+    assert {"call-signature", "key-string", "symbol-removed"} <= set(kinds)
     assert side_by_side == serial and skips == serial_skips
 
 
@@ -177,7 +177,7 @@ def test_split_analyses_give_the_serial_findings(tmp_path: Path, monkeypatch: py
     split, skips = _run(context, ANALYZERS, FactCache(tmp_path / "git-dir"), parse_bytes=parallel.PARALLEL_BYTES)
     parts = {ANALYZERS[number].name: of for number, _, of in seen[0] if of > 1}
     assert parts == {"symbols": 4, "call signatures": 3, "key strings": 3}
-    assert {"symbol-drift", "call-signature", "key-string"} <= {finding["kind"] for finding in json.loads(serial)}
+    assert {"symbol-removed", "call-signature", "key-string"} <= {finding["kind"] for finding in json.loads(serial)}
     assert split == serial and skips == serial_skips
 
 

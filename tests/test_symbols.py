@@ -22,7 +22,7 @@ NEW = {
 }
 FORK_ADDS = {
     "lib/Flag.cpp": '#include "triton/Gone.h"\n// legacyCounter in a comment does not count\n'
-                    "int f(Helper h, Attr a) { return h.legacyCounter + computeOffsetsLegacy(a.getUnpacked())"
+                    "int f(Helper h, TensorMemoryEncodingAttr a) { return h.legacyCounter + computeOffsetsLegacy(a.getUnpacked())"
                     " + a.getBlockM(); }\n",
     "python/triton/tle.py": "from triton.language.semantic import make_descriptor\n\n\n"
                             "def tle_descriptor(base):\n    return make_descriptor(base, [1], [1])\n",

@@ -28,9 +28,9 @@ import re
 import tokenize
 from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
-from posixpath import basename
+from posixpath import basename, commonprefix
 from typing import Callable, Iterable, Iterator, Sequence
 
 import libcst as cst
@@ -42,6 +42,7 @@ from ..git import GitTree, Repository, changes_with_renames
 from ..git import added_lines as tree_added_lines
 from ..trees import read_text
 from .cpp import NAME_QUERY, captures, node_text
+from .cppscope import declaration_scopes, resolves, use_contexts
 from .pyfacts import Param, first_line, _params as _ast_params
 from .pyfacts_cst import _params as _cst_params
 from .parsing import Unparseable, parsed_ast, parsed_python, skipped
@@ -79,6 +80,8 @@ class Drift:
     detail: str = ""
     python: bool = True  # Python lines can mean it: a Python module declared it (see the module docstring)
     native: bool = True  # C++ and TableGen lines can mean it: the first removal found, whatever its language
+    scopes: tuple[str, ...] = ()  # where the removed C++/TableGen declarations lived (cppscope); () unknown
+    replacement: str = ""  # the declaration the same upstream change added in its place, when exactly one fits
 
 
 _BUILTINS = frozenset(dir(builtins))
@@ -251,7 +254,7 @@ def declared_names(path: str, text: str | None) -> set[str]:
     if not text:
         return set()
     language = "cpp" if path.endswith(CPP) else "td" if path.endswith(TD) else "py"
-    version = 2 if language == "cpp" else 1  # cpp 2: nothing inside a function body
+    version = 2  # cpp 2: nothing inside a function body; td 2: the C++ class of a record
     return set(memoized(f"declared-{language}", version, text, lambda source: sorted(_declared_names(path, source)),
                         encode=lambda names: list(names), decode=lambda names: list(names)))
 
@@ -386,9 +389,14 @@ def _fewer_occurrences(before: str, after: str, names: set[str], tablegen: bool)
 
 
 def _accessor_aliases(name: str) -> set[str]:
-    """A TableGen parameter `allocShape` is used from C++ as getAllocShape()."""
+    """A TableGen parameter `allocShape` is used from C++ as getAllocShape(); a record `TTG_LocalBarrierOp`
+    generates the C++ class LocalBarrierOp (the dialect prefix before the first `_` is dropped)."""
     capital = name[:1].upper() + name[1:]
-    return {name, f"get{capital}", f"set{capital}"}
+    aliases = {name, f"get{capital}", f"set{capital}"}
+    prefix, _, rest = name.partition("_")
+    if rest and prefix.isupper() and rest[:1].isupper():
+        aliases.add(rest)
+    return aliases
 
 
 class UpstreamIndex:
@@ -397,12 +405,16 @@ class UpstreamIndex:
     def __init__(self, repo: Repository, old: GitTree, new: GitTree) -> None:
         self.repo, self.old, self.new = repo, old, new
         self.changed = []  # (old path, new path or None)
+        self.added: list[str] = []  # files upstream added: a declaration moved there is not gone
         self.removed_files: dict[str, str] = {}
         for change in changes_with_renames(old, new):  # the renames drift's context found, not a second pass
             old_path = change.old_path
             if not old_path.startswith(TRUNK_PREFIXES) or not old_path.endswith(CODE):
                 continue
             if change.status == "added":
+                if change.new_path is not None and change.new_path.startswith(TRUNK_PREFIXES) \
+                        and change.new_path.endswith(CODE):
+                    self.added.append(change.new_path)
                 continue
             gone = change.status in ("deleted", "renamed")
             new_path = change.new_path
@@ -420,6 +432,15 @@ class UpstreamIndex:
         for number, (old_path, new_path) in enumerate(self.changed):
             if number % parts == part:
                 found.append(self._change_names(number, old_path, new_path, names))
+        for offset, path in enumerate(self.added):
+            number = len(self.changed) + offset
+            if number % parts == part:
+                after = read_text(self.new, path) or ""
+                present = names & set(_TOKEN.findall(after)) if path.endswith(CPP + PY) else \
+                    {alias for token in set(_TOKEN.findall(after)) for alias in _accessor_aliases(token)} & names
+                declared = sorted(declared_names(path, after) & present) if present else []
+                if declared:  # moved here from a file that no longer declares it: not removed
+                    found.append(ChangeNames(number, path, path.endswith(PY), [], declared, []))
         return found
 
     def _change_names(self, number: int, old_path: str, new_path: str | None, names: set[str]) -> ChangeNames:
@@ -432,12 +453,18 @@ class UpstreamIndex:
         fewer = _fewer_occurrences(before, after, names, old_path.endswith(TD))
         if old_path.endswith(PY):  # parse only where a declaration seems to have gone
             fewer = {name for name in fewer if _looks_declared(before, name) and not _looks_declared(after, name)}
+        scopes: dict[str, list[str]] = {}
+        replacements: dict[str, str] = {}
         if fewer:
             old_names, new_names = declared_names(old_path, before), declared_names(new_path or old_path, after)
             declared_after = sorted(new_names & names)
             removed = sorted((old_names - new_names) & fewer)
+            if removed and not old_path.endswith(PY):
+                scopes = {name: sorted(found) for name, found in _scopes(old_path, before, set(removed)).items()}
+                replacements = _replacements(removed, new_names - old_names)
         signatures = self._python_signatures(old_path, new_path, before, after, names)
-        return ChangeNames(number, old_path, (new_path or old_path).endswith(PY), removed, declared_after, signatures)
+        return ChangeNames(number, old_path, (new_path or old_path).endswith(PY), removed, declared_after, signatures,
+                           scopes, replacements)
 
     @staticmethod
     def combine(shares: Iterable[ChangeNames]) -> dict[str, list[Drift]]:
@@ -445,6 +472,8 @@ class UpstreamIndex:
         changes = sorted(shares, key=lambda change: change.number)
         found: dict[str, list[Drift]] = defaultdict(list)
         removed: dict[str, str] = {}  # name as used -> upstream file that no longer declares it
+        scopes: dict[str, set[str]] = defaultdict(set)
+        replacements: dict[str, str] = {}
         declared_after: set[str] = set()
         # The same for Python lines: only Python modules count, to remove a name and to declare it again.
         removed_python: dict[str, str] = {}
@@ -453,6 +482,10 @@ class UpstreamIndex:
             declared_after.update(change.declared_after)
             if change.python_after:
                 declared_after_python.update(change.declared_after)
+            for name, where in change.scopes.items():
+                scopes[name].update(where)
+            for name, replacement in change.replacements.items():
+                replacements.setdefault(name, replacement)
             for name in change.removed:
                 removed.setdefault(name, change.old_path)
                 if change.old_path.endswith(PY):
@@ -460,11 +493,12 @@ class UpstreamIndex:
         for name in dict.fromkeys([*removed, *removed_python]):  # in the order found
             native = removed.get(name) if name not in declared_after else None  # declared again: moved
             python = removed_python.get(name) if name not in declared_after_python else None
+            shape = {"scopes": tuple(sorted(scopes.get(name, ()))), "replacement": replacements.get(name, "")}
             if native is not None and native == python:
-                found[name].append(Drift(name, "removed", native))
+                found[name].append(Drift(name, "removed", native, **shape))  # type: ignore[arg-type]
             else:
                 if native is not None:
-                    found[name].append(Drift(name, "removed", native, python=False))
+                    found[name].append(Drift(name, "removed", native, python=False, **shape))  # type: ignore[arg-type]
                 if python is not None:
                     found[name].append(Drift(name, "removed", python, native=False))
         for change in changes:
@@ -502,6 +536,48 @@ class ChangeNames:
     removed: list[str]  # names it declared at the old tag and not at the new one, and occur less often
     declared_after: list[str]  # names it declares at the new tag
     signatures: list[tuple[str, Drift]]  # Python functions of those names whose parameters changed
+    scopes: dict[str, list[str]] = field(default_factory=dict)  # removed C++/TableGen name -> its scopes (cppscope)
+    replacements: dict[str, str] = field(default_factory=dict)  # removed name -> what the change declared instead
+
+
+_TD_DEF = re.compile(r"^(?:def|class)\s+(\w+)\b[^{;]*\{", re.MULTILINE)
+
+
+def _scopes(path: str, text: str, names: set[str]) -> dict[str, set[str]]:
+    """Where a C++ or TableGen file declares these names (cppscope): TableGen records are types the dialect
+    generates (any qualifier can name them), their `$parameters`' accessors members of the record's class."""
+    if path.endswith(CPP):
+        return declaration_scopes(text, names)
+    found: dict[str, set[str]] = defaultdict(set)
+    for match in _TD_DEF.finditer(text):
+        for alias in _accessor_aliases(match[1]) & names:
+            found[alias].add("type:")
+        end = text.find("\n}", match.end())
+        body = text[match.end():end if end >= 0 else len(text)]
+        classes = sorted(_accessor_aliases(match[1]) - {match[1]} - {a for a in _accessor_aliases(match[1])
+                                                                    if a.startswith(("get", "set"))}) or [match[1]]
+        for param in set(re.findall(r"\$([A-Za-z_]\w*)", body)):
+            for alias in _accessor_aliases(param) & names:
+                found[alias].update(f"member:{klass}" for klass in classes)
+    return dict(found)
+
+
+def _replacements(removed: list[str], added: set[str]) -> dict[str, str]:
+    """A removed name -> the one name the same change declared that differs from it only in a short run of
+    characters (CTAEncodingAttr -> CGAEncodingAttr): a rename, named so the maintainer need not search."""
+    out: dict[str, str] = {}
+    for name in removed:
+        fits = [new for new in added if len(new) >= 5 and _short_edit(name, new)]
+        if len(fits) == 1:
+            out[name] = fits[0]
+    return out
+
+
+def _short_edit(old: str, new: str) -> bool:
+    prefix = len(commonprefix([old, new]))
+    suffix = len(commonprefix([old[prefix:][::-1], new[prefix:][::-1]]))
+    changed = max(len(old), len(new)) - prefix - suffix
+    return 0 < changed <= 3 and prefix + suffix >= max(len(old), len(new)) - 3 and prefix + suffix >= 4
 
 
 _LOCAL_QUERY = """
@@ -655,24 +731,72 @@ def symbol_join(repo: Repository, old: GitTree, new: GitTree, fork: GitTree, own
                     hits.append((include, Drift(include.name, "header", removed, note)))
         if hits:
             hits_by_file[path] = hits
+    hits_by_file = _resolved(old, fork, hits_by_file)
     if target is not None and hits_by_file:
         used = still_used_on(target, new, set(hits_by_file))
         hits_by_file = {path: [hit for hit in hits if hit[0].name in used.get(path, set())]
                         for path, hits in hits_by_file.items()}
     findings = []
     for path, hits in hits_by_file.items():
-        if not hits:
-            continue
-        hits.sort(key=lambda hit: hit[0].line)
-        described = [f"{use.name} ({drift.change} in {basename(drift.path)}"
-                     f"{': ' + drift.detail if drift.detail else ''})" for use, drift in hits[:6]]
         owners = owners_of(path)
         backend = next((owner for owner in owners if owner not in ("shared-trunk", "flagtree-core")), None)
-        findings.append(Finding("symbol-drift", path,
-            "FlagTree code here uses trunk symbols upstream changed: " + ", ".join(described)
-            + (f" and {len(hits) - 6} more" if len(hits) > 6 else ""),
-            "check these uses against the new tag: the clean merge proves nothing about them",
-            hits[0][0].line, backend, related_path=hits[0][1].path,
-            details={"symbols": [f"{use.name}:{drift.change}:{drift.path}" for use, drift in hits],
-                     "owners": owners}))
+        # Gone for good (removed, header deleted): will not build -- an error; a changed signature: a warning.
+        gone = [hit for hit in hits if hit[1].change in ("removed", "header")]
+        changed = [hit for hit in hits if hit[1].change not in ("removed", "header")]
+        for kind, group in (("symbol-removed", gone), ("symbol-drift", changed)):
+            if group:
+                findings.append(_symbol_finding(kind, path, group, owners, backend))
     return findings
+
+
+def _symbol_finding(kind: str, path: str, hits: list[tuple[Use, Drift]], owners: list[str],
+                    backend: str | None) -> Finding:
+    hits.sort(key=lambda hit: hit[0].line)
+    described = [f"{use.name} ({drift.change} in {basename(drift.path)}"
+                 f"{': ' + drift.detail if drift.detail else ''}"
+                 f"{'; now ' + drift.replacement if drift.replacement else ''})" for use, drift in hits[:6]]
+    more = f" and {len(hits) - 6} more" if len(hits) > 6 else ""
+    if kind == "symbol-removed":
+        message = "FlagTree code here uses trunk declarations upstream removed (will not build as is): "
+        action = "port these uses to the new tag's declarations"
+    else:
+        message = "FlagTree code here uses trunk symbols upstream changed: "
+        action = "check these uses against the new tag: the clean merge proves nothing about them"
+    return Finding(kind, path, message + ", ".join(described) + more, action, hits[0][0].line, backend,
+                   related_path=hits[0][1].path,
+                   details={"symbols": [f"{use.name}:{drift.change}:{drift.path}" for use, drift in hits],
+                            "replacements": {use.name: drift.replacement for use, drift in hits if drift.replacement},
+                            "owners": owners})
+
+
+def _resolved(old: GitTree, fork: GitTree, hits_by_file: dict[str, list[tuple[Use, Drift]]]
+              ) -> dict[str, list[tuple[Use, Drift]]]:
+    """Keep a C++ use of a removed declaration only where its spelling can mean that declaration (cppscope):
+    `vals.push_back` is a member of the receiver's type, not a free function; `MemoryEffects::Write` is
+    not an enumerator of another enum. A use nothing resolves is no finding. Its line becomes the first
+    FlagTree line where it resolves."""
+    paths = {path for path, hits in hits_by_file.items() if path.endswith(CPP)
+             and any(drift.change == "removed" and drift.scopes for _, drift in hits)}
+    if not paths:
+        return hits_by_file
+    lines_by_path = tree_added_lines(old, fork, lambda path: path in paths)
+    out: dict[str, list[tuple[Use, Drift]]] = {}
+    for path, hits in hits_by_file.items():
+        if path not in paths:
+            out[path] = hits
+            continue
+        names = {use.name for use, drift in hits if drift.change == "removed" and drift.scopes}
+        contexts = use_contexts(read_text(fork, path) or "", names)
+        lines = lines_by_path.get(path, set())
+        kept: list[tuple[Use, Drift]] = []
+        for use, drift in hits:
+            if drift.change != "removed" or not drift.scopes:
+                kept.append((use, drift))
+                continue
+            where = sorted(line for (name, line), found in contexts.items() if name == use.name and line in lines
+                           and any(resolves(context, set(drift.scopes)) for context in found))
+            if where:
+                kept.append((Use(use.name, where[0]), drift))
+        if kept:
+            out[path] = kept
+    return out

@@ -1,0 +1,83 @@
+"""Issue 33: C++ names resolved in their scopes before symbol drift claims a break (symbol-removed)."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pygit2
+
+from sync.analyzers.cppscope import UseContext, declaration_scopes, resolves, use_contexts
+from sync.analyzers.symbols import symbol_findings
+from sync.git import GitTree
+from tests.test_symbols import commit
+
+OLD = {
+    "include/triton/Utility.h": (
+        "namespace mlir::triton {\nstruct BlockInfo {\n  int syncWriteIntervals;\n};\n"
+        "enum class Effect { Write, Read };\nvoid push_back(int v);\nint legacyHelper(int v);\n"
+        "int movedHelper(int v);\n}\n"),
+    "include/triton/Ops.td": 'def TTG_OldBarrierOp : TTG_Op<"old_barrier"> {\n  let arguments = (ins $pred);\n}\n'
+                             'def TTG_AsyncOp : TTG_Op<"async"> {\n  let arguments = (ins $ptr);\n}\n',
+    "include/triton/Layout.td": 'def CTAEncodingAttr : TritonGPU_Attr<"CTAEncoding"> {\n}\n',
+}
+NEW = {
+    "include/triton/Utility.h": "namespace mlir::triton {\nstruct BlockInfo {\n  int intervals;\n};\n"
+                                "enum class Effect { Read };\n}\n",
+    "include/triton/Moved.h": "namespace mlir::triton {\nint movedHelper(int v);\n}\n",
+    "include/triton/Ops.td": 'def TTG_AsyncOp : TTG_Op<"async"> {\n  let arguments = (ins $ptr);\n}\n',
+    "include/triton/Layout.td": 'def CGAEncodingAttr : TritonGPU_Attr<"CGAEncoding"> {\n}\n',
+}
+FORK = {
+    "lib/Fork.cpp": (
+        '#include "triton/Utility.h"\nnamespace ttg = mlir::triton::gpu;\n'
+        "void f(mlir::triton::BlockInfo &info, std::vector<int> vals, SmallVector<int> more) {\n"
+        "  info.syncWriteIntervals = 1;\n"          # 4: member of the receiver's class: resolves
+        "  vals.push_back(1);\n"                    # 5: member of std::vector, not the free push_back
+        "  auto e = MemoryEffects::Write;\n"        # 6: another enum's Write
+        "  auto g = mlir::triton::Effect::Write;\n"  # 7: the removed enumerator: resolves
+        "  legacyHelper(2);\n"                      # 8: plain call of a removed free function
+        "  movedHelper(3);\n"                       # 9: moved to Moved.h: not gone
+        "  ttg::OldBarrierOp::create(b, loc);\n"    # 10: ODS op whose record upstream removed
+        "  CTAEncodingAttr layout;\n"               # 11: renamed: the finding names CGAEncodingAttr
+        "  unknown().syncWriteIntervals = 2;\n"     # 12: receiver type unknown: no claim
+        "}\n"),
+}
+
+
+def _trees(tmp_path: Path) -> tuple[pygit2.Repository, list[GitTree]]:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    old = commit(tmp_path, OLD, "old")
+    fork = commit(tmp_path, FORK, "flagtree")
+    subprocess.run(["git", "-C", str(tmp_path), "checkout", "-q", old], check=True)
+    new = commit(tmp_path, NEW, "new")
+    repo = pygit2.Repository(str(tmp_path))
+    return repo, [GitTree(repo, repo[sha].tree, label) for sha, label in ((old, "old"), (new, "new"), (fork, "fork"))]
+
+
+def test_removed_declarations_resolved_in_scope_are_errors_and_coincidences_are_not(tmp_path: Path) -> None:
+    repo, trees = _trees(tmp_path)
+    findings = symbol_findings(repo, *trees, lambda path: ["shared-trunk"])
+    assert [(f.kind, f.path, f.severity) for f in findings] == [("symbol-removed", "lib/Fork.cpp", "error")]
+    symbols = {entry.split(":")[0] for entry in findings[0].details["symbols"]}
+    # fires: member through the receiver's type, the enumerator through its enum, a free function, an ODS op
+    assert {"syncWriteIntervals", "Write", "legacyHelper", "OldBarrierOp", "CTAEncodingAttr"} <= symbols
+    # does not fire: std::vector's push_back, a moved declaration
+    assert "push_back" not in symbols and "movedHelper" not in symbols
+    assert findings[0].details["replacements"] == {"CTAEncodingAttr": "CGAEncodingAttr"}
+    assert "now CGAEncodingAttr" in findings[0].message
+
+
+def test_scopes_and_resolution_units() -> None:
+    scopes = declaration_scopes(OLD["include/triton/Utility.h"], {"syncWriteIntervals", "Write", "push_back"})
+    assert scopes == {"syncWriteIntervals": {"member:BlockInfo"}, "Write": {"enumerator:Effect"},
+                      "push_back": {"free:mlir::triton"}}
+    contexts = use_contexts(FORK["lib/Fork.cpp"], {"syncWriteIntervals", "Write", "push_back", "OldBarrierOp"})
+    assert contexts[("syncWriteIntervals", 4)] == [UseContext("member", "BlockInfo")]
+    assert contexts[("syncWriteIntervals", 12)] == [UseContext("member", None)]
+    assert contexts[("push_back", 5)] == [UseContext("member", "vector")]
+    assert contexts[("OldBarrierOp", 10)] == [UseContext("qualified", "mlir::triton::gpu")]
+    assert not resolves(UseContext("member", "vector"), scopes["push_back"])
+    assert not resolves(UseContext("member", None), scopes["syncWriteIntervals"])
+    assert not resolves(UseContext("qualified", "MemoryEffects"), scopes["Write"])
+    assert resolves(UseContext("qualified", "mlir::triton::Effect"), scopes["Write"])
+    assert resolves(UseContext("plain"), scopes["push_back"])
