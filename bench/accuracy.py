@@ -126,12 +126,15 @@ def score_breaks(move: dict, report) -> None:
         judged: dict[tuple[str, str, int], str] = {(s["kind"], s["path"], s["line"]): s["verdict"] for s in move["sample"]}
         by_kind: dict[str, list[str]] = defaultdict(list)
         unjudged: dict[str, int] = defaultdict(int)
+        per_file: dict[tuple[str, str], int] = defaultdict(int)
+        for f in findings:
+            per_file[(f.kind, f.path)] += 1
         for f in findings:
             if f.severity not in ("error", "warning"):
                 continue
             places = [(f.kind, path, line or 0) for path, line in sites_of(f)]
             verdicts = [judged[place] for place in places if place in judged]
-            if not verdicts:  # the line moved (a finding now names its first resolving line): same kind and file
+            if not verdicts and per_file[(f.kind, f.path)] == 1:  # the line moved: the file's one finding of the kind
                 only = [v for (kind, path, _), v in judged.items() if kind == f.kind and path == f.path]
                 verdicts = only if len(only) == 1 else []
             if verdicts:

@@ -81,3 +81,35 @@ def test_scopes_and_resolution_units() -> None:
     assert not resolves(UseContext("qualified", "MemoryEffects"), scopes["Write"])
     assert resolves(UseContext("qualified", "mlir::triton::Effect"), scopes["Write"])
     assert resolves(UseContext("plain"), scopes["push_back"])
+
+
+def test_backend_code_resolves_to_trunk_headers_unless_the_backend_carries_its_own(tmp_path: Path) -> None:
+    use = "void g(mlir::triton::BlockInfo &info) {\n  info.syncWriteIntervals = 1;\n  legacyHelper(2);\n}\n"
+    fork = {"third_party/a/lib/Use.cpp": use,  # builds against trunk's include/: fires
+            "third_party/b/lib/Use.cpp": use,  # b carries include/triton/Utility.h itself: its own copy
+            "third_party/b/include/triton/Utility.h": OLD["include/triton/Utility.h"],
+            "third_party/c/lib/Use.cpp": use,  # c declares legacyHelper in a header of its own
+            "third_party/c/include/c/Helpers.h": "int legacyHelper(int v);\n",
+            "third_party/a/test/Use.cpp": use}  # tests are not part of the backend's build
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    old = commit(tmp_path, OLD, "old")
+    forked = commit(tmp_path, fork, "flagtree")
+    subprocess.run(["git", "-C", str(tmp_path), "checkout", "-q", old], check=True)
+    new = commit(tmp_path, NEW, "new")
+    repo = pygit2.Repository(str(tmp_path))
+    trees = [GitTree(repo, repo[sha].tree, label) for sha, label in ((old, "old"), (new, "new"), (forked, "fork"))]
+    found = {f.path: {entry.split(":")[0] for entry in f.details["symbols"]}
+             for f in symbol_findings(repo, *trees, lambda path: ["shared-trunk"])}
+    assert found == {"third_party/a/lib/Use.cpp": {"syncWriteIntervals", "legacyHelper"},
+                     "third_party/c/lib/Use.cpp": {"syncWriteIntervals"}}
+
+
+def test_an_ods_interface_method_declares_the_accessor_it_replaces() -> None:
+    # 3.7 moved TensorDescType's $blockType parameter into a type interface method getBlockType: not removed.
+    from sync.analyzers.symbols import declared_names
+    interface = ('def TT_TensorDescInterface : TypeInterface<"TensorDescInterface"> {\n  let methods = [\n'
+                 '    InterfaceMethod<\n      /*desc=*/"the block type",\n      /*retType=*/"RankedTensorType",\n'
+                 '      /*methodName=*/"getBlockType",\n      /*args=*/(ins)>,\n'
+                 '    InterfaceMethod<[{ doc }], "unsigned", "getRankOf">\n  ];\n}\n')
+    assert {"getBlockType", "getRankOf", "TensorDescInterface"} <= declared_names("include/I.td", interface)
+    assert "getBlockType" not in declared_names("include/I.td", interface.replace("getBlockType", "getOther"))

@@ -173,7 +173,8 @@ def test_python_lines_do_not_match_names_upstream_removed_only_from_cpp(tmp_path
     })
     assert "python/triton/spec/ascend/compiler.py" not in findings
     assert findings["python/triton/runtime/jit.py"] == {"parse_loads:removed:python/triton/runtime/cache.py"}
-    assert findings["lib/Flag.cpp"] == {"loads:removed:lib/Transforms/LoadMMASpecialization.cpp"}
+    # Issue 33: the struct lived in a .cpp, which no other file includes: lib/Flag.cpp cannot have meant it.
+    assert "lib/Flag.cpp" not in findings
 
 
 def test_a_name_removed_from_cpp_and_python_matches_each_language_its_own(tmp_path: Path) -> None:
@@ -192,7 +193,8 @@ def test_a_name_removed_from_cpp_and_python_matches_each_language_its_own(tmp_pa
     })
     assert findings["python/triton/runtime/jit.py"] == {"loads:removed:python/triton/runtime/cache.py",
                                                         "pipelineDepth:removed:python/triton/runtime/cache.py"}
-    assert findings["lib/Flag.cpp"] == {"loads:removed:lib/Transforms/LoadMMASpecialization.cpp"}
+    # Issue 33: both structs live in .cpp files, which lib/Flag.cpp cannot include: nothing resolves there.
+    assert "lib/Flag.cpp" not in findings
 
 
 def test_cpp_declarations_inside_function_bodies_are_local() -> None:

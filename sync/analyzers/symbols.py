@@ -246,6 +246,9 @@ def _in_function_body(node: Node) -> bool:
     return False
 
 
+# An ODS interface method is a C++ member of every type/op/attr that implements the interface.
+_TD_INTERFACE_METHOD = re.compile(r'InterfaceMethod\s*<\s*(?:/\*[^*]*\*/\s*)?(?:"(?:[^"\\]|\\.)*"|\[\{.*?\}\])\s*,'
+                                  r'\s*(?:/\*[^*]*\*/\s*)?"[^"]*"\s*,\s*(?:/\*[^*]*\*/\s*)?"(\w+)"', re.DOTALL)
 _TD_DECLARATION = re.compile(r"^\s*(?:def|class|defm|multiclass)\s+([A-Za-z_]\w*)|\$([A-Za-z_]\w*)", re.MULTILINE)
 
 
@@ -254,7 +257,7 @@ def declared_names(path: str, text: str | None) -> set[str]:
     if not text:
         return set()
     language = "cpp" if path.endswith(CPP) else "td" if path.endswith(TD) else "py"
-    version = 2  # cpp 2: nothing inside a function body; td 2: the C++ class of a record
+    version = 3  # cpp 2: nothing inside a function body; td 2: the C++ class of a record, 3: interface methods
     return set(memoized(f"declared-{language}", version, text, lambda source: sorted(_declared_names(path, source)),
                         encode=lambda names: list(names), decode=lambda names: list(names)))
 
@@ -265,7 +268,7 @@ def _declared_names(path: str, text: str) -> set[str]:
                 for node in captures(_DECLARATION_QUERY, text).get("name", []) if not _in_function_body(node)}
     if path.endswith(TD):
         return {alias for match in _TD_DECLARATION.finditer(text) for token in match.groups() if token
-                for alias in _accessor_aliases(token)}
+                for alias in _accessor_aliases(token)} | set(_TD_INTERFACE_METHOD.findall(text))
     return set(python_shape(text).names)
 
 
@@ -670,10 +673,12 @@ class ForkUses:
     uses_by_file: dict[str, tuple[list[Use], list[Use]]]  # path -> (identifiers, #include paths)
     own_by_file: dict[str, set[str]]
     flagtree_python: set[str]  # names FlagTree's own Python modules bind (files new in the fork)
+    backend_uses: dict[str, list[Use]] = field(default_factory=dict)  # third_party/<b>/ C++: word on an added line
 
     @property
     def names(self) -> set[str]:
-        return {use.name for uses, _ in self.uses_by_file.values() for use in uses}
+        return {use.name for uses, _ in self.uses_by_file.values() for use in uses} | \
+            {use.name for uses in self.backend_uses.values() for use in uses}
 
 
 def fork_uses(repo: Repository, old: GitTree, fork: GitTree, start: float = 0.0) -> ForkUses:
@@ -691,7 +696,58 @@ def fork_uses(repo: Repository, old: GitTree, fork: GitTree, start: float = 0.0)
         if path.endswith(PY) and not old.exists(path):
             uses.flagtree_python |= uses.own_by_file[path]
     uses.uses_by_file = {path: uses.uses_by_file[path] for path in paths}
+    uses.backend_uses = backend_uses(old, fork)
     return uses
+
+
+_NOT_BUILT_WITH_BACKEND = ("/test/", "/tests/", "/unittest/", "/unittests/")
+
+
+def backend_uses(old: GitTree, fork: GitTree) -> dict[str, list[Use]]:
+    """The words on FlagTree's added C++ lines under third_party/<b>/ (backends compile against trunk's
+    headers too). Words, not a parse: a cheap superset; symbol_join parses only the files where one of them
+    names a header declaration upstream removed, and resolves each use there (cppscope)."""
+    lines_by_path = tree_added_lines(old, fork, lambda path: path.startswith("third_party/") and path.endswith(CPP)
+                                     and not any(part in "/" + path for part in _NOT_BUILT_WITH_BACKEND))
+    out: dict[str, list[Use]] = {}
+    for path, lines in sorted(lines_by_path.items()):
+        source = (read_text(fork, path) or "").splitlines()
+        found: dict[str, int] = {}
+        for line in sorted(lines):
+            if 0 < line <= len(source):
+                for name in _TOKEN.findall(source[line - 1].split("//", 1)[0]):
+                    found.setdefault(name, line)
+        out[path] = [Use(name, line) for name, line in found.items() if significant_name(name)]
+    return out
+
+
+@lru_cache(maxsize=64)
+def _backend_headers(fork: GitTree, backend_dir: str) -> tuple[str, ...]:
+    return tuple(path for path in fork.paths() if path.startswith(backend_dir) and _header(path))
+
+
+def _backend_declares(fork: GitTree, backend_dir: str, names: set[str]) -> set[str]:
+    """Which of the names the backend's own headers or TableGen declare: the nearest declaration, which its
+    uses mean (a backend's own helper of an upstream name is not upstream's removed one)."""
+    found: set[str] = set()
+    for path in _backend_headers(fork, backend_dir):
+        text = read_text(fork, path) or ""
+        present = {name for name in names - found if name in text}
+        if present:
+            found |= declared_names(path, text) & present
+    return found
+
+
+def _header(path: str) -> bool:
+    """A declaration other files can reach: a header, or TableGen (its generated .inc is included)."""
+    return path.endswith((".h", ".hpp", ".hh", ".inc") + TD)
+
+
+def _own_copy(fork: GitTree, backend_dir: str, declaring: str) -> bool:
+    """The backend carries its own copy of the upstream header that declared the name, on its include path
+    first (third_party/<b>/include/<rel> for include/<rel>): its uses resolve to that copy, not to trunk."""
+    rel = declaring.split("/", 1)[1] if declaring.startswith("include/") else declaring
+    return fork.exists(f"{backend_dir}include/{rel}") or fork.exists(f"{backend_dir}{declaring}")
 
 
 def symbol_part(repo: Repository, old: GitTree, new: GitTree, fork: GitTree, part: int,
@@ -724,11 +780,23 @@ def symbol_join(repo: Repository, old: GitTree, new: GitTree, fork: GitTree, own
         own = own_by_file[path] | (flagtree_python if python else set())
         hits = [(use, drift) for use in identifiers if use.name not in own
                 for drift in drifts.get(use.name, [])
-                if drift.path != path and (drift.python if python else drift.native)]
+                if drift.path != path and (drift.python if python else drift.native)
+                and (not path.endswith(CPP) or drift.change != "removed" or _header(drift.path))]
         for include in includes:
             for removed, note in index.removed_files.items():
                 if removed.endswith("/" + include.name) or removed == include.name:
                     hits.append((include, Drift(include.name, "header", removed, note)))
+        if hits:
+            hits_by_file[path] = hits
+    for path, identifiers in uses.backend_uses.items():
+        backend_dir = "/".join(path.split("/")[:2]) + "/"
+        hits = [(use, drift) for use in identifiers for drift in drifts.get(use.name, [])
+                if drift.native and drift.change == "removed" and drift.scopes and _header(drift.path)
+                and not _own_copy(fork, backend_dir, drift.path)]
+        if hits:
+            own = own_names(path, read_text(fork, path) or "") | _backend_declares(fork, backend_dir,
+                                                                                  {use.name for use, _ in hits})
+            hits = [(use, drift) for use, drift in hits if use.name not in own]
         if hits:
             hits_by_file[path] = hits
     hits_by_file = _resolved(old, fork, hits_by_file)
