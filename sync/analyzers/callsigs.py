@@ -293,11 +293,16 @@ def cpp_broken_calls(context: DriftContext, path: str, lines: frozenset[int] | N
     calls = [call for call in builder_calls(text) if call.callee in changes and (lines is None or call.line in lines)]
     if not calls:
         return []
+    from .opverifiers import dialect_namespaces, file_aliases, names_op, qualifier  # opverifiers imports this module
+    namespaces = dialect_namespaces(context.upstream_old)
+    aliases = file_aliases(context.fork, text)
     broken = []
     for call in calls:
         for change in changes[call.callee]:
             if include_dir(change.old.path) not in included_dirs and dirname(path) != dirname(change.old.path):
                 continue  # not in scope: the file never sees that dialect's headers
+            if not names_op(qualifier(call), namespaces.get(include_dir(change.old.path), frozenset()), aliases):
+                continue  # `gcu::LoadOp` is the backend's own op, not upstream's tt.load: another declaration
             verdict = _verdict(change.old.overloads, change.new.overloads, call, text)
             if verdict:
                 why, retyped = verdict

@@ -52,6 +52,16 @@ def _dir_namespaces(tree: GitTree) -> dict[str, frozenset[str]]:
     return {directory: frozenset(names) for directory, names in found.items()}
 
 
+@lru_cache(maxsize=4)
+def dialect_namespaces(tree: GitTree) -> dict[str, frozenset[str]]:
+    """_dir_namespaces, once per tree (call signatures ask it for every fork file)."""
+    return _dir_namespaces(tree)
+
+
+def file_aliases(tree: GitTree, text: str) -> Callable[[], dict[str, set[str]]]:
+    return _file_aliases(tree, text)
+
+
 def _aliases_in(text: str) -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     for alias, target in _ALIAS.findall(text):
