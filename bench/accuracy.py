@@ -137,6 +137,11 @@ def score_breaks(move: dict, report) -> None:
             if not verdicts and per_file[(f.kind, f.path)] == 1:  # the line moved: the file's one finding of the kind
                 only = [v for (kind, path, _), v in judged.items() if kind == f.kind and path == f.path]
                 verdicts = only if len(only) == 1 else []
+            if not verdicts and f.details.get("sites"):  # one finding per upstream change: its sites' judged files
+                site_paths = {path for _, path, _ in places[1:]}
+                verdicts = [v for (kind, path, _), v in judged.items() if kind == f.kind and path in site_paths]
+                # every judged file under it must be true for the grouped finding to count as true
+                verdicts = (["false"] if "false" in verdicts else verdicts[:1])
             if verdicts:
                 by_kind[f.kind].append("true" if "true" in verdicts else verdicts[0])
             else:

@@ -57,14 +57,17 @@ def _trees(tmp_path: Path) -> tuple[pygit2.Repository, list[GitTree]]:
 def test_removed_declarations_resolved_in_scope_are_errors_and_coincidences_are_not(tmp_path: Path) -> None:
     repo, trees = _trees(tmp_path)
     findings = symbol_findings(repo, *trees, lambda path: ["shared-trunk"])
-    assert [(f.kind, f.path, f.severity) for f in findings] == [("symbol-removed", "lib/Fork.cpp", "error")]
-    symbols = {entry.split(":")[0] for entry in findings[0].details["symbols"]}
+    assert {(f.kind, f.path, f.severity) for f in findings} == {("symbol-removed", "lib/Fork.cpp", "error")}
+    symbols = {entry.split(":")[0] for f in findings for entry in f.details["symbols"]}
+    sites = {f.details["declaration"]: f.details["sites"] for f in findings}
+    assert sites["syncWriteIntervals"] == ["lib/Fork.cpp:4"] and sites["Write"] == ["lib/Fork.cpp:7"]
     # fires: member through the receiver's type, the enumerator through its enum, a free function, an ODS op
     assert {"syncWriteIntervals", "Write", "legacyHelper", "OldBarrierOp", "CTAEncodingAttr"} <= symbols
     # does not fire: std::vector's push_back, a moved declaration
     assert "push_back" not in symbols and "movedHelper" not in symbols
-    assert findings[0].details["replacements"] == {"CTAEncodingAttr": "CGAEncodingAttr"}
-    assert "now CGAEncodingAttr" in findings[0].message
+    renamed = next(f for f in findings if f.details["declaration"] == "CTAEncodingAttr")
+    assert renamed.details["replacements"] == {"CTAEncodingAttr": "CGAEncodingAttr"}
+    assert "upstream declares CGAEncodingAttr in its place" in renamed.message
 
 
 def test_scopes_and_resolution_units() -> None:
@@ -98,8 +101,10 @@ def test_backend_code_resolves_to_trunk_headers_unless_the_backend_carries_its_o
     new = commit(tmp_path, NEW, "new")
     repo = pygit2.Repository(str(tmp_path))
     trees = [GitTree(repo, repo[sha].tree, label) for sha, label in ((old, "old"), (new, "new"), (forked, "fork"))]
-    found = {f.path: {entry.split(":")[0] for entry in f.details["symbols"]}
-             for f in symbol_findings(repo, *trees, lambda path: ["shared-trunk"])}
+    found: dict[str, set[str]] = {}
+    for f in symbol_findings(repo, *trees, lambda path: ["shared-trunk"]):
+        for site in f.details["sites"]:
+            found.setdefault(site.rpartition(":")[0], set()).add(f.details["declaration"])
     assert found == {"third_party/a/lib/Use.cpp": {"syncWriteIntervals", "legacyHelper"},
                      "third_party/c/lib/Use.cpp": {"syncWriteIntervals"}}
 

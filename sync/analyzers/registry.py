@@ -21,6 +21,7 @@ from .overlays import backend_tree, overlay_findings
 from .policy import unrecognized_layouts
 from .specfuncs import spec_function_findings
 from .symbols import ChangeNames, symbol_findings, symbol_join, symbol_part
+from .upstreamlog import with_upstream_commits
 
 
 @dataclass(frozen=True)
@@ -63,16 +64,23 @@ def _symbol_part(context: DriftContext, part: int, parts: int) -> list[ChangeNam
 def _symbol_join(context: DriftContext, shares: list[list[ChangeNames]]) -> list[Finding]:
     if _added_lines_unknown(context):
         return [_symbols_skipped()]
-    return symbol_join(context.repo, context.upstream_old, context.upstream_new, context.fork, context.owners.owners,
-                       shares, target=_upgraded(context))
+    return _with_commits(context, symbol_join(context.repo, context.upstream_old, context.upstream_new, context.fork,
+                                              context.owners.owners, shares, target=_upgraded(context)))
 
 
 def symbol_drift(context: DriftContext) -> list[Finding]:
     """The analysis whole, in one process (its parts and their join would read the fork's files twice)."""
     if _added_lines_unknown(context):
         return [_symbols_skipped()]
-    return symbol_findings(context.repo, context.upstream_old, context.upstream_new, context.fork,
-                           context.owners.owners, target=_upgraded(context))
+    return _with_commits(context, symbol_findings(context.repo, context.upstream_old, context.upstream_new,
+                                                  context.fork, context.owners.owners, target=_upgraded(context)))
+
+
+def _with_commits(context: DriftContext, findings: list[Finding]) -> list[Finding]:
+    """The upstream commits (and PR numbers) behind each removed declaration, when the tags are known."""
+    if context.range is None or not any(finding.kind == "symbol-removed" for finding in findings):
+        return findings
+    return with_upstream_commits(context.repo, context.range.old.oid, context.range.onto.oid, findings)
 
 
 def _upgraded(context: DriftContext) -> GitTree | None:

@@ -805,16 +805,39 @@ def symbol_join(repo: Repository, old: GitTree, new: GitTree, fork: GitTree, own
         hits_by_file = {path: [hit for hit in hits if hit[0].name in used.get(path, set())]
                         for path, hits in hits_by_file.items()}
     findings = []
+    # One finding per upstream change and backend: every FlagTree site of a removed declaration (or deleted
+    # header) under it, so the maintainer reads the change once and fixes all sites.
+    groups: dict[tuple[str | None, str, str], list[tuple[str, Use, Drift]]] = {}
     for path, hits in hits_by_file.items():
         owners = owners_of(path)
         backend = next((owner for owner in owners if owner not in ("shared-trunk", "flagtree-core")), None)
-        # Gone for good (removed, header deleted): will not build -- an error; a changed signature: a warning.
-        gone = [hit for hit in hits if hit[1].change in ("removed", "header")]
+        for use, drift in hits:
+            if drift.change in ("removed", "header"):
+                groups.setdefault((backend, drift.path, drift.name), []).append((path, use, drift))
         changed = [hit for hit in hits if hit[1].change not in ("removed", "header")]
-        for kind, group in (("symbol-removed", gone), ("symbol-drift", changed)):
-            if group:
-                findings.append(_symbol_finding(kind, path, group, owners, backend))
+        if changed:
+            findings.append(_symbol_finding("symbol-drift", path, changed, owners, backend))
+    for (backend, declaring, name), sites in groups.items():
+        findings.append(_removed_finding(backend, sites, owners_of))
     return findings
+
+
+def _removed_finding(backend: str | None, sites: list[tuple[str, Use, Drift]],
+                     owners_of: Callable[[str], list[str]]) -> Finding:
+    sites.sort(key=lambda site: (site[0], site[1].line))
+    path, use, drift = sites[0]
+    where = [f"{p}:{u.line}" for p, u, _ in sites]
+    files = len({p for p, _, _ in sites})
+    what = "header deleted or renamed" if drift.change == "header" else f"removed from {drift.path}"
+    instead = f"; upstream declares {drift.replacement} in its place" if drift.replacement else ""
+    shown = ", ".join(where[:5]) + (f" and {len(where) - 5} more" if len(where) > 5 else "")
+    return Finding("symbol-removed", path,
+                   f"{use.name}: {what}{instead} (will not build as is); FlagTree uses it at {len(where)} site(s) "
+                   f"in {files} file(s): {shown}",
+                   "port these uses to the new tag's declarations", use.line, backend, related_path=drift.path,
+                   details={"symbols": [f"{use.name}:{drift.change}:{drift.path}"], "sites": where,
+                            "replacements": {use.name: drift.replacement} if drift.replacement else {},
+                            "declaration": use.name, "owners": owners_of(path)})
 
 
 def _symbol_finding(kind: str, path: str, hits: list[tuple[Use, Drift]], owners: list[str],
