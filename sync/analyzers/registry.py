@@ -22,6 +22,7 @@ from .policy import unrecognized_layouts
 from .specfuncs import spec_function_findings
 from .symbols import ChangeNames, symbol_findings, symbol_join, symbol_part
 from .upstreamlog import with_upstream_commits
+from .methodcalls import call_no_overload_findings
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
     Analyzer("call signatures", _when_based_on_old(call_signature_findings), on_request=True,
              parts=_parts_when_based_on_old(call_signature_part, call_signature_join, most=3)),
     Analyzer("op verifiers", _when_based_on_old(op_verifier_findings), on_request=True),
+    Analyzer("method calls", _when_based_on_old(call_no_overload_findings), on_request=True),
     Analyzer("build files", _when_based_on_old(build_file_findings), on_request=True),
     Analyzer("build dependencies", _when_based_on_old(generated_dependency_findings), on_request=True),
     Analyzer("key strings", _when_based_on_old(key_string_findings), on_request=True,

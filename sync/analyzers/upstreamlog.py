@@ -8,6 +8,7 @@ ends a subject, as upstream Triton writes them.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import replace
 from functools import lru_cache
 from typing import Any
@@ -34,7 +35,8 @@ def _blob_text(tree: Any, path: str) -> str | None:
 
 
 def removing_commits(repo: Repository, old: str, new: str, path: str, name: str, most: int = 2) -> list[tuple[str, str]]:
-    """(short id, subject) of the commits that took occurrences of name out of path, the biggest first."""
+    """(short id, subject) of the commits whose diff of path drops lines that mention name (a removal, or a
+    changed declaration), the biggest first."""
     word = re.compile(rf"\b{re.escape(name)}\b")
     found: list[tuple[int, str, str]] = []
     for commit in _commits(repo, old, new):
@@ -51,7 +53,9 @@ def removing_commits(repo: Repository, old: str, new: str, path: str, name: str,
             continue
         before = _blob_text(parent.tree, path) or ""
         after = _blob_text(commit.tree, path) or ""
-        dropped = len(word.findall(before)) - len(word.findall(after))
+        # lines that mention the name and are gone: a removal, or a changed declaration of it
+        kept = Counter(line.strip() for line in after.splitlines() if word.search(line))
+        dropped = sum((Counter(line.strip() for line in before.splitlines() if word.search(line)) - kept).values())
         if dropped > 0:
             found.append((dropped, str(commit.id)[:9], commit.message.splitlines()[0] if commit.message else ""))
     found.sort(key=lambda item: -item[0])
@@ -63,7 +67,7 @@ def with_upstream_commits(repo: Repository, old: str, new: str, findings: list[F
     out = []
     for finding in findings:
         name = finding.details.get("declaration")
-        if finding.kind != "symbol-removed" or not name or not finding.related_path:
+        if finding.kind not in ("symbol-removed", "call-no-overload") or not name or not finding.related_path:
             out.append(finding)
             continue
         commits = removing_commits(repo, old, new, finding.related_path, str(name).rsplit("/", 1)[-1])
