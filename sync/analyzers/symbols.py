@@ -36,7 +36,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 import libcst as cst
 from tree_sitter import Node
 
-from ..cache import memoized
+from ..cache import memoized, memoized_by
 from ..model import Finding
 from ..git import GitTree, Repository, changes_with_renames
 from ..git import added_lines as tree_added_lines
@@ -706,7 +706,15 @@ _NOT_BUILT_WITH_BACKEND = ("/test/", "/tests/", "/unittest/", "/unittests/")
 def backend_uses(old: GitTree, fork: GitTree) -> dict[str, list[Use]]:
     """The words on FlagTree's added C++ lines under third_party/<b>/ (backends compile against trunk's
     headers too). Words, not a parse: a cheap superset; symbol_join parses only the files where one of them
-    names a header declaration upstream removed, and resolves each use there (cppscope)."""
+    names a header declaration upstream removed, and resolves each use there (cppscope). Through the fact
+    cache by the two trees: the parts of the split analysis and its join read it once."""
+    return memoized_by("backend-words", 1, [str(old.tree.id), str(fork.tree.id)], lambda: _backend_uses(old, fork),
+                       encode=lambda found: {path: [[use.name, use.line] for use in uses] for path, uses in found.items()},
+                       decode=lambda stored: {str(path): [Use(str(name), int(line)) for name, line in uses]
+                                              for path, uses in stored.items()})
+
+
+def _backend_uses(old: GitTree, fork: GitTree) -> dict[str, list[Use]]:
     lines_by_path = tree_added_lines(old, fork, lambda path: path.startswith("third_party/") and path.endswith(CPP)
                                      and not any(part in "/" + path for part in _NOT_BUILT_WITH_BACKEND))
     out: dict[str, list[Use]] = {}
