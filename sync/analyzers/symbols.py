@@ -840,7 +840,8 @@ def _removed_finding(backend: str | None, sites: list[tuple[str, Use, Drift]],
     instead = f"; upstream declares {drift.replacement} in its place" if drift.replacement else ""
     shown = ", ".join(where[:5]) + (f" and {len(where) - 5} more" if len(where) > 5 else "")
     return Finding("symbol-removed", path,
-                   f"{use.name}: {what}{instead} (will not build as is); FlagTree uses it at {len(where)} site(s) "
+                   f"{use.name}: {what}{instead} (will not {'import' if path.endswith(PY) else 'build'} as is); "
+                   f"FlagTree uses it at {len(where)} site(s) "
                    f"in {files} file(s): {shown}",
                    "port these uses to the new tag's declarations", use.line, backend, related_path=drift.path,
                    details={"symbols": [f"{use.name}:{drift.change}:{drift.path}"], "sites": where,
