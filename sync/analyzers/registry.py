@@ -23,6 +23,7 @@ from .specfuncs import spec_function_findings
 from .symbols import ChangeNames, symbol_findings, symbol_join, symbol_part
 from .upstreamlog import with_upstream_commits
 from .methodcalls import call_no_overload_findings
+from .bindings import binding_findings
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
              parts=_parts_when_based_on_old(call_signature_part, call_signature_join, most=3)),
     Analyzer("op verifiers", _when_based_on_old(op_verifier_findings), on_request=True),
     Analyzer("method calls", _when_based_on_old(call_no_overload_findings), on_request=True),
+    Analyzer("python bindings", _when_based_on_old(binding_findings), on_request=True),
     Analyzer("build files", _when_based_on_old(build_file_findings), on_request=True),
     Analyzer("build dependencies", _when_based_on_old(generated_dependency_findings), on_request=True),
     Analyzer("key strings", _when_based_on_old(key_string_findings), on_request=True,
