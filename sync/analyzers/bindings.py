@@ -99,8 +99,11 @@ def binding_findings(context: DriftContext) -> list[Finding]:
         return []
     # A Python def of the name anywhere (new tree, fork) can be what the attribute means: no claim then.
     defines = re.compile(r"\bdef\s+(" + "|".join(re.escape(name) for name in uses) + r")\b")
+    # Where a Python definition could be what the attribute means: trunk's package and the using backends' trees.
+    roots = ("python/triton/",) + tuple(sorted({"/".join(path.split("/")[:2]) + "/" for sites in uses.values()
+                                               for path, _ in sites if path.startswith("third_party/")}))
     ambiguous = {match for tree in (context.upstream_new, context.fork) for path in tree.paths()
-                 if path.endswith(".py") and not any(part in "/" + path for part in _NOT_BUILT)
+                 if path.endswith(".py") and path.startswith(roots) and not any(part in "/" + path for part in _NOT_BUILT)
                  for match in defines.findall(read_text(tree, path) or "")}  # a test's stub is no definition
     own: dict[str, set[str]] = {}  # backend dir -> the binding names its own C++ registers
 
