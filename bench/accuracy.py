@@ -49,6 +49,8 @@ def flagged(report, levels: tuple[str, ...] = ("error", "warning")) -> dict[str,
 
 
 def score(move: dict, found: dict[str, list[tuple[str, str]]]) -> None:
+    if not move["expected"]:  # a move keyed by breaks and a judged sample only (see score_breaks)
+        return
     expected = {item["path"]: item for item in move["expected"]}
     related = {path for path, item in expected.items() if item["upstream_related"]}
     hits = set(found) & set(expected)
@@ -79,6 +81,89 @@ def score(move: dict, found: dict[str, list[tuple[str, str]]]) -> None:
             print(f"    {kind}: {evidence}")
 
 
+def sites_of(finding) -> list[tuple[str, int | None]]:
+    """Every FlagTree site a finding stands for: its own place and, for a grouped finding, details["sites"]."""
+    out: list[tuple[str, int | None]] = [(finding.path, finding.line)]
+    for site in finding.details.get("sites", []):
+        path, _, line = str(site).rpartition(":")
+        out.append((path, int(line)) if line.isdigit() else (str(site), None))
+    return out
+
+
+_REGEX_WORDS = {"loc", "rewriter", "true", "false"}
+
+
+def break_names(item: dict) -> set[str]:
+    """The declaration names a break is about, read from its pattern (identifiers of 4+ characters)."""
+    import re
+    pattern = re.sub(r"\\[A-Za-z]", " ", item["pattern"])  # \b, \s: escapes, not names
+    return {word for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]{3,}", pattern)} - _REGEX_WORDS
+
+
+def score_breaks(move: dict, report) -> None:
+    """Recall on the move's hand-found build breaks and precision per kind on its judged sample."""
+    findings = [f for f in [*report.findings, *report.notes] if f.suppressed is None]
+    if move.get("breaks"):
+        hit_any = hit_error = sites_total = sites_hit = 0
+        for item in move["breaks"]:
+            names = break_names(item)
+            naming = [f for f in findings if f.severity in ("error", "warning") and any(n in f.message for n in names)]
+            covered = {(path, line) for f in naming for path, line in sites_of(f)}
+            covered_paths = {path for path, _ in covered}
+            sites = [(path, int(line)) for path, _, line in (s.rpartition(":") for s in item["sites"])]
+            hit = [site for site in sites if site in covered or site[0] in covered_paths]
+            errors = [f for f in naming if f.severity == "error" and any(p in {s[0] for s in sites} for p, _ in sites_of(f))]
+            sites_total += len(sites)
+            sites_hit += len(hit)
+            hit_any += bool(hit)
+            hit_error += bool(errors)
+            print(f"  break {item['id']:28} sites {len(hit):3}/{len(sites):3} reported"
+                  f"{'  as error' if errors else ('  as warning' if hit else '  MISSED')}")
+        count = len(move["breaks"])
+        print(f"breaks reported: {hit_any}/{count}, as errors: {hit_error}/{count} ({hit_error / count:.2f}); "
+              f"sites in a reported file: {sites_hit}/{sites_total}")
+    if move.get("sample"):
+        judged: dict[tuple[str, str, int], str] = {(s["kind"], s["path"], s["line"]): s["verdict"] for s in move["sample"]}
+        by_kind: dict[str, list[str]] = defaultdict(list)
+        unjudged: dict[str, int] = defaultdict(int)
+        per_file: dict[tuple[str, str], int] = defaultdict(int)
+        for f in findings:
+            per_file[(f.kind, f.path)] += 1
+        for f in findings:
+            if f.severity not in ("error", "warning"):
+                continue
+            places = [(f.kind, path, line or 0) for path, line in sites_of(f)]
+            verdicts = [judged[place] for place in places if place in judged]
+            if not verdicts and per_file[(f.kind, f.path)] == 1:  # the line moved: the file's one finding of the kind
+                only = [v for (kind, path, _), v in judged.items() if kind == f.kind and path == f.path]
+                verdicts = only if len(only) == 1 else []
+            if not verdicts and f.details.get("sites"):  # one finding per upstream change: its sites' judged files
+                site_paths = {path for _, path, _ in places[1:]}
+                verdicts = [v for (kind, path, _), v in judged.items() if kind == f.kind and path in site_paths]
+                # every judged file under it must be true for the grouped finding to count as true
+                verdicts = (["false"] if "false" in verdicts else verdicts[:1])
+            if verdicts:
+                by_kind[f.kind].append("true" if "true" in verdicts else verdicts[0])
+            else:
+                unjudged[f.kind] += 1
+        print("sample precision per kind (reported and judged: true / weak / false; precision counts true+weak):")
+        for kind in sorted(set(by_kind) | {s["kind"] for s in move["sample"]}):
+            v = by_kind.get(kind, [])
+            good = sum(x in ("true", "weak") for x in v)
+            total = len(v)
+            judged_total = sum(1 for s in move["sample"] if s["kind"] == kind)
+            print(f"  {kind:28} reported {total:3} of {judged_total:3} judged  true {v.count('true'):3}  weak "
+                  f"{v.count('weak'):3}  false {v.count('false'):3}  precision "
+                  f"{(good / total) if total else float('nan'):.2f}  (unjudged reported: {unjudged.get(kind, 0)})")
+        for kind, n in sorted(unjudged.items()):
+            if kind not in by_kind and all(s["kind"] != kind for s in move["sample"]):
+                print(f"  {kind:28} unjudged reported: {n}")
+        severities: dict[str, int] = defaultdict(int)
+        for f in findings:
+            severities[f.severity] += 1
+        print("findings by severity: " + ", ".join(f"{k} {v}" for k, v in sorted(severities.items())))
+
+
 def review_only(move: dict, found: dict, with_reviews: dict) -> None:
     """What review-level (info) findings of the issue-12 kinds would add: not counted as flagged above."""
     expected = set(item["path"] for item in move["expected"])
@@ -107,6 +192,9 @@ def run_move(move: dict) -> None:
                              UpgradeOptions(target_branch="accuracy/run", force=True))
         print(f"upgrade: {time.perf_counter() - start:.0f} s")
         score(move, flagged(report))
+        score_breaks(move, report)
+        if not move["expected"]:
+            return
         review_only(move, flagged(report), flagged(report, ("error", "warning", "info")))
     finally:
         shutil.rmtree(clone, ignore_errors=True)

@@ -181,3 +181,16 @@ def test_the_builder_spellings_hold_every_callee_the_parser_reads(tokens: list[s
     # Only identifiers name a record: an empty callee (`X.::get`) or error recovery's text (`auto v =`) never does.
     named = {call.callee for call in _parse_calls(text) if call.callee.isidentifier()}
     assert named <= _builder_spellings(text)
+
+
+def test_a_call_qualified_by_another_namespace_is_another_declaration(tmp_path) -> None:
+    # Issue 33: `create<mlir::triton::gcu::LoadOp>` is the backend's own op, not upstream's tt.load.
+    dialect = 'def X_Dialect : Dialect {\n  let name = "x";\n  let cppNamespace = "::mlir::x";\n}\n'
+    old = {"include/triton/Dialect/X/IR/Attrs.td": TD_OLD, "include/triton/Dialect/X/IR/XDialect.td": dialect,
+           "include/triton/Dialect/X/IR/Dialect.h": "#pragma once\n"}
+    new = {**old, "include/triton/Dialect/X/IR/Attrs.td": TD_NEW}
+    head = '#include "triton/Dialect/X/IR/Dialect.h"\nnamespace xx = mlir::x;\nvoid f() {\n'
+    fork = {"lib/Own.cpp": head + "  auto a = mlir::gcu::FooAttr::get(ctx, 4, true);\n}\n",
+            "lib/Up.cpp": head + "  auto a = xx::FooAttr::get(ctx, 4, true);\n  auto b = mlir::x::FooAttr::get(ctx, 4, true);\n}\n"}
+    found = {(f.path, f.line) for f in call_signature_findings(context_of(tmp_path, old, new, fork))}
+    assert found == {("lib/Up.cpp", 4), ("lib/Up.cpp", 5)}

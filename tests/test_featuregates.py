@@ -104,3 +104,21 @@ def test_the_scan_of_upstreams_cpp_is_kept_by_tree_and_names(tmp_path, monkeypat
     with using(FactCache(tmp_path / "git-dir")):  # other names: another entry
         assert featuregates._upstream_names(context.upstream_old, {("namespace", "feat")}) == set()
     assert len(scans) == 2
+
+
+def test_a_macro_a_backends_cmake_defines_gates_nothing_in_trunk(tmp_path) -> None:
+    # add_definitions holds for its directory and below: a macro only third_party/b/ defines is never set for
+    # lib/ (issue 33: ENABLE_TLE of one backend taken for the feature's gate of trunk code).
+    fork = {**fork_of(**{"lib/Other.cpp": UNGATED}), "CMakeLists.txt": "project(x)\n",
+            "third_party/b/CMakeLists.txt": BUILD}
+    assert feature_gate_findings(context_of(tmp_path / "backend", OLD, {**OLD, **NEW_TAG}, fork)) == []
+    # The same macro defined by a CMake file whose directory holds the trunk file still fires.
+    fork = {**fork, "lib/CMakeLists.txt": BUILD}
+    findings = feature_gate_findings(context_of(tmp_path / "lib", OLD, {**OLD, **NEW_TAG}, fork))
+    assert [(f.path, f.details["macro"]) for f in findings] == [("lib/Other.cpp", "__FEAT__")]
+
+
+def test_reaches_is_the_cmake_directory_subtree() -> None:
+    from sync.drift.analyses.featuregates import reaches
+    assert reaches("CMakeLists.txt", "lib/a.cpp") and reaches("lib/CMakeLists.txt", "lib/x/a.cpp")
+    assert not reaches("third_party/b/CMakeLists.txt", "lib/a.cpp") and not reaches("lib/CMakeLists.txt", "libx/a.cpp")

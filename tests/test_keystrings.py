@@ -81,3 +81,20 @@ def test_a_key_of_a_named_dict_next_to_the_environment_still_fires(tmp_path) -> 
     reader = ENV_READER + "\n\ndef g(options):\n    return options['always_compile']\n"
     findings = _keys(tmp_path, old, CLI_NEW, reader)
     assert [(f.kind, f.details["key"]) for f in findings] == [("key-string", "always_compile")]
+
+
+def test_a_key_the_reader_or_its_backend_writes_itself_resolves_there(tmp_path) -> None:
+    # Issue 33: a backend's driver reads metadata its own compiler writes; a file reads its own config dict.
+    old = {"python/triton/compiler.py": PRODUCER_OLD, "third_party/b/__init__.py": "\n"}
+    new = {**old, "python/triton/compiler.py": PRODUCER_NEW}
+    reader = "def dims(k):\n    return k.metadata['cluster_dims']\n"
+    backend = {**old, "third_party/b/driver.py": reader,
+               "third_party/b/compiler.py": "def make(metadata):\n    metadata['cluster_dims'] = (1, 1)\n"}
+    assert key_string_findings(context_of(tmp_path / "backend", old, new, backend)) == []
+    same_file = {**old, "third_party/b/driver.py": "def make(metadata):\n    metadata['cluster_dims'] = (1,)\n" + reader}
+    assert key_string_findings(context_of(tmp_path / "file", old, new, same_file)) == []
+    # Near miss: another backend's write does not bind b's read, which still means upstream's producer.
+    other = {**old, "third_party/b/driver.py": reader,
+             "third_party/c/compiler.py": "def make(metadata):\n    metadata['cluster_dims'] = (1, 1)\n"}
+    found = key_string_findings(context_of(tmp_path / "other", old, new, other))
+    assert [(f.kind, f.related_path) for f in found] == [("key-string", "third_party/b/driver.py")]

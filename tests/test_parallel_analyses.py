@@ -48,7 +48,7 @@ def test_workers_give_the_serial_findings_in_order(tmp_path: Path, two_workers: 
     serial, serial_skips = _run(context, ANALYZERS, None, parse_bytes=0)  # below the threshold: serial
     side_by_side, skips = _run(context, ANALYZERS, None, parse_bytes=parallel.PARALLEL_BYTES)
     kinds = [finding["kind"] for finding in json.loads(serial)]
-    assert {"call-signature", "key-string", "symbol-drift"} <= set(kinds)
+    assert {"call-signature", "key-string", "symbol-removed"} <= set(kinds)
     assert side_by_side == serial and skips == serial_skips
 
 
@@ -167,7 +167,7 @@ def test_an_analysis_runs_whole_without_spare_cores_or_a_fact_cache(
 
 
 def test_split_analyses_give_the_serial_findings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Sixteen cores for eight heavy analyses: symbols in four parts, call signatures and key strings in three."""
+    """Sixteen cores for ten heavy analyses: symbols in four parts, call signatures in three, key strings in two."""
     monkeypatch.setenv("FLAGTREE_SYNC_JOBS", "16")
     context = _world(tmp_path / "repo")
     serial, serial_skips = _run(context, ANALYZERS, None, parse_bytes=0)
@@ -177,8 +177,8 @@ def test_split_analyses_give_the_serial_findings(tmp_path: Path, monkeypatch: py
     monkeypatch.setattr(parallel, "_tasks", lambda *args: seen.append(tasks(*args)) or seen[-1])
     split, skips = _run(context, ANALYZERS, FactCache(tmp_path / "git-dir"), parse_bytes=parallel.PARALLEL_BYTES)
     parts = {ANALYZERS[number].name: of for number, _, of in seen[0] if of > 1}
-    assert parts == {"symbols": 4, "call signatures": 3, "key strings": 3}
-    assert {"symbol-drift", "call-signature", "key-string"} <= {finding["kind"] for finding in json.loads(serial)}
+    assert parts == {"symbols": 4, "call signatures": 3, "key strings": 2}
+    assert {"symbol-removed", "call-signature", "key-string"} <= {finding["kind"] for finding in json.loads(serial)}
     assert split == serial and skips == serial_skips
 
 

@@ -105,7 +105,7 @@ def test_fixes_committed_on_the_branch_clear_spec_guard_and_symbol_findings(worl
     checkout = upgraded_checkout(world, tmp_path)
     before = findings(drift(checkout, "--symbols"))
     for key in [("spec-dead", B + "triton/_matmul.py"), ("spec-signature-mismatch", B + "triton/testing.py"),
-                ("guard-unused", B + "include/flagtree_spec.h"), ("symbol-drift", "python/triton/compiler/compiler.py")]:
+                ("guard-unused", B + "include/flagtree_spec.h"), ("symbol-removed", "python/triton/compiler/compiler.py")]:
         assert key in before
     git(checkout, "rm", "-q", B + "triton/_matmul.py")
     for path, old, new in [
@@ -121,7 +121,7 @@ def test_fixes_committed_on_the_branch_clear_spec_guard_and_symbol_findings(worl
     assert ("spec-dead", B + "triton/_matmul.py") not in after
     assert ("spec-signature-mismatch", B + "triton/testing.py") not in after
     assert ("guard-unused", B + "include/flagtree_spec.h") not in after
-    assert ("symbol-drift", "python/triton/compiler/compiler.py") not in after
+    assert ("symbol-removed", "python/triton/compiler/compiler.py") not in after
     assert ("guard-default-changed", B + "include/flagtree_spec.h") in after  # upstream's change stays to review
     fork_view = findings(json.loads(invoke("drift", "--repo", str(world.fork), *RANGE, "--json").stdout))
     assert ("spec-dead", B + "triton/_matmul.py") in fork_view  # without --target: the FlagTree branch
@@ -151,7 +151,7 @@ def test_a_hand_merged_overlay_is_in_sync_once_its_new_base_is_recorded(world, t
 @pytest.mark.parametrize("kind, path, symbols", [
     ("spec-dead", B + "triton/_matmul.py", False),  # its call site's file is deleted upstream
     ("guard-unused", B + "include/flagtree_spec.h", False),  # no trunk file at all
-    ("symbol-drift", "python/triton/compiler/compiler.py", True),  # the symbol's file is deleted upstream
+    ("symbol-removed", "python/triton/compiler/compiler.py", True),  # the symbol's file is deleted upstream
     ("key-string-review", "python/triton/ops/matmul.py", True),  # the finding's own file is deleted upstream
     ("co-change-review", "python/triton/compiler/compiler.py", True),
     ("spec-signature-mismatch", B + "triton/testing.py", False),

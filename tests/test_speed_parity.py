@@ -68,7 +68,7 @@ def test_same_findings_with_and_without_cache_and_workers(tmp_path: Path, monkey
     monkeypatch.setenv("FLAGTREE_SYNC_JOBS", "1")
     serial = _findings(context, None)
     kinds = {finding["kind"] for finding in json.loads(serial)}
-    assert {"call-signature", "key-string", "symbol-drift"} <= kinds and kinds & {"co-change", "co-change-review"}
+    assert {"call-signature", "key-string", "symbol-removed"} <= kinds and kinds & {"co-change", "co-change-review"}
 
     (tmp_path / "git-dir").mkdir()
     cache = lambda: FactCache(tmp_path / "git-dir")

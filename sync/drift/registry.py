@@ -21,6 +21,9 @@ from sync.drift.analyses.overlays import overlay_findings
 from sync.check.policy import unrecognized_layouts
 from sync.drift.analyses.specfuncs import spec_function_findings
 from sync.drift.analyses.symbols import ChangeNames, symbol_findings, symbol_join, symbol_part
+from sync.facts.upstreamlog import with_upstream_commits
+from sync.drift.analyses.methodcalls import call_no_overload_findings
+from sync.drift.analyses.bindings import binding_findings
 
 
 @dataclass(frozen=True)
@@ -63,16 +66,23 @@ def _symbol_part(context: DriftContext, part: int, parts: int) -> list[ChangeNam
 def _symbol_join(context: DriftContext, shares: list[list[ChangeNames]]) -> list[Finding]:
     if _added_lines_unknown(context):
         return [_symbols_skipped()]
-    return symbol_join(context.repo, context.upstream_old, context.upstream_new, context.fork, context.owners.owners,
-                       shares, target=_upgraded(context))
+    return _with_commits(context, symbol_join(context.repo, context.upstream_old, context.upstream_new, context.fork,
+                                              context.owners.owners, shares, target=_upgraded(context)))
 
 
 def symbol_drift(context: DriftContext) -> list[Finding]:
     """The analysis whole, in one process (its parts and their join would read the fork's files twice)."""
     if _added_lines_unknown(context):
         return [_symbols_skipped()]
-    return symbol_findings(context.repo, context.upstream_old, context.upstream_new, context.fork,
-                           context.owners.owners, target=_upgraded(context))
+    return _with_commits(context, symbol_findings(context.repo, context.upstream_old, context.upstream_new,
+                                                  context.fork, context.owners.owners, target=_upgraded(context)))
+
+
+def _with_commits(context: DriftContext, findings: list[Finding]) -> list[Finding]:
+    """The upstream commits (and PR numbers) behind each removed declaration, when the tags are known."""
+    if context.range is None or not any(finding.kind == "symbol-removed" for finding in findings):
+        return findings
+    return with_upstream_commits(context.repo, context.range.old.oid, context.range.onto.oid, findings)
 
 
 def _upgraded(context: DriftContext) -> GitTree | None:
@@ -123,6 +133,8 @@ ANALYZERS: tuple[Analyzer, ...] = (
     Analyzer("call signatures", _when_based_on_old(call_signature_findings), on_request=True,
              parts=_parts_when_based_on_old(call_signature_part, call_signature_join, most=3)),
     Analyzer("op verifiers", _when_based_on_old(op_verifier_findings), on_request=True),
+    Analyzer("method calls", _when_based_on_old(call_no_overload_findings), on_request=True),
+    Analyzer("python bindings", _when_based_on_old(binding_findings), on_request=True),
     Analyzer("build files", _when_based_on_old(build_file_findings), on_request=True),
     Analyzer("build dependencies", _when_based_on_old(generated_dependency_findings), on_request=True),
     Analyzer("key strings", _when_based_on_old(key_string_findings), on_request=True,

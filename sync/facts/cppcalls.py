@@ -7,11 +7,12 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from posixpath import dirname, join, normpath
-from typing import Iterator
+from typing import Callable, Iterator
 
 from tree_sitter import Node
 
 from sync.facts.cpp import captures
+from sync.facts.delta import CPP, TD
 from sync.facts.layout import third_party_owner
 from sync.facts.trees import read_text
 from sync.git import GitTree
@@ -133,3 +134,82 @@ def _directories_under(tree: GitTree, root: str) -> frozenset[str]:
 
 def include_dir(td_path: str) -> str:
     return dirname(td_path[len("include/"):] if td_path.startswith("include/") else td_path)
+
+
+# ---- which namespace a qualified builder call names ------------------------------------------------
+
+_CPP_NAMESPACE = re.compile(r'\blet\s+cppNamespace\s*=\s*"([\w:]+)"')
+_ALIAS = re.compile(r"^\s*namespace\s+(\w+)\s*=\s*([\w:]+)\s*;", re.MULTILINE)
+_QUALIFIER_END = re.compile(r"(?:::\s*)?(?:\w+\s*::\s*)*$")  # `a::b::` (or `::a::`) just before a name
+
+
+def dir_namespaces(tree: GitTree) -> dict[str, frozenset[str]]:
+    """Include directory of trunk .td files -> the C++ namespaces they give their dialect, attributes and types."""
+    found: dict[str, set[str]] = {}
+    for path in tree.paths():
+        if path.endswith(TD) and not path.startswith("third_party/"):
+            names = {name.lstrip(":") for name in _CPP_NAMESPACE.findall(read_text(tree, path) or "")}
+            if names:
+                found.setdefault(include_dir(path), set()).update(names)
+    return {directory: frozenset(names) for directory, names in found.items()}
+
+
+@lru_cache(maxsize=4)
+def dialect_namespaces(tree: GitTree) -> dict[str, frozenset[str]]:
+    """dir_namespaces, once per tree (call signatures ask it for every fork file)."""
+    return dir_namespaces(tree)
+
+
+def _aliases_in(text: str) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for alias, target in _ALIAS.findall(text):
+        found.setdefault(alias, set()).add(target.lstrip(":"))
+    return found
+
+
+@lru_cache(maxsize=4)
+def _tree_aliases(tree: GitTree) -> dict[str, set[str]]:
+    """Every `namespace a = b;` of the tree's C++ files (aliases usually come from a header the file includes
+    through others; read only when a call's qualifier is not itself a namespace's ending)."""
+    found: dict[str, set[str]] = {}
+    for path in tree.paths():
+        if path.endswith(CPP):
+            text = read_text(tree, path) or ""
+            if "namespace" in text:
+                for alias, targets in _aliases_in(text).items():
+                    found.setdefault(alias, set()).update(targets)
+    return found
+
+
+def qualifier(call: CppCall) -> str:
+    """The namespace a builder call spells before the op class (`ttg` of `create<ttg::LocalAllocOp>`, of
+    `ttg::LocalAllocOp::create`), without a leading `::`; empty when the class is unqualified."""
+    for match in re.finditer(rf"\b{re.escape(call.callee)}\b", call.written):
+        before = _QUALIFIER_END.search(call.written[:match.start()])
+        return re.sub(r"\s+", "", before[0] if before else "").strip(":")
+    return ""
+
+
+def _ends(namespace: str, spelled: str) -> bool:
+    """Whether the C++ namespace ends with the spelled one, a whole component at a time."""
+    return namespace == spelled or namespace.endswith("::" + spelled)
+
+
+def names_op(spelled: str, namespaces: frozenset[str], aliases: Callable[[], dict[str, set[str]]]) -> bool:
+    """Whether a call qualified by spelled can name an op of a dialect in these namespaces. Unqualified, or a
+    dialect whose namespace is unknown: scope alone decides. A qualifier is looked up from the calling scope,
+    so it names a namespace that ends with it; its first component may be a namespace alias."""
+    if not spelled or not namespaces:
+        return True
+    if any(_ends(namespace, spelled) for namespace in namespaces):
+        return True
+    head, _, rest = spelled.partition("::")
+    expanded = {target + ("::" + rest if rest else "") for target in aliases().get(head, set())}
+    return any(_ends(namespace, name) for namespace in namespaces for name in expanded)
+
+
+def file_aliases(tree: GitTree, text: str) -> Callable[[], dict[str, set[str]]]:
+    """The namespace aliases a file may use, asked for only when needed: its own, else those of the tree."""
+    def aliases() -> dict[str, set[str]]:
+        return {**_tree_aliases(tree), **_aliases_in(text)}
+    return aliases

@@ -141,6 +141,15 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("symbol-drift", "symbol", "warning", "FlagTree-added lines use trunk symbols upstream removed or "
        "re-declared between the tags", "check these uses against the new tag: the clean merge proves nothing "
        "about them", confidence="high"),
+    _k("symbol-removed", "symbol", "error", "FlagTree-added lines use a trunk declaration (C++ function, member, "
+       "type, enumerator, ODS op or accessor; Python name; header) that upstream removed between the tags and "
+       "declares nowhere else: the use resolves at the old tag through its qualifier or receiver type and not at "
+       "the new one, so the code will not build or import as is", "port the uses to what upstream put in its "
+       "place (the finding names it when the same change declared one of the same shape)", confidence="high"),
+    _k("call-no-overload", "symbol", "error", "FlagTree calls a trunk class's method, through a receiver declared "
+       "with that class, with a number of arguments that fit the method at the old tag and none of its "
+       "overloads at the new one (a parameter added without a default): the call will not build as is",
+       "pass what the new signature asks for at every site the finding lists", confidence="high"),
     _k("co-change", "symbol", "warning", "FlagTree-added lines sit inside a function whose upstream body changed "
        "between the tags, in a file that merged without a textual conflict", "read the upstream diff of the "
        "function and check FlagTree's lines still fit it", confidence="medium"),

@@ -29,7 +29,8 @@ from sync.facts.layout import third_party_owner
 from sync.model import Finding
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
-from sync.facts.cppcalls import CppCall, builder_calls, builder_spellings, call_nodes, include_dir, trunk_dialect_dirs
+from sync.facts.cppcalls import (CppCall, builder_calls, builder_spellings, call_nodes, dialect_namespaces, file_aliases,
+                                  include_dir, names_op, qualifier, trunk_dialect_dirs)
 from sync.facts.delta import CPP, PY, TD, backend_of, fork_added_lines, text_diff
 from sync.facts.pyblobs import Extractor, python_fact, register
 from sync.facts.pysource import FunctionFacts, Param
@@ -171,11 +172,15 @@ def cpp_broken_calls(context: DriftContext, path: str, lines: frozenset[int] | N
     calls = [call for call in builder_calls(text) if call.callee in changes and (lines is None or call.line in lines)]
     if not calls:
         return []
+    namespaces = dialect_namespaces(context.upstream_old)
+    aliases = file_aliases(context.fork, text)
     broken = []
     for call in calls:
         for change in changes[call.callee]:
             if include_dir(change.old.path) not in included_dirs and dirname(path) != dirname(change.old.path):
                 continue  # not in scope: the file never sees that dialect's headers
+            if not names_op(qualifier(call), namespaces.get(include_dir(change.old.path), frozenset()), aliases):
+                continue  # `gcu::LoadOp` is the backend's own op, not upstream's tt.load: another declaration
             verdict = _verdict(change.old.overloads, change.new.overloads, call, text)
             if verdict:
                 why, retyped = verdict

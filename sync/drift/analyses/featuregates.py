@@ -11,6 +11,7 @@ component elsewhere, so a build without M breaks there and the fork's gating is 
 rests on an upstream change; the evidence is the fork's own gated use of the same names."""
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 
@@ -37,12 +38,25 @@ def cmake_definitions(text: str) -> set[str]:
 
 def defined_macros(tree: GitTree) -> dict[str, str]:
     """Macro -> the first CMake file that defines it for every compile."""
-    found: dict[str, str] = {}
+    return {macro: paths[0] for macro, paths in macro_definitions(tree).items()}
+
+
+def macro_definitions(tree: GitTree) -> dict[str, list[str]]:
+    """Macro -> every CMake file that defines it, in path order."""
+    found: dict[str, list[str]] = {}
     for path in sorted(tree.paths()):
         if is_cmake(path):
             for name in sorted(cmake_definitions(read_text(tree, path) or "")):
-                found.setdefault(name, path)
+                found.setdefault(name, []).append(path)
     return found
+
+
+def reaches(cmake_path: str, path: str) -> bool:
+    """Whether a definition in this CMake file applies to the compile of path: add_definitions and
+    add_compile_definitions hold for the file's directory and the directories below it, nowhere else
+    (a backend's own CMakeLists.txt defines nothing for trunk code)."""
+    directory = posixpath.dirname(cmake_path)
+    return not directory or path.startswith(directory + "/")
 
 
 def gated_lines(text: str, macros: set[str]) -> dict[int, set[str]]:
@@ -150,7 +164,8 @@ class _Gate:
 
 def feature_gate_findings(context: DriftContext) -> list[Finding]:
     upstream_macros = defined_macros(context.upstream_old)
-    macros = {m: path for m, path in defined_macros(context.fork).items() if m not in upstream_macros}
+    definitions = {m: paths for m, paths in macro_definitions(context.fork).items() if m not in upstream_macros}
+    macros = {m: paths[0] for m, paths in definitions.items()}
     if not macros:
         return []
     added = {path: lines for path, lines in fork_added_lines(context.upstream_old, context.fork).items()
@@ -185,6 +200,8 @@ def feature_gate_findings(context: DriftContext) -> list[Finding]:
             continue  # every name of a component is spelled in the text that uses it: none is used here
         names = known if known is not None else component_names(text)
         for gate in gates:
+            if not any(reaches(cmake, path) for cmake in definitions[gate.macro]):
+                continue  # the build never defines the macro for this file: its #ifdef cannot be the gate here
             ungated = [(line, sorted(names[line] & gate.names)) for line in sorted(added[path])
                        if gate.macro not in regions.get(line, set()) and names.get(line, set()) & gate.names]
             if ungated:

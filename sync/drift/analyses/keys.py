@@ -39,7 +39,7 @@ from sync.facts.pychunks import merge_levels, over_chunks
 
 _READ_CALLS = {"get", "pop", "setdefault"}
 _ENVIRONMENT = frozenset({"environ"})  # container names of the process environment (os.environ, environ)
-_NOT_PRODUCERS = ("/test/", "/tests/", "/tutorials/", "/unittest/")  # tests and examples feed no runtime data
+_NOT_PRODUCERS = ("/test/", "/tests/", "/tutorials/", "/unittest/", "/examples/")  # tests and examples feed no runtime data
 
 
 def _produces_runtime_data(path: str) -> bool:
@@ -218,6 +218,7 @@ def key_string_part(context: DriftContext, part: int, parts: int) -> list[tuple[
         if path.endswith(PY):
             for key, reads in key_reads(read_text(context.fork, path) or "", lines).items():
                 readers[key].extend((path, line, container) for line, container in reads)
+    readers = _reading_upstream(context, readers)
     if not readers:
         return []
     word_keys = {key for key in readers if _WORD.fullmatch(key)}
@@ -228,6 +229,47 @@ def key_string_part(context: DriftContext, part: int, parts: int) -> list[tuple[
             if findings:
                 found.append((number, findings))
     return found
+
+
+def _backend_dir(path: str) -> str | None:
+    parts = path.split("/")
+    return "/".join(parts[:2]) + "/" if len(parts) > 2 and parts[0] == "third_party" else None
+
+
+def _reading_upstream(context: DriftContext, readers: dict[str, list[tuple[str, int, str | None]]]
+                      ) -> dict[str, list[tuple[str, int, str | None]]]:
+    """The reads that can only mean upstream's production. A key the reading file writes itself, or that
+    FlagTree's own code of the reader's backend (third_party/<b>/) writes, resolves to that write, the
+    nearest one, as a name resolves to the nearest declaration: an example reading its own config dict, a
+    backend driver reading the metadata its own compiler makes (issue 33: 14 of 14 such on the 3.7 move)."""
+    keys_by_file: dict[str, set[str]] = defaultdict(set)
+    for key, reads in readers.items():
+        for path, _, _ in reads:
+            keys_by_file[path].add(key)
+    own: dict[str, set[str]] = {}  # reader file or backend dir -> keys it produces
+    for path, keys in keys_by_file.items():
+        own[path] = set(producers(read_text(context.fork, path) or "", keys)[0])
+    by_backend: dict[str, set[str]] = defaultdict(set)
+    for path, keys in keys_by_file.items():
+        backend = _backend_dir(path)
+        if backend is not None:
+            by_backend[backend] |= keys
+    if by_backend:
+        for path in sorted(fork_added_lines(context.upstream_old, context.fork)):
+            backend = _backend_dir(path)
+            if backend in by_backend and path.endswith(PY):
+                keys = by_backend[backend]
+                text = read_text(context.fork, path) or ""
+                word = {key for key in keys if _WORD.fullmatch(key)}
+                if _mentions_quoted(text, word, keys - word):
+                    own[backend] = own.get(backend, set()) | set(producers(text, keys)[0])
+    out: dict[str, list[tuple[str, int, str | None]]] = {}
+    for key, reads in readers.items():
+        kept = [read for read in reads if key not in own.get(read[0], set())
+                and key not in own.get(_backend_dir(read[0]) or "", set())]
+        if kept:
+            out[key] = kept
+    return out
 
 
 def key_string_join(context: DriftContext, shares: list[list[tuple[int, list[Finding]]]]) -> list[Finding]:

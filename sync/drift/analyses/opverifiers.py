@@ -11,16 +11,14 @@ X's directory give their dialect (`cppNamespace`), so another dialect's op of th
 taken for it. The finding carries the verifier's upstream diff."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Callable
 from posixpath import dirname
 
 from sync.git import GitTree, changes_with_renames
 from sync.model import Finding
 from sync.facts.trees import read_text
-from sync.facts.cppcalls import CppCall, builder_calls, builder_spellings, include_dir, includes_of, trunk_dialect_dirs
+from sync.facts.cppcalls import (builder_calls, builder_spellings, dir_namespaces, file_aliases, include_dir, includes_of,
+                                  names_op, qualifier, trunk_dialect_dirs)
 from sync.drift.context import DriftContext
 from sync.facts.cpp import functions
 from sync.facts.delta import CPP, TD, backend_of, fork_added_lines, text_diff
@@ -34,70 +32,6 @@ class VerifierChange:
     path: str  # the upstream C++ file defining X::verify (new tag)
     diff: str
     namespaces: frozenset[str] = frozenset()  # C++ namespaces of td_dir's dialect, e.g. mlir::triton; empty: unknown
-
-
-_CPP_NAMESPACE = re.compile(r'\blet\s+cppNamespace\s*=\s*"([\w:]+)"')
-_ALIAS = re.compile(r"^\s*namespace\s+(\w+)\s*=\s*([\w:]+)\s*;", re.MULTILINE)
-_QUALIFIER_END = re.compile(r"(?:::\s*)?(?:\w+\s*::\s*)*$")  # `a::b::` (or `::a::`) just before a name
-
-
-def _dir_namespaces(tree: GitTree) -> dict[str, frozenset[str]]:
-    """Include directory of trunk .td files -> the C++ namespaces they give their dialect, attributes and types."""
-    found: dict[str, set[str]] = {}
-    for path in tree.paths():
-        if path.endswith(TD) and not path.startswith("third_party/"):
-            names = {name.lstrip(":") for name in _CPP_NAMESPACE.findall(read_text(tree, path) or "")}
-            if names:
-                found.setdefault(include_dir(path), set()).update(names)
-    return {directory: frozenset(names) for directory, names in found.items()}
-
-
-def _aliases_in(text: str) -> dict[str, set[str]]:
-    found: dict[str, set[str]] = {}
-    for alias, target in _ALIAS.findall(text):
-        found.setdefault(alias, set()).add(target.lstrip(":"))
-    return found
-
-
-@lru_cache(maxsize=4)
-def _tree_aliases(tree: GitTree) -> dict[str, set[str]]:
-    """Every `namespace a = b;` of the tree's C++ files (aliases usually come from a header the file includes
-    through others; read only when a call's qualifier is not itself a namespace's ending)."""
-    found: dict[str, set[str]] = {}
-    for path in tree.paths():
-        if path.endswith(CPP):
-            text = read_text(tree, path) or ""
-            if "namespace" in text:
-                for alias, targets in _aliases_in(text).items():
-                    found.setdefault(alias, set()).update(targets)
-    return found
-
-
-def qualifier(call: CppCall) -> str:
-    """The namespace a builder call spells before the op class (`ttg` of `create<ttg::LocalAllocOp>`, of
-    `ttg::LocalAllocOp::create`), without a leading `::`; empty when the class is unqualified."""
-    for match in re.finditer(rf"\b{re.escape(call.callee)}\b", call.written):
-        before = _QUALIFIER_END.search(call.written[:match.start()])
-        return re.sub(r"\s+", "", before[0] if before else "").strip(":")
-    return ""
-
-
-def _ends(namespace: str, spelled: str) -> bool:
-    """Whether the C++ namespace ends with the spelled one, a whole component at a time."""
-    return namespace == spelled or namespace.endswith("::" + spelled)
-
-
-def names_op(spelled: str, namespaces: frozenset[str], aliases: Callable[[], dict[str, set[str]]]) -> bool:
-    """Whether a call qualified by spelled can name an op of a dialect in these namespaces. Unqualified, or a
-    dialect whose namespace is unknown: scope alone decides. A qualifier is looked up from the calling scope,
-    so it names a namespace that ends with it; its first component may be a namespace alias."""
-    if not spelled or not namespaces:
-        return True
-    if any(_ends(namespace, spelled) for namespace in namespaces):
-        return True
-    head, _, rest = spelled.partition("::")
-    expanded = {target + ("::" + rest if rest else "") for target in aliases().get(head, set())}
-    return any(_ends(namespace, name) for namespace in namespaces for name in expanded)
 
 
 def _op_dirs(tree: GitTree) -> dict[str, set[str]]:
@@ -114,7 +48,7 @@ def _op_dirs(tree: GitTree) -> dict[str, set[str]]:
 def changed_verifiers(old: GitTree, new: GitTree) -> dict[str, list[VerifierChange]]:
     """Upstream-changed `X::verify` bodies of ops, each tied to the dialect directory its file includes."""
     op_dirs = _op_dirs(new)
-    namespaces = _dir_namespaces(new)
+    namespaces = dir_namespaces(new)
     out: dict[str, list[VerifierChange]] = {}
     for change in changes_with_renames(old, new):
         if not change.old_path.endswith(CPP) or change.new_path is None or change.status == "added" \
@@ -141,13 +75,6 @@ def changed_verifiers(old: GitTree, new: GitTree) -> dict[str, list[VerifierChan
     return out
 
 
-def _file_aliases(tree: GitTree, text: str) -> Callable[[], dict[str, set[str]]]:
-    """The namespace aliases a file may use, asked for only when needed: its own, else those of the tree."""
-    def aliases() -> dict[str, set[str]]:
-        return {**_tree_aliases(tree), **_aliases_in(text)}
-    return aliases
-
-
 def op_verifier_findings(context: DriftContext) -> list[Finding]:
     changes = changed_verifiers(context.upstream_old, context.upstream_new)
     if not changes:
@@ -164,7 +91,7 @@ def op_verifier_findings(context: DriftContext) -> list[Finding]:
         if not calls:
             continue
         included = trunk_dialect_dirs(context.fork, path)
-        aliases = _file_aliases(context.fork, text)
+        aliases = file_aliases(context.fork, text)
         for call in calls:
             for change in changes[call.callee]:
                 if change.td_dir not in included:

@@ -27,21 +27,22 @@ import re
 import tokenize
 from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
-from posixpath import basename
+from posixpath import basename, commonprefix
 from typing import Callable, Iterable, Iterator, Sequence
 
 import libcst as cst
 from tree_sitter import Node
 
-from sync.support.cache import memoized
+from sync.support.cache import memoized, memoized_by
 from sync.facts.names import significant_name
 from sync.model import Finding
 from sync.git import GitTree, Repository, changes_with_renames
 from sync.git import added_lines as tree_added_lines
 from sync.facts.trees import read_text
 from sync.facts.cpp import NAME_QUERY, captures, node_text
+from sync.facts.cppscope import declaration_scopes, own_header_copy, resolves, use_contexts
 from sync.facts.pyfacts import first_line, params_of
 from sync.facts.pysource import Param
 from sync.facts.pyfacts_cst import cst_params
@@ -74,6 +75,8 @@ class Drift:
     detail: str = ""
     python: bool = True  # Python lines can mean it: a Python module declared it (see the module docstring)
     native: bool = True  # C++ and TableGen lines can mean it: the first removal found, whatever its language
+    scopes: tuple[str, ...] = ()  # where the removed C++/TableGen declarations lived (cppscope); () unknown
+    replacement: str = ""  # the declaration the same upstream change added in its place, when exactly one fits
 
 
 def added_lines(repo: Repository, old: GitTree, fork: GitTree) -> dict[str, set[int]]:
@@ -231,6 +234,9 @@ def _in_function_body(node: Node) -> bool:
     return False
 
 
+# An ODS interface method is a C++ member of every type/op/attr that implements the interface.
+_TD_INTERFACE_METHOD = re.compile(r'InterfaceMethod\s*<\s*(?:/\*[^*]*\*/\s*)?(?:"(?:[^"\\]|\\.)*"|\[\{.*?\}\])\s*,'
+                                  r'\s*(?:/\*[^*]*\*/\s*)?"[^"]*"\s*,\s*(?:/\*[^*]*\*/\s*)?"(\w+)"', re.DOTALL)
 _TD_DECLARATION = re.compile(r"^\s*(?:def|class|defm|multiclass)\s+([A-Za-z_]\w*)|\$([A-Za-z_]\w*)", re.MULTILINE)
 
 
@@ -239,7 +245,7 @@ def declared_names(path: str, text: str | None) -> set[str]:
     if not text:
         return set()
     language = "cpp" if path.endswith(CPP) else "td" if path.endswith(TD) else "py"
-    version = 2 if language == "cpp" else 1  # cpp 2: nothing inside a function body
+    version = 3  # cpp 2: nothing inside a function body; td 2: the C++ class of a record, 3: interface methods
     return set(memoized(f"declared-{language}", version, text, lambda source: sorted(_declared_names(path, source)),
                         encode=lambda names: list(names), decode=lambda names: list(names)))
 
@@ -250,7 +256,7 @@ def _declared_names(path: str, text: str) -> set[str]:
                 for node in captures(_DECLARATION_QUERY, text).get("name", []) if not _in_function_body(node)}
     if path.endswith(TD):
         return {alias for match in _TD_DECLARATION.finditer(text) for token in match.groups() if token
-                for alias in _accessor_aliases(token)}
+                for alias in _accessor_aliases(token)} | set(_TD_INTERFACE_METHOD.findall(text))
     return set(python_shape(text).names)
 
 
@@ -374,9 +380,14 @@ def _fewer_occurrences(before: str, after: str, names: set[str], tablegen: bool)
 
 
 def _accessor_aliases(name: str) -> set[str]:
-    """A TableGen parameter `allocShape` is used from C++ as getAllocShape()."""
+    """A TableGen parameter `allocShape` is used from C++ as getAllocShape(); a record `TTG_LocalBarrierOp`
+    generates the C++ class LocalBarrierOp (the dialect prefix before the first `_` is dropped)."""
     capital = name[:1].upper() + name[1:]
-    return {name, f"get{capital}", f"set{capital}"}
+    aliases = {name, f"get{capital}", f"set{capital}"}
+    prefix, _, rest = name.partition("_")
+    if rest and prefix.isupper() and rest[:1].isupper():
+        aliases.add(rest)
+    return aliases
 
 
 class UpstreamIndex:
@@ -385,12 +396,16 @@ class UpstreamIndex:
     def __init__(self, repo: Repository, old: GitTree, new: GitTree) -> None:
         self.repo, self.old, self.new = repo, old, new
         self.changed = []  # (old path, new path or None)
+        self.added: list[str] = []  # files upstream added: a declaration moved there is not gone
         self.removed_files: dict[str, str] = {}
         for change in changes_with_renames(old, new):  # the renames drift's context found, not a second pass
             old_path = change.old_path
             if not old_path.startswith(TRUNK_PREFIXES) or not old_path.endswith(CODE):
                 continue
             if change.status == "added":
+                if change.new_path is not None and change.new_path.startswith(TRUNK_PREFIXES) \
+                        and change.new_path.endswith(CODE):
+                    self.added.append(change.new_path)
                 continue
             gone = change.status in ("deleted", "renamed")
             new_path = change.new_path
@@ -408,6 +423,15 @@ class UpstreamIndex:
         for number, (old_path, new_path) in enumerate(self.changed):
             if number % parts == part:
                 found.append(self._change_names(number, old_path, new_path, names))
+        for offset, path in enumerate(self.added):
+            number = len(self.changed) + offset
+            if number % parts == part:
+                after = read_text(self.new, path) or ""
+                present = names & set(_TOKEN.findall(after)) if path.endswith(CPP + PY) else \
+                    {alias for token in set(_TOKEN.findall(after)) for alias in _accessor_aliases(token)} & names
+                declared = sorted(declared_names(path, after) & present) if present else []
+                if declared:  # moved here from a file that no longer declares it: not removed
+                    found.append(ChangeNames(number, path, path.endswith(PY), [], declared, []))
         return found
 
     def _change_names(self, number: int, old_path: str, new_path: str | None, names: set[str]) -> ChangeNames:
@@ -420,12 +444,18 @@ class UpstreamIndex:
         fewer = _fewer_occurrences(before, after, names, old_path.endswith(TD))
         if old_path.endswith(PY):  # parse only where a declaration seems to have gone
             fewer = {name for name in fewer if _looks_declared(before, name) and not _looks_declared(after, name)}
+        scopes: dict[str, list[str]] = {}
+        replacements: dict[str, str] = {}
         if fewer:
             old_names, new_names = declared_names(old_path, before), declared_names(new_path or old_path, after)
             declared_after = sorted(new_names & names)
             removed = sorted((old_names - new_names) & fewer)
+            if removed and not old_path.endswith(PY):
+                scopes = {name: sorted(found) for name, found in _scopes(old_path, before, set(removed)).items()}
+                replacements = _replacements(removed, new_names - old_names)
         signatures = self._python_signatures(old_path, new_path, before, after, names)
-        return ChangeNames(number, old_path, (new_path or old_path).endswith(PY), removed, declared_after, signatures)
+        return ChangeNames(number, old_path, (new_path or old_path).endswith(PY), removed, declared_after, signatures,
+                           scopes, replacements)
 
     @staticmethod
     def combine(shares: Iterable[ChangeNames]) -> dict[str, list[Drift]]:
@@ -433,6 +463,8 @@ class UpstreamIndex:
         changes = sorted(shares, key=lambda change: change.number)
         found: dict[str, list[Drift]] = defaultdict(list)
         removed: dict[str, str] = {}  # name as used -> upstream file that no longer declares it
+        scopes: dict[str, set[str]] = defaultdict(set)
+        replacements: dict[str, str] = {}
         declared_after: set[str] = set()
         # The same for Python lines: only Python modules count, to remove a name and to declare it again.
         removed_python: dict[str, str] = {}
@@ -441,6 +473,10 @@ class UpstreamIndex:
             declared_after.update(change.declared_after)
             if change.python_after:
                 declared_after_python.update(change.declared_after)
+            for name, where in change.scopes.items():
+                scopes[name].update(where)
+            for name, replacement in change.replacements.items():
+                replacements.setdefault(name, replacement)
             for name in change.removed:
                 removed.setdefault(name, change.old_path)
                 if change.old_path.endswith(PY):
@@ -448,11 +484,12 @@ class UpstreamIndex:
         for name in dict.fromkeys([*removed, *removed_python]):  # in the order found
             native = removed.get(name) if name not in declared_after else None  # declared again: moved
             python = removed_python.get(name) if name not in declared_after_python else None
+            shape = {"scopes": tuple(sorted(scopes.get(name, ()))), "replacement": replacements.get(name, "")}
             if native is not None and native == python:
-                found[name].append(Drift(name, "removed", native))
+                found[name].append(Drift(name, "removed", native, **shape))  # type: ignore[arg-type]
             else:
                 if native is not None:
-                    found[name].append(Drift(name, "removed", native, python=False))
+                    found[name].append(Drift(name, "removed", native, python=False, **shape))  # type: ignore[arg-type]
                 if python is not None:
                     found[name].append(Drift(name, "removed", python, native=False))
         for change in changes:
@@ -490,6 +527,48 @@ class ChangeNames:
     removed: list[str]  # names it declared at the old tag and not at the new one, and occur less often
     declared_after: list[str]  # names it declares at the new tag
     signatures: list[tuple[str, Drift]]  # Python functions of those names whose parameters changed
+    scopes: dict[str, list[str]] = field(default_factory=dict)  # removed C++/TableGen name -> its scopes (cppscope)
+    replacements: dict[str, str] = field(default_factory=dict)  # removed name -> what the change declared instead
+
+
+_TD_DEF = re.compile(r"^(?:def|class)\s+(\w+)\b[^{;]*\{", re.MULTILINE)
+
+
+def _scopes(path: str, text: str, names: set[str]) -> dict[str, set[str]]:
+    """Where a C++ or TableGen file declares these names (cppscope): TableGen records are types the dialect
+    generates (any qualifier can name them), their `$parameters`' accessors members of the record's class."""
+    if path.endswith(CPP):
+        return declaration_scopes(text, names)
+    found: dict[str, set[str]] = defaultdict(set)
+    for match in _TD_DEF.finditer(text):
+        for alias in _accessor_aliases(match[1]) & names:
+            found[alias].add("type:")
+        end = text.find("\n}", match.end())
+        body = text[match.end():end if end >= 0 else len(text)]
+        classes = sorted(_accessor_aliases(match[1]) - {match[1]} - {a for a in _accessor_aliases(match[1])
+                                                                    if a.startswith(("get", "set"))}) or [match[1]]
+        for param in set(re.findall(r"\$([A-Za-z_]\w*)", body)):
+            for alias in _accessor_aliases(param) & names:
+                found[alias].update(f"member:{klass}" for klass in classes)
+    return dict(found)
+
+
+def _replacements(removed: list[str], added: set[str]) -> dict[str, str]:
+    """A removed name -> the one name the same change declared that differs from it only in a short run of
+    characters (CTAEncodingAttr -> CGAEncodingAttr): a rename, named so the maintainer need not search."""
+    out: dict[str, str] = {}
+    for name in removed:
+        fits = [new for new in added if len(new) >= 5 and _short_edit(name, new)]
+        if len(fits) == 1:
+            out[name] = fits[0]
+    return out
+
+
+def _short_edit(old: str, new: str) -> bool:
+    prefix = len(commonprefix([old, new]))
+    suffix = len(commonprefix([old[prefix:][::-1], new[prefix:][::-1]]))
+    changed = max(len(old), len(new)) - prefix - suffix
+    return 0 < changed <= 3 and prefix + suffix >= max(len(old), len(new)) - 3 and prefix + suffix >= 4
 
 
 _LOCAL_QUERY = """
@@ -582,10 +661,12 @@ class ForkUses:
     uses_by_file: dict[str, tuple[list[Use], list[Use]]]  # path -> (identifiers, #include paths)
     own_by_file: dict[str, set[str]]
     flagtree_python: set[str]  # names FlagTree's own Python modules bind (files new in the fork)
+    backend_uses: dict[str, list[Use]] = field(default_factory=dict)  # third_party/<b>/ C++: word on an added line
 
     @property
     def names(self) -> set[str]:
-        return {use.name for uses, _ in self.uses_by_file.values() for use in uses}
+        return {use.name for uses, _ in self.uses_by_file.values() for use in uses} | \
+            {use.name for uses in self.backend_uses.values() for use in uses}
 
 
 def fork_uses(repo: Repository, old: GitTree, fork: GitTree, start: float = 0.0) -> ForkUses:
@@ -603,7 +684,59 @@ def fork_uses(repo: Repository, old: GitTree, fork: GitTree, start: float = 0.0)
         if path.endswith(PY) and not old.exists(path):
             uses.flagtree_python |= uses.own_by_file[path]
     uses.uses_by_file = {path: uses.uses_by_file[path] for path in paths}
+    uses.backend_uses = backend_uses(old, fork)
     return uses
+
+
+_NOT_BUILT_WITH_BACKEND = ("/test/", "/tests/", "/unittest/", "/unittests/")
+
+
+def backend_uses(old: GitTree, fork: GitTree) -> dict[str, list[Use]]:
+    """The words on FlagTree's added C++ lines under third_party/<b>/ (backends compile against trunk's
+    headers too). Words, not a parse: a cheap superset; symbol_join parses only the files where one of them
+    names a header declaration upstream removed, and resolves each use there (cppscope). Through the fact
+    cache by the two trees: the parts of the split analysis and its join read it once."""
+    return memoized_by("backend-words", 1, [str(old.tree.id), str(fork.tree.id)], lambda: _backend_uses(old, fork),
+                       encode=lambda found: {path: [[use.name, use.line] for use in uses] for path, uses in found.items()},
+                       decode=lambda stored: {str(path): [Use(str(name), int(line)) for name, line in uses]
+                                              for path, uses in stored.items()})
+
+
+def _backend_uses(old: GitTree, fork: GitTree) -> dict[str, list[Use]]:
+    lines_by_path = tree_added_lines(old, fork, lambda path: path.startswith("third_party/") and path.endswith(CPP)
+                                     and not any(part in "/" + path for part in _NOT_BUILT_WITH_BACKEND))
+    out: dict[str, list[Use]] = {}
+    for path, lines in sorted(lines_by_path.items()):
+        source = (read_text(fork, path) or "").splitlines()
+        found: dict[str, int] = {}
+        for line in sorted(lines):
+            if 0 < line <= len(source):
+                for name in _TOKEN.findall(source[line - 1].split("//", 1)[0]):
+                    found.setdefault(name, line)
+        out[path] = [Use(name, line) for name, line in found.items() if significant_name(name)]
+    return out
+
+
+@lru_cache(maxsize=64)
+def _backend_headers(fork: GitTree, backend_dir: str) -> tuple[str, ...]:
+    return tuple(path for path in fork.paths() if path.startswith(backend_dir) and _header(path))
+
+
+def _backend_declares(fork: GitTree, backend_dir: str, names: set[str]) -> set[str]:
+    """Which of the names the backend's own headers or TableGen declare: the nearest declaration, which its
+    uses mean (a backend's own helper of an upstream name is not upstream's removed one)."""
+    found: set[str] = set()
+    for path in _backend_headers(fork, backend_dir):
+        text = read_text(fork, path) or ""
+        present = {name for name in names - found if name in text}
+        if present:
+            found |= declared_names(path, text) & present
+    return found
+
+
+def _header(path: str) -> bool:
+    """A declaration other files can reach: a header, or TableGen (its generated .inc is included)."""
+    return path.endswith((".h", ".hpp", ".hh", ".inc") + TD)
 
 
 def symbol_part(repo: Repository, old: GitTree, new: GitTree, fork: GitTree, part: int,
@@ -636,31 +769,115 @@ def symbol_join(repo: Repository, old: GitTree, new: GitTree, fork: GitTree, own
         own = own_by_file[path] | (flagtree_python if python else set())
         hits = [(use, drift) for use in identifiers if use.name not in own
                 for drift in drifts.get(use.name, [])
-                if drift.path != path and (drift.python if python else drift.native)]
+                if drift.path != path and (drift.python if python else drift.native)
+                and (not path.endswith(CPP) or drift.change != "removed" or _header(drift.path))]
         for include in includes:
             for removed, note in index.removed_files.items():
                 if removed.endswith("/" + include.name) or removed == include.name:
                     hits.append((include, Drift(include.name, "header", removed, note)))
         if hits:
             hits_by_file[path] = hits
+    for path, identifiers in uses.backend_uses.items():
+        backend_dir = "/".join(path.split("/")[:2]) + "/"
+        hits = [(use, drift) for use in identifiers for drift in drifts.get(use.name, [])
+                if drift.native and drift.change == "removed" and drift.scopes and _header(drift.path)
+                and not own_header_copy(fork, backend_dir, drift.path)]
+        if hits:
+            own = own_names(path, read_text(fork, path) or "") | _backend_declares(fork, backend_dir,
+                                                                                  {use.name for use, _ in hits})
+            hits = [(use, drift) for use, drift in hits if use.name not in own]
+        if hits:
+            hits_by_file[path] = hits
+    hits_by_file = _resolved(old, fork, hits_by_file)
     if target is not None and hits_by_file:
         used = still_used_on(target, new, set(hits_by_file))
         hits_by_file = {path: [hit for hit in hits if hit[0].name in used.get(path, set())]
                         for path, hits in hits_by_file.items()}
     findings = []
+    # One finding per upstream change and backend: every FlagTree site of a removed declaration (or deleted
+    # header) under it, so the maintainer reads the change once and fixes all sites.
+    groups: dict[tuple[str | None, str, str], list[tuple[str, Use, Drift]]] = {}
     for path, hits in hits_by_file.items():
-        if not hits:
-            continue
-        hits.sort(key=lambda hit: hit[0].line)
-        described = [f"{use.name} ({drift.change} in {basename(drift.path)}"
-                     f"{': ' + drift.detail if drift.detail else ''})" for use, drift in hits[:6]]
         owners = owners_of(path)
         backend = next((owner for owner in owners if owner not in ("shared-trunk", "flagtree-core")), None)
-        findings.append(Finding("symbol-drift", path,
-            "FlagTree code here uses trunk symbols upstream changed: " + ", ".join(described)
-            + (f" and {len(hits) - 6} more" if len(hits) > 6 else ""),
-            "check these uses against the new tag: the clean merge proves nothing about them",
-            hits[0][0].line, backend, related_path=hits[0][1].path,
-            details={"symbols": [f"{use.name}:{drift.change}:{drift.path}" for use, drift in hits],
-                     "owners": owners}))
+        for use, drift in hits:
+            if drift.change in ("removed", "header"):
+                groups.setdefault((backend, drift.path, drift.name), []).append((path, use, drift))
+        changed = [hit for hit in hits if hit[1].change not in ("removed", "header")]
+        if changed:
+            findings.append(_symbol_finding("symbol-drift", path, changed, owners, backend))
+    for (backend, declaring, name), sites in groups.items():
+        findings.append(_removed_finding(backend, sites, owners_of))
     return findings
+
+
+def _removed_finding(backend: str | None, sites: list[tuple[str, Use, Drift]],
+                     owners_of: Callable[[str], list[str]]) -> Finding:
+    sites.sort(key=lambda site: (site[0], site[1].line))
+    path, use, drift = sites[0]
+    where = [f"{p}:{u.line}" for p, u, _ in sites]
+    files = len({p for p, _, _ in sites})
+    what = "header deleted or renamed" if drift.change == "header" else f"removed from {drift.path}"
+    instead = f"; upstream declares {drift.replacement} in its place" if drift.replacement else ""
+    shown = ", ".join(where[:5]) + (f" and {len(where) - 5} more" if len(where) > 5 else "")
+    return Finding("symbol-removed", path,
+                   f"{use.name}: {what}{instead} (will not {'import' if path.endswith(PY) else 'build'} as is); "
+                   f"FlagTree uses it at {len(where)} site(s) "
+                   f"in {files} file(s): {shown}",
+                   "port these uses to the new tag's declarations", use.line, backend, related_path=drift.path,
+                   details={"symbols": [f"{use.name}:{drift.change}:{drift.path}"], "sites": where,
+                            "replacements": {use.name: drift.replacement} if drift.replacement else {},
+                            "declaration": use.name, "owners": owners_of(path)})
+
+
+def _symbol_finding(kind: str, path: str, hits: list[tuple[Use, Drift]], owners: list[str],
+                    backend: str | None) -> Finding:
+    hits.sort(key=lambda hit: hit[0].line)
+    described = [f"{use.name} ({drift.change} in {basename(drift.path)}"
+                 f"{': ' + drift.detail if drift.detail else ''}"
+                 f"{'; now ' + drift.replacement if drift.replacement else ''})" for use, drift in hits[:6]]
+    more = f" and {len(hits) - 6} more" if len(hits) > 6 else ""
+    if kind == "symbol-removed":
+        message = "FlagTree code here uses trunk declarations upstream removed (will not build as is): "
+        action = "port these uses to the new tag's declarations"
+    else:
+        message = "FlagTree code here uses trunk symbols upstream changed: "
+        action = "check these uses against the new tag: the clean merge proves nothing about them"
+    return Finding(kind, path, message + ", ".join(described) + more, action, hits[0][0].line, backend,
+                   related_path=hits[0][1].path,
+                   details={"symbols": [f"{use.name}:{drift.change}:{drift.path}" for use, drift in hits],
+                            "replacements": {use.name: drift.replacement for use, drift in hits if drift.replacement},
+                            "owners": owners})
+
+
+def _resolved(old: GitTree, fork: GitTree, hits_by_file: dict[str, list[tuple[Use, Drift]]]
+              ) -> dict[str, list[tuple[Use, Drift]]]:
+    """Keep a C++ use of a removed declaration only where its spelling can mean that declaration (cppscope):
+    `vals.push_back` is a member of the receiver's type, not a free function; `MemoryEffects::Write` is
+    not an enumerator of another enum. A use nothing resolves is no finding. Its line becomes the first
+    FlagTree line where it resolves."""
+    paths = {path for path, hits in hits_by_file.items() if path.endswith(CPP)
+             and any(drift.change == "removed" and drift.scopes for _, drift in hits)}
+    if not paths:
+        return hits_by_file
+    lines_by_path = tree_added_lines(old, fork, lambda path: path in paths)
+    out: dict[str, list[tuple[Use, Drift]]] = {}
+    for path, hits in hits_by_file.items():
+        if path not in paths:
+            out[path] = hits
+            continue
+        names = {use.name for use, drift in hits if drift.change == "removed" and drift.scopes}
+        contexts = use_contexts(read_text(fork, path) or "", names)
+        lines = lines_by_path.get(path, set())
+        kept: list[tuple[Use, Drift]] = []
+        for use, drift in hits:
+            if drift.change != "removed" or not drift.scopes:
+                kept.append((use, drift))
+                continue
+            where = sorted(line for (name, line), found in contexts.items() if name == use.name and line in lines
+                           and any(resolves(context, set(drift.scopes)) for context in found))
+            if where:
+                kept.append((Use(use.name, where[0]), drift))
+        if kept:
+            out[path] = kept
+    return out

@@ -1,0 +1,140 @@
+"""Python bindings upstream removed (issue 33): FlagTree Python reaches C++ only through pybind11 names, which
+C++ registers as string literals (`.def("create_x", ...)`, `ADD_PASS_WRAPPER_0("add_x", ...)`). A binding
+registered in an upstream-changed binding file at the old tag and registered nowhere in the new tree is gone;
+a FlagTree-added Python line that reads it as an attribute (`passes.ttir.add_x(pm)`) fails when it runs.
+
+A name also defined by Python (`def add_x`) anywhere in the new tree or the fork, or registered by the
+backend's own C++ (third_party/<b>/), resolves there instead: no claim. Findings are symbol-removed (error),
+one per binding and backend, with every site and the upstream commit.
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+from tree_sitter import Node
+
+from sync.git import changes_with_renames
+from sync.git import added_lines as tree_added_lines
+from sync.model import Finding
+from sync.facts.trees import read_text
+from sync.drift.context import DriftContext
+from sync.facts.cpp import node_text, parse_tree
+from sync.facts.cppscope import walk
+from sync.facts.delta import backend_of
+from sync.facts.upstreamlog import with_upstream_commits
+
+_BINDING_FILES = (".cc", ".cpp")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_NOT_BUILT = ("/test/", "/tests/", "/unittest/", "/unittests/", "/tutorials/", "/examples/")
+
+
+def _is_binding_source(path: str) -> bool:
+    return path.endswith(_BINDING_FILES) and ("python/src/" in path or "/python/" in path)
+
+
+def registered(text: str) -> set[str]:
+    """Python names a pybind11 source registers: the string literal first argument of `.def*(...)` or of an
+    upper-case macro call (the pass wrappers)."""
+    if '"' not in text:
+        return set()
+    found: set[str] = set()
+    for node in walk(parse_tree(text).root_node):
+        if node.type != "call_expression":
+            continue
+        function = node.child_by_field_name("function")
+        arguments = node.child_by_field_name("arguments")
+        if function is None or arguments is None or not arguments.named_children:
+            continue
+        callee = node_text(function.child_by_field_name("field") or function) if function.type == "field_expression" \
+            else node_text(function)
+        if not (callee.startswith("def") or (function.type == "identifier" and callee.isupper())):
+            continue
+        first: Node = arguments.named_children[0]
+        if first.type == "string_literal":
+            value = node_text(first).strip('"')
+            if _IDENTIFIER.fullmatch(value):
+                found.add(value)
+    return found
+
+
+def removed_bindings(context: DriftContext) -> dict[str, str]:
+    """Binding name -> the upstream file that registered it at the old tag, for bindings gone from the new tree."""
+    old_names: dict[str, str] = {}
+    for change in changes_with_renames(context.upstream_old, context.upstream_new):
+        if change.status != "added" and _is_binding_source(change.old_path):
+            for name in registered(read_text(context.upstream_old, change.old_path) or ""):
+                old_names.setdefault(name, change.old_path)
+    if not old_names:
+        return {}
+    still = set()  # the quoted name anywhere in a new binding source: kept (a superset: claims nothing unsure)
+    for path in context.upstream_new.paths():
+        if _is_binding_source(path):
+            text = read_text(context.upstream_new, path) or ""
+            still |= {name for name in old_names if f'"{name}"' in text}
+    return {name: path for name, path in old_names.items() if name not in still}
+
+
+def binding_findings(context: DriftContext) -> list[Finding]:
+    gone = removed_bindings(context)
+    if not gone:
+        return []
+    lines_by_path = tree_added_lines(context.upstream_old, context.fork, lambda path: path.endswith(".py") and (
+        path.startswith("python/triton/") or path.startswith("third_party/"))
+        and not any(part in "/" + path for part in _NOT_BUILT))
+    spelled = re.compile(r"\.\s*(" + "|".join(re.escape(name) for name in gone) + r")\b")
+    uses: dict[str, list[tuple[str, int]]] = {}
+    for path, lines in sorted(lines_by_path.items()):
+        text = read_text(context.fork, path) or ""
+        if not spelled.search(text):
+            continue  # cheap: an attribute read of a binding spells `.name`
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in gone and node.lineno in lines:
+                uses.setdefault(node.attr, []).append((path, node.lineno))
+    if not uses:
+        return []
+    # A Python def of the name anywhere (new tree, fork) can be what the attribute means: no claim then.
+    defines = re.compile(r"\bdef\s+(" + "|".join(re.escape(name) for name in uses) + r")\b")
+    # Where a Python definition could be what the attribute means: trunk's package and the using backends' trees.
+    roots = ("python/triton/",) + tuple(sorted({"/".join(path.split("/")[:2]) + "/" for sites in uses.values()
+                                               for path, _ in sites if path.startswith("third_party/")}))
+    ambiguous = {match for tree in (context.upstream_new, context.fork) for path in tree.paths()
+                 if path.endswith(".py") and path.startswith(roots) and not any(part in "/" + path for part in _NOT_BUILT)
+                 for match in defines.findall(read_text(tree, path) or "")}  # a test's stub is no definition
+    own: dict[str, set[str]] = {}  # backend dir -> the binding names its own C++ registers
+
+    def registers(backend_dir: str) -> set[str]:
+        if backend_dir not in own:
+            own[backend_dir] = set()
+            for source in context.fork.paths():
+                if source.startswith(backend_dir) and source.endswith(_BINDING_FILES):
+                    text = read_text(context.fork, source) or ""
+                    if any(f'"{name}"' in text for name in uses):
+                        own[backend_dir] |= registered(text)
+        return own[backend_dir]
+
+    groups: dict[tuple[str | None, str], list[str]] = {}
+    for name, sites in uses.items():
+        if name in ambiguous:
+            continue
+        for path, line in sites:
+            if path.startswith("third_party/") and name in registers("/".join(path.split("/")[:2]) + "/"):
+                continue  # the backend registers the name itself
+            groups.setdefault((backend_of(context.owners.owners, path), name), []).append(f"{path}:{line}")
+    findings = []
+    for (backend, name), where in sorted(groups.items(), key=lambda item: (item[0][0] or "", item[0][1])):
+        path, _, first_line = where[0].rpartition(":")
+        findings.append(Finding(
+            "symbol-removed", path,
+            f"{name}: Python binding removed from {gone[name]} (will not run as is: AttributeError); FlagTree uses "
+            f"it at {len(where)} site(s): {', '.join(where[:5])}{' and more' if len(where) > 5 else ''}",
+            "port these calls to what upstream does now", int(first_line), backend, related_path=gone[name],
+            details={"declaration": name, "sites": where, "symbols": [f"{name}:removed:{gone[name]}"],
+                     "replacements": {}}))
+    if findings and context.range is not None:
+        findings = with_upstream_commits(context.repo, context.range.old.oid, context.range.onto.oid, findings)
+    return findings

@@ -1,0 +1,173 @@
+"""Calls that fit no overload any more (issue 33): FlagTree calls a trunk class's method, through a receiver
+whose declared type is that class, with a number of arguments that fit the method at the old tag and fits none
+of its overloads at the new one (a parameter added without a default, as TargetInfoBase::barrier gained its
+address space). The class must still exist (a removed class is symbol-removed's); the receiver's type must be
+spelled in the file (an `auto` or unknown receiver is no claim). Kind call-no-overload, error: will not build.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterator
+
+from tree_sitter import Node
+
+from sync.git import changes_with_renames
+from sync.git import added_lines as tree_added_lines
+from sync.model import Finding
+from sync.facts.trees import read_text
+from sync.drift.context import DriftContext
+from sync.facts.cpp import node_text, parse_tree
+from sync.facts.cppscope import declared_types, own_header_copy, walk
+from sync.facts.delta import backend_of
+from sync.facts.upstreamlog import with_upstream_commits
+
+HEADERS = (".h", ".hpp", ".hh")
+CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx")
+_TRUNK = ("include/", "lib/", "python/src/", "bin/")
+_NOT_BUILT = ("/test/", "/tests/", "/unittest/", "/unittests/")
+
+
+@dataclass(frozen=True)
+class Arity:
+    required: int
+    total: int  # -1: variadic
+
+    def fits(self, count: int) -> bool:
+        return self.required <= count and (self.total < 0 or count <= self.total)
+
+    def text(self) -> str:
+        return str(self.required) if self.required == self.total else f"{self.required}..{self.total}"
+
+
+def _class_of(node: Node) -> str | None:
+    parent = node.parent
+    while parent is not None:
+        if parent.type in ("class_specifier", "struct_specifier"):
+            name = parent.child_by_field_name("name")
+            return node_text(name).split("::")[-1] if name is not None else None
+        if parent.type in ("compound_statement", "function_definition"):
+            return None
+        parent = parent.parent
+    return None
+
+
+def methods(text: str) -> dict[tuple[str, str], list[Arity]]:
+    """(class, method) -> the arities of its declarations in a header, for methods declared in a class body."""
+    found: dict[tuple[str, str], list[Arity]] = {}
+    for node in walk(parse_tree(text).root_node):
+        if node.type != "function_declarator":
+            continue
+        name = node.child_by_field_name("declarator")
+        params = node.child_by_field_name("parameters")
+        klass = _class_of(node)
+        if name is None or params is None or klass is None or name.type not in ("field_identifier", "identifier"):
+            continue
+        listed = [child for child in params.named_children if child.type != "comment"]
+        variadic = any(child.type == "variadic_parameter_declaration" or node_text(child) == "..." for child in listed)
+        real = [child for child in listed if child.type in ("parameter_declaration", "optional_parameter_declaration")]
+        if len(real) == 1 and node_text(real[0]).strip() == "void":
+            real = []
+        required = sum(child.type == "parameter_declaration" for child in real)
+        found.setdefault((klass, node_text(name)), []).append(Arity(required, -1 if variadic else len(real)))
+    return found
+
+
+@dataclass(frozen=True)
+class Narrowed:
+    klass: str
+    method: str
+    header: str  # at the old tag
+    old: tuple[Arity, ...]
+    new: tuple[Arity, ...]
+
+
+def narrowed_methods(context: DriftContext) -> dict[str, list[Narrowed]]:
+    """Method name -> the trunk class methods whose overloads accept argument counts at the old tag that none
+    accepts at the new one."""
+    out: dict[str, list[Narrowed]] = {}
+    for change in changes_with_renames(context.upstream_old, context.upstream_new):
+        if change.status != "modified" or not change.old_path.endswith(HEADERS) \
+                or not change.old_path.startswith(_TRUNK) or change.new_path is None:
+            continue
+        before = read_text(context.upstream_old, change.old_path) or ""
+        after = read_text(context.upstream_new, change.new_path) or ""
+        old_methods, new_methods = methods(before), methods(after)
+        new_classes = {klass for klass, _ in new_methods}
+        for key, arities in old_methods.items():
+            klass, method = key
+            after_arities = new_methods.get(key)
+            if klass not in new_classes or not after_arities:
+                continue  # the class or method is gone: symbol-removed says so
+            counts = {count for arity in arities for count in range(arity.required, (arity.total if arity.total >= 0
+                                                                                     else arity.required + 8) + 1)}
+            if any(not any(a.fits(count) for a in after_arities) for count in counts):
+                out.setdefault(method, []).append(Narrowed(klass, method, change.old_path, tuple(arities),
+                                                           tuple(after_arities)))
+    return out
+
+
+def _calls(root: Node, names: set[str]) -> Iterator[tuple[str, Node, int, int]]:
+    """(method, receiver node, argument count, line) of every `x.m(...)` / `x->m(...)` call of the names."""
+    for node in walk(root):
+        if node.type != "call_expression":
+            continue
+        function = node.child_by_field_name("function")
+        arguments = node.child_by_field_name("arguments")
+        if function is None or arguments is None or function.type != "field_expression":
+            continue
+        field = function.child_by_field_name("field")
+        receiver = function.child_by_field_name("argument")
+        if field is None or receiver is None or node_text(field) not in names:
+            continue
+        count = len([child for child in arguments.named_children if child.type != "comment"])
+        yield node_text(field), receiver, count, node.start_point[0] + 1
+
+
+def call_no_overload_findings(context: DriftContext) -> list[Finding]:
+    narrowed = narrowed_methods(context)
+    if not narrowed:
+        return []
+    lines_by_path = tree_added_lines(context.upstream_old, context.fork, lambda path: path.endswith(CPP) and (
+        path.startswith(_TRUNK) or path.startswith("third_party/")) and not any(p in "/" + path for p in _NOT_BUILT))
+    spelled = re.compile(r"(?:\.|->)\s*(" + "|".join(re.escape(name) for name in narrowed) + r")\s*\(")
+    groups: dict[tuple[str | None, str, str], list[str]] = {}
+    detail: dict[tuple[str | None, str, str], tuple[Narrowed, int]] = {}
+    for path, lines in sorted(lines_by_path.items()):
+        text = read_text(context.fork, path) or ""
+        if not spelled.search(text):
+            continue  # cheap: a member call of a narrowed method is spelled `.m(` or `->m(`
+        root = parse_tree(text).root_node
+        types = None
+        for method, receiver, count, line in _calls(root, set(narrowed)):
+            if line not in lines or receiver.type != "identifier":
+                continue
+            if types is None:
+                types = declared_types(root)
+            receiver_types = types.get(node_text(receiver), set()) - {"auto"}
+            for change in narrowed[method]:
+                if path.startswith("third_party/") and own_header_copy(context.fork, "/".join(path.split("/")[:2]) + "/",
+                                                                 change.header):
+                    continue  # the backend compiles against its own copy of the header, first on its include path
+                if change.klass in receiver_types and any(a.fits(count) for a in change.old) \
+                        and not any(a.fits(count) for a in change.new):
+                    key = (backend_of(context.owners.owners, path), change.header, f"{change.klass}::{method}")
+                    groups.setdefault(key, []).append(f"{path}:{line}")
+                    detail.setdefault(key, (change, count))
+    findings = []
+    for (backend, header, qualified), sites in groups.items():
+        change, count = detail[(backend, header, qualified)]
+        path, _, first_line = sites[0].rpartition(":")
+        shown = ", ".join(sites[:5]) + (f" and {len(sites) - 5} more" if len(sites) > 5 else "")
+        findings.append(Finding(
+            "call-no-overload", path,
+            f"{qualified}: FlagTree calls it with {count} argument(s), which fit its declaration at the old tag "
+            f"({', '.join(a.text() for a in change.old)} parameters) and none at the new one "
+            f"({', '.join(a.text() for a in change.new)}; {header}) (will not build as is); "
+            f"{len(sites)} site(s): {shown}",
+            "pass what the new signature asks for at every site", int(first_line), backend, related_path=header,
+            details={"declaration": change.method, "sites": sites, "class": change.klass,
+                     "symbols": [f"{qualified}:signature:{header}"]}))
+    if findings and context.range is not None:
+        findings = with_upstream_commits(context.repo, context.range.old.oid, context.range.onto.oid, findings)
+    return findings

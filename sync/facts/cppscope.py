@@ -1,0 +1,216 @@
+"""C++ names in their scopes, for symbol drift (issue 33): where a removed declaration lived, and what a use
+of the same spelling can mean, both read with tree-sitter.
+
+A declaration's scope is one of `member:<Class>` (a field or method of a class or struct), `enumerator:<Enum>`,
+`scope:<Name>` (an out-of-line definition `Name::f`, class or namespace alike) or `free:<ns::path>`. TableGen
+records count as `type:<record>` and their accessors as `member:<record>`: what the .td generates.
+
+A use is `plain` (`f(x)`), `qualified` (`ns::f`, the qualifier resolved through the file's namespace aliases)
+or `member` (`x.f`, `x->f`, with the receiver's declared type where the file declares the receiver).
+`resolves` says whether a use can mean a declaration: a member use only a member of the receiver's class
+(an unknown receiver type resolves nothing: no claim of a break without the declaration it breaks), a
+qualified use only a declaration whose scope ends in the qualifier, a plain use anything.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from sync.facts.cpp import node_text, parse_tree
+from sync.facts.trees import FileTree
+
+_NAMESPACE_ALIAS = re.compile(r"\bnamespace\s+([A-Za-z_]\w*)\s*=\s*([:\w]+)\s*;")
+_TEMPLATE_ARGS = re.compile(r"<.*>", re.DOTALL)
+_DECLARATOR_WRAPPERS = ("reference_declarator", "pointer_declarator", "init_declarator", "array_declarator")
+
+
+@dataclass(frozen=True)
+class UseContext:
+    form: str  # plain | qualified | member
+    scope: str | None = None  # qualified: the qualifier as resolved; member: the receiver's type (None: unknown)
+
+
+def walk(node: Node):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def _in_body(node: Node) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "compound_statement":
+            return True
+        parent = parent.parent
+    return False
+
+
+def _enclosing(node: Node) -> tuple[str | None, list[str]]:
+    """(the nearest enclosing class or struct name, the enclosing namespaces outermost first)."""
+    klass: str | None = None
+    namespaces: list[str] = []
+    parent = node.parent
+    while parent is not None:
+        if parent.type in ("class_specifier", "struct_specifier") and klass is None:
+            name = parent.child_by_field_name("name")
+            klass = node_text(name).split("::")[-1] if name is not None else None
+        elif parent.type == "namespace_definition":
+            name = parent.child_by_field_name("name")
+            if name is not None:
+                namespaces[:0] = node_text(name).split("::")
+        parent = parent.parent
+    return klass, namespaces
+
+
+def declaration_scopes(text: str, names: set[str]) -> dict[str, set[str]]:
+    """For the given names: the scopes a C++ text declares them in (outside function bodies)."""
+    found: dict[str, set[str]] = {}
+    if not any(name in text for name in names):
+        return found
+    for node in walk(parse_tree(text).root_node):
+        scope: str | None = None
+        if node.type == "enumerator":
+            name_node = node.child_by_field_name("name")
+            enum = node.parent.parent if node.parent is not None else None
+            enum_name = enum.child_by_field_name("name") if enum is not None else None
+            scope = f"enumerator:{node_text(enum_name) if enum_name is not None else ''}"
+        elif node.type in ("function_declarator", "field_declaration", "class_specifier", "struct_specifier",
+                           "enum_specifier", "alias_declaration"):
+            name_node = node.child_by_field_name("declarator" if node.type in ("function_declarator",
+                                                                                "field_declaration") else "name")
+            if name_node is None or _in_body(node):
+                continue
+            spelled = node_text(name_node)
+            if "::" in spelled and node.type == "function_declarator":
+                scope = f"scope:{spelled.split('::')[-2].split('<')[0]}"
+            else:
+                klass, namespaces = _enclosing(node)
+                scope = f"member:{klass}" if klass is not None else f"free:{'::'.join(namespaces)}"
+        else:
+            continue
+        if name_node is None:
+            continue
+        name = node_text(name_node).split("::")[-1]
+        if name in names:
+            found.setdefault(name, set()).add(scope)
+    return found
+
+
+def namespace_aliases(text: str) -> dict[str, str]:
+    """`namespace ttg = mlir::triton::gpu;` -> {"ttg": "mlir::triton::gpu"}."""
+    return {alias: target.strip(":") for alias, target in _NAMESPACE_ALIAS.findall(text)}
+
+
+def _base_type(type_text: str) -> str | None:
+    text = _TEMPLATE_ARGS.sub("", type_text).replace("const", " ").replace("&", " ").replace("*", " ").strip()
+    last = text.split("::")[-1].strip() if text else ""
+    return None if not last or last == "auto" else last
+
+
+def declared_types(root: Node) -> dict[str, set[str]]:
+    """Variable, parameter and field name -> the base names of the types the file declares it with."""
+    types: dict[str, set[str]] = {}
+    for node in walk(root):
+        if node.type not in ("declaration", "parameter_declaration", "optional_parameter_declaration",
+                             "field_declaration"):
+            continue
+        type_node = node.child_by_field_name("type")
+        if type_node is None:
+            continue
+        base = _base_type(node_text(type_node))
+        for declarator in node.children_by_field_name("declarator"):
+            while declarator is not None and declarator.type in _DECLARATOR_WRAPPERS:
+                inner = declarator.child_by_field_name("declarator")
+                if inner is None:
+                    inner = next((c for c in declarator.named_children if c.type in ("identifier", "field_identifier")
+                                  or c.type in _DECLARATOR_WRAPPERS), None)
+                declarator = inner
+            if declarator is not None and declarator.type in ("identifier", "field_identifier"):
+                types.setdefault(node_text(declarator), set()).add(base or "auto")
+    return types
+
+
+def use_contexts(text: str, names: set[str]) -> dict[tuple[str, int], list[UseContext]]:
+    """(name, line) -> how each use of the name on that line is written."""
+    found: dict[tuple[str, int], list[UseContext]] = {}
+    if not any(name in text for name in names):
+        return found
+    root = parse_tree(text).root_node
+    aliases = namespace_aliases(text)
+    types: dict[str, set[str]] | None = None
+    for node in walk(root):
+        if node.type not in ("identifier", "field_identifier", "type_identifier", "namespace_identifier"):
+            continue
+        name = node_text(node)
+        if name not in names:
+            continue
+        parent = node.parent
+        context = UseContext("plain")
+        if parent is not None and parent.type == "field_expression" and parent.child_by_field_name("field") == node:
+            receiver = parent.child_by_field_name("argument")
+            receiver_type: str | None = None
+            if receiver is not None and receiver.type == "identifier":
+                if types is None:
+                    types = declared_types(root)
+                known = types.get(node_text(receiver), set()) - {"auto"}
+                receiver_type = "|".join(sorted(known)) if known else None
+            context = UseContext("member", receiver_type)
+        else:
+            qualifier = _qualifier(node)
+            if qualifier:
+                first, _, rest = qualifier.partition("::")
+                resolved = aliases.get(first, first) + ("::" + rest if rest else "")
+                context = UseContext("qualified", _TEMPLATE_ARGS.sub("", resolved))
+        found.setdefault((name, node.start_point[0] + 1), []).append(context)
+    return found
+
+
+def _qualifier(node: Node) -> str:
+    """The scopes written before a name (`a::b` for `a::b::name`, `ttg` for `ttg::Op::create`'s Op)."""
+    parts: list[str] = []
+    parent = node.parent
+    current = node
+    if parent is not None and parent.type == "qualified_identifier":
+        if parent.child_by_field_name("name") == node:
+            scope = parent.child_by_field_name("scope")
+            parts.append(node_text(scope) if scope is not None else "")
+        current = parent  # as the scope of parent, the name's own qualifier is what stands before parent
+    while current.parent is not None and current.parent.type == "qualified_identifier" \
+            and current.parent.child_by_field_name("name") == current:
+        scope = current.parent.child_by_field_name("scope")
+        parts.insert(0, node_text(scope) if scope is not None else "")
+        current = current.parent
+    return "::".join(part for part in parts if part)
+
+
+def resolves(context: UseContext, scopes: set[str]) -> bool:
+    """Whether a use written this way can mean a declaration in one of these scopes."""
+    if context.form == "plain" or not scopes:
+        return True
+    if context.form == "member":
+        if context.scope is None:
+            return False  # the receiver's type is unknown here: nothing to stand behind
+        receivers = set(context.scope.split("|"))
+        return any(kind == "member" and owner in receivers
+                   for kind, _, owner in (scope.partition(":") for scope in scopes))
+    last = (context.scope or "").split("::")[-1]
+    for scope in scopes:
+        kind, _, owner = scope.partition(":")
+        if kind in ("member", "enumerator", "scope", "type") and owner.split("::")[-1] == last:
+            return True
+        if kind == "free" and last and last in owner.split("::"):
+            return True
+        if kind == "type" and not owner:
+            return True
+    return False
+
+
+def own_header_copy(fork: FileTree, backend_dir: str, declaring: str) -> bool:
+    """The backend carries its own copy of the upstream header that declared the name, on its include path
+    first (third_party/<b>/include/<rel> for include/<rel>): its uses resolve to that copy, not to trunk."""
+    rel = declaring.split("/", 1)[1] if declaring.startswith("include/") else declaring
+    return fork.exists(f"{backend_dir}include/{rel}") or fork.exists(f"{backend_dir}{declaring}")

@@ -1,0 +1,31 @@
+"""Issue 33: a pybind11 name upstream removed, read by FlagTree Python, is a symbol-removed error."""
+from __future__ import annotations
+
+from sync.drift.analyses.bindings import binding_findings, registered
+from tests.upstream_fixture import context_of
+
+OLD_CC = ('#include <pybind11/pybind11.h>\nvoid init(py::module &m) {\n  ADD_PASS_WRAPPER_0("add_old_pass", createOld);\n'
+          '  m.def("keep_me", [](int a) { return a; })\n   .def("create_old_load", [](int a) { return a; });\n}\n')
+NEW_CC = ('#include <pybind11/pybind11.h>\nvoid init(py::module &m) {\n'
+          '  m.def("keep_me", [](int a) { return a; });\n}\n')
+USE = "def lower(pm, passes, b):\n    passes.ttir.add_old_pass(pm)\n    b.keep_me(1)\n    return b.create_old_load(2)\n"
+
+
+def test_registered_names() -> None:
+    assert registered(OLD_CC) == {"add_old_pass", "keep_me", "create_old_load"}
+    # a pass file that only uses the wrapper macros (pybind11 included through its own header) registers too
+    assert registered('#include "passes.h"\nvoid init(M &m) {\n  ADD_PASS_WRAPPER_0("add_x", createX);\n}\n') == {"add_x"}
+
+
+def test_fires_on_removed_bindings_and_not_where_python_or_the_backend_defines_them(tmp_path) -> None:
+    old = {"python/src/passes.cc": OLD_CC}
+    new = {"python/src/passes.cc": NEW_CC}
+    fork = {**old, "third_party/a/backend/compiler.py": USE,
+            "third_party/b/backend/compiler.py": USE,  # b registers add_old_pass in its own C++
+            "third_party/b/python/src/own.cc": OLD_CC.replace('.def("create_old_load"', '.def("other"'),
+            "python/triton/tools/x.py": "def create_old_load(a):\n    return a\n",  # a Python def: ambiguous
+            "third_party/a/python/test/stub.py": "def add_old_pass(pm):\n    pass\n"}  # a test's stub is not
+    found = {(f.backend, f.details["declaration"], tuple(f.details["sites"]))
+             for f in binding_findings(context_of(tmp_path, old, new, fork))}
+    assert {(name, sites) for _, name, sites in found} == {
+        ("add_old_pass", ("third_party/a/backend/compiler.py:2",))}

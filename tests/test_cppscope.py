@@ -1,0 +1,120 @@
+"""Issue 33: C++ names resolved in their scopes before symbol drift claims a break (symbol-removed)."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pygit2
+
+from sync.facts.cppscope import UseContext, declaration_scopes, resolves, use_contexts
+from sync.drift.analyses.symbols import symbol_findings
+from sync.git import GitTree
+from tests.test_symbols import commit
+
+OLD = {
+    "include/triton/Utility.h": (
+        "namespace mlir::triton {\nstruct BlockInfo {\n  int syncWriteIntervals;\n};\n"
+        "enum class Effect { Write, Read };\nvoid push_back(int v);\nint legacyHelper(int v);\n"
+        "int movedHelper(int v);\n}\n"),
+    "include/triton/Ops.td": 'def TTG_OldBarrierOp : TTG_Op<"old_barrier"> {\n  let arguments = (ins $pred);\n}\n'
+                             'def TTG_AsyncOp : TTG_Op<"async"> {\n  let arguments = (ins $ptr);\n}\n',
+    "include/triton/Layout.td": 'def CTAEncodingAttr : TritonGPU_Attr<"CTAEncoding"> {\n}\n',
+}
+NEW = {
+    "include/triton/Utility.h": "namespace mlir::triton {\nstruct BlockInfo {\n  int intervals;\n};\n"
+                                "enum class Effect { Read };\n}\n",
+    "include/triton/Moved.h": "namespace mlir::triton {\nint movedHelper(int v);\n}\n",
+    "include/triton/Ops.td": 'def TTG_AsyncOp : TTG_Op<"async"> {\n  let arguments = (ins $ptr);\n}\n',
+    "include/triton/Layout.td": 'def CGAEncodingAttr : TritonGPU_Attr<"CGAEncoding"> {\n}\n',
+}
+FORK = {
+    "lib/Fork.cpp": (
+        '#include "triton/Utility.h"\nnamespace ttg = mlir::triton::gpu;\n'
+        "void f(mlir::triton::BlockInfo &info, std::vector<int> vals, SmallVector<int> more) {\n"
+        "  info.syncWriteIntervals = 1;\n"          # 4: member of the receiver's class: resolves
+        "  vals.push_back(1);\n"                    # 5: member of std::vector, not the free push_back
+        "  auto e = MemoryEffects::Write;\n"        # 6: another enum's Write
+        "  auto g = mlir::triton::Effect::Write;\n"  # 7: the removed enumerator: resolves
+        "  legacyHelper(2);\n"                      # 8: plain call of a removed free function
+        "  movedHelper(3);\n"                       # 9: moved to Moved.h: not gone
+        "  ttg::OldBarrierOp::create(b, loc);\n"    # 10: ODS op whose record upstream removed
+        "  CTAEncodingAttr layout;\n"               # 11: renamed: the finding names CGAEncodingAttr
+        "  unknown().syncWriteIntervals = 2;\n"     # 12: receiver type unknown: no claim
+        "}\n"),
+}
+
+
+def _trees(tmp_path: Path) -> tuple[pygit2.Repository, list[GitTree]]:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    old = commit(tmp_path, OLD, "old")
+    fork = commit(tmp_path, FORK, "flagtree")
+    subprocess.run(["git", "-C", str(tmp_path), "checkout", "-q", old], check=True)
+    new = commit(tmp_path, NEW, "new")
+    repo = pygit2.Repository(str(tmp_path))
+    return repo, [GitTree(repo, repo[sha].tree, label) for sha, label in ((old, "old"), (new, "new"), (fork, "fork"))]
+
+
+def test_removed_declarations_resolved_in_scope_are_errors_and_coincidences_are_not(tmp_path: Path) -> None:
+    repo, trees = _trees(tmp_path)
+    findings = symbol_findings(repo, *trees, lambda path: ["shared-trunk"])
+    assert {(f.kind, f.path, f.severity) for f in findings} == {("symbol-removed", "lib/Fork.cpp", "error")}
+    symbols = {entry.split(":")[0] for f in findings for entry in f.details["symbols"]}
+    sites = {f.details["declaration"]: f.details["sites"] for f in findings}
+    assert sites["syncWriteIntervals"] == ["lib/Fork.cpp:4"] and sites["Write"] == ["lib/Fork.cpp:7"]
+    # fires: member through the receiver's type, the enumerator through its enum, a free function, an ODS op
+    assert {"syncWriteIntervals", "Write", "legacyHelper", "OldBarrierOp", "CTAEncodingAttr"} <= symbols
+    # does not fire: std::vector's push_back, a moved declaration
+    assert "push_back" not in symbols and "movedHelper" not in symbols
+    renamed = next(f for f in findings if f.details["declaration"] == "CTAEncodingAttr")
+    assert renamed.details["replacements"] == {"CTAEncodingAttr": "CGAEncodingAttr"}
+    assert "upstream declares CGAEncodingAttr in its place" in renamed.message
+
+
+def test_scopes_and_resolution_units() -> None:
+    scopes = declaration_scopes(OLD["include/triton/Utility.h"], {"syncWriteIntervals", "Write", "push_back"})
+    assert scopes == {"syncWriteIntervals": {"member:BlockInfo"}, "Write": {"enumerator:Effect"},
+                      "push_back": {"free:mlir::triton"}}
+    contexts = use_contexts(FORK["lib/Fork.cpp"], {"syncWriteIntervals", "Write", "push_back", "OldBarrierOp"})
+    assert contexts[("syncWriteIntervals", 4)] == [UseContext("member", "BlockInfo")]
+    assert contexts[("syncWriteIntervals", 12)] == [UseContext("member", None)]
+    assert contexts[("push_back", 5)] == [UseContext("member", "vector")]
+    assert contexts[("OldBarrierOp", 10)] == [UseContext("qualified", "mlir::triton::gpu")]
+    assert not resolves(UseContext("member", "vector"), scopes["push_back"])
+    assert not resolves(UseContext("member", None), scopes["syncWriteIntervals"])
+    assert not resolves(UseContext("qualified", "MemoryEffects"), scopes["Write"])
+    assert resolves(UseContext("qualified", "mlir::triton::Effect"), scopes["Write"])
+    assert resolves(UseContext("plain"), scopes["push_back"])
+
+
+def test_backend_code_resolves_to_trunk_headers_unless_the_backend_carries_its_own(tmp_path: Path) -> None:
+    use = "void g(mlir::triton::BlockInfo &info) {\n  info.syncWriteIntervals = 1;\n  legacyHelper(2);\n}\n"
+    fork = {"third_party/a/lib/Use.cpp": use,  # builds against trunk's include/: fires
+            "third_party/b/lib/Use.cpp": use,  # b carries include/triton/Utility.h itself: its own copy
+            "third_party/b/include/triton/Utility.h": OLD["include/triton/Utility.h"],
+            "third_party/c/lib/Use.cpp": use,  # c declares legacyHelper in a header of its own
+            "third_party/c/include/c/Helpers.h": "int legacyHelper(int v);\n",
+            "third_party/a/test/Use.cpp": use}  # tests are not part of the backend's build
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    old = commit(tmp_path, OLD, "old")
+    forked = commit(tmp_path, fork, "flagtree")
+    subprocess.run(["git", "-C", str(tmp_path), "checkout", "-q", old], check=True)
+    new = commit(tmp_path, NEW, "new")
+    repo = pygit2.Repository(str(tmp_path))
+    trees = [GitTree(repo, repo[sha].tree, label) for sha, label in ((old, "old"), (new, "new"), (forked, "fork"))]
+    found: dict[str, set[str]] = {}
+    for f in symbol_findings(repo, *trees, lambda path: ["shared-trunk"]):
+        for site in f.details["sites"]:
+            found.setdefault(site.rpartition(":")[0], set()).add(f.details["declaration"])
+    assert found == {"third_party/a/lib/Use.cpp": {"syncWriteIntervals", "legacyHelper"},
+                     "third_party/c/lib/Use.cpp": {"syncWriteIntervals"}}
+
+
+def test_an_ods_interface_method_declares_the_accessor_it_replaces() -> None:
+    # 3.7 moved TensorDescType's $blockType parameter into a type interface method getBlockType: not removed.
+    from sync.drift.analyses.symbols import declared_names
+    interface = ('def TT_TensorDescInterface : TypeInterface<"TensorDescInterface"> {\n  let methods = [\n'
+                 '    InterfaceMethod<\n      /*desc=*/"the block type",\n      /*retType=*/"RankedTensorType",\n'
+                 '      /*methodName=*/"getBlockType",\n      /*args=*/(ins)>,\n'
+                 '    InterfaceMethod<[{ doc }], "unsigned", "getRankOf">\n  ];\n}\n')
+    assert {"getBlockType", "getRankOf", "TensorDescInterface"} <= declared_names("include/I.td", interface)
+    assert "getBlockType" not in declared_names("include/I.td", interface.replace("getBlockType", "getOther"))

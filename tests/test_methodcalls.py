@@ -1,0 +1,33 @@
+"""Issue 33: call-no-overload -- a call of a trunk method that fit the old declaration and fits no new one."""
+from __future__ import annotations
+
+from sync.drift.analyses.methodcalls import Arity, call_no_overload_findings, methods
+from tests.upstream_fixture import context_of
+
+OLD_H = ("class TargetInfoBase {\npublic:\n  virtual void barrier(Location loc, RewriterBase &r,\n"
+         "                       bool isWarpSync = false) const = 0;\n  virtual int lanes(int a) const = 0;\n};\n")
+NEW_H = ("class TargetInfoBase {\npublic:\n  virtual void barrier(Location loc, RewriterBase &r,\n"
+         "                       AddrSpace targets) const = 0;\n  virtual int lanes(int a, int b = 0) const = 0;\n};\n")
+USE = ("#include \"triton/TargetInfoBase.h\"\nvoid f(const TargetInfoBase &targetInfo, Other &other, auto &guess) {\n"
+       "  targetInfo.barrier(loc, rewriter);\n"        # 3: fit (default), fits no new overload: fires
+       "  targetInfo.barrier(loc, rewriter, space);\n"  # 4: fits the new one
+       "  other.barrier(loc, rewriter);\n"             # 5: another class's barrier
+       "  guess.barrier(loc, rewriter);\n"             # 6: receiver type unknown (auto): no claim
+       "  targetInfo.lanes(1);\n}\n")                   # 7: still fits (a defaulted parameter was added)
+
+
+def test_arities_read_from_a_header() -> None:
+    assert methods(OLD_H)[("TargetInfoBase", "barrier")] == [Arity(2, 3)]
+    assert methods(NEW_H)[("TargetInfoBase", "lanes")] == [Arity(1, 2)]
+
+
+def test_fires_only_on_calls_that_fit_the_old_declaration_and_no_new_one(tmp_path) -> None:
+    old = {"include/triton/TargetInfoBase.h": OLD_H}
+    new = {"include/triton/TargetInfoBase.h": NEW_H}
+    fork = {**old, "third_party/b/lib/Use.cpp": USE,
+            "third_party/c/lib/Use.cpp": USE, "third_party/c/include/triton/TargetInfoBase.h": OLD_H,  # own copy
+            "lib/Trunk.cpp": USE.replace("rewriter);\n  targetInfo.barrier", "rewriter, space);\n  targetInfo.barrier")}
+    found = call_no_overload_findings(context_of(tmp_path, old, new, fork))
+    assert [(f.kind, f.severity, f.details["sites"]) for f in found] == [
+        ("call-no-overload", "error", ["third_party/b/lib/Use.cpp:3"])]
+    assert "TargetInfoBase::barrier" in found[0].message

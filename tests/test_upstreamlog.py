@@ -1,0 +1,27 @@
+"""Issue 33: a removed declaration's finding names the upstream commit that removed it and its PR number."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pygit2
+
+from sync.facts.upstreamlog import removing_commits, with_upstream_commits
+from sync.model import Finding
+from tests.test_symbols import commit
+
+
+def test_the_commit_that_took_the_name_out_is_named_with_its_pr(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    old = commit(tmp_path, {"include/a.h": "int legacy();\nint kept();\n"}, "old")
+    commit(tmp_path, {"include/a.h": "int legacy();\nint kept();\nint other();\n"}, "Add other (#11)")  # touches, keeps
+    commit(tmp_path, {"include/a.h": "int kept();\nint other();\n"}, "[BACKEND] Drop legacy (#12)")
+    new = commit(tmp_path, {"include/b.h": "int unrelated();\n"}, "Unrelated (#13)")
+    repo = pygit2.Repository(str(tmp_path))
+    found = removing_commits(repo, old, new, "include/a.h", "legacy")
+    assert [subject for _, subject in found] == ["[BACKEND] Drop legacy (#12)"]
+    finding = Finding("symbol-removed", "lib/x.cpp", "legacy: removed", line=3, related_path="include/a.h",
+                      details={"declaration": "legacy", "sites": ["lib/x.cpp:3"]})
+    (named,) = with_upstream_commits(repo, old, new, [finding])
+    assert named.details["prs"] == ["12"] and "(#12)" in named.message
+    assert removing_commits(repo, old, new, "include/a.h", "kept") == []  # never removed: no commit
