@@ -36,6 +36,7 @@ import libcst as cst
 from tree_sitter import Node
 
 from sync.support.cache import memoized, memoized_by
+from sync.support.parselimit import oversized
 from sync.facts.names import significant_name
 from sync.model import Finding
 from sync.git import GitTree, Repository, changes_with_renames
@@ -707,7 +708,10 @@ def _backend_uses(old: GitTree, fork: GitTree) -> dict[str, list[Use]]:
                                      and not any(part in "/" + path for part in _NOT_BUILT_WITH_BACKEND))
     out: dict[str, list[Use]] = {}
     for path, lines in sorted(lines_by_path.items()):
-        source = (read_text(fork, path) or "").splitlines()
+        text = read_text(fork, path) or ""
+        if oversized(text):  # parsed as empty everywhere (parselimit): its words would cost memory by the file
+            continue
+        source = text.splitlines()
         found: dict[str, int] = {}
         for line in sorted(lines):
             if 0 < line <= len(source):
