@@ -21,7 +21,7 @@ from sync.replay.applied import made_by_apply
 from sync.support.atomic import write_text_atomic
 from sync.errors import SyncError, UpgradeStopped
 from sync.support.faults import checkpoint
-from sync.records.pin import PIN_FILE, Pin, commit_pin, pin_name, pinned_from, read_pin
+from sync.records.pin import PIN_FILE, Pin, RecordedRange, commit_pin, pin_name, pinned_from, read_pin
 from sync.git import Commit, GitError, Oid, Repository, file_in_tree, holds_conflict, tool_dir
 from sync.git.diff import missing_blobs
 from sync.git.repo import (branch_exists, commit_of, commit_range, commits_only_on, current_branch, delete_ref,
@@ -667,8 +667,11 @@ def _drive(repo: Repository, store: StateStore, state: UpgradeState, progress: P
         progress(number + 1, total, commit, result)
     tip = commit_of(repo, state.head).id
     rng = state.params.range
-    if read_pin(repo, commit_of(repo, rng.source.oid)) is not None:
-        tip = commit_pin(repo, commit_of(repo, tip), Pin(pin_name(repo, rng.onto), rng.onto.oid))
+    # Always pinned: status, drift, suppress and provenance read the range from the branch. A source without a
+    # pin gives no OLD to read, so the pin commit's trailers record it (and the source).
+    unpinned = read_pin(repo, commit_of(repo, rng.source.oid)) is None
+    recorded = RecordedRange(Rev(pin_name(repo, rng.old), rng.old.oid), rng.source.oid) if unpinned else None
+    tip = commit_pin(repo, commit_of(repo, tip), Pin(pin_name(repo, rng.onto), rng.onto.oid), recorded)
     _write_target(repo, state, str(tip))
     state.head = str(tip)
     # The state stays until finish_upgrade: a run killed while reporting resumes into the report.
