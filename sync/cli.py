@@ -324,8 +324,8 @@ def upgrade_command(repo_path: str, old: str | None, onto: str | None, source_br
 
 
 @cli.command("drift")
-@_repo_range_options(f"{FROM_HELP} [required, unless --target is a branch upgrade made: then the pin in the tree "
-                     "of the newest FlagTree commit it replays, as status reads it].",
+@_repo_range_options(f"{FROM_HELP} [required, unless --target is a branch upgrade made: then the range it "
+                     "records, as status reads it].",
                      f"{ONTO_HELP} [required, unless --target is a branch upgrade made: then its "
                      "flagtree-upstream.toml].")
 @click.option("--target", metavar="REF", help="The upgraded branch to judge: its trunk hooks and guards, the "
@@ -382,7 +382,8 @@ def drift_command(repo_path: str, old: str | None, onto: str | None, source_bran
               help="The FlagTree repository (it must hold the upstream tags too).")
 @click.option("--target", metavar="BRANCH", help="The upgraded branch, e.g. sync/v3.6.0 [default: the current branch].")
 @click.option("--from", "old", metavar="OLD", help="The upstream tag the FlagTree branch was on "
-              "[default: the pin in the tree of the newest replayed FlagTree commit].")
+              "[default: the range the branch's pin commit records, else the pin in the tree of the newest replayed "
+              "FlagTree commit].")
 @click.option("--onto", metavar="NEW", help="The upstream tag the branch is on [default: the branch's "
               "flagtree-upstream.toml].")
 @click.option("--branch", "source_branch", metavar="SRC", help="The FlagTree branch that was replayed [default: the newest "

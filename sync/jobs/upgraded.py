@@ -97,7 +97,7 @@ def _onto(repo: Repository, head, onto: str | None) -> Rev:
     if not resolves(repo, pin.commit):
         raise SyncError(f"{PIN_FILE} pins {pin.tag} at {pin.commit[:9]}, which this repository does not have: "
                         "fetch the upstream tags")
-    return Rev(pin.tag, pin.commit)
+    return Rev(pin.commit[:9] if pin.tag == pin.commit else pin.tag, pin.commit)  # a commit id named short
 
 
 def _old(repo: Repository, source: Rev, old: str | None, recorded: RecordedRange | None = None) -> Rev:

@@ -69,7 +69,10 @@ def commit_pin(repo: Repository, head: Commit, pin: Pin, replayed: RecordedRange
 def recorded_range(message: str) -> RecordedRange | None:
     """The range a pin commit's message records; None when it records none."""
     found = _RANGE_TRAILERS.search(message)
-    return None if found is None else RecordedRange(Rev(found.group(1), found.group(2)), found.group(3))
+    if found is None:
+        return None
+    name, commit = found.group(1), found.group(2)
+    return RecordedRange(Rev(commit[:9] if name == commit else name, commit), found.group(3))
 
 
 def _tag_commit(repo: Repository, tag: str) -> str | None:
