@@ -66,3 +66,17 @@ def test_at_a_stop_files_added_with_markers_are_kept_once_the_policy_commits_mar
     assert result.exit_code == 1, result.output
     resolutions = _resolutions(result.stdout)
     assert resolutions["CMakeLists.txt"] == "markers" and resolutions["python/src/ir.cc"] == "manual"
+
+
+def test_a_stop_names_the_files_its_globs_matched(world) -> None:
+    language = "python/triton/language/__init__.py"
+    result = invoke("upgrade", "--repo", str(world.fork), *RANGE, "--stop-on", "python/triton/language/*", "-q")
+    assert result.exit_code == 4 and "commit 2/6" in result.output, result.output
+    assert f"(--stop-on matches {language}; git add the others as they are" in result.output
+    _take_theirs(world, language)
+    worktree = world.fork / ".git" / "flagtree-sync" / "worktree"
+    git(worktree, "add", "-A", "python/triton/ops")  # FlagTree's files upstream deleted, kept as they are
+    result = invoke("upgrade", "--repo", str(world.fork), "--continue", "-q", "--json")
+    assert result.exit_code == 1, result.output
+    resolutions = _resolutions(result.stdout)
+    assert resolutions[language] == "manual" and resolutions["python/src/ir.cc"] == "markers"

@@ -31,7 +31,7 @@ from sync.git.repo import (branch_exists, commit_of, commit_range, commits_only_
 from sync.git.worktree import (Worktree, branches_in_use, branches_in_worktrees, is_linked_worktree, longest_name,
                            remove_worktree, stop_worktree)
 from sync.model.revs import Range, Rev
-from sync.replay.commits import CONFLICT_TRAILER, Replayer, ReplayedCommit, stops_on, summary_of
+from sync.replay.commits import CONFLICT_TRAILER, FileConflict, Replayer, ReplayedCommit, stops_on, summary_of
 from sync.replay.state import StateFormatError, parse_header, parse_journal_entry
 from sync.support.workers import holding_lock, released_lock
 
@@ -663,7 +663,8 @@ def _drive(repo: Repository, store: StateStore, state: UpgradeState, progress: P
             _stop_in_worktree(repo, store, state, commit)
             raise UpgradeStopped(
                 f"commit {number + 1}/{total} {str(commit.id)[:9]} conflicts in "
-                f"{', '.join(c.path for c in outcome.conflicts)}: resolve them in {store.worktree}, git add, "
+                f"{', '.join(c.path for c in outcome.conflicts)}{_matched(state.params, outcome.conflicts)}: "
+                f"resolve them in {store.worktree}, git add, "
                 "then run flagtree-sync upgrade --continue (or --abort to give up)")
         result = ReplayedCommit(str(commit.id), summary_of(commit), None, outcome.conflicts)
         if outcome.tree != head.tree.id or outcome.conflicts:
@@ -816,6 +817,16 @@ def _take_resolution(repo: Repository, store: StateStore, state: UpgradeState) -
     worktree.quit_cherry_pick()
     store.save(state)
     worktree.detach_at(state.head)  # the resolved commit (same tree): the worktree is clean for the next stop
+
+
+def _matched(params: UpgradeParams, conflicts: list[FileConflict]) -> str:
+    """At a --stop-on stop: which files stopped it, the others may keep their markers."""
+    if not params.stop_on:
+        return ""
+    matched = sorted({c.path for c in conflicts if stops_on(params.stop_on, c.path)})
+    if len(matched) == len({c.path for c in conflicts}):
+        return ""
+    return f" (--stop-on matches {', '.join(matched)}; git add the others as they are to keep their markers)"
 
 
 def _stops(params: UpgradeParams, path: str) -> bool:
