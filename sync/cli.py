@@ -267,9 +267,13 @@ def _with_repo_range_options(command: Callable[..., Any], from_help: str, onto_h
 @cli.command("upgrade")
 @_repo_range_options(f"{FROM_HELP} [default: the tag in the branch's flagtree-upstream.toml].")
 @click.option("--target-branch", "target_branch", metavar="NAME", help="Branch to create [default: sync/<NEW>].")
-@click.option("--on-conflict", "policy", type=click.Choice(["markers", "ours", "theirs", "stop"]), default="markers",
-              show_default=True, help="markers: commit conflict markers and go on; ours: keep the upgraded side; "
-              "theirs: keep the FlagTree side; stop: stop in a worktree for a manual fix.")
+@click.option("--on-conflict", "policy", type=click.Choice(["markers", "ours", "theirs", "stop"]), default=None,
+              show_default="markers", help="markers: commit conflict markers and go on; ours: keep the upgraded side; "
+              "theirs: keep the FlagTree side; stop: stop in a worktree for a manual fix. Given to --continue, it "
+              "holds from the commit the run stopped at on.")
+@click.option("--stop-on", "stop_on", multiple=True, metavar="GLOB", help="Stop only on a conflict in a file GLOB "
+              "matches (repeatable; fnmatch, * also matches /: 'third_party/mine/*'); conflicts elsewhere are committed "
+              "with markers. Implies --on-conflict stop; given to --continue, it replaces the run's globs.")
 @click.option("--force", is_flag=True, help="Replace the target branch if it exists.")
 @click.option("--drop-orphan-reverts", is_flag=True, help="Leave out a commit that says 'This reverts commit X' "
               "where X is not replayed (left out as upstream's, or outside the range); without it such a revert is "
@@ -289,8 +293,8 @@ def _with_repo_range_options(command: Callable[..., Any], from_help: str, onto_h
 @_reported(resumes=True)
 def upgrade_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None,
                     backends: tuple[str, ...], out: Path | None, as_json: bool, target_branch: str | None,
-                    policy: str, force: bool, do_continue: bool, do_abort: bool, quiet: bool,
-                    exec_command: str | None, exec_at: str | None, exec_timeout: float | None,
+                    policy: str | None, stop_on: tuple[str, ...], force: bool, do_continue: bool, do_abort: bool,
+                    quiet: bool, exec_command: str | None, exec_at: str | None, exec_timeout: float | None,
                     drop_orphan_reverts: bool = False) -> int:
     """Replay the FlagTree commits OLD..SRC onto NEW as a new branch, and report.
 
@@ -305,25 +309,23 @@ def upgrade_command(repo_path: str, old: str | None, onto: str | None, source_br
     """
     from sync.commands.upgrade import run_upgrade_command
 
-    if do_continue and not do_abort:  # the run in progress keeps its range, branches and policy: never drop them
-        context = click.get_current_context()
+    if do_continue and not do_abort:  # the run in progress keeps its range and branches: never drop them
         ignored = [f"--{name}" for name, given in (("from", old), ("onto", onto), ("branch", source_branch),
                                                     ("target-branch", target_branch), ("force", force),
                                                     ("drop-orphan-reverts", drop_orphan_reverts))
-                   if given] + (["--on-conflict"] if context.get_parameter_source("policy")
-                                == click.core.ParameterSource.COMMANDLINE else [])
+                   if given]
         if ignored:
             click.echo(f"note: {' '.join(ignored)} left as the upgrade in progress has them: --continue goes on "
-                       "with the range, branches and --on-conflict it was started with (another run: upgrade "
-                       "--abort, then start it)", err=True)
+                       "with the range and branches it was started with (another run: upgrade --abort, then start "
+                       "it)", err=True)
     return run_upgrade_command(repo_path, old, onto, source_branch, target_branch, out, policy, force, do_continue,
                                do_abort, quiet, as_json, backends, exec_command, exec_at, exec_timeout,
-                               drop_orphan_reverts)
+                               drop_orphan_reverts, stop_on)
 
 
 @cli.command("drift")
-@_repo_range_options(f"{FROM_HELP} [required, unless --target is a branch upgrade made: then the pin in the tree "
-                     "of the newest FlagTree commit it replays, as status reads it].",
+@_repo_range_options(f"{FROM_HELP} [required, unless --target is a branch upgrade made: then the range it "
+                     "records, as status reads it].",
                      f"{ONTO_HELP} [required, unless --target is a branch upgrade made: then its "
                      "flagtree-upstream.toml].")
 @click.option("--target", metavar="REF", help="The upgraded branch to judge: its trunk hooks and guards, the "
@@ -380,7 +382,8 @@ def drift_command(repo_path: str, old: str | None, onto: str | None, source_bran
               help="The FlagTree repository (it must hold the upstream tags too).")
 @click.option("--target", metavar="BRANCH", help="The upgraded branch, e.g. sync/v3.6.0 [default: the current branch].")
 @click.option("--from", "old", metavar="OLD", help="The upstream tag the FlagTree branch was on "
-              "[default: the pin in the tree of the newest replayed FlagTree commit].")
+              "[default: the range the branch's pin commit records, else the pin in the tree of the newest replayed "
+              "FlagTree commit].")
 @click.option("--onto", metavar="NEW", help="The upstream tag the branch is on [default: the branch's "
               "flagtree-upstream.toml].")
 @click.option("--branch", "source_branch", metavar="SRC", help="The FlagTree branch that was replayed [default: the newest "

@@ -149,6 +149,6 @@ def run_reference(pristine: SyntheticWorld, root: Path) -> Reference:
     duration = time.monotonic() - start
     assert done.returncode == 1, done.stderr  # the fork's edits of upstream's lines conflict
     chain = branch_chain(world)
-    assert len(chain) == world.commits  # every commit replayed, none empty
+    assert len(chain) == world.commits + 1  # every commit replayed, none empty, and the pin commit
     return Reference(chain, git(world.repo, "rev-parse", f"{TARGET}^{{tree}}").strip(),
                      json.loads((world.root / "report" / "report.json").read_text()), duration)

@@ -33,8 +33,8 @@ def test_a_from_before_the_branchs_upstream_base_on_news_line_is_warned_about(wo
         warning = [line for line in result.stderr.splitlines() if line.startswith("flagtree-sync: warning: --from")]
         assert len(warning) == 1 and "is older than where late left upstream" in warning[0], result.stderr
         assert "left out as already upstream" in warning[0] and f"pass --from {base[:9]}" in warning[0]
-    # only the branch's two commits were replayed onto NEW
-    assert git(world.fork, "rev-list", "--count", "v3.6.0..sync/v3.6.0").strip() == "2"
+    # only the branch's two commits were replayed onto NEW (and the pin commit recording the range on top)
+    assert git(world.fork, "rev-list", "--count", "v3.6.0..sync/v3.6.0").strip() == "3"
     # the right --from: no warning
     result = invoke("drift", "--repo", str(world.fork), "--from", base, "--onto", "v3.6.0", "--branch", "late", "--json")
     assert result.exit_code in (0, 1) and "warning" not in result.stderr, result.stderr

@@ -97,3 +97,16 @@ def test_recording_the_same_bases_again_changes_nothing(world) -> None:
     assert git(world.fork, "status", "--porcelain") == ""
     other = CliRunner().invoke(cli, ["provenance", "--repo", str(world.fork), "--tag", "v3.5.0", "--backend", "alpha"])
     assert "commit it with the backend" in other.output  # a real change still asks for the commit
+
+
+def test_a_redundant_overlay_is_advised_deletion_not_a_merge(world) -> None:
+    """An overlay identical to its trunk file at its base holds nothing of FlagTree's: once upstream changes
+    that file, the fix is to delete the overlay (drift: overlay-redundant), never to merge upstream into it."""
+    autotuner = A + "runtime/autotuner.py"
+    (world.fork / autotuner).write_text(git(world.fork, "show", "v3.5.0:python/triton/runtime/autotuner.py"))
+    git(world.fork, "commit", "-qam", "alpha: autotuner back to trunk's")
+    result = CliRunner().invoke(cli, ["provenance", "--repo", str(world.fork), "--tag", "v3.6.0", "--backend", "alpha",
+                                      "--from", "v3.5.0"])
+    assert result.exit_code == 1, result.output
+    advice = [line for line in result.output.splitlines() if autotuner in line]
+    assert len(advice) == 1 and "delete them (git rm)" in advice[0] and "drift --apply" not in advice[0], advice

@@ -112,12 +112,17 @@ def test_a_delete_modify_conflict_a_later_pick_touched_stays_open(tmp_path: Path
     repo = _upstream_deletes_a_file_flagtree_edits(tmp_path, 2)
     run_upgrade(str(repo), old="v1", onto="v2", source_branch="fork", options=UpgradeOptions())
     result = CliRunner().invoke(cli, ["status", "--repo", str(repo), "--target", "sync/v2"])
+    assert result.exit_code == 1, result.output  # fork has no pin, yet the branch carries its range:
+    fork = git(repo, "rev-parse", "fork").strip()
+    assert f"(v1..{fork[:9]} onto v2)" in result.output
+    git(repo, "branch", "old-style", "sync/v2~1")  # as upgrades made it before: no pin commit
+    result = CliRunner().invoke(cli, ["status", "--repo", str(repo), "--target", "old-style"])
     assert result.exit_code == 2 and "has no flagtree-upstream.toml at its tip" in result.output, result.output
     assert "does not look like" not in result.output  # upgrade made it: the pin is what is missing
-    result = CliRunner().invoke(cli, ["status", "--repo", str(repo), "--target", "sync/v2", "--onto", "v2"])
+    result = CliRunner().invoke(cli, ["status", "--repo", str(repo), "--target", "old-style", "--onto", "v2"])
     assert result.exit_code == 2 and "has no usable flagtree-upstream.toml: pass --from OLD" in result.output
     assert "does not look like" not in result.output, result.output
-    git(repo, "checkout", "-q", "sync/v2")  # on the upgraded branch: no advice to go there
+    git(repo, "checkout", "-q", "old-style")  # on the upgraded branch: no advice to go there
     result = CliRunner().invoke(cli, ["status", "--repo", str(repo)])
     assert result.exit_code == 2 and "run status on the upgraded branch" not in result.output, result.output
     git(repo, "-c", "user.name=u", "-c", "user.email=u@e", "commit", "-q", "--allow-empty", "-m", "hand fix")

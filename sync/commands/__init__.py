@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import click
 
+from sync.support import terminal
 from sync.support.terminal import printable
 
 
@@ -14,3 +15,9 @@ def print_warning(line: str) -> None:
 def echo_line(line: str, err: bool = False) -> None:
     """One line that may quote repository text: a newline or escape in a file name cannot start another."""
     click.echo(printable(line), err=err)
+
+
+def echo_finding(head: str, message: str) -> None:
+    """A finding's line: on a terminal cut to its width (the message shortened, head kept whole: the report has
+    every word); piped or to a file, whole, since scripts read it."""
+    click.echo(terminal.fit(printable(head), printable(message), terminal.terminal_width()))

@@ -16,7 +16,7 @@ from sync.model.kinds import rules
 from sync.report.github import render_github
 from sync.report.sarif import render_sarif
 from sync import __version__
-from sync.commands import echo_line
+from sync.commands import echo_finding, echo_line
 
 SCHEMA = "flagtree-sync/check/1"
 
@@ -70,8 +70,8 @@ def run_check_command(path: Path, backends: tuple[str, ...], output_format: str,
     else:
         for finding in result.findings:
             known = " (in the baseline)" if finding.suppressed else ""
-            echo_line(f"{finding.location()}: {finding.code} {finding.severity}{known}: {finding.message}"
-                       f"  [fix: {finding.next_step}]")
+            echo_finding(f"{finding.location()}: {finding.code} {finding.severity}{known}: ",
+                         f"{finding.message}  [fix: {finding.next_step}]")
         counts = result.counts
         in_baseline = f", {result.known} in the baseline {result.baseline}" if result.baseline is not None else ""
         echo_line(f"{len(result.findings)} finding(s): {counts['error']} error, {counts['warning']} warning, "

@@ -40,4 +40,4 @@ def run_demo(directory: Path, no_run: bool, native: bool = False) -> int:
     echo_line(f"demo: flagtree-sync upgrade --repo {world.fork} --from {world.old_tag} --onto {world.new_tag} "
                f"--out {world.root / 'report'}" + (f" --exec '{gate}'" if gate else ""))
     return run_upgrade_command(str(world.fork), world.old_tag, world.new_tag, None, None, world.root / "report",
-                               "markers", False, False, False, False, False, (), exec_command=gate)
+                               None, False, False, False, False, False, (), exec_command=gate)

@@ -8,7 +8,7 @@ import click
 from sync.errors import SyncError
 from sync.jobs.drift import DriftOptions, looks_like_flagtree, run_drift
 from sync.model import Report
-from sync.commands import echo_line, print_warning
+from sync.commands import echo_finding, echo_line, print_warning
 
 
 def run_drift_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None, target: str | None,
@@ -64,4 +64,4 @@ def print_groups(report: Report) -> None:
                 reviewed = (f" (review for {finding.expired.reviewed_for} expired: the trunk counterpart changed "
                             f"again; it said: {finding.expired.reason})")
             severity = "reviewed" if finding.suppressed else finding.severity
-            echo_line(f"  {severity:<8} {finding.kind:<30} {finding.location()}  {finding.message}{reviewed}")
+            echo_finding(f"  {severity:<8} {finding.kind:<30} {finding.location()}  ", f"{finding.message}{reviewed}")

@@ -6,7 +6,7 @@ import sys
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from sync.support.terminal import printable, unfiltered
+from sync.support.terminal import fit, printable, unfiltered
 
 
 class TerminalProgress:
@@ -46,7 +46,10 @@ class TerminalProgress:
     def note(self, line: str) -> None:
         if self.quiet:
             return
-        self.console.print(printable(line), markup=False)
+        line = printable(line)
+        if self.console.is_terminal:  # a conflict note can name dozens of files: the report has them all
+            line = fit("", line, self.console.width)
+        self.console.print(line, markup=False)
 
     def close(self) -> None:
         if self.bar is not None:

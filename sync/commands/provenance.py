@@ -12,10 +12,16 @@ def run_provenance(repo_path: str, tag: str, backend: str, source_branch: str | 
         echo_line(f"{recorded.manifest} already records these bases: nothing changed")
     elif recorded.count:
         echo_line(f"recorded {recorded.count} file(s) in {recorded.manifest}; commit it with the backend")
-    if recorded.unmerged:
-        echo_line(f"left at their old base: {', '.join(recorded.unmerged)}: {tag}'s change is not in them (merging "
+    to_merge = [path for path in recorded.unmerged if path not in recorded.redundant]
+    if to_merge:
+        echo_line(f"left at their old base: {', '.join(to_merge)}: {tag}'s change is not in them (merging "
                    "it from their base would still change them); merge it (drift --apply, or by hand) and run provenance again",
                    err=True)
+    if recorded.redundant:  # a merge would only make them copies of the new trunk file: nothing of FlagTree's
+        echo_line(f"left at their old base: {', '.join(recorded.redundant)}: identical to their trunk file at their "
+                   f"base, so they hold nothing of FlagTree's (drift: overlay-redundant); delete them (git rm) rather "
+                   "than merge, then run provenance again", err=True)
+    if recorded.unmerged:
         return 1
     if not recorded.checked:
         echo_line(f"note: not checked that every file holds {tag}'s change (no recorded base, and no --from OLD "

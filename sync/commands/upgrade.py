@@ -32,11 +32,18 @@ def print_summary(report: Report, out: Path | None) -> None:
 
 
 def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None,
-                        target_branch: str | None, out: Path | None, policy: str, force: bool, do_continue: bool,
-                        do_abort: bool, quiet: bool, as_json: bool, backends: tuple[str, ...],
+                        target_branch: str | None, out: Path | None, policy: str | None, force: bool,
+                        do_continue: bool, do_abort: bool, quiet: bool, as_json: bool, backends: tuple[str, ...],
                         exec_command: str | None = None, exec_at: str | None = None,
-                        exec_timeout: float | None = None, drop_orphan_reverts: bool = False) -> int:
-    """exec_at and exec_timeout are None when not given: --continue then uses the run's stored ones."""
+                        exec_timeout: float | None = None, drop_orphan_reverts: bool = False,
+                        stop_on: tuple[str, ...] = ()) -> int:
+    """exec_at and exec_timeout are None when not given: --continue then uses the run's stored ones; policy
+    None and no stop_on: --continue keeps the run's, a new run commits markers."""
+    if stop_on and policy not in (None, "stop"):
+        raise SyncError(f"--stop-on stops on some conflicts and commits the others with markers: it goes with "
+                        f"--on-conflict stop (its default), not {policy}")
+    if stop_on:
+        policy = "stop"
     if do_abort and do_continue:
         raise SyncError("--continue and --abort exclude each other: pass one")
     if not do_continue and not do_abort and not exec_command and (exec_at or exec_timeout is not None):
@@ -53,7 +60,8 @@ def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, sourc
         return 0
     progress = TerminalProgress(quiet or as_json)
     if do_continue:
-        given = ContinueOptions(out, exec_command, exec_at, exec_timeout, frozenset(backends))
+        given = ContinueOptions(out, exec_command, exec_at, exec_timeout, frozenset(backends),
+                                None if policy is None else (policy, tuple(stop_on)))
         out = out or stored_report_dir(repo_path)  # where the summary line says the report went
         report = continue_upgrade(repo_path, given, progress, notice=lambda text: click.echo(text, err=True))
     else:
@@ -61,7 +69,8 @@ def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, sourc
             raise SyncError("--onto is required (or --continue / --abort)")
         gate = GateOptions(exec_command, exec_at or "end", 600 if exec_timeout is None else exec_timeout) \
             if exec_command else None
-        options = UpgradeOptions(target_branch, policy, force, frozenset(backends), out, gate, drop_orphan_reverts)
+        options = UpgradeOptions(target_branch, policy or "markers", force, frozenset(backends), out, gate,
+                                 drop_orphan_reverts, tuple(stop_on))
         report = run_upgrade(repo_path, old, onto, source_branch, options, progress, warn=print_warning)
     if as_json:
         click.echo(render_json(report), nl=False)

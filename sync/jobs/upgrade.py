@@ -47,6 +47,7 @@ class UpgradeOptions:
     out: Path | None = None
     gate: GateOptions | None = None
     drop_orphan_reverts: bool = False  # leave out reverts of commits the run does not replay
+    stop_on: tuple[str, ...] = ()  # with policy stop: stop only on conflicts in files these globs match
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class ContinueOptions:
     exec_at: str | None = None
     exec_timeout: float | None = None
     backends: frozenset[str] = frozenset()
+    policy: tuple[str, tuple[str, ...]] | None = None  # --on-conflict and --stop-on: from the stopped commit on
 
 
 @job
@@ -68,7 +70,7 @@ def run_upgrade(repo_path: str, old: str | None, onto: str, source_branch: str |
     but may be right (the command prints it even with -q)."""
     progress = progress or Silent()
     repo, params = engine.resolve_params(repo_path, old, onto, source_branch, options.target_branch,
-                                         options.policy, options.drop_orphan_reverts)
+                                         options.policy, options.drop_orphan_reverts, options.stop_on)
     require_forward(repo, params.range, "upgrade")  # onto == old would only copy the branch under a new name
     doubt = from_doubt(repo, params.range)
     if doubt is not None and warn is not None:
@@ -151,18 +153,29 @@ def continue_upgrade(repo_path: str, given: ContinueOptions = ContinueOptions(),
             options, used = _merged(given, engine.stored_options(repo))
             if options.out is not None:
                 check_out(repo, options.out)
-            if given.exec_command is not None:  # a gate first asked for now: the start did not check for it
-                state_range = engine.StateStore(repo).load()
-                if state_range is not None:
-                    engine.require_checkoutable(repo, state_range.params.range, "the test gate (--exec)",
-                                                _GATE_HINT)
+            _check_checkoutable(repo, given)
             if used and notice is not None:
                 notice("using the options the upgrade was started with: " + ", ".join(used))
-            result = engine.continue_upgrade(repo_path, _replay_progress(progress), _stored(options))
+            result = engine.continue_upgrade(repo_path, _replay_progress(progress), _stored(options), given.policy)
             return _finish(repo_path, result, replace(options, target_branch=result.params.target_branch,
                                                       policy=result.params.policy), progress, notice, notice)
     finally:
         progress.close()
+
+
+def _check_checkoutable(repo: Repository, given: ContinueOptions) -> None:
+    """A gate or stops first asked for by --continue: the start did not check that the names fit."""
+    stops = given.policy is not None and given.policy[0] == "stop"
+    if given.exec_command is None and not stops:
+        return
+    state = engine.StateStore(repo).load()
+    if state is None:
+        return
+    if given.exec_command is not None:
+        engine.require_checkoutable(repo, state.params.range, "the test gate (--exec)", _GATE_HINT)
+    if stops:
+        engine.require_checkoutable(repo, state.params.range, "--on-conflict stop",
+                                    "pass --on-conflict markers, ours or theirs")
 
 
 def stored_report_dir(repo_path: str) -> Path | None:

@@ -8,7 +8,8 @@ from sync.errors import SyncError, UnknownRef
 from sync.git import Commit, Repository
 from sync.git.repo import checked_out_branch, commit_of, resolve_commit, resolves
 from sync.model import Range, Rev
-from sync.records.pin import PIN_FILE, read_pin
+from sync.records.pin import PIN_FILE, RecordedRange, read_pin, recorded_range
+from sync.replay.engine import TOOL_EMAIL
 from sync.jobs.revs import resolve_range
 
 CHERRY_PICKED = re.compile(r"^\(cherry picked from commit ([0-9a-f]{40})\)$", re.MULTILINE)
@@ -46,16 +47,22 @@ def replayed_source(repo: Repository, replayed: list[Replayed], source: str | No
 
 def upgraded_range(repo: Repository, branch: str, old: str | None = None, onto: str | None = None,
                    source: str | None = None, hint: str = "") -> tuple[Range, list[Replayed]]:
-    """The range an upgrade made branch from, read from the branch itself: NEW is its pin, SRC the newest
-    FlagTree commit it replays, OLD the pin in SRC's tree; what the user gave wins. status and drift --target
-    both derive it here. A branch it cannot be read from is named, with hint (what the caller can pass) where it
-    does not look like upgrade's; where only a pin is missing, the message itself names --onto and --from."""
+    """The range an upgrade made branch from, read from the branch itself: NEW is its pin; OLD and SRC the
+    range its pin commit records, else SRC the newest FlagTree commit it replays and OLD the pin in SRC's tree;
+    what the user gave wins. status, drift --target, suppress --target and provenance all derive it here. A
+    branch it cannot be read from is named, with hint (what the caller can pass) where it does not look like
+    upgrade's; where only a pin is missing, the message itself names --onto and --from."""
     head = resolve_commit(repo, branch)  # an unknown name stays "unknown revision"
     try:
         onto_rev = _onto(repo, head, onto)
         replayed = replayed_commits(repo, head, onto_rev.oid)
-        source_rev = replayed_source(repo, replayed, source)
-        return Range(_old(repo, source_rev, old), onto_rev, source_rev), replayed
+        recorded = _recorded(repo, head, onto_rev.oid)
+        if source is None and recorded is not None:
+            source_rev = Rev(recorded.source[:9], recorded.source)
+        else:
+            source_rev = replayed_source(repo, replayed, source)
+        usable = recorded if recorded is not None and recorded.source == source_rev.oid else None
+        return Range(_old(repo, source_rev, old, usable), onto_rev, source_rev), replayed
     except UnknownRef:
         raise
     except _NoPin as exc:
@@ -63,6 +70,17 @@ def upgraded_range(repo: Repository, branch: str, old: str | None = None, onto: 
     except SyncError as exc:
         raise SyncError(f"cannot read the upgrade's range from {branch}, which does not look like a branch "
                         f"flagtree-sync upgrade made ({exc}){hint}") from exc
+
+
+def _recorded(repo: Repository, head, onto_id: str) -> RecordedRange | None:
+    """The range the newest pin commit of the tool above NEW records (first parents), if its commits are here."""
+    commit = head
+    while str(commit.id) != onto_id and commit.parents:
+        found = recorded_range(commit.message) if commit.committer.email == TOOL_EMAIL else None
+        if found is not None:
+            return found if resolves(repo, found.old.oid) and resolves(repo, found.source) else None
+        commit = commit.parents[0]
+    return None
 
 
 class _NoPin(SyncError):
@@ -74,17 +92,19 @@ def _onto(repo: Repository, head, onto: str | None) -> Rev:
         return Rev(onto, str(resolve_commit(repo, onto).id))
     pin = read_pin(repo, head)
     if pin is None:
-        raise _NoPin(f"it has no {PIN_FILE} at its tip (upgrade rewrites that pin only when the FlagTree branch "
-                     "it replays has one): pass --onto NEW (and --from OLD)")
+        raise _NoPin(f"it has no {PIN_FILE} at its tip (upgrade ends every branch it makes with one; it was "
+                     "deleted, or an older upgrade made the branch): pass --onto NEW (and --from OLD)")
     if not resolves(repo, pin.commit):
         raise SyncError(f"{PIN_FILE} pins {pin.tag} at {pin.commit[:9]}, which this repository does not have: "
                         "fetch the upstream tags")
-    return Rev(pin.tag, pin.commit)
+    return Rev(pin.commit[:9] if pin.tag == pin.commit else pin.tag, pin.commit)  # a commit id named short
 
 
-def _old(repo: Repository, source: Rev, old: str | None) -> Rev:
+def _old(repo: Repository, source: Rev, old: str | None, recorded: RecordedRange | None = None) -> Rev:
     if old:
         return Rev(old, str(resolve_commit(repo, old).id))
+    if recorded is not None:
+        return recorded.old
     pin = read_pin(repo, commit_of(repo, source.oid))
     if pin is None or not resolves(repo, pin.commit):
         raise _NoPin(f"the FlagTree commit it replays, {source.ref}, has no usable {PIN_FILE}: pass --from OLD")

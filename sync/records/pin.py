@@ -1,6 +1,7 @@
 """The pinned upstream: one file on the FlagTree branch says which Triton tag and commit it is on."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import tomlkit
@@ -42,9 +43,36 @@ def read_pin(repo: Repository, commit: Commit) -> Pin | None:
     return parse_pin(blob_text(repo, entry.id))
 
 
-def commit_pin(repo: Repository, head: Commit, pin: Pin) -> Oid:
-    """A commit on top of head that records pin (reruns give the same hash)."""
-    return commit_files(repo, head, {PIN_FILE: pin.render().encode()}, f"[CORE] Pin upstream {pin.tag}\n")
+FROM_TRAILER = "Flagtree-sync-from"  # OLD of the replayed range: "<name> <commit>"
+SOURCE_TRAILER = "Flagtree-sync-source"  # the FlagTree commit replayed
+_RANGE_TRAILERS = re.compile(rf"^{FROM_TRAILER}: (\S+) ([0-9a-f]{{40}})\n{SOURCE_TRAILER}: ([0-9a-f]{{40}})$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class RecordedRange:
+    """The range a pin commit says its branch replays (written where the source branch had no pin to read OLD
+    from)."""
+    old: Rev
+    source: str
+
+
+def commit_pin(repo: Repository, head: Commit, pin: Pin, replayed: RecordedRange | None = None) -> Oid:
+    """A commit on top of head that records pin (reruns give the same hash), and the replayed range in its
+    trailers when given."""
+    message = f"[CORE] Pin upstream {pin.tag}\n"
+    if replayed is not None:
+        message += (f"\n{FROM_TRAILER}: {replayed.old.ref} {replayed.old.oid}\n"
+                    f"{SOURCE_TRAILER}: {replayed.source}\n")
+    return commit_files(repo, head, {PIN_FILE: pin.render().encode()}, message)
+
+
+def recorded_range(message: str) -> RecordedRange | None:
+    """The range a pin commit's message records; None when it records none."""
+    found = _RANGE_TRAILERS.search(message)
+    if found is None:
+        return None
+    name, commit = found.group(1), found.group(2)
+    return RecordedRange(Rev(commit[:9] if name == commit else name, commit), found.group(3))
 
 
 def _tag_commit(repo: Repository, tag: str) -> str | None:

@@ -95,6 +95,7 @@ class Recorded:
     count: int  # entries written; 0: the manifest already said this and is committed
     unmerged: tuple[str, ...]  # files left at their old base: the tag's change is not in them yet
     checked: bool  # whether each file's old base was known, so that unmerged could be told
+    redundant: tuple[str, ...] = ()  # of unmerged, those identical to their old base: nothing of FlagTree's to keep
 
 
 def write_manifest(repo: Repository, work_tree: Path, branch: GitTree, backend: str, tag: str,
@@ -111,13 +112,16 @@ def write_manifest(repo: Repository, work_tree: Path, branch: GitTree, backend: 
             return as_oid(entry.blob)
         return old_tree.blob_id(spec_file.trunk_path or "") if old_tree is not None else None
 
-    entries, unmerged = [], []
+    entries, unmerged, redundant = [], [], []
     for spec_file in derived_files(branch, backend):
         blob = tag_tree.blob_id(spec_file.trunk_path or "")
         if blob is None:
             continue
-        if _misses_change(repo, branch, spec_file, old_base(spec_file), blob):
+        base = old_base(spec_file)
+        if _misses_change(repo, branch, spec_file, base, blob):
             unmerged.append(spec_file.path)
+            if branch.blob_id(spec_file.path) == base:  # a plain copy of its old base: deleting it is the fix
+                redundant.append(spec_file.path)
             if spec_file.path in previous:
                 entries.append(previous[spec_file.path])
             continue
@@ -127,13 +131,13 @@ def write_manifest(repo: Repository, work_tree: Path, branch: GitTree, backend: 
     checked = old_tree is not None or bool(previous)
     target = work_tree / manifest_path(backend)
     if not entries:
-        return Recorded(target, 0, tuple(unmerged), checked)
+        return Recorded(target, 0, tuple(unmerged), checked, tuple(redundant))
     text = render_manifest(entries)
     committed = read_text(branch, manifest_path(backend))
     if committed == text and target.is_file() and not target.is_symlink() and target.read_text(encoding="utf-8") == text:
-        return Recorded(target, 0, tuple(unmerged), checked)  # already recorded and committed: nothing written
+        return Recorded(target, 0, tuple(unmerged), checked, tuple(redundant))  # already recorded and committed: nothing written
     return Recorded(write_in_work_tree(work_tree, manifest_path(backend), text), len(entries), tuple(unmerged),
-                    checked)
+                    checked, tuple(redundant))
 
 
 def _misses_change(repo: Repository, branch: GitTree, spec_file: SpecFile, base: Oid | None, theirs: Oid) -> bool:

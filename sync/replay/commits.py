@@ -1,6 +1,7 @@
 """Replay commits onto another commit in memory (libgit2): no work tree, no index, no checkout."""
 from __future__ import annotations
 
+import fnmatch
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -57,21 +58,35 @@ class PickOutcome:
     conflicts: list[FileConflict]
 
 
+def settling(policy: str) -> str:
+    """How a conflict the run does not stop on is settled: stop commits markers where it does not stop."""
+    return "markers" if policy == "stop" else policy
+
+
+def stops_on(globs: tuple[str, ...], path: str) -> bool:
+    """Whether a conflict in path stops a run with --stop-on globs (fnmatch: * also matches /)."""
+    return any(fnmatch.fnmatchcase(path, glob) for glob in globs)
+
+
 class Replayer:
     """Cherry-picks in memory: merge(parent tree, current tree, commit tree) like git does."""
 
-    def __init__(self, repo: Repository, policy: str, onto_label: str) -> None:
+    def __init__(self, repo: Repository, policy: str, onto_label: str, stop_on: tuple[str, ...] = ()) -> None:
         if policy not in POLICIES:
             raise ValueError(policy)
         self.repo = repo
         self.policy = policy
         self.onto_label = onto_label
+        self.stop_on = stop_on  # with globs, only a conflict in a file they match stops; others are settled
 
     def pick_tree(self, commit: Commit, head_tree: Tree) -> PickOutcome:
-        picked = pick_tree(self.repo, commit, head_tree, self.policy, self.onto_label)
-        resolution = "markers" if self.policy == "stop" else self.policy
-        return PickOutcome(picked.tree, [FileConflict(c.path, c.kind, resolution, c.hunks, c.base_path)
-                                         for c in picked.conflicts])
+        settle = self.policy if not self.stop_on else settling(self.policy)
+        picked = pick_tree(self.repo, commit, head_tree, settle, self.onto_label)
+        resolution = settling(settle)
+        conflicts = [FileConflict(c.path, c.kind, resolution, c.hunks, c.base_path) for c in picked.conflicts]
+        if any(stops_on(self.stop_on, c.path) for c in conflicts):
+            return PickOutcome(None, conflicts)
+        return PickOutcome(picked.tree, conflicts)
 
     def commit(self, source: Commit, tree: Oid | str, head: Oid | str, conflicts: list[FileConflict]) -> Oid:
         """Keep author and committer so that replaying the same range twice gives the same hashes."""

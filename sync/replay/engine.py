@@ -13,7 +13,7 @@ import os
 import re
 import stat
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -21,7 +21,7 @@ from sync.replay.applied import made_by_apply
 from sync.support.atomic import write_text_atomic
 from sync.errors import SyncError, UpgradeStopped
 from sync.support.faults import checkpoint
-from sync.records.pin import PIN_FILE, Pin, commit_pin, pin_name, pinned_from, read_pin
+from sync.records.pin import PIN_FILE, Pin, RecordedRange, commit_pin, pin_name, pinned_from, read_pin
 from sync.git import Commit, GitError, Oid, Repository, file_in_tree, holds_conflict, tool_dir
 from sync.git.diff import missing_blobs
 from sync.git.repo import (branch_exists, commit_of, commit_range, commits_only_on, current_branch, delete_ref,
@@ -31,7 +31,7 @@ from sync.git.repo import (branch_exists, commit_of, commit_range, commits_only_
 from sync.git.worktree import (Worktree, branches_in_use, branches_in_worktrees, is_linked_worktree, longest_name,
                            remove_worktree, stop_worktree)
 from sync.model.revs import Range, Rev
-from sync.replay.commits import CONFLICT_TRAILER, Replayer, ReplayedCommit, summary_of
+from sync.replay.commits import CONFLICT_TRAILER, FileConflict, Replayer, ReplayedCommit, stops_on, summary_of
 from sync.replay.state import StateFormatError, parse_header, parse_journal_entry
 from sync.support.workers import holding_lock, released_lock
 
@@ -58,6 +58,7 @@ class UpgradeParams:
     target_branch: str
     policy: str
     drop_orphan_reverts: bool = False  # --drop-orphan-reverts: leave out reverts of what is not replayed
+    stop_on: tuple[str, ...] = ()  # --stop-on: stop only on conflicts in files these globs match
 
     @property
     def source_branch(self) -> str:
@@ -68,18 +69,25 @@ class UpgradeParams:
         def key(params: UpgradeParams) -> tuple[str, ...]:
             rng = params.range
             return (rng.old.oid, rng.onto.oid, rng.source.oid, params.target_branch, params.policy,
-                    str(params.drop_orphan_reverts))
+                    str(params.drop_orphan_reverts), *params.stop_on)
         return key(self) == key(other)
 
     def to_json(self) -> dict[str, Any]:
-        data = {"repo": self.repo, "range": self.range.to_json(), "target_branch": self.target_branch,
+        data: dict[str, Any] = {"repo": self.repo, "range": self.range.to_json(), "target_branch": self.target_branch,
                 "policy": self.policy}
-        return {**data, "drop_orphan_reverts": True} if self.drop_orphan_reverts else data  # older states lack it
+        if self.drop_orphan_reverts:  # older states lack it
+            data["drop_orphan_reverts"] = True
+        if self.stop_on:
+            data["stop_on"] = list(self.stop_on)
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "UpgradeParams":
         return cls(data["repo"], Range.from_json(data["range"]), data["target_branch"], data["policy"],
-                   bool(data.get("drop_orphan_reverts", False)))
+                   bool(data.get("drop_orphan_reverts", False)), tuple(data.get("stop_on", ())))
+
+    def replayer(self, repo: Repository) -> Replayer:
+        return Replayer(repo, self.policy, self.range.onto.ref, self.stop_on)
 
 
 @dataclass(frozen=True)
@@ -173,7 +181,7 @@ class StateStore:
                                                        "backends": tuple(header["options"]["backends"])}),
                                  target_was=header["target_was"])
             _check_plan(self.repo, state)
-            replayer = Replayer(self.repo, params.policy, params.range.onto.ref)
+            replayer = params.replayer(self.repo)
             for number, line in enumerate(self._journal_lines(), start=1):
                 entry = parse_journal_entry(_parse_json(line))
                 result = ReplayedCommit.from_json(entry["result"])
@@ -433,7 +441,7 @@ def run_lock(repo: Repository) -> Iterator[None]:
 
 def resolve_params(repo_path: str, old: str | None, onto: str, source_branch: str | None,
                    target_branch: str | None, policy: str,
-                   drop_orphan_reverts: bool = False) -> tuple[Repository, UpgradeParams]:
+                   drop_orphan_reverts: bool = False, stop_on: tuple[str, ...] = ()) -> tuple[Repository, UpgradeParams]:
     """What the user typed (None: the default) as the typed parameters of a run; old defaults to the
     tag pinned on the source branch, source_branch to the current branch, target_branch to sync/<onto>."""
     repo = open_repo(repo_path)
@@ -455,7 +463,7 @@ def resolve_params(repo_path: str, old: str | None, onto: str, source_branch: st
     if not is_ancestor(repo, rng.old.oid, rng.source.oid):
         raise SyncError(f"{old} ({rng.old.short}) is not an ancestor of {source_branch}: "
                         "pass the upstream tag the FlagTree branch is based on as --from")
-    return repo, UpgradeParams(repo_path, rng, target_branch, policy, drop_orphan_reverts)
+    return repo, UpgradeParams(repo_path, rng, target_branch, policy, drop_orphan_reverts, stop_on)
 
 
 def made_by_tool(repo: Repository, commit: Commit) -> bool:
@@ -626,7 +634,7 @@ def _refuse_only_upstream(repo: Repository, state: UpgradeState) -> None:
 
 def _drive(repo: Repository, store: StateStore, state: UpgradeState, progress: Progress,
            resumed: bool) -> UpgradeResult:
-    replayer = Replayer(repo, state.params.policy, state.params.range.onto.ref)
+    replayer = state.params.replayer(repo)
     total = len(state.commits)
     upstream = state.upstream(repo)
     while len(state.results) < total:
@@ -655,7 +663,8 @@ def _drive(repo: Repository, store: StateStore, state: UpgradeState, progress: P
             _stop_in_worktree(repo, store, state, commit)
             raise UpgradeStopped(
                 f"commit {number + 1}/{total} {str(commit.id)[:9]} conflicts in "
-                f"{', '.join(c.path for c in outcome.conflicts)}: resolve them in {store.worktree}, git add, "
+                f"{', '.join(c.path for c in outcome.conflicts)}{_matched(state.params, outcome.conflicts)}: "
+                f"resolve them in {store.worktree}, git add, "
                 "then run flagtree-sync upgrade --continue (or --abort to give up)")
         result = ReplayedCommit(str(commit.id), summary_of(commit), None, outcome.conflicts)
         if outcome.tree != head.tree.id or outcome.conflicts:
@@ -667,8 +676,11 @@ def _drive(repo: Repository, store: StateStore, state: UpgradeState, progress: P
         progress(number + 1, total, commit, result)
     tip = commit_of(repo, state.head).id
     rng = state.params.range
-    if read_pin(repo, commit_of(repo, rng.source.oid)) is not None:
-        tip = commit_pin(repo, commit_of(repo, tip), Pin(pin_name(repo, rng.onto), rng.onto.oid))
+    # Always pinned: status, drift, suppress and provenance read the range from the branch. A source without a
+    # pin gives no OLD to read, so the pin commit's trailers record it (and the source).
+    unpinned = read_pin(repo, commit_of(repo, rng.source.oid)) is None
+    recorded = RecordedRange(Rev(pin_name(repo, rng.old), rng.old.oid), rng.source.oid) if unpinned else None
+    tip = commit_pin(repo, commit_of(repo, tip), Pin(pin_name(repo, rng.onto), rng.onto.oid), recorded)
     _write_target(repo, state, str(tip))
     state.head = str(tip)
     # The state stays until finish_upgrade: a run killed while reporting resumes into the report.
@@ -737,8 +749,10 @@ def stored_options(repo: Repository) -> RunOptions:
     return state.options
 
 
-def continue_upgrade(repo_path: str, progress: Progress, options: RunOptions | None = None) -> UpgradeResult:
-    """Resume the run in progress; options (when given) replace the stored ones from now on."""
+def continue_upgrade(repo_path: str, progress: Progress, options: RunOptions | None = None,
+                     policy: tuple[str, tuple[str, ...]] | None = None) -> UpgradeResult:
+    """Resume the run in progress; options (when given) replace the stored ones from now on, and policy (the
+    --on-conflict and --stop-on given) the run's from the commit it stopped at: a way out of a long run of stops."""
     repo = open_repo(repo_path)
     store = StateStore(repo)
     state = store.load()
@@ -749,8 +763,12 @@ def continue_upgrade(repo_path: str, progress: Progress, options: RunOptions | N
     if options is not None and options != state.options:
         state.options = options
         store.save(state)
+    if policy is not None:  # saved with the next header: the resolution taken, or the stop dropped
+        state.params = replace(state.params, policy=policy[0], stop_on=policy[1])
     if state.stopped:
         _take_resolution(repo, store, state)
+    elif policy is not None:
+        store.save(state)
     return _drive(repo, store, state, progress, resumed=True)
 
 
@@ -765,7 +783,9 @@ def _take_resolution(repo: Repository, store: StateStore, state: UpgradeState) -
     unmerged = worktree.unmerged_paths()
     if unmerged:
         raise SyncError(f"unresolved conflicts in {store.worktree}: {', '.join(unmerged)} (resolve them and git add, "
-                        "or git rm a file to delete, first)")
+                        "or git rm a file to delete, first; or git add them with their markers and --continue "
+                        "--on-conflict markers, or cherry-pick --abort there to replay the commit anew under the "
+                        "policy --continue gives)")
     commit = commit_of(repo, state.commits[len(state.results)])
     if worktree.head() == state.head and worktree.picking() is None and not worktree.local_changes():
         # killed between saving the stop and the cherry-pick, or the pick undone: nothing was resolved
@@ -778,16 +798,18 @@ def _take_resolution(repo: Repository, store: StateStore, state: UpgradeState) -
     replayer = Replayer(repo, "markers", state.params.range.onto.ref)
     conflicts = replayer.pick_tree(commit, commit_of(repo, state.head).tree).conflicts
     resolved_tree = worktree.resolved_tree(state.head)
-    marked = [conflict.path for conflict in conflicts if _holds_markers(repo, resolved_tree, conflict.path)]
-    if marked:  # a `git add` of a file still in conflict: taking it would commit markers as a resolution
-        files = sorted(set(marked))
+    marked = {conflict.path for conflict in conflicts if _holds_markers(repo, resolved_tree, conflict.path)}
+    # markers are a resolution only where the policy now in force would not have stopped
+    kept = {path for path in marked if not _stops(state.params, path)}
+    if marked - kept:  # a `git add` of a file still in conflict: taking it would commit markers as a resolution
+        files = sorted(marked - kept)
         raise SyncError(f"still in conflict in {store.worktree}: {', '.join(files)} "
                         f"{'holds' if len(files) == 1 else 'hold'} "
                         "<<<<<<< / >>>>>>> markers; edit them out, git add them, then rerun --continue "
                         "(to commit markers on purpose, start the upgrade with --on-conflict markers)")
     for conflict in conflicts:
-        conflict.resolution = "manual"
-    new_head = replayer.commit(commit, resolved_tree, state.head, [])
+        conflict.resolution = "markers" if conflict.path in kept else "manual"
+    new_head = replayer.commit(commit, resolved_tree, state.head, [c for c in conflicts if c.path in kept])
     resolved = ReplayedCommit(str(commit.id), summary_of(commit), str(new_head), conflicts)
     state.results.append(resolved)
     state.head, state.stopped = str(new_head), False
@@ -795,6 +817,21 @@ def _take_resolution(repo: Repository, store: StateStore, state: UpgradeState) -
     worktree.quit_cherry_pick()
     store.save(state)
     worktree.detach_at(state.head)  # the resolved commit (same tree): the worktree is clean for the next stop
+
+
+def _matched(params: UpgradeParams, conflicts: list[FileConflict]) -> str:
+    """At a --stop-on stop: which files stopped it, the others may keep their markers."""
+    if not params.stop_on:
+        return ""
+    matched = sorted({c.path for c in conflicts if stops_on(params.stop_on, c.path)})
+    if len(matched) == len({c.path for c in conflicts}):
+        return ""
+    return f" (--stop-on matches {', '.join(matched)}; git add the others as they are to keep their markers)"
+
+
+def _stops(params: UpgradeParams, path: str) -> bool:
+    """Whether a conflict in path stops the run under its policy now."""
+    return params.policy == "stop" and (not params.stop_on or stops_on(params.stop_on, path))
 
 
 def _holds_markers(repo: Repository, tree_id: str, path: str) -> bool:

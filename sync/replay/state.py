@@ -59,7 +59,10 @@ def _rev(where: str, value: Any) -> dict[str, str]:
 def _params(data: Any) -> dict[str, Any]:
     """params of the current format: {"repo", "range": {"from", "onto", "source"} of {"ref", "commit"},
     "target_branch", "policy"}."""
-    params = _keys("params", data, {"repo", "range", "target_branch", "policy"}, {"drop_orphan_reverts"})
+    params = _keys("params", data, {"repo", "range", "target_branch", "policy"}, {"drop_orphan_reverts", "stop_on"})
+    stop_on = _typed("params.stop_on", params.get("stop_on", []), (list,))
+    if not all(isinstance(glob, str) and glob for glob in stop_on):
+        raise StateFormatError("params.stop_on holds a value that is no glob")
     for name in ("repo", "target_branch", "policy"):
         _typed(f"params.{name}", params[name], (str,))
     _typed("params.drop_orphan_reverts", params.get("drop_orphan_reverts", False), (bool,))

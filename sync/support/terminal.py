@@ -8,6 +8,7 @@ SARIF stay valid documents with the same content.
 from __future__ import annotations
 
 import re
+import shutil
 import sys
 from contextlib import contextmanager
 from typing import Any, Iterator, TextIO
@@ -31,6 +32,31 @@ def printable(text: str) -> str:
 def printable_lines(text: str) -> str:
     """Lines as written: newline and tab kept, every other control character escaped."""
     return _BUT_LINES.sub(_escape, text)
+
+
+ELLIPSIS = "…"
+_LEAST_MESSAGE = 20  # below this much of the message, a cut line says nothing: let the terminal wrap it
+
+
+def terminal_width() -> int | None:
+    """The width per-finding lines are cut to: the terminal's (COLUMNS wins) when stdout is one; None when it
+    is piped or a file, where scripts read whole lines."""
+    try:
+        if not sys.stdout.isatty():
+            return None
+    except (AttributeError, ValueError):  # a closed or odd stream: no terminal
+        return None
+    return shutil.get_terminal_size().columns
+
+
+def fit(head: str, message: str, width: int | None) -> str:
+    """head + message in width columns: the message is cut, with an ellipsis, and head (severity, kind, path)
+    kept whole; a line that fits, or no width (not a terminal), is left as it is."""
+    line = head + message
+    if width is None or len(line) <= width:
+        return line
+    room = max(width - len(head) - len(ELLIPSIS), _LEAST_MESSAGE)
+    return line if room >= len(message) else head + message[:room].rstrip() + ELLIPSIS
 
 
 class EscapingStream:
