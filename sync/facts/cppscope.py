@@ -40,7 +40,10 @@ def walk(node: Node):
         stack.extend(reversed(current.children))
 
 
-def _in_body(node: Node) -> bool:
+def in_function_body(node: Node) -> bool:
+    """Whether a C++ declaration is local to a function (or lambda) body, which no other file can name:
+    a local struct's fields, or `SmallVector<Value> operands(a, b);`, which tree-sitter reads as the
+    declaration of a function `operands` (the most vexing parse)."""
     parent = node.parent
     while parent is not None:
         if parent.type == "compound_statement":
@@ -82,7 +85,7 @@ def declaration_scopes(text: str, names: set[str]) -> dict[str, set[str]]:
                            "enum_specifier", "alias_declaration"):
             name_node = node.child_by_field_name("declarator" if node.type in ("function_declarator",
                                                                                 "field_declaration") else "name")
-            if name_node is None or _in_body(node):
+            if name_node is None or in_function_body(node):
                 continue
             spelled = node_text(name_node)
             if "::" in spelled and node.type == "function_declarator":

@@ -33,7 +33,6 @@ from posixpath import basename, commonprefix
 from typing import Callable, Iterable, Iterator, Sequence
 
 import libcst as cst
-from tree_sitter import Node
 
 from sync.support.cache import memoized, memoized_by
 from sync.support.parselimit import oversized
@@ -43,7 +42,7 @@ from sync.git import GitTree, Repository, changes_with_renames
 from sync.git import added_lines as tree_added_lines
 from sync.facts.trees import read_text
 from sync.facts.cpp import NAME_QUERY, captures, node_text
-from sync.facts.cppscope import declaration_scopes, own_header_copy, resolves, use_contexts
+from sync.facts.cppscope import declaration_scopes, in_function_body, own_header_copy, resolves, use_contexts
 from sync.facts.pyfacts import first_line, params_of
 from sync.facts.pysource import Param
 from sync.facts.pyfacts_cst import cst_params
@@ -223,18 +222,6 @@ _DECLARATION_QUERY = """
 """
 
 
-def _in_function_body(node: Node) -> bool:
-    """Whether a C++ declaration is local to a function (or lambda) body, which no other file can name:
-    a local struct's fields, or `SmallVector<Value> operands(a, b);`, which tree-sitter reads as the
-    declaration of a function `operands` (the most vexing parse)."""
-    parent = node.parent
-    while parent is not None:
-        if parent.type == "compound_statement":
-            return True
-        parent = parent.parent
-    return False
-
-
 # An ODS interface method is a C++ member of every type/op/attr that implements the interface.
 _TD_INTERFACE_METHOD = re.compile(r'InterfaceMethod\s*<\s*(?:/\*[^*]*\*/\s*)?(?:"(?:[^"\\]|\\.)*"|\[\{.*?\}\])\s*,'
                                   r'\s*(?:/\*[^*]*\*/\s*)?"[^"]*"\s*,\s*(?:/\*[^*]*\*/\s*)?"(\w+)"', re.DOTALL)
@@ -254,7 +241,7 @@ def declared_names(path: str, text: str | None) -> set[str]:
 def _declared_names(path: str, text: str) -> set[str]:
     if path.endswith(CPP):
         return {node_text(node).split("::")[-1]
-                for node in captures(_DECLARATION_QUERY, text).get("name", []) if not _in_function_body(node)}
+                for node in captures(_DECLARATION_QUERY, text).get("name", []) if not in_function_body(node)}
     if path.endswith(TD):
         return {alias for match in _TD_DECLARATION.finditer(text) for token in match.groups() if token
                 for alias in _accessor_aliases(token)} | set(_TD_INTERFACE_METHOD.findall(text))
