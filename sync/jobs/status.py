@@ -16,7 +16,7 @@ Nothing is read from an earlier report: everything is re-derived from the branch
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sync import __version__
 from sync.drift.run import analyse_drift
@@ -25,8 +25,8 @@ from sync.git import Commit, GitTree, Repository, open_repo
 from sync.git.merge import holds_conflict
 from sync.git.repo import commit_of, current_branch, resolve_commit, tree_of
 from sync.git.store import scratch_repository
-from sync.model import Conflict, Hunk, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
-from sync.model.build import OwnersOf, conflict_owners
+from sync.model import Report, ReplayedCommit, Rev, UpgradeInfo, build_report
+from sync.model.build import OwnersOf
 from sync.support.progress import Progress, Silent
 from sync.replay.commits import CONFLICT_TRAILER, RESOLVED_TRAILER, Replayer, summary_of
 from sync.jobs.review import review_on_branch
@@ -93,15 +93,10 @@ def _conflicts_now(repo: Repository, replayed: list[Replayed], head: Commit, ont
                 recorded = GitTree.of_commit(repo, item.commit.id, "status:pick")
             marked = _trailer_paths(item.commit.raw_message.decode("utf-8", "surrogateescape"))  # names as bytes
             conflicts = tuple(
-                Conflict(str(item.source.id), summary_of(item.source), found.path, found.kind,
-                         "markers" if found.path in marked
-                         and _still_open(tip, kept, found.path, found.kind, recorded, replay_end)
-                         and not (found.path in kept_as_is and found.kind not in ("content", "add/add"))
-                         else "manual",
-                         conflict_owners(owners_of, found.path, summary_of(item.source),
-                                         (h.theirs for h in found.hunks)),
-                         tuple(Hunk(h.line, h.ours, h.base, h.theirs)
-                                                            for h in found.hunks), found.base_path)
+                replace(found, resolution="markers" if found.path in marked
+                        and _still_open(tip, kept, found.path, found.kind, recorded, replay_end)
+                        and not (found.path in kept_as_is and found.kind not in ("content", "add/add"))
+                        else "manual").to_model(str(item.source.id), summary_of(item.source), owners_of)
                 for found in outcome.conflicts)
             commits.append(ReplayedCommit(str(item.source.id), summary_of(item.source), str(item.commit.id),
                                           conflicts))

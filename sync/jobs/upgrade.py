@@ -16,9 +16,9 @@ from sync.drift.run import analyse_drift, parsing_ahead
 from sync.errors import SyncError
 from sync.support.gcpolicy import job
 from sync.replay.gate import run_gate
-from sync.model import Conflict, GateResult, Hunk, Range, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
+from sync.model import GateResult, Range, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
 from sync.model.report import OrphanRevert
-from sync.model.build import OwnersOf, conflict_owners
+from sync.model.build import OwnersOf
 from sync.replay import engine
 from sync.git import GitTree, Repository, commit_of, common_git_dir, merges_in_range, open_repo, tool_dir
 from sync.git.repo import REACHABLE
@@ -274,12 +274,7 @@ def _commits(results: Sequence[EngineCommit], owners_of: OwnersOf, upstream: dic
              orphans: dict[str, tuple[str, str]] | None = None, dropped: bool = False) -> tuple[ReplayedCommit, ...]:
     commits = []
     for result in results:
-        conflicts = tuple(
-            Conflict(result.source, result.summary, conflict.path, conflict.kind, conflict.resolution,
-                     conflict_owners(owners_of, conflict.path, result.summary, (h.theirs for h in conflict.hunks)),
-                     tuple(Hunk(h.line, h.ours, h.base, h.theirs) for h in conflict.hunks),
-                     conflict.base_path)
-            for conflict in result.conflicts)
+        conflicts = tuple(conflict.to_model(result.source, result.summary, owners_of) for conflict in result.conflicts)
         orphan = (orphans or {}).get(result.source)
         commits.append(ReplayedCommit(result.source, result.summary, result.result, conflicts,
                                       upstream.get(result.source),

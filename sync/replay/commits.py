@@ -7,6 +7,8 @@ from typing import Any
 
 from sync.git import Commit, ConflictHunk, Oid, Repository, Tree
 from sync.git.pick import commit_like, pick_tree, short, summary_of
+from sync.model import Conflict, Hunk
+from sync.model.build import OwnersOf, conflict_owners
 
 __all__ = ["CONFLICT_TRAILER", "POLICIES", "FileConflict", "PickOutcome", "ReplayedCommit", "Replayer", "short",
            "summary_of"]
@@ -26,6 +28,13 @@ class FileConflict:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    def to_model(self, source: str, summary: str, owners_of: OwnersOf) -> Conflict:
+        """The report's conflict: the one conversion of a replay conflict into the model (upgrade, status)."""
+        return Conflict(source, summary, self.path, self.kind, self.resolution,
+                        conflict_owners(owners_of, self.path, summary, (hunk.theirs for hunk in self.hunks)),
+                        tuple(Hunk(hunk.line, hunk.ours, hunk.base, hunk.theirs) for hunk in self.hunks),
+                        self.base_path)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "FileConflict":
