@@ -129,3 +129,27 @@ def test_commands_do_no_git() -> None:
     reaching = [f"{name} -> {target}" for name, (inside, _) in graph().items() if name.startswith("sync.commands")
                 for target in inside if target == "sync.git" or target.startswith("sync.git.")]
     assert reaching == []
+
+
+def test_the_backend_layout_is_spelled_in_one_module() -> None:
+    """Where a backend's files live (third_party/<b>/...) is a rule of facts/layout.py alone: another module asks
+    it (backend_dir, backend_spec_dir, is_third_party) instead of spelling the path. The demo world builds
+    fixtures and the builder lays out a package: both spell paths of their own."""
+    spelled = []
+    for path in sorted(ROOT.rglob("*.py")):
+        relative = path.relative_to(ROOT).as_posix()
+        if relative == "facts/layout.py" or relative.startswith(("demo/", "builder/")):
+            continue
+        tree = ast.parse(path.read_text(), str(path))
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                      and node.body and isinstance(node.body[0], ast.Expr)}
+        for node in ast.walk(tree):
+            if id(node) in docstrings:
+                continue
+            text = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+            if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+                text = str(node.values[0].value)
+            if text is not None and (text.startswith("third_party/") or text == "third_party"):
+                spelled.append(f"{relative}:{node.lineno}")
+    assert spelled == []

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from sync.git import GitTree
-from sync.facts.layout import third_party_backends
+from sync.facts.layout import backend_dir, third_party_backends
 from sync.model import Finding
 from sync.drift.context import DriftContext
 from sync.drift.analyses.builddeps import generated_dependency_findings
@@ -46,7 +46,7 @@ class Analyzer:
 
 def backends_without_spec(context: DriftContext) -> list[Finding]:
     known = set(context.owners.backends) | {item.file.backend for item in context.classified}
-    return [Finding("backend-without-spec", f"third_party/{backend}/backend", "backend has no spec/ tree: "
+    return [Finding("backend-without-spec", f"{backend_dir(backend)}/backend", "backend has no spec/ tree: "
                     "no overlay, spec function or C++ guard of it to drift", backend=backend)
             for backend in third_party_backends(context.fork)
             if backend not in known and (not context.filtered or backend in context.backends)]

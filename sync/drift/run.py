@@ -15,6 +15,7 @@ from sync.git.repo import commit_of, commit_range, has_object, is_ancestor, tree
 from sync.git.store import scratch_repository
 from sync.support.progress import Progress, Silent
 from sync.model import Finding, MergedOverlay, Range, Rev
+from sync.facts.layout import is_third_party
 
 if TYPE_CHECKING:  # the analyzers are imported when an analysis runs: a cached result needs none of them
     from sync.drift.context import DriftContext
@@ -233,7 +234,7 @@ def _over_the_parse_limit(context: "DriftContext") -> list[Finding]:
             blob = tree.blob_id(path)
             if path in sizes or blob is None or not path.endswith(_PARSED_SUFFIXES):
                 continue
-            if blob == old.blob_id(path) and not path.startswith("third_party/"):
+            if blob == old.blob_id(path) and not is_third_party(path):
                 continue  # the same at both ends: no analysis parses it
             try:
                 size = tree.repo.odb.read_header(blob)[1]  # the target's may be in the scratch store

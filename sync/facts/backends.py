@@ -6,14 +6,14 @@ import posixpath
 from posixpath import join, normpath
 from typing import Callable
 
-from sync.facts.layout import spec_files
+from sync.facts.layout import backend_spec_dir, spec_files
 from sync.facts.trees import FileTree, read_text
 from sync.facts.pyfacts import parse_module_facts
 from sync.facts.pysource import FunctionFacts, ModuleFacts
 
 
 def spec_root(backend: str) -> str:
-    return f"third_party/{backend}/backend/spec/triton"
+    return f"{backend_spec_dir(backend)}/triton"
 
 
 def python_roots(tree: FileTree, backend: str) -> list[str]:

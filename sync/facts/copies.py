@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass
 from posixpath import basename
 
-from sync.facts.layout import TRUNK, is_test_path, third_party_owner
+from sync.facts.layout import TRUNK, is_test_path, is_third_party, third_party_owner
 from sync.facts.trees import FileTree, read_text
 
 NEAR = 0.8  # at least this share of lines in common: the same file (git's copy detection starts at 0.5)
@@ -50,7 +50,7 @@ class TrunkIndex:
         for path in tree.paths():
             if not path.endswith(COPY_SUFFIXES) or is_test_path(path):
                 continue
-            if outside_third_party and path.startswith("third_party/"):
+            if outside_third_party and is_third_party(path):
                 continue
             text = read_text(tree, path)
             if text is None:

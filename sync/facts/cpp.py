@@ -12,6 +12,7 @@ from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 from sync.support.cache import memoized
 from sync.support.parselimit import oversized
 from sync.facts.trees import FileTree, read_text
+from sync.facts.layout import backend_dir, backend_spec_dir
 
 MACRO_PREFIX = "FLAGTREE_SPEC_"
 _DEFINE = re.compile(r"^\s*#\s*define\s+(FLAGTREE_SPEC_\w+)")
@@ -48,7 +49,7 @@ class CppFunction:
 
 
 def header_path(backend: str) -> str:
-    return f"third_party/{backend}/backend/spec/include/flagtree_spec.h"
+    return f"{backend_spec_dir(backend)}/include/flagtree_spec.h"
 
 
 @dataclass(frozen=True)
@@ -60,10 +61,10 @@ class MacroDefinition:
 
 def _include_candidates(backend: str, including: str, name: str) -> list[str]:
     """Where `#include "name"` in a backend header can land inside the backend's own tree."""
-    spec = f"third_party/{backend}/backend/spec"
+    spec = backend_spec_dir(backend)
     here = posixpath.dirname(including)
     return [posixpath.normpath(posixpath.join(root, name)) for root in (here, f"{spec}/include", f"{spec}/lib",
-                                                                        f"third_party/{backend}/include")]
+                                                                        f"{backend_dir(backend)}/include")]
 
 
 def backend_macros(tree: FileTree, backend: str) -> dict[str, MacroDefinition]:
@@ -71,7 +72,7 @@ def backend_macros(tree: FileTree, backend: str) -> dict[str, MacroDefinition]:
     backend's own tree that it includes, transitively (real backends define them there, not in the file itself)."""
     found: dict[str, MacroDefinition] = {}
     pending, seen = [header_path(backend)], set()
-    owned = f"third_party/{backend}/"
+    owned = f"{backend_dir(backend)}/"
     while pending:
         path = pending.pop(0)
         if path in seen:
@@ -269,7 +270,7 @@ def functions_in(region: GuardRegion, defined: list[CppFunction]) -> list[CppFun
 def stray_macros(tree: FileTree, backend: str, reachable: dict[str, MacroDefinition]) -> list[MacroDefinition]:
     """FLAGTREE_SPEC_* macros defined in the backend's spec headers that flagtree_spec.h never includes:
     the build never sees them, so trunk's default stays on."""
-    prefix = f"third_party/{backend}/backend/spec/include/"
+    prefix = f"{backend_spec_dir(backend)}/include/"
     found = []
     for path in tree.paths():
         if not path.startswith(prefix) or path == header_path(backend):

@@ -13,7 +13,7 @@ from tree_sitter import Node
 
 from sync.facts.cpp import captures
 from sync.facts.delta import CPP, TD
-from sync.facts.layout import third_party_owner
+from sync.facts.layout import backend_dir, is_third_party, third_party_owner
 from sync.facts.trees import read_text
 from sync.git import GitTree
 from sync.support.cache import memoized
@@ -122,7 +122,7 @@ def trunk_dialect_dirs(tree: GitTree, path: str) -> set[str]:
 def _own_include_root(path: str) -> str | None:
     """third_party/<b>/include for a file of backend b; None for trunk files."""
     backend = third_party_owner(path)
-    return f"third_party/{backend}/include" if backend is not None else None
+    return f"{backend_dir(backend)}/include" if backend is not None else None
 
 
 @lru_cache(maxsize=32)
@@ -147,7 +147,7 @@ def dir_namespaces(tree: GitTree) -> dict[str, frozenset[str]]:
     """Include directory of trunk .td files -> the C++ namespaces they give their dialect, attributes and types."""
     found: dict[str, set[str]] = {}
     for path in tree.paths():
-        if path.endswith(TD) and not path.startswith("third_party/"):
+        if path.endswith(TD) and not is_third_party(path):
             names = {name.lstrip(":") for name in _CPP_NAMESPACE.findall(read_text(tree, path) or "")}
             if names:
                 found.setdefault(include_dir(path), set()).update(names)

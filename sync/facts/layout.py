@@ -31,6 +31,24 @@ _CPP_SUFFIXES = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc", ".td")
 # - third_party/<b>/backend/spec/{triton,include,lib}/...: the seed's layout (main, 3.6 branches);
 # - python/triton/spec/<b>/...: the Python mirror inside trunk's package (triton_v3.5.x, ascend).
 # A repository may name more in pyproject.toml: [tool.flagtree-sync] spec_roots = ["x/{backend}/py"].
+THIRD_PARTY = "third_party"
+
+
+def backend_dir(backend: str) -> str:
+    """third_party/<b>: everything below it is backend b's."""
+    return f"{THIRD_PARTY}/{backend}"
+
+
+def backend_spec_dir(backend: str) -> str:
+    """third_party/<b>/backend/spec: the seed's spec tree (triton/, include/, lib/) and the backend's records."""
+    return f"{backend_dir(backend)}/backend/spec"
+
+
+def is_third_party(path: str) -> bool:
+    """Whether a path is some backend's (or third-party code's), not trunk's."""
+    return path.startswith(THIRD_PARTY + "/")
+
+
 _THIRD_PARTY_SPEC = re.compile(r"\Athird_party/(?P<backend>[^/]+)/backend/spec/(?P<rest>.+)\Z", re.S)
 _OWNED = re.compile(r"\Athird_party/(?P<backend>[^/]+)/.", re.S)
 PYTHON_SPEC_HOME = f"{TRUNK}/spec"

@@ -13,7 +13,7 @@ from sync.facts.backends import backend_exports
 from sync.facts.callsites import index_trunk_hooks
 from sync.facts.cpp import backend_macros, functions, guard_regions, mentions_spec_macro, stray_macros
 from sync.facts.roles import COPY_ROLES, RENAMED_COPY, Classified, classified_files
-from sync.facts.layout import backend_names, package_init
+from sync.facts.layout import backend_names, is_third_party, package_init
 from sync.facts.trees import FileTree, read_text
 from sync.git import GitTree, current_branch, open_repo
 from sync.jobs.revs import resolve_rev
@@ -34,7 +34,7 @@ def describe_tree(tree: FileTree, base: FileTree | None = None) -> dict[str, Any
     hooks = index_trunk_hooks(tree)
     guards: dict[str, list[dict[str, Any]]] = {}
     for path in tree.paths():
-        if path.startswith("third_party/") or not path.endswith(CPP):
+        if is_third_party(path) or not path.endswith(CPP):
             continue
         text = read_text(tree, path) or ""
         if mentions_spec_macro(text):

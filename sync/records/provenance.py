@@ -16,7 +16,7 @@ import tomlkit
 from sync.errors import SyncError
 from sync.git import ConflictHunk, GitTree, Oid, Repository, as_oid, has_object, merge_blobs
 from sync.git.merge import MergeFavor
-from sync.facts.layout import SpecFile, spec_files
+from sync.facts.layout import SpecFile, backend_spec_dir, spec_files
 from sync.records.tomlfiles import OID, Table, Text, load_toml, write_in_work_tree
 from sync.facts.trees import FileTree, read_text
 
@@ -27,7 +27,7 @@ HEADER = ("Where each file of this backend came from: the trunk counterpart and 
 
 
 def manifest_path(backend: str) -> str:
-    return f"third_party/{backend}/backend/spec/provenance.toml"
+    return f"{backend_spec_dir(backend)}/provenance.toml"
 
 
 @dataclass(frozen=True)

@@ -20,12 +20,13 @@ from sync.git import GitTree
 from sync.model import Finding, Review
 from sync.records.tomlfiles import OID, Table, Text, load_toml, work_tree_path, write_in_work_tree
 from sync.facts.trees import FileTree, read_text
+from sync.facts.layout import backend_spec_dir, is_third_party
 
 NEW_FILE_HEADER = "Findings reviewed by the backend maintainer; see flagtree-sync suppress --help."
 
 
 def suppressions_path(backend: str) -> str:
-    return f"third_party/{backend}/backend/spec/suppressions.toml"
+    return f"{backend_spec_dir(backend)}/suppressions.toml"
 
 
 # Which detail of a finding tells it from the other findings of its kind in the same file.
@@ -189,7 +190,7 @@ def with_suppression(text: str | None, finding: Finding, new: GitTree, reviewed_
     assert finding.backend
     rel = suppressions_path(finding.backend)
     trunk = trunk_counterpart(finding)
-    blob = new.blob_id(trunk) if not trunk.startswith("third_party/") else None
+    blob = new.blob_id(trunk) if not is_third_party(trunk) else None
     subject = subject_of(finding)
     if text is not None and entry_for({e.key: e for e in parse_suppressions(text, rel)}, finding) is not None:
         raise SyncError(f"{finding.kind} on {finding.path}{f' ({subject})' if subject else ''} is already "

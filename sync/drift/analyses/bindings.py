@@ -23,6 +23,7 @@ from sync.facts.cpp import node_text, parse_tree
 from sync.facts.cppscope import walk
 from sync.facts.delta import backend_of
 from sync.facts.upstreamlog import with_upstream_commits
+from sync.facts.layout import is_third_party
 
 _BINDING_FILES = (".cc", ".cpp")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
@@ -80,7 +81,7 @@ def binding_findings(context: DriftContext) -> list[Finding]:
     if not gone:
         return []
     lines_by_path = tree_added_lines(context.upstream_old, context.fork, lambda path: path.endswith(".py") and (
-        path.startswith("python/triton/") or path.startswith("third_party/"))
+        path.startswith("python/triton/") or is_third_party(path))
         and not any(part in "/" + path for part in _NOT_BUILT))
     spelled = re.compile(r"\.\s*(" + "|".join(re.escape(name) for name in gone) + r")\b")
     uses: dict[str, list[tuple[str, int]]] = {}
@@ -101,7 +102,7 @@ def binding_findings(context: DriftContext) -> list[Finding]:
     defines = re.compile(r"\bdef\s+(" + "|".join(re.escape(name) for name in uses) + r")\b")
     # Where a Python definition could be what the attribute means: trunk's package and the using backends' trees.
     roots = ("python/triton/",) + tuple(sorted({"/".join(path.split("/")[:2]) + "/" for sites in uses.values()
-                                               for path, _ in sites if path.startswith("third_party/")}))
+                                               for path, _ in sites if is_third_party(path)}))
     ambiguous = {match for tree in (context.upstream_new, context.fork) for path in tree.paths()
                  if path.endswith(".py") and path.startswith(roots) and not any(part in "/" + path for part in _NOT_BUILT)
                  for match in defines.findall(read_text(tree, path) or "")}  # a test's stub is no definition
@@ -122,7 +123,7 @@ def binding_findings(context: DriftContext) -> list[Finding]:
         if name in ambiguous:
             continue
         for path, line in sites:
-            if path.startswith("third_party/") and name in registers("/".join(path.split("/")[:2]) + "/"):
+            if is_third_party(path) and name in registers("/".join(path.split("/")[:2]) + "/"):
                 continue  # the backend registers the name itself
             groups.setdefault((backend_of(context.owners.owners, path), name), []).append(f"{path}:{line}")
     findings = []

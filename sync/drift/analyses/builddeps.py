@@ -22,6 +22,7 @@ from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
 from sync.facts.cpp import include_lines
 from sync.facts.delta import backend_of, fork_added_lines, hunks_with, is_cmake, text_diff
+from sync.facts.layout import is_third_party
 
 _COMMENT = re.compile(r"#[^\n]*")
 _LIBRARY = re.compile(r"\badd_\w*library\s*\(", re.IGNORECASE)
@@ -93,7 +94,7 @@ class _Tree:
         self.generated: dict[str, str] = {}
         self.edges: dict[str, set[str]] = {}  # CMake target -> targets built before it
         for path in tree.paths():
-            if is_cmake(path) and not path.startswith("third_party/"):
+            if is_cmake(path) and not is_third_party(path):
                 text = read_text(tree, path) or ""
                 self.generated.update(generated_files(path, text))
                 for target in library_targets(path, text):
@@ -151,7 +152,7 @@ def generated_dependency_findings(context: DriftContext) -> list[Finding]:
     touched = set(fork_added_lines(context.upstream_old, context.fork))
     findings = []
     for cmake in new.tree.paths():
-        if not is_cmake(cmake) or cmake.startswith("third_party/"):
+        if not is_cmake(cmake) or is_third_party(cmake):
             continue
         for target in library_targets(cmake, read_text(new.tree, cmake) or ""):
             if cmake not in touched and not touched & set(target.sources):

@@ -18,6 +18,7 @@ from sync.model import Finding
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
 from sync.facts.delta import CPP, PY, TD, backend_of, fork_added_lines, is_cmake, text_diff
+from sync.facts.layout import is_third_party
 
 _WORD = re.compile(r"[\w${}./+-]+")
 _TARGET_DEF = re.compile(r"\b(add_\w*library|add_public_tablegen_target|add_executable|add_custom_target|"
@@ -31,7 +32,7 @@ _STRUCTURE = re.compile(r"\b(add_subdirectory|add_\w*library|add_public_tablegen
 def defined_targets(tree: GitTree) -> set[str]:
     targets: set[str] = set()
     for path in tree.paths():
-        if is_cmake(path) and not path.startswith("third_party/"):
+        if is_cmake(path) and not is_third_party(path):
             for match in _TARGET_DEF.finditer(read_text(tree, path) or ""):
                 if match[1].lower() == "add_mlir_dialect":
                     targets.add(f"MLIR{match[2]}IncGen")
@@ -65,7 +66,7 @@ def build_file_findings(context: DriftContext) -> list[Finding]:
     findings: list[Finding] = []
     old_targets: set[str] | None = None
     for path, lines in sorted(added.items()):
-        if not is_cmake(path) or path.startswith("third_party/"):
+        if not is_cmake(path) or is_third_party(path):
             continue
         source = (read_text(fork, path) or "").splitlines()
         if old_targets is None:
@@ -93,7 +94,7 @@ def _restructured(context: DriftContext, added: dict[str, frozenset[int]]) -> li
     old, new, fork = context.upstream_old, context.upstream_new, context.fork
     new_files: dict[str, list[str]] = {}
     for path in added:
-        if path.endswith(PY + CPP + TD) and not old.exists(path) and not path.startswith("third_party/"):
+        if path.endswith(PY + CPP + TD) and not old.exists(path) and not is_third_party(path):
             new_files.setdefault(dirname(path), []).append(path)
     findings = []
     for directory, files in sorted(new_files.items()):

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from posixpath import dirname
 
 from sync.git import GitTree, changes_with_renames
-from sync.facts.layout import third_party_owner
+from sync.facts.layout import backend_dir, third_party_owner
 from sync.model import Finding
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
@@ -55,7 +55,7 @@ def _own_copy(context: DriftContext, path: str, module_path: str) -> bool:
     triton package of backend b from third_party/<b>/python/ when b ships one, so `triton.x.y` is
     third_party/<b>/python/triton/x/y.py for b's files whenever that file exists."""
     backend = third_party_owner(path)
-    return backend is not None and context.fork.exists(f"third_party/{backend}/{module_path}")
+    return backend is not None and context.fork.exists(f"{backend_dir(backend)}/{module_path}")
 
 
 @dataclass(frozen=True)

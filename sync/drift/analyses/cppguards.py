@@ -16,6 +16,7 @@ from sync.drift.context import DriftContext
 from sync.facts.tdsigs import records
 from sync.facts.cpp import (CppFunction, GuardRegion, backend_macros, declarations, functions, functions_in, guard_regions,
                   header_path, mentions_spec_macro, stray_macros)
+from sync.facts.layout import backend_dir, backend_spec_dir, is_third_party
 
 CPP_SUFFIXES = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
 TD = (".td",)
@@ -43,7 +44,7 @@ def _guarded_files(context: DriftContext) -> tuple[dict[str, str], set[str]]:
     analysis reads them, and those of them that hold committed conflict markers."""
     found, conflicted = {}, set()
     for path in context.fork.paths():
-        if path.startswith("third_party/") or not path.endswith(CPP_SUFFIXES):
+        if is_third_party(path) or not path.endswith(CPP_SUFFIXES):
             continue
         text = read_text(context.fork, path)
         if text and mentions_spec_macro(text):
@@ -80,7 +81,7 @@ def spec_library(context: DriftContext, backend: str) -> dict[str, list[CppFunct
     """The functions the backend's C++ spec library defines, by Class::method (or plain name), as the
     upgraded branch has them when one was given."""
     found: dict[str, list[CppFunction]] = {}
-    prefix = f"third_party/{backend}/backend/spec/"
+    prefix = f"{backend_spec_dir(backend)}/"
     tree = context.backend_files
     for path in tree.paths():
         if path.startswith(prefix) and path.endswith(CPP_SUFFIXES):
@@ -225,7 +226,7 @@ def _undeclared_hooks(tree: GitTree, backend: str) -> frozenset[str]:
     declaration, so nothing needs a replacement."""
     undeclared: set[str] = set()
     for path in tree.paths():
-        if not (path.startswith(f"third_party/{backend}/") and path.endswith(TD)):
+        if not (path.startswith(f"{backend_dir(backend)}/") and path.endswith(TD)):
             continue
         for record in records(path, read_text(tree, path) or ""):
             if record.kind != "op":

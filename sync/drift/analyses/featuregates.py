@@ -22,6 +22,7 @@ from sync.drift.context import DriftContext
 from sync.support.cache import memoized, memoized_by
 from sync.facts.cpp import captures, include_lines, node_text
 from sync.facts.delta import CPP, backend_of, fork_added_lines, hunks_with, is_cmake, text_diff
+from sync.facts.layout import THIRD_PARTY, is_third_party
 
 _ADD_DEFINITIONS = re.compile(r"\badd_definitions\s*\(([^)]*)\)", re.IGNORECASE)
 _ADD_COMPILE_DEFINITIONS = re.compile(r"\badd_compile_definitions\s*\(([^)]*)\)", re.IGNORECASE)
@@ -107,7 +108,7 @@ def _component_names(text: str) -> dict[int, set[tuple[str, str]]]:
     found: dict[int, set[tuple[str, str]]] = {}
     for number, name in include_lines(text):
         parts = [part for part in name.split("/") if part]
-        if parts[:1] == ["third_party"]:
+        if parts[:1] == [THIRD_PARTY]:
             parts = parts[1:]
         if len(parts) > 1:  # a header in a directory: the directory is the component's root
             found.setdefault(number, set()).add(("include", parts[0]))
@@ -175,7 +176,7 @@ def feature_gate_findings(context: DriftContext) -> list[Finding]:
     for path, lines in sorted(added.items()):
         text = read_text(context.fork, path) or ""
         if not any(m in text for m in macros):
-            if not path.startswith("third_party/"):
+            if not is_third_party(path):
                 files[path] = (text, {}, None)  # no gated line here; its names are read once a gate is known
             continue  # a backend file without the macro gives no gate and is not judged
         regions, names = gated_lines(text, set(macros)), component_names(text)
@@ -194,7 +195,7 @@ def feature_gate_findings(context: DriftContext) -> list[Finding]:
             gates.append(_Gate(macro, frozenset(own), tuple(sorted({w for n in own for w in uses[n]}))))
     findings = []
     for path, (text, regions, known) in sorted(files.items()):
-        if path.startswith("third_party/") or not context.upstream_old.exists(path):
+        if is_third_party(path) or not context.upstream_old.exists(path):
             continue  # a file FlagTree added is the component's own (its build decides), not trunk code
         if known is None and not any(value in text for gate in gates for _, value in gate.names):
             continue  # every name of a component is spelled in the text that uses it: none is used here

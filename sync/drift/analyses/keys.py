@@ -33,6 +33,7 @@ from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
 from sync.facts.delta import PY, backend_of, fork_added_lines, hunks_with, text_diff
 from sync.facts.pyblobs import Extractor, python_fact, register
+from sync.facts.layout import backend_dir, third_party_owner
 from sync.facts.names import significant_name
 from sync.facts.parsing import Unparseable, parsed_ast, walk_levels
 from sync.facts.pychunks import merge_levels, over_chunks
@@ -232,8 +233,8 @@ def key_string_part(context: DriftContext, part: int, parts: int) -> list[tuple[
 
 
 def _backend_dir(path: str) -> str | None:
-    parts = path.split("/")
-    return "/".join(parts[:2]) + "/" if len(parts) > 2 and parts[0] == "third_party" else None
+    backend = third_party_owner(path)
+    return f"{backend_dir(backend)}/" if backend is not None else None
 
 
 def _reading_upstream(context: DriftContext, readers: dict[str, list[tuple[str, int, str | None]]]

@@ -21,6 +21,7 @@ from sync.facts.cpp import node_text, parse_tree
 from sync.facts.cppscope import declared_types, own_header_copy, walk
 from sync.facts.delta import backend_of
 from sync.facts.upstreamlog import with_upstream_commits
+from sync.facts.layout import is_third_party
 
 HEADERS = (".h", ".hpp", ".hh")
 CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx")
@@ -129,7 +130,7 @@ def call_no_overload_findings(context: DriftContext) -> list[Finding]:
     if not narrowed:
         return []
     lines_by_path = tree_added_lines(context.upstream_old, context.fork, lambda path: path.endswith(CPP) and (
-        path.startswith(_TRUNK) or path.startswith("third_party/")) and not any(p in "/" + path for p in _NOT_BUILT))
+        path.startswith(_TRUNK) or is_third_party(path)) and not any(p in "/" + path for p in _NOT_BUILT))
     spelled = re.compile(r"(?:\.|->)\s*(" + "|".join(re.escape(name) for name in narrowed) + r")\s*\(")
     groups: dict[tuple[str | None, str, str], list[str]] = {}
     detail: dict[tuple[str | None, str, str], tuple[Narrowed, int]] = {}
@@ -146,7 +147,7 @@ def call_no_overload_findings(context: DriftContext) -> list[Finding]:
                 types = declared_types(root)
             receiver_types = types.get(node_text(receiver), set()) - {"auto"}
             for change in narrowed[method]:
-                if path.startswith("third_party/") and own_header_copy(context.fork, "/".join(path.split("/")[:2]) + "/",
+                if is_third_party(path) and own_header_copy(context.fork, "/".join(path.split("/")[:2]) + "/",
                                                                  change.header):
                     continue  # the backend compiles against its own copy of the header, first on its include path
                 if change.klass in receiver_types and any(a.fits(count) for a in change.old) \

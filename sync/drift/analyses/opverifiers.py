@@ -23,6 +23,7 @@ from sync.drift.context import DriftContext
 from sync.facts.cpp import functions
 from sync.facts.delta import CPP, TD, backend_of, fork_added_lines, text_diff
 from sync.facts.tdsigs import records
+from sync.facts.layout import is_third_party
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ def _op_dirs(tree: GitTree) -> dict[str, set[str]]:
     """Op class -> include directories of the .td files that define it (an op name can exist in two dialects)."""
     found: dict[str, set[str]] = {}
     for path in tree.paths():
-        if path.endswith(TD) and not path.startswith("third_party/"):
+        if path.endswith(TD) and not is_third_party(path):
             for record in records(path, read_text(tree, path) or ""):
                 if record.kind == "op":
                     found.setdefault(record.cpp_name, set()).add(include_dir(path))
@@ -52,7 +53,7 @@ def changed_verifiers(old: GitTree, new: GitTree) -> dict[str, list[VerifierChan
     out: dict[str, list[VerifierChange]] = {}
     for change in changes_with_renames(old, new):
         if not change.old_path.endswith(CPP) or change.new_path is None or change.status == "added" \
-                or change.old_path.startswith("third_party/"):
+                or is_third_party(change.old_path):
             continue
         text = read_text(old, change.old_path) or ""
         if "::verify" not in text:

@@ -9,6 +9,7 @@ from sync.facts.backends import BackendExports, ExportedFunction, backend_export
 from sync.drift.context import DriftContext
 from sync.facts.callsites import TrunkHooks
 from sync.facts.pysource import FunctionFacts, HookSite, Param
+from sync.facts.layout import backend_dir
 
 MODULE_SCOPE = "<module>"
 
@@ -112,7 +113,7 @@ class SpecFunctionAnalysis:
                        now: list[HookSite] | None) -> list[Finding]:
         context = self.context
         name = exported.name
-        where = exported.module_path or f"third_party/{backend}"
+        where = exported.module_path or backend_dir(backend)
         out: list[Finding] = []
 
         def add(kind: str, message: str, action: str, diff: str | None = None,

@@ -49,6 +49,7 @@ from sync.facts.pyfacts_cst import cst_params
 from sync.facts.parsing import Unparseable, parsed_ast, parsed_python, skipped
 from sync.facts.pyblobs import Extractor, python_fact, register
 from sync.facts.pychunks import over_chunks
+from sync.facts.layout import is_third_party
 
 PY = (".py",)
 CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
@@ -691,7 +692,7 @@ def backend_uses(old: GitTree, fork: GitTree) -> dict[str, list[Use]]:
 
 
 def _backend_uses(old: GitTree, fork: GitTree) -> dict[str, list[Use]]:
-    lines_by_path = tree_added_lines(old, fork, lambda path: path.startswith("third_party/") and path.endswith(CPP)
+    lines_by_path = tree_added_lines(old, fork, lambda path: is_third_party(path) and path.endswith(CPP)
                                      and not any(part in "/" + path for part in _NOT_BUILT_WITH_BACKEND))
     out: dict[str, list[Use]] = {}
     for path, lines in sorted(lines_by_path.items()):
