@@ -37,4 +37,4 @@ def test_the_whole_runbook_loop_ends_clean_and_is_the_documented_example(tmp_pat
     check = next(step for step in reversed(loop.steps) if step.shown == "flagtree-sync check .")
     assert check.status == 0
     assert script.example_of(loop) == script.documented(), \
-        "UPGRADING.md's worked example is stale: run python scripts/update_upgrading_example.py"
+        "docs/upgrading-example.md is stale: run python scripts/update_upgrading_example.py"

@@ -1,8 +1,8 @@
 """The catalogue of finding kinds: every kind the tool can report, declared once.
 
 Severity, meaning, the default action and the documentation anchor of a finding come from here,
-never from the code that raises it. `flagtree-sync kinds`, `check --list-rules`, the README tables
-and the SARIF/annotation outputs all read this table; a test fails when the README drifts from it.
+never from the code that raises it. `flagtree-sync kinds`, `check --list-rules`, the tables in docs/
+and the SARIF/annotation outputs all read this table; a test fails when those tables drift from it.
 """
 from __future__ import annotations
 
