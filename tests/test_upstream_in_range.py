@@ -118,7 +118,10 @@ def test_the_replay_equals_that_of_the_fork_without_them(tmp_path: Path) -> None
     for world in (with_upstream, plain):
         repo, params = resolve_params(str(world.path), "old", "new", "fork", None, "markers")
         run_upgrade(repo, params, False, lambda *args: None)
-    assert _tree(with_upstream.path, "sync/new") == _tree(plain.path, "sync/new")
+    for world in (with_upstream, plain):  # the branch ends with the pin commit, which pins new's own commit id
+        assert git(world.path, "diff", "--name-only", "sync/new~1", "sync/new").split() == ["flagtree-upstream.toml"]
+    # the replay below the pin: the two worlds' upstream commits are made at their own times, their trees alike
+    assert _tree(with_upstream.path, "sync/new~1") == _tree(plain.path, "sync/new~1")
 
 
 def test_a_run_interrupted_after_leaving_one_out_resumes(tmp_path: Path) -> None:
