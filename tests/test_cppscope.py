@@ -1,7 +1,6 @@
 """Issue 33: C++ names resolved in their scopes before symbol drift claims a break (symbol-removed)."""
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pygit2
@@ -9,7 +8,7 @@ import pygit2
 from sync.facts.cppscope import UseContext, declaration_scopes, resolves, use_contexts
 from sync.drift.analyses.symbols import symbol_findings
 from sync.git import GitTree
-from tests.test_symbols import commit
+from tests.test_symbols import history_trees
 
 OLD = {
     "include/triton/Utility.h": (
@@ -44,14 +43,8 @@ FORK = {
 }
 
 
-def _trees(tmp_path: Path) -> tuple[pygit2.Repository, list[GitTree]]:
-    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    old = commit(tmp_path, OLD, "old")
-    fork = commit(tmp_path, FORK, "flagtree")
-    subprocess.run(["git", "-C", str(tmp_path), "checkout", "-q", old], check=True)
-    new = commit(tmp_path, NEW, "new")
-    repo = pygit2.Repository(str(tmp_path))
-    return repo, [GitTree(repo, repo[sha].tree, label) for sha, label in ((old, "old"), (new, "new"), (fork, "fork"))]
+def _trees(tmp_path: Path, fork_files: dict[str, str] = FORK) -> tuple[pygit2.Repository, list[GitTree]]:
+    return history_trees(tmp_path, OLD, NEW, fork_files)
 
 
 def test_removed_declarations_resolved_in_scope_are_errors_and_coincidences_are_not(tmp_path: Path) -> None:
@@ -94,13 +87,7 @@ def test_backend_code_resolves_to_trunk_headers_unless_the_backend_carries_its_o
             "third_party/c/lib/Use.cpp": use,  # c declares legacyHelper in a header of its own
             "third_party/c/include/c/Helpers.h": "int legacyHelper(int v);\n",
             "third_party/a/test/Use.cpp": use}  # tests are not part of the backend's build
-    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    old = commit(tmp_path, OLD, "old")
-    forked = commit(tmp_path, fork, "flagtree")
-    subprocess.run(["git", "-C", str(tmp_path), "checkout", "-q", old], check=True)
-    new = commit(tmp_path, NEW, "new")
-    repo = pygit2.Repository(str(tmp_path))
-    trees = [GitTree(repo, repo[sha].tree, label) for sha, label in ((old, "old"), (new, "new"), (forked, "fork"))]
+    repo, trees = _trees(tmp_path, fork)
     found: dict[str, set[str]] = {}
     for f in symbol_findings(repo, *trees, lambda path: ["shared-trunk"]):
         for site in f.details["sites"]:

@@ -139,16 +139,22 @@ def test_a_large_module_is_tokenized_only_around_the_lines_asked_about(monkeypat
     assert tokenized == ["name_only\n(called_by_the_next_line)\n"]
 
 
-def _drift_world(tmp_path: Path, old_files: dict[str, str], new_files: dict[str, str],
-                 fork_files: dict[str, str]) -> dict[str, set[str]]:
-    """symbol drift's findings on a history old -> new (upstream) and old -> fork: path -> its symbols."""
+def history_trees(tmp_path: Path, old_files: dict[str, str], new_files: dict[str, str],
+                  fork_files: dict[str, str]) -> tuple[pygit2.Repository, list[GitTree]]:
+    """A history old -> new (upstream) and old -> fork, as the trees old, new and fork."""
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     old = commit(tmp_path, old_files, "old")
     fork = commit(tmp_path, fork_files, "flagtree")
     subprocess.run(["git", "-C", str(tmp_path), "checkout", "-q", old], check=True)
     new = commit(tmp_path, new_files, "new")
     repo = pygit2.Repository(str(tmp_path))
-    trees = [GitTree(repo, repo[sha].tree, label) for sha, label in ((old, "old"), (new, "new"), (fork, "fork"))]
+    return repo, [GitTree(repo, repo[sha].tree, label) for sha, label in ((old, "old"), (new, "new"), (fork, "fork"))]
+
+
+def _drift_world(tmp_path: Path, old_files: dict[str, str], new_files: dict[str, str],
+                 fork_files: dict[str, str]) -> dict[str, set[str]]:
+    """symbol drift's findings on a history old -> new (upstream) and old -> fork: path -> its symbols."""
+    repo, trees = history_trees(tmp_path, old_files, new_files, fork_files)
     out: dict[str, set[str]] = {}
     for f in symbol_findings(repo, *trees, lambda path: ["shared-trunk"]):
         out.setdefault(f.path, set()).update(f.details["symbols"])
