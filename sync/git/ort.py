@@ -69,13 +69,18 @@ def _scratch_git_dir(repo: pygit2.Repository, head: pygit2.Oid) -> Path:
     return directory
 
 
+def settings_free_environment(**extra: str) -> dict[str, str]:
+    """This process's environment less every GIT_ variable, with no system or global git configuration, C
+    messages and no prompt; then extra."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, LC_ALL="C", GIT_TERMINAL_PROMPT="0", **extra)
+    return env
+
+
 def git_environment(git_dir: Path, objects: Path) -> dict[str, str]:
     """The environment of a git that reads neither the user's configuration nor any attributes file."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
-    env.update(GIT_DIR=str(git_dir), GIT_OBJECT_DIRECTORY=str(objects), GIT_CONFIG_NOSYSTEM="1",
-               GIT_CONFIG_GLOBAL=os.devnull, HOME=str(git_dir), XDG_CONFIG_HOME=str(git_dir), LC_ALL="C",
-               LANGUAGE="C", GIT_TERMINAL_PROMPT="0")
-    return env
+    return settings_free_environment(GIT_DIR=str(git_dir), GIT_OBJECT_DIRECTORY=str(objects), HOME=str(git_dir),
+                                     XDG_CONFIG_HOME=str(git_dir), LANGUAGE="C")
 
 
 def merge_pick(repo: pygit2.Repository, parent: pygit2.Commit | None, ours_tree: pygit2.Oid,

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pygit2
 
+from sync.git.ort import settings_free_environment
 from sync.git.repo import common_git_dir
 
 
@@ -35,12 +36,9 @@ def aside(path: str) -> str:
 
 
 def _env() -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
-    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, LC_ALL="C", GIT_TERMINAL_PROMPT="0",
-               GIT_AUTHOR_NAME="reference", GIT_AUTHOR_EMAIL="reference@localhost",
-               GIT_COMMITTER_NAME="reference", GIT_COMMITTER_EMAIL="reference@localhost",
-               GIT_AUTHOR_DATE="1700000000 +0000", GIT_COMMITTER_DATE="1700000000 +0000")
-    return env
+    return settings_free_environment(GIT_AUTHOR_NAME="reference", GIT_AUTHOR_EMAIL="reference@localhost",
+                                     GIT_COMMITTER_NAME="reference", GIT_COMMITTER_EMAIL="reference@localhost",
+                                     GIT_AUTHOR_DATE="1700000000 +0000", GIT_COMMITTER_DATE="1700000000 +0000")
 
 
 class CherryPicker:
