@@ -98,3 +98,14 @@ def test_a_key_the_reader_or_its_backend_writes_itself_resolves_there(tmp_path) 
              "third_party/c/compiler.py": "def make(metadata):\n    metadata['cluster_dims'] = (1, 1)\n"}
     found = key_string_findings(context_of(tmp_path / "other", old, new, other))
     assert [(f.kind, f.related_path) for f in found] == [("key-string", "third_party/b/driver.py")]
+
+
+def test_written_keys_are_what_producers_finds_from_the_shared_parse() -> None:
+    """The reader's own writes come from the shared parse (one walk for every analysis), not a parse per
+    set of keys; they must be exactly the keys `producers` finds."""
+    from sync.drift.analyses.keys import producers, written_keys
+    text = ("meta['arch'] = 1\nmeta['arch'] += 2\nopts: dict = {}\nopts['warps']: int = 4\n"
+            "cfg = {'stages': 2, 'not a key': 3, **extra}\nsetattr(o, 'mode', 'fast')\n"
+            "os.environ['HOME'] = '/'\nenviron['PATH'] = ''\na, b['tuple'] = 1, 2\nx = meta['read_only']\n")
+    keys = {"arch", "warps", "stages", "mode", "HOME", "PATH", "tuple", "read_only", "absent"}
+    assert written_keys(text, keys) == set(producers(text, keys)[0]) == {"arch", "warps", "stages", "mode"}

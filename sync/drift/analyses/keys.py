@@ -100,6 +100,34 @@ register(Extractor("key-reads", 3, _key_reads_of, lambda reads: [] if reads is N
                    reads=frozenset({ast.Subscript, ast.Call, ast.Attribute})))
 
 
+def _key_writes_of(nodes: list[ast.AST]) -> list[str]:
+    """Every key written among some nodes of the shared walk, as `producers` finds them (a subscript
+    assignment outside the environment, a dict literal's key, a setattr), for any key: a file's own
+    writes, without a parse of its own for each set of keys asked about."""
+    found: list[str] = []
+    for node in nodes:
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Subscript) and container_name(target.value) not in _ENVIRONMENT:
+                    found.append(_string(target.slice) or "")
+        elif isinstance(node, ast.Dict):
+            found.extend(_string(key) or "" for key in node.keys if key is not None)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
+                and len(node.args) == 3:
+            found.append(_string(node.args[1]) or "")
+    return [key for key in found if key.isidentifier()]  # only such keys are ever read (key_reads)
+
+
+register(Extractor("key-writes", 1, _key_writes_of, lambda keys: sorted(set(keys or [])),
+                   encode=lambda keys: keys, decode=lambda stored: [str(key) for key in stored],
+                   reads=frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Dict, ast.Call})))
+
+
+def written_keys(text: str, keys: set[str]) -> set[str]:
+    """The keys asked about that a Python text writes (producers' keys, from the shared parse)."""
+    return keys.intersection(python_fact("key-writes", text))
+
+
 def _string(node: ast.AST) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
@@ -249,7 +277,7 @@ def _reading_upstream(context: DriftContext, readers: dict[str, list[tuple[str, 
             keys_by_file[path].add(key)
     own: dict[str, set[str]] = {}  # reader file or backend dir -> keys it produces
     for path, keys in keys_by_file.items():
-        own[path] = set(producers(read_text(context.fork, path) or "", keys)[0])
+        own[path] = written_keys(read_text(context.fork, path) or "", keys)
     by_backend: dict[str, set[str]] = defaultdict(set)
     for path, keys in keys_by_file.items():
         backend = _backend_dir(path)
@@ -263,7 +291,7 @@ def _reading_upstream(context: DriftContext, readers: dict[str, list[tuple[str, 
                 text = read_text(context.fork, path) or ""
                 word = {key for key in keys if _WORD.fullmatch(key)}
                 if _mentions_quoted(text, word, keys - word):
-                    own[backend] = own.get(backend, set()) | set(producers(text, keys)[0])
+                    own[backend] = own.get(backend, set()) | written_keys(text, keys)
     out: dict[str, list[tuple[str, int, str | None]]] = {}
     for key, reads in readers.items():
         kept = [read for read in reads if key not in own.get(read[0], set())
