@@ -41,7 +41,7 @@ def test_reports_are_the_same_with_and_without_the_cache(world: World, monkeypat
     assert not cache_dir(world).exists()
     cold = drift_document(world, monkeypatch, cache=True)
     entries = list(cache_dir(world).rglob("*.json"))
-    assert entries and {path.parent.parent.name for path in entries} >= {"module-facts-v2", "statements-v2"}
+    assert entries and {path.parent.name for path in entries} >= {"module-facts-v2", "statements-v2"}
     parses = []
     real = pyfacts._parse_module_facts
     monkeypatch.setattr(pyfacts, "_parse_module_facts", lambda *args: parses.append(args) or real(*args))
@@ -89,7 +89,7 @@ def test_entries_are_keyed_by_blob_id_and_version(tmp_path: Path) -> None:
         assert cache.get("kind", 1, content_id(text)) == ["value"]
         assert cache.get("kind", 2, content_id(text)) is None  # another analyzer version: a miss
     stored = list((git_dir / "flagtree-sync" / "cache" / "kind-v1").rglob("*.json"))
-    assert [path.parent.name + path.stem for path in stored] == [content_id(text)]
+    assert [path.stem for path in stored] == [content_id(text)]  # one flat directory per kind and version
     assert not [path for path in stored[0].parent.iterdir() if path.name.endswith(".tmp")]
 
 

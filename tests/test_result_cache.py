@@ -50,7 +50,7 @@ def drift_json(world: World, target: str | None = None, backends: frozenset[str]
 
 def entries(world: World) -> list[Path]:
     git_dir = Path(git(world.fork, "rev-parse", "--absolute-git-dir").strip())
-    return sorted((git_dir / "flagtree-sync" / "cache").glob(f"{result_cache.KIND}-v*/*/*.json"))
+    return sorted((git_dir / "flagtree-sync" / "cache").glob(f"{result_cache.KIND}-v*/*.json"))
 
 
 def analyse(world: World, target: str | None = None, backends: set[str] | None = None) -> drift.DriftResult:
@@ -297,8 +297,8 @@ def test_a_result_that_does_not_encode_is_not_stored(world: World, tmp_path: Pat
     assert not result_cache.store(cache, "ab" * 20, [odd], [], ["alpha"], {})
     assert not result_cache.store(cache, "ab" * 20, [nan], [], ["alpha"], {})
     assert result_cache.store(cache, "cd" * 20, [fine], [], ["alpha"], {})
-    assert list(tmp_path.rglob("*.json")) == [tmp_path / "flagtree-sync" / "cache" / "drift-result-v1" / "cd"
-                                               / f"{'cd' * 19}.json"]
+    assert list(tmp_path.rglob("*.json")) == [tmp_path / "flagtree-sync" / "cache" / "drift-result-v1"
+                                               / f"{'cd' * 20}.json"]
 
 
 class Phases(Silent):

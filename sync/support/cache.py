@@ -50,12 +50,12 @@ class FactCache:
         return cls(Path(git_dir))
 
     def get(self, kind: str, version: int, key: str) -> Any | None:
-        directory = self._directory((*CACHE_DIR, f"{kind}-v{version}{cache_tag()}", key[:2]), create=False)
+        directory = self._directory(self._kind_dir(kind, version), create=False)
         if directory is None:
             self.misses += 1
             return None
         try:
-            descriptor = os.open(f"{key[2:]}.json", os.O_RDONLY | os.O_NOFOLLOW, dir_fd=directory)
+            descriptor = os.open(f"{key}.json", os.O_RDONLY | os.O_NOFOLLOW, dir_fd=directory)
             with os.fdopen(descriptor, "rb") as handle:
                 entry = json.loads(handle.read())
             if entry.get("format") == FORMAT and entry.get("kind") == kind and entry.get("version") == version \
@@ -69,33 +69,39 @@ class FactCache:
 
     def holds(self, kind: str, version: int, key: str) -> bool:
         """Whether an entry is stored (not read: an entry of the wrong shape still counts)."""
-        directory = self._directory((*CACHE_DIR, f"{kind}-v{version}{cache_tag()}", key[:2]), create=False)
+        directory = self._directory(self._kind_dir(kind, version), create=False)
         if directory is None:
             return False
         try:
-            os.stat(f"{key[2:]}.json", dir_fd=directory, follow_symlinks=False)
+            os.stat(f"{key}.json", dir_fd=directory, follow_symlinks=False)
         except OSError:
             return False
         return True
 
     def put(self, kind: str, version: int, key: str, value: Any) -> None:
-        directory = self._directory((*CACHE_DIR, f"{kind}-v{version}{cache_tag()}", key[:2]), create=True)
+        directory = self._directory(self._kind_dir(kind, version), create=True)
         if directory is None:
             return  # not writable, or a symlink in the way: run without caching
         data = json.dumps({"format": FORMAT, "kind": kind, "version": version, "key": key, "value": value},
                           separators=(",", ":")).encode("utf-8")
-        temporary = f".{key[2:]}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        temporary = f".{key}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
         try:
             descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644,
                                  dir_fd=directory)
             with os.fdopen(descriptor, "wb") as handle:
                 handle.write(data)
-            os.replace(temporary, f"{key[2:]}.json", src_dir_fd=directory, dst_dir_fd=directory)
+            os.replace(temporary, f"{key}.json", src_dir_fd=directory, dst_dir_fd=directory)
         except OSError:
             try:
                 os.unlink(temporary, dir_fd=directory)
             except OSError:
                 pass
+
+    @staticmethod
+    def _kind_dir(kind: str, version: int) -> tuple[str, ...]:
+        # One flat directory per kind: a fan-out by the key's first two digits cost a first run one mkdir
+        # per new subdirectory, 7x the writes themselves (2000 entries: 0.55 s against 0.075 s on ext4).
+        return (*CACHE_DIR, f"{kind}-v{version}{cache_tag()}")
 
     def _directory(self, parts: tuple[str, ...], create: bool) -> int | None:
         """A descriptor of git_dir/parts, each level opened without following symlinks."""
