@@ -36,12 +36,16 @@ def main() -> int:
     parser.add_argument("--code", type=Path, default=Path(__file__).resolve().parent.parent,
                         help="the checkout whose sync package and bench/upgrade_real.py run (default: this one)")
     parser.add_argument("--phases", action="store_true", help="print each part's start and wall time")
+    parser.add_argument("--move", nargs=3, metavar=("OLD", "SOURCE", "ONTO"),
+                        help="another move than the record's: replay OLD..SOURCE onto ONTO")
     args = parser.parse_args()
     code = args.code.resolve()
     sys.path[:0] = [str(code), str(code / "bench")]
     import sync
     import upgrade_real
     assert Path(sync.__file__).resolve().is_relative_to(code), sync.__file__
+    if args.move:
+        upgrade_real.use_move(*args.move)
     work = Path(tempfile.mkdtemp(prefix="flagtree-cold-"))
     try:
         clone = work / "flagtree.git"

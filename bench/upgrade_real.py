@@ -78,6 +78,12 @@ def in_memory_replay(repo_dir: Path, commits: list[str]) -> tuple[float, set[str
     return time.perf_counter() - start, conflicted, stopped
 
 
+def use_move(old: str, source: str, onto: str) -> None:
+    """Measure another move than the record's; the hand upgrade then has nothing to say about it."""
+    global OLD, SOURCE, NEW, HAND_REPLAY
+    OLD, SOURCE, NEW, HAND_REPLAY = old, source, onto, ""
+
+
 CPU_TIMES: list[float] = []  # of each full_upgrade: this process and its worker processes, user + system
 
 
@@ -215,7 +221,11 @@ def main() -> int:
                         help="with --profile: run one upgrade first, so that the profiled one finds the fact cache filled")
     parser.add_argument("--out", type=Path, metavar="DIR",
                         help="keep the clone and each run's report files here (a new directory)")
+    parser.add_argument("--move", nargs=3, metavar=("OLD", "SOURCE", "ONTO"),
+                        help="another move than the record's: replay OLD..SOURCE onto ONTO (no hand comparison)")
     args = parser.parse_args()
+    if args.move:
+        use_move(*args.move)
     work = args.out if args.out is not None else Path(tempfile.mkdtemp(prefix="flagtree-bench-"))
     if args.out is None:  # only what this run created, and only then: --out is kept
         atexit.register(shutil.rmtree, work, True)
@@ -269,7 +279,7 @@ def main() -> int:
     print(f"conflicted files, ours only: {sorted(o_conflicts - b_conflicts)}; git only: {sorted(b_conflicts - o_conflicts)}")
     print("conflicted files:", ", ".join(sorted(o_conflicts)))
 
-    if HAND_REPLAY not in repo:  # bench/minimal_repo.py's copy holds what the timings read, not the hand upgrade
+    if not HAND_REPLAY or HAND_REPLAY not in repo:  # bench/minimal_repo.py's copy holds what the timings read, not the hand upgrade
         print(f"no comparison with the hand upgrade: {HAND_REPLAY} is not in {args.flagtree}")
         return 0
     ours_tree = repo.revparse_single(f"bench/sync-{args.runs - 1}").peel(pygit2.Commit).tree
