@@ -235,3 +235,13 @@ def test_parts_of_the_analysis_joined_give_the_whole_analysis(tmp_path: Path) ->
                 shares = [symbol_part(repo, *trees, part, parts) for part in range(parts)]
                 assert sum(map(len, shares)) == 4  # each of the 4 upstream changes in one share
                 assert symbol_join(repo, *trees, owners, shares[::-1]) == whole
+
+
+def test_looks_declared_finds_every_declaring_spelling_in_one_scan() -> None:
+    """One scan serves every name: neighbouring parameters share a comma, and each still counts."""
+    from sync.drift.analyses.symbols import _looks_declared
+    text = "def load(ptr, mask, other=None):\n    self.cache = {}\nclass Block:\n    size: int = 4\nx = f(a)\n"
+    for name in ("load", "ptr", "mask", "other", "cache", "Block", "size", "x"):
+        assert _looks_declared(text, name), name
+    for name in ("f", "lo", "int", "None"):
+        assert not _looks_declared(text, name), name

@@ -6,6 +6,7 @@ cannot be a coincidence of a few boilerplate lines; a name never counts.
 """
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from dataclasses import dataclass
 from posixpath import basename
@@ -28,12 +29,16 @@ class CopyOf:
 
 
 def _lines(text: str) -> Counter[str]:
-    return Counter(line.strip() for line in text.splitlines() if line.strip())
+    return Counter(stripped for stripped in map(str.strip, text.splitlines()) if stripped)
 
 
 def similarity(mine: Counter[str], theirs: Counter[str]) -> float:
     larger = max(sum(mine.values()), sum(theirs.values()))
-    return sum((mine & theirs).values()) / larger if larger else 0.0
+    if not larger:
+        return 0.0
+    smaller = mine if len(mine) <= len(theirs) else theirs
+    other = theirs if smaller is mine else mine
+    return sum(min(count, other[line]) for line, count in smaller.items() if line in other) / larger
 
 
 class TrunkIndex:
@@ -46,6 +51,7 @@ class TrunkIndex:
         self.tree = tree
         self.texts: dict[str, str] = {}
         self.lines: dict[str, Counter[str]] = {}
+        self.sizes: dict[str, int] = {}  # non-blank lines per file
         holders: dict[str, list[str]] = {}
         for path in tree.paths():
             if not path.endswith(COPY_SUFFIXES) or is_test_path(path):
@@ -58,26 +64,33 @@ class TrunkIndex:
             lines = _lines(text)
             if sum(lines.values()) < MIN_LINES:
                 continue
-            self.texts[path], self.lines[path] = text, lines
+            self.texts[path], self.lines[path], self.sizes[path] = text, lines, sum(lines.values())
             for line in lines:
                 holders.setdefault(line, []).append(path)
         self.holders = {line: paths for line, paths in holders.items() if len(paths) <= _COMMON}
+        self.owners = {path: third_party_owner(path) for path in self.texts}
+        # the order of the shortlist past the count: a same-named file, then trunk proper, then path order
+        self.ranks = {path: (basename(path), not path.startswith(TRUNK + "/"), path) for path in self.texts}
 
     def copy_of(self, backend: str, path: str, text: str) -> CopyOf | None:
         """The trunk file this backend file copies, if one holds NEAR of its lines; never the backend's own."""
         mine = _lines(text)
-        if sum(mine.values()) < MIN_LINES:
+        size = sum(mine.values())
+        if size < MIN_LINES:
             return None
         hits: Counter[str] = Counter()
+        holders = self.holders
         for line in mine:
-            for holder in self.holders.get(line, ()):
-                if third_party_owner(holder) != backend and holder != path:
-                    hits[holder] += 1
+            if line in holders:
+                hits.update(holders[line])
+        owners, ranks, name = self.owners, self.ranks, basename(path)
         best: CopyOf | None = None
         # most shared specific lines first; then a same-named file, then trunk proper, then path order
-        ranked = sorted(hits, key=lambda holder: (-hits[holder], basename(holder) != basename(path),
-                                                  not holder.startswith(TRUNK + "/"), holder))
-        for holder in ranked[:_SHORTLIST]:
+        ranked = heapq.nsmallest(_SHORTLIST, (holder for holder in hits if owners[holder] != backend and holder != path),
+                                 key=lambda holder: (-hits[holder], ranks[holder][0] != name, *ranks[holder][1:]))
+        for holder in ranked:
+            if min(size, self.sizes[holder]) < NEAR * max(size, self.sizes[holder]):
+                continue  # the lines in common are at most the smaller file's: under NEAR whatever they are
             share = similarity(mine, self.lines[holder])
             if share >= NEAR and (best is None or share > best.similarity):
                 best = CopyOf(holder, share, self.texts[holder] == text)
