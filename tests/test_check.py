@@ -194,3 +194,14 @@ def test_an_upgrade_with_markers_fails_check(world) -> None:
     result = CliRunner().invoke(cli, ["check", str(world.fork)])
     assert result.exit_code == 1
     assert "CMakeLists.txt:3: FT014 error: 1 unresolved conflict(s)" in result.output
+
+
+def test_an_overlay_that_is_trunk_with_lines_deleted_is_contained_in_it() -> None:
+    from sync.facts.roles import contained_in
+    trunk = "import os\nx = 1\nif x:\n    y = 2\nelse:\n    y = 3\nprint(y)\n"
+    assert contained_in("import os\nif x:\n    y = 2\nprint(y)\n", trunk) in ("every statement is",
+                                                                           "only 3 line(s) deleted from")
+    # the if statement lost its else branch: a statement trunk does not have, but only deleted lines
+    assert contained_in("import os\nx = 1\nif x:\n    y = 2\nprint(y)\n", trunk) == "only 2 line(s) deleted from"
+    assert contained_in("if x:\n    y = 4\nelse:\n    y = 3\n", trunk) is None  # a changed line
+    assert contained_in("else:\n    y = 3\nif x:\n", trunk) is None  # reordered: not deletions only

@@ -9,7 +9,6 @@ that mirrors a trunk .td is a whole-file overlay.
 """
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from posixpath import basename
 
@@ -106,11 +105,16 @@ def contained_in(text: str, trunk_text: str) -> str | None:
     if mine is not None and theirs is not None and mine <= theirs:
         return "every statement is"
     ours, trunk = text.splitlines(), trunk_text.splitlines()
-    opcodes = difflib.SequenceMatcher(None, trunk, ours, autojunk=False).get_opcodes()
-    if ours and all(tag in ("equal", "delete") for tag, *_ in opcodes):
-        deleted = sum(i2 - i1 for tag, i1, i2, _, _ in opcodes if tag == "delete")
-        return f"only {deleted} line(s) deleted from"
+    if ours and _subsequence(ours, trunk):
+        return f"only {len(trunk) - len(ours)} line(s) deleted from"
     return None
+
+
+def _subsequence(lines: list[str], of: list[str]) -> bool:
+    """Whether lines are of with some lines deleted, in order (a greedy match: linear, where a diff of two
+    large files is not)."""
+    remaining = iter(of)
+    return all(any(line == theirs for theirs in remaining) for line in lines)
 
 
 def copies_trunk_lines(tree: FileTree, spec_file: SpecFile) -> bool:

@@ -15,7 +15,7 @@ import re
 from tree_sitter import Node
 
 from sync.git import changes_with_renames
-from sync.git import added_lines as tree_added_lines
+from sync.facts.delta import fork_lines_where
 from sync.model import Finding
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
@@ -80,7 +80,7 @@ def binding_findings(context: DriftContext) -> list[Finding]:
     gone = removed_bindings(context)
     if not gone:
         return []
-    lines_by_path = tree_added_lines(context.upstream_old, context.fork, lambda path: path.endswith(".py") and (
+    lines_by_path = fork_lines_where(context.upstream_old, context.fork, lambda path: path.endswith(".py") and (
         path.startswith("python/triton/") or is_third_party(path))
         and not any(part in "/" + path for part in _NOT_BUILT))
     spelled = re.compile(r"\.\s*(" + "|".join(re.escape(name) for name in gone) + r")\b")

@@ -13,7 +13,7 @@ from typing import Iterator
 from tree_sitter import Node
 
 from sync.git import changes_with_renames
-from sync.git import added_lines as tree_added_lines
+from sync.facts.delta import fork_lines_where
 from sync.model import Finding
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
@@ -129,7 +129,7 @@ def call_no_overload_findings(context: DriftContext) -> list[Finding]:
     narrowed = narrowed_methods(context)
     if not narrowed:
         return []
-    lines_by_path = tree_added_lines(context.upstream_old, context.fork, lambda path: path.endswith(CPP) and (
+    lines_by_path = fork_lines_where(context.upstream_old, context.fork, lambda path: path.endswith(CPP) and (
         path.startswith(_TRUNK) or is_third_party(path)) and not any(p in "/" + path for p in _NOT_BUILT))
     spelled = re.compile(r"(?:\.|->)\s*(" + "|".join(re.escape(name) for name in narrowed) + r")\s*\(")
     groups: dict[tuple[str | None, str, str], list[str]] = {}

@@ -50,7 +50,7 @@ from sync.facts.parsing import Unparseable, parsed_ast, parsed_python, skipped
 from sync.facts.pyblobs import Extractor, python_fact, register
 from sync.facts.pychunks import over_chunks
 from sync.facts.layout import is_third_party
-from sync.facts.delta import fork_added_lines
+from sync.facts.delta import fork_lines_where
 
 PY = (".py",)
 CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
@@ -83,13 +83,7 @@ class Drift:
 
 def added_lines(repo: Repository, old: GitTree, fork: GitTree) -> dict[str, set[int]]:
     """FlagTree's added lines per trunk code file (new-side line numbers), from one tree diff."""
-    return _fork_lines(old, fork, lambda path: path.startswith(TRUNK_PREFIXES) and path.endswith(CODE))
-
-
-def _fork_lines(old: GitTree, fork: GitTree, wanted: Callable[[str], bool]) -> dict[str, set[int]]:
-    """FlagTree's added lines of the files wanted, from the run's one diff of the fork (fork_added_lines:
-    every code file; a diff per question read the fork's blobs again, 1.1 s on the 3.7 move)."""
-    return {path: set(lines) for path, lines in fork_added_lines(old, fork).items() if wanted(path)}
+    return fork_lines_where(old, fork, lambda path: path.startswith(TRUNK_PREFIXES) and path.endswith(CODE))
 
 
 def uses_on_lines(path: str, text: str, lines: set[int]) -> tuple[list[Use], list[Use]]:
@@ -708,7 +702,7 @@ def backend_uses(old: GitTree, fork: GitTree) -> dict[str, list[Use]]:
 
 
 def _backend_uses(old: GitTree, fork: GitTree) -> dict[str, list[Use]]:
-    lines_by_path = _fork_lines(old, fork, lambda path: is_third_party(path) and path.endswith(CPP)
+    lines_by_path = fork_lines_where(old, fork, lambda path: is_third_party(path) and path.endswith(CPP)
                                 and not any(part in "/" + path for part in _NOT_BUILT_WITH_BACKEND))
     out: dict[str, list[Use]] = {}
     for path, lines in sorted(lines_by_path.items()):
@@ -868,7 +862,7 @@ def _resolved(old: GitTree, fork: GitTree, hits_by_file: dict[str, list[tuple[Us
              and any(drift.change == "removed" and drift.scopes for _, drift in hits)}
     if not paths:
         return hits_by_file
-    lines_by_path = _fork_lines(old, fork, lambda path: path in paths)
+    lines_by_path = fork_lines_where(old, fork, lambda path: path in paths)
     out: dict[str, list[tuple[Use, Drift]]] = {}
     for path, hits in hits_by_file.items():
         if path not in paths:
