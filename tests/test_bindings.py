@@ -29,3 +29,32 @@ def test_fires_on_removed_bindings_and_not_where_python_or_the_backend_defines_t
              for f in binding_findings(context_of(tmp_path, old, new, fork))}
     assert {(name, sites) for _, name, sites in found} == {
         ("add_old_pass", ("third_party/a/backend/compiler.py:2",))}
+
+
+def test_a_python_mirror_upstream_removed_with_the_binding_resolves_nothing(tmp_path) -> None:
+    """The interpreter's builder mirrors the bindings: at the old tag it defines create_old_load too. Upstream
+    removes both; the fork still holds the old mirror only because it is upstream's old file, which the upgrade
+    replaces. FlagTree's own def of the name (on its added lines) still resolves the use."""
+    mirror = "class Builder:\n    def create_old_load(self, a):\n        return a\n"
+    old = {"python/src/ir.cc": OLD_CC, "python/triton/runtime/interpreter.py": mirror}
+    new = {"python/src/ir.cc": NEW_CC, "python/triton/runtime/interpreter.py": "class Builder:\n    pass\n"}
+    fork = {**old, "python/triton/language/semantic.py": USE}
+    found = [(f.details["declaration"], f.details["sites"]) for f in binding_findings(context_of(tmp_path, old, new, fork))]
+    assert ("create_old_load", ["python/triton/language/semantic.py:4"]) in found
+    own = {**fork, "python/triton/runtime/interpreter.py": mirror + "    def extra(self):\n        pass\n"
+           "def create_old_load(a):\n    return a\n"}  # FlagTree adds a def of its own
+    found = [f.details["declaration"] for f in binding_findings(context_of(tmp_path / "own", old, new, own))]
+    assert "create_old_load" not in found
+
+
+def test_a_backends_own_python_def_resolves_only_that_backends_uses(tmp_path) -> None:
+    """A backend that carries its own copy of the package (its interpreter still mirrors the binding) resolves
+    its own uses there; trunk's package cannot reach that copy, so trunk's use is still a break."""
+    mirror = "class Builder:\n    def create_old_load(self, a):\n        return a\n"
+    old = {"python/src/ir.cc": OLD_CC}
+    new = {"python/src/ir.cc": NEW_CC}
+    fork = {**old, "python/triton/language/semantic.py": USE,
+            "third_party/m/python/triton/language/semantic.py": USE,
+            "third_party/m/python/triton/runtime/interpreter.py": mirror}
+    found = {f.details["declaration"]: f.details["sites"] for f in binding_findings(context_of(tmp_path, old, new, fork))}
+    assert found["create_old_load"] == ["python/triton/language/semantic.py:4"]

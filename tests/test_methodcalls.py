@@ -31,3 +31,25 @@ def test_fires_only_on_calls_that_fit_the_old_declaration_and_no_new_one(tmp_pat
     assert [(f.kind, f.severity, f.details["sites"]) for f in found] == [
         ("call-no-overload", "error", ["third_party/b/lib/Use.cpp:3"])]
     assert "TargetInfoBase::barrier" in found[0].message
+
+
+ENUM_TD = 'def TTG_AddrSpace : I32BitEnumAttr<"AddrSpace", "", [Local, Global]> {\n}\n'
+LITERALS = ("#include \"triton/TargetInfoBase.h\"\nvoid f(const TargetInfoBase &targetInfo) {\n"
+            "  targetInfo.barrier(loc, rewriter, /*isWarpSync=*/false);\n"  # 3: a bool where an enum is asked: fires
+            "  targetInfo.barrier(loc, rewriter, AddrSpace::Local);\n"    # 4: an enumerator: fits
+            "  targetInfo.lanes(1, 2);\n}\n")                              # 5: a literal on an int: fits
+
+
+def test_a_literal_where_the_new_overload_asks_for_an_enum_fits_no_overload(tmp_path) -> None:
+    """C++ converts no literal to an enum: `barrier(loc, rewriter, false)` has the right count and still breaks.
+    The enum is known from the new tree (an ODS enum attribute here); an unknown type claims nothing."""
+    assert [a.types for a in methods(NEW_H)[("TargetInfoBase", "barrier")]] == [("Location", "RewriterBase",
+                                                                                   "AddrSpace")]
+    old = {"include/triton/TargetInfoBase.h": OLD_H}
+    new = {"include/triton/TargetInfoBase.h": NEW_H, "include/triton/Enums.td": ENUM_TD}
+    fork = {**old, "lib/Use.cpp": LITERALS}
+    found = call_no_overload_findings(context_of(tmp_path, old, new, fork))
+    assert [(f.kind, f.details["sites"]) for f in found] == [("call-no-overload", ["lib/Use.cpp:3"])]
+    assert "asks for AddrSpace" in found[0].message
+    unknown = {**new, "include/triton/Enums.td": ENUM_TD.replace("AddrSpace", "OtherSpace")}
+    assert call_no_overload_findings(context_of(tmp_path / "unknown", old, unknown, fork)) == []

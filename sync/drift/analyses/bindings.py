@@ -3,8 +3,9 @@ C++ registers as string literals (`.def("create_x", ...)`, `ADD_PASS_WRAPPER_0("
 registered in an upstream-changed binding file at the old tag and registered nowhere in the new tree is gone;
 a FlagTree-added Python line that reads it as an attribute (`passes.ttir.add_x(pm)`) fails when it runs.
 
-A name also defined by Python (`def add_x`) anywhere in the new tree or the fork, or registered by the
-backend's own C++ (third_party/<b>/), resolves there instead: no claim. Findings are symbol-removed (error),
+A name also defined by Python (`def add_x`) where the use's package reaches it on the upgraded tree (the new
+tree and FlagTree's own lines: trunk's python/triton/, and a backend's own tree for a use inside it), or
+registered by the backend's own C++ (third_party/<b>/), resolves there instead: no claim. Findings are symbol-removed (error),
 one per binding and backend, with every site and the upstream commit.
 """
 from __future__ import annotations
@@ -27,7 +28,12 @@ from sync.facts.layout import is_third_party
 
 _BINDING_FILES = (".cc", ".cpp")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_TRUNK_PACKAGE = "python/triton/"
 _NOT_BUILT = ("/test/", "/tests/", "/unittest/", "/unittests/", "/tutorials/", "/examples/")
+
+
+def _backend_root(path: str) -> str:
+    return "/".join(path.split("/")[:2]) + "/"
 
 
 def _is_binding_source(path: str) -> bool:
@@ -98,14 +104,25 @@ def binding_findings(context: DriftContext) -> list[Finding]:
                 uses.setdefault(node.attr, []).append((path, node.lineno))
     if not uses:
         return []
-    # A Python def of the name anywhere (new tree, fork) can be what the attribute means: no claim then.
+    # A Python def of the name on the upgraded tree, where the use's package can reach it, can be what the
+    # attribute means: no claim then. A use in trunk's package reaches python/triton/; one in a backend's tree
+    # reaches that too and its own third_party/<b>/ (a backend's copy of the interpreter is not trunk's).
+    # The upgraded tree is the new one plus FlagTree's own lines: a def the fork holds only because upstream
+    # had it at the old tag (the interpreter's builder mirroring a removed binding) goes with the upgrade.
     defines = re.compile(r"\bdef\s+(" + "|".join(re.escape(name) for name in uses) + r")\b")
-    # Where a Python definition could be what the attribute means: trunk's package and the using backends' trees.
-    roots = ("python/triton/",) + tuple(sorted({"/".join(path.split("/")[:2]) + "/" for sites in uses.values()
-                                               for path, _ in sites if is_third_party(path)}))
-    ambiguous = {match for tree in (context.upstream_new, context.fork) for path in tree.paths()
-                 if path.endswith(".py") and path.startswith(roots) and not any(part in "/" + path for part in _NOT_BUILT)
-                 for match in defines.findall(read_text(tree, path) or "")}  # a test's stub is no definition
+    built = lambda path: path.endswith(".py") and not any(part in "/" + path for part in _NOT_BUILT)  # a test's stub is no definition
+    defined: dict[str, set[str]] = {}  # name -> the roots (python/triton/, third_party/<b>/) that define it
+    for path in context.upstream_new.paths():
+        if built(path) and path.startswith(_TRUNK_PACKAGE):
+            for name in defines.findall(read_text(context.upstream_new, path) or ""):
+                defined.setdefault(name, set()).add(_TRUNK_PACKAGE)
+    for path, own_lines in fork_lines_where(context.upstream_old, context.fork, built).items():
+        root = _TRUNK_PACKAGE if path.startswith(_TRUNK_PACKAGE) else _backend_root(path) if is_third_party(path) \
+            else None
+        text = read_text(context.fork, path) or "" if root is not None else ""
+        for match in defines.finditer(text):
+            if text.count("\n", 0, match.start()) + 1 in own_lines:
+                defined.setdefault(match[1], set()).add(root or "")
     own: dict[str, set[str]] = {}  # backend dir -> the binding names its own C++ registers
 
     def registers(backend_dir: str) -> set[str]:
@@ -120,10 +137,11 @@ def binding_findings(context: DriftContext) -> list[Finding]:
 
     groups: dict[tuple[str | None, str], list[str]] = {}
     for name, sites in uses.items():
-        if name in ambiguous:
-            continue
         for path, line in sites:
-            if is_third_party(path) and name in registers("/".join(path.split("/")[:2]) + "/"):
+            reaches = {_TRUNK_PACKAGE, _backend_root(path)} if is_third_party(path) else {_TRUNK_PACKAGE}
+            if defined.get(name, set()) & reaches:
+                continue  # a Python def the use can reach: it may mean that one
+            if is_third_party(path) and name in registers(_backend_root(path)):
                 continue  # the backend registers the name itself
             groups.setdefault((backend_of(context.owners.owners, path), name), []).append(f"{path}:{line}")
     findings = []

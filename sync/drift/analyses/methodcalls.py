@@ -1,13 +1,17 @@
 """Calls that fit no overload any more (issue 33): FlagTree calls a trunk class's method, through a receiver
-whose declared type is that class, with a number of arguments that fit the method at the old tag and fits none
-of its overloads at the new one (a parameter added without a default, as TargetInfoBase::barrier gained its
-address space). The class must still exist (a removed class is symbol-removed's); the receiver's type must be
-spelled in the file (an `auto` or unknown receiver is no claim). Kind call-no-overload, error: will not build.
+whose declared type is that class, with arguments that fit the method at the old tag and fit none of its
+overloads at the new one. Two ways not to fit: the number of arguments (a parameter added without a default, as
+TargetInfoBase::barrier gained its address space), or a literal (`false`, `1`, `"x"`, `nullptr`) where the new
+overload asks for an enum that the old one did not (`barrier(loc, rewriter, false)` against `AddrSpace`): C++
+converts no literal to an enum implicitly. An enum is one the new tree declares (`enum [class] Name` in a
+header, or an ODS enum attribute, whose first template argument names the C++ enum it generates).
+The class must still exist (a removed class is symbol-removed's); the receiver's type must be spelled in the
+file (an `auto` or unknown receiver is no claim). Kind call-no-overload, error: will not build.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Iterator
 
 from tree_sitter import Node
@@ -29,13 +33,24 @@ _TRUNK = ("include/", "lib/", "python/src/", "bin/")
 _NOT_BUILT = ("/test/", "/tests/", "/unittest/", "/unittests/")
 
 
+_LITERALS = frozenset({"true", "false", "number_literal", "string_literal", "char_literal", "nullptr"})
+_ODS_ENUM = re.compile(r"\bdef\s+\w+\s*:\s*\w*EnumAttr\w*\s*<\s*\"(\w+)\"")
+_CPP_ENUM = r"\benum\s+(?:class\s+|struct\s+)?{}\b"
+
+
 @dataclass(frozen=True)
 class Arity:
     required: int
     total: int  # -1: variadic
+    types: tuple[str, ...] = field(default=(), compare=False)  # each parameter's type, last name only (`AddrSpace`)
 
     def fits(self, count: int) -> bool:
         return self.required <= count and (self.total < 0 or count <= self.total)
+
+    def takes(self, count: int, literals: frozenset[int], enums: frozenset[str]) -> bool:
+        """Whether a call with count arguments, literals at those positions, fits: no literal on an enum."""
+        return self.fits(count) and not any(position < len(self.types) and self.types[position] in enums
+                                            for position in literals)
 
     def text(self) -> str:
         return str(self.required) if self.required == self.total else f"{self.required}..{self.total}"
@@ -70,8 +85,14 @@ def methods(text: str) -> dict[tuple[str, str], list[Arity]]:
         if len(real) == 1 and node_text(real[0]).strip() == "void":
             real = []
         required = sum(child.type == "parameter_declaration" for child in real)
-        found.setdefault((klass, node_text(name)), []).append(Arity(required, -1 if variadic else len(real)))
+        types = tuple(_type_name(child) for child in real)
+        found.setdefault((klass, node_text(name)), []).append(Arity(required, -1 if variadic else len(real), types))
     return found
+
+
+def _type_name(parameter: Node) -> str:
+    kind = parameter.child_by_field_name("type")
+    return node_text(kind).split("::")[-1].split("<")[0].strip() if kind is not None else ""
 
 
 @dataclass(frozen=True)
@@ -81,12 +102,19 @@ class Narrowed:
     header: str  # at the old tag
     old: tuple[Arity, ...]
     new: tuple[Arity, ...]
+    enums: frozenset[str] = frozenset()  # parameter types of the new overloads that are enums where the old were not
+
+    def breaks(self, count: int, literals: frozenset[int]) -> bool:
+        """Whether a call fit the old declaration and fits no new overload."""
+        return any(a.fits(count) for a in self.old) and not any(a.takes(count, literals, self.enums) for a in self.new)
 
 
 def narrowed_methods(context: DriftContext) -> dict[str, list[Narrowed]]:
     """Method name -> the trunk class methods whose overloads accept argument counts at the old tag that none
     accepts at the new one."""
     out: dict[str, list[Narrowed]] = {}
+    # each method whose class survives: whether some argument count stopped fitting, the parameter types it gained
+    retyped: list[tuple[Narrowed, bool, set[str]]] = []
     for change in changes_with_renames(context.upstream_old, context.upstream_new):
         if change.status != "modified" or not change.old_path.endswith(HEADERS) \
                 or not change.old_path.startswith(_TRUNK) or change.new_path is None:
@@ -102,14 +130,40 @@ def narrowed_methods(context: DriftContext) -> dict[str, list[Narrowed]]:
                 continue  # the class or method is gone: symbol-removed says so
             counts = {count for arity in arities for count in range(arity.required, (arity.total if arity.total >= 0
                                                                                      else arity.required + 8) + 1)}
-            if any(not any(a.fits(count) for a in after_arities) for count in counts):
-                out.setdefault(method, []).append(Narrowed(klass, method, change.old_path, tuple(arities),
-                                                           tuple(after_arities)))
+            narrowed = Narrowed(klass, method, change.old_path, tuple(arities), tuple(after_arities))
+            fewer_counts = any(not any(a.fits(count) for a in after_arities) for count in counts)
+            old_types = {kind for arity in arities for kind in arity.types}
+            new_types = {kind for arity in after_arities for kind in arity.types} - old_types
+            if fewer_counts or new_types:
+                retyped.append((narrowed, fewer_counts, new_types))
+    enums = _enums(context, set().union(*(types for _, _, types in retyped))) if retyped else frozenset()
+    for narrowed, fewer_counts, types in retyped:
+        if fewer_counts or types & enums:
+            out.setdefault(narrowed.method, []).append(replace(narrowed, enums=frozenset(types & enums)))
     return out
 
 
-def _calls(root: Node, names: set[str]) -> Iterator[tuple[str, Node, int, int]]:
-    """(method, receiver node, argument count, line) of every `x.m(...)` / `x->m(...)` call of the names."""
+def _enums(context: DriftContext, names: set[str]) -> frozenset[str]:
+    """Which of the type names the new tree's trunk declares as an enum (C++ headers, ODS enum attributes)."""
+    found: set[str] = set()
+    spelled = {name: re.compile(_CPP_ENUM.format(re.escape(name))) for name in names}
+    for path in context.upstream_new.paths():
+        if not path.startswith(("include/", "lib/")) or not path.endswith(HEADERS + (".td",)):
+            continue
+        text = read_text(context.upstream_new, path) or ""
+        present = {name for name in names - found if name in text}
+        if not present:
+            continue
+        if path.endswith(".td"):
+            found |= present & set(_ODS_ENUM.findall(text))
+        else:
+            found |= {name for name in present if spelled[name].search(text)}
+    return frozenset(found)
+
+
+def _calls(root: Node, names: set[str]) -> Iterator[tuple[str, Node, int, frozenset[int], int]]:
+    """(method, receiver node, argument count, positions of literal arguments, line) of every `x.m(...)` /
+    `x->m(...)` call of the names."""
     for node in walk(root):
         if node.type != "call_expression":
             continue
@@ -121,8 +175,9 @@ def _calls(root: Node, names: set[str]) -> Iterator[tuple[str, Node, int, int]]:
         receiver = function.child_by_field_name("argument")
         if field is None or receiver is None or node_text(field) not in names:
             continue
-        count = len([child for child in arguments.named_children if child.type != "comment"])
-        yield node_text(field), receiver, count, node.start_point[0] + 1
+        given = [child for child in arguments.named_children if child.type != "comment"]
+        literals = frozenset(position for position, child in enumerate(given) if child.type in _LITERALS)
+        yield node_text(field), receiver, len(given), literals, node.start_point[0] + 1
 
 
 def call_no_overload_findings(context: DriftContext) -> list[Finding]:
@@ -133,14 +188,14 @@ def call_no_overload_findings(context: DriftContext) -> list[Finding]:
         path.startswith(_TRUNK) or is_third_party(path)) and not any(p in "/" + path for p in _NOT_BUILT))
     spelled = re.compile(r"(?:\.|->)\s*(" + "|".join(re.escape(name) for name in narrowed) + r")\s*\(")
     groups: dict[tuple[str | None, str, str], list[str]] = {}
-    detail: dict[tuple[str | None, str, str], tuple[Narrowed, int]] = {}
+    detail: dict[tuple[str | None, str, str], tuple[Narrowed, int, frozenset[int]]] = {}
     for path, lines in sorted(lines_by_path.items()):
         text = read_text(context.fork, path) or ""
         if not spelled.search(text):
             continue  # cheap: a member call of a narrowed method is spelled `.m(` or `->m(`
         root = parse_tree(text).root_node
         types = None
-        for method, receiver, count, line in _calls(root, set(narrowed)):
+        for method, receiver, count, literals, line in _calls(root, set(narrowed)):
             if line not in lines or receiver.type != "identifier":
                 continue
             if types is None:
@@ -150,22 +205,24 @@ def call_no_overload_findings(context: DriftContext) -> list[Finding]:
                 if is_third_party(path) and own_header_copy(context.fork, "/".join(path.split("/")[:2]) + "/",
                                                                  change.header):
                     continue  # the backend compiles against its own copy of the header, first on its include path
-                if change.klass in receiver_types and any(a.fits(count) for a in change.old) \
-                        and not any(a.fits(count) for a in change.new):
+                if change.klass in receiver_types and change.breaks(count, literals):
                     key = (backend_of(context.owners.owners, path), change.header, f"{change.klass}::{method}")
                     groups.setdefault(key, []).append(f"{path}:{line}")
-                    detail.setdefault(key, (change, count))
+                    detail.setdefault(key, (change, count, literals))
     findings = []
     for (backend, header, qualified), sites in groups.items():
-        change, count = detail[(backend, header, qualified)]
+        change, count, literals = detail[(backend, header, qualified)]
         path, _, first_line = sites[0].rpartition(":")
         shown = ", ".join(sites[:5]) + (f" and {len(sites) - 5} more" if len(sites) > 5 else "")
+        why = (f"with {count} argument(s), which fit its declaration at the old tag "
+               f"({', '.join(a.text() for a in change.old)} parameters) and none at the new one "
+               f"({', '.join(a.text() for a in change.new)}; {header})"
+               if not any(a.fits(count) for a in change.new) else
+               f"with a literal where the new declaration asks for {' or '.join(sorted(change.enums))}, an enum no "
+               f"literal converts to ({header})")
         findings.append(Finding(
             "call-no-overload", path,
-            f"{qualified}: FlagTree calls it with {count} argument(s), which fit its declaration at the old tag "
-            f"({', '.join(a.text() for a in change.old)} parameters) and none at the new one "
-            f"({', '.join(a.text() for a in change.new)}; {header}) (will not build as is); "
-            f"{len(sites)} site(s): {shown}",
+            f"{qualified}: FlagTree calls it {why} (will not build as is); {len(sites)} site(s): {shown}",
             "pass what the new signature asks for at every site", int(first_line), backend, related_path=header,
             details={"declaration": change.method, "sites": sites, "class": change.klass,
                      "symbols": [f"{qualified}:signature:{header}"]}))
