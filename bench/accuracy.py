@@ -44,7 +44,9 @@ def flagged(report, levels: tuple[str, ...] = ("error", "warning")) -> dict[str,
     for finding in [*report.findings, *report.notes]:
         if finding.severity in levels and finding.suppressed is None:
             head = "\n      ".join((finding.diff or "").splitlines()[2:6])
-            out[finding.path].append((finding.kind, finding.message[:300] + (f"\n      {head}" if head else "")))
+            # a finding per upstream change flags the file of each of its sites, as one per site did
+            for path in dict.fromkeys(path for path, _ in sites_of(finding)):
+                out[path].append((finding.kind, finding.message[:300] + (f"\n      {head}" if head else "")))
     return {path: reasons for path, reasons in out.items() if is_trunk(path)}
 
 
@@ -124,29 +126,46 @@ def score_breaks(move: dict, report) -> None:
               f"sites in a reported file: {sites_hit}/{sites_total}")
     if move.get("sample"):
         judged: dict[tuple[str, str, int], str] = {(s["kind"], s["path"], s["line"]): s["verdict"] for s in move["sample"]}
-        by_kind: dict[str, list[str]] = defaultdict(list)
+        # A judged entry is one FlagTree site (a finding per site, or the first site of a finding per file or per
+        # upstream change). It counts as reported when a reported finding of its kind has it among its sites,
+        # or (the line moved) when its file holds exactly one reported site of the kind and one judged entry,
+        # or (a finding per upstream change none of whose sites was judged) when it has a site in its file.
+        reported: dict[tuple[str, str, int], str] = {}
         unjudged: dict[str, int] = defaultdict(int)
-        per_file: dict[tuple[str, str], int] = defaultdict(int)
-        for f in findings:
-            per_file[(f.kind, f.path)] += 1
-        for f in findings:
-            if f.severity not in ("error", "warning"):
-                continue
-            places = [(f.kind, path, line or 0) for path, line in sites_of(f)]
-            verdicts = [judged[place] for place in places if place in judged]
-            if not verdicts and per_file[(f.kind, f.path)] == 1:  # the line moved: the file's one finding of the kind
-                only = [v for (kind, path, _), v in judged.items() if kind == f.kind and path == f.path]
-                verdicts = only if len(only) == 1 else []
-            if not verdicts and f.details.get("sites"):  # one finding per upstream change: its sites' judged files
-                site_paths = {path for _, path, _ in places[1:]}
-                verdicts = [v for (kind, path, _), v in judged.items() if kind == f.kind and path in site_paths]
-                # every judged file under it must be true for the grouped finding to count as true
-                verdicts = (["false"] if "false" in verdicts else verdicts[:1])
-            if verdicts:
-                by_kind[f.kind].append("true" if "true" in verdicts else verdicts[0])
-            else:
+        site_lines: dict[tuple[str, str], set[int]] = defaultdict(set)
+        judged_in_file: dict[tuple[str, str], list[tuple[str, str, int]]] = defaultdict(list)
+        for key in judged:
+            judged_in_file[key[:2]].append(key)
+        shown = [f for f in findings if f.severity in ("error", "warning")]
+        for f in shown:
+            for path, line in sites_of(f):
+                site_lines[(f.kind, path)].add(line or 0)
+        for f in shown:
+            places = list(dict.fromkeys((f.kind, path, line or 0) for path, line in sites_of(f)))
+            keys = [place for place in places if place in judged]
+            for kind, path, _ in places:
+                only = judged_in_file.get((kind, path), [])
+                if len(only) == 1 and only[0] not in keys and len(site_lines[(kind, path)]) == 1 \
+                        and only[0][2] not in site_lines[(kind, path)]:
+                    keys.append(only[0])
+            if not keys and f.details.get("sites"):  # as before: the judged entries of the files under its sites
+                keys = [key for key in judged if key[0] == f.kind and key[1] in {path for _, path, _ in places}]
+            for key in keys:
+                reported[key] = judged[key]
+            if not keys:
                 unjudged[f.kind] += 1
-        print("sample precision per kind (reported and judged: true / weak / false; precision counts true+weak):")
+        by_kind: dict[str, list[str]] = defaultdict(list)
+        for (kind, _, _), verdict in sorted(reported.items()):
+            by_kind[kind].append(verdict)
+        counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for f in shown:
+            counts[f"{f.kind} ({f.severity})"][0] += 1
+            counts[f"{f.kind} ({f.severity})"][1] += len(set(sites_of(f)))
+        print("errors and warnings per kind (findings / FlagTree sites under them):")
+        for kind, (number, sites) in sorted(counts.items()):
+            print(f"  {kind:40} {number:4} / {sites:4}")
+        print("sample precision per kind (judged sites a reported finding holds: true / weak / false; precision "
+              "counts true+weak):")
         for kind in sorted(set(by_kind) | {s["kind"] for s in move["sample"]}):
             v = by_kind.get(kind, [])
             good = sum(x in ("true", "weak") for x in v)

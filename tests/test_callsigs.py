@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from sync.drift.analyses.callsigs import call_signature_findings
-from tests.upstream_fixture import context_of
+from tests.upstream_fixture import context_of, context_with_history, sites_of
 
 TD_OLD = ('def X_FooAttr : AttrDef<X_Dialect, "Foo"> {\n  let parameters = (ins "unsigned":$blockM, '
           '"bool":$unpacked);\n}\n\ndef X_BarType : TypeDef<X_Dialect, "Bar"> {\n  let parameters = (ins '
@@ -92,10 +92,11 @@ def test_a_parameter_that_only_changed_type_breaks_only_calls_that_spell_the_old
             "  auto got = getLayout(enc);\n"
             "  auto e = x::FooAttr::get(ctx, 4, got);\n")                       # 10: type unknown: fits
     fork = {**old, "lib/Use.cpp": '#include "triton/Dialect/X/IR/Dialect.h"\nvoid f() {\n' + body + "}\n"}
-    found = {f.line: f.message for f in call_signature_findings(context_of(tmp_path, old, new, fork))}
-    assert sorted(found) == [4, 6, 8]
+    (finding,) = call_signature_findings(context_of(tmp_path, old, new, fork))  # one upstream change
+    assert [line for _, line in sites_of([finding])] == [4, 6, 8]
+    found = {int(site.rpartition(":")[2]): why for site, why in finding.details["reasons"].items()}
     assert "declared as one at line 5" in found[6] and "declared as one at line 7" in found[8]
-    assert "written as a OldLayoutAttr" in found[4] and '"NewLayoutAttr"' in found[4]
+    assert "written as a OldLayoutAttr" in found[4] and '"NewLayoutAttr"' in finding.diff
 
 
 def test_a_backend_that_ships_its_own_copy_of_the_module_calls_that_copy(tmp_path) -> None:
@@ -126,7 +127,8 @@ def test_many_calls_of_one_changed_function_in_a_file_are_one_finding(tmp_path) 
     fork = {"python/triton/lib.py": "from triton.semantic import make\n\n\ndef g(b):\n" + calls}
     (finding,) = call_signature_findings(_context(tmp_path, fork))
     assert (finding.line, finding.details["lines"]) == (5, [5, 6, 7])
-    assert finding.message.endswith("the call no longer fits (and 2 more call(s) here: line(s) 6, 7)")
+    assert "the call no longer fits (and 2 more call(s) here: line(s) 6, 7)" in finding.message
+    assert finding.details["sites"] == ["python/triton/lib.py:5", "python/triton/lib.py:6", "python/triton/lib.py:7"]
 
 
 def test_a_parameter_renamed_only_in_spelling_breaks_no_call(tmp_path) -> None:
@@ -192,5 +194,42 @@ def test_a_call_qualified_by_another_namespace_is_another_declaration(tmp_path) 
     head = '#include "triton/Dialect/X/IR/Dialect.h"\nnamespace xx = mlir::x;\nvoid f() {\n'
     fork = {"lib/Own.cpp": head + "  auto a = mlir::gcu::FooAttr::get(ctx, 4, true);\n}\n",
             "lib/Up.cpp": head + "  auto a = xx::FooAttr::get(ctx, 4, true);\n  auto b = mlir::x::FooAttr::get(ctx, 4, true);\n}\n"}
-    found = {(f.path, f.line) for f in call_signature_findings(context_of(tmp_path, old, new, fork))}
-    assert found == {("lib/Up.cpp", 4), ("lib/Up.cpp", 5)}
+    found = sites_of(call_signature_findings(context_of(tmp_path, old, new, fork)))
+    assert found == [("lib/Up.cpp", 4), ("lib/Up.cpp", 5)]
+
+
+UPSTREAM_MOVE = [("[Dialect] Give FooAttr a colStride (#8850)", {"include/triton/Dialect/X/IR/Attrs.td": TD_NEW}),
+                 ("[Docs] Unrelated (#8851)", {"docs/x.md": "x\n"})]
+FOO_CALL = ('#include "triton/Dialect/X/IR/Dialect.h"\nvoid f() {\n  int n = 0;\n'
+            '  auto a = x::FooAttr::get(ctx, 4, true);\n}\n')
+
+
+def test_calls_of_one_changed_builder_are_one_finding_with_every_site_its_commit_and_pr(tmp_path) -> None:
+    """Issue 33: on the 3.7 move one upstream rename (#8850) was ~70 call-signature warnings, one per call."""
+    old = {"include/triton/Dialect/X/IR/Attrs.td": TD_OLD, "include/triton/Dialect/X/IR/Dialect.h": "#pragma once\n"}
+    fork = {**old, "lib/A.cpp": FOO_CALL, "lib/B.cpp": FOO_CALL.replace("  int n = 0;\n", "")}
+    (finding,) = call_signature_findings(context_with_history(tmp_path, old, UPSTREAM_MOVE, fork))
+    assert (finding.path, finding.line) == ("lib/A.cpp", 4)  # the first site: suppressions and SARIF key on it
+    assert finding.details["sites"] == ["lib/A.cpp:4", "lib/B.cpp:3"]
+    assert finding.details["declaration"] == "attr FooAttr" and finding.details["callee"].startswith("x::FooAttr")
+    assert finding.details["prs"] == ["8850"] and len(finding.details["commits"]) == 1
+    assert finding.details["commits"][0].endswith("[Dialect] Give FooAttr a colStride (#8850)")
+    assert "2 site(s) of this upstream change in 2 file(s): lib/A.cpp:4, lib/B.cpp:3" in finding.message
+    assert "(#8850)" in finding.message and "#8851" not in finding.message
+
+
+def test_one_change_is_one_finding_per_backend_and_python_calls_group_across_files(tmp_path) -> None:
+    old = {"include/triton/Dialect/X/IR/Attrs.td": TD_OLD, "include/triton/Dialect/X/IR/Dialect.h": "#pragma once\n",
+           "python/triton/semantic.py": SEMANTIC_OLD}
+    upstream = [("[Frontend] make takes padding (#9668)", {"python/triton/semantic.py": SEMANTIC_NEW}), *UPSTREAM_MOVE]
+    python = "from triton.semantic import make\n\n\ndef g(b):\n    return make(b, [1])\n"
+    fork = {**old, "third_party/b/backend/compiler.py": "x = 1\n", "third_party/b/lib/A.cpp": FOO_CALL,
+            "third_party/c/backend/compiler.py": "x = 1\n", "third_party/c/lib/A.cpp": FOO_CALL,
+            "third_party/c/lib/B.cpp": FOO_CALL, "python/triton/one.py": python, "python/triton/two.py": python}
+    found = call_signature_findings(context_with_history(tmp_path, old, upstream, fork))
+    by_site = {tuple(f.details["sites"]): f for f in found}
+    assert set(by_site) == {("python/triton/one.py:5", "python/triton/two.py:5"), ("third_party/b/lib/A.cpp:4",),
+                            ("third_party/c/lib/A.cpp:4", "third_party/c/lib/B.cpp:4")}
+    assert by_site[("python/triton/one.py:5", "python/triton/two.py:5")].details["prs"] == ["9668"]
+    assert {f.details["prs"][0] for f in found if f.details["resolved_by"] == "includes"} == {"8850"}
+    assert {f.backend for f in found if f.details["resolved_by"] == "includes"} == {"b", "c"}

@@ -112,3 +112,14 @@ def test_sarif_uris_are_percent_encoded_paths() -> None:
         assert (parts.scheme, parts.netloc, parts.query, parts.fragment) == ("", "", "", ""), uri
         assert unquote_to_bytes(parts.path) == path.encode("utf-8", errors="surrogateescape")
     assert uris[0] == "dir/a%23b.py" and uris[1] == "x%250A.py"
+
+
+def test_sarif_lists_a_finding_per_upstream_change_s_other_sites_as_related_locations() -> None:
+    finding = Finding("call-signature", "lib/A.cpp", "m", line=4, backend="alpha",
+                      details={"sites": ["lib/A.cpp:4", "lib/A.cpp:9", "lib/B.cpp:3"]})
+    (result,) = sarif_log([finding], "0.1.0")["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": 4}  # the first site, as before
+    assert [(r["physicalLocation"]["artifactLocation"]["uri"], r["physicalLocation"]["region"]["startLine"])
+            for r in result["relatedLocations"]] == [("lib/A.cpp", 9), ("lib/B.cpp", 3)]
+    (plain,) = sarif_log([Finding("spec-unused", "x.py", "m", line=1)], "0.1.0")["runs"][0]["results"]
+    assert "relatedLocations" not in plain

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from sync.drift.analyses.opverifiers import op_verifier_findings
-from tests.upstream_fixture import context_of
+from tests.upstream_fixture import context_of, sites_of
 
 TD = 'def D_IndexOp : D_Op<"index"> {\n  let arguments = (ins I32:$x);\n  let hasVerifier = 1;\n}\n'
 VERIFY_OLD = '#include "D/Dialect.h"\n\nLogicalResult IndexOp::verify() {\n  return success();\n}\n'
@@ -17,8 +17,9 @@ PASS = ('#include "{header}"\n\nvoid run(OpBuilder &builder, Location loc, Value
 def test_fires_on_a_created_op_whose_verifier_changed(tmp_path) -> None:
     fork = {**OLD, "lib/T/Pass.cpp": PASS.format(header="D/Dialect.h")}
     findings = op_verifier_findings(context_of(tmp_path, OLD, {**OLD, "lib/D/Ops.cpp": VERIFY_NEW}, fork))
-    assert sorted((f.kind, f.path, f.line) for f in findings) == [("op-verifier-changed", "lib/T/Pass.cpp", 4),
-                                                             ("op-verifier-changed", "lib/T/Pass.cpp", 5)]
+    # one finding per changed verifier and backend, at its first site, holding both
+    assert [(f.kind, f.path, f.line) for f in findings] == [("op-verifier-changed", "lib/T/Pass.cpp", 4)]
+    assert findings[0].details["sites"] == ["lib/T/Pass.cpp:4", "lib/T/Pass.cpp:5"]
     assert all('+    return emitError("x must be >= 0");' in f.diff for f in findings)
     assert findings[0].related_path == "lib/D/Ops.cpp"
     assert findings[0].severity == "warning" and findings[0].details["dialect_dir"] == "D"
@@ -41,7 +42,7 @@ def test_only_upstream_files_that_define_a_verifier_are_parsed(tmp_path, monkeyp
     old = {**OLD, "lib/D/Helpers.cpp": "int helper() {\n  return 1;\n}\n"}
     new = {**old, "lib/D/Ops.cpp": VERIFY_NEW, "lib/D/Helpers.cpp": "int helper() {\n  return 2;\n}\n"}
     fork = {**old, "lib/T/Pass.cpp": PASS.format(header="D/Dialect.h")}
-    assert len(op_verifier_findings(context_of(tmp_path, old, new, fork))) == 2
+    assert len(sites_of(op_verifier_findings(context_of(tmp_path, old, new, fork)))) == 2
     assert parsed and all("::verify" in text for text in parsed)
 
 
@@ -53,7 +54,7 @@ def test_a_backend_that_keeps_its_own_copy_of_the_dialect_is_out_of_scope(tmp_pa
             "third_party/c/include/Other/Thing.h": "#pragma once\n",
             "third_party/c/lib/Pass.cpp": PASS.format(header="D/Dialect.h")}
     findings = op_verifier_findings(context_of(tmp_path, OLD, {**OLD, "lib/D/Ops.cpp": VERIFY_NEW}, fork))
-    assert sorted((f.path, f.line) for f in findings) == [("third_party/c/lib/Pass.cpp", 4),
+    assert sites_of(findings) == [("third_party/c/lib/Pass.cpp", 4),
                                                           ("third_party/c/lib/Pass.cpp", 5)]
 
 
@@ -80,11 +81,25 @@ def test_an_op_qualified_by_another_dialects_namespace_is_another_op(tmp_path) -
     old = {**OLD, "include/D/Dialect.td": D_DIALECT}
     fork = {**old, **X_FILES, "third_party/b/lib/Pass.cpp": QUALIFIED}
     findings = op_verifier_findings(context_of(tmp_path, old, {**old, "lib/D/Ops.cpp": VERIFY_NEW}, fork))
-    assert sorted(f.line for f in findings) == [10, 11, 12, 13, 14]
+    assert [line for _, line in sites_of(findings)] == [10, 11, 12, 13, 14]
 
 
 def test_a_dialect_whose_namespace_is_unknown_keeps_every_qualifier(tmp_path) -> None:
     # No .td of D's directory names a C++ namespace: the tool cannot tell d:: from x::, and says so by matching.
     fork = {**OLD, **X_FILES, "third_party/b/lib/Pass.cpp": QUALIFIED}
     findings = op_verifier_findings(context_of(tmp_path, OLD, {**OLD, "lib/D/Ops.cpp": VERIFY_NEW}, fork))
-    assert sorted(f.line for f in findings) == list(range(7, 15))
+    assert [line for _, line in sites_of(findings)] == list(range(7, 15))
+
+
+def test_creations_of_one_op_are_one_finding_with_every_site_the_commit_and_pr(tmp_path) -> None:
+    """Issue 33: one finding per changed verifier and backend, naming the upstream commit and its PR."""
+    from tests.upstream_fixture import context_with_history
+    upstream = [("[Dialect] IndexOp checks x (#9025)", {"lib/D/Ops.cpp": VERIFY_NEW}),
+                ("[Build] Unrelated (#9026)", {"lib/D/Other.cpp": "int other();\n"})]
+    fork = {**OLD, "lib/T/Pass.cpp": PASS.format(header="D/Dialect.h"),
+            "lib/U/Pass.cpp": PASS.format(header="D/Dialect.h")}
+    (finding,) = op_verifier_findings(context_with_history(tmp_path, OLD, upstream, fork))
+    assert (finding.path, finding.line) == ("lib/T/Pass.cpp", 4)
+    assert finding.details["sites"] == ["lib/T/Pass.cpp:4", "lib/T/Pass.cpp:5", "lib/U/Pass.cpp:4", "lib/U/Pass.cpp:5"]
+    assert finding.details["op"] == "IndexOp" and finding.details["prs"] == ["9025"]
+    assert "4 site(s) of this upstream change in 2 file(s)" in finding.message and "(#9025)" in finding.message

@@ -161,3 +161,45 @@ def test_reviews_of_a_backend_without_a_spec_tree_are_read(tmp_path) -> None:
     new = SimpleNamespace(blob_id=lambda path: blob if path == "lib/Ops.cpp" else None)
     (out,) = apply_suppressions([finding], DiskTree(tmp_path), new, backends=[])  # the spec backends: none
     assert out.suppressed is not None and out.suppressed.reason == "checked"
+
+
+def _grouped_finding():
+    from sync.model import Finding
+    return Finding("call-signature", "third_party/zeta/lib/A.cpp", "m", line=3, backend="zeta",
+                   related_path="include/Attrs.td",
+                   details={"callee": "x::FooAttr::get (attr FooAttr)", "sites": [
+                       "third_party/zeta/lib/A.cpp:3", "third_party/zeta/lib/A.cpp:9", "third_party/zeta/lib/B.cpp:4"],
+                       "callees": ["FooAttr::get (attr FooAttr)", "x::FooAttr::get (attr FooAttr)"]})
+
+
+def _entry(path: str, callee: str, blob: str) -> str:
+    return (f'[[suppress]]\nkind = "call-signature"\npath = "{path}"\nsubject = "{callee}"\nreviewed_for = "v2"\n'
+            f'trunk = "include/Attrs.td"\ntrunk_blob = "{blob}"\nreason = "checked {path}"\n')
+
+
+def test_a_finding_per_upstream_change_is_reviewed_when_every_file_of_its_sites_is(tmp_path) -> None:
+    """Issue 33: the per-call findings' entries still count for the finding that groups them; a site in a
+    file nobody reviewed opens it again; `suppress` writes an entry for each file among its sites."""
+    from types import SimpleNamespace
+    from sync.records.suppressions import apply_suppressions, parse_suppressions, with_suppression
+    from sync.facts.trees import DiskTree
+    blob = "a" * 40
+    toml = tmp_path / "third_party/zeta/backend/spec/suppressions.toml"
+    toml.parent.mkdir(parents=True)
+    new = SimpleNamespace(blob_id=lambda path: blob if path == "include/Attrs.td" else None)
+    # old per-call entries, each with the callee as that call spelled it
+    toml.write_text(_entry("third_party/zeta/lib/A.cpp", "x::FooAttr::get (attr FooAttr)", blob))
+    (out,) = apply_suppressions([_grouped_finding()], DiskTree(tmp_path), new, backends=[])
+    assert out.suppressed is None  # B.cpp's call was never reviewed
+    toml.write_text(toml.read_text() + _entry("third_party/zeta/lib/B.cpp", "FooAttr::get (attr FooAttr)", blob))
+    (out,) = apply_suppressions([_grouped_finding()], DiskTree(tmp_path), new, backends=[])
+    assert out.suppressed is not None and out.suppressed.reason == "checked third_party/zeta/lib/A.cpp"
+    # suppress on the grouped finding: one entry per file of its sites
+    written = with_suppression(None, _grouped_finding(), new, "v2", "ok")  # type: ignore[arg-type]
+    entries = parse_suppressions(written, "x")
+    assert [entry.path for entry in entries] == ["third_party/zeta/lib/A.cpp", "third_party/zeta/lib/B.cpp"]
+    toml.write_text(written)
+    (out,) = apply_suppressions([_grouped_finding()], DiskTree(tmp_path), new, backends=[])
+    assert out.suppressed is not None
+    with pytest.raises(Exception, match="already suppressed"):
+        with_suppression(written, _grouped_finding(), new, "v2", "again")  # type: ignore[arg-type]

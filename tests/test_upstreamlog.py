@@ -25,3 +25,19 @@ def test_the_commit_that_took_the_name_out_is_named_with_its_pr(tmp_path: Path) 
     (named,) = with_upstream_commits(repo, old, new, [finding])
     assert named.details["prs"] == ["12"] and "(#12)" in named.message
     assert removing_commits(repo, old, new, "include/a.h", "kept") == []  # never removed: no commit
+
+
+def test_the_commits_that_changed_a_declaration_are_named_oldest_first(tmp_path: Path) -> None:
+    from sync.facts.upstreamlog import changing_commits, commit_details
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    old = commit(tmp_path, {"a.py": "def f(a):\n    pass\n"}, "old")
+    commit(tmp_path, {"a.py": "def f(a):\n    return 1\n"}, "Body only (#1)")  # same parameters
+    commit(tmp_path, {"a.py": "def f(a, b):\n    return 1\n"}, "Add b (#2)")
+    new = commit(tmp_path, {"a.py": "def f(a, b, c):\n    return 1\n"}, "[FE] Add c")
+    repo = pygit2.Repository(str(tmp_path))
+    read = lambda text: text.splitlines()[0]
+    found, total = changing_commits(repo, old, new, ("a.py",), read)
+    assert [subject for _, subject in found] == ["Add b (#2)", "[FE] Add c"] and total == 2
+    tail, details = commit_details(found[:1], total)
+    assert tail.endswith("(#2) and 1 more") and details["prs"] == ["2"]
+    assert commit_details([], 0) == ("", {})

@@ -3,7 +3,9 @@ that PR once and fixes every FlagTree site under the finding.
 
 For a declaration upstream removed from a file: the commits old..new that touched the file (or the path it
 had) and lowered the count of the declaration's name there, newest last; the PR number is the `(#NNNN)` that
-ends a subject, as upstream Triton writes them.
+ends a subject, as upstream Triton writes them. For a declaration upstream changed (a builder's parameters,
+a Python function's, an op's verifier): the commits whose change of its file changed what the caller reads
+of it there (`changing_commits`), oldest first.
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import re
 from collections import Counter
 from dataclasses import replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable, Hashable
 
 from sync.git import Repository, range_commits
 from sync.model import Finding
@@ -81,3 +83,72 @@ def with_upstream_commits(repo: Repository, old: str, new: str, findings: list[F
                            details={**finding.details, "commits": [f"{short} {subject}" for short, subject in commits],
                                     "prs": prs}))
     return out
+
+
+def changing_commits(repo: Repository, old: str, new: str, paths: tuple[str, ...],
+                     read: Callable[[str], Hashable], most: int = 3) -> tuple[list[tuple[str, str]], int]:
+    """(short id, subject) of the first `most` commits old..new, oldest first, whose change of the file (at any
+    of paths: the path it had at the old tag, and at the new one) changed read(text) -- a declaration's
+    parameters, a verifier's body -- and how many commits did in all."""
+    found: list[tuple[str, str]] = []
+    for commit in _commits(repo, old, new):
+        parent = commit.parents[0]
+        for path in dict.fromkeys(paths):
+            try:
+                before_id = parent.tree[path].id
+                after_id = commit.tree[path].id
+            except KeyError:
+                continue  # added, deleted or renamed here: not a change of the declaration in place
+            if before_id == after_id:
+                continue
+            if read(_blob_text(parent.tree, path) or "") != read(_blob_text(commit.tree, path) or ""):
+                found.append((str(commit.id)[:9], commit.message.splitlines()[0] if commit.message else ""))
+                break
+    return found[:most], len(found)
+
+
+def pr_of(subject: str) -> str | None:
+    """The PR number that ends an upstream subject (`... (#8850)`), or None."""
+    match = _PR.search(subject)
+    return match[1] if match else None
+
+
+def commit_details(commits: list[tuple[str, str]], total: int) -> tuple[str, dict[str, Any]]:
+    """What a finding per upstream change says of the commits that made it: a message tail, e.g.
+    "; upstream change: 1a2b3c4d5 (#8850)", and its details (commits, prs); nothing when none was found."""
+    if not commits:
+        return "", {}
+    said = ", ".join(f"{short}{f' (#{pr})' if (pr := pr_of(subject)) else ''}" for short, subject in commits)
+    more = f" and {total - len(commits)} more" if total > len(commits) else ""
+    prs = [pr for _, subject in commits if (pr := pr_of(subject))]
+    return (f"; upstream change: {said}{more}",
+            {"commits": [f"{short} {subject}" for short, subject in commits], "prs": prs})
+
+
+Commits = Callable[[tuple[str, ...]], tuple[list[tuple[str, str]], int]]
+
+
+def one_per_change(sited: list[tuple[tuple[str, ...], list[str], Finding]], commits: Commits | None = None,
+                   merge: Callable[[list[Finding], list[str]], dict[str, Any]] | None = None) -> list[Finding]:
+    """One finding per upstream change and backend (issue 33): the per-site findings that share a key (the
+    change they stand on) and a backend become the first site's finding, its message counting every site
+    (path:line, details.sites), with the commit(s) that made the change and their PR numbers (commits(key))
+    and what merge(findings, sites) adds to its details; a maintainer reads the PR once and fixes every site.
+    Findings come out in the order of their first site."""
+    groups: dict[tuple[str | None, tuple[str, ...]], list[tuple[list[str], Finding]]] = {}
+    for key, sites, finding in sited:
+        groups.setdefault((finding.backend, key), []).append((sites, finding))
+    out = []
+    for (_, key), members in groups.items():
+        members.sort(key=lambda member: (member[1].path, member[1].line or 0))
+        first = members[0][1]
+        sites = list(dict.fromkeys(site for member_sites, _ in members for site in member_sites))
+        message = first.message
+        if len(sites) > 1:
+            files = len({site.rpartition(":")[0] for site in sites})
+            shown = ", ".join(sites[:5]) + (f" and {len(sites) - 5} more" if len(sites) > 5 else "")
+            message += f"; FlagTree has {len(sites)} site(s) of this upstream change in {files} file(s): {shown}"
+        tail, said = commit_details(*commits(key)) if commits is not None else ("", {})
+        extra = merge([finding for _, finding in members], sites) if merge is not None else {}
+        out.append(replace(first, message=message + tail, details={**first.details, **extra, "sites": sites, **said}))
+    return sorted(out, key=lambda finding: (finding.path, finding.line or 0))

@@ -11,7 +11,8 @@ from sync.git import (GitTree, Repository, branch_exists, branch_head, checked_o
 from sync.facts.layout import backend_names
 from sync.model import Finding
 from sync.records.provenance import Recorded, write_manifest
-from sync.records.suppressions import add_suppression, added_suppression, apply_suppressions, subject_of, suppressions_path
+from sync.records.suppressions import (add_suppression, added_suppression, apply_suppressions, site_paths, subject_of,
+                                       suppressions_path)
 from sync.jobs.revs import resolve_rev
 from sync.jobs.upgraded import range_of, upgraded_range
 
@@ -96,7 +97,7 @@ def _commit_review(repo: Repository, branch: str, finding: Finding, new: GitTree
 
 
 def _the_finding(findings: list[Finding], request: SuppressRequest) -> Finding:
-    on_path = [f for f in findings if f.path == request.path]
+    on_path = [f for f in findings if request.path in site_paths(f)]  # a finding per upstream change: any site's
     matches = [f for f in on_path if f.kind == request.kind]
     if not matches:
         known = sorted({f.kind for f in on_path})

@@ -157,11 +157,14 @@ CATALOGUE: tuple[Kind, ...] = (
        "change brought into or took out of the function", "glance at the upstream diff of the function; "
        "usually nothing to do", confidence="low"),
     _k("call-signature", "symbol", "warning", "FlagTree-added code calls a function, method or builder whose "
-       "parameter list upstream changed so that the call no longer fits it", "rewrite the call for the new "
-       "parameter list the finding's diff shows", confidence="high"),
+       "parameter list upstream changed so that the call no longer fits it (one finding per changed declaration "
+       "and backend, listing every call site and the upstream commit and PR)", "rewrite the calls for the new "
+       "parameter list the finding's diff shows, at every site the finding lists", confidence="high"),
     _k("op-verifier-changed", "symbol", "warning", "FlagTree-added code creates an MLIR op whose verifier "
-       "upstream changed between the tags: the call compiles, the op may now reject what FlagTree builds",
-       "read the verifier's upstream diff and check the operands and types FlagTree passes", confidence="medium"),
+       "upstream changed between the tags: the call compiles, the op may now reject what FlagTree builds (one "
+       "finding per changed verifier and backend, listing every site and the upstream commit and PR)",
+       "read the verifier's upstream diff and check the operands and types FlagTree passes at every site the "
+       "finding lists", confidence="medium"),
     _k("build-file", "symbol", "warning", "a FlagTree-added CMake entry names a source, directory or target "
        "that upstream removed, renamed or moved between the tags", "point the entry at where upstream moved "
        "it, or drop it", confidence="high"),

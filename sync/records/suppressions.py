@@ -7,6 +7,12 @@ holds only while the counterpart at the new tag is still that blob; or, for a fi
 file at the new tag (a macro no trunk code tests, a call site in a file upstream deleted), the tree
 of that tag, so that the entry holds for that upstream release only. When it expires the finding
 counts again. Suppressed findings stay in the report with their reason.
+
+A finding per upstream change (symbol-removed, call-signature, op-verifier-changed: details.sites, path:line,
+its own place first) is reviewed when every file among its sites has an entry of its kind and subject (or
+none): `suppress` writes one entry per such file, and the entries of the per-site findings it replaced (one
+per call, each with its own callee spelling, details.callees) still count, so a site added in another file
+opens it again.
 """
 from __future__ import annotations
 
@@ -126,9 +132,38 @@ def load_suppressions(tree: FileTree, backends: list[str]) -> dict[tuple[str, st
     return table
 
 
+def site_paths(finding: Finding) -> list[str]:
+    """The files a finding stands for: its own, then those of its other sites (a finding per upstream change)."""
+    sites = finding.details.get("sites")
+    listed = [str(site).rpartition(":")[0] or str(site) for site in sites] if isinstance(sites, list) else []
+    return list(dict.fromkeys([finding.path, *listed]))
+
+
+def _subjects(finding: Finding) -> list[str]:
+    """The subjects an entry may name it by: its own, each site's spelling of it, and none."""
+    callees = finding.details.get("callees")
+    spelled = [str(callee) for callee in callees] if isinstance(callees, list) else []
+    return list(dict.fromkeys([subject_of(finding), *spelled, ""]))
+
+
+def entries_for(table: dict[tuple[str, str, str], Suppression], finding: Finding) -> list[Suppression]:
+    """The entries that review finding, its own file's first; one written without a subject covers every
+    finding of its kind and path. A finding whose sites span several files needs an entry for each file:
+    [] when one has none."""
+    entries = []
+    for path in site_paths(finding):
+        entry = next((table[key] for subject in _subjects(finding) if (key := (finding.kind, path, subject)) in table),
+                     None)
+        if entry is None:
+            return []
+        entries.append(entry)
+    return entries
+
+
 def entry_for(table: dict[tuple[str, str, str], Suppression], finding: Finding) -> Suppression | None:
-    """The entry that reviews finding; one written without a subject covers every finding of its kind and path."""
-    return table.get((finding.kind, finding.path, subject_of(finding))) or table.get((finding.kind, finding.path, ""))
+    """The entry that reviews finding (its own file's), None when some file among its sites has none."""
+    entries = entries_for(table, finding)
+    return entries[0] if entries else None
 
 
 def trunk_counterpart(finding: Finding) -> str:
@@ -143,15 +178,15 @@ def apply_suppressions(findings: list[Finding], fork: FileTree, new: GitTree, ba
         return findings
     out = []
     for finding in findings:
-        entry = entry_for(table, finding)
-        if entry is None:
+        entries = entries_for(table, finding)
+        if not entries:
             out.append(finding)
             continue
-        note = Review(entry.reason, entry.reviewed_for)
-        if entry.holds_at(new):
-            out.append(finding.with_review(suppressed=note))
+        expired = next((entry for entry in entries if not entry.holds_at(new)), None)
+        if expired is None:
+            out.append(finding.with_review(suppressed=Review(entries[0].reason, entries[0].reviewed_for)))
         else:  # upstream changed the counterpart (or moved to another release) since the review
-            out.append(finding.with_review(expired=note))
+            out.append(finding.with_review(expired=Review(expired.reason, expired.reviewed_for)))
     return out
 
 
@@ -192,15 +227,22 @@ def with_suppression(text: str | None, finding: Finding, new: GitTree, reviewed_
     trunk = trunk_counterpart(finding)
     blob = new.blob_id(trunk) if not is_third_party(trunk) else None
     subject = subject_of(finding)
-    if text is not None and entry_for({e.key: e for e in parse_suppressions(text, rel)}, finding) is not None:
+    table = {e.key: e for e in parse_suppressions(text, rel)} if text is not None else {}
+    if entry_for(table, finding) is not None:
         raise SyncError(f"{finding.kind} on {finding.path}{f' ({subject})' if subject else ''} is already "
                         f"suppressed in {rel}")
     if not reason.strip():
         raise SyncError("--reason must say why the finding needs no change")
-    if blob is not None:
-        entry = Suppression(finding.kind, finding.path, reviewed_for, trunk, str(blob), reason, subject)
-    else:  # no trunk file at the new tag to expire on: the review holds for this upstream release only
-        entry = Suppression(finding.kind, finding.path, reviewed_for, "", "", reason, subject, str(new.tree.id))
-    updated = append_suppression(text, entry)
+    updated = text
+    # a finding per upstream change: an entry for each file among its sites that has none yet
+    for path in site_paths(finding):
+        if entry_for(table, replace(finding, path=path, details={**finding.details, "sites": []})) is not None:
+            continue
+        if blob is not None:
+            entry = Suppression(finding.kind, path, reviewed_for, trunk, str(blob), reason, subject)
+        else:  # no trunk file at the new tag to expire on: the review holds for this upstream release only
+            entry = Suppression(finding.kind, path, reviewed_for, "", "", reason, subject, str(new.tree.id))
+        updated = append_suppression(updated, entry)
+    assert updated is not None
     parse_suppressions(updated, rel)  # never write a file the next run would refuse to read
     return updated

@@ -41,6 +41,19 @@ def artifact_uri(path: str) -> str:
     return quote(path.encode("utf-8", errors="surrogateescape"), safe="/")
 
 
+SITES_SHOWN = 100  # related locations of one result; report.json keeps every site
+
+
+def _sites(finding: Finding) -> list[tuple[str, int | None]]:
+    """details.sites (path:line) of a finding per upstream change, in order."""
+    sites = finding.details.get("sites")
+    out: list[tuple[str, int | None]] = []
+    for site in sites if isinstance(sites, list) else []:
+        path, _, line = str(site).rpartition(":")
+        out.append((path, int(line)) if path and line.isdigit() else (str(site), None))
+    return list(dict.fromkeys(out))
+
+
 def _result(finding: Finding, index: int) -> dict[str, Any]:
     text = finding.message + (f" (what to do: {finding.next_step})" if finding.next_step else "")
     location: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(finding.path)}}
@@ -50,6 +63,13 @@ def _result(finding: Finding, index: int) -> dict[str, Any]:
                               "message": {"text": text}, "locations": [{"physicalLocation": location}]}
     if finding.backend:
         result["properties"] = {"backend": finding.backend}
+    others = [site for site in _sites(finding) if site != (finding.path, finding.line)]
+    if others:  # a finding per upstream change: its other FlagTree sites
+        result["relatedLocations"] = [
+            {"id": number, "message": {"text": "another site of the same upstream change"},
+             "physicalLocation": {"artifactLocation": {"uri": artifact_uri(path)},
+                                  **({"region": {"startLine": line}} if line else {})}}
+            for number, (path, line) in enumerate(others[:SITES_SHOWN], start=1)]
     if finding.suppressed is not None:
         result["suppressions"] = [{"kind": "external", "status": "accepted",
                                    "justification": f"{finding.suppressed.reason} (reviewed for "

@@ -15,12 +15,17 @@ The callee is resolved by scope, never by a bare name alone:
 A call is reported when its argument count fits an old overload and no new one, or fits both but the
 parameters at the positions it passes were renamed; a parameter that only changed type breaks a call only
 when FlagTree spells the argument with the old type (in the argument, or where the variable it passes is
-declared or assigned): a value of a type upstream renamed along, from a getter or `auto`, still fits."""
+declared or assigned): a value of a type upstream renamed along, from a getter or `auto`, still fits.
+
+One finding per upstream change and backend (issue 33): every FlagTree call of one changed builder (or one
+changed Python function, or one pybind method whose body is broken) in a backend's code is a site of one
+finding (details.sites, path:line), at the first site, with the upstream commit(s) that changed the
+declaration and their PR numbers when the tags are known: a rename upstream made once is read once."""
 from __future__ import annotations
 
 import ast
 import re
-from typing import Callable
+from typing import Any, Callable, Hashable
 from dataclasses import dataclass
 from posixpath import dirname
 
@@ -28,13 +33,14 @@ from sync.git import GitTree, changes_with_renames
 from sync.facts.layout import backend_dir, third_party_owner
 from sync.model import Finding
 from sync.facts.trees import read_text
-from sync.drift.context import DriftContext
+from sync.drift.context import DriftContext, cached_function_table
 from sync.facts.cppcalls import (CppCall, builder_calls, builder_spellings, call_nodes, dialect_namespaces, file_aliases,
                                   include_dir, names_op, qualifier, trunk_dialect_dirs)
 from sync.facts.delta import CPP, PY, TD, backend_of, fork_added_lines, text_diff
 from sync.facts.pyblobs import Extractor, python_fact, register
 from sync.facts.pysource import FunctionFacts, Param
 from sync.facts.tdsigs import Overload, Record, records
+from sync.facts.upstreamlog import Commits, changing_commits, one_per_change
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,8 @@ class Broken:
     # Only a parameter's type changed (the argument is spelled with the old one): fixed where the C++ value is
     # built; a caller that passes values through a pybind binding is not concerned.
     retyped: bool = False
+    declaration: str = ""  # the changed record, e.g. "attr CTAEncodingAttr": the upstream change it stands on
+    new_upstream_path: str = ""  # the .td defining it at the new tag
 
 
 def _own_copy(context: DriftContext, path: str, module_path: str) -> bool:
@@ -186,7 +194,8 @@ def cpp_broken_calls(context: DriftContext, path: str, lines: frozenset[int] | N
                 why, retyped = verdict
                 broken.append(Broken(path, call.line, f"{call.written} ({change.old.kind} {call.callee})", why,
                                      change.old.path, text_diff(change.old.source, change.new.source,
-                                                                change.old.path, change.new.path), retyped))
+                                                                change.old.path, change.new.path), retyped,
+                                     f"{change.old.kind} {call.callee}", change.new.path))
     return broken
 
 
@@ -299,11 +308,15 @@ class _BrokenCallee:
     lines: list[int]
 
 
+Sited = tuple[tuple[str, ...], list[str], Finding]  # the upstream change a finding stands on, its sites, the finding
+
+
 def _python_findings(context: DriftContext, path: str, lines: frozenset[int], bindings: dict[str, list[Broken]],
-                     callers: dict[str, list[str]]) -> list[Finding]:
+                     callers: dict[str, list[str]]) -> list[Sited]:
     """One finding per changed callee and file (a file calls one function from many lines: xpu's libdevice
-    calls extern_elementwise 198 times), at its first call that no longer fits, listing the others."""
-    findings: list[Finding] = []
+    calls extern_elementwise 198 times), at its first call that no longer fits, listing the others; each with
+    the upstream change it stands on and its sites (path:line), for one_per_change."""
+    findings: list[Sited] = []
     broken: dict[str, _BrokenCallee | None] = {}  # target -> its change, None: unchanged or not upstream's
     for call in _py_calls(read_text(context.fork, path) or "", lines):
         if call.target:
@@ -319,28 +332,31 @@ def _python_findings(context: DriftContext, path: str, lines: frozenset[int], bi
                 # the Python call needs no change; the C++ finding lists it.
                 callers.setdefault(call.attribute, []).append(f"{path}:{call.line}")
                 continue
-            findings.append(Finding(
+            change = ("builder", first.upstream_path, first.new_upstream_path, first.declaration,
+                      f"pybind {call.attribute} {first.call_path}:{first.line}")
+            findings.append((change, [f"{path}:{call.line}"], Finding(
                 "call-signature", path,
                 f"FlagTree calls the pybind method {call.attribute}, bound in {first.call_path}, whose body calls "
                 f"{first.callee}: {first.why}; what the call passes may carry the parameter's old meaning",
                 line=call.line, backend=backend_of(context.owners.owners, path), related_path=first.upstream_path,
                 diff=first.diff, details={"callee": call.attribute, "resolved_by": "pybind binding",
-                                          "binding": f"{first.call_path}:{first.line}"}))
+                                          "binding": f"{first.call_path}:{first.line}"})))
     for callee in broken.values():
         if callee is None or not callee.lines:
             continue
         more = len(callee.lines) - 1
         also = f" (and {more} more call(s) here: line(s) {', '.join(map(str, callee.lines[1:6]))}" \
                f"{', ...' if more > 5 else ''})" if more else ""
-        findings.append(Finding(
+        change = ("python", callee.module_path, callee.new_path or callee.module_path, callee.before.qualname, "")
+        findings.append((change, [f"{path}:{line}" for line in callee.lines], Finding(
             "call-signature", path,
             f"FlagTree calls {callee.target} ({callee.module_path}); its parameters changed upstream: "
             f"({callee.before.signature}) -> ({callee.after.signature}) and the call no longer fits{also}",
             line=callee.lines[0], backend=backend_of(context.owners.owners, path), related_path=callee.new_path,
             diff=text_diff(callee.before.source, callee.after.source, callee.module_path,
                            callee.new_path or callee.module_path),
-            details={"callee": callee.target, "resolved_by": "import", "lines": callee.lines}))
-    return sorted(findings, key=lambda finding: finding.line or 0)
+            details={"callee": callee.target, "resolved_by": "import", "lines": callee.lines})))
+    return sorted(findings, key=lambda sited: sited[2].line or 0)
 
 
 def _changed_callee(context: DriftContext, path: str, target: str) -> _BrokenCallee | None:
@@ -413,7 +429,7 @@ def call_signature_join(context: DriftContext, shares: list[list[tuple[str, list
                 inside = [item for item in broken if start <= item.line <= end]
                 if inside:
                     bindings.setdefault(name, []).extend(inside)
-    findings: list[Finding] = []
+    findings: list[Sited] = []
     callers: dict[str, list[str]] = {}  # pybind method -> the Python calls of it on FlagTree's lines
     python = [finding for path, lines in sorted(added.items()) if path.endswith(PY)
               for finding in _python_findings(context, path, lines, bindings, callers)]
@@ -422,11 +438,57 @@ def call_signature_join(context: DriftContext, shares: list[list[tuple[str, list
             reached = {name: callers[name] for name, chain in bindings.items() if item in chain and name in callers}
             via = "".join(f"; Python reaches it through the pybind method {name} ({len(calls)} call(s), e.g. "
                           f"{calls[0]}), and those calls need no change" for name, calls in sorted(reached.items()))
-            details: dict[str, object] = {"callee": item.callee, "resolved_by": "includes"}
+            details: dict[str, object] = {"callee": item.callee, "resolved_by": "includes",
+                                          "declaration": item.declaration, "reason": item.why}
             if reached:
                 details["python_callers"] = {name: calls for name, calls in sorted(reached.items())}
-            findings.append(Finding(
+            findings.append((("builder", item.upstream_path, item.new_upstream_path, item.declaration, ""),
+                             [f"{path}:{item.line}"], Finding(
                 "call-signature", path, f"FlagTree calls {item.callee}, whose builders changed upstream: {item.why}{via}",
                 line=item.line, backend=backend_of(context.owners.owners, path), related_path=item.upstream_path,
-                diff=item.diff, details=details))
-    return findings + python
+                diff=item.diff, details=details)))
+    return one_per_change(findings + python, _changing_commits(context), _merged_details)
+
+
+def _merged_details(findings: list[Finding], sites: list[str]) -> dict[str, Any]:
+    """What the per-site findings of one change add to the first one's details: the callee as each site spells
+    it, each site's reason when they differ, and every Python caller of a binding that only a type broke."""
+    out: dict[str, Any] = {}
+    callees = sorted({str(finding.details.get("callee")) for finding in findings})
+    if len(callees) > 1:
+        out["callees"] = callees
+    reasons = {f"{finding.path}:{finding.line}": str(finding.details["reason"]) for finding in findings
+               if "reason" in finding.details}
+    if len(set(reasons.values())) > 1:
+        out["reasons"] = reasons
+    callers: dict[str, list[str]] = {}
+    for finding in findings:
+        for name, calls in dict(finding.details.get("python_callers") or {}).items():
+            callers.setdefault(name, [])
+            callers[name] += [call for call in calls if call not in callers[name]]
+    if callers:
+        out["python_callers"] = dict(sorted(callers.items()))
+    return out
+
+
+def _changing_commits(context: DriftContext) -> Commits | None:
+    """The upstream commits that changed a call-signature finding's declaration (its parameters), with the
+    tags' commits; None when the tags are not known (drift of two trees)."""
+    if context.range is None:
+        return None
+    old, new = context.range.old.oid, context.range.onto.oid
+    memo: dict[tuple[str, ...], tuple[list[tuple[str, str]], int]] = {}
+
+    def of(change: tuple[str, ...]) -> tuple[list[tuple[str, str]], int]:
+        kind, old_path, new_path, name = change[:4]
+        key = (kind, old_path, new_path, name)
+        if key not in memo:
+            if kind == "builder":
+                cpp_name = name.rsplit(" ", 1)[-1]
+                read: Callable[[str], Hashable] = lambda text: tuple(
+                    record.overloads for record in records(old_path, text) if record.cpp_name == cpp_name)
+            else:
+                read = lambda text: getattr((cached_function_table(text) or {}).get(name), "params", None)
+            memo[key] = changing_commits(context.repo, old, new, (old_path, new_path), read)
+        return memo[key]
+    return of

@@ -8,7 +8,11 @@ its build reads instead); its verifier is `X::verify` in an upstream C++ file th
 same directory. A call that qualifies the class (`create<ns::X>`, `ns::X::create`) names that namespace's X:
 it is op X only when `ns` (or what a namespace alias `ns` stands for) ends the C++ namespace the .td files of
 X's directory give their dialect (`cppNamespace`), so another dialect's op of the same class name is not
-taken for it. The finding carries the verifier's upstream diff."""
+taken for it. The finding carries the verifier's upstream diff.
+
+One finding per changed verifier and backend (issue 33): every FlagTree creation of the op in a backend's
+code is a site of it (details.sites, path:line), at the first site, with the upstream commit(s) that changed
+the verifier and their PR numbers when the tags are known."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,6 +28,7 @@ from sync.facts.cpp import functions
 from sync.facts.delta import CPP, TD, backend_of, fork_added_lines, text_diff
 from sync.facts.tdsigs import records
 from sync.facts.layout import is_third_party
+from sync.facts.upstreamlog import Commits, changing_commits, one_per_change
 
 
 @dataclass(frozen=True)
@@ -33,6 +38,7 @@ class VerifierChange:
     path: str  # the upstream C++ file defining X::verify (new tag)
     diff: str
     namespaces: frozenset[str] = frozenset()  # C++ namespaces of td_dir's dialect, e.g. mlir::triton; empty: unknown
+    old_path: str = ""  # the file defining X::verify at the old tag (path, when upstream did not rename it)
 
 
 def _op_dirs(tree: GitTree) -> dict[str, set[str]]:
@@ -72,7 +78,7 @@ def changed_verifiers(old: GitTree, new: GitTree) -> dict[str, list[VerifierChan
                 out.setdefault(op, []).append(VerifierChange(op, td_dir, change.new_path,
                                                              text_diff(function.text, now.text, change.old_path,
                                                                        change.new_path),
-                                                             namespaces.get(td_dir, frozenset())))
+                                                             namespaces.get(td_dir, frozenset()), change.old_path))
     return out
 
 
@@ -80,7 +86,7 @@ def op_verifier_findings(context: DriftContext) -> list[Finding]:
     changes = changed_verifiers(context.upstream_old, context.upstream_new)
     if not changes:
         return []
-    findings = []
+    findings: list[tuple[tuple[str, ...], list[str], Finding]] = []
     for path, lines in sorted(fork_added_lines(context.upstream_old, context.fork).items()):
         if not path.endswith(CPP):
             continue
@@ -99,11 +105,27 @@ def op_verifier_findings(context: DriftContext) -> list[Finding]:
                     continue  # another dialect's op of the same name, or a file that cannot see it
                 if not names_op(qualifier(call), change.namespaces, aliases):
                     continue  # create<mk::GatherOp> is MagicKernel's op, not tt.gather
-                findings.append(Finding(
+                key = (change.op, change.td_dir, change.old_path or change.path, change.path)
+                findings.append((key, [f"{path}:{call.line}"], Finding(
                     "op-verifier-changed", path,
                     f"FlagTree creates {call.callee} ({call.written}), whose verifier upstream changed in "
                     f"{change.path}: check that what FlagTree builds still passes it",
                     line=call.line, backend=backend_of(context.owners.owners, path), related_path=change.path,
-                    diff=change.diff, details={"op": call.callee, "dialect_dir": change.td_dir}))
+                    diff=change.diff, details={"op": call.callee, "dialect_dir": change.td_dir})))
                 break
-    return findings
+    return one_per_change(findings, _changing_commits(context))
+
+
+def _changing_commits(context: DriftContext) -> Commits | None:
+    """The upstream commits that changed a verifier (X::verify's text), with the tags' commits; None when the
+    tags are not known (drift of two trees)."""
+    if context.range is None:
+        return None
+    old, new = context.range.old.oid, context.range.onto.oid
+
+    def of(change: tuple[str, ...]) -> tuple[list[tuple[str, str]], int]:
+        op, _, old_path, new_path = change
+        verify = f"{op}::verify"
+        return changing_commits(context.repo, old, new, (old_path, new_path),
+                                lambda text: tuple(f.normalized for f in functions(text) if f.short_name == verify))
+    return of
