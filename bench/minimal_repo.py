@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from upgrade_real import NEW, OLD, SOURCE  # noqa: E402
+import upgrade_real  # noqa: E402
 
 
 def git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
@@ -38,6 +38,7 @@ def git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
 def wanted_objects(mirror: Path) -> bytes:
     """Object ids, one a line: the range's objects, every commit, the two tags' whole trees, and what the upgrade's
     `git cherry NEW SRC OLD` diffs: the objects of SRC..NEW and the whole tree of their merge-base."""
+    OLD, SOURCE, NEW = upgrade_real.OLD, upgrade_real.SOURCE, upgrade_real.NEW
     ids = set(git(mirror, "rev-list", "--objects", "--no-object-names", SOURCE, f"^{OLD}").split())
     ids.update(git(mirror, "rev-list", SOURCE, NEW).split())
     ids.update(git(mirror, "rev-list", "--objects", "--no-object-names", NEW, f"^{SOURCE}").split())
@@ -56,7 +57,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("mirror", type=Path, help="a FlagTree repository holding the benchmark's commits")
     parser.add_argument("out", type=Path, help="the bare repository to create (must not exist)")
+    parser.add_argument("--move", nargs=3, metavar=("OLD", "SOURCE", "ONTO"),
+                        help="the objects another move reads (default: the record's)")
     args = parser.parse_args()
+    if args.move:
+        upgrade_real.use_move(*args.move)
     if args.out.exists():
         parser.error(f"{args.out} exists; name a new path")
     subprocess.run(["git", "init", "-q", "--bare", str(args.out)], check=True)
