@@ -180,3 +180,15 @@ def _remember(key: str, facts: dict[str, Any]) -> None:
     if len(_memo) >= _MEMO_LIMIT:
         _memo.clear()
     _memo[key] = facts
+
+
+def parses(text: str) -> bool:
+    """Whether CPython parses the text, from the shared parse (no parse of its own when the text was
+    prefetched). False also for a text CPython refuses and a newer grammar might accept: ask the full
+    parse (pyfacts) for the reason."""
+    return bool(python_fact("parses", text))
+
+
+register(Extractor("parses", 1, lambda nodes: [], lambda items: items is not None, encode=bool, decode=bool,
+                   reads=frozenset(), depth=1))
+

@@ -10,6 +10,7 @@ from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
 from sync.facts.roles import OVERLAY, PACKAGE_COPY, RENAMED_COPY, SETUP_COPY, Classified, contained_in, shadows_trunk
 from sync.facts.pyfacts import normalized_statements, parse_module_facts
+from sync.facts.pyblobs import parses
 
 
 
@@ -210,7 +211,9 @@ def _unusable(context: DriftContext, spec_file: SpecFile) -> Finding | None:
         return Finding("overlay-binary", path, "the overlay is binary; only identity with trunk was checked",
                        "", backend=spec_file.backend)
     if spec_file.is_python:
-        error = parse_module_facts(path, data.decode("utf-8", errors="replace"), positions=False).error
+        text = data.decode("utf-8", errors="replace")
+        # the shared parse says most overlays parse; only the others need the full facts, for the reason
+        error = None if parses(text) else parse_module_facts(path, text, positions=False).error
         if error:
             return Finding("overlay-unparsable", path, f"the overlay is not valid Python: {error}",
                            "fix the syntax error; it would fail at import", backend=spec_file.backend)
