@@ -25,6 +25,7 @@ from sync.facts.cppscope import walk
 from sync.facts.delta import backend_of
 from sync.facts.upstreamlog import with_upstream_commits
 from sync.facts.layout import is_third_party
+from sync.facts.parsing import walk_nodes
 
 _BINDING_FILES = (".cc", ".cpp")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
@@ -99,7 +100,7 @@ def binding_findings(context: DriftContext) -> list[Finding]:
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError):
             continue
-        for node in ast.walk(tree):
+        for node in walk_nodes(tree):  # ast.walk's nodes, without a generator per node
             if isinstance(node, ast.Attribute) and node.attr in gone and node.lineno in lines:
                 uses.setdefault(node.attr, []).append((path, node.lineno))
     if not uses:
