@@ -9,7 +9,7 @@ import os
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from sync import __version__
 from sync.drift.run import analyse_drift, parsing_ahead
@@ -30,6 +30,9 @@ from sync.support.atomic import check_report_target
 from sync.report.write import write_report
 from sync.support.progress import Progress, Silent
 from sync.jobs.revs import from_doubt, require_forward
+
+if TYPE_CHECKING:
+    from sync.drift.ahead import Ahead
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,11 +71,13 @@ def run_upgrade(repo_path: str, old: str | None, onto: str, source_branch: str |
         engine.require_checkoutable(repo, params.range, "the test gate (--exec)", _GATE_HINT)
     _note_merges(repo, params.range, warn or progress.note)  # never quiet: what it leaves out
     try:
-        with engine.run_lock(repo), ExitStack() as ahead:
+        with engine.run_lock(repo), ExitStack() as stack:
             # the analysis's first parse runs in worker processes while this one replays
+            begun: list["Ahead"] = []
             result = engine.run_upgrade(repo, params, options.force, _replay_progress(progress), options,
-                                        on_start=lambda: ahead.enter_context(parsing_ahead(repo, params.range)))
-            return _finish(repo_path, result, options, progress, warn=warn)
+                                        on_start=lambda: begun.append(stack.enter_context(
+                                            parsing_ahead(repo, params.range))))
+            return _finish(repo_path, result, options, progress, warn=warn, ahead=begun[0] if begun else None)
     finally:
         progress.close()
 
@@ -257,13 +262,14 @@ def _commits(results: Sequence[EngineCommit], owners_of: OwnersOf, upstream: dic
 
 
 def _finish(repo_path: str, result: engine.UpgradeResult, options: RunOptions, progress: Progress,
-            notice: Callable[[str], None] | None = None, warn: Callable[[str], None] | None = None) -> Report:
+            notice: Callable[[str], None] | None = None, warn: Callable[[str], None] | None = None,
+            ahead: "Ahead | None" = None) -> Report:
     repo = open_repo(repo_path)
     params = result.params
     backends = set(options.backends) or None
     _note_upstream(result, warn or progress.note)
     progress.phase("analysing the new branch")
-    drift = analyse_drift(repo, params.range, Rev(params.target_branch, result.head), backends, True, progress)
+    drift = analyse_drift(repo, params.range, Rev(params.target_branch, result.head), backends, True, progress, ahead)
     owners_of = drift.owners.owners
     if options.gate:
         progress.phase(f"test gate: {options.gate.command}")
