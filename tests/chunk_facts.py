@@ -18,7 +18,7 @@ from sync.facts import pyblobs
 from sync.facts import pyfacts
 from sync.drift.analyses import symbols
 
-assert callsigs  # registers the calls extractor of the shared walk
+assert callsigs  # reads the calls fact of the shared walk
 
 CONSUMERS = ("blob-facts", "function-table", "module-facts", "statements", "python-shape", "cochange-spans",
              "key-producers", "truth-tests")
@@ -28,11 +28,12 @@ _QUOTED = re.compile(r"""['"](\w+)['"]""")
 def consumer_facts(text: str) -> dict[str, Any]:
     """Each consumer's facts of text (uncached), as plain data."""
     table = pyfacts.function_table.__wrapped__(text)  # type: ignore[attr-defined]
-    pyblobs._memo.clear()  # spans may be a fact of the shared walk: computed afresh, not from an earlier parse
-    spans = cochange._python_spans(text)
-    written, productions = keys._producers(text, set(_QUOTED.findall(text)) | {"key"})
+    with _fresh_python_facts():  # spans may be a fact of the shared walk: computed afresh, not from an earlier parse
+        spans = cochange._python_spans(text)
+        written, productions = keys._producers(text, set(_QUOTED.findall(text)) | {"key"})
+        blob_facts = pyblobs.encoded_facts(text)
     return {
-        "blob-facts": pyblobs.encoded_facts(text),
+        "blob-facts": blob_facts,
         "function-table": None if table is None else [
             [name, f.line, [[p.name, p.kind, p.has_default] for p in f.params], _span(f), f.signature, f.body, f.source]
             for name, f in table.items()],
@@ -44,6 +45,19 @@ def consumer_facts(text: str) -> dict[str, Any]:
         "key-producers": [written, {key: [[p.container, p.kind] for p in found] for key, found in productions.items()}],
         "truth-tests": [list(test) for test in policy._truth_tests(text)],
     }
+
+
+@contextmanager
+def _fresh_python_facts() -> Iterator[None]:
+    """The Python facts of a new run (pyblobs.reading, the registry's extractors); an older checkout kept them
+    in one memo of the process, emptied here."""
+    if not hasattr(pyblobs, "reading"):
+        pyblobs._memo.clear()  # type: ignore[attr-defined]
+        yield
+        return
+    from sync.drift.registry import python_facts
+    with pyblobs.reading(python_facts()):
+        yield
 
 
 def _span(facts: pyfacts.FunctionFacts) -> list[int] | None:

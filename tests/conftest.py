@@ -1,7 +1,9 @@
-"""Shared fixtures: a fresh demo world per test, and a home directory that is not the user's."""
+"""Shared fixtures: a fresh demo world per test, a home directory that is not the user's, and the Python facts
+of one run (the analyses' shared parse) per test."""
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -9,6 +11,8 @@ from click.testing import CliRunner, Result
 
 from sync.cli import cli
 from sync.demo.world import World, build_world
+from sync.drift.registry import python_facts
+from sync.facts.pyblobs import PythonFacts, reading
 
 
 @pytest.fixture(autouse=True)
@@ -23,6 +27,14 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     # A second drift of the same inputs would reuse the first's result: tests of what an analysis
     # computes must compute it. tests/test_result_cache.py turns it on.
     monkeypatch.setenv("FLAGTREE_SYNC_RESULT_CACHE", "off")
+
+
+@pytest.fixture(autouse=True)
+def run_python_facts() -> Iterator[PythonFacts]:
+    """What a drift run reads Python facts through (sync/drift/run.py): a test that calls an analysis or the
+    parsers directly reads through one of its own, nothing known yet."""
+    with reading(python_facts()) as facts:
+        yield facts
 
 
 @pytest.fixture

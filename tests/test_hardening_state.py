@@ -183,6 +183,36 @@ def test_continue_finishes_with_the_options_the_run_started_with(world) -> None:
     assert [group["name"] for group in document["groups"] if group["name"] in ("alpha", "beta")] == ["alpha"]
 
 
+def test_a_run_stopped_by_the_previous_format_continues_with_its_options(world) -> None:
+    """A state of format 2 (the options flat: exec_command, exec_at, exec_timeout), as the previous release
+    wrote it when stopped, is read into the current options: --continue finishes with them."""
+    out = world.root / "report"
+    stop_at_first_conflict(world)
+    state = state_dir(world) / "upgrade.json"
+    header = json.loads(state.read_text())
+    assert header["version"] == 3 and header["options"] == {"out": None, "gate": None, "backends": []}
+    header.update(version=2, options={"out": str(out), "exec_command": "true", "exec_at": "each",
+                                      "exec_timeout": 30, "backends": ["alpha"]})
+    state.write_text(json.dumps(header, indent=1))
+    result = resolve_every_stop(world)
+    assert result.exit_code == 1, result.output
+    assert (f"using the options the upgrade was started with: --out {out}, --exec 'true', --exec-at each, "
+            "--exec-timeout 30, --backend alpha") in result.output
+    document = json.loads((out / "report.json").read_text())
+    assert document["gate"]["command"] == "true" and document["gate"]["at"] == "each"
+    assert [group["name"] for group in document["groups"] if group["name"] in ("alpha", "beta")] == ["alpha"]
+
+
+def test_the_state_keeps_the_gate_as_one_object(world) -> None:
+    out = world.root / "report"
+    stop_at_first_conflict(world, "--out", str(out), "--exec", "true", "--exec-timeout", "30", "--backend", "beta",
+                           "--backend", "alpha")
+    header = json.loads((state_dir(world) / "upgrade.json").read_text())
+    assert header["version"] == 3
+    assert header["options"] == {"out": str(out.resolve()), "gate": {"command": "true", "at": "end", "timeout": 30},
+                                 "backends": ["alpha", "beta"]}
+
+
 def test_options_given_to_continue_override_the_stored_ones(world) -> None:
     stop_at_first_conflict(world, "--out", str(world.root / "first"))
     result = resolve_every_stop(world, "--out", str(world.root / "second"))

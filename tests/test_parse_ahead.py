@@ -5,7 +5,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import ContextManager
 
 import pytest
 
@@ -17,6 +20,9 @@ from sync.support.cache import FactCache, using
 from sync.demo.world import World
 from sync.git import open_repo
 from sync.jobs import UpgradeOptions, run_upgrade
+from sync.jobs import upgrade as upgrade_job
+from sync.drift.analyses.callsigs import CALLS
+from sync.drift.registry import python_facts
 from sync.jobs.revs import resolve_range
 from sync.replay.commits import Replayer
 
@@ -38,8 +44,15 @@ def workers_pay(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pyblobs, "PARALLEL_BYTES", 0)
 
 
+@contextmanager
+def _kept(begun: ContextManager[ahead.Ahead], handles: list[ahead.Ahead]) -> Iterator[ahead.Ahead]:
+    with begun as handle:
+        handles.append(handle)
+        yield handle
+
+
 def _forget() -> None:
-    pyblobs._memo.clear()
+    pyblobs.current().memo.clear()
     forget_fork_diffs()
 
 
@@ -66,14 +79,17 @@ def test_upgrade_begins_the_parse_before_its_replay(
         world: World, workers_pay: None, adopted: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FLAGTREE_SYNC_CACHE", "off")
     _forget()
+    handles: list[ahead.Ahead] = []
+    real_ahead = upgrade_job.parsing_ahead
+    monkeypatch.setattr(upgrade_job, "parsing_ahead", lambda *args: _kept(real_ahead(*args), handles))
     begun_while_replaying = []
     real_pick = Replayer.pick_tree
     monkeypatch.setattr(Replayer, "pick_tree", lambda self, *args: begun_while_replaying.append(
-        ahead._begun is not None) or real_pick(self, *args))
+        len(handles) == 1 and handles[0].begun is not None) or real_pick(self, *args))
     first = run_upgrade(str(world.fork), world.old_tag, world.new_tag, world.fork_branch,
                         UpgradeOptions(target_branch="sync/early"))
     assert begun_while_replaying and all(begun_while_replaying)
-    assert adopted and ahead._begun is None
+    assert adopted and handles[0].begun is None  # the analysis of this run took it
     monkeypatch.setenv("FLAGTREE_SYNC_JOBS", "1")
     _forget()
     second = run_upgrade(str(world.fork), world.old_tag, world.new_tag, world.fork_branch,
@@ -96,11 +112,11 @@ def test_leaving_without_taking_stops_the_workers(world: World, workers_pay: Non
     monkeypatch.setenv("FLAGTREE_SYNC_CACHE", "off")
     repo = open_repo(world.fork)
     rng = resolve_range(repo, world.old_tag, world.new_tag, world.fork_branch)
-    with ahead.parsing_ahead(repo, rng):
-        begun = ahead._begun
+    with ahead.parsing_ahead(repo, rng, python_facts()) as handle:
+        begun = handle.begun
         assert begun is not None
         processes = list(begun.pool._processes.values())  # type: ignore[union-attr]
-    assert ahead._begun is None
+    assert handle.begun is None
     for process in processes:
         process.join(timeout=10)
         assert not process.is_alive()
@@ -112,11 +128,11 @@ def test_a_forked_process_never_waits_on_its_parents_workers(world: World, worke
     monkeypatch.setenv("FLAGTREE_SYNC_CACHE", "off")
     repo = open_repo(world.fork)
     rng = resolve_range(repo, world.old_tag, world.new_tag, world.fork_branch)
-    with ahead.parsing_ahead(repo, rng):
-        assert ahead._begun is not None
-        monkeypatch.setattr(ahead._begun, "owner", os.getpid() + 1)  # what a worker forked later sees
-        ahead.settle()
-        assert not adopted and ahead._begun is None
+    with ahead.parsing_ahead(repo, rng, python_facts()) as handle:
+        assert handle.begun is not None
+        monkeypatch.setattr(handle.begun, "owner", os.getpid() + 1)  # what a worker forked later sees
+        ahead.settle(handle)
+        assert not adopted and handle.begun is None
 
 
 def test_known_facts_are_those_in_memory_or_the_cache(tmp_path: Path) -> None:
@@ -124,7 +140,7 @@ def test_known_facts_are_those_in_memory_or_the_cache(tmp_path: Path) -> None:
     (tmp_path / "git").mkdir()
     with using(FactCache(tmp_path / "git")):
         pyblobs.python_fact("calls", text)  # parsed and stored
-        pyblobs._memo.clear()
+        pyblobs.current().memo.clear()
         assert pyblobs.known(text)
     with using(FactCache(tmp_path / "git")):
         assert not pyblobs.known("def g():\n    pass\n")
@@ -140,7 +156,39 @@ def test_the_workers_put_what_they_parse_in_the_fact_cache(world: World, workers
     _drift_findings(world)
     assert adopted
     assert not {(pyblobs._CACHE_KIND, key) for key in adopted} & set(put_here)
-    pyblobs._memo.clear()
+    pyblobs.current().memo.clear()
     repo = open_repo(world.fork)
     with using(FactCache.for_git_dir(repo.path)):
         assert all(pyblobs._lookup(key) is not None for key in adopted)
+
+
+def test_a_begun_parse_is_taken_only_by_the_run_that_holds_it(world: World, workers_pay: None,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parse begun is the run's (its Ahead), not the process's: another analysis meanwhile begins and takes
+    its own, and leaves this one to its holder."""
+    monkeypatch.setenv("FLAGTREE_SYNC_CACHE", "off")
+    repo = open_repo(world.fork)
+    rng = resolve_range(repo, world.old_tag, world.new_tag, world.fork_branch)
+    with ahead.parsing_ahead(repo, rng, python_facts()) as held:
+        assert held.begun is not None
+        _drift_findings(world)
+        assert held.begun is not None  # still there for the run that began it
+        ahead.settle(held)
+        assert held.begun is None
+
+
+def test_the_workers_parse_with_the_extractors_of_the_run(world: World, workers_pay: None,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the workers begun before the replay compute is what the run's PythonFacts lists, handed to them."""
+    monkeypatch.setenv("FLAGTREE_SYNC_CACHE", "off")
+    sent: list[set[str]] = []
+    real = ahead.adopt
+    monkeypatch.setattr(ahead, "adopt", lambda found, stored=False: real(
+        (sent.append(set(facts)) or (key, facts) for key, facts in found), stored=stored))
+    repo = open_repo(world.fork)
+    rng = resolve_range(repo, world.old_tag, world.new_tag, world.fork_branch)
+    only_calls = pyblobs.PythonFacts([CALLS])
+    with ahead.parsing_ahead(repo, rng, only_calls) as held, pyblobs.reading(only_calls):
+        ahead.settle(held)
+    assert sent and all(names == {"calls"} for names in sent)
+    assert only_calls.memo and all(set(facts) == {"calls"} for facts in only_calls.memo.values())

@@ -16,7 +16,7 @@ from sync.facts import pyfacts_cst
 from sync.drift.analyses import symbols
 from sync.drift.context import DriftContext
 from sync.facts.delta import forget_fork_diffs
-from sync.drift.registry import ANALYZERS
+from sync.drift.registry import ANALYZERS, EXTRACTORS
 from sync.support.cache import FactCache, using
 from tests import test_callsigs, test_cochange, test_keystrings
 from tests.upstream_fixture import context_of
@@ -48,7 +48,7 @@ def _world(tmp_path: Path) -> DriftContext:
 
 def _forget() -> None:
     """Drop every in-memory memo, so that a run computes or reads from the fact cache only."""
-    pyblobs._memo.clear()
+    pyblobs.current().memo.clear()
     forget_fork_diffs()
     for function in (pyfacts.parse_module_facts, pyfacts.function_table, pyfacts_cst._function_nodes, symbols.python_shape):
         function.cache_clear()
@@ -129,9 +129,8 @@ async def coroutine(first, second=2):
 def test_each_extractor_reads_only_nodes_it_names(monkeypatch: pytest.MonkeyPatch) -> None:
     """Giving collect only the node classes an extractor declares gives the facts of every node."""
     filtered = pyblobs.encoded_facts(READER_TEXT)
-    for name, extractor in list(pyblobs._EXTRACTORS.items()):
-        assert extractor.reads is not None, name
-        monkeypatch.setitem(pyblobs._EXTRACTORS, name, dataclasses.replace(extractor, reads=None))
-    unfiltered = pyblobs.encoded_facts(READER_TEXT)
+    assert all(extractor.reads is not None for extractor in EXTRACTORS)
+    with pyblobs.reading(pyblobs.PythonFacts(dataclasses.replace(extractor, reads=None) for extractor in EXTRACTORS)):
+        unfiltered = pyblobs.encoded_facts(READER_TEXT)
     assert filtered == unfiltered
     assert all(filtered[name] for name in ("calls", "key-reads", "own-names"))

@@ -246,25 +246,35 @@ def test_found_mutations_are_refused(interrupted, reference, mutation) -> None:
 
 # --- the previous state format ----------------------------------------------------------------------
 
+def as_version_2(header: dict[str, Any]) -> dict[str, Any]:
+    """The state as flagtree-sync wrote it before the options kept the gate as one object (format 2)."""
+    options, gate = header["options"], header["options"]["gate"]
+    return {**header, "version": 2, "options": {
+        "out": options["out"], "exec_command": gate["command"] if gate else None,
+        "exec_at": gate["at"] if gate else "end", "exec_timeout": gate["timeout"] if gate else 600,
+        "backends": options["backends"]}}
+
+
 def as_version_1(header: dict[str, Any]) -> dict[str, Any]:
     """The state as flagtree-sync wrote it before params carried a Range (format 1)."""
     params, rng = header["params"], header["params"]["range"]
-    return {**header, "version": 1, "params": {
+    return {**as_version_2(header), "version": 1, "params": {
         "repo": params["repo"], "old": rng["from"]["ref"], "onto": rng["onto"]["ref"], "src": rng["source"]["ref"],
         "branch": params["target_branch"], "policy": params["policy"], "old_id": rng["from"]["commit"],
         "onto_id": rng["onto"]["commit"], "src_id": rng["source"]["commit"]}}
 
 
-def test_a_state_of_format_1_resumes(interrupted, reference) -> None:
+@pytest.mark.parametrize("downgraded", [as_version_1, as_version_2], ids=["format-1", "format-2"])
+def test_a_state_of_an_earlier_format_resumes(interrupted, reference, downgraded) -> None:
     def downgrade(world: SyntheticWorld) -> None:
         header = json.loads(state_file(world).read_text())
-        assert header["version"] == 2
-        state_file(world).write_text(json.dumps(as_version_1(header)))
+        assert header["version"] == 3
+        state_file(world).write_text(json.dumps(downgraded(header)))
     assert rerun_after(interrupted, reference, downgrade) == "resumed"
 
 
 @pytest.mark.parametrize("edit", [lambda h: h["params"].update(src_id=7), lambda h: h["params"].pop("branch"),
-                                  lambda h: h.update(version=3), lambda h: h.update(version=True)],
+                                  lambda h: h.update(version=4), lambda h: h.update(version=True)],
                          ids=["wrong-type", "missing", "future-version", "bool-version"])
 def test_a_bad_state_of_format_1_or_an_unknown_version_is_refused(interrupted, reference, edit) -> None:
     def downgrade(world: SyntheticWorld) -> None:

@@ -7,7 +7,7 @@ import click
 
 from sync.errors import SyncError
 from sync.jobs import GateOptions, UpgradeOptions, abort_upgrade, continue_upgrade, run_upgrade
-from sync.jobs.upgrade import ContinueOptions, kept_worktree_notice, stored_report_dir
+from sync.jobs.upgrade import kept_worktree_notice, stored_report_dir
 from sync.model import Report
 from sync.report.document import render_json
 from sync.report.markdown import shared_note
@@ -60,17 +60,20 @@ def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, sourc
         return 0
     progress = TerminalProgress(quiet or as_json)
     if do_continue:
-        given = ContinueOptions(out, exec_command, exec_at, exec_timeout, frozenset(backends),
-                                None if policy is None else (policy, tuple(stop_on)))
-        out = out or stored_report_dir(repo_path)  # where the summary line says the report went
-        report = continue_upgrade(repo_path, given, progress, notice=lambda text: click.echo(text, err=True))
+        report_dir = out or stored_report_dir(repo_path)  # where the summary line says the report went
+        report = continue_upgrade(repo_path, progress, lambda text: click.echo(text, err=True), out=out,
+                                  exec_command=exec_command, exec_at=exec_at, exec_timeout=exec_timeout,
+                                  backends=frozenset(backends),
+                                  policy=None if policy is None else (policy, tuple(stop_on)))
+        out = report_dir
     else:
         if not onto:
             raise SyncError("--onto is required (or --continue / --abort)")
         gate = GateOptions(exec_command, exec_at or "end", 600 if exec_timeout is None else exec_timeout) \
             if exec_command else None
-        options = UpgradeOptions(target_branch, policy or "markers", force, frozenset(backends), out, gate,
-                                 drop_orphan_reverts, tuple(stop_on))
+        options = UpgradeOptions(out=out, gate=gate, backends=frozenset(backends), target_branch=target_branch,
+                                 policy=policy or "markers", force=force, drop_orphan_reverts=drop_orphan_reverts,
+                                 stop_on=tuple(stop_on))
         report = run_upgrade(repo_path, old, onto, source_branch, options, progress, warn=print_warning)
     if as_json:
         click.echo(render_json(report), nl=False)

@@ -5,8 +5,9 @@ parses the fork's Python files with added lines (pyblobs). Both read the old tag
 which are known before anything is replayed. On a first run (the fact cache holds no diff of these two
 trees: a run that made one stored the facts too) with enough Python to parse for workers to pay,
 parsing_ahead hands the diff and the parse of every Python file the branch changed, largest first, to
-worker processes (one for each core but the caller's) and returns; the caller replays meanwhile, and
-DriftContext.prefetch_fork_python calls settle(), which parses the files no worker has begun itself,
+worker processes (one for each core but the caller's) and yields an Ahead, the run's handle on that work and
+on its PythonFacts; the caller replays meanwhile and passes the Ahead to the analysis, whose
+DriftContext.prefetch_fork_python calls settle(ahead), which parses the files no worker has begun itself,
 smallest first, then takes what the workers found. Results never depend on it: the workers and the caller
 run the same diff and the same extractors on the same blobs, and whatever they could not read is left to
 the analysis."""
@@ -26,7 +27,7 @@ from sync.facts.trees import read_text
 from sync.support.workers import Dispatch, stop_pool, worker_pool
 from sync.facts.delta import PY, adopt_fork_diff, fork_diff, fork_diff_stored
 from sync.facts import pyblobs
-from sync.facts.pyblobs import adopt, encoded_facts, jobs, known, prefetch, store
+from sync.facts.pyblobs import PythonFacts, adopt, encoded_facts, jobs, known, prefetch, reading, store
 
 Diff = dict[str, frozenset[int]]
 Facts = tuple[str, dict[str, Any]]  # content id, encoded facts
@@ -43,23 +44,33 @@ class _Begun:
     parses: Dispatch[str, Facts | None]  # by path
 
 
-_begun: _Begun | None = None
-_source: Repository | None = None  # what the workers read: set while the pool forks
+@dataclass
+class Ahead:
+    """One analysis's up-front work, owned by its run: the PythonFacts the run reads through (the extractors
+    and the facts it has), and the parse begun in workers for settle() to take (None: none, or taken)."""
+    facts: PythonFacts
+    begun: _Begun | None = None
+
+
+# What the workers read: the repository and the run's PythonFacts. A module global, set only while the pool
+# forks: the workers inherit it from the parent's memory, where a task's arguments would be pickled per task.
+_source: tuple[Repository, PythonFacts] | None = None
 _fork_trees: dict[str, GitTree] = {}  # in a worker: the trees of the two commits, indexed once
 
 
 @contextmanager
-def parsing_ahead(repo: Repository, rng: Range) -> Iterator[None]:
+def parsing_ahead(repo: Repository, rng: Range, facts: PythonFacts) -> Iterator[Ahead]:
     """Begin the diff and the parse in worker processes when it pays (see the module's text); leaving the
     context stops whatever settle() did not take."""
-    global _begun, _source
-    paths = _python_to_parse(repo, rng) if _begun is None and jobs() >= 2 else []
+    global _source
+    ahead = Ahead(facts)
+    paths = _python_to_parse(repo, rng) if jobs() >= 2 else []
     if not paths:
-        yield
+        yield ahead
         return
     trees = (_tree_of(repo, rng.old.oid), _tree_of(repo, rng.source.oid))
     with ExitStack() as stack:
-        _source = repo
+        _source = (repo, facts)
         workers = min(jobs() - 1, len(paths) + 1)  # the caller replays, then parses too
         try:
             pool = stack.enter_context(worker_pool(workers))
@@ -68,20 +79,22 @@ def parsing_ahead(repo: Repository, rng: Range) -> Iterator[None]:
         diff = pool.submit(_diff, rng.old.oid, rng.source.oid)
         parses = Dispatch(paths, workers, lambda path: pool.submit(_parse, rng.source.oid, path), queued=1)
         begun = _Begun(os.getpid(), pool, repo, rng.source.oid, trees, diff, parses)
-        _begun = begun
+        ahead.begun = begun
         try:
-            yield
+            yield ahead
         finally:
-            _begun = None
+            ahead.begun = None
         if not begun.diff.done() or not begun.parses.handed_out() \
                 or not all(parse.done() for parse in begun.parses.futures.values()):
             stop_pool(pool)  # nobody took it: no reason to wait for the rest
 
 
-def settle() -> None:
-    """Take what the workers found (waiting for it): the diff and the facts, as if made here."""
-    global _begun
-    begun, _begun = _begun, None
+def settle(ahead: Ahead | None) -> None:
+    """Take what the workers found (waiting for it): the diff and the facts, as if made here (in the
+    PythonFacts the caller reads through, which is ahead's)."""
+    if ahead is None:
+        return
+    begun, ahead.begun = ahead.begun, None
     if begun is None or begun.owner != os.getpid():
         return
     fork = GitTree.of_commit(begun.repo, begun.fork, begun.fork)
@@ -148,7 +161,8 @@ def _parse(fork: str, path: str) -> Facts | None:
     text = read_text(_worker_tree(fork), path)
     if text is None:
         return None
-    with using(FactCache.for_git_dir(_worker_repo().path)) as cache:
+    repo, facts = _worker_source()
+    with using(FactCache.for_git_dir(repo.path)) as cache, reading(facts):
         if known(text):
             return None  # the analysis reads it from the cache
         key, encoded = content_id(text), encoded_facts(text)
@@ -156,13 +170,13 @@ def _parse(fork: str, path: str) -> Facts | None:
     return key, encoded
 
 
-def _worker_repo() -> Repository:
-    repo = _source
-    assert repo is not None, "set before the pool forks"
-    return repo
+def _worker_source() -> tuple[Repository, PythonFacts]:
+    source = _source
+    assert source is not None, "set before the pool forks"
+    return source
 
 
 def _worker_tree(commit: str) -> GitTree:
     if commit not in _fork_trees:
-        _fork_trees[commit] = GitTree.of_commit(_worker_repo(), commit, commit)
+        _fork_trees[commit] = GitTree.of_commit(_worker_source()[0], commit, commit)
     return _fork_trees[commit]

@@ -12,7 +12,7 @@ from sync.git import GitTree, Oid, Repository, as_oid, has_object, renames
 from sync.facts.trees import read_text
 from sync.facts.backends import BackendExports, backend_exports
 from sync.facts.callsites import TrunkHooks, index_trunk_hooks
-from sync.drift.ahead import settle
+from sync.drift.ahead import Ahead, settle
 from sync.facts.delta import fork_python_texts
 from sync.facts.pyblobs import prefetch
 from sync.facts.owners import OwnerIndex
@@ -143,10 +143,11 @@ class DriftContext:
             self._facts[key] = parse_module_facts(path, text, positions=False)
         return self._facts[key]
 
-    def prefetch_fork_python(self) -> None:
+    def prefetch_fork_python(self, ahead: Ahead | None = None) -> None:
         """Parse, once and across cores, the fork's Python files with FlagTree-added lines: the files the
-        call-signature and key-string analyses read (their facts then come from memory or the cache)."""
-        settle()  # what the workers begun before the replay found (analyzers/ahead.py)
+        call-signature and key-string analyses read (their facts then come from memory or the cache).
+        ahead: the run's parse begun before the replay (drift/ahead.py), whose findings are taken first."""
+        settle(ahead)
         texts = fork_python_texts(self.upstream_old, self.fork)
         self.prefetched_bytes = sum(map(len, texts))
         prefetch(texts)

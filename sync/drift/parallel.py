@@ -38,7 +38,10 @@ Skipped = dict[tuple[str, str], str]
 Task = tuple[int, int, int]  # the analyzer's number, the part, of how many parts (1: the whole analysis)
 Outcome = tuple[Any, Skipped, list[list[str]]]  # findings or a part's share, skips, unreadable paths per tree
 
-# What forked workers read: set just before the pool forks, cleared after (never pickled).
+# What forked workers read, set by _start alone just before the pool forks and cleared after. A module global on
+# purpose: a worker inherits it from the parent's memory for free, where an argument of submit would be pickled
+# (the context holds the trees and the facts parsed up front). The context copy carries the run's fact cache
+# and PythonFacts (pyblobs.reading).
 _WORK: tuple[Context, Sequence["Analyzer"], "DriftContext", Sequence[GitTree]] | None = None
 
 

@@ -1,5 +1,7 @@
-"""The analyses drift and upgrade run, in order. Adding a kind: a catalogue entry in sync/model/kinds.py, an
-analyzer here (analyze(ctx) -> Iterable[Finding]) and a fixture test; the renderers need no change."""
+"""The analyses drift and upgrade run, in order, and the extractors of the Python facts they share (pyblobs).
+Adding a kind: a catalogue entry in sync/model/kinds.py, an analyzer here (analyze(ctx) -> Iterable[Finding])
+and a fixture test; the renderers need no change. An analysis that reads a fact of the shared Python parse
+defines its pyblobs.Extractor and lists it in EXTRACTORS."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,16 +13,17 @@ from sync.model import Finding
 from sync.drift.context import DriftContext
 from sync.drift.analyses.builddeps import generated_dependency_findings
 from sync.drift.analyses.buildfiles import build_file_findings
-from sync.drift.analyses.callsigs import call_signature_findings, call_signature_join, call_signature_part
-from sync.drift.analyses.cochange import cochange_findings
+from sync.drift.analyses.callsigs import CALLS, call_signature_findings, call_signature_join, call_signature_part
+from sync.drift.analyses.cochange import DEF_SPANS, cochange_findings
 from sync.drift.analyses.cppguards import guard_findings
 from sync.drift.analyses.featuregates import feature_gate_findings
-from sync.drift.analyses.keys import key_string_findings, key_string_join, key_string_part
+from sync.drift.analyses.keys import KEY_READS, KEY_WRITES, key_string_findings, key_string_join, key_string_part
 from sync.drift.analyses.opverifiers import op_verifier_findings
 from sync.drift.analyses.overlays import overlay_findings
 from sync.check.policy import unrecognized_layouts
 from sync.drift.analyses.specfuncs import spec_function_findings
-from sync.drift.analyses.symbols import ChangeNames, symbol_findings, symbol_join, symbol_part
+from sync.drift.analyses.symbols import OWN_NAMES, STATEMENTS, ChangeNames, symbol_findings, symbol_join, symbol_part
+from sync.facts.pyblobs import PARSES, Extractor, PythonFacts
 from sync.facts.upstreamlog import with_upstream_commits
 from sync.drift.analyses.methodcalls import call_no_overload_findings
 from sync.drift.analyses.bindings import binding_findings
@@ -141,3 +144,11 @@ ANALYZERS: tuple[Analyzer, ...] = (
              parts=_parts_when_based_on_old(key_string_part, key_string_join, most=3)),
     Analyzer("feature gates", _when_based_on_old(feature_gate_findings), on_request=True),
 )
+
+# What the shared parse of each Python blob collects (pyblobs): each run makes its PythonFacts of these.
+EXTRACTORS: tuple[Extractor, ...] = (CALLS, DEF_SPANS, KEY_READS, KEY_WRITES, OWN_NAMES, PARSES, STATEMENTS)
+
+
+def python_facts() -> PythonFacts:
+    """The Python facts of one run: every extractor of EXTRACTORS, nothing known yet."""
+    return PythonFacts(EXTRACTORS)

@@ -18,6 +18,7 @@ from sync.model import Finding, MergedOverlay, Range, Rev
 from sync.facts.layout import is_third_party
 
 if TYPE_CHECKING:  # the analyzers are imported when an analysis runs: a cached result needs none of them
+    from sync.drift.ahead import Ahead
     from sync.drift.context import DriftContext
     from sync.facts.owners import OwnerIndex
 
@@ -161,10 +162,12 @@ def _from_branch(user_repo: Repository, repo: Repository, rng: Range, commits: l
 
 
 def analyse_drift(repo: Repository, rng: Range, target: Rev | None, backends: set[str] | None = None,
-                  symbols: bool = False, progress: Progress | None = None) -> DriftResult:
+                  symbols: bool = False, progress: Progress | None = None, ahead: "Ahead | None" = None) -> DriftResult:
     """Read-only: objects the in-memory replay needs go to a scratch store, never into repo's.
 
-    A result stored for the same inputs (sync/drift/result_cache.py) is reused: nothing is replayed or parsed."""
+    A result stored for the same inputs (sync/drift/result_cache.py) is reused: nothing is replayed or parsed.
+    ahead: what parsing_ahead began for this run (the upgrade begins it before its replay); None: the
+    analysis makes its own."""
     progress = progress or Silent()
     backends = set(backends) if backends else None
     parse_limit()  # a bad FLAGTREE_SYNC_PARSE_LIMIT is exit 2 here, not in a worker halfway through
@@ -176,18 +179,19 @@ def analyse_drift(repo: Repository, rng: Range, target: Rev | None, backends: se
             progress.phase(REUSED_PHASE)
             return ReusedResult(ReusedOwners(backend_list, lambda: _fork_owners(repo, rng)), findings, merged)
         with scratch_repository(repo) as scratch:
-            result, context = _analyse(repo, scratch, rng, target, backends, symbols, progress)
+            result, context = _analyse(repo, scratch, rng, target, backends, symbols, progress, ahead)
         if cache is not None and key is not None and _storable(result, context):
             result_cache.store(cache, key, result.findings, result.merged, list(result.owners.backends),
                                _judged_presence(context))
         return result
 
 
-def parsing_ahead(repo: Repository, rng: Range) -> ContextManager[None]:
-    """Begin the analysis's up-front parse in worker processes, for the caller to replay meanwhile."""
-    from sync.drift import registry  # noqa: F401  every extractor registered before the workers fork
+def parsing_ahead(repo: Repository, rng: Range) -> "ContextManager[Ahead]":
+    """Begin the analysis's up-front parse in worker processes, for the caller to replay meanwhile; the Ahead
+    it gives (the run's Python facts, and the parse begun) goes to analyse_drift."""
+    from sync.drift.registry import python_facts
     from sync.drift.ahead import parsing_ahead as begun
-    return begun(repo, rng)
+    return begun(repo, rng, python_facts())
 
 
 def _fork_owners(repo: Repository, rng: Range) -> "OwnerIndex":
@@ -211,9 +215,9 @@ def _judged_presence(context: "DriftContext") -> dict[str, bool]:
 
 
 def _analyse(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev | None, backends: set[str] | None,
-             symbols: bool, progress: Progress) -> tuple[DriftResult, "DriftContext"]:
-    with ExitStack() as ahead:  # a parse begun before the replay lives until the analysis takes it
-        return _analysed(repo, scratch, rng, target_rev, backends, symbols, progress, ahead)
+             symbols: bool, progress: Progress, ahead: "Ahead | None") -> tuple[DriftResult, "DriftContext"]:
+    with ExitStack() as stack:  # a parse begun before the replay lives until the analysis takes it
+        return _analysed(repo, scratch, rng, target_rev, backends, symbols, progress, stack, ahead)
 
 
 # What the parsers read: a file of these over the parse limit is parsed as empty (parselimit), and said so.
@@ -248,11 +252,14 @@ def _over_the_parse_limit(context: "DriftContext") -> list[Finding]:
 
 
 def _analysed(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev | None, backends: set[str] | None,
-              symbols: bool, progress: Progress, ahead: ExitStack) -> tuple[DriftResult, "DriftContext"]:
+              symbols: bool, progress: Progress, stack: ExitStack,
+              ahead: "Ahead | None") -> tuple[DriftResult, "DriftContext"]:
+    from sync.drift.ahead import Ahead
     from sync.drift.context import DriftContext
     from sync.drift.parallel import run_analyses
     from sync.facts.parsing import recording_skips
-    from sync.drift.registry import ANALYZERS
+    from sync.facts.pyblobs import reading
+    from sync.drift.registry import ANALYZERS, python_facts
     from sync.facts.layout import backend_names, require_backends
     from sync.records.suppressions import apply_suppressions
     fork = GitTree.of_commit(repo, rng.source.oid, f"fork:{rng.source.ref}")
@@ -264,8 +271,8 @@ def _analysed(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev
     if target_rev is None:
         progress.phase("replaying the delta in memory")
         try:
-            if symbols:  # the up-front parse's workers start now and parse while this process replays
-                ahead.enter_context(parsing_ahead(repo, rng))
+            if symbols and ahead is None:  # the up-front parse's workers start now and parse while this replays
+                ahead = stack.enter_context(parsing_ahead(repo, rng))
             target = GitTree(scratch, replayed_tree(scratch, rng, repo), "target:in-memory")
         except GitError as exc:  # e.g. a blob missing from a partial clone
             early.append(Finding("target-unavailable", ".", f"the delta could not be replayed in memory ({exc}); "
@@ -277,9 +284,11 @@ def _analysed(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev
                            sorted(backends or known), filtered=bool(backends), range=rng,
                            fork_based_on_old=is_ancestor(repo, rng.old.oid, rng.source.oid))
     findings = list(early)
+    ahead = ahead or Ahead(python_facts())
+    stack.enter_context(reading(ahead.facts))  # the Python facts of this run, in its analyses and their workers
     analyzers = [analyzer for analyzer in ANALYZERS if symbols or not analyzer.on_request]
     if any(analyzer.on_request for analyzer in analyzers) and context.fork_based_on_old:
-        context.prefetch_fork_python()
+        context.prefetch_fork_python(ahead)
     progress.phase("analyses", len(analyzers))
     with recording_skips() as skips:
         findings.extend(run_analyses(analyzers, context, progress, skips, context.prefetched_bytes, context.trees))

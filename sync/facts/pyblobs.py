@@ -1,24 +1,28 @@
 """Facts of Python blobs that several analyses read (calls, key reads), from one `ast` parse per blob.
 
-Each analysis registers an extractor (a name, a version, what it collects from the nodes of one depth of
-the walk and how it makes the fact of all it collected); the first request for any fact of a text parses
+Each analysis defines an extractor (a name, a version, what it collects from the nodes of one depth of
+the walk and how it makes the fact of all it collected), and drift/registry.py lists them (EXTRACTORS). A
+run makes one PythonFacts of that list, which also keeps the facts of the run in memory, and reads through
+it (reading(): the parsers' functions below ask current()). The first request for any fact of a text parses
 and walks it once and runs every extractor over the nodes, so the call-signature, key-string and
 symbol-drift analyses share the parse and the walk. A large text is parsed and walked chunk by chunk
 (pychunks): extractors keep no node, only items, which combine into the whole walk's order.
 
-Facts are kept in memory by content id for the run and, when a fact cache is active, stored in it: one
-entry per blob holding every extractor's fact (keyed by blob id and the extractors' names and versions), so
-a second run parses nothing and a first one writes one file per blob. prefetch() computes the facts of many
-blobs up front, across processes when the texts are large enough for that to pay (a fork costs tens of
-milliseconds; parsing 5 MB of Python costs seconds). adopt() takes facts computed by encoded_facts in
-another process (the parse begun before the replay, analyzers/ahead.py).
-Results never depend on the path taken: the same extractors run on the same text.
+Facts are kept in memory by content id for the run (PythonFacts.memo) and, when a fact cache is active, stored
+in it: one entry per blob holding every extractor's fact (keyed by blob id and the extractors' names and
+versions), so a second run parses nothing and a first one writes one file per blob. prefetch() computes the
+facts of many blobs up front, across processes when the texts are large enough for that to pay (a fork costs
+tens of milliseconds; parsing 5 MB of Python costs seconds). adopt() takes facts computed by encoded_facts in
+another process (the parse begun before the replay, drift/ahead.py). Results never depend on the path taken:
+the same extractors run on the same text.
 """
 from __future__ import annotations
 
 import ast
 import hashlib
 import os
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
 
@@ -45,20 +49,40 @@ class Extractor:
     depth: int | None = None  # given only the nodes of this depth of the walk (1: the module's statements)
 
 
-_EXTRACTORS: dict[str, Extractor] = {}
-_memo: dict[str, dict[str, Any]] = {}  # content id -> every extractor's fact (decoded)
 _CACHE_KIND = "py-facts"
 
 
-def register(extractor: Extractor) -> None:
-    _EXTRACTORS[extractor.name] = extractor
+class PythonFacts:
+    """The Python facts of one run: the extractors it runs on each text, and the facts it has, by content id."""
+
+    def __init__(self, extractors: Iterable[Extractor]) -> None:
+        self.extractors = {extractor.name: extractor for extractor in extractors}
+        self.memo: dict[str, dict[str, Any]] = {}  # content id -> every extractor's fact (decoded)
+        # The version of the combined cache entry: a digest of every extractor's name and version (a new or
+        # changed extractor makes every entry a miss).
+        described = ",".join(f"{name}:{extractor.version}" for name, extractor in sorted(self.extractors.items()))
+        self.cache_version = int(hashlib.sha1(described.encode("utf-8")).hexdigest()[:8], 16)
 
 
-def _cache_version() -> int:
-    """The version of the combined entry: a digest of every extractor's name and version (a new or changed
-    extractor makes every entry a miss)."""
-    described = ",".join(f"{name}:{extractor.version}" for name, extractor in sorted(_EXTRACTORS.items()))
-    return int(hashlib.sha1(described.encode("utf-8")).hexdigest()[:8], 16)
+_current: ContextVar[PythonFacts | None] = ContextVar("flagtree_sync_python_facts", default=None)
+
+
+@contextmanager
+def reading(facts: PythonFacts) -> Iterator[PythonFacts]:
+    """Make facts the PythonFacts the functions below use in this context (as support.cache.using does for
+    the fact cache; a worker forked inside it has it too)."""
+    token = _current.set(facts)
+    try:
+        yield facts
+    finally:
+        _current.reset(token)
+
+
+def current() -> PythonFacts:
+    facts = _current.get()
+    if facts is None:
+        raise RuntimeError("no PythonFacts: read Python facts inside pyblobs.reading(), as a drift run does")
+    return facts
 
 
 def jobs() -> int:
@@ -83,6 +107,7 @@ def python_fact(name: str, text: str) -> Any:
 
 def prefetch(texts: Iterable[str]) -> None:
     """Compute the facts of every text not known yet; in parallel when there is enough to parse."""
+    current()  # the workers fork in this context: they read the same PythonFacts
     missing: dict[str, str] = {}
     for text in texts:
         key = content_id(text)
@@ -110,29 +135,32 @@ def known(text: str) -> bool:
 def adopt(found: Iterable[tuple[str, dict[str, Any]]], stored: bool = False) -> None:
     """Facts of texts by content id, as encoded_facts gave them in another process: kept as if parsed here.
     stored: that process put them in the fact cache already (see store)."""
+    memo = current().memo
     for key, encoded in found:
-        if key not in _memo:
+        if key not in memo:
             _store(key, encoded, put=not stored)
 
 
 def store(cache: FactCache | None, key: str, encoded: dict[str, Any]) -> None:
     """Put the encoded facts of a text in the fact cache (a worker does, for the process that adopts them)."""
     if cache is not None:
-        cache.put(_CACHE_KIND, _cache_version(), key, encoded)
+        cache.put(_CACHE_KIND, current().cache_version, key, encoded)
 
 
 def _lookup(key: str) -> dict[str, Any] | None:
     """Every fact of a text by its content id, from memory or the fact cache; None: not known yet."""
-    if key in _memo:
-        return _memo[key]
+    run = current()
+    if key in run.memo:
+        return run.memo[key]
     cache = active()
     if cache is None:
         return None
-    stored = cache.get(_CACHE_KIND, _cache_version(), key)
-    if not isinstance(stored, dict) or set(stored) != set(_EXTRACTORS):
+    extractors = run.extractors
+    stored = cache.get(_CACHE_KIND, run.cache_version, key)
+    if not isinstance(stored, dict) or set(stored) != set(extractors):
         return None
     try:
-        facts = {name: _EXTRACTORS[name].decode(value) for name, value in stored.items()}
+        facts = {name: extractors[name].decode(value) for name, value in stored.items()}
     except (TypeError, ValueError, KeyError, IndexError):
         return None  # an entry of an unexpected shape: parse again and overwrite it
     _remember(key, facts)
@@ -140,23 +168,25 @@ def _lookup(key: str) -> dict[str, Any] | None:
 
 
 def encoded_facts(text: str) -> dict[str, Any]:
-    """Every registered fact of one text, encoded (runs in worker processes too)."""
+    """Every fact of one text the current PythonFacts' extractors make, encoded (runs in worker processes too)."""
+    extractors = current().extractors
+
     def facts_of(trees: Iterator[ast.Module]) -> dict[str, Any]:
-        parts: dict[str, list[list[list[Any]]]] = {name: [] for name in _EXTRACTORS}
+        parts: dict[str, list[list[list[Any]]]] = {name: [] for name in extractors}
         for tree in trees:
             levels = walk_levels(tree)
-            for name, extractor in _EXTRACTORS.items():
+            for name, extractor in extractors.items():
                 parts[name].append([extractor.collect(_given(extractor, depth, level))
                                     for depth, level in enumerate(levels)])
             del tree, levels  # the chunk's tree goes before the next one is parsed
         return {name: extractor.encode(extractor.finish(merge_levels(parts[name])))
-                for name, extractor in _EXTRACTORS.items()}
+                for name, extractor in extractors.items()}
 
     # One walk of the tree serves every extractor (the walk, not the isinstance tests, is the cost).
     # guarded: deep nesting in the parse or in an extractor's walk is an unparseable text, not a crash
     found = guarded(lambda: over_chunks(text, python_ast, facts_of))
     if isinstance(found, Unparseable):
-        return {name: extractor.encode(extractor.finish(None)) for name, extractor in _EXTRACTORS.items()}
+        return {name: extractor.encode(extractor.finish(None)) for name, extractor in extractors.items()}
     return found
 
 
@@ -171,15 +201,17 @@ def _given(extractor: Extractor, depth: int, level: list[ast.AST]) -> list[ast.A
 def _store(key: str, encoded: dict[str, Any], put: bool = True) -> dict[str, Any]:
     if put:
         store(active(), key, encoded)
-    facts = {name: _EXTRACTORS[name].decode(value) for name, value in encoded.items()}
+    extractors = current().extractors
+    facts = {name: extractors[name].decode(value) for name, value in encoded.items()}
     _remember(key, facts)
     return facts
 
 
 def _remember(key: str, facts: dict[str, Any]) -> None:
-    if len(_memo) >= _MEMO_LIMIT:
-        _memo.clear()
-    _memo[key] = facts
+    memo = current().memo
+    if len(memo) >= _MEMO_LIMIT:
+        memo.clear()
+    memo[key] = facts
 
 
 def parses(text: str) -> bool:
@@ -189,6 +221,5 @@ def parses(text: str) -> bool:
     return bool(python_fact("parses", text))
 
 
-register(Extractor("parses", 1, lambda nodes: [], lambda items: items is not None, encode=bool, decode=bool,
-                   reads=frozenset(), depth=1))
-
+PARSES = Extractor("parses", 1, lambda nodes: [], lambda items: items is not None, encode=bool, decode=bool,
+                   reads=frozenset(), depth=1)

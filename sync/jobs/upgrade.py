@@ -9,7 +9,7 @@ import os
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from sync import __version__
 from sync.drift.run import analyse_drift, parsing_ahead
@@ -20,6 +20,7 @@ from sync.model import GateResult, Range, Report, ReplayedCommit, Rev, UpgradeIn
 from sync.model.report import OrphanRevert
 from sync.model.build import OwnersOf
 from sync.replay import engine
+from sync.replay.options import GATE_TIMEOUT, GateOptions, RunOptions
 from sync.git import GitTree, Repository, commit_of, common_git_dir, merges_in_range, open_repo, tool_dir
 from sync.git.repo import REACHABLE
 from sync.facts.layout import require_backends
@@ -30,36 +31,20 @@ from sync.report.write import write_report
 from sync.support.progress import Progress, Silent
 from sync.jobs.revs import from_doubt, require_forward
 
-
-@dataclass(frozen=True)
-class GateOptions:
-    command: str
-    at: str = "end"  # end: at the head, bisect on failure; each: after every replayed commit
-    timeout: float = 600
+if TYPE_CHECKING:
+    from sync.drift.ahead import Ahead
 
 
-@dataclass(frozen=True)
-class UpgradeOptions:
+@dataclass(frozen=True, kw_only=True)
+class UpgradeOptions(RunOptions):
+    """The options of an upgrade run: RunOptions' (out, gate, backends: what matters after the replay, kept in the
+    state's options for --continue), and what shapes the replay, kept in the state's params."""
+
     target_branch: str | None = None  # default sync/<NEW>
     policy: str = "markers"
     force: bool = False
-    backends: frozenset[str] = frozenset()
-    out: Path | None = None
-    gate: GateOptions | None = None
     drop_orphan_reverts: bool = False  # leave out reverts of commits the run does not replay
     stop_on: tuple[str, ...] = ()  # with policy stop: stop only on conflicts in files these globs match
-
-
-@dataclass(frozen=True)
-class ContinueOptions:
-    """What the upgrade --continue command line gave; None (or empty): use what the run was started with."""
-
-    out: Path | None = None
-    exec_command: str | None = None
-    exec_at: str | None = None
-    exec_timeout: float | None = None
-    backends: frozenset[str] = frozenset()
-    policy: tuple[str, tuple[str, ...]] | None = None  # --on-conflict and --stop-on: from the stopped commit on
 
 
 @job
@@ -86,11 +71,13 @@ def run_upgrade(repo_path: str, old: str | None, onto: str, source_branch: str |
         engine.require_checkoutable(repo, params.range, "the test gate (--exec)", _GATE_HINT)
     _note_merges(repo, params.range, warn or progress.note)  # never quiet: what it leaves out
     try:
-        with engine.run_lock(repo), ExitStack() as ahead:
+        with engine.run_lock(repo), ExitStack() as stack:
             # the analysis's first parse runs in worker processes while this one replays
-            result = engine.run_upgrade(repo, params, options.force, _replay_progress(progress), _stored(options),
-                                        on_start=lambda: ahead.enter_context(parsing_ahead(repo, params.range)))
-            return _finish(repo_path, result, options, progress, warn=warn)
+            begun: list["Ahead"] = []
+            result = engine.run_upgrade(repo, params, options.force, _replay_progress(progress), options,
+                                        on_start=lambda: begun.append(stack.enter_context(
+                                            parsing_ahead(repo, params.range))))
+            return _finish(repo_path, result, options, progress, warn=warn, ahead=begun[0] if begun else None)
     finally:
         progress.close()
 
@@ -139,39 +126,40 @@ def _note_upstream(result: engine.UpgradeResult, warn: Callable[[str], None]) ->
 
 
 @job
-def continue_upgrade(repo_path: str, given: ContinueOptions = ContinueOptions(), progress: Progress | None = None,
-                     notice: Callable[[str], None] | None = None) -> Report:
-    """Resume the run in progress with the options it was started with; given ones override them.
-    notice is told which stored options are used (the user did not type them this time)."""
+def continue_upgrade(repo_path: str, progress: Progress | None = None, notice: Callable[[str], None] | None = None, *,
+                     out: Path | None = None, exec_command: str | None = None, exec_at: str | None = None,
+                     exec_timeout: float | None = None, backends: frozenset[str] = frozenset(),
+                     policy: tuple[str, tuple[str, ...]] | None = None) -> Report:
+    """Resume the run in progress with the options it was started with; those given (None or empty: not given)
+    override them, policy (--on-conflict and --stop-on) from the stopped commit on. notice is told which stored
+    options are used (the user did not type them this time)."""
     progress = progress or Silent()
-    if given.out is not None:  # against the directory the user typed it in, before leaving it
-        given = replace(given, out=Path(os.path.abspath(given.out)))
+    if out is not None:  # against the directory the user typed it in, before leaving it
+        out = Path(os.path.abspath(out))
     repo_path = _main_checkout(repo_path)
     repo = open_repo(repo_path)
     try:
         with engine.run_lock(repo):
-            options, used = _merged(given, engine.stored_options(repo))
+            options, used = _merged(engine.stored_options(repo), out, exec_command, exec_at, exec_timeout, backends)
             if options.out is not None:
                 check_out(repo, options.out)
-            _check_checkoutable(repo, given)
+            _check_checkoutable(repo, exec_command is not None, policy is not None and policy[0] == "stop")
             if used and notice is not None:
                 notice("using the options the upgrade was started with: " + ", ".join(used))
-            result = engine.continue_upgrade(repo_path, _replay_progress(progress), _stored(options), given.policy)
-            return _finish(repo_path, result, replace(options, target_branch=result.params.target_branch,
-                                                      policy=result.params.policy), progress, notice, notice)
+            result = engine.continue_upgrade(repo_path, _replay_progress(progress), options, policy)
+            return _finish(repo_path, result, options, progress, notice, notice)
     finally:
         progress.close()
 
 
-def _check_checkoutable(repo: Repository, given: ContinueOptions) -> None:
+def _check_checkoutable(repo: Repository, gate: bool, stops: bool) -> None:
     """A gate or stops first asked for by --continue: the start did not check that the names fit."""
-    stops = given.policy is not None and given.policy[0] == "stop"
-    if given.exec_command is None and not stops:
+    if not gate and not stops:
         return
     state = engine.StateStore(repo).load()
     if state is None:
         return
-    if given.exec_command is not None:
+    if gate:
         engine.require_checkoutable(repo, state.params.range, "the test gate (--exec)", _GATE_HINT)
     if stops:
         engine.require_checkoutable(repo, state.params.range, "--on-conflict stop",
@@ -181,44 +169,35 @@ def _check_checkoutable(repo: Repository, given: ContinueOptions) -> None:
 def stored_report_dir(repo_path: str) -> Path | None:
     """The --out the upgrade in progress writes its report to; None: none, or no upgrade in progress."""
     try:
-        out = engine.stored_options(open_repo(_main_checkout(repo_path))).out
+        return engine.stored_options(open_repo(_main_checkout(repo_path))).out
     except SyncError:
         return None
-    return Path(out) if out else None
 
 
-def _stored(options: UpgradeOptions) -> engine.RunOptions:
-    gate = options.gate
-    # --out as an absolute path: --continue may run from another directory (the stop worktree)
-    return engine.RunOptions(str(options.out.resolve()) if options.out is not None else None, gate.command if gate else None,
-                             gate.at if gate else "end", gate.timeout if gate else 600, tuple(sorted(options.backends)))
-
-
-def _merged(given: ContinueOptions, stored: engine.RunOptions) -> tuple[UpgradeOptions, list[str]]:
-    """The options of a continued run, and the stored ones it uses, as the flags that would give them."""
+def _merged(stored: RunOptions, out: Path | None, exec_command: str | None, exec_at: str | None,
+            exec_timeout: float | None, backends: frozenset[str]) -> tuple[RunOptions, list[str]]:
+    """The options of a continued run from those given to --continue (None or empty: not given) and the stored
+    ones, and the stored ones it uses, as the flags that would give them."""
     used = []
-    out = given.out
     if out is None and stored.out is not None:
-        out = Path(stored.out)
+        out = stored.out
         used.append(f"--out {stored.out}")
-    command = given.exec_command
-    if command is None and stored.exec_command is not None:
-        command = stored.exec_command
-        used.append(f"--exec {stored.exec_command!r}")
+    kept = stored.gate
+    if exec_command is None and kept is not None:
+        exec_command = kept.command
+        used.append(f"--exec {kept.command!r}")
     gate = None
-    if command is not None:
-        at = given.exec_at or stored.exec_at
-        timeout = given.exec_timeout if given.exec_timeout is not None else stored.exec_timeout
-        if given.exec_at is None and stored.exec_at != "end":
-            used.append(f"--exec-at {stored.exec_at}")
-        if given.exec_timeout is None and stored.exec_timeout != 600:
-            used.append(f"--exec-timeout {stored.exec_timeout:g}")
-        gate = GateOptions(command, at, timeout)
-    backends = given.backends
+    if exec_command is not None:
+        kept = kept or GateOptions(exec_command)  # a gate first asked for now: the defaults
+        if exec_at is None and kept.at != "end":
+            used.append(f"--exec-at {kept.at}")
+        if exec_timeout is None and kept.timeout != GATE_TIMEOUT:
+            used.append(f"--exec-timeout {kept.timeout:g}")
+        gate = GateOptions(exec_command, exec_at or kept.at, kept.timeout if exec_timeout is None else exec_timeout)
     if not backends and stored.backends:
-        backends = frozenset(stored.backends)
-        used.extend(f"--backend {name}" for name in stored.backends)
-    return UpgradeOptions(backends=backends, out=out, gate=gate), used
+        backends = stored.backends
+        used.extend(f"--backend {name}" for name in sorted(stored.backends))
+    return RunOptions(out=out, gate=gate, backends=backends), used
 
 
 def _replay_progress(progress: Progress) -> engine.Progress:
@@ -282,14 +261,15 @@ def _commits(results: Sequence[EngineCommit], owners_of: OwnersOf, upstream: dic
     return tuple(commits)
 
 
-def _finish(repo_path: str, result: engine.UpgradeResult, options: UpgradeOptions, progress: Progress,
-            notice: Callable[[str], None] | None = None, warn: Callable[[str], None] | None = None) -> Report:
+def _finish(repo_path: str, result: engine.UpgradeResult, options: RunOptions, progress: Progress,
+            notice: Callable[[str], None] | None = None, warn: Callable[[str], None] | None = None,
+            ahead: "Ahead | None" = None) -> Report:
     repo = open_repo(repo_path)
     params = result.params
     backends = set(options.backends) or None
     _note_upstream(result, warn or progress.note)
     progress.phase("analysing the new branch")
-    drift = analyse_drift(repo, params.range, Rev(params.target_branch, result.head), backends, True, progress)
+    drift = analyse_drift(repo, params.range, Rev(params.target_branch, result.head), backends, True, progress, ahead)
     owners_of = drift.owners.owners
     if options.gate:
         progress.phase(f"test gate: {options.gate.command}")

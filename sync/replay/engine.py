@@ -13,7 +13,7 @@ import os
 import re
 import stat
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -32,13 +32,13 @@ from sync.git.worktree import (Worktree, branches_in_use, branches_in_worktrees,
                            remove_worktree, stop_worktree)
 from sync.model.revs import Range, Rev
 from sync.replay.commits import CONFLICT_TRAILER, FileConflict, Replayer, ReplayedCommit, stops_on, summary_of
-from sync.replay.state import StateFormatError, parse_header, parse_journal_entry
+from sync.replay.options import RunOptions
+from sync.replay.state import STATE_VERSION, StateFormatError, parse_header, parse_journal_entry
 from sync.support.workers import holding_lock, released_lock
 
 ORPHAN_REVERT = "orphan-revert"  # why a commit is left out: it reverts a commit the run does not replay
 LEFT_OUT, OUTSIDE_RANGE = "left-out", "outside-range"  # why a revert is an orphan
 _REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
-STATE_VERSION = 2  # 2: params carry a Range of Revs and name target_branch; 1 is still read
 WIP_REF = "refs/flagtree-sync/wip"
 TOOL_EMAIL = "flagtree-sync@localhost"  # the committer of the commits the tool writes itself (pin, auto-merge)
 ABORT_HINT = "run flagtree-sync upgrade --abort (the user's branches are untouched) and start the upgrade again"
@@ -90,21 +90,6 @@ class UpgradeParams:
         return Replayer(repo, self.policy, self.range.onto.ref, self.stop_on)
 
 
-@dataclass(frozen=True)
-class RunOptions:
-    """The options of a run that only matter after the replay: kept in the state so that
-    upgrade --continue finishes the run the way it was started."""
-
-    out: str | None = None
-    exec_command: str | None = None
-    exec_at: str = "end"
-    exec_timeout: float = 600
-    backends: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "backends": list(self.backends)}
-
-
 @dataclass
 class UpgradeState:
     params: UpgradeParams
@@ -112,7 +97,7 @@ class UpgradeState:
     head: str
     results: list[ReplayedCommit] = field(default_factory=list)
     stopped: bool = False  # --on-conflict stop left a conflicted worktree
-    options: RunOptions = field(default_factory=RunOptions)
+    options: RunOptions = field(default_factory=RunOptions)  # as kept(): what only matters after the replay
     # the planned commits that are upstream's, and why (git.repo.REACHABLE or SAME_PATCH): derived from the
     # range, never stored
     known_upstream: dict[str, str] | None = field(default=None, repr=False)
@@ -174,11 +159,10 @@ class StateStore:
         if not os.path.lexists(self.file):
             return None
         try:
-            header = parse_header(_read_json(self.file, STATE_LIMIT), STATE_VERSION)
+            header = parse_header(_read_json(self.file, STATE_LIMIT))
             params = UpgradeParams.from_json(header["params"])
             state = UpgradeState(params, header["commits"], params.range.onto.oid, stopped=header["stopped"],
-                                 options=RunOptions(**{**header["options"],
-                                                       "backends": tuple(header["options"]["backends"])}),
+                                 options=RunOptions.from_json(header["options"]),
                                  target_was=header["target_was"])
             _check_plan(self.repo, state)
             replayer = params.replayer(self.repo)
@@ -611,7 +595,7 @@ def run_upgrade(repo: Repository, params: UpgradeParams, force: bool, progress: 
         on_start()
     else:
         commits = _check_new_run(repo, params, force)
-        state = UpgradeState(params, commits, params.range.onto.oid, options=options or RunOptions(),
+        state = UpgradeState(params, commits, params.range.onto.oid, options=(options or RunOptions()).kept(),
                              target_was=direct_target(repo, f"refs/heads/{params.target_branch}")[0],
                              upstream_scan=scan)
         on_start()  # the analysis starts ahead while git cherry's scan ends; the caller stops it on a refusal
@@ -760,8 +744,9 @@ def continue_upgrade(repo_path: str, progress: Progress, options: RunOptions | N
         raise SyncError("no upgrade in progress")
     # the state's target is checked as on a fresh start: it may have been edited, made or checked out since
     _require_writable(repo, state, check_target(repo, state.params, _RESUME_HINT), None)
-    if options is not None and options != state.options:
-        state.options = options
+    kept = options.kept() if options is not None else state.options
+    if kept != state.options:
+        state.options = kept
         store.save(state)
     if policy is not None:  # saved with the next header: the resolution taken, or the stop dropped
         state.params = replace(state.params, policy=policy[0], stop_on=policy[1])

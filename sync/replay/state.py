@@ -5,15 +5,21 @@ that is wrong (StateFormatError), before any of it is used.
 """
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
 from sync.model.kinds import family
 from sync.replay.commits import POLICIES
+from sync.replay.options import GATE_AT, GATE_TIMEOUT
 
+# 3: options keep the gate as one object (RunOptions); 2: params carry a Range of Revs and name target_branch.
+# 1 and 2 are still read, so that a run interrupted by the previous release resumes.
+STATE_VERSION = 3
 _COMMIT_ID = re.compile(r"[0-9a-f]{40}")
-_OPTION_TYPES: dict[str, tuple[type, ...]] = {"out": (str, type(None)), "exec_command": (str, type(None)),
-                                              "exec_at": (str,), "exec_timeout": (int, float), "backends": (list,)}
+# options of formats 1 and 2: flat, each optional
+_FLAT_OPTION_TYPES: dict[str, tuple[type, ...]] = {"out": (str, type(None)), "exec_command": (str, type(None)),
+                                                   "exec_at": (str,), "exec_timeout": (int, float), "backends": (list,)}
 _HUNK_FIELDS = {"line": int, "ours": str, "base": str, "theirs": str}
 _CONFLICT_KINDS = tuple(kind.id for kind in family("conflict"))
 _RESOLUTIONS = ("markers", "ours", "theirs", "manual")
@@ -86,17 +92,17 @@ def _params_of_version_1(data: Any) -> dict[str, Any]:
                               "source": {"ref": params["src"], "commit": params["src_id"]}}})
 
 
-def parse_header(data: Any, version: int) -> dict[str, Any]:
-    """The state header, in the current shape (version 1 is read too); options default for a state
-    written before they were stored."""
+def parse_header(data: Any) -> dict[str, Any]:
+    """The state header, in the current shape (versions 1 and 2 are read too); options default for a state
+    of version 1 or 2 written before they were stored."""
     header = _keys("the state", data, {"version", "params", "commits", "head"}, {"stopped", "options", "target_was"})
     found = header["version"]
     if type(found) is int and found == 1:  # type(): neither True nor 1.0 is a version
         params = _params_of_version_1(header["params"])
-    elif type(found) is int and found == version:
+    elif type(found) is int and found in (2, STATE_VERSION):  # 2 differs only in its options
         params = _params(header["params"])
     else:
-        raise StateFormatError(f"format version {header['version']!r}: this flagtree-sync reads 1 and {version}")
+        raise StateFormatError(f"format version {header['version']!r}: this flagtree-sync reads 1 to {STATE_VERSION}")
     commits = _typed("commits", header["commits"], (list,))
     for number, value in enumerate(commits, start=1):
         commit_id(f"commits[{number}]", value)
@@ -106,16 +112,45 @@ def parse_header(data: Any, version: int) -> dict[str, Any]:
     if header.get("target_was") is not None:  # the branch --force was allowed to replace, as it was then
         commit_id("target_was", header["target_was"])
     stopped = _typed("stopped", header.get("stopped", False), (bool,))
-    options = _keys("options", header.get("options", {}), set(), set(_OPTION_TYPES))
-    for name, value in options.items():
-        _typed(f"options.{name}", value, _OPTION_TYPES[name])
-    if options.get("exec_at", "end") not in ("end", "each"):
-        raise StateFormatError(f"options.exec_at is {options['exec_at']!r}, not end or each")
-    if not all(isinstance(name, str) for name in options.get("backends", [])):
-        raise StateFormatError("options.backends holds a value that is not a name")
-    defaults: dict[str, object] = {"out": None, "exec_command": None, "exec_at": "end", "exec_timeout": 600, "backends": []}
-    return {**header, "params": params, "stopped": stopped, "options": {**defaults, **options},
+    if found == STATE_VERSION:
+        options = _options(header.get("options"))
+    else:
+        options = _options(_options_of_version_2(header.get("options", {})))
+    return {**header, "params": params, "stopped": stopped, "options": options,
             "target_was": header.get("target_was")}
+
+
+def _options(data: Any) -> dict[str, Any]:
+    """options of the current format (RunOptions.to_json): {"out": a path or null, "gate": null or
+    {"command", "at", "timeout"}, "backends": [names]}, every key present."""
+    options = _keys("options", data, {"out", "gate", "backends"})
+    _typed("options.out", options["out"], (str, type(None)))
+    backends = _typed("options.backends", options["backends"], (list,))
+    if not all(isinstance(name, str) for name in backends):
+        raise StateFormatError("options.backends holds a value that is not a name")
+    if options["gate"] is not None:
+        gate = _keys("options.gate", options["gate"], {"command", "at", "timeout"})
+        _typed("options.gate.command", gate["command"], (str,))
+        if _typed("options.gate.at", gate["at"], (str,)) not in GATE_AT:
+            raise StateFormatError(f"options.gate.at is {gate['at']!r}, not {' or '.join(GATE_AT)}")
+        timeout = _typed("options.gate.timeout", gate["timeout"], (int, float))
+        if not math.isfinite(timeout) or timeout <= 0:  # what --exec-timeout takes
+            raise StateFormatError(f"options.gate.timeout is {timeout!r}, not a number of seconds above 0")
+    return options
+
+
+def _options_of_version_2(data: Any) -> dict[str, Any]:
+    """Formats 1 and 2 kept the options flat, each optional (a state written before they were stored has
+    none): read them into the current shape, a gate only where a command was stored."""
+    options = _keys("options", data, set(), set(_FLAT_OPTION_TYPES))
+    for name, value in options.items():
+        _typed(f"options.{name}", value, _FLAT_OPTION_TYPES[name])
+    if options.get("exec_at", "end") not in GATE_AT:
+        raise StateFormatError(f"options.exec_at is {options['exec_at']!r}, not end or each")
+    command = options.get("exec_command")
+    gate = None if command is None else {"command": command, "at": options.get("exec_at", "end"),
+                                         "timeout": options.get("exec_timeout", GATE_TIMEOUT)}
+    return {"out": options.get("out"), "gate": gate, "backends": options.get("backends", [])}
 
 
 def parse_journal_entry(data: Any) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from sync.drift.context import DriftContext, cached_function_table
 from sync.facts.cppcalls import (CppCall, builder_calls, builder_spellings, call_nodes, dialect_namespaces, file_aliases,
                                   include_dir, names_op, qualifier, trunk_dialect_dirs)
 from sync.facts.delta import CPP, PY, TD, backend_of, fork_added_lines, text_diff
-from sync.facts.pyblobs import Extractor, python_fact, register
+from sync.facts.pyblobs import Extractor, python_fact
 from sync.facts.pysource import FunctionFacts, Param
 from sync.facts.tdsigs import Overload, Record, records
 from sync.facts.upstreamlog import Commits, changing_commits, one_per_change
@@ -253,12 +253,12 @@ def _all_py_calls(items: list[tuple] | None) -> list[PyCall]:
     return calls
 
 
-register(Extractor("calls", 1, _py_call_items, _all_py_calls,
-                   encode=lambda calls: [[c.target, c.attribute, c.line, c.positional, list(c.keywords), c.starred]
-                                         for c in calls],
-                   decode=lambda stored: [PyCall(str(t), None if a is None else str(a), int(n), int(p),
-                                                 tuple(map(str, k)), bool(s)) for t, a, n, p, k, s in stored],
-                   reads=frozenset({ast.Call, ast.ImportFrom, ast.Import})))
+CALLS = Extractor("calls", 1, _py_call_items, _all_py_calls,
+                  encode=lambda calls: [[c.target, c.attribute, c.line, c.positional, list(c.keywords), c.starred]
+                                        for c in calls],
+                  decode=lambda stored: [PyCall(str(t), None if a is None else str(a), int(n), int(p),
+                                                tuple(map(str, k)), bool(s)) for t, a, n, p, k, s in stored],
+                  reads=frozenset({ast.Call, ast.ImportFrom, ast.Import}))
 
 
 def _dotted(node: ast.expr) -> str | None:

@@ -31,7 +31,7 @@ from sync.facts.cpp import functions as cpp_functions
 from sync.facts.cpp import names_by_line as cpp_names_by_line
 from sync.facts.delta import CPP, PY, backend_of, fork_added_lines, text_diff
 from sync.facts.pyfacts import first_line, function_table
-from sync.facts.pyblobs import Extractor, python_fact, register
+from sync.facts.pyblobs import Extractor, python_fact
 
 
 @dataclass(frozen=True)
@@ -66,11 +66,11 @@ def _spans_of(items: list[tuple] | None) -> list[tuple[str, int, int]] | None:
     return spans
 
 
-register(Extractor("def-spans", 1, _def_items, _spans_of,
-                   encode=lambda spans: None if spans is None else [list(span) for span in spans],
-                   decode=lambda stored: None if stored is None else
-                   [(str(name), int(start), int(end)) for name, start, end in stored],
-                   reads=frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})))
+DEF_SPANS = Extractor("def-spans", 1, _def_items, _spans_of,
+                      encode=lambda spans: None if spans is None else [list(span) for span in spans],
+                      decode=lambda stored: None if stored is None else
+                      [(str(name), int(start), int(end)) for name, start, end in stored],
+                      reads=frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef}))
 
 
 def _python_spans(text: str) -> list[Span] | None:

@@ -32,7 +32,7 @@ from sync.model import Finding
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
 from sync.facts.delta import PY, backend_of, fork_added_lines, hunks_with, text_diff
-from sync.facts.pyblobs import Extractor, python_fact, register
+from sync.facts.pyblobs import Extractor, python_fact
 from sync.facts.layout import backend_dir, third_party_owner
 from sync.facts.names import significant_name
 from sync.facts.parsing import Unparseable, parsed_ast, walk_levels
@@ -93,11 +93,11 @@ def _key_reads_of(nodes: list[ast.AST]) -> list[tuple[str, int, str | None]]:
     return found
 
 
-register(Extractor("key-reads", 3, _key_reads_of, lambda reads: [] if reads is None else reads,
-                   encode=lambda reads: [list(read) for read in reads],
-                   decode=lambda stored: [(str(key), int(line), None if container is None else str(container))
-                                          for key, line, container in stored],
-                   reads=frozenset({ast.Subscript, ast.Call, ast.Attribute})))
+KEY_READS = Extractor("key-reads", 3, _key_reads_of, lambda reads: [] if reads is None else reads,
+                      encode=lambda reads: [list(read) for read in reads],
+                      decode=lambda stored: [(str(key), int(line), None if container is None else str(container))
+                                             for key, line, container in stored],
+                      reads=frozenset({ast.Subscript, ast.Call, ast.Attribute}))
 
 
 def _key_writes_of(nodes: list[ast.AST]) -> list[str]:
@@ -118,9 +118,9 @@ def _key_writes_of(nodes: list[ast.AST]) -> list[str]:
     return [key for key in found if key.isidentifier()]  # only such keys are ever read (key_reads)
 
 
-register(Extractor("key-writes", 1, _key_writes_of, lambda keys: sorted(set(keys or [])),
-                   encode=lambda keys: keys, decode=lambda stored: [str(key) for key in stored],
-                   reads=frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Dict, ast.Call})))
+KEY_WRITES = Extractor("key-writes", 1, _key_writes_of, lambda keys: sorted(set(keys or [])),
+                       encode=lambda keys: keys, decode=lambda stored: [str(key) for key in stored],
+                       reads=frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Dict, ast.Call}))
 
 
 def written_keys(text: str, keys: set[str]) -> set[str]:

@@ -47,7 +47,7 @@ from sync.facts.pyfacts import first_line, params_of
 from sync.facts.pysource import Param
 from sync.facts.pyfacts_cst import cst_params
 from sync.facts.parsing import Unparseable, parsed_ast, parsed_python, skipped
-from sync.facts.pyblobs import Extractor, python_fact, register
+from sync.facts.pyblobs import Extractor, python_fact
 from sync.facts.pychunks import over_chunks
 from sync.facts.layout import is_third_party
 from sync.facts.delta import fork_lines_where
@@ -623,10 +623,10 @@ def _python_own_names(names: list[str] | None) -> list[str] | None:
     return None if names is None else sorted(set(names))
 
 
-register(Extractor("own-names", 1, _own_names_of, _python_own_names, encode=lambda names: names,
-                   decode=lambda stored: None if stored is None else [str(name) for name in stored],
-                   reads=frozenset({ast.Name, ast.Attribute, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef,
-                                    ast.ClassDef})))
+OWN_NAMES = Extractor("own-names", 1, _own_names_of, _python_own_names, encode=lambda names: names,
+                      decode=lambda stored: None if stored is None else [str(name) for name in stored],
+                      reads=frozenset({ast.Name, ast.Attribute, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef,
+                                       ast.ClassDef}))
 
 
 def _statement_spans(nodes: list[ast.AST]) -> list[list[int]]:
@@ -634,13 +634,14 @@ def _statement_spans(nodes: list[ast.AST]) -> list[list[int]]:
     return [[first_line(node), node.end_lineno or node.lineno] for node in nodes if isinstance(node, ast.stmt)]
 
 
-register(Extractor("statements", 1, _statement_spans,
-                   lambda spans: None if spans is None else [tuple(span) for span in spans],
-                   encode=lambda spans: None if spans is None else [list(span) for span in spans],
-                   decode=lambda stored: None if stored is None else [(int(a), int(b)) for a, b in stored],
-                   reads=frozenset(kind for kind in vars(ast).values()
-                                   if isinstance(kind, type) and issubclass(kind, ast.stmt) and kind is not ast.stmt),
-                   depth=1))
+STATEMENTS = Extractor("statements", 1, _statement_spans,
+                       lambda spans: None if spans is None else [tuple(span) for span in spans],
+                       encode=lambda spans: None if spans is None else [list(span) for span in spans],
+                       decode=lambda stored: None if stored is None else [(int(a), int(b)) for a, b in stored],
+                       reads=frozenset(kind for kind in vars(ast).values()
+                                       if isinstance(kind, type) and issubclass(kind, ast.stmt)
+                                       and kind is not ast.stmt),
+                       depth=1)
 
 
 def still_used_on(target: GitTree, new: GitTree, paths: set[str]) -> dict[str, set[str]]:
