@@ -177,6 +177,20 @@ def score_breaks(move: dict, report) -> None:
         for kind, n in sorted(unjudged.items()):
             if kind not in by_kind and all(s["kind"] != kind for s in move["sample"]):
                 print(f"  {kind:28} unjudged reported: {n}")
+        # Copies that replace nothing of trunk's became info kinds of their own (issue 33); entries judged under
+        # the overlay kind they had are matched by their new kind, to show what moved to info.
+        renamed = {"copy-conflicting": "overlay-conflicting", "copy-mergeable": "overlay-auto-mergeable",
+                   "copy-orphan": "overlay-orphan"}
+        moved: dict[str, list[str]] = defaultdict(list)
+        for f in findings:
+            if f.severity == "info" and f.kind in renamed:
+                for path, line in sites_of(f):
+                    verdict = judged.get((renamed[f.kind], path, line or 0))
+                    if verdict is not None:
+                        moved[f.kind].append(verdict)
+        for kind, verdicts in sorted(moved.items()):
+            print(f"  {kind:28} (info) holds {len(verdicts):3} judged as {renamed[kind]}: true "
+                  f"{verdicts.count('true'):3}  weak {verdicts.count('weak'):3}  false {verdicts.count('false'):3}")
         severities: dict[str, int] = defaultdict(int)
         for f in findings:
             severities[f.severity] += 1

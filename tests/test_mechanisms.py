@@ -170,23 +170,32 @@ def _fork(tmp_path: Path, backend_files: dict[str, str]) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("files, path, route", [
+@pytest.mark.parametrize("files, path, route, kind", [
     ({HELPER: COPY_HELPER, "third_party/b/python/triton/language/semantic.py": OURS},
-     "third_party/b/python/triton/language/semantic.py", "copied over python/triton/language/semantic.py"),
+     "third_party/b/python/triton/language/semantic.py", "copied over python/triton/language/semantic.py",
+     "overlay-auto-mergeable"),
     ({HELPER: PACKAGE_HELPER, "third_party/b/python/triton/language/semantic.py": OURS},
-     "third_party/b/python/triton/language/semantic.py", "ships in place of python/triton/language/semantic.py"),
+     "third_party/b/python/triton/language/semantic.py", "ships in place of python/triton/language/semantic.py",
+     "copy-mergeable"),
     ({"third_party/b/backend/ops.py": OURS}, "third_party/b/backend/ops.py",
-     "a copy of python/triton/language/semantic.py under another name"),
+     "a copy of python/triton/language/semantic.py under another name", "copy-mergeable"),
 ], ids=["setup-copy", "package-copy", "renamed-copy"])
 def test_drift_merges_every_copy_with_its_trunk_file(tmp_path: Path, files: dict[str, str], path: str,
-                                                     route: str) -> None:
+                                                     route: str, kind: str) -> None:
+    """A setup copy lands in trunk's place: an overlay, merged for --apply. A package copy or a copy under another
+    name replaces nothing of trunk's (issue 33): its drift is info and --apply leaves it, though the merge is
+    still shown."""
     repo = open_repo(str(_fork(tmp_path, files)))
     result = analyse_drift(repo, resolve_range(repo, "old", "new", "flagtree"), None)
     finding = next(f for f in result.findings if f.path == path)
-    assert finding.kind == "overlay-auto-mergeable" and finding.message.startswith(route)
+    assert finding.kind == kind and finding.message.startswith(route)
+    assert finding.severity == ("warning" if kind.startswith("overlay-") else "info")
     assert finding.backend == "b" and "backend-without-spec" not in {f.kind for f in result.findings if f.backend == "b"}
     merged = {m.path: m.data.decode() for m in result.merged}
-    assert merged[path] == OURS.replace("return x * 3 + y", "return x * 3 - y")
+    if kind == "overlay-auto-mergeable":
+        assert merged[path] == OURS.replace("return x * 3 + y", "return x * 3 - y")
+    else:
+        assert path not in merged
 
 
 def test_drift_measures_copies_against_upstream_third_party_too(tmp_path: Path) -> None:
@@ -197,7 +206,7 @@ def test_drift_measures_copies_against_upstream_third_party_too(tmp_path: Path) 
     finding = next(f for f in result.findings if f.path == "third_party/b/backend/driver.py")
     assert finding.related_path == "third_party/amd/backend/driver.py"
     # unchanged since the base, so it only takes upstream's change; never "delete it": b imports it by its own name
-    assert finding.kind == "overlay-auto-mergeable"
+    assert finding.kind == "copy-mergeable"
 
 
 def test_a_copy_equal_to_trunk_at_the_new_tag_stays_for_a_package_copy(tmp_path: Path) -> None:
@@ -281,4 +290,4 @@ def test_cpp_copies_drift_and_are_never_deleted(tmp_path: Path) -> None:
     repo = open_repo(str(tmp_path))
     result = analyse_drift(repo, resolve_range(repo, "old", "new", "flagtree"), None)
     finding = next(f for f in result.findings if f.path == "third_party/b/include/b/Ops.h")
-    assert finding.kind == "overlay-auto-mergeable" and finding.related_path == "include/Ops.h"
+    assert finding.kind == "copy-mergeable" and finding.related_path == "include/Ops.h"

@@ -85,6 +85,15 @@ CATALOGUE: tuple[Kind, ...] = (
        "(the upgraded branch's, else trunk@NEW) or all its statements are in it, or it is its base unchanged and "
        "FlagTree's trunk has nothing of its own there, or it is the FlagTree branch's own trunk file (Python overlays only: a C++ or TableGen copy is compiled by "
        "the backend's build, and one left at its base is merged like any other)", "delete the overlay: trunk now does the same"),
+    _k("copy-conflicting", "overlay", "info", "upstream changed the file a backend's copy under another name (or in "
+       "its own package) repeats, and the 3-way merge conflicts; the copy replaces nothing of trunk's, so nothing "
+       "breaks", "port upstream's change by hand if the backend tracks this file"),
+    _k("copy-mergeable", "overlay", "info", "upstream changed the file a backend's copy under another name (or in "
+       "its own package) repeats, and the 3-way merge is clean; drift --apply leaves copies alone",
+       "take upstream's change if the backend tracks this file"),
+    _k("copy-orphan", "overlay", "info", "the file a backend's copy under another name (or in its own package) "
+       "repeats was deleted or renamed upstream; the copy still builds as it is",
+       "check whether the backend still wants this copy"),
     _k("hijack-lost", "overlay", "error", "the overlay's package no longer exists or no longer calls spec_path "
        "on the upgraded tree", "move the overlay to a hijacked package or into a spec function"),
     _k("overlay-symlink", "overlay", "warning", "the overlay is a symbolic link and was not analysed",

@@ -69,6 +69,8 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
                 diff: str | None = None, **details: object) -> Finding:
         if kind == "overlay-redundant" and classified.role == SETUP_COPY:
             action = f"{action}; drop its copy call in {spec_file.via}"
+        if kind in _COPY_KINDS and _forked(classified):
+            kind, action = _COPY_KINDS[kind]
         return Finding(kind, spec_file.path, f"{route}: {message}" if route else message, action,
                        backend=spec_file.backend, related_path=related, diff=diff,
                        details={"base": base, **details, **({"mechanism": classified.role} if route else {})})
@@ -129,12 +131,33 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
         return finding("overlay-in-sync", f"{summary}; the overlay already holds that change (the 3-way merge "
                        "leaves it as it is)", "", diff=diff)
     if outcome.clean:
-        merged.append(MergedOverlay(spec_file.path, outcome.data))
+        if not _forked(classified):  # --apply writes overlays only: a forked copy takes upstream's change by hand
+            merged.append(MergedOverlay(spec_file.path, outcome.data))
         return finding("overlay-auto-mergeable", f"{summary}; the 3-way merge is clean",
                        "apply the merged file (drift --apply) and review", diff=diff)
     return finding("overlay-conflicting", f"{summary}; the 3-way merge conflicts in "
                    f"{len(outcome.hunks)} hunk(s)", "merge by hand: the hunks show both sides",
                    diff=diff, hunks=[_upgrade_convention(hunk) for hunk in outcome.hunks])
+
+
+# A copy under another name, or a file of the backend's own package, replaces nothing of trunk's: it is built or
+# imported by its own name, against the backend's own tree when the backend carries one. Upstream's change to the
+# file it copies cannot break it; the backend takes the change only if it tracks that file. So its drift is worth
+# a look (info), and --apply leaves it (a clean merge can need the rest of upstream's change: a renamed name).
+# Issue 33's judged sample of the 3.7 move: 31 of 32 such errors, none a build break, all in backends that build
+# their own copies (hcu, metax, mthreads).
+_COPY_KINDS = {
+    "overlay-conflicting": ("copy-conflicting", "port upstream's change by hand if the backend tracks this file"),
+    "overlay-auto-mergeable": ("copy-mergeable", "take upstream's change if the backend tracks this file "
+                                                 "(drift --apply leaves copies alone)"),
+    "overlay-orphan": ("copy-orphan", "check whether the backend still wants this copy of a file upstream deleted "
+                                      "or moved"),
+}
+
+
+def _forked(classified: Classified) -> bool:
+    """A copy that goes its own way: under another name, or in the backend's own package (see _COPY_KINDS)."""
+    return classified.role in (PACKAGE_COPY, RENAMED_COPY)
 
 
 def _deletable(classified: Classified) -> bool:
