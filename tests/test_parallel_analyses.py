@@ -91,7 +91,7 @@ def test_facts_computed_in_workers_reach_the_fact_cache(tmp_path: Path, two_work
     context = _world(tmp_path / "repo")
     (tmp_path / "git-dir").mkdir()
     _run(context, ANALYZERS, FactCache(tmp_path / "git-dir"), parse_bytes=parallel.PARALLEL_BYTES)
-    kinds = {path.parent.parent.name for path in (tmp_path / "git-dir").rglob("*.json")}
+    kinds = {path.parent.name for path in (tmp_path / "git-dir").rglob("*.json")}
     assert "function-table-v2" in kinds  # only the call-signature and co-change analyses read function tables
 
 
