@@ -1,0 +1,110 @@
+"""Issue 33, item 3: one finding per upstream change, kind and backend, listing every declaration it covers
+and every FlagTree site (sync/drift/perchange.py), reviewed, rendered and scored declaration by declaration."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from sync.drift import registry  # noqa: F401  every fact extractor registered before a fact is computed
+from sync.drift.analyses.callsigs import call_signature_findings
+from sync.drift.perchange import one_per_upstream_change
+from sync.model import Finding
+from tests.upstream_fixture import context_with_history
+
+TD_OLD = ('def X_FooAttr : AttrDef<X_Dialect, "Foo"> {\n  let parameters = (ins "unsigned":$blockM, "bool":$unpacked);\n}\n\n'
+          'def X_BarType : TypeDef<X_Dialect, "Bar"> {\n  let parameters = (ins "Type":$elementType, "bool":$alloc);\n}\n\n'
+          'def X_BazAttr : AttrDef<X_Dialect, "Baz"> {\n  let parameters = (ins "unsigned":$rank, "bool":$packed);\n}\n')
+# one commit (#8850) renames a parameter of FooAttr and BarType; a later one (#9000) changes BazAttr
+TD_MID = TD_OLD.replace('"bool":$unpacked', '"unsigned":$colStride').replace('"bool":$alloc', '"unsigned":$cga')
+TD_NEW = TD_MID.replace('"bool":$packed', '"unsigned":$stride')
+UPSTREAM = [("[NFC] Rename CTAEncoding as CGAEncoding (#8850)", {"include/triton/Dialect/X/IR/Attrs.td": TD_MID}),
+            ("[Docs] Unrelated (#8851)", {"docs/x.md": "x\n"}),
+            ("[Layouts] Baz takes a stride (#9000)", {"include/triton/Dialect/X/IR/Attrs.td": TD_NEW})]
+HEAD = '#include "triton/Dialect/X/IR/Dialect.h"\nvoid f() {\n'
+FOO = "  auto a = x::FooAttr::get(ctx, 4, true);\n"
+BAR = "  auto t = x::BarType::get(ctx, ty, false);\n"
+BAZ = "  auto z = x::BazAttr::get(ctx, 2, true);\n"
+OLD = {"include/triton/Dialect/X/IR/Attrs.td": TD_OLD, "include/triton/Dialect/X/IR/Dialect.h": "#pragma once\n"}
+FORK = {**OLD, "third_party/b/backend/compiler.py": "x = 1\n", "third_party/c/backend/compiler.py": "x = 1\n",
+        "third_party/b/lib/A.cpp": HEAD + FOO + FOO + "}\n",  # FooAttr at 3 and 4
+        "third_party/b/lib/B.cpp": HEAD + BAR + BAZ + "}\n",  # BarType at 3, BazAttr at 4
+        "third_party/c/lib/C.cpp": HEAD + FOO + "}\n"}
+
+
+def _folded(tmp_path) -> list[Finding]:
+    return one_per_upstream_change(call_signature_findings(context_with_history(tmp_path, OLD, UPSTREAM, FORK)))
+
+
+def test_two_declarations_one_commit_one_backend_are_one_finding_with_every_site_commit_and_pr(tmp_path) -> None:
+    found = _folded(tmp_path)
+    by_backend_pr = {(f.backend, tuple(f.details["prs"])): f for f in found}
+    assert sorted(by_backend_pr) == [("b", ("8850",)), ("b", ("9000",)), ("c", ("8850",))]  # per commit, backend
+    rename = by_backend_pr[("b", ("8850",))]
+    assert [(part["declaration"], part["sites"]) for part in rename.details["declarations"]] == [
+        ("FooAttr::get", ["third_party/b/lib/A.cpp:3", "third_party/b/lib/A.cpp:4"]),
+        ("BarType::get", ["third_party/b/lib/B.cpp:3"])]
+    assert rename.details["sites"] == ["third_party/b/lib/A.cpp:3", "third_party/b/lib/A.cpp:4",
+                                       "third_party/b/lib/B.cpp:3"]
+    assert (rename.path, rename.line) == ("third_party/b/lib/A.cpp", 3)  # its own place: the first site
+    assert len(rename.details["commits"]) == 1 and rename.details["commits"][0].endswith("CGAEncoding (#8850)")
+    assert rename.message.startswith('upstream change #8850 (')
+    assert "changed the parameters of 2 declarations FlagTree calls at 3 site(s) in 2 file(s): " \
+           "FooAttr::get (2), BarType::get (1)" in rename.message
+    assert all("FlagTree calls x::" in part["message"] for part in rename.details["declarations"])  # each kept
+    assert rename.diff is not None and rename.diff.count("Attrs.td") >= 2  # both declarations' upstream diffs
+    # the other commit and the other backend: findings of their own, as they were
+    assert by_backend_pr[("b", ("9000",))].details["sites"] == ["third_party/b/lib/B.cpp:4"]
+    assert "declarations" not in by_backend_pr[("b", ("9000",))].details
+    assert by_backend_pr[("c", ("8850",))].details["sites"] == ["third_party/c/lib/C.cpp:3"]
+
+
+def test_without_the_fold_each_declaration_is_its_own_finding(tmp_path) -> None:
+    """The fixture above is four findings per declaration: the fold is what makes them three."""
+    unfolded = call_signature_findings(context_with_history(tmp_path, OLD, UPSTREAM, FORK))
+    assert len(unfolded) == 4 and len(one_per_upstream_change(unfolded)) == 3
+
+
+def test_the_drift_run_folds_after_every_analysis(tmp_path) -> None:
+    from sync.drift.run import analyse_drift
+    context = context_with_history(tmp_path, OLD, UPSTREAM, FORK)
+    assert context.range is not None
+    result = analyse_drift(context.repo, context.range, None, symbols=True)
+    mine = [f for f in result.findings if f.kind == "call-signature"]
+    assert sorted((f.backend, len(f.details["sites"])) for f in mine) == [("b", 1), ("b", 3), ("c", 1)]
+
+
+def _removed(name: str, site: str, commits: list[str] | None, kind: str = "symbol-removed",
+             backend: str | None = "b") -> Finding:
+    path, _, line = site.rpartition(":")
+    details: dict = {"declaration": name, "sites": [site], "symbols": [f"{name}:removed:include/t.h"]}
+    if commits is not None:
+        details.update(commits=commits, prs=[c.rsplit("#", 1)[1].rstrip(")") for c in commits if "#" in c])
+    return Finding(kind, path, f"{name}: removed from include/t.h", line=int(line), backend=backend,
+                   related_path="include/t.h", details=details)
+
+
+def test_kinds_backends_and_unknown_commits_stay_apart_and_a_pr_is_one_change() -> None:
+    drop = ["b939621a0 Rewrite block pointer to be python-only (#9668)"]
+    findings = [
+        _removed("isTensorPointerType", "third_party/b/lib/A.cpp:7", drop),
+        _removed("add_rewrite_tensor_pointer", "third_party/b/backend/compiler.py:3", drop),  # the bindings' analysis
+        _removed("getMakeTensorPtrOp", "third_party/b/lib/B.cpp:2", ["c0ffee123 Land it again (#9668)"]),  # same PR
+        _removed("MakeTensorPtrOp", "third_party/b/lib/A.cpp:9", None),  # no commit known: stays
+        _removed("AdvanceOp", "third_party/b/lib/A.cpp:8", None),
+        _removed("barrier", "third_party/b/lib/A.cpp:5", drop, kind="call-no-overload"),  # another kind
+        _removed("isTensorPointerType", "third_party/c/lib/A.cpp:7", drop, backend="c")]  # another backend
+    out = one_per_upstream_change(findings)
+    assert len(out) == 5
+    (folded,) = [f for f in out if "declarations" in f.details]
+    assert folded.kind == "symbol-removed" and folded.backend == "b"
+    assert {part["declaration"] for part in folded.details["declarations"]} == {
+        "isTensorPointerType", "add_rewrite_tensor_pointer", "getMakeTensorPtrOp"}
+    assert folded.details["prs"] == ["9668"] and len(folded.details["commits"]) == 2
+    assert folded.details["symbols"] == ["isTensorPointerType:removed:include/t.h",
+                                         "add_rewrite_tensor_pointer:removed:include/t.h",
+                                         "getMakeTensorPtrOp:removed:include/t.h"]
+    assert (folded.path, folded.line) == ("third_party/b/backend/compiler.py", 3)
+    assert "(will not build or import as is)" in folded.message
+    assert [f.details["declaration"] for f in out if f.kind == "symbol-removed" and "declarations" not in f.details
+            and f.backend == "b"] == ["MakeTensorPtrOp", "AdvanceOp"]
