@@ -108,3 +108,61 @@ def test_kinds_backends_and_unknown_commits_stay_apart_and_a_pr_is_one_change() 
     assert "(will not build or import as is)" in folded.message
     assert [f.details["declaration"] for f in out if f.kind == "symbol-removed" and "declarations" not in f.details
             and f.backend == "b"] == ["MakeTensorPtrOp", "AdvanceOp"]
+
+
+def _folded_call_signature() -> Finding:
+    members = []
+    for callee, sites in (("x::FooAttr::get (attr FooAttr)", ["third_party/zeta/lib/A.cpp:3", "third_party/zeta/lib/B.cpp:4"]),
+                          ("x::BarType::get (type BarType)", ["third_party/zeta/lib/A.cpp:9"])):
+        path, _, line = sites[0].rpartition(":")
+        members.append(Finding("call-signature", path, f"FlagTree calls {callee}", line=int(line), backend="zeta",
+                               related_path="include/Attrs.td",
+                               details={"callee": callee, "declaration": callee.split("(")[1].rstrip(")"),
+                                        "sites": sites, "commits": ["371b6445f Rename (#8850)"], "prs": ["8850"]}))
+    (folded,) = one_per_upstream_change(members)
+    return folded
+
+
+def _entry(path: str, callee: str, blob: str) -> str:
+    return (f'[[suppress]]\nkind = "call-signature"\npath = "{path}"\nsubject = "{callee}"\nreviewed_for = "v2"\n'
+            f'trunk = "include/Attrs.td"\ntrunk_blob = "{blob}"\nreason = "checked {path}"\n')
+
+
+def test_a_folded_finding_is_reviewed_when_each_declaration_is(tmp_path) -> None:
+    from sync.facts.trees import DiskTree
+    from sync.records.suppressions import apply_suppressions, parse_suppressions, subjects_of, with_suppression
+    blob = "a" * 40
+    new = SimpleNamespace(blob_id=lambda path: blob if path == "include/Attrs.td" else None)
+    toml = tmp_path / "third_party/zeta/backend/spec/suppressions.toml"
+    toml.parent.mkdir(parents=True)
+    # the entries the per-declaration findings had: FooAttr in A.cpp and B.cpp; BarType's A.cpp site not yet
+    toml.write_text(_entry("third_party/zeta/lib/A.cpp", "x::FooAttr::get (attr FooAttr)", blob)
+                    + _entry("third_party/zeta/lib/B.cpp", "x::FooAttr::get (attr FooAttr)", blob))
+    (out,) = apply_suppressions([_folded_call_signature()], DiskTree(tmp_path), new, backends=[])
+    assert out.suppressed is None  # A.cpp has an entry, but for FooAttr: BarType's call there was never reviewed
+    toml.write_text(toml.read_text() + _entry("third_party/zeta/lib/A.cpp", "x::BarType::get (type BarType)", blob))
+    (out,) = apply_suppressions([_folded_call_signature()], DiskTree(tmp_path), new, backends=[])
+    assert out.suppressed is not None and out.suppressed.reason == "checked third_party/zeta/lib/A.cpp"
+    # suppress on the folded finding: an entry per declaration and file, each with its declaration's subject
+    written = with_suppression(None, _folded_call_signature(), new, "v2", "ok")  # type: ignore[arg-type]
+    assert [(e.path, e.subject) for e in parse_suppressions(written, "x")] == [
+        ("third_party/zeta/lib/A.cpp", "x::FooAttr::get (attr FooAttr)"),
+        ("third_party/zeta/lib/B.cpp", "x::FooAttr::get (attr FooAttr)"),
+        ("third_party/zeta/lib/A.cpp", "x::BarType::get (type BarType)")]
+    toml.write_text(written)
+    (out,) = apply_suppressions([_folded_call_signature()], DiskTree(tmp_path), new, backends=[])
+    assert out.suppressed is not None
+    with pytest.raises(Exception, match="already suppressed"):
+        with_suppression(written, _folded_call_signature(), new, "v2", "again")  # type: ignore[arg-type]
+    assert subjects_of(_folded_call_signature()) == ["x::FooAttr::get (attr FooAttr)", "x::BarType::get (type BarType)"]
+
+
+def test_suppress_finds_a_folded_finding_by_any_declaration_s_subject() -> None:
+    from sync.jobs.review import SuppressRequest, _the_finding
+    folded = _folded_call_signature()
+    request = SuppressRequest("call-signature", "third_party/zeta/lib/B.cpp", "ok")
+    assert _the_finding([folded], request) is folded  # one finding: no --subject asked for
+    bar = SuppressRequest("call-signature", "third_party/zeta/lib/A.cpp", "ok", subject="x::BarType::get (type BarType)")
+    assert _the_finding([folded], bar) is folded
+    with pytest.raises(Exception, match="--subject is one of"):
+        _the_finding([folded], SuppressRequest("call-signature", "third_party/zeta/lib/A.cpp", "ok", subject="nope"))
