@@ -166,3 +166,31 @@ def test_suppress_finds_a_folded_finding_by_any_declaration_s_subject() -> None:
     assert _the_finding([folded], bar) is folded
     with pytest.raises(Exception, match="--subject is one of"):
         _the_finding([folded], SuppressRequest("call-signature", "third_party/zeta/lib/A.cpp", "ok", subject="nope"))
+
+
+def test_markdown_html_and_sarif_fold_the_declarations() -> None:
+    from markdown_it import MarkdownIt
+    from sync.model import DriftInfo, Range, Rev, build_report
+    from sync.report.html import render_html
+    from sync.report.markdown import MAX_DECLARATION_SITES, MAX_DECLARATIONS, render_group
+    from sync.report.sarif import sarif_log
+    members = [Finding("call-signature", f"third_party/zeta/lib/F{n}.cpp", f"FlagTree calls x::R{n}::get", line=1,
+                       backend="zeta", related_path="include/Attrs.td",
+                       details={"callee": f"x::R{n}::get (attr R{n})", "declaration": f"attr R{n}",
+                                "sites": [f"third_party/zeta/lib/F{n}.cpp:{line}" for line in range(1, 3 + 20 * (n == 0))],
+                                "commits": ["371b6445f Rename (#8850)"], "prs": ["8850"]})
+               for n in range(MAX_DECLARATIONS + 2)]
+    (folded,) = one_per_upstream_change(members)
+    report = build_report(Range(Rev("v1", "a" * 40), Rev("v2", "b" * 40), Rev("main", "c" * 40)), ["zeta"], [folded],
+                          (), None, drift=DriftInfo("(replayed in memory)"))
+    group = next(group for group in report.groups if group.name == "zeta")
+    page = render_group(report, group)
+    assert f"{MAX_DECLARATIONS + 2} declarations, {22 + 2 * (MAX_DECLARATIONS + 1)} site(s):" in page
+    assert "`R0::get` (22): " in page and f"and {22 - MAX_DECLARATION_SITES} more" in page
+    assert "(2 more declarations left out here" in page and "`R9::get`" not in page.split("declarations, ")[1]
+    MarkdownIt("commonmark").parse(page)
+    html_text = render_html(report)
+    assert "<details><summary>12 declarations, 44 site(s)</summary>" in html_text and "<code>R1::get</code> (2)" in html_text
+    (result,) = sarif_log([folded], "0.1.0")["runs"][0]["results"]
+    related = {(r["physicalLocation"]["artifactLocation"]["uri"], r["message"]["text"]) for r in result["relatedLocations"]}
+    assert ("third_party/zeta/lib/F1.cpp", "another site of the same upstream change (R1::get)") in related
