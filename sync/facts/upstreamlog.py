@@ -38,8 +38,12 @@ def _blob_text(tree: Any, path: str) -> str | None:
 
 def removing_commits(repo: Repository, old: str, new: str, path: str, name: str, most: int = 2) -> list[tuple[str, str]]:
     """(short id, subject) of the commits whose diff of path drops lines that mention name (a removal, or a
-    changed declaration), the biggest first."""
+    changed declaration), the biggest first. In a TableGen file an ODS record carries its dialect's prefix
+    (`def TT_MakeTensorPtrOp`) and an accessor is its argument's name (getBoundaryCheck: `$boundaryCheck`)."""
     word = re.compile(rf"\b{re.escape(name)}\b")
+    if path.endswith(".td"):
+        spelled = [name] + ([name[3].lower() + name[4:]] if re.match(r"get[A-Z]", name) else [])
+        word = re.compile(rf"(?<![A-Za-z0-9])(?:[A-Za-z0-9]+_)?(?:{'|'.join(map(re.escape, spelled))})\b")
     found: list[tuple[int, str, str]] = []
     for commit in _commits(repo, old, new):
         parent = commit.parents[0]
