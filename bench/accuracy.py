@@ -92,6 +92,18 @@ def sites_of(finding) -> list[tuple[str, int | None]]:
     return out
 
 
+def said(finding) -> list[tuple[str, list[tuple[str, int | None]], str]]:
+    """(text, sites, severity) of what a finding says: its message and sites, or, for a finding folded from
+    several declarations (details.declarations), each declaration's own message and sites, as the finding of
+    that declaration said them."""
+    parts = finding.details.get("declarations")
+    if not parts:
+        return [(finding.message, sites_of(finding), finding.severity)]
+    return [(f"{part['declaration']}: {part['message']}",
+             [(path, int(line)) for path, _, line in (str(site).rpartition(":") for site in part["sites"])],
+             finding.severity) for part in parts]
+
+
 _REGEX_WORDS = {"loc", "rewriter", "true", "false"}
 
 
@@ -109,12 +121,14 @@ def score_breaks(move: dict, report) -> None:
         hit_any = hit_error = sites_total = sites_hit = 0
         for item in move["breaks"]:
             names = break_names(item)
-            naming = [f for f in findings if f.severity in ("error", "warning") and any(n in f.message for n in names)]
-            covered = {(path, line) for f in naming for path, line in sites_of(f)}
+            naming = [unit for f in findings if f.severity in ("error", "warning") for unit in said(f)
+                      if any(n in unit[0] for n in names)]
+            covered = {(path, line) for _, places, _ in naming for path, line in places}
             covered_paths = {path for path, _ in covered}
             sites = [(path, int(line)) for path, _, line in (s.rpartition(":") for s in item["sites"])]
             hit = [site for site in sites if site in covered or site[0] in covered_paths]
-            errors = [f for f in naming if f.severity == "error" and any(p in {s[0] for s in sites} for p, _ in sites_of(f))]
+            errors = [unit for unit in naming if unit[2] == "error"
+                      and any(p in {s[0] for s in sites} for p, _ in unit[1])]
             sites_total += len(sites)
             sites_hit += len(hit)
             hit_any += bool(hit)

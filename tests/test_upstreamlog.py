@@ -41,3 +41,20 @@ def test_the_commits_that_changed_a_declaration_are_named_oldest_first(tmp_path:
     tail, details = commit_details(found[:1], total)
     assert tail.endswith("(#2) and 1 more") and details["prs"] == ["2"]
     assert commit_details([], 0) == ("", {})
+
+
+def test_an_ods_record_and_accessor_are_found_under_their_tablegen_spelling(tmp_path: Path) -> None:
+    """On the 3.7 move MakeTensorPtrOp, AdvanceOp and getBoundaryCheck named no commit: TableGen spells them
+    `def TT_MakeTensorPtrOp` and `$boundaryCheck`."""
+    td = ('def TT_LoadOp : TT_Op<"load"> {\n  let arguments = (ins TT_Ptr:$ptr, DenseI32ArrayAttr:$boundaryCheck);\n}\n'
+          'def TT_AdvanceOp : TT_Op<"advance"> {\n  let arguments = (ins TT_Ptr:$ptr);\n}\n')
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    old = commit(tmp_path, {"include/Ops.td": td}, "old")
+    commit(tmp_path, {"include/Ops.td": td + "def TT_OtherOp : TT_Op<\"other\">;\n"}, "Add other (#11)")
+    new = commit(tmp_path, {"include/Ops.td": 'def TT_LoadOp : TT_Op<"load"> {\n  let arguments = (ins TT_Ptr:$ptr);\n}\n'},
+                 "Rewrite block pointer to be python-only (#9668)")
+    repo = pygit2.Repository(str(tmp_path))
+    for name in ("AdvanceOp", "getBoundaryCheck"):
+        assert [subject for _, subject in removing_commits(repo, old, new, "include/Ops.td", name)] == [
+            "Rewrite block pointer to be python-only (#9668)"], name
+    assert removing_commits(repo, old, new, "include/Ops.td", "Advance") == []  # a whole name, not a part of one

@@ -38,8 +38,12 @@ def _blob_text(tree: Any, path: str) -> str | None:
 
 def removing_commits(repo: Repository, old: str, new: str, path: str, name: str, most: int = 2) -> list[tuple[str, str]]:
     """(short id, subject) of the commits whose diff of path drops lines that mention name (a removal, or a
-    changed declaration), the biggest first."""
+    changed declaration), the biggest first. In a TableGen file an ODS record carries its dialect's prefix
+    (`def TT_MakeTensorPtrOp`) and an accessor is its argument's name (getBoundaryCheck: `$boundaryCheck`)."""
     word = re.compile(rf"\b{re.escape(name)}\b")
+    if path.endswith(".td"):
+        spelled = [name] + ([name[3].lower() + name[4:]] if re.match(r"get[A-Z]", name) else [])
+        word = re.compile(rf"(?<![A-Za-z0-9])(?:[A-Za-z0-9]+_)?(?:{'|'.join(map(re.escape, spelled))})\b")
     found: list[tuple[int, str, str]] = []
     for commit in _commits(repo, old, new):
         parent = commit.parents[0]
@@ -115,14 +119,17 @@ def pr_of(subject: str) -> str | None:
 
 def commit_details(commits: list[tuple[str, str]], total: int) -> tuple[str, dict[str, Any]]:
     """What a finding per upstream change says of the commits that made it: a message tail, e.g.
-    "; upstream change: 1a2b3c4d5 (#8850)", and its details (commits, prs); nothing when none was found."""
+    "; upstream change: 1a2b3c4d5 (#8850)", and its details (commits, prs, and commits_more when more commits
+    changed it than are listed); nothing when none was found."""
     if not commits:
         return "", {}
     said = ", ".join(f"{short}{f' (#{pr})' if (pr := pr_of(subject)) else ''}" for short, subject in commits)
     more = f" and {total - len(commits)} more" if total > len(commits) else ""
     prs = [pr for _, subject in commits if (pr := pr_of(subject))]
-    return (f"; upstream change: {said}{more}",
-            {"commits": [f"{short} {subject}" for short, subject in commits], "prs": prs})
+    details: dict[str, Any] = {"commits": [f"{short} {subject}" for short, subject in commits], "prs": prs}
+    if total > len(commits):
+        details["commits_more"] = total - len(commits)  # how many commits changed it besides those listed
+    return f"; upstream change: {said}{more}", details
 
 
 Commits = Callable[[tuple[str, ...]], tuple[list[tuple[str, str]], int]]

@@ -12,7 +12,7 @@ from sync.facts.layout import backend_names
 from sync.model import Finding
 from sync.records.provenance import Recorded, write_manifest
 from sync.records.suppressions import (add_suppression, added_suppression, apply_suppressions, site_paths, subject_of,
-                                       suppressions_path)
+                                       subjects_of, suppressions_path)
 from sync.jobs.revs import resolve_rev
 from sync.jobs.upgraded import range_of, upgraded_range
 
@@ -102,13 +102,13 @@ def _the_finding(findings: list[Finding], request: SuppressRequest) -> Finding:
     if not matches:
         known = sorted({f.kind for f in on_path})
         raise SyncError(f"no {request.kind} finding on {request.path}" + (f" (it has: {', '.join(known)})" if known else ""))
-    subjects = sorted({subject_of(f) for f in matches})
-    if request.subject is not None:
-        matches = [f for f in matches if subject_of(f) == request.subject]
+    subjects = sorted({subject for f in matches for subject in subjects_of(f)})
+    if request.subject is not None:  # a finding folded from several declarations: any of theirs
+        matches = [f for f in matches if request.subject in subjects_of(f)]
         if not matches:
             raise SyncError(f"no {request.kind} finding on {request.path} about {request.subject} "
                             f"(--subject is one of: {', '.join(subjects)})")
-    elif len(subjects) > 1:
+    elif len(matches) > 1 and len(subjects) > 1:  # a folded finding alone may name several
         about = f" about {len(subjects)} subjects" if len(subjects) != len(matches) else ""
         raise SyncError(f"{len(matches)} {request.kind} findings on {request.path}{about}: pass --subject "
                         f"(one of: {', '.join(subjects)}; a review covers every finding about its subject)")

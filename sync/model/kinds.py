@@ -153,7 +153,8 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("symbol-removed", "symbol", "error", "FlagTree-added lines use a trunk declaration (C++ function, member, "
        "type, enumerator, ODS op or accessor; Python name; header) that upstream removed between the tags and "
        "declares nowhere else: the use resolves at the old tag through its qualifier or receiver type and not at "
-       "the new one, so the code will not build or import as is", "port the uses to what upstream put in its "
+       "the new one, so the code will not build or import as is (one finding per upstream change and backend, "
+       "listing each declaration it removed and every site)", "port the uses to what upstream put in its "
        "place (the finding names it when the same change declared one of the same shape)", confidence="high"),
     _k("call-no-overload", "symbol", "error", "FlagTree calls a trunk class's method, through a receiver declared "
        "with that class, with a number of arguments that fit the method at the old tag and none of its "
@@ -166,13 +167,14 @@ CATALOGUE: tuple[Kind, ...] = (
        "change brought into or took out of the function", "glance at the upstream diff of the function; "
        "usually nothing to do", confidence="low"),
     _k("call-signature", "symbol", "warning", "FlagTree-added code calls a function, method or builder whose "
-       "parameter list upstream changed so that the call no longer fits it (one finding per changed declaration "
-       "and backend, listing every call site and the upstream commit and PR)", "rewrite the calls for the new "
-       "parameter list the finding's diff shows, at every site the finding lists", confidence="high"),
+       "parameter list upstream changed so that the call no longer fits it (one finding per upstream change and "
+       "backend, listing each declaration it changed, every call site and the upstream commit and PR)", "rewrite "
+       "the calls for the new parameter list the finding's diff shows, at every site the finding lists",
+       confidence="high"),
     _k("op-verifier-changed", "symbol", "warning", "FlagTree-added code creates an MLIR op whose verifier "
        "upstream changed between the tags: the call compiles, the op may now reject what FlagTree builds (one "
-       "finding per changed verifier and backend, listing every site and the upstream commit and PR)",
-       "read the verifier's upstream diff and check the operands and types FlagTree passes at every site the "
+       "finding per upstream change and backend, listing each verifier it changed, every site and the upstream "
+       "commit and PR)", "read the verifier's upstream diff and check the operands and types FlagTree passes at every site the "
        "finding lists", confidence="medium"),
     _k("build-file", "symbol", "warning", "a FlagTree-added CMake entry names a source, directory or target "
        "that upstream removed, renamed or moved between the tags", "point the entry at where upstream moved "

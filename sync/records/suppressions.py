@@ -12,7 +12,8 @@ A finding per upstream change (symbol-removed, call-signature, op-verifier-chang
 its own place first) is reviewed when every file among its sites has an entry of its kind and subject (or
 none): `suppress` writes one entry per such file, and the entries of the per-site findings it replaced (one
 per call, each with its own callee spelling, details.callees) still count, so a site added in another file
-opens it again.
+opens it again. A finding folded from several declarations (details.declarations) is reviewed when each
+declaration is, as its own finding was: the entries written for those findings still count.
 """
 from __future__ import annotations
 
@@ -146,10 +147,42 @@ def _subjects(finding: Finding) -> list[str]:
     return list(dict.fromkeys([subject_of(finding), *spelled, ""]))
 
 
+def parts_of(finding: Finding) -> list[Finding]:
+    """A finding folded from those of several declarations (details.declarations, sync/drift/perchange.py):
+    each declaration as the finding it was (its first site's file, its sites, its subjects and trunk file);
+    any other finding: itself."""
+    parts = finding.details.get("declarations")
+    if not isinstance(parts, list) or not parts:
+        return [finding]
+    out = []
+    for part in parts:
+        sites = [str(site) for site in part.get("sites") or []]
+        path = sites[0].rpartition(":")[0] if sites else finding.path
+        out.append(replace(finding, path=path or finding.path, related_path=part.get("related_path"),
+                           details={"sites": sites, "callees": list(part.get("subjects") or [])}))
+    return out
+
+
+def subjects_of(finding: Finding) -> list[str]:
+    """What `suppress --subject` may name a finding by: its subject, or each folded declaration's."""
+    parts = parts_of(finding)
+    if parts == [finding]:
+        return [subject_of(finding)]
+    return list(dict.fromkeys(subject for part in parts for subject in _subjects(part) if subject)) or [""]
+
+
 def entries_for(table: dict[tuple[str, str, str], Suppression], finding: Finding) -> list[Suppression]:
     """The entries that review finding, its own file's first; one written without a subject covers every
     finding of its kind and path. A finding whose sites span several files needs an entry for each file:
-    [] when one has none."""
+    [] when one has none. A folded finding needs them for each of its declarations, as the finding of that
+    declaration did."""
+    parts = parts_of(finding)
+    if parts != [finding]:
+        found = [entries_for(table, part) for part in parts]
+        if not all(found):
+            return []
+        own = [entry for entries in found for entry in entries if entry.path == finding.path]
+        return list(dict.fromkeys([*own, *(entry for entries in found for entry in entries)]))
     entries = []
     for path in site_paths(finding):
         entry = next((table[key] for subject in _subjects(finding) if (key := (finding.kind, path, subject)) in table),
@@ -224,8 +257,6 @@ def with_suppression(text: str | None, finding: Finding, new: GitTree, reviewed_
     """text (the backend's suppressions.toml, None: none yet) with an entry for finding appended."""
     assert finding.backend
     rel = suppressions_path(finding.backend)
-    trunk = trunk_counterpart(finding)
-    blob = new.blob_id(trunk) if not is_third_party(trunk) else None
     subject = subject_of(finding)
     table = {e.key: e for e in parse_suppressions(text, rel)} if text is not None else {}
     if entry_for(table, finding) is not None:
@@ -234,15 +265,23 @@ def with_suppression(text: str | None, finding: Finding, new: GitTree, reviewed_
     if not reason.strip():
         raise SyncError("--reason must say why the finding needs no change")
     updated = text
-    # a finding per upstream change: an entry for each file among its sites that has none yet
-    for path in site_paths(finding):
-        if entry_for(table, replace(finding, path=path, details={**finding.details, "sites": []})) is not None:
-            continue
-        if blob is not None:
-            entry = Suppression(finding.kind, path, reviewed_for, trunk, str(blob), reason, subject)
-        else:  # no trunk file at the new tag to expire on: the review holds for this upstream release only
-            entry = Suppression(finding.kind, path, reviewed_for, "", "", reason, subject, str(new.tree.id))
-        updated = append_suppression(updated, entry)
+    written: set[tuple[str, str, str]] = set()
+    # a finding per upstream change: an entry for each file among its sites that has none yet (a folded
+    # finding: for each of its declarations, with that declaration's subject and trunk file)
+    for part in parts_of(finding):
+        part_subject = subject if part is finding else next((s for s in _subjects(part) if s), "")
+        trunk = trunk_counterpart(part)
+        blob = new.blob_id(trunk) if not is_third_party(trunk) else None
+        for path in site_paths(part):
+            if entry_for(table, replace(part, path=path, details={**part.details, "sites": []})) is not None \
+                    or (finding.kind, path, part_subject) in written:
+                continue
+            written.add((finding.kind, path, part_subject))
+            if blob is not None:
+                entry = Suppression(finding.kind, path, reviewed_for, trunk, str(blob), reason, part_subject)
+            else:  # no trunk file at the new tag to expire on: the review holds for this upstream release only
+                entry = Suppression(finding.kind, path, reviewed_for, "", "", reason, part_subject, str(new.tree.id))
+            updated = append_suppression(updated, entry)
     assert updated is not None
     parse_suppressions(updated, rel)  # never write a file the next run would refuse to read
     return updated

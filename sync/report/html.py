@@ -12,7 +12,7 @@ from sync.report.catalogue import report_link
 from sync.model.kinds import kind_of
 from sync.model import Conflict, Finding, GateResult, Group, Hunk, Report
 from sync.report.markdown import (MAX_DIFF_LINES, MAX_SIDE_LINES, capped, conflicted_heading, conflicts_by_state, cut_note,
-                       open_findings, page_name, range_line, shared_note, shown_hunks, totals)
+                       folded_declarations, open_findings, page_name, range_line, shared_note, shown_hunks, totals)
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:1rem 1.5rem;color:#222}
@@ -181,6 +181,7 @@ def _notes(finding: Finding) -> str:
                      f"({escape(finding.expired.reason)}): the trunk counterpart changed again</em>")
     if finding.related_path:
         parts.append(f"<br><em>trunk:</em> <code>{escape(finding.related_path)}</code>")
+    parts.append(_declarations(finding))
     if finding.diff:
         parts.append(f"<details><summary>upstream change</summary>{_diff(finding.diff)}</details>")
     where = "under groups[].findings[].details.hunks"
@@ -188,6 +189,21 @@ def _notes(finding: Finding) -> str:
     for number, raw in enumerate(hunks, start=1):
         parts.append(_hunk(f"merge conflict {number}", Hunk(**raw), where))
     return "".join(parts) + _cut(left_out, where, "hunks")
+
+
+def _declarations(finding: Finding) -> str:
+    """A finding folded from several declarations: each with its sites, folded."""
+    shown, left_out = folded_declarations(finding)
+    if not shown:
+        return ""
+    sites = finding.details.get("sites")
+    items = "".join(f"<li><code>{escape(declaration)}</code> ({count}): "
+                    + ", ".join(f"<code>{escape(site)}</code>" for site in first)
+                    + (f" and {count - len(first)} more" if count > len(first) else "") + "</li>"
+                    for declaration, count, first in shown)
+    return (f"<details><summary>{len(shown) + left_out} declarations, "
+            f"{len(sites) if isinstance(sites, list) else '?'} site(s)</summary><ul>{items}</ul>"
+            f"{_cut(left_out, 'under groups[].findings[].details.declarations', 'declarations')}</details>")
 
 
 def _open_rows(group: Group) -> list[str]:

@@ -202,6 +202,37 @@ def shown_hunks(hunks: Sequence[Any]) -> tuple[list[Any], int]:
     return list(hunks[:MAX_HUNKS]), max(0, len(hunks) - MAX_HUNKS)
 
 
+MAX_DECLARATIONS = 10  # declarations listed under a finding folded from several (details.declarations)
+MAX_DECLARATION_SITES = 8  # sites listed per declaration
+
+
+def folded_declarations(finding: Finding) -> tuple[list[tuple[str, int, list[str]]], int]:
+    """A finding folded from several declarations: the first MAX_DECLARATIONS as (declaration, how many
+    sites, the first MAX_DECLARATION_SITES of them), and how many declarations were left out."""
+    parts = finding.details.get("declarations")
+    if not isinstance(parts, list):
+        return [], 0
+    shown = []
+    for part in parts[:MAX_DECLARATIONS]:
+        sites = [str(site) for site in part.get("sites") or []]
+        shown.append((str(part.get("declaration")), len(sites), sites[:MAX_DECLARATION_SITES]))
+    return shown, max(0, len(parts) - MAX_DECLARATIONS)
+
+
+def _declaration_lines(finding: Finding) -> list[str]:
+    shown, left_out = folded_declarations(finding)
+    if not shown:
+        return []
+    sites = finding.details.get("sites")
+    lines = [f"  - {len(shown) + left_out} declarations, {len(sites) if isinstance(sites, list) else '?'} site(s):"]
+    for declaration, count, first in shown:
+        more = f" and {count - len(first)} more" if count > len(first) else ""
+        lines.append(f"    - {code(declaration)} ({count}): {', '.join(code(site) for site in first)}{more}")
+    if left_out:
+        lines.append("    - " + cut_note(left_out, "under groups[].findings[].details.declarations", "declarations"))
+    return lines
+
+
 def _capped_fence(value: str, most: int, where: str, language: str = "") -> list[str]:
     shown, left_out = capped(value, most)
     return [*fence(shown, language), *([cut_note(left_out, where)] if left_out else [])]
@@ -242,6 +273,7 @@ def _finding(finding: Finding) -> list[str]:
         lines.append(f"  - trunk: {code(finding.related_path)}")
     if finding.next_step and not finding.suppressed:
         lines.append(f"  - action: {text(finding.next_step)}")
+    lines += _declaration_lines(finding)
     where = "under groups[].findings[]"
     if finding.diff:
         lines += ["", "  Upstream change:", "",

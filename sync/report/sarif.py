@@ -54,6 +54,16 @@ def _sites(finding: Finding) -> list[tuple[str, int | None]]:
     return list(dict.fromkeys(out))
 
 
+def _declarations(finding: Finding) -> dict[tuple[str, int | None], str]:
+    """Site -> the declaration it uses, for a finding folded from several (details.declarations)."""
+    parts = finding.details.get("declarations")
+    out: dict[tuple[str, int | None], str] = {}
+    for part in parts if isinstance(parts, list) else []:
+        for site in _sites(Finding(finding.kind, finding.path, "", details={"sites": part.get("sites") or []})):
+            out.setdefault(site, str(part.get("declaration")))
+    return out
+
+
 def _result(finding: Finding, index: int) -> dict[str, Any]:
     text = finding.message + (f" (what to do: {finding.next_step})" if finding.next_step else "")
     location: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(finding.path)}}
@@ -64,9 +74,11 @@ def _result(finding: Finding, index: int) -> dict[str, Any]:
     if finding.backend:
         result["properties"] = {"backend": finding.backend}
     others = [site for site in _sites(finding) if site != (finding.path, finding.line)]
+    declared = _declarations(finding)
     if others:  # a finding per upstream change: its other FlagTree sites
         result["relatedLocations"] = [
-            {"id": number, "message": {"text": "another site of the same upstream change"},
+            {"id": number, "message": {"text": "another site of the same upstream change"
+                                               + (f" ({declared[(path, line)]})" if (path, line) in declared else "")},
              "physicalLocation": {"artifactLocation": {"uri": artifact_uri(path)},
                                   **({"region": {"startLine": line}} if line else {})}}
             for number, (path, line) in enumerate(others[:SITES_SHOWN], start=1)]
