@@ -291,3 +291,33 @@ def test_cpp_copies_drift_and_are_never_deleted(tmp_path: Path) -> None:
     result = analyse_drift(repo, resolve_range(repo, "old", "new", "flagtree"), None)
     finding = next(f for f in result.findings if f.path == "third_party/b/include/b/Ops.h")
     assert finding.kind == "copy-mergeable" and finding.related_path == "include/Ops.h"
+
+
+def _world_with_new_import(tmp_path: Path, ours: str) -> Path:
+    """Trunk at the new tag imports a new name from semantic.py; the backend's setup copy is `ours`."""
+    subprocess.run(["git", "init", "-q", "-b", "up", str(tmp_path)], check=True)
+    commit(tmp_path, {**TRUNK_FILES, "python/triton/language/__init__.py": "from .semantic import op_0\n"}, "old")
+    _git(tmp_path, "tag", "old")
+    commit(tmp_path, {"python/triton/language/semantic.py": SEMANTIC + "def op_new(x):\n    return x\n",
+                      "python/triton/language/__init__.py": "from .semantic import op_0, op_new\n"
+                                                            "from triton.language.semantic import op_1\n"}, "new")
+    _git(tmp_path, "tag", "new")
+    _git(tmp_path, "checkout", "-q", "-b", "flagtree", "old")
+    commit(tmp_path, {HELPER: COPY_HELPER, "third_party/b/python/triton/language/semantic.py": ours}, "FlagTree")
+    return tmp_path
+
+
+def test_an_overlay_lacking_a_name_trunk_now_imports_from_it_will_not_import(tmp_path: Path) -> None:
+    """Issue 33: metax's copy of core.py lacked names trunk's 3.7 __init__.py imports from it."""
+    repo = open_repo(str(_world_with_new_import(tmp_path / "lacks", OURS)))
+    found = [f for f in analyse_drift(repo, resolve_range(repo, "old", "new", "flagtree"), None).findings
+             if f.kind == "overlay-missing-names"]
+    assert [(f.path, f.severity, f.details["names"]) for f in found] == [
+        ("third_party/b/python/triton/language/semantic.py", "error", ["op_new"])]  # the copy defines op_1
+    assert found[0].related_path == "python/triton/language/__init__.py"
+    for ours in (OURS + "def op_new(x):\n    return x\n",  # defines it
+                 OURS + "from other import *\n",  # may define anything: no claim
+                 OURS + "try:\n    from fast import op_new\nexcept ImportError:\n    op_new = None\n"):
+        repo = open_repo(str(_world_with_new_import(tmp_path / str(len(ours)), ours)))
+        assert not [f for f in analyse_drift(repo, resolve_range(repo, "old", "new", "flagtree"), None).findings
+                    if f.kind == "overlay-missing-names"]

@@ -85,6 +85,10 @@ CATALOGUE: tuple[Kind, ...] = (
        "(the upgraded branch's, else trunk@NEW) or all its statements are in it, or it is its base unchanged and "
        "FlagTree's trunk has nothing of its own there, or it is the FlagTree branch's own trunk file (Python overlays only: a C++ or TableGen copy is compiled by "
        "the backend's build, and one left at its base is merged like any other)", "delete the overlay: trunk now does the same"),
+    _k("overlay-missing-names", "overlay", "error", "a Python overlay (or a setup helper's copy) loads in place of a "
+       "trunk module from which trunk at the new tag imports names it did not import before, and the overlay "
+       "binds them nowhere: importing trunk fails on that backend", "merge upstream's change into the overlay, "
+       "or define the names"),
     _k("copy-conflicting", "overlay", "info", "upstream changed the file a backend's copy under another name (or in "
        "its own package) repeats, and the 3-way merge conflicts; the copy replaces nothing of trunk's, so nothing "
        "breaks", "port upstream's change by hand if the backend tracks this file"),

@@ -1,0 +1,134 @@
+"""Overlays that lack a name trunk now imports from them (issue 33): a Python overlay, or a file a setup helper
+copies over trunk's, loads in place of a trunk module. When trunk's modules at the new tag import a name from
+that module at module level which FlagTree's trunk did not import from it before, and the overlay binds the name
+nowhere at module level, importing trunk fails on that backend (ImportError): `overlay-missing-names`, an error.
+
+No claim where the overlay could provide the name in a way not read here: `from x import *` or a module-level
+`__getattr__`, or a text that does not parse.
+"""
+from __future__ import annotations
+
+import ast
+
+from sync.drift.context import DriftContext
+from sync.facts.layout import TRUNK
+from sync.facts.roles import OVERLAY, SETUP_COPY, Classified
+from sync.facts.trees import FileTree, read_text
+from sync.model import Finding
+
+_LOADED_IN_TRUNKS_PLACE = (OVERLAY, SETUP_COPY)
+_UNKNOWN = None  # bound_names: the module may bind any name
+
+
+def module_name(path: str) -> str | None:
+    """`triton.language.core` for python/triton/language/core.py (a package's __init__.py: the package)."""
+    if not path.startswith(f"{TRUNK}/") or not path.endswith(".py"):
+        return None
+    parts = path[len("python/"):-len(".py")].split("/")
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported_module(path: str, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    package = module_name(path) or ""
+    if not path.endswith("/__init__.py"):
+        package = package.rpartition(".")[0]
+    for _ in range(node.level - 1):
+        package = package.rpartition(".")[0]
+    return f"{package}.{node.module}" if node.module else package
+
+
+def imported_names(tree: FileTree, modules: set[str]) -> dict[str, dict[str, str]]:
+    """Module -> name -> the first trunk file that imports the name from that module at module level (`from
+    module import name`, relative forms too), for the modules asked about: one parse per file that could."""
+    leaves = {module.rpartition(".")[2] for module in modules}
+    found: dict[str, dict[str, str]] = {module: {} for module in modules}
+    for path in sorted(tree.paths()):
+        if not path.startswith(f"{TRUNK}/") or not path.endswith(".py"):
+            continue
+        text = read_text(tree, path) or ""
+        if "import" not in text or not any(leaf in text for leaf in leaves):
+            continue  # cheap: an import of a module names its last part
+        try:
+            statements = ast.parse(text).body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for node in _module_level(statements):
+            if isinstance(node, ast.ImportFrom) and (module := _imported_module(path, node)) in found:
+                for alias in node.names:
+                    if alias.name != "*":
+                        found[module].setdefault(alias.name, path)
+    return found
+
+
+def _module_level(statements: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements that run on import: the module's, and those under its if / try / with blocks."""
+    out: list[ast.stmt] = []
+    for node in statements:
+        out.append(node)
+        if isinstance(node, (ast.If, ast.For, ast.While, ast.With)):
+            out.extend(_module_level(node.body + node.orelse if not isinstance(node, ast.With) else node.body))
+        elif isinstance(node, ast.Try):
+            out.extend(_module_level(node.body + node.orelse + node.finalbody
+                                     + [stmt for handler in node.handlers for stmt in handler.body]))
+    return out
+
+
+def bound_names(text: str) -> set[str] | None:
+    """Names a module binds when imported; None when it may bind any (star import, __getattr__, no parse)."""
+    try:
+        statements = _module_level(ast.parse(text).body)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return _UNKNOWN
+    names: set[str] = set()
+    for node in statements:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name == "*":
+                    return _UNKNOWN
+                names.add(alias.asname or alias.name.partition(".")[0])
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(name.id for target in targets for name in ast.walk(target) if isinstance(name, ast.Name))
+    return _UNKNOWN if "__getattr__" in names else names
+
+
+def missing_name_findings(context: DriftContext) -> list[Finding]:
+    loaded = [(classified, module) for classified in context.classified
+              if classified.role in _LOADED_IN_TRUNKS_PLACE and classified.file.is_python
+              for module in [module_name(classified.file.trunk_path or "")] if module is not None]
+    if not loaded:
+        return []
+    modules = {module for _, module in loaded}
+    trunk_now = context.target if context.target is not None else context.upstream_new
+    now, before = imported_names(trunk_now, modules), imported_names(context.fork, modules)
+    findings = []
+    for classified, module in loaded:
+        new_imports = {name: path for name, path in now[module].items() if name not in before[module]}
+        finding = _missing(context, classified, module, new_imports) if new_imports else None
+        if finding is not None:
+            findings.append(finding)
+    return findings
+
+
+def _missing(context: DriftContext, classified: Classified, module: str, new_imports: dict[str, str]) -> Finding | None:
+    spec_file = classified.file
+    text = read_text(context.backend_files, spec_file.path)
+    bound = bound_names(text) if text is not None else _UNKNOWN
+    if bound is _UNKNOWN:
+        return None
+    missing = {name: path for name, path in new_imports.items() if name not in bound}
+    if not missing:
+        return None
+    names = sorted(missing)
+    shown = ", ".join(f"{name} ({missing[name]})" for name in names[:5]) + (" and more" if len(names) > 5 else "")
+    return Finding(
+        "overlay-missing-names", spec_file.path,
+        f"loads in place of {spec_file.trunk_path}, and trunk now imports {len(names)} name(s) from {module} that "
+        f"it does not define: {shown} (will not import as is: ImportError)",
+        "merge upstream's change into the overlay, or define the names", backend=spec_file.backend,
+        related_path=missing[names[0]], details={"module": module, "names": names,
+                                                  "importers": sorted(set(missing.values()))})
