@@ -86,7 +86,8 @@ class Decl:
 
     def encode(self) -> list[Any]:
         params = None if self.params is None else [[p.name, p.type, p.has_default, p.kind] for p in self.params]
-        return [self.kind, self.name, self.scope, self.line, self.owner, params, sorted(self.flags),
+        return [self.kind, self.name, self.scope, self.line, self.owner, params,
+                sorted(self.flags) if len(self.flags) > 1 else list(self.flags),
                 list(self.members), self.target]
 
     @classmethod
@@ -386,9 +387,14 @@ def _cpp_declarations(text: str) -> tuple[Decl, ...]:
     PARSES["cpp"] += 1
     root = parse_tree(text).root_node
     found: list[tuple[Node, Decl]] = []
-    for capture, nodes in QueryCursor(query(_CPP_QUERY)).captures(root).items():
+    calls: list[Node] = []
+    for capture, nodes in QueryCursor(query(_CPP_QUERY + _PYBIND_QUERY)).captures(root).items():  # one native walk
         for node in nodes:
-            if capture == "function":
+            if capture == "call":
+                calls.append(node)
+            elif capture == "name":
+                continue
+            elif capture == "function":
                 function = _cpp_function(node)
                 if function is not None:
                     found.append((node, function))
@@ -401,16 +407,16 @@ def _cpp_declarations(text: str) -> tuple[Decl, ...]:
             else:
                 found += _cpp_named(capture, node)
     if '"' in text:
-        found += _pybind(root)
+        found += _pybind(calls)
     # document order, outer first (py-tree-sitter lists a capture's nodes in no fixed order): the same every parse
     found.sort(key=lambda item: (item[0].start_byte, -item[0].end_byte, item[1].kind, item[1].name, item[1].line))
     return tuple(decl for _, decl in found)
 
 
-def _pybind(root: Node) -> Iterator[tuple[Node, Decl]]:
+def _pybind(calls: list[Node]) -> Iterator[tuple[Node, Decl]]:
     """pybind11 registrations, as bindings.registered has always read them (the query only narrows the calls)."""
     seen: set[int] = set()
-    for node in QueryCursor(query(_PYBIND_QUERY)).captures(root).get("call", []):
+    for node in calls:
         if node.id in seen:
             continue  # both patterns match `x.def(...)`; a chain's calls share their start, not their id
         seen.add(node.id)
@@ -597,6 +603,8 @@ class DeclarationIndex:
         found: set[str] = set()
         for path in self.paths(under, suffixes):
             text = self.text(path)
+            if ("EnumAttr" if path.endswith(TD_SUFFIXES) else "enum") not in text:
+                continue  # no enum declared here: `enum` spells every C++ one, `...EnumAttr...<` every ODS one
             spelled = {name for name in pending - found if name in text}
             if spelled:
                 found |= {decl.name for decl in self.file(path)
