@@ -243,16 +243,16 @@ def _specifier_flags(holder: Node | None) -> set[str]:
     children = holder.children
     for index, child in enumerate(children):
         if child.type == "virtual":
-            flags.add("virtual")
+            flags |= {"virtual"}
         elif child.type == "storage_class_specifier" and node_text(child) == "static":
-            flags.add("static")
+            flags |= {"static"}
         elif child.type == "=" and index + 1 < len(children):
             value = node_text(children[index + 1])
             flags.add({"0": "pure", "default": "default", "delete": "delete"}.get(value, "initialized"))
         elif child.type in ("default_method_clause", "delete_method_clause", "pure_virtual_clause"):
             flags.add({"default_method_clause": "default", "delete_method_clause": "delete"}.get(child.type, "pure"))
     if holder.parent is not None and holder.parent.type == "friend_declaration":
-        flags.add("friend")
+        flags |= {"friend"}
     return flags
 
 
@@ -269,26 +269,26 @@ def _cpp_function(node: Node) -> Decl | None:
     spelled = node_text(name_node)
     flags = _specifier_flags(holder)
     if own_body:
-        flags.add("definition")
+        flags |= {"definition"}
     if where.in_definition:
-        flags.add("in-definition")
+        flags |= {"in-definition"}
     if where.local:
-        flags.add("local")
+        flags |= {"local"}
     if any(child.type == "type_qualifier" and node_text(child) == "const" for child in node.children):
-        flags.add("const")
+        flags |= {"const"}
     params, pack = _params(parameters)
     if pack:
-        flags.add("pack")  # a parameter pack (`Args... args`), as methodcalls counts variadic
+        flags |= {"pack"}  # a parameter pack (`Args... args`), as methodcalls counts variadic
     if pack or any(child.type == "..." for child in parameters.children):
-        flags.add("variadic")
+        flags |= {"variadic"}
     scope = list(where.scope)
     name = spelled
     if name_node.type == "qualified_identifier":
-        flags.add("qualified")
+        flags |= {"qualified"}
         qualifier, _, name = _TEMPLATE_ARGS.sub("", spelled).rpartition("::")
         scope += [part for part in qualifier.split("::") if part]
     elif not _IDENTIFIER.fullmatch(spelled):
-        flags.add("special")  # operator==, ~Foo, a template function's explicit arguments
+        flags |= {"special"}  # operator==, ~Foo, a template function's explicit arguments
     owner = where.owner
     kind = "method" if owner is not None and not where.in_definition else "function"
     return Decl(kind, name, "::".join(scope), node.start_point[0] + 1, owner if kind == "method" else None, params,
@@ -367,7 +367,7 @@ def _cpp_named(capture: str, node: Node) -> Iterator[tuple[Node, Decl]]:
                        if e.type == "enumerator"]
         named = [(e, member) for e, member in enumerators if member is not None]
         if any(child.type in ("class", "struct") for child in node.children):
-            flags.add("scoped")
+            flags |= {"scoped"}
         yield node, Decl("enum", name, "::".join(scope), line, where.owner,
                          flags=frozenset(flags | ({"definition"} if body is not None else set())),
                          members=tuple(node_text(member) for _, member in named))
@@ -377,7 +377,7 @@ def _cpp_named(capture: str, node: Node) -> Iterator[tuple[Node, Decl]]:
                                    flags=frozenset(flags))
     else:  # class, struct, union
         if node.child_by_field_name("body") is not None:
-            flags.add("definition")
+            flags |= {"definition"}
         elif node.parent is not None and node.parent.child_by_field_name("declarator") is not None:
             return  # `struct Foo *p`: a use of the type, not a declaration
         yield node, Decl(capture, name, "::".join(scope), line, where.owner, flags=frozenset(flags))
