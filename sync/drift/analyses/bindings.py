@@ -13,22 +13,18 @@ from __future__ import annotations
 import ast
 import re
 
-from tree_sitter import Node
-
 from sync.git import changes_with_renames
 from sync.facts.delta import fork_lines_where
 from sync.model import Finding
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
-from sync.facts.cpp import node_text, parse_tree
-from sync.facts.cppscope import walk
+from sync.facts.declindex import cpp_declarations
 from sync.facts.delta import backend_of
 from sync.facts.upstreamlog import with_upstream_commits
 from sync.facts.layout import is_third_party
 from sync.facts.parsing import walk_nodes
 
 _BINDING_FILES = (".cc", ".cpp")
-_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _TRUNK_PACKAGE = "python/triton/"
 _NOT_BUILT = ("/test/", "/tests/", "/unittest/", "/unittests/", "/tutorials/", "/examples/")
 
@@ -43,27 +39,10 @@ def _is_binding_source(path: str) -> bool:
 
 def registered(text: str) -> set[str]:
     """Python names a pybind11 source registers: the string literal first argument of `.def*(...)` or of an
-    upper-case macro call (the pass wrappers)."""
+    upper-case macro call (the pass wrappers); the `pybind` declarations of the file's declaration index."""
     if '"' not in text:
         return set()
-    found: set[str] = set()
-    for node in walk(parse_tree(text).root_node):
-        if node.type != "call_expression":
-            continue
-        function = node.child_by_field_name("function")
-        arguments = node.child_by_field_name("arguments")
-        if function is None or arguments is None or not arguments.named_children:
-            continue
-        callee = node_text(function.child_by_field_name("field") or function) if function.type == "field_expression" \
-            else node_text(function)
-        if not (callee.startswith("def") or (function.type == "identifier" and callee.isupper())):
-            continue
-        first: Node = arguments.named_children[0]
-        if first.type == "string_literal":
-            value = node_text(first).strip('"')
-            if _IDENTIFIER.fullmatch(value):
-                found.add(value)
-    return found
+    return {decl.name for decl in cpp_declarations(text) if decl.kind == "pybind"}
 
 
 def removed_bindings(context: DriftContext) -> dict[str, str]:

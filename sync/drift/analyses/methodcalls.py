@@ -23,6 +23,7 @@ from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
 from sync.facts.cpp import node_text, parse_tree
 from sync.facts.cppscope import declared_types, own_header_copy, walk
+from sync.facts.declindex import DeclarationIndex, cpp_declarations
 from sync.facts.delta import backend_of
 from sync.facts.upstreamlog import with_upstream_commits
 from sync.facts.layout import is_third_party
@@ -34,8 +35,6 @@ _NOT_BUILT = ("/test/", "/tests/", "/unittest/", "/unittests/")
 
 
 _LITERALS = frozenset({"true", "false", "number_literal", "string_literal", "char_literal", "nullptr"})
-_ODS_ENUM = re.compile(r"\bdef\s+\w+\s*:\s*\w*EnumAttr\w*\s*<\s*\"(\w+)\"")
-_CPP_ENUM = r"\benum\s+(?:class\s+|struct\s+)?{}\b"
 
 
 @dataclass(frozen=True)
@@ -56,43 +55,18 @@ class Arity:
         return str(self.required) if self.required == self.total else f"{self.required}..{self.total}"
 
 
-def _class_of(node: Node) -> str | None:
-    parent = node.parent
-    while parent is not None:
-        if parent.type in ("class_specifier", "struct_specifier"):
-            name = parent.child_by_field_name("name")
-            return node_text(name).split("::")[-1] if name is not None else None
-        if parent.type in ("compound_statement", "function_definition"):
-            return None
-        parent = parent.parent
-    return None
-
-
 def methods(text: str) -> dict[tuple[str, str], list[Arity]]:
-    """(class, method) -> the arities of its declarations in a header, for methods declared in a class body."""
+    """(class, method) -> the arities of its declarations in a header, for methods declared in a class body
+    (not defined there), from the file's declaration index (sync/facts/declindex.py)."""
     found: dict[tuple[str, str], list[Arity]] = {}
-    for node in walk(parse_tree(text).root_node):
-        if node.type != "function_declarator":
+    for decl in cpp_declarations(text):
+        if decl.kind != "method" or decl.owner is None or decl.params is None \
+                or decl.flags & {"definition", "qualified", "special"}:
             continue
-        name = node.child_by_field_name("declarator")
-        params = node.child_by_field_name("parameters")
-        klass = _class_of(node)
-        if name is None or params is None or klass is None or name.type not in ("field_identifier", "identifier"):
-            continue
-        listed = [child for child in params.named_children if child.type != "comment"]
-        variadic = any(child.type == "variadic_parameter_declaration" or node_text(child) == "..." for child in listed)
-        real = [child for child in listed if child.type in ("parameter_declaration", "optional_parameter_declaration")]
-        if len(real) == 1 and node_text(real[0]).strip() == "void":
-            real = []
-        required = sum(child.type == "parameter_declaration" for child in real)
-        types = tuple(_type_name(child) for child in real)
-        found.setdefault((klass, node_text(name)), []).append(Arity(required, -1 if variadic else len(real), types))
+        total = -1 if "pack" in decl.flags else len(decl.params)
+        found.setdefault((decl.owner, decl.name), []).append(
+            Arity(decl.required, total, tuple(param.type for param in decl.params)))
     return found
-
-
-def _type_name(parameter: Node) -> str:
-    kind = parameter.child_by_field_name("type")
-    return node_text(kind).split("::")[-1].split("<")[0].strip() if kind is not None else ""
 
 
 @dataclass(frozen=True)
@@ -145,20 +119,7 @@ def narrowed_methods(context: DriftContext) -> dict[str, list[Narrowed]]:
 
 def _enums(context: DriftContext, names: set[str]) -> frozenset[str]:
     """Which of the type names the new tree's trunk declares as an enum (C++ headers, ODS enum attributes)."""
-    found: set[str] = set()
-    spelled = {name: re.compile(_CPP_ENUM.format(re.escape(name))) for name in names}
-    for path in context.upstream_new.paths():
-        if not path.startswith(("include/", "lib/")) or not path.endswith(HEADERS + (".td",)):
-            continue
-        text = read_text(context.upstream_new, path) or ""
-        present = {name for name in names - found if name in text}
-        if not present:
-            continue
-        if path.endswith(".td"):
-            found |= present & set(_ODS_ENUM.findall(text))
-        else:
-            found |= {name for name in present if spelled[name].search(text)}
-    return frozenset(found)
+    return DeclarationIndex.of(context.upstream_new).enums(names, under=("include/", "lib/"), suffixes=HEADERS + (".td",))
 
 
 def _calls(root: Node, names: set[str]) -> Iterator[tuple[str, Node, int, frozenset[int], int]]:
