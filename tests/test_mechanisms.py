@@ -321,3 +321,28 @@ def test_an_overlay_lacking_a_name_trunk_now_imports_from_it_will_not_import(tmp
         repo = open_repo(str(_world_with_new_import(tmp_path / str(len(ours)), ours)))
         assert not [f for f in analyse_drift(repo, resolve_range(repo, "old", "new", "flagtree"), None).findings
                     if f.kind == "overlay-missing-names"]
+
+
+def test_an_importer_the_backend_replaces_too_does_not_count(tmp_path: Path) -> None:
+    """ascend's case: trunk's new autotuner.py imports a new error class from errors.py, but ascend's overlay of
+    autotuner.py loads in its place, so ascend's errors.py need not define it."""
+    subprocess.run(["git", "init", "-q", "-b", "up", str(tmp_path)], check=True)
+    hook = "from triton.flagtree_spec import spec_path\nspec_path(__path__)\n"
+    trunk = {**TRUNK_FILES, "python/triton/flagtree_spec.py": "def spec_path(path):\n    pass\n",
+             "python/triton/runtime/__init__.py": hook, "python/triton/runtime/errors.py": "class A(Exception):\n    pass\n",
+             "python/triton/runtime/autotuner.py": "from .errors import A\n"}
+    commit(tmp_path, trunk, "old")
+    _git(tmp_path, "tag", "old")
+    commit(tmp_path, {"python/triton/runtime/errors.py": "class A(Exception):\n    pass\n\n\nclass B(A):\n    pass\n",
+                      "python/triton/runtime/autotuner.py": "from .errors import A, B\n"}, "new")
+    _git(tmp_path, "tag", "new")
+    _git(tmp_path, "checkout", "-q", "-b", "flagtree", "old")
+    spec = "third_party/b/backend/spec/triton/runtime/"
+    backend = {spec + "errors.py": "class A(Exception):\n    code = 1\n", "third_party/b/backend/__init__.py": ""}
+    commit(tmp_path, backend, "FlagTree")
+    repo = open_repo(str(tmp_path))
+    missing = lambda: [f.details["names"] for f in analyse_drift(repo, resolve_range(repo, "old", "new", "flagtree"),
+                                                                 None).findings if f.kind == "overlay-missing-names"]
+    assert missing() == [["B"]]
+    commit(tmp_path, {spec + "autotuner.py": "from .errors import A\n"}, "b replaces the importer too")
+    assert missing() == []

@@ -4,7 +4,8 @@ that module at module level which FlagTree's trunk did not import from it before
 nowhere at module level, importing trunk fails on that backend (ImportError): `overlay-missing-names`, an error.
 
 No claim where the overlay could provide the name in a way not read here: `from x import *` or a module-level
-`__getattr__`, or a text that does not parse.
+`__getattr__`, or a text that does not parse. An importing trunk file the same backend replaces too does not
+load there, so its imports do not count.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import ast
 
 from sync.drift.context import DriftContext
 from sync.facts.layout import TRUNK
-from sync.facts.roles import OVERLAY, SETUP_COPY, Classified
+from sync.facts.roles import OVERLAY, SETUP_COPY, Classified, shadows_trunk
 from sync.facts.trees import FileTree, read_text
 from sync.model import Finding
 
@@ -39,11 +40,11 @@ def _imported_module(path: str, node: ast.ImportFrom) -> str:
     return f"{package}.{node.module}" if node.module else package
 
 
-def imported_names(tree: FileTree, modules: set[str]) -> dict[str, dict[str, str]]:
-    """Module -> name -> the first trunk file that imports the name from that module at module level (`from
-    module import name`, relative forms too), for the modules asked about: one parse per file that could."""
+def imported_names(tree: FileTree, modules: set[str]) -> dict[str, dict[str, list[str]]]:
+    """Module -> name -> the trunk files that import the name from that module at module level (`from module
+    import name`, relative forms too), for the modules asked about: one parse per file that could."""
     leaves = {module.rpartition(".")[2] for module in modules}
-    found: dict[str, dict[str, str]] = {module: {} for module in modules}
+    found: dict[str, dict[str, list[str]]] = {module: {} for module in modules}
     for path in sorted(tree.paths()):
         if not path.startswith(f"{TRUNK}/") or not path.endswith(".py"):
             continue
@@ -58,7 +59,7 @@ def imported_names(tree: FileTree, modules: set[str]) -> dict[str, dict[str, str
             if isinstance(node, ast.ImportFrom) and (module := _imported_module(path, node)) in found:
                 for alias in node.names:
                     if alias.name != "*":
-                        found[module].setdefault(alias.name, path)
+                        found[module].setdefault(alias.name, []).append(path)
     return found
 
 
@@ -105,9 +106,14 @@ def missing_name_findings(context: DriftContext) -> list[Finding]:
     modules = {module for _, module in loaded}
     trunk_now = context.target if context.target is not None else context.upstream_new
     now, before = imported_names(trunk_now, modules), imported_names(context.fork, modules)
+    # A trunk file the same backend also replaces does not load there: its imports are not the backend's.
+    replaced = {(classified.file.backend, classified.file.trunk_path) for classified in context.classified
+                if shadows_trunk(classified)}
     findings = []
     for classified, module in loaded:
-        new_imports = {name: path for name, path in now[module].items() if name not in before[module]}
+        backend = classified.file.backend
+        new_imports = {name: importers[0] for name, paths in now[module].items() if name not in before[module]
+                       for importers in [[path for path in paths if (backend, path) not in replaced]] if importers}
         finding = _missing(context, classified, module, new_imports) if new_imports else None
         if finding is not None:
             findings.append(finding)
