@@ -4,6 +4,7 @@ from __future__ import annotations
 import unidiff
 
 from sync.model import Finding, MergedOverlay
+from sync.model.kinds import kind_of
 from sync.facts.layout import SpecFile, package_init
 from sync.git import ConflictHunk, Oid, Repository, blob_diff, merge_blobs
 from sync.facts.trees import read_text
@@ -70,7 +71,8 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
         if kind == "overlay-redundant" and classified.role == SETUP_COPY:
             action = f"{action}; drop its copy call in {spec_file.via}"
         if kind in _COPY_KINDS and _forked(classified):
-            kind, action = _COPY_KINDS[kind]
+            kind = _COPY_KINDS[kind]
+            action = kind_of(kind).action
         return Finding(kind, spec_file.path, f"{route}: {message}" if route else message, action,
                        backend=spec_file.backend, related_path=related, diff=diff,
                        details={"base": base, **details, **({"mechanism": classified.role} if route else {})})
@@ -146,13 +148,8 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
 # a look (info), and --apply leaves it (a clean merge can need the rest of upstream's change: a renamed name).
 # Issue 33's judged sample of the 3.7 move: 31 of 32 such errors, none a build break, all in backends that build
 # their own copies (hcu, metax, mthreads).
-_COPY_KINDS = {
-    "overlay-conflicting": ("copy-conflicting", "port upstream's change by hand if the backend tracks this file"),
-    "overlay-auto-mergeable": ("copy-mergeable", "take upstream's change if the backend tracks this file "
-                                                 "(drift --apply leaves copies alone)"),
-    "overlay-orphan": ("copy-orphan", "check whether the backend still wants this copy of a file upstream deleted "
-                                      "or moved"),
-}
+_COPY_KINDS = {"overlay-conflicting": "copy-conflicting", "overlay-auto-mergeable": "copy-mergeable",
+               "overlay-orphan": "copy-orphan"}  # each with the catalogue's action
 
 
 def _forked(classified: Classified) -> bool:
