@@ -140,6 +140,10 @@ def score_breaks(move: dict, report) -> None:
               f"sites in a reported file: {sites_hit}/{sites_total}")
     if move.get("sample"):
         judged: dict[tuple[str, str, int], str] = {(s["kind"], s["path"], s["line"]): s["verdict"] for s in move["sample"]}
+        # A copy in a backend that builds against trunk drifts as copy-stale (issue 33): the entries judged under
+        # the overlay kind it had count for it too.
+        judged.update({("copy-stale", path, line): verdict for (kind, path, line), verdict in list(judged.items())
+                       if kind in ("overlay-conflicting", "overlay-auto-mergeable", "overlay-orphan")})
         # A judged entry is one FlagTree site (a finding per site, or the first site of a finding per file or per
         # upstream change). It counts as reported when a reported finding of its kind has it among its sites,
         # or (the line moved) when its file holds exactly one reported site of the kind and one judged entry,

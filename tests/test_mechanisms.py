@@ -22,6 +22,7 @@ from tests.test_check import write_tree
 from tests.test_symbols import commit
 
 HELPER = "python/setup_tools/utils/b.py"
+OWN_HEADER = "third_party/b/include/triton/Dialect/Own.h"  # b builds its own copy of trunk's headers
 # A trunk module long enough that sameness of content cannot be chance (at least MIN_LINES non-blank lines).
 SEMANTIC = "".join(f"def op_{n}(x, y):\n    return x * {n} + y\n\n\n" for n in range(8))
 SEMANTIC_NEW = SEMANTIC.replace("return x * 3 + y", "return x * 3 - y")
@@ -176,20 +177,22 @@ def _fork(tmp_path: Path, backend_files: dict[str, str]) -> Path:
      "overlay-auto-mergeable"),
     ({HELPER: PACKAGE_HELPER, "third_party/b/python/triton/language/semantic.py": OURS},
      "third_party/b/python/triton/language/semantic.py", "ships in place of python/triton/language/semantic.py",
-     "copy-mergeable"),
+     "copy-stale"),
     ({"third_party/b/backend/ops.py": OURS}, "third_party/b/backend/ops.py",
+     "a copy of python/triton/language/semantic.py under another name", "copy-stale"),
+    ({"third_party/b/backend/ops.py": OURS, OWN_HEADER: "#pragma once\n"}, "third_party/b/backend/ops.py",
      "a copy of python/triton/language/semantic.py under another name", "copy-mergeable"),
-], ids=["setup-copy", "package-copy", "renamed-copy"])
+], ids=["setup-copy", "package-copy", "renamed-copy", "renamed-copy-own-tree"])
 def test_drift_merges_every_copy_with_its_trunk_file(tmp_path: Path, files: dict[str, str], path: str,
                                                      route: str, kind: str) -> None:
     """A setup copy lands in trunk's place: an overlay, merged for --apply. A package copy or a copy under another
-    name replaces nothing of trunk's (issue 33): its drift is info and --apply leaves it, though the merge is
-    still shown."""
+    name replaces nothing of trunk's (issue 33): --apply leaves it, though the merge is still shown; it is a
+    warning where the backend builds against trunk (copy-stale), info where it carries trunk's headers itself."""
     repo = open_repo(str(_fork(tmp_path, files)))
     result = analyse_drift(repo, resolve_range(repo, "old", "new", "flagtree"), None)
     finding = next(f for f in result.findings if f.path == path)
     assert finding.kind == kind and finding.message.startswith(route)
-    assert finding.severity == ("warning" if kind.startswith("overlay-") else "info")
+    assert finding.severity == ("info" if kind == "copy-mergeable" else "warning")
     assert finding.backend == "b" and "backend-without-spec" not in {f.kind for f in result.findings if f.backend == "b"}
     merged = {m.path: m.data.decode() for m in result.merged}
     if kind == "overlay-auto-mergeable":
@@ -206,7 +209,7 @@ def test_drift_measures_copies_against_upstream_third_party_too(tmp_path: Path) 
     finding = next(f for f in result.findings if f.path == "third_party/b/backend/driver.py")
     assert finding.related_path == "third_party/amd/backend/driver.py"
     # unchanged since the base, so it only takes upstream's change; never "delete it": b imports it by its own name
-    assert finding.kind == "copy-mergeable"
+    assert finding.kind == "copy-stale"
 
 
 def test_a_copy_equal_to_trunk_at_the_new_tag_stays_for_a_package_copy(tmp_path: Path) -> None:
@@ -290,7 +293,7 @@ def test_cpp_copies_drift_and_are_never_deleted(tmp_path: Path) -> None:
     repo = open_repo(str(tmp_path))
     result = analyse_drift(repo, resolve_range(repo, "old", "new", "flagtree"), None)
     finding = next(f for f in result.findings if f.path == "third_party/b/include/b/Ops.h")
-    assert finding.kind == "copy-mergeable" and finding.related_path == "include/Ops.h"
+    assert finding.kind == "copy-stale" and finding.related_path == "include/Ops.h"
 
 
 def _world_with_new_import(tmp_path: Path, ours: str) -> Path:

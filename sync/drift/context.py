@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from sync.support.cache import memoized
-from sync.facts.layout import SpecFile
+from sync.facts.layout import SpecFile, own_trunk_backends
 from sync.model import MergedOverlay, Range
 from sync.records.provenance import Derivation, load_manifest
 from sync.git import GitTree, Oid, Repository, as_oid, has_object, renames
@@ -99,6 +99,11 @@ class DriftContext:
     @cached_property
     def exports(self) -> dict[str, BackendExports]:
         return {backend: self.all_exports[backend] for backend in self.backends if backend in self.all_exports}
+
+    @cached_property
+    def own_trunk_backends(self) -> set[str]:
+        """The backends that build their own copy of trunk (layout.own_trunk_backends), on the FlagTree branch."""
+        return own_trunk_backends(self.fork)
 
     @property
     def backend_files(self) -> GitTree:

@@ -39,6 +39,18 @@ def backend_dir(backend: str) -> str:
     return f"{THIRD_PARTY}/{backend}"
 
 
+def own_trunk_backends(tree: FileTree) -> set[str]:
+    """The backends that carry their own copy of trunk's headers (third_party/<b>/include/triton/), which their
+    build puts first on the include path: each compiles its own tree, not trunk's, and upstream's changes reach
+    it only when it takes them."""
+    found: set[str] = set()
+    for path in tree.paths():
+        parts = path.split("/", 4)
+        if len(parts) == 5 and parts[0] == THIRD_PARTY and parts[2:4] == ["include", "triton"]:
+            found.add(parts[1])
+    return found
+
+
 def backend_spec_dir(backend: str) -> str:
     """third_party/<b>/backend/spec: the seed's spec tree (triton/, include/, lib/) and the backend's records."""
     return f"{backend_dir(backend)}/backend/spec"

@@ -89,9 +89,13 @@ CATALOGUE: tuple[Kind, ...] = (
        "trunk module from which trunk at the new tag imports names it did not import before, and the overlay "
        "binds them nowhere: importing trunk fails on that backend", "merge upstream's change into the overlay, "
        "or define the names"),
+    _k("copy-stale", "overlay", "warning", "a backend that compiles against trunk's headers carries a copy (under "
+       "another name, or in its own package) of a trunk file upstream changed, deleted or moved: the copy still "
+       "builds, but may behave as the old file did", "take upstream's change into the copy (the merge is shown), "
+       "or say why the backend keeps the old behaviour"),
     _k("copy-conflicting", "overlay", "info", "upstream changed the file a backend's copy under another name (or in "
-       "its own package) repeats, and the 3-way merge conflicts; the copy replaces nothing of trunk's, so nothing "
-       "breaks", "port upstream's change by hand if the backend tracks this file"),
+       "its own package) repeats, and the 3-way merge conflicts; the backend builds its own tree (it carries "
+       "trunk's headers), so nothing breaks", "port upstream's change by hand if the backend tracks this file"),
     _k("copy-mergeable", "overlay", "info", "upstream changed the file a backend's copy under another name (or in "
        "its own package) repeats, and the 3-way merge is clean; drift --apply leaves copies alone",
        "take upstream's change if the backend tracks this file"),

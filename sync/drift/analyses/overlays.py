@@ -71,7 +71,7 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
         if kind == "overlay-redundant" and classified.role == SETUP_COPY:
             action = f"{action}; drop its copy call in {spec_file.via}"
         if kind in _COPY_KINDS and _forked(classified):
-            kind = _COPY_KINDS[kind]
+            kind = _COPY_KINDS[kind] if spec_file.backend in context.own_trunk_backends else _STALE_COPY
             action = kind_of(kind).action
         return Finding(kind, spec_file.path, f"{route}: {message}" if route else message, action,
                        backend=spec_file.backend, related_path=related, diff=diff,
@@ -150,6 +150,10 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
 # their own copies (hcu, metax, mthreads).
 _COPY_KINDS = {"overlay-conflicting": "copy-conflicting", "overlay-auto-mergeable": "copy-mergeable",
                "overlay-orphan": "copy-orphan"}  # each with the catalogue's action
+# ...unless the backend compiles against trunk's headers (it carries no include/triton/ of its own): then it
+# tracks trunk, and a copy of a trunk file upstream changed builds but may behave as the old one did (issue 33:
+# both such copies judged on the 3.7 move, enflame's, were true). A warning, with the merge shown.
+_STALE_COPY = "copy-stale"
 
 
 def _forked(classified: Classified) -> bool:
