@@ -175,3 +175,27 @@ def test_a_second_run_parses_nothing(tmp_path: Path) -> None:
         second = {path: DeclarationIndex.of(tree).file(path) for path in tree.paths()}
         assert cache is not None and cache.hits == 3
     assert dict(PARSES) == parsed and second == first
+
+
+CMAKE = """# a library and its generated headers
+add_triton_library(TritonIR
+  Dialect.cpp   # the dialect
+  Ops.cpp
+  ${GEN}.cpp
+  DEPENDS TritonTableGen
+  LINK_LIBS PUBLIC MLIRIR TritonTableGen
+)
+add_library(Plain STATIC util.cc)
+add_custom_target(NotALibrary ALL)
+"""
+
+
+def test_cmake_library_targets_with_their_sources_and_dependencies() -> None:
+    decls = declarations_of("lib/Dialect/CMakeLists.txt", CMAKE)
+    targets = [(d.name, d.target, d.line, d.members) for d in decls if d.kind == "cmake-target"]
+    assert targets == [("TritonIR", "add_triton_library", 2, ("Dialect.cpp", "Ops.cpp")),
+                       ("Plain", "add_library", 9, ("util.cc",))]
+    assert [(d.name, d.owner) for d in decls if d.kind == "cmake-depends"] == [
+        ("TritonTableGen", "TritonIR"), ("MLIRIR", "TritonIR")]  # each word once; section keywords are no words
+    assert declarations_of("cmake/Helpers.cmake", CMAKE) == decls
+    assert declarations_of("lib/Dialect/CMakeLists.txt.orig", CMAKE) == ()

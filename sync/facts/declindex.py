@@ -21,8 +21,12 @@ Kinds:
 - Python: `def`, `class`, `assign` (module and class level; params for a def), `import` (`from x import y [as z]`
   and `import x`: name is the bound name, target what it re-exports); every one flagged `python` (its scope
   is `.`-joined).
+- CMake (CMakeLists.txt, *.cmake): `cmake-target` for each `add_*library(NAME ...)` (target: the command;
+  members: its source words as written, relative to the file's directory) and `cmake-depends` for each word of
+  its DEPENDS, LINK_LIBS, PUBLIC, PRIVATE and INTERFACE sections (owner: the target; line: the target's). Words
+  by regex over the comment-stripped text: CMake's commands are flat.
 
-Facts are cached by blob id in the fact cache (kinds `decl-cpp`, `decl-td`, `decl-py`, each versioned) and in
+Facts are cached by blob id in the fact cache (kinds `decl-cpp`, `decl-td`, `decl-py`, `decl-cmake`, each versioned) and in
 memory for the run, so a second run parses nothing. `DeclarationIndex.of(tree)` aggregates them lazily: a query
 reads only the files under the prefixes it names, and, when the name must be spelled in its declaring file,
 only those whose text spells it.
@@ -50,7 +54,8 @@ from sync.facts.trees import FileTree, read_text
 CPP_SUFFIXES = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx")
 TD_SUFFIXES = (".td",)
 PY_SUFFIXES = (".py",)
-VERSIONS = {"cpp": 1, "td": 1, "py": 1}
+CMAKE_SUFFIXES = ("CMakeLists.txt", ".cmake")
+VERSIONS = {"cpp": 1, "td": 1, "py": 1, "cmake": 1}
 PARSES: Counter[str] = Counter()  # parses done by this process, per language (tests: a cached run parses nothing)
 _MEMO_LIMIT = 20_000  # blobs; content-addressed, so only memory is at stake
 
@@ -99,6 +104,8 @@ class Decl:
 
 
 def language_of(path: str) -> str | None:
+    if path.endswith(CMAKE_SUFFIXES) and (path.endswith(".cmake") or path.rsplit("/", 1)[-1] == "CMakeLists.txt"):
+        return "cmake"
     if path.endswith(CPP_SUFFIXES):
         return "cpp"
     if path.endswith(TD_SUFFIXES):
@@ -476,6 +483,44 @@ def _td_declarations(text: str) -> tuple[Decl, ...]:
     return tuple(decl for _, decl in sorted(found, key=lambda item: item[0]))
 
 
+# --- CMake -----------------------------------------------------------------------------------------------------
+
+_CMAKE_COMMENT = re.compile(r"#[^\n]*")
+_CMAKE_LIBRARY = re.compile(r"\b(add_\w*library)\s*\(", re.IGNORECASE)
+_CMAKE_KEYWORDS = {"DEPENDS", "LINK_LIBS", "LINK_COMPONENTS", "PUBLIC", "PRIVATE", "INTERFACE", "STATIC", "SHARED",
+                   "OBJECT", "EXCLUDE_FROM_LIBMLIR", "ADDITIONAL_HEADER_DIRS", "DISABLE_INSTALL",
+                   "PARTIAL_SOURCES_INTENDED"}
+_CMAKE_FLAGS = {"STATIC", "SHARED", "OBJECT", "MODULE", "EXCLUDE_FROM_ALL", "EXCLUDE_FROM_LIBMLIR", "DISABLE_INSTALL",
+                "PARTIAL_SOURCES_INTENDED"}
+_CMAKE_SOURCES = (".cpp", ".cc", ".cxx", ".c")
+_CMAKE_DEPENDING = ("DEPENDS", "LINK_LIBS", "PUBLIC", "PRIVATE", "INTERFACE")
+
+
+def _cmake_declarations(text: str) -> tuple[Decl, ...]:
+    PARSES["cmake"] += 1
+    clean = _CMAKE_COMMENT.sub("", text)
+    found: list[Decl] = []
+    for match in _CMAKE_LIBRARY.finditer(clean):
+        end = clean.find(")", match.end())
+        words = clean[match.end():end if end >= 0 else len(clean)].split()
+        if not words:
+            continue
+        line = clean.count("\n", 0, match.start()) + 1
+        sources, depends, section = [], [], "sources"
+        for word in words[1:]:
+            if word.upper() in _CMAKE_FLAGS:
+                continue  # a library's kind, not a section: `add_library(X STATIC a.cc)` lists a.cc as a source
+            if word.upper() in _CMAKE_KEYWORDS:
+                section = word.upper()
+            elif section == "sources" and word.endswith(_CMAKE_SOURCES) and "$" not in word:
+                sources.append(word)
+            elif section in _CMAKE_DEPENDING:
+                depends.append(word)
+        found.append(Decl("cmake-target", words[0], "", line, members=tuple(sources), target=match[1]))
+        found.extend(Decl("cmake-depends", word, "", line, owner=words[0]) for word in dict.fromkeys(depends))
+    return tuple(found)
+
+
 # --- Python ----------------------------------------------------------------------------------------------------
 
 def _py_params(arguments: ast.arguments) -> tuple[Param, ...]:
@@ -539,7 +584,7 @@ def _py_declarations(text: str) -> tuple[Decl, ...]:
     return () if isinstance(found, Unparseable) else found
 
 
-_EXTRACT = {"cpp": _cpp_declarations, "td": _td_declarations, "py": _py_declarations}
+_EXTRACT = {"cpp": _cpp_declarations, "td": _td_declarations, "py": _py_declarations, "cmake": _cmake_declarations}
 
 
 # --- a tree's view ---------------------------------------------------------------------------------------------

@@ -23,14 +23,11 @@ from sync.drift.context import DriftContext
 from sync.facts.cpp import include_lines
 from sync.facts.delta import backend_of, fork_added_lines, hunks_with, is_cmake, text_diff
 from sync.facts.layout import is_third_party
+from sync.facts.declindex import declarations_of, language_of
 
 _COMMENT = re.compile(r"#[^\n]*")
-_LIBRARY = re.compile(r"\badd_\w*library\s*\(", re.IGNORECASE)
 _TABLEGEN = re.compile(r"\b(mlir_tablegen|add_public_tablegen_target|add_mlir_dialect|add_mlir_interface)\s*\(([^)]*)\)",
                        re.IGNORECASE)
-_KEYWORDS = {"DEPENDS", "LINK_LIBS", "LINK_COMPONENTS", "PUBLIC", "PRIVATE", "INTERFACE", "STATIC", "SHARED",
-             "OBJECT", "EXCLUDE_FROM_LIBMLIR", "ADDITIONAL_HEADER_DIRS", "DISABLE_INSTALL", "PARTIAL_SOURCES_INTENDED"}
-_SOURCE_SUFFIXES = (".cpp", ".cc", ".cxx", ".c")
 _ADD_DEPENDENCIES = re.compile(r"\badd_dependencies\s*\(([^)]*)\)", re.IGNORECASE)
 
 
@@ -44,25 +41,14 @@ class LibraryTarget:
 
 
 def library_targets(cmake: str, text: str) -> list[LibraryTarget]:
-    """add_*library(NAME sources... DEPENDS targets... LINK_LIBS ...) calls of one CMake file."""
-    clean = _COMMENT.sub("", text)
-    found = []
-    for match in _LIBRARY.finditer(clean):
-        end = clean.find(")", match.end())
-        words = clean[match.end():end if end >= 0 else len(clean)].split()
-        if not words:
-            continue
-        sources, depends, section = [], set(), "sources"
-        for word in words[1:]:
-            if word.upper() in _KEYWORDS:
-                section = word.upper()
-            elif section == "sources" and word.endswith(_SOURCE_SUFFIXES) and "$" not in word:
-                sources.append(normpath(join(dirname(cmake), word)))
-            elif section in ("DEPENDS", "LINK_LIBS", "PUBLIC", "PRIVATE", "INTERFACE"):
-                depends.add(word)
-        found.append(LibraryTarget(words[0], cmake, clean.count("\n", 0, match.start()) + 1, tuple(sources),
-                                   frozenset(depends)))
-    return found
+    """add_*library(NAME sources... DEPENDS targets... LINK_LIBS ...) calls of one CMake file (the declaration
+    index's CMake targets, sources resolved from the file's directory)."""
+    decls = declarations_of(cmake if language_of(cmake) == "cmake" else f"{cmake}/CMakeLists.txt", text)
+    return [LibraryTarget(decl.name, cmake, decl.line,
+                          tuple(normpath(join(dirname(cmake), word)) for word in decl.members),
+                          frozenset(other.name for other in decls if other.kind == "cmake-depends"
+                                    and other.owner == decl.name and other.line == decl.line))
+            for decl in decls if decl.kind == "cmake-target"]
 
 
 def generated_files(cmake: str, text: str) -> dict[str, str]:
