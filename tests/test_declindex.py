@@ -140,6 +140,9 @@ def test_python_defs_classes_and_reexports() -> None:
         ("self", False, "positional"), ("a", False, "positional"), ("b", True, "positional"), ("rest", False, "vararg"),
         ("key", False, "keyword-only"), ("kw", False, "varkw")]
     assert [decl.kind for decl in decls if decl.name == "impl"] == ["import", "assign"]
+    assert "from" in reexport.flags and "from" not in by_name(decls, "import", "os")[0].flags
+    looped = declarations_of("python/triton/y.py", "for k in KINDS:\n    def handler(): pass\nwhile x:\n    n += 1\n")
+    assert [(decl.kind, decl.name) for decl in looped] == [("def", "handler"), ("assign", "n")]
     assert declarations_of("python/triton/bad.py", "def (:\n") == ()
 
 

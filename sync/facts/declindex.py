@@ -18,9 +18,10 @@ Kinds:
   accessors of its arguments, results and parameters), `builder` (owner: the class; params: the builder's
   parameters, has_default for trailing defaults), `enum-attr` / `enum-case` (name: the C++ enum or case a
   `...EnumAttr...<"Name"` record generates; target: the record).
-- Python: `def`, `class`, `assign` (module and class level; params for a def), `import` (`from x import y [as z]`
-  and `import x`: name is the bound name, target what it re-exports); every one flagged `python` (its scope
-  is `.`-joined).
+- Python: `def`, `class`, `assign` (module and class level, augmented assignments too; params for a def),
+  `import` (`from x import y [as z]`, flag `from`, target `x.y` with x's leading dots; and `import x`: name is
+  the bound name, target what it re-exports); statements under if / try / with / for / while count where they
+  stand; every one flagged `python` (its scope is `.`-joined).
 - CMake (CMakeLists.txt, *.cmake): `cmake-target` for each `add_*library(NAME ...)` (target: the command;
   members: its source words as written, relative to the file's directory) and `cmake-depends` for each word of
   its DEPENDS, LINK_LIBS, PUBLIC, PRIVATE and INTERFACE sections (owner: the target; line: the target's). Words
@@ -55,7 +56,7 @@ CPP_SUFFIXES = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx")
 TD_SUFFIXES = (".td",)
 PY_SUFFIXES = (".py",)
 CMAKE_SUFFIXES = ("CMakeLists.txt", ".cmake")
-VERSIONS = {"cpp": 1, "td": 1, "py": 1, "cmake": 1}
+VERSIONS = {"cpp": 1, "td": 1, "py": 2, "cmake": 1}
 PARSES: Counter[str] = Counter()  # parses done by this process, per language (tests: a cached run parses nothing)
 _MEMO_LIMIT = 20_000  # blobs; content-addressed, so only memory is at stake
 
@@ -548,7 +549,7 @@ def _py_scan(body: list[ast.stmt], scope: list[str], out: list[Decl]) -> None:
             out.append(Decl("class", node.name, where, node.lineno, owner,
                             target=", ".join(ast.unparse(base) for base in node.bases)))
             _py_scan(node.body, scope + [node.name], out)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
                 for name in ast.walk(target):
@@ -559,13 +560,14 @@ def _py_scan(body: list[ast.stmt], scope: list[str], out: list[Decl]) -> None:
             for alias in node.names:
                 bound = alias.asname or alias.name
                 out.append(Decl("import", bound, where, node.lineno, owner,
-                                flags=frozenset({"as"} if alias.asname else ()),
+                                flags=frozenset({"from", "as"} if alias.asname else {"from"}),
                                 target=f"{module}.{alias.name}" if node.module else f"{module}{alias.name}"))
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 out.append(Decl("import", alias.asname or alias.name.split(".")[0], where, node.lineno, owner,
                                 flags=frozenset({"as"} if alias.asname else ()), target=alias.name))
-        elif isinstance(node, (ast.If, ast.Try, ast.With, ast.AsyncWith)) or type(node).__name__ == "TryStar":
+        elif isinstance(node, (ast.If, ast.Try, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)) \
+                or type(node).__name__ == "TryStar":  # their bodies run where the statement is
             for block in ("body", "orelse", "finalbody"):
                 _py_scan(getattr(node, block, []) or [], scope, out)
             for handler in getattr(node, "handlers", []) or []:

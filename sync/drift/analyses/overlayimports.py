@@ -9,10 +9,10 @@ load there, so its imports do not count.
 """
 from __future__ import annotations
 
-import ast
-
 from sync.drift.context import DriftContext
+from sync.facts.declindex import Decl, declarations_of
 from sync.facts.layout import TRUNK
+from sync.facts.pyblobs import parses
 from sync.facts.roles import OVERLAY, SETUP_COPY, Classified, shadows_trunk
 from sync.facts.trees import FileTree, read_text
 from sync.model import Finding
@@ -29,20 +29,25 @@ def module_name(path: str) -> str | None:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imported_module(path: str, node: ast.ImportFrom) -> str:
-    if not node.level:
-        return node.module or ""
+def _imported(path: str, decl: Decl) -> tuple[str, str]:
+    """(module, name) of a `from module import name` declaration of path, relative modules resolved."""
+    relative = decl.target.lstrip(".")
+    level = len(decl.target) - len(relative)
+    module, _, name = relative.rpartition(".")
+    if not level:
+        return module, name
     package = module_name(path) or ""
     if not path.endswith("/__init__.py"):
         package = package.rpartition(".")[0]
-    for _ in range(node.level - 1):
+    for _ in range(level - 1):
         package = package.rpartition(".")[0]
-    return f"{package}.{node.module}" if node.module else package
+    return (f"{package}.{module}" if module else package), name
 
 
 def imported_names(tree: FileTree, modules: set[str]) -> dict[str, dict[str, list[str]]]:
     """Module -> name -> the trunk files that import the name from that module at module level (`from module
-    import name`, relative forms too), for the modules asked about: one parse per file that could."""
+    import name`, relative forms too), for the modules asked about: from the declaration index, reading only
+    the files that could."""
     leaves = {module.rpartition(".")[2] for module in modules}
     found: dict[str, dict[str, list[str]]] = {module: {} for module in modules}
     for path in sorted(tree.paths()):
@@ -51,50 +56,21 @@ def imported_names(tree: FileTree, modules: set[str]) -> dict[str, dict[str, lis
         text = read_text(tree, path) or ""
         if "import" not in text or not any(leaf in text for leaf in leaves):
             continue  # cheap: an import of a module names its last part
-        try:
-            statements = ast.parse(text).body
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        for node in _module_level(statements):
-            if isinstance(node, ast.ImportFrom) and (module := _imported_module(path, node)) in found:
-                for alias in node.names:
-                    if alias.name != "*":
-                        found[module].setdefault(alias.name, []).append(path)
+        for decl in declarations_of(path, text):
+            if decl.kind == "import" and "from" in decl.flags and not decl.scope:
+                module, name = _imported(path, decl)
+                if module in found and name != "*":
+                    found[module].setdefault(name, []).append(path)
     return found
 
 
-def _module_level(statements: list[ast.stmt]) -> list[ast.stmt]:
-    """The statements that run on import: the module's, and those under its if / try / with blocks."""
-    out: list[ast.stmt] = []
-    for node in statements:
-        out.append(node)
-        if isinstance(node, (ast.If, ast.For, ast.While, ast.With)):
-            out.extend(_module_level(node.body + node.orelse if not isinstance(node, ast.With) else node.body))
-        elif isinstance(node, ast.Try):
-            out.extend(_module_level(node.body + node.orelse + node.finalbody
-                                     + [stmt for handler in node.handlers for stmt in handler.body]))
-    return out
-
-
 def bound_names(text: str) -> set[str] | None:
-    """Names a module binds when imported; None when it may bind any (star import, __getattr__, no parse)."""
-    try:
-        statements = _module_level(ast.parse(text).body)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    """Names a module binds when imported (the index's module-level declarations); None when it may bind any
+    (a star import, a module-level __getattr__, a text that does not parse)."""
+    if not parses(text):
         return _UNKNOWN
-    names: set[str] = set()
-    for node in statements:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                if alias.name == "*":
-                    return _UNKNOWN
-                names.add(alias.asname or alias.name.partition(".")[0])
-        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names.update(name.id for target in targets for name in ast.walk(target) if isinstance(name, ast.Name))
-    return _UNKNOWN if "__getattr__" in names else names
+    names = {decl.name for decl in declarations_of("module.py", text) if not decl.scope}
+    return _UNKNOWN if "*" in names or "__getattr__" in names else names
 
 
 def missing_name_findings(context: DriftContext) -> list[Finding]:
