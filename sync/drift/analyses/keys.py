@@ -100,22 +100,31 @@ KEY_READS = Extractor("key-reads", 3, _key_reads_of, lambda reads: [] if reads i
                       reads=frozenset({ast.Subscript, ast.Call, ast.Attribute}))
 
 
+def _key_writes(node: ast.AST) -> Iterator[tuple[str, ast.expr | None, ast.expr | None]]:
+    """Each key a node writes as a string: (key, the expression written to, the value). A subscript assignment
+    outside the environment (`d["k"] = v`), a dict literal's entry (written to: None), a `setattr(o, "k", v)`."""
+    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+            key = _string(target.slice) if isinstance(target, ast.Subscript) else None
+            if key is not None and isinstance(target, ast.Subscript) and container_name(target.value) not in _ENVIRONMENT:
+                yield key, target.value, node.value
+    elif isinstance(node, ast.Dict):
+        for key_node, value in zip(node.keys, node.values):
+            key = _string(key_node) if key_node is not None else None
+            if key is not None:
+                yield key, None, value
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
+            and len(node.args) == 3:
+        key = _string(node.args[1])
+        if key is not None:
+            yield key, node.args[0], node.args[2]
+
+
 def _key_writes_of(nodes: list[ast.AST]) -> list[str]:
-    """Every key written among some nodes of the shared walk, as `producers` finds them (a subscript
-    assignment outside the environment, a dict literal's key, a setattr), for any key: a file's own
-    writes, without a parse of its own for each set of keys asked about."""
-    found: list[str] = []
-    for node in nodes:
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                if isinstance(target, ast.Subscript) and container_name(target.value) not in _ENVIRONMENT:
-                    found.append(_string(target.slice) or "")
-        elif isinstance(node, ast.Dict):
-            found.extend(_string(key) or "" for key in node.keys if key is not None)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
-                and len(node.args) == 3:
-            found.append(_string(node.args[1]) or "")
-    return [key for key in found if key.isidentifier()]  # only such keys are ever read (key_reads)
+    """Every key written among some nodes of the shared walk, as `producers` finds them, for any key: a file's
+    own writes, without a parse of its own for each set of keys asked about."""
+    return [key for node in nodes for key, _, _ in _key_writes(node)
+            if key.isidentifier()]  # only such keys are ever read (key_reads)
 
 
 KEY_WRITES = Extractor("key-writes", 1, _key_writes_of, lambda keys: sorted(set(keys or [])),
@@ -177,31 +186,19 @@ def _productions(trees: Iterator[ast.Module], keys: set[str]) -> Producers:
             productions: list[tuple[str, Production]] = []
             levels.append(productions)
             for node in level:
-                if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-                    if isinstance(node.value, ast.Dict) and not isinstance(node, ast.AugAssign):
-                        owner = node.targets[0] if isinstance(node, ast.Assign) else node.target
-                        dict_owner[id(node.value)] = container_name(owner)
-                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                    for target in targets:
-                        key = _string(target.slice) if isinstance(target, ast.Subscript) else None
-                        if key is not None and key in keys and isinstance(target, ast.Subscript) \
-                                and container_name(target.value) not in _ENVIRONMENT:
-                            written[key].append(ast.unparse(node))
-                            if node.value is not None:
-                                productions.append((key, Production(container_name(target.value),
-                                                                    _value_kind(node.value))))
-                elif isinstance(node, ast.Dict):
-                    for key_node, value in zip(node.keys, node.values):
-                        key = _string(key_node) if key_node is not None else None
-                        if key is not None and key in keys:
-                            written[key].append(f"{key!r}: {ast.unparse(value)}")
-                            productions.append((key, Production(dict_owner.get(id(node)), _value_kind(value))))
-                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
-                        and len(node.args) == 3:
-                    key = _string(node.args[1])
-                    if key is not None and key in keys:
+                if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Dict):
+                    owner = node.targets[0] if isinstance(node, ast.Assign) else node.target
+                    dict_owner[id(node.value)] = container_name(owner)
+                for key, container, value in _key_writes(node):
+                    if key not in keys:
+                        continue
+                    if container is None and value is not None:  # a dict literal's entry, as written
+                        written[key].append(f"{key!r}: {ast.unparse(value)}")
+                    else:
                         written[key].append(ast.unparse(node))
-                        productions.append((key, Production(container_name(node.args[0]), _value_kind(node.args[2]))))
+                    if value is not None:  # a dict literal writes to what it is assigned to
+                        written_to = dict_owner.get(id(node)) if container is None else container_name(container)
+                        productions.append((key, Production(written_to, _value_kind(value))))
         parts.append(levels)
         del tree
     out: dict[str, list[Production]] = defaultdict(list)
