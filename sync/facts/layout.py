@@ -152,6 +152,12 @@ def third_party_owner(path: str) -> str | None:
     return match["backend"] if match else None
 
 
+def backend_root(path: str) -> str | None:
+    """third_party/<b>/ for a file of backend b's tree (what its uses can reach of its own); None elsewhere."""
+    backend = third_party_owner(path)
+    return f"{backend_dir(backend)}/" if backend is not None else None
+
+
 def spec_files(tree: FileTree, backends: set[str] | None = None) -> list[SpecFile]:
     extra = configured_roots(tree)
     found = []

@@ -21,16 +21,12 @@ from sync.drift.context import DriftContext
 from sync.facts.declindex import cpp_declarations
 from sync.facts.delta import backend_of
 from sync.facts.upstreamlog import with_upstream_commits
-from sync.facts.layout import is_third_party
+from sync.facts.layout import backend_root, is_third_party
 from sync.facts.parsing import walk_nodes
 
 _BINDING_FILES = (".cc", ".cpp")
 _TRUNK_PACKAGE = "python/triton/"
 _NOT_BUILT = ("/test/", "/tests/", "/unittest/", "/unittests/", "/tutorials/", "/examples/")
-
-
-def _backend_root(path: str) -> str:
-    return "/".join(path.split("/")[:2]) + "/"
 
 
 def _is_binding_source(path: str) -> bool:
@@ -97,12 +93,13 @@ def binding_findings(context: DriftContext) -> list[Finding]:
             for name in defines.findall(read_text(context.upstream_new, path) or ""):
                 defined.setdefault(name, set()).add(_TRUNK_PACKAGE)
     for path, own_lines in fork_lines_where(context.upstream_old, context.fork, built).items():
-        root = _TRUNK_PACKAGE if path.startswith(_TRUNK_PACKAGE) else _backend_root(path) if is_third_party(path) \
-            else None
-        text = read_text(context.fork, path) or "" if root is not None else ""
+        root = _TRUNK_PACKAGE if path.startswith(_TRUNK_PACKAGE) else backend_root(path)
+        if root is None:
+            continue  # outside trunk's package and every backend's tree: no use reaches it
+        text = read_text(context.fork, path) or ""
         for match in defines.finditer(text):
             if text.count("\n", 0, match.start()) + 1 in own_lines:
-                defined.setdefault(match[1], set()).add(root or "")
+                defined.setdefault(match[1], set()).add(root)
     own: dict[str, set[str]] = {}  # backend dir -> the binding names its own C++ registers
 
     def registers(backend_dir: str) -> set[str]:
@@ -118,10 +115,10 @@ def binding_findings(context: DriftContext) -> list[Finding]:
     groups: dict[tuple[str | None, str], list[str]] = {}
     for name, sites in uses.items():
         for path, line in sites:
-            reaches = {_TRUNK_PACKAGE, _backend_root(path)} if is_third_party(path) else {_TRUNK_PACKAGE}
-            if defined.get(name, set()) & reaches:
+            root = backend_root(path)
+            if defined.get(name, set()) & {_TRUNK_PACKAGE, root}:
                 continue  # a Python def the use can reach: it may mean that one
-            if is_third_party(path) and name in registers(_backend_root(path)):
+            if root is not None and name in registers(root):
                 continue  # the backend registers the name itself
             groups.setdefault((backend_of(context.owners.owners, path), name), []).append(f"{path}:{line}")
     findings = []

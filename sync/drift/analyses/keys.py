@@ -33,7 +33,7 @@ from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
 from sync.facts.delta import PY, backend_of, fork_added_lines, hunks_with, text_diff
 from sync.facts.pyblobs import Extractor, python_fact
-from sync.facts.layout import backend_dir, third_party_owner
+from sync.facts.layout import backend_root
 from sync.facts.names import significant_name
 from sync.facts.parsing import Unparseable, parsed_ast, walk_levels
 from sync.facts.pychunks import merge_levels, over_chunks
@@ -257,11 +257,6 @@ def key_string_part(context: DriftContext, part: int, parts: int) -> list[tuple[
     return found
 
 
-def _backend_dir(path: str) -> str | None:
-    backend = third_party_owner(path)
-    return f"{backend_dir(backend)}/" if backend is not None else None
-
-
 def _reading_upstream(context: DriftContext, readers: dict[str, list[tuple[str, int, str | None]]]
                       ) -> dict[str, list[tuple[str, int, str | None]]]:
     """The reads that can only mean upstream's production. A key the reading file writes itself, or that
@@ -277,12 +272,12 @@ def _reading_upstream(context: DriftContext, readers: dict[str, list[tuple[str, 
         own[path] = written_keys(read_text(context.fork, path) or "", keys)
     by_backend: dict[str, set[str]] = defaultdict(set)
     for path, keys in keys_by_file.items():
-        backend = _backend_dir(path)
+        backend = backend_root(path)
         if backend is not None:
             by_backend[backend] |= keys
     if by_backend:
         for path in sorted(fork_added_lines(context.upstream_old, context.fork)):
-            backend = _backend_dir(path)
+            backend = backend_root(path)
             if backend in by_backend and path.endswith(PY):
                 keys = by_backend[backend]
                 text = read_text(context.fork, path) or ""
@@ -292,7 +287,7 @@ def _reading_upstream(context: DriftContext, readers: dict[str, list[tuple[str, 
     out: dict[str, list[tuple[str, int, str | None]]] = {}
     for key, reads in readers.items():
         kept = [read for read in reads if key not in own.get(read[0], set())
-                and key not in own.get(_backend_dir(read[0]) or "", set())]
+                and key not in own.get(backend_root(read[0]) or "", set())]
         if kept:
             out[key] = kept
     return out

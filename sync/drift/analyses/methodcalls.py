@@ -26,7 +26,7 @@ from sync.facts.cppscope import declared_types, own_header_copy, walk
 from sync.facts.declindex import DeclarationIndex, cpp_declarations
 from sync.facts.delta import backend_of
 from sync.facts.upstreamlog import with_upstream_commits
-from sync.facts.layout import is_third_party
+from sync.facts.layout import backend_root, is_third_party
 
 HEADERS = (".h", ".hpp", ".hh")
 CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx")
@@ -163,8 +163,8 @@ def call_no_overload_findings(context: DriftContext) -> list[Finding]:
                 types = declared_types(root)
             receiver_types = types.get(node_text(receiver), set()) - {"auto"}
             for change in narrowed[method]:
-                if is_third_party(path) and own_header_copy(context.fork, "/".join(path.split("/")[:2]) + "/",
-                                                                 change.header):
+                own_dir = backend_root(path)
+                if own_dir is not None and own_header_copy(context.fork, own_dir, change.header):
                     continue  # the backend compiles against its own copy of the header, first on its include path
                 if change.klass in receiver_types and change.breaks(count, literals):
                     key = (backend_of(context.owners.owners, path), change.header, f"{change.klass}::{method}")
