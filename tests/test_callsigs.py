@@ -36,6 +36,19 @@ def test_fires_on_changed_builders_python_signatures_and_pybind_chains(tmp_path)
                      ("python/triton/tle.py", 5, "pybind binding"), ("python/triton/tle.py", 7, "import")}
 
 
+def test_a_builder_call_no_new_overload_takes_is_an_error_and_a_renamed_parameter_a_warning(tmp_path) -> None:
+    """Issue 33 (3.7 move): TensorDescType::get(ctx, blockType) fits no builder after #9851, so enflame's test does
+    not compile; a call whose count still fits, with a parameter renamed in meaning, builds and may mean else."""
+    fork = {"lib/Use.cpp": '#include "triton/Dialect/X/IR/Dialect.h"\nvoid f() {\n'
+                           "  auto a = x::FooAttr::get(ctx, 4, true);\n  auto t = x::BarType::get(ctx, ty, false);\n"
+                           "  auto u = x::BarType::get(ctx, ty, true);\n}\n"}
+    found = {(f.kind, f.severity, f.line, tuple(f.details["sites"])) for f in call_signature_findings(_context(tmp_path, fork))}
+    assert found == {("call-signature", "warning", 3, ("lib/Use.cpp:3",)),
+                     ("call-no-overload", "error", 4, ("lib/Use.cpp:4", "lib/Use.cpp:5"))}
+    (broken,) = [f for f in call_signature_findings(_context(tmp_path, fork)) if f.kind == "call-no-overload"]
+    assert "no overload at the new tag" in broken.message and "(will not build as is)" in broken.message
+
+
 def test_a_pybind_caller_of_a_body_broken_only_by_a_type_change_is_listed_not_reported(tmp_path) -> None:
     """Seen on the record upgrade (tle): the v3.6 fix rebuilt the CTA layout value in the binding's body and
     left the Python callers alone, while the renamed parameter (unpacked -> colStride) changed them too."""

@@ -54,13 +54,13 @@ def test_check_sarif_structure_and_catalogue(tmp_path: Path) -> None:
 
 
 def test_sarif_levels_rules_once_and_reviews_as_suppressions() -> None:
-    findings = [Finding("overlay-conflicting", "a.py", "m1", backend="alpha"),
-                Finding("overlay-conflicting", "b.py", "m2", backend="alpha",
+    findings = [Finding("overlay-orphan", "a.py", "m1", backend="alpha"),
+                Finding("overlay-orphan", "b.py", "m2", backend="alpha",
                         suppressed=Review("needs no change", "v3.6.0")),
                 Finding("spec-unused", "c.py", "m3", line=4)]
     log = sarif_log(findings, "0.1.0")
     run = log["runs"][0]
-    assert [rule["id"] for rule in run["tool"]["driver"]["rules"]] == ["overlay-conflicting", "spec-unused"]
+    assert [rule["id"] for rule in run["tool"]["driver"]["rules"]] == ["overlay-orphan", "spec-unused"]
     assert [r["level"] for r in run["results"]] == ["error", "error", "note"]
     assert [r["ruleIndex"] for r in run["results"]] == [0, 0, 1]
     assert "suppressions" not in run["results"][0]
@@ -69,10 +69,10 @@ def test_sarif_levels_rules_once_and_reviews_as_suppressions() -> None:
 
 
 def test_github_annotations_escape_what_could_start_a_command() -> None:
-    finding = Finding("overlay-conflicting", "dir/a,b:c\n.py", "two\nlines 100%", line=7, backend="alpha")
+    finding = Finding("overlay-orphan", "dir/a,b:c\n.py", "two\nlines 100%", line=7, backend="alpha")
     line = annotation(finding)  # a finding's message is one line already; a path may hold a line break
-    assert line.startswith("::error file=dir/a%2Cb%3Ac%0A.py,line=7,title=overlay-conflicting::two lines 100%25")
-    assert "\n" not in line and kind_of("overlay-conflicting").doc_url in line
+    assert line.startswith("::error file=dir/a%2Cb%3Ac%0A.py,line=7,title=overlay-orphan::two lines 100%25")
+    assert "\n" not in line and kind_of("overlay-orphan").doc_url in line
     reviewed = annotation(Finding("overlay-redundant", "x.py", "m", suppressed=Review("ok\r\nsure", "v3.6.0")))
     assert reviewed.startswith("::notice file=x.py,title=overlay-redundant::m (reviewed: ok%0D%0Asure)")
     assert annotation(Finding("spec-unused", "x.py", "m")).startswith("::notice ")

@@ -148,7 +148,7 @@ def test_html_puts_open_items_first_in_one_table_and_folds_the_rest() -> None:
     section = render_html(_big_report()).split('<section id="group-hcu">')[1]
     table = section.index('<table class="open">')
     assert table < section.index("Resolved conflicts") < section.index(">Info (")
-    assert section.count('<td class="error">error</td>') == 16 and section.count('class="conflict">conflict<') == 1
+    assert section.count('<td class="warning">warning</td>') == 16 and section.count('class="conflict">conflict<') == 1
     for title in ("Resolved conflicts", "Reviewed", "Info"):  # folded: a <details> without open
         assert f'<details class="' in section and f"<summary>{title} (" in section
     assert "<details open" not in section

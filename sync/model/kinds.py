@@ -77,8 +77,9 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("overlay-auto-mergeable", "overlay", "warning", "upstream changed the trunk counterpart and the 3-way "
        "merge (base trunk@OLD, ours overlay, theirs trunk@NEW) is clean",
        "apply the merged file (drift --apply) and review"),
-    _k("overlay-conflicting", "overlay", "error", "upstream changed the trunk counterpart and the 3-way merge "
-       "conflicts", "merge by hand: the hunks show both sides"),
+    _k("overlay-conflicting", "overlay", "warning", "upstream changed the trunk counterpart and the 3-way merge "
+       "conflicts: the overlay still loads as it is (overlay-missing-names and the symbol kinds say when it would "
+       "not build or import), without upstream's change", "merge by hand: the hunks show both sides"),
     _k("overlay-orphan", "overlay", "error", "the trunk counterpart was deleted or renamed upstream",
        "move the overlay to where the code went, or delete it"),
     _k("overlay-redundant", "overlay", "warning", "the overlay is identical to the trunk that loads in its place "
@@ -164,9 +165,10 @@ CATALOGUE: tuple[Kind, ...] = (
        "the new one, so the code will not build or import as is (one finding per upstream change and backend, "
        "listing each declaration it removed and every site)", "port the uses to what upstream put in its "
        "place (the finding names it when the same change declared one of the same shape)", confidence="high"),
-    _k("call-no-overload", "symbol", "error", "FlagTree calls a trunk class's method, through a receiver declared "
-       "with that class, with a number of arguments that fit the method at the old tag and none of its "
-       "overloads at the new one (a parameter added without a default): the call will not build as is",
+    _k("call-no-overload", "symbol", "error", "FlagTree calls a trunk class's method (through a receiver declared "
+       "with that class) or a builder TableGen generates (X::get, create<Op>, Op::create) with a number of "
+       "arguments that fit it at the old tag and none of its overloads at the new one (a parameter added without "
+       "a default, or removed): the call will not build as is",
        "pass what the new signature asks for at every site the finding lists", confidence="high"),
     _k("co-change", "symbol", "warning", "FlagTree-added lines sit inside a function whose upstream body changed "
        "between the tags, in a file that merged without a textual conflict", "read the upstream diff of the "

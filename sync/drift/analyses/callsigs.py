@@ -12,8 +12,9 @@ The callee is resolved by scope, never by a bare name alone:
   meaning (renamed, added, dropped), the Python call is reported too (the values it passes through the
   binding may carry the old meaning: the v3.6 fix of tle changed both); when only a type changed, the fix
   is where the C++ value is built and the Python call is listed in that finding (python_callers).
-A call is reported when its argument count fits an old overload and no new one, or fits both but the
-parameters at the positions it passes were renamed; a parameter that only changed type breaks a call only
+A call is reported when its argument count fits an old overload and no new one (a C++ call: kind
+call-no-overload, an error, since it will not compile), or fits both but the parameters at the positions it
+passes were renamed; a parameter that only changed type breaks a call only
 when FlagTree spells the argument with the old type (in the argument, or where the variable it passes is
 declared or assigned): a value of a type upstream renamed along, from a getter or `auto`, still fits.
 
@@ -56,6 +57,8 @@ class Broken:
     retyped: bool = False
     declaration: str = ""  # the changed record, e.g. "attr CTAEncodingAttr": the upstream change it stands on
     new_upstream_path: str = ""  # the .td defining it at the new tag
+    # Its argument count fits no builder at the new tag: the call will not compile (call-no-overload, error).
+    fits_none: bool = False
 
 
 def _own_copy(context: DriftContext, path: str, module_path: str) -> bool:
@@ -87,8 +90,9 @@ def changed_records(old: GitTree, new: GitTree) -> dict[str, list[RecordChange]]
 
 
 def _verdict(overloads_old: tuple[Overload, ...], overloads_new: tuple[Overload, ...], call: CppCall,
-             text: str) -> tuple[str, bool] | None:
-    """Why the call no longer fits, and whether only a parameter's type changed; None: it still fits."""
+             text: str) -> tuple[str, bool, bool] | None:
+    """Why the call no longer fits, whether only a parameter's type changed, and whether no overload at the new
+    tag takes its argument count (it will not compile); None: it still fits."""
     count = call.count
     fit_old = [o for o in overloads_old if o.fits(count)]
     fit_new = [o for o in overloads_new if o.fits(count)]
@@ -96,7 +100,7 @@ def _verdict(overloads_old: tuple[Overload, ...], overloads_new: tuple[Overload,
         return None  # the call did not fit before either: not a call this record describes
     if not fit_new:
         return (f"{count} argument(s) fit {fit_old[0].text()} at the old tag and no overload at the new tag: "
-                + "; ".join(o.text() for o in overloads_new)), False
+                + "; ".join(o.text() for o in overloads_new)), False, True
     used = lambda o: o.params[:max(count - o.leading, 0)]
     # C++ passes arguments by position: a parameter renamed only in spelling (sizePerThread__ -> sizePerThread)
     # changes nothing a call passes; a new name of another meaning (unpacked -> colStride) does.
@@ -108,13 +112,13 @@ def _verdict(overloads_old: tuple[Overload, ...], overloads_new: tuple[Overload,
         # The same parameters with other types: a value of the type upstream renamed along (a getter's result,
         # `auto`) still fits; only an argument FlagTree spells with the old type is known not to.
         why = next((why for o, n in retyped for why in [_retyped_argument(o, n, used, call, text)] if why), None)
-        return (why, True) if why else None
+        return (why, True, False) if why else None
     before, after = used(fit_old[0]), used(fit_new[0])
     first = next(i for i in range(max(len(before), len(after)))
                  if i >= len(before) or i >= len(after) or before[i] != after[i])
     was = f"{before[first][0]} {before[first][1]}" if first < len(before) else "nothing"
     now = f"{after[first][0]} {after[first][1]}" if first < len(after) else "nothing"
-    return f"argument {first + 1} was {was}, is {now} ({fit_old[0].text()} -> {fit_new[0].text()})", False
+    return f"argument {first + 1} was {was}, is {now} ({fit_old[0].text()} -> {fit_new[0].text()})", False, False
 
 
 def _spelling(name: str) -> str:
@@ -191,11 +195,11 @@ def cpp_broken_calls(context: DriftContext, path: str, lines: frozenset[int] | N
                 continue  # `gcu::LoadOp` is the backend's own op, not upstream's tt.load: another declaration
             verdict = _verdict(change.old.overloads, change.new.overloads, call, text)
             if verdict:
-                why, retyped = verdict
+                why, retyped, fits_none = verdict
                 broken.append(Broken(path, call.line, f"{call.written} ({change.old.kind} {call.callee})", why,
                                      change.old.path, text_diff(change.old.source, change.new.source,
                                                                 change.old.path, change.new.path), retyped,
-                                     f"{change.old.kind} {call.callee}", change.new.path))
+                                     f"{change.old.kind} {call.callee}", change.new.path, fits_none))
     return broken
 
 
@@ -442,9 +446,12 @@ def call_signature_join(context: DriftContext, shares: list[list[tuple[str, list
                                           "declaration": item.declaration, "reason": item.why}
             if reached:
                 details["python_callers"] = {name: calls for name, calls in sorted(reached.items())}
-            findings.append((("builder", item.upstream_path, item.new_upstream_path, item.declaration, ""),
+            kind = "call-no-overload" if item.fits_none else "call-signature"
+            built = " (will not build as is)" if item.fits_none else ""
+            # the kind is part of the change's key: sites that will not build fold apart from those that still do
+            findings.append((("builder", item.upstream_path, item.new_upstream_path, item.declaration, "", kind),
                              [f"{path}:{item.line}"], Finding(
-                "call-signature", path, f"FlagTree calls {item.callee}, whose builders changed upstream: {item.why}{via}",
+                kind, path, f"FlagTree calls {item.callee}, whose builders changed upstream: {item.why}{built}{via}",
                 line=item.line, backend=backend_of(context.owners.owners, path), related_path=item.upstream_path,
                 diff=item.diff, details=details)))
     return one_per_change(findings + python, _changing_commits(context), _merged_details)
