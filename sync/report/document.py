@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sync.model import SCHEMA, Report
+from sync.model import SCHEMA, Report, upstream_changes
 
 
 def to_document(report: Report) -> dict[str, Any]:
@@ -21,6 +21,8 @@ def to_document(report: Report) -> dict[str, Any]:
             "needs_a_person": report.needs_a_person,
             "releasable": report.releasable,
             "verdicts": {group.name: group.verdict for group in report.groups},
+            # one per upstream change across groups, in summary.md's order (the findings keep their details)
+            "upstream_changes": [change.to_json() for change in upstream_changes(report)],
         },
     }
     if report.upgrade is not None:

@@ -10,9 +10,12 @@ from html import escape
 
 from sync.report.catalogue import report_link
 from sync.model.kinds import kind_of
-from sync.model import Conflict, Finding, GateResult, Group, Hunk, Report
-from sync.report.markdown import (MAX_DIFF_LINES, MAX_SIDE_LINES, capped, conflicted_heading, conflicts_by_state, cut_note,
-                       folded_declarations, open_findings, page_name, range_line, shared_note, shown_hunks, totals)
+from sync.model import (Conflict, Finding, GateResult, Group, Hunk, Report, change_of, open_errors, unnamed_findings,
+                        upstream_changes)
+from sync.report.markdown import (MAX_DIFF_LINES, MAX_SIDE_LINES, capped, change_label, conflicted_heading,
+                                  conflicts_by_state, counted, cut_note, folded_declarations, open_findings, page_name,
+                                  range_line, shared_note, short_message, shown_errors, shown_hunks, totals,
+                                  unnamed_sentence)
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:1rem 1.5rem;color:#222}
@@ -110,6 +113,49 @@ def _table(report: Report) -> list[str]:
                                ("conflicts", "error", "warning", "info", "suppressed", "resolved")) + "</tr>")
     note = shared_note(report, lambda value: f"<code>{escape(value)}</code>")
     return parts + ["</table></div>"] + ([f'<p id="shared-files">{note}</p>'] if note else [])
+
+
+def _group_link(name: str) -> str:
+    return f'<a href="#group-{escape(name)}">{escape(name)}</a>'
+
+
+def _errors(report: Report) -> list[str]:
+    """Every open error, per group in the table's order; MAX_ERRORS_PER_GROUP each, the rest on the group."""
+    listed = open_errors(report)
+    parts = [f'<section id="errors"><h2>Errors ({sum(len(errors) for _, errors in listed)})</h2>']
+    if not listed:
+        return parts + ["<p>None.</p></section>"]
+    for group, errors in listed:
+        shown, left_out = shown_errors(errors)
+        parts.append(f"<p><strong>{_group_link(group.name)}</strong> ({len(errors)}):</p><ul>")
+        for finding in shown:
+            change = change_of(finding)
+            parts.append(f"<li>{_kind_link(finding.kind)} <code>{escape(finding.location())}</code>"
+                         + (f" (upstream {escape(change)})" if change else "")
+                         + f": {escape(short_message(finding.message))}</li>")
+        if left_out:
+            parts.append(f"<li>and {left_out} more on {_group_link(group.name)}</li>")
+        parts.append("</ul>")
+    return parts + ["</section>"]
+
+
+def _changes(report: Report) -> list[str]:
+    """One row per upstream change across groups: read its PR once, fix every group's sites."""
+    changes = upstream_changes(report)
+    parts = [f'<section id="upstream-changes"><h2>Upstream changes behind errors and warnings ({len(changes)})</h2>']
+    if not changes:
+        unnamed = f" {escape(unnamed_sentence(report))}" if unnamed_findings(report) else ""
+        return parts + [f"<p>None.{unnamed}</p></section>"]
+    parts.append('<div class="scroll"><table id="changes"><tr><th>upstream change</th><th>worst</th><th>kinds</th>'
+                 "<th>groups</th><th>sites</th></tr>")
+    for change in changes:
+        label = change_label(change, lambda value: f"<code>{escape(value)}</code>", escape)
+        groups = ", ".join(f"{_group_link(share.name)} ({counted(share.findings, 'finding')}, "
+                           f"{counted(share.sites, 'site')})" for share in change.groups)
+        parts.append(f'<tr><td>{label}</td><td class="{change.severity}">{change.severity}</td>'
+                     f'<td class="kind">{", ".join(_kind_link(kind) for kind in change.kinds)}</td>'
+                     f"<td>{groups}</td><td>{change.sites}</td></tr>")
+    return parts + ["</table></div>", f"<p>{escape(unnamed_sentence(report))}</p></section>"]
 
 
 def _gate(gate: GateResult) -> list[str]:
@@ -267,6 +313,8 @@ def render_html(report: Report) -> str:
         parts.append('<p class="blocked" id="not-releasable"><strong>Not releasable:</strong> '
                      f"{escape('; '.join(report.not_releasable_because))}.</p>")
     parts += _table(report)
+    parts += _errors(report)
+    parts += _changes(report)
     if report.gate is not None:
         parts += _gate(report.gate)
     if report.upgrade is not None:

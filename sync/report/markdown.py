@@ -9,7 +9,8 @@ import hashlib
 import re
 from typing import Any, Callable, Sequence
 
-from sync.model import Conflict, ConflictTally, Finding, GateResult, Group, Hunk, Report, ReplayedCommit
+from sync.model import (Conflict, ConflictTally, Finding, GateResult, Group, Hunk, Report, ReplayedCommit,
+                        UpstreamChange, change_of, open_errors, unnamed_findings, upstream_changes)
 from sync.model.kinds import kind_of
 from sync.report.catalogue import report_link
 
@@ -123,6 +124,75 @@ def _table(report: Report) -> list[str]:
     return lines + [""] + ([note, ""] if note else [])
 
 
+# The summary's error list stays a screen per group: the group page has the rest, and every message whole.
+MAX_ERRORS_PER_GROUP = 10
+MAX_MESSAGE = 200
+_PR_TAIL = re.compile(r"\s*\(#\d+\)\s*$")
+
+
+def short_message(message: str, most: int = MAX_MESSAGE) -> str:
+    """A message cut at about `most` characters, before escaping (an escape is never cut in two)."""
+    return message if len(message) <= most else message[:most - 1].rstrip() + "\u2026"
+
+
+def counted(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def shown_errors(errors: list[Finding]) -> tuple[list[Finding], int]:
+    """The first MAX_ERRORS_PER_GROUP errors of a group, and how many were left out."""
+    return errors[:MAX_ERRORS_PER_GROUP], max(0, len(errors) - MAX_ERRORS_PER_GROUP)
+
+
+def change_label(change: UpstreamChange, literal: Callable[[str], str] = code,
+                 plain: Callable[[str], str] = text) -> str:
+    """e.g. "#8850: `371b6445f` Rename CTAEncoding (and 1 more commit)": the PRs, then the first commit."""
+    short, _, subject = change.commits[0].partition(" ")
+    more = len(change.commits) - 1
+    head = f"{plain(change.key)}: " if change.prs else ""
+    return (f"{head}{literal(short)} {plain(_PR_TAIL.sub('', subject) if change.prs else subject)}"
+            + (f" (and {counted(more, 'more commit')})" if more else ""))
+
+
+def unnamed_sentence(report: Report) -> str:
+    return (f"Open errors and warnings that name no upstream change: {unnamed_findings(report)} "
+            "(the group pages list them).")
+
+
+def _errors(report: Report) -> list[str]:
+    listed = open_errors(report)
+    lines = [f"## Errors ({sum(len(errors) for _, errors in listed)})", ""]
+    if not listed:
+        return lines + ["None.", ""]
+    for group, errors in listed:
+        link = f"[{text(group.name)}]({page_name(group.name)})"
+        shown, left_out = shown_errors(errors)
+        lines += [f"**{link}** ({len(errors)}):", ""]
+        for finding in shown:
+            change = change_of(finding)
+            lines.append(f"- [{code(finding.kind)}]({report_link(finding.spec.anchor)}) {code(finding.location())}"
+                         + (f" (upstream {text(change)})" if change else "")
+                         + f": {text(short_message(finding.message))}")
+        if left_out:
+            lines.append(f"- and {left_out} more on {link}")
+        lines.append("")
+    return lines
+
+
+def _changes(report: Report) -> list[str]:
+    changes = upstream_changes(report)
+    lines = [f"## Upstream changes behind errors and warnings ({len(changes)})", ""]
+    if not changes:
+        return lines + ["None." + (f" {unnamed_sentence(report)}" if unnamed_findings(report) else ""), ""]
+    lines += ["| upstream change | worst | kinds | groups | sites |", "|---|---|---|---|---:|"]
+    for change in changes:
+        groups = ", ".join(f"[{text(share.name)}]({page_name(share.name)}) ({counted(share.findings, 'finding')}, "
+                           f"{counted(share.sites, 'site')})" for share in change.groups)
+        lines.append(f"| {change_label(change)} | {change.severity} | {', '.join(code(kind) for kind in change.kinds)} "
+                     f"| {groups} | {change.sites} |")
+    return lines + ["", unnamed_sentence(report), ""]
+
+
 def _gate(gate: GateResult) -> list[str]:
     lines = ["## Test gate", "", f"Command {code(gate.command)} (at {gate.at}): {text(gate.verdict())}.", ""]
     if gate.blamed_groups:
@@ -167,7 +237,8 @@ def _conflicted(report: Report) -> list[str]:
 
 
 def render_summary(report: Report) -> str:
-    lines = ["# FlagTree upgrade summary", "", range_line(report), "", *_releasable(report), *_table(report)]
+    lines = ["# FlagTree upgrade summary", "", range_line(report), "", *_releasable(report), *_table(report),
+             *_errors(report), *_changes(report)]
     if report.gate is not None:
         lines += _gate(report.gate)
     if report.upgrade is not None:
