@@ -485,6 +485,16 @@ def _changing_commits(context: DriftContext) -> Commits | None:
         return None
     old, new = context.range.old.oid, context.range.onto.oid
     memo: dict[tuple[str, ...], tuple[list[tuple[str, str]], int]] = {}
+    # The declarations of one .td file read the same versions of it: each version's records are read once.
+    builders: dict[tuple[str, str], dict[str, tuple[tuple[Overload, ...], ...]]] = {}
+
+    def overloads(path: str, text: str) -> dict[str, tuple[tuple[Overload, ...], ...]]:
+        if (path, text) not in builders:
+            found: dict[str, list[tuple[Overload, ...]]] = {}
+            for record in records(path, text):
+                found.setdefault(record.cpp_name, []).append(record.overloads)
+            builders[path, text] = {name: tuple(each) for name, each in found.items()}
+        return builders[path, text]
 
     def of(change: tuple[str, ...]) -> tuple[list[tuple[str, str]], int]:
         kind, old_path, new_path, name = change[:4]
@@ -492,8 +502,7 @@ def _changing_commits(context: DriftContext) -> Commits | None:
         if key not in memo:
             if kind == "builder":
                 cpp_name = name.rsplit(" ", 1)[-1]
-                read: Callable[[str], Hashable] = lambda text: tuple(
-                    record.overloads for record in records(old_path, text) if record.cpp_name == cpp_name)
+                read: Callable[[str], Hashable] = lambda text: overloads(old_path, text).get(cpp_name, ())
             else:
                 read = lambda text: getattr((cached_function_table(text) or {}).get(name), "params", None)
             memo[key] = changing_commits(context.repo, old, new, (old_path, new_path), read)

@@ -122,10 +122,20 @@ def _changing_commits(context: DriftContext) -> Commits | None:
     if context.range is None:
         return None
     old, new = context.range.old.oid, context.range.onto.oid
+    # Every changed op of one file reads the same versions of it: each version's verifiers are read once.
+    verifiers: dict[str, dict[str, tuple[str, ...]]] = {}  # text -> X::verify -> its normalized definitions
+
+    def bodies(text: str) -> dict[str, tuple[str, ...]]:
+        if text not in verifiers:
+            found: dict[str, list[str]] = {}
+            for function in functions(text):
+                if function.short_name.endswith("::verify"):
+                    found.setdefault(function.short_name, []).append(function.normalized)
+            verifiers[text] = {name: tuple(normalized) for name, normalized in found.items()}
+        return verifiers[text]
 
     def of(change: tuple[str, ...]) -> tuple[list[tuple[str, str]], int]:
         op, _, old_path, new_path = change
         verify = f"{op}::verify"
-        return changing_commits(context.repo, old, new, (old_path, new_path),
-                                lambda text: tuple(f.normalized for f in functions(text) if f.short_name == verify))
+        return changing_commits(context.repo, old, new, (old_path, new_path), lambda text: bodies(text).get(verify, ()))
     return of
