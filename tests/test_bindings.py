@@ -58,3 +58,16 @@ def test_a_backends_own_python_def_resolves_only_that_backends_uses(tmp_path) ->
             "third_party/m/python/triton/runtime/interpreter.py": mirror}
     found = {f.details["declaration"]: f.details["sites"] for f in binding_findings(context_of(tmp_path, old, new, fork))}
     assert found["create_old_load"] == ["python/triton/language/semantic.py:4"]
+
+
+def test_a_backends_own_module_binding_reaches_only_that_backend_and_trunk(tmp_path) -> None:
+    """Issue 33, the 3.3 -> 3.4 move: upstream removed amd's add_decompose_unsupported_conversions; iluvatar's
+    compiler calls iluvatar's own module's pass of that name (`iluvatar.passes...`), never amd's."""
+    old = {"third_party/amd/python/triton_amd.cc": OLD_CC}
+    new = {"third_party/amd/python/triton_amd.cc": NEW_CC}
+    fork = {**old, "third_party/amd/backend/compiler.py": USE, "third_party/iluvatar/backend/compiler.py": USE,
+            "python/triton/compiler/x.py": USE}
+    found = {site for f in binding_findings(context_of(tmp_path, old, new, fork))
+             if f.details["declaration"] == "add_old_pass" for site in f.details["sites"]}
+    # amd's own use is left to amd's C++, which still registers the name in the fork (the rule above)
+    assert found == {"python/triton/compiler/x.py:2"}

@@ -5,7 +5,10 @@ a FlagTree-added Python line that reads it as an attribute (`passes.ttir.add_x(p
 
 A name also defined by Python (`def add_x`) where the use's package reaches it on the upgraded tree (the new
 tree and FlagTree's own lines: trunk's python/triton/, and a backend's own tree for a use inside it), or
-registered by the backend's own C++ (third_party/<b>/), resolves there instead: no claim. Findings are symbol-removed (error),
+registered by the backend's own C++ (third_party/<b>/), resolves there instead: no claim. A binding of one backend's
+own module (third_party/<b>/) reaches trunk's Python and b's, never another backend's, which loads its own module
+(issue 33, the 3.3 -> 3.4 move: amd's removed add_decompose_unsupported_conversions was taken for iluvatar's
+`iluvatar.passes...` call of its own). Findings are symbol-removed (error),
 one per binding and backend, with every site and the upstream commit.
 """
 from __future__ import annotations
@@ -114,8 +117,11 @@ def binding_findings(context: DriftContext) -> list[Finding]:
 
     groups: dict[tuple[str | None, str], list[str]] = {}
     for name, sites in uses.items():
+        home = backend_root(gone[name])  # a backend's own pybind module: third_party/<b>/; trunk's: None
         for path, line in sites:
             root = backend_root(path)
+            if home is not None and root is not None and root != home:
+                continue  # another backend's module: this backend's Python loads its own (iluvatar's, not amd's)
             if defined.get(name, set()) & {_TRUNK_PACKAGE, root}:
                 continue  # a Python def the use can reach: it may mean that one
             if root is not None and name in registers(root):
