@@ -105,3 +105,45 @@ def test_an_ods_interface_method_declares_the_accessor_it_replaces() -> None:
                  '    InterfaceMethod<[{ doc }], "unsigned", "getRankOf">\n  ];\n}\n')
     assert {"getBlockType", "getRankOf", "TensorDescInterface"} <= declared_names("include/I.td", interface)
     assert "getBlockType" not in declared_names("include/I.td", interface.replace("getBlockType", "getOther"))
+
+
+def test_a_template_member_call_resolves_through_its_receiver() -> None:
+    """Issue 33, the 3.3 -> 3.4 move: `rewriter.replaceOpWithNewOp<Op>(...)` on a ConversionPatternRewriter was taken
+    for a member of a class upstream deleted; the template method is a member access like any other."""
+    text = ("void f(ConversionPatternRewriter &rewriter, Holder *holder, auto other) {\n"
+            "  rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, v);\n"
+            "  holder->replaceOpWithNewOp<Op>(op);\n"
+            "  other.replaceOpWithNewOp<Op>(op);\n}\n")
+    contexts = use_contexts(text, {"replaceOpWithNewOp"})
+    assert contexts[("replaceOpWithNewOp", 2)] == [UseContext("member", "ConversionPatternRewriter")]
+    assert contexts[("replaceOpWithNewOp", 3)] == [UseContext("member", "Holder")]
+    assert contexts[("replaceOpWithNewOp", 4)] == [UseContext("member", None)]
+    scopes = {"member:PatternRewriterWithAsyncTaskIds"}
+    assert not any(resolves(context, scopes) for found in contexts.values() for context in found)
+    assert resolves(UseContext("member", "PatternRewriterWithAsyncTaskIds"), scopes)
+
+
+def test_a_forward_declaration_upstream_drops_removes_no_class(tmp_path: Path) -> None:
+    """Issue 33, the 3.3 -> 3.4 move: a deleted header forward-declared `class ModuleOp;` (MLIR's class, defined
+    outside the tree); its deletion removed no class. A class whose definition upstream deletes is still gone."""
+    old = {"include/triton/Patterns.h": "namespace mlir {\nclass ModuleOp;\ntemplate <typename T> class OperationPass;\n"
+                                        "struct Legacy {\n  int a;\n};\n}\n"}
+    new = {"include/triton/Patterns.h": "namespace mlir {\n}\n"}  # all three gone from it
+    use = ("void g(mlir::ModuleOp module, OperationPass<ModuleOp> *pass, mlir::Legacy legacy) {\n"
+           "  module.walk();\n}\n")
+    repo, trees = history_trees(tmp_path, old, new, {"third_party/a/lib/Use.cpp": use})
+    found = {f.details["declaration"] for f in symbol_findings(repo, *trees, lambda path: ["a"])}
+    assert found == {"Legacy"}
+
+
+def test_a_backend_that_carries_its_own_trunk_headers_builds_against_them(tmp_path: Path) -> None:
+    """A backend with its own include/triton/ (hcu, metax, mthreads on the 3.7 move; iluvatar on the 3.3 line) puts
+    it first on its include path: a declaration upstream removed from trunk does not reach its code."""
+    use = "void g(mlir::triton::BlockInfo &info) {\n  info.syncWriteIntervals = 1;\n  legacyHelper(2);\n}\n"
+    fork = {"third_party/a/lib/Use.cpp": use,
+            "third_party/own/lib/Use.cpp": use,
+            "third_party/own/include/triton/Dialect/Other/IR/Other.h": "#pragma once\n"}  # not Utility.h itself
+    repo, trees = _trees(tmp_path, fork)
+    paths = {site.rpartition(":")[0] for f in symbol_findings(repo, *trees, lambda path: ["x"])
+             for site in f.details["sites"]}
+    assert paths == {"third_party/a/lib/Use.cpp"}

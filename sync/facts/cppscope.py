@@ -151,9 +151,11 @@ def use_contexts(text: str, names: set[str]) -> dict[tuple[str, int], list[UseCo
         name = node_text(node)
         if name not in names:
             continue
-        parent = node.parent
+        parent, field = node.parent, node
+        if parent is not None and parent.type == "template_method" and parent.child_by_field_name("name") == node:
+            parent, field = parent.parent, parent  # `x.name<T>(...)`: the template method is the member accessed
         context = UseContext("plain")
-        if parent is not None and parent.type == "field_expression" and parent.child_by_field_name("field") == node:
+        if parent is not None and parent.type == "field_expression" and parent.child_by_field_name("field") == field:
             receiver = parent.child_by_field_name("argument")
             receiver_type: str | None = None
             if receiver is not None and receiver.type == "identifier":

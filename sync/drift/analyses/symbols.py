@@ -9,7 +9,8 @@ for those names only, what upstream did between the tags:
 - removed: an upstream-changed file declared the name at the old tag (a Python def, class,
   parameter, field or attribute; a C++ function, field, type or enumerator, found by
   tree-sitter queries; a TableGen record or `$parameter`, whose generated accessor `getX` counts
-  too) and no upstream-changed file declares it at the new tag;
+  too) and no upstream-changed file declares it at the new tag. A forward declaration (`class X;`)
+  declares nothing: X is defined elsewhere, often in MLIR, so dropping one removes no class;
 - signature: a Python function of that name changed its parameters (ast);
 - header: an #include FlagTree added names a file upstream deleted or renamed.
 
@@ -17,6 +18,9 @@ Python code reaches C++ only through bindings, which are not modelled here: a na
 line matches only what upstream removed from a Python module (and Python signatures), never a C++
 or TableGen declaration that happens to share it (`json.loads` is not the C++ field `loads`).
 Names on C++ and TableGen lines match declarations of every language, as they always have.
+A backend's own C++ (third_party/<b>/) resolves against trunk's headers, unless it carries its own
+copy of the declaring header, or of trunk's headers as a whole (third_party/<b>/include/triton/:
+its build reads that copy first, so upstream's removals reach it only when it takes them).
 """
 from __future__ import annotations
 
@@ -33,6 +37,7 @@ from posixpath import basename, commonprefix
 from typing import Callable, Iterable, Iterator, Sequence
 
 import libcst as cst
+from tree_sitter import Node
 
 from sync.support.cache import memoized, memoized_by
 from sync.support.parselimit import oversized
@@ -49,7 +54,7 @@ from sync.facts.pyfacts_cst import cst_params
 from sync.facts.parsing import Unparseable, parsed_ast, parsed_python, skipped
 from sync.facts.pyblobs import Extractor, python_fact
 from sync.facts.pychunks import over_chunks
-from sync.facts.layout import is_third_party
+from sync.facts.layout import is_third_party, own_trunk_backends, third_party_owner
 from sync.facts.delta import fork_lines_where
 
 PY = (".py",)
@@ -235,15 +240,27 @@ def declared_names(path: str, text: str | None) -> set[str]:
     if not text:
         return set()
     language = "cpp" if path.endswith(CPP) else "td" if path.endswith(TD) else "py"
-    version = 3  # cpp 2: nothing inside a function body; td 2: the C++ class of a record, 3: interface methods
+    # cpp 2: nothing inside a function body, 4: no forward declaration; td 2: the C++ class of a record,
+    # 3: interface methods
+    version = 4 if language == "cpp" else 3
     return set(memoized(f"declared-{language}", version, text, lambda source: sorted(_declared_names(path, source)),
                         encode=lambda names: list(names), decode=lambda names: list(names)))
+
+
+def _forward_declaration(name: Node) -> bool:
+    """`class ModuleOp;`: a class or struct named without its body, defined elsewhere (often in MLIR, outside the
+    tree). Upstream deleting a header that forward-declared it removes no class (issue 33, the 3.3 -> 3.4 move:
+    ModuleOp, OperationPass and RankedTensorType were taken for removed)."""
+    holder = name.parent
+    return holder is not None and holder.type in ("class_specifier", "struct_specifier") \
+        and holder.child_by_field_name("name") == name and holder.child_by_field_name("body") is None
 
 
 def _declared_names(path: str, text: str) -> set[str]:
     if path.endswith(CPP):
         return {node_text(node).split("::")[-1]
-                for node in captures(_DECLARATION_QUERY, text).get("name", []) if not in_function_body(node)}
+                for node in captures(_DECLARATION_QUERY, text).get("name", [])
+                if not in_function_body(node) and not _forward_declaration(node)}
     if path.endswith(TD):
         return {alias for match in _TD_DECLARATION.finditer(text) for token in match.groups() if token
                 for alias in _accessor_aliases(token)} | set(_TD_INTERFACE_METHOD.findall(text))
@@ -780,7 +797,12 @@ def symbol_join(repo: Repository, old: GitTree, new: GitTree, fork: GitTree, own
                     hits.append((include, Drift(include.name, "header", removed, note)))
         if hits:
             hits_by_file[path] = hits
+    # A backend that carries its own copy of trunk's headers (third_party/<b>/include/triton/) compiles against that
+    # copy: upstream's removals reach it only when it takes them (the copy kinds say what changed there).
+    own_trunk = own_trunk_backends(fork) if uses.backend_uses else set()
     for path, identifiers in uses.backend_uses.items():
+        if third_party_owner(path) in own_trunk:
+            continue
         backend_dir = "/".join(path.split("/")[:2]) + "/"
         hits = [(use, drift) for use in identifiers for drift in drifts.get(use.name, [])
                 if drift.native and drift.change == "removed" and drift.scopes and _header(drift.path)
