@@ -21,6 +21,7 @@ from sync.drift.analyses.overlayimports import missing_name_findings
 from sync.drift.analyses.keys import KEY_READS, KEY_WRITES, key_string_findings, key_string_join, key_string_part
 from sync.drift.analyses.opverifiers import op_verifier_findings
 from sync.drift.analyses.overlays import overlay_findings
+from sync.drift.analyses.overrides import override_findings
 from sync.check.policy import unrecognized_layouts
 from sync.drift.analyses.specfuncs import spec_function_findings
 from sync.drift.analyses.symbols import OWN_NAMES, STATEMENTS, ChangeNames, symbol_findings, symbol_join, symbol_part
@@ -145,6 +146,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
     Analyzer("key strings", _when_based_on_old(key_string_findings), on_request=True,
              parts=_parts_when_based_on_old(key_string_part, key_string_join, most=3)),
     Analyzer("feature gates", _when_based_on_old(feature_gate_findings), on_request=True),
+    Analyzer("overrides", _when_based_on_old(override_findings), on_request=True),
 )
 
 # What the shared parse of each Python blob collects (pyblobs): each run makes its PythonFacts of these.

@@ -181,6 +181,10 @@ CATALOGUE: tuple[Kind, ...] = (
        "backend, listing each declaration it changed, every call site and the upstream commit and PR)", "rewrite "
        "the calls for the new parameter list the finding's diff shows, at every site the finding lists",
        confidence="high"),
+    _k("override-signature", "symbol", "warning", "a FlagTree class derives from a trunk class and overrides a "
+       "method whose parameters upstream changed, still with the old parameters: trunk calls it the new way, so "
+       "the call no longer fits (a TypeError when it runs; the module still imports)", "give the override the new "
+       "parameter list the finding's diff shows, in every class the finding lists", confidence="high"),
     _k("op-verifier-changed", "symbol", "warning", "FlagTree-added code creates an MLIR op whose verifier "
        "upstream changed between the tags: the call compiles, the op may now reject what FlagTree builds (one "
        "finding per upstream change and backend, listing each verifier it changed, every site and the upstream "

@@ -1,0 +1,95 @@
+"""override-signature: a FlagTree class overriding a trunk method whose parameters upstream changed (issue 33)."""
+from __future__ import annotations
+
+from sync.drift.analyses.overrides import _absolute, override_findings
+from tests.upstream_fixture import context_of
+
+BASE_OLD = ("class BaseBackend:\n    def add_stages(self, stages, options):\n        raise NotImplementedError\n\n"
+            "    def pack(self, x):\n        return x\n")
+BASE_NEW = ("class BaseBackend:\n    def add_stages(self, stages, options, language):\n        raise NotImplementedError\n\n"
+            "    def pack(self, x):\n        return x\n")
+CALLER = "def compile(backend, stages, options, language):\n    backend.add_stages(stages, options{})\n"
+OLD = {"python/triton/backends/compiler.py": BASE_OLD,
+       "python/triton/backends/__init__.py": "from .compiler import BaseBackend\n",
+       "python/triton/compiler/compiler.py": CALLER.format("")}
+NEW = {**OLD, "python/triton/backends/compiler.py": BASE_NEW, "python/triton/compiler/compiler.py": CALLER.format(", language")}
+
+
+def _backend(imports: str, base: str, params: str) -> str:
+    return f"{imports}\n\n\nclass Mine({base}):\n    def add_stages(self, {params}):\n        pass\n"
+
+
+def test_an_override_with_the_old_parameters_of_a_changed_trunk_method_is_reported(tmp_path) -> None:
+    direct = "from triton.backends.compiler import BaseBackend"
+    fork = {**OLD,
+            "third_party/a/backend/compiler.py": _backend(direct, "BaseBackend", "stages, options"),  # old: fires
+            "third_party/b/backend/compiler.py": _backend(direct, "BaseBackend", "stages, options, language"),
+            "third_party/c/backend/compiler.py": _backend("from triton.backends import BaseBackend", "BaseBackend",
+                                                          "stages, options"),  # through the package's re-export
+            "third_party/d/backend/compiler.py": _backend(direct, "object", "stages, options"),  # not a subclass
+            "third_party/e/backend/compiler.py": _backend("from .base import BaseBackend", "BaseBackend",
+                                                          "stages, options"),  # the backend's own base class
+            "third_party/f/backend/compiler.py": _backend("import triton.backends.compiler as tbc", "tbc.BaseBackend",
+                                                          "stages, options"),
+            "third_party/g/backend/compiler.py": _backend(direct, "BaseBackend", "*args")}  # takes anything
+    findings = override_findings(context_of(tmp_path, OLD, NEW, fork))
+    assert {(f.kind, f.severity, f.path, f.line) for f in findings} == {
+        ("override-signature", "warning", f"third_party/{b}/backend/compiler.py", 5) for b in "acf"}
+    first = next(f for f in findings if f.path.startswith("third_party/a/"))
+    assert "(self, stages, options) -> (self, stages, options, language)" in first.message
+    assert "trunk's calls of it (python/triton/compiler/compiler.py) no longer fit" in first.message
+    assert first.details["declaration"] == "triton.backends.compiler.BaseBackend.add_stages"
+    assert "+def add_stages(self, stages, options, language):" in (first.diff or "")  # dedented source
+
+
+def test_an_unchanged_method_or_an_override_upstream_owns_is_not_reported(tmp_path) -> None:
+    # pack did not change; upstream's own subclass (a file FlagTree did not add lines to) merges with upstream
+    mine = {"third_party/a/backend/compiler.py": "from triton.backends.compiler import BaseBackend\n\n\n"
+                                                        "class Mine(BaseBackend):\n    def pack(self, x):\n"
+                                                        "        return x\n"}
+    upstream_owned = {"third_party/nvidia/backend/compiler.py": _backend(
+        "from triton.backends.compiler import BaseBackend", "BaseBackend", "stages, options")}
+    old = {**OLD, **upstream_owned}
+    assert override_findings(context_of(tmp_path, old, {**NEW, **upstream_owned},
+                                        {**old, **mine})) == []
+
+
+def test_relative_targets_are_made_absolute_from_the_importing_package() -> None:
+    assert _absolute(".compiler.BaseBackend", "triton.backends") == "triton.backends.compiler.BaseBackend"
+    assert _absolute("..runtime.jit.JITFunction", "triton.language") == "triton.runtime.jit.JITFunction"
+    assert _absolute("triton.x.Y", "triton") == "triton.x.Y"
+
+
+def test_upstreams_own_implementations_changing_alike_stand_for_a_base_that_kept_its_parameters(tmp_path) -> None:
+    """The 3.3 -> 3.4 move: BaseBackend.add_stages still read (stages, options) at 3.4.0, while nvidia's and
+    amd's gained `language`, which trunk's compiler passes; aipu kept the old parameters."""
+    upstream = lambda params: _backend("from triton.backends.compiler import BaseBackend", "BaseBackend", params)
+    old = {**OLD, "third_party/nvidia/backend/compiler.py": upstream("stages, options"),
+           "third_party/amd/backend/compiler.py": upstream("stages, options")}
+    new = {**old, "third_party/nvidia/backend/compiler.py": upstream("stages, options, language"),
+           "third_party/amd/backend/compiler.py": upstream("stages, options, language"),
+           "python/triton/compiler/compiler.py": CALLER.format(", language")}  # the base kept its parameters
+    fork = {**old, "third_party/aipu/backend/compiler.py": upstream("stages, options")}
+    (finding,) = override_findings(context_of(tmp_path, old, new, fork))
+    assert (finding.path, finding.line) == ("third_party/aipu/backend/compiler.py", 5)
+    assert finding.details["implementations"] == ["Mine (third_party/amd/backend/compiler.py)",
+                                                  "Mine (third_party/nvidia/backend/compiler.py)"]
+    assert "upstream's own implementations of it" in finding.message
+    # upstream's subclasses that disagree on the new parameters say nothing about what trunk passes
+    split = {**new, "third_party/amd/backend/compiler.py": upstream("stages, options, target")}
+    assert override_findings(context_of(tmp_path / "split", old, split, fork)) == []
+
+
+def test_a_method_the_base_does_not_declare_or_a_caller_the_backend_ships_itself_claims_nothing(tmp_path) -> None:
+    """The 3.3 -> 3.4 move: nvidia's make_ttir gained a parameter, but BaseBackend declares no make_ttir (nvidia's
+    own add_stages calls it); iluvatar, mthreads and xpu ship their own python/triton/compiler/compiler.py, which
+    still calls add_stages the old way."""
+    extra = lambda params: ("from triton.backends.compiler import BaseBackend\n\n\nclass Mine(BaseBackend):\n"
+                            f"    def make_ttir(self, {params}):\n        pass\n")
+    old = {**OLD, "third_party/nvidia/backend/compiler.py": extra("mod, opt")}
+    new = {**NEW, "third_party/nvidia/backend/compiler.py": extra("mod, opt, capability")}
+    fork = {**old, "third_party/a/backend/compiler.py": extra("mod, opt"),
+            "third_party/own/backend/compiler.py": _backend("from triton.backends.compiler import BaseBackend",
+                                                            "BaseBackend", "stages, options"),
+            "third_party/own/python/triton/compiler/compiler.py": CALLER.format("")}
+    assert override_findings(context_of(tmp_path, old, new, fork)) == []
