@@ -147,3 +147,20 @@ def test_a_backend_that_carries_its_own_trunk_headers_builds_against_them(tmp_pa
     paths = {site.rpartition(":")[0] for f in symbol_findings(repo, *trees, lambda path: ["x"])
              for site in f.details["sites"]}
     assert paths == {"third_party/a/lib/Use.cpp"}
+
+
+def test_files_the_build_leaves_out_typedefs_and_own_definitions_claim_no_removal(tmp_path: Path) -> None:
+    """The 3.4.x -> 3.5.1 move (sunrise): uses under a directory whose add_subdirectory is commented out, a class
+    upstream turned into a typedef, and the backend's own unqualified definition of a function upstream dropped."""
+    old = {"include/triton/Utility.h": "namespace t {\nclass MembarAnalysis {};\nint legacyHelper(int v);\n}\n"}
+    new = {"include/triton/Utility.h": "namespace t {\ntemplate <class T> class Generic {};\n"
+                                       "typedef Generic<int> MembarAnalysis;\n}\n"}
+    use = "void g(t::MembarAnalysis *a) {\n  legacyHelper(2);\n}\n"
+    fork = {"third_party/a/lib/CMakeLists.txt": "add_subdirectory(Built)\n#add_subdirectory(Off)\n",
+            "third_party/a/lib/Built/Use.cpp": use,
+            "third_party/a/lib/Off/Use.cpp": use,
+            "third_party/a/lib/Built/Own.cpp": "int legacyHelper(int v) { return v; }\nint h() { return legacyHelper(1); }\n"}
+    repo, trees = history_trees(tmp_path, old, new, fork)
+    found = {site.rpartition(":")[0] + ":" + f.details["declaration"]
+             for f in symbol_findings(repo, *trees, lambda path: ["a"]) for site in f.details["sites"]}
+    assert found == {"third_party/a/lib/Built/Use.cpp:legacyHelper"}

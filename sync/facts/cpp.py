@@ -259,6 +259,26 @@ def _enclosing_class(node: Node) -> str | None:
     return None
 
 
+def scope_spans(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """(first, last) lines of the text's anonymous namespaces and of its class and struct bodies: where a function
+    is file-local, where one is a member."""
+    anonymous: list[tuple[int, int]] = []
+    bodies: list[tuple[int, int]] = []
+    if "namespace" not in text and "class" not in text and "struct" not in text:
+        return anonymous, bodies
+    pending = [parse_tree(text).root_node]
+    while pending:
+        node = pending.pop()
+        if node.type == "namespace_definition" and node.child_by_field_name("name") is None:
+            anonymous.append((node.start_point[0] + 1, node.end_point[0] + 1))
+        elif node.type in ("class_specifier", "struct_specifier"):
+            body = node.child_by_field_name("body")
+            if body is not None:
+                bodies.append((body.start_point[0] + 1, body.end_point[0] + 1))
+        pending.extend(node.named_children)
+    return anonymous, bodies
+
+
 def functions_in(region: GuardRegion, defined: list[CppFunction]) -> list[CppFunction]:
     """Functions inside the region, or the one function that contains it."""
     inside = [f for f in defined if f.start > region.start and f.end < region.end]

@@ -28,7 +28,7 @@ _DECLARATOR_WRAPPERS = ("reference_declarator", "pointer_declarator", "init_decl
 
 @dataclass(frozen=True)
 class UseContext:
-    form: str  # plain | qualified | member
+    form: str  # plain | qualified | member | defines (the name of a free function a definition declares)
     scope: str | None = None  # qualified: the qualifier as resolved; member: the receiver's type (None: unknown)
 
 
@@ -155,7 +155,9 @@ def use_contexts(text: str, names: set[str]) -> dict[tuple[str, int], list[UseCo
         if parent is not None and parent.type == "template_method" and parent.child_by_field_name("name") == node:
             parent, field = parent.parent, parent  # `x.name<T>(...)`: the template method is the member accessed
         context = UseContext("plain")
-        if parent is not None and parent.type == "field_expression" and parent.child_by_field_name("field") == field:
+        if parent is not None and parent.type == "function_declarator" and parent.child_by_field_name("declarator") == node:
+            context = UseContext("defines")  # `void f(...)`, unqualified: a function of the file's own, no use
+        elif parent is not None and parent.type == "field_expression" and parent.child_by_field_name("field") == field:
             receiver = parent.child_by_field_name("argument")
             receiver_type: str | None = None
             if receiver is not None and receiver.type == "identifier":
@@ -194,6 +196,8 @@ def _qualifier(node: Node) -> str:
 
 def resolves(context: UseContext, scopes: set[str]) -> bool:
     """Whether a use written this way can mean a declaration in one of these scopes."""
+    if context.form == "defines":
+        return False  # it declares a function itself (an unqualified definition compiles without any other)
     if context.form == "plain" or not scopes:
         return True
     if context.form == "member":

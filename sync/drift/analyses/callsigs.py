@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from posixpath import dirname
 
 from sync.git import GitTree, changes_with_renames
+from sync.facts.cmakebuilt import unbuilt
 from sync.facts.layout import backend_dir, third_party_owner
 from sync.model import Finding
 from sync.facts.trees import read_text
@@ -173,8 +174,8 @@ def cpp_broken_calls(context: DriftContext, path: str, lines: frozenset[int] | N
     """Calls in a fork C++ file (on the given lines; all lines when None) to changed builders."""
     text = read_text(context.fork, path) or ""
     named = [name for name in changes if name in text]  # cheap: a call only resolves to a name it spells
-    if not named:
-        return []
+    if not named or unbuilt(context.fork, path):
+        return []  # no changed builder spelled, or a file the build leaves out
     included_dirs = trunk_dialect_dirs(context.fork, path)
     if not any(include_dir(change.old.path) in included_dirs or dirname(path) == dirname(change.old.path)
                for name in named for change in changes[name]):

@@ -1,4 +1,9 @@
-"""C++: FLAGTREE_SPEC_* guards in trunk, and whether the trunk default they guard changed upstream."""
+"""C++: FLAGTREE_SPEC_* guards in trunk, and whether the trunk default they guard changed upstream.
+
+What the backend's build never meets claims nothing: a turned-off default nothing outside the guard can call (a
+file-local one, or a free function no other trunk file spells, with every use inside the guard) needs no
+replacement; a removed default that was file-local, a free function trunk no longer has anywhere, or a member the
+backend's own declarations (its TableGen or header copies) still declare leaves the replacement as it was."""
 from __future__ import annotations
 
 import difflib
@@ -15,10 +20,11 @@ from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
 from sync.facts.tdsigs import records
 from sync.facts.cpp import (CppFunction, GuardRegion, backend_macros, declarations, functions, functions_in, guard_regions,
-                  header_path, mentions_spec_macro, stray_macros)
+                  header_path, mentions_spec_macro, scope_spans, stray_macros)
 from sync.facts.layout import backend_dir, backend_spec_dir, is_third_party
 
 CPP_SUFFIXES = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
+_SOURCES = (".cpp", ".cc", ".cxx")  # a compile unit: what it defines and no header declares stays in it
 TD = (".td",)
 def both_sides(text: str) -> str | None:
     """A text holding committed conflict markers with both sides of each conflict kept, the upgraded side
@@ -265,6 +271,69 @@ def _replacement_findings(finding: Callable[..., Finding], macro: str, region: G
     return out
 
 
+def _replacement_unaffected(context: DriftContext, backend: str, function: CppFunction, text: str) -> bool:
+    """A guarded default upstream removed whose removal leaves the backend's replacement building as it does:
+    - file-local (`static`, an anonymous namespace): nothing outside the file ever meant it;
+    - a free function trunk no longer spells anywhere: the replacement is the backend's own function now
+      (where trunk still has it, it moved, and two definitions would clash: reported);
+    - a member the backend's own declarations still declare (a TableGen file it builds in trunk's place, its copy
+      of trunk's headers): its build declares the member its replacement defines (issue 33, the 3.4.x -> 3.5.1
+      move: sunrise substitutes its own TritonGPUAttrDefs.td, which keeps the CTA getters 3.5 made defaults)."""
+    anonymous, bodies = scope_spans(text)
+    inside = lambda spans: any(first <= function.start and function.end <= last for first, last in spans)
+    if inside(anonymous) or function.text.lstrip().startswith("static "):
+        return True
+    name = function.name.split("::")[-1]
+    if "::" not in function.name and not inside(bodies):
+        return not _spelled_in(context.upstream_new, name, lambda path: not is_third_party(path)
+                               and path.endswith(CPP_SUFFIXES + TD))
+    return _spelled_in(context.backend_files, name, lambda path: path.startswith(backend_dir(backend) + "/")
+                       and path.endswith(TD + (".h", ".hpp", ".hh", ".inc")))
+
+
+def _needs_no_replacement(context: DriftContext, path: str, function: CppFunction, macro: str, texts: list[str],
+                          read_from: list[str]) -> bool:
+    """A default an #ifndef turns off in a source file that nothing outside the guard can call: file-local (`static`,
+    an anonymous namespace, a member of a class the file itself defines) or a free function no other trunk file
+    spells, with
+    every use of its name in the file inside the macro's guards, so its callers go with it (issue 33, the 3.4.x ->
+    3.5.1 move: sunrise's static parseType and file-local LayoutPropagation::getRewrittenValue need no replacement)."""
+    name = function.name.split("::")[-1]
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    for text in texts:  # every version the build may compile: the uses of each stay inside the guard
+        regions = [region for region in guard_regions(text) if region.macro == macro]
+        for number, line in enumerate(text.splitlines(), start=1):
+            if word.search(line) and not any(region.start <= number <= region.end for region in regions):
+                return False  # a use outside the guard: the backend must provide it
+    defining = next((text for text in read_from if any(defined.name == function.name for defined in functions(text))),
+                    None)  # the version the function was read from
+    if defining is not None and _file_local(function, defining):
+        return True
+    # a member's class is declared somewhere (a header, usually): only a free function can be unknown elsewhere
+    elsewhere = lambda other: other != path and not is_third_party(other) and other.endswith(CPP_SUFFIXES + TD)
+    return "::" not in function.name and not any(_spelled_in(tree, name, elsewhere)  # upstream's and FlagTree's trunk
+                                                 for tree in (context.upstream_new, context.backend_files))
+
+
+def _file_local(function: CppFunction, text: str) -> bool:
+    """Whether the file's definitions of the function are static, in an anonymous namespace, or members of a class
+    whose body the file holds."""
+    qualifier = function.name.rpartition("::")[0]
+    if qualifier and re.search(rf"\b(?:class|struct)\s+{re.escape(qualifier.split('::')[-1])}\b[^;{{]*\{{", text):
+        return True
+    anonymous, bodies = scope_spans(text)
+    found = [defined for defined in functions(text) if defined.name == function.name]
+    return bool(found) and all(defined.text.lstrip().startswith("static ")
+                               or any(first <= defined.start and defined.end <= last for first, last in anonymous + bodies)
+                               for defined in found)
+
+
+def _spelled_in(tree: GitTree, name: str, wanted: Callable[[str], bool]) -> bool:
+    """Whether a file of the tree that wanted() keeps spells name as a whole word."""
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    return any(word.search(read_text(tree, path) or "") for path in tree.paths() if wanted(path))
+
+
 def _region_findings(context: DriftContext, backend: str, header: str, macro: str, path: str, region: GuardRegion,
                      fork_text: str, library: dict[str, list[CppFunction]],
                      trunk_defines: Callable[[str, str], bool]) -> list[Finding]:
@@ -291,9 +360,13 @@ def _region_findings(context: DriftContext, backend: str, header: str, macro: st
     old_functions = functions(read_text(context.upstream_old, path) or "")
     new_text = read_text(context.upstream_new, new_path)
     new_functions = functions(new_text or "")
-    out += _replacement_findings(finding, macro, region, path,
-                                 _turned_off(region, fork_text, defined, new_functions, new_text, upgraded_text),
-                                 library, _undeclared_hooks(context.backend_files, backend), trunk_defines)
+    with_guards = [text for text in (upgraded_text, fork_text) if text]  # the versions that hold FlagTree's guards
+    read_from = [text for text in (upgraded_text, new_text, fork_text) if text]  # where _turned_off reads them
+    turned_off = [function for function in _turned_off(region, fork_text, defined, new_functions, new_text, upgraded_text)
+                  if not (region.directive == "ifndef" and path.endswith(_SOURCES)
+                          and _needs_no_replacement(context, path, function, macro, with_guards, read_from))]
+    out += _replacement_findings(finding, macro, region, path, turned_off, library,
+                                 _undeclared_hooks(context.backend_files, backend), trunk_defines)
     olds = _counterparts(guarded, defined, old_functions)
     upstream = [(function, old) for function, old in zip(guarded, olds) if old is not None]  # not FlagTree's own
     news = _counterparts([old for _, old in upstream], old_functions, new_functions)
@@ -302,6 +375,8 @@ def _region_findings(context: DriftContext, backend: str, header: str, macro: st
         # guard's line separately: one guard may hold a whole file of defaults.
         named = f"{function.name} at {path}:{function.start} (in the guard at line {region.start})"
         if new is None:
+            if _replacement_unaffected(context, backend, function, fork_text):
+                continue
             out.append(finding("guard-default-removed", f"{macro}: guarded trunk default "
                                f"{named} no longer exists in {new_path}",
                                "re-target the backend replacement at the code that replaced it"))

@@ -17,6 +17,7 @@ from typing import Iterator
 from tree_sitter import Node
 
 from sync.git import changes_with_renames
+from sync.facts.cmakebuilt import unbuilt
 from sync.facts.delta import fork_lines_where
 from sync.model import Finding
 from sync.facts.trees import read_text
@@ -146,7 +147,8 @@ def call_no_overload_findings(context: DriftContext) -> list[Finding]:
     if not narrowed:
         return []
     lines_by_path = fork_lines_where(context.upstream_old, context.fork, lambda path: path.endswith(CPP) and (
-        path.startswith(_TRUNK) or is_third_party(path)) and not any(p in "/" + path for p in _NOT_BUILT))
+        path.startswith(_TRUNK) or is_third_party(path)) and not any(p in "/" + path for p in _NOT_BUILT)
+        and not unbuilt(context.fork, path))
     spelled = re.compile(r"(?:\.|->)\s*(" + "|".join(re.escape(name) for name in narrowed) + r")\s*\(")
     groups: dict[tuple[str | None, str, str], list[str]] = {}
     detail: dict[tuple[str | None, str, str], tuple[Narrowed, int, frozenset[int]]] = {}

@@ -21,6 +21,9 @@ Names on C++ and TableGen lines match declarations of every language, as they al
 A backend's own C++ (third_party/<b>/) resolves against trunk's headers, unless it carries its own
 copy of the declaring header, or of trunk's headers as a whole (third_party/<b>/include/triton/:
 its build reads that copy first, so upstream's removals reach it only when it takes them).
+A file under a directory the build leaves out (its parent's CMakeLists.txt adds it only in a commented-out
+add_subdirectory) claims nothing; a `typedef` declares its name; a file's own unqualified definition of a
+function declares it for the lines after it, so neither it nor those lines use upstream's.
 """
 from __future__ import annotations
 
@@ -47,6 +50,7 @@ from sync.git import GitTree, Repository, changes_with_renames
 from sync.git import added_lines as tree_added_lines
 from sync.facts.trees import read_text
 from sync.facts.cpp import NAME_QUERY, captures, node_text
+from sync.facts.cmakebuilt import unbuilt
 from sync.facts.cppscope import declaration_scopes, in_function_body, own_header_copy, resolves, use_contexts
 from sync.facts.pyfacts import first_line, params_of
 from sync.facts.pysource import Param
@@ -226,6 +230,7 @@ _DECLARATION_QUERY = """
 (enum_specifier name: (_) @name)
 (enumerator name: (identifier) @name)
 (alias_declaration name: (type_identifier) @name)
+(type_definition declarator: (type_identifier) @name)
 """
 
 
@@ -240,9 +245,9 @@ def declared_names(path: str, text: str | None) -> set[str]:
     if not text:
         return set()
     language = "cpp" if path.endswith(CPP) else "td" if path.endswith(TD) else "py"
-    # cpp 2: nothing inside a function body, 4: no forward declaration; td 2: the C++ class of a record,
-    # 3: interface methods
-    version = 4 if language == "cpp" else 3
+    # cpp 2: nothing inside a function body, 4: no forward declaration, 5: typedefs; td 2: the C++ class of a
+    # record, 3: interface methods
+    version = 5 if language == "cpp" else 3
     return set(memoized(f"declared-{language}", version, text, lambda source: sorted(_declared_names(path, source)),
                         encode=lambda names: list(names), decode=lambda names: list(names)))
 
@@ -813,7 +818,9 @@ def symbol_join(repo: Repository, old: GitTree, new: GitTree, fork: GitTree, own
             hits = [(use, drift) for use, drift in hits if use.name not in own]
         if hits:
             hits_by_file[path] = hits
-    hits_by_file = _resolved(old, fork, hits_by_file)
+    # a C++ file the build leaves out (a commented-out add_subdirectory above it) breaks nothing
+    hits_by_file = _resolved(old, fork, {path: hits for path, hits in hits_by_file.items()
+                                         if not (path.endswith(CPP) and unbuilt(fork, path))})
     if target is not None and hits_by_file:
         used = still_used_on(target, new, set(hits_by_file))
         hits_by_file = {path: [hit for hit in hits if hit[0].name in used.get(path, set())]
@@ -894,12 +901,18 @@ def _resolved(old: GitTree, fork: GitTree, hits_by_file: dict[str, list[tuple[Us
         names = {use.name for use, drift in hits if drift.change == "removed" and drift.scopes}
         contexts = use_contexts(read_text(fork, path) or "", names)
         lines = lines_by_path.get(path, set())
+        # A file's own unqualified definition of a function declares it for every line after it.
+        defined = {name: min((line for (found_name, line), found in contexts.items() if found_name == name
+                              and any(context.form == "defines" for context in found)), default=None)
+                   for name in names}
         kept: list[tuple[Use, Drift]] = []
         for use, drift in hits:
             if drift.change != "removed" or not drift.scopes:
                 kept.append((use, drift))
                 continue
+            own = defined.get(use.name)
             where = sorted(line for (name, line), found in contexts.items() if name == use.name and line in lines
+                           and (own is None or line < own)
                            and any(resolves(context, set(drift.scopes)) for context in found))
             if where:
                 kept.append((Use(use.name, where[0]), drift))

@@ -1,0 +1,41 @@
+"""Whether CMake compiles a file: a directory its parent's CMakeLists.txt names only in a commented-out
+`add_subdirectory(...)` is left out of the build, with every file under it (sunrise's spec/lib/Conversion on the
+3.4.x -> 3.5.1 move: `#add_subdirectory(TritonGPUToLLVM)`). Anything else counts as built: a C++ use claims no
+build break only where the tree says plainly that the file is not compiled."""
+from __future__ import annotations
+
+import re
+from weakref import WeakKeyDictionary
+
+from sync.facts.trees import FileTree, read_text
+
+_ADD_SUBDIRECTORY = re.compile(r"^[ \t]*(#?)[ \t#]*add_subdirectory[ \t]*\([ \t]*\"?([^\s)\"]+)", re.MULTILINE | re.IGNORECASE)
+
+
+def unbuilt(tree: FileTree, path: str) -> bool:
+    """Whether a directory above path is one its parent's CMakeLists.txt adds only in comments."""
+    parts = path.split("/")[:-1]
+    return any(_left_out(tree, "/".join(parts[:depth - 1]), parts[depth - 1]) for depth in range(1, len(parts) + 1))
+
+
+_memo: WeakKeyDictionary[FileTree, dict[str, frozenset[str]]] = WeakKeyDictionary()  # per tree, while it lives
+
+
+def _left_out(tree: FileTree, parent: str, name: str) -> bool:
+    known = _memo.setdefault(tree, {})
+    if parent not in known:
+        known[parent] = _commented_only(tree, parent)
+    return name in known[parent]
+
+
+def _commented_only(tree: FileTree, directory: str) -> frozenset[str]:
+    """The subdirectories directory/CMakeLists.txt adds only in commented-out lines."""
+    text = read_text(tree, f"{directory}/CMakeLists.txt" if directory else "CMakeLists.txt")
+    if not text:
+        return frozenset()
+    active: set[str] = set()
+    commented: set[str] = set()
+    for hash_mark, argument in _ADD_SUBDIRECTORY.findall(text):
+        first = argument.strip("/").split("/", 1)[0]  # add_subdirectory(a/b) adds a's subtree b: a is not all of it
+        (commented if hash_mark else active).add(first if "/" not in argument.strip("/") else "")
+    return frozenset(commented - active - {""})
