@@ -246,3 +246,13 @@ def test_one_change_is_one_finding_per_backend_and_python_calls_group_across_fil
     assert by_site[("python/triton/one.py:5", "python/triton/two.py:5")].details["prs"] == ["9668"]
     assert {f.details["prs"][0] for f in found if f.details["resolved_by"] == "includes"} == {"8850"}
     assert {f.backend for f in found if f.details["resolved_by"] == "includes"} == {"b", "c"}
+
+
+def test_a_backend_that_builds_its_own_tablegen_overlay_calls_its_builders(tmp_path) -> None:
+    """The 3.2 -> 3.3 move: ascend builds its own copy of TritonOps.td (a spec-tree TableGen overlay), so its
+    ir.cc's create<DotScaledOp> with the old 7 arguments still fits the builder its build generates."""
+    call = '#include "triton/Dialect/X/IR/Dialect.h"\nvoid f() {\n  auto t = x::BarType::get(ctx, ty, false);\n}\n'
+    fork = {"third_party/own/backend/spec/include/triton/Dialect/X/IR/Attrs.td": TD_OLD,
+            "third_party/own/lib/Use.cpp": call, "third_party/plain/lib/Use.cpp": call}
+    found = {f.path for f in call_signature_findings(_context(tmp_path, fork))}
+    assert found == {"third_party/plain/lib/Use.cpp"}

@@ -1,7 +1,8 @@
 """override-signature: a FlagTree class overriding a trunk method whose parameters upstream changed (issue 33)."""
 from __future__ import annotations
 
-from sync.drift.analyses.overrides import _absolute, override_findings
+from sync.drift.analyses.overrides import override_findings
+from sync.facts.pymodules import absolute as _absolute
 from tests.upstream_fixture import context_of
 
 BASE_OLD = ("class BaseBackend:\n    def add_stages(self, stages, options):\n        raise NotImplementedError\n\n"

@@ -16,7 +16,7 @@ from sync.drift.ahead import Ahead, settle
 from sync.facts.delta import fork_python_texts
 from sync.facts.pyblobs import prefetch
 from sync.facts.owners import OwnerIndex
-from sync.facts.roles import Classified, classified_files
+from sync.facts.roles import RENAMED_COPY, WHOLE_FILE_ROLES, Classified, classified_files
 from sync.facts.pyfacts import function_table, parse_module_facts, stored_function_facts
 from sync.facts.pysource import FunctionFacts, ModuleFacts
 
@@ -85,6 +85,13 @@ class DriftContext:
         """Every spec file of the selected backends with its role: the classifier check uses too."""
         return classified_files(self.fork, self.fork_hooks, set(self.backends) if self.filtered else None,
                                 self.upstream_old)
+
+    @cached_property
+    def replaced_by_backend(self) -> frozenset[tuple[str, str]]:
+        """(backend, trunk path) of each trunk file a backend builds or loads its own version of (an overlay of
+        Python, TableGen or C++, a setup or package copy): what that backend's code means by the trunk file."""
+        return frozenset((item.file.backend, item.trunk_path) for item in self.classified
+                         if item.trunk_path and (item.role in WHOLE_FILE_ROLES - {RENAMED_COPY}))
 
     @cached_property
     def target_hooks(self) -> TrunkHooks | None:

@@ -22,6 +22,7 @@ from sync.drift.analyses.keys import KEY_READS, KEY_WRITES, key_string_findings,
 from sync.drift.analyses.opverifiers import op_verifier_findings
 from sync.drift.analyses.overlays import overlay_findings
 from sync.drift.analyses.overrides import override_findings
+from sync.drift.analyses.pyimports import removed_import_findings
 from sync.check.policy import unrecognized_layouts
 from sync.drift.analyses.specfuncs import spec_function_findings
 from sync.drift.analyses.symbols import OWN_NAMES, STATEMENTS, ChangeNames, symbol_findings, symbol_join, symbol_part
@@ -147,6 +148,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
              parts=_parts_when_based_on_old(key_string_part, key_string_join, most=3)),
     Analyzer("feature gates", _when_based_on_old(feature_gate_findings), on_request=True),
     Analyzer("overrides", _when_based_on_old(override_findings), on_request=True),
+    Analyzer("python imports", _when_based_on_old(removed_import_findings), on_request=True),
 )
 
 # What the shared parse of each Python blob collects (pyblobs): each run makes its PythonFacts of these.

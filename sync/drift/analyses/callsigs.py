@@ -65,9 +65,11 @@ class Broken:
 def _own_copy(context: DriftContext, path: str, module_path: str) -> bool:
     """Whether a backend's file imports its backend's own copy of a trunk module: FlagTree's setup builds the
     triton package of backend b from third_party/<b>/python/ when b ships one, so `triton.x.y` is
-    third_party/<b>/python/triton/x/y.py for b's files whenever that file exists."""
+    third_party/<b>/python/triton/x/y.py for b's files whenever that file exists; an overlay or a setup copy
+    of the module loads in its place too."""
     backend = third_party_owner(path)
-    return backend is not None and context.fork.exists(f"{backend_dir(backend)}/{module_path}")
+    return backend is not None and (context.fork.exists(f"{backend_dir(backend)}/{module_path}")
+                                    or (backend, module_path) in context.replaced_by_backend)  # an overlay, a copy
 
 
 @dataclass(frozen=True)
@@ -190,6 +192,8 @@ def cpp_broken_calls(context: DriftContext, path: str, lines: frozenset[int] | N
     broken = []
     for call in calls:
         for change in changes[call.callee]:
+            if (third_party_owner(path), change.old.path) in context.replaced_by_backend:
+                continue  # the backend builds its own version of that .td (a TableGen overlay): its builders stand
             if include_dir(change.old.path) not in included_dirs and dirname(path) != dirname(change.old.path):
                 continue  # not in scope: the file never sees that dialect's headers
             if not names_op(qualifier(call), namespaces.get(include_dir(change.old.path), frozenset()), aliases):

@@ -28,13 +28,14 @@ from sync.drift.context import DriftContext, cached_function_table
 from sync.facts.declindex import Decl, declarations_of
 from sync.facts.delta import PY, backend_of, fork_added_lines, text_diff
 from sync.facts.layout import backend_root, is_third_party
+from sync.facts.pymodules import MODULE_SUFFIX, TRUNK_PACKAGE, absolute, module_of, package_of
 from sync.facts.trees import FileTree, read_text
 from sync.facts.upstreamlog import Commits, changing_commits, one_per_change
 from sync.git import changes_with_renames
 from sync.model import Finding
 
-_TRUNK_PACKAGE = "python/"
-_MODULE = ".py"  # a module file: python/<dotted path>.py, or its package's __init__.py
+_TRUNK_PACKAGE = TRUNK_PACKAGE
+_MODULE = MODULE_SUFFIX  # a module file: python/<dotted path>.py, or its package's __init__.py
 _REEXPORTS = 2  # `from triton.backends import BaseBackend` may name a class another module of the package declares
 
 
@@ -84,7 +85,7 @@ def changed_methods(context: DriftContext) -> dict[tuple[str, str], ChangedMetho
             new_decl = after.get((klass, method))
             if new_decl is None or _shape(old_decl) == _shape(new_decl):
                 continue
-            found = ChangedMethod(f"{_module_of(change.old_path)}.{klass}" if trunk else "", method, _shape(old_decl),
+            found = ChangedMethod(f"{module_of(change.old_path)}.{klass}" if trunk else "", method, _shape(old_decl),
                                   _shape(new_decl), change.old_path, change.new_path, f"{klass}.{method}")
             if trunk:
                 out[(found.base, method)] = found
@@ -128,15 +129,7 @@ def trunk_callers(tree: FileTree, methods: set[str]) -> dict[str, list[str]]:
 
 def _package_of(path: str) -> str:
     """The package a module file's relative imports start from (trunk's python/ tree only)."""
-    if not path.startswith(_TRUNK_PACKAGE) or is_third_party(path):
-        return ""
-    module = _module_of(path)
-    return module if path.endswith(f"/__init__{_MODULE}") else module.rpartition(".")[0]
-
-
-def _module_of(path: str) -> str:
-    dotted = path[len(_TRUNK_PACKAGE):-len(_MODULE)].replace("/", ".")
-    return dotted[:-len(".__init__")] if dotted.endswith(".__init__") else dotted
+    return package_of(path) if path.startswith(_TRUNK_PACKAGE) and not is_third_party(path) else ""
 
 
 def _resolve(tree: FileTree, dotted: str, depth: int = 0) -> str | None:
@@ -156,26 +149,15 @@ def _resolve(tree: FileTree, dotted: str, depth: int = 0) -> str | None:
                     return dotted
                 if decl.kind == "import" and depth < _REEXPORTS:
                     package = module if path.endswith(f"/__init__{_MODULE}") else module.rpartition(".")[0]
-                    return _resolve(tree, _absolute(decl.target, package), depth + 1)
+                    return _resolve(tree, absolute(decl.target, package), depth + 1)
         return None
     return None
-
-
-def _absolute(target: str, package: str) -> str:
-    """An import's target made absolute from the package of the module that imports (`.compiler.X` in
-    triton.backends is triton.backends.compiler.X)."""
-    dots = len(target) - len(target.lstrip("."))
-    if not dots:
-        return target
-    base = package.split(".")
-    base = base[:len(base) - (dots - 1)] if dots > 1 else base
-    return ".".join([*base, target[dots:]])
 
 
 def _bases(decls: tuple[Decl, ...], klass: Decl, package: str = "") -> list[str]:
     """The dotted names the class's bases resolve to through the module's top-level imports (a relative one
     from package, a trunk module's; none from a backend's own package)."""
-    imports = {decl.name: _absolute(decl.target, package) if package else decl.target
+    imports = {decl.name: absolute(decl.target, package) if package else decl.target
                for decl in decls if decl.kind == "import" and not decl.scope}
     out = []
     for base in (part.strip() for part in klass.target.split(",") if part.strip()):

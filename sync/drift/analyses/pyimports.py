@@ -1,0 +1,142 @@
+"""Python imports of names upstream removed: a `from triton.x import N` on FlagTree's lines where trunk's module
+triton.x defined N at the old tag and defines it nowhere at the new one (nor re-exports it, nor has a submodule N),
+or the module itself is gone. The import raises ImportError when the module loads: symbol-removed, an error
+(issue 33; on the 3.2 -> 3.3 move, which the rule was not developed on, ascend's backend compiler imports
+AttrsDescriptor from triton.backends.compiler, which 3.3 removed).
+
+The module is trunk's only where the importing backend does not install its own copy of it (an overlay or a setup or
+package copy of that trunk file, or third_party/<b>/python/triton/...): a backend's own copy is what it imports. A
+name FlagTree's own lines define in the trunk module survives the replay. An import under `try` with an
+ImportError (or broader) handler, a module that defines `__getattr__` or star-imports, and relative imports from a
+backend's own package claim nothing; nor do tests and examples, which the package never imports."""
+from __future__ import annotations
+
+import ast
+
+from sync.drift.context import DriftContext
+from sync.facts.declindex import declarations_of
+from sync.facts.delta import PY, backend_of, fork_added_lines
+from sync.facts.layout import PACKAGE_COPY, SETUP_COPY, backend_root, is_third_party, third_party_owner
+from sync.facts.pymodules import TRUNK_PACKAGE, absolute, package_of
+from sync.facts.roles import OVERLAY
+from sync.facts.trees import FileTree, read_text
+from sync.facts.upstreamlog import with_upstream_commits
+from sync.model import Finding
+
+_INSTALLED_IN_PLACE = frozenset({OVERLAY, SETUP_COPY, PACKAGE_COPY})
+_CAUGHT = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+_NOT_BUILT = ("/test/", "/tests/", "/unittest/", "/unittests/", "/tutorials/", "/examples/")
+
+
+def _module_files(module: str) -> tuple[str, str]:
+    stem = TRUNK_PACKAGE + module.replace(".", "/")
+    return stem + ".py", stem + "/__init__.py"
+
+
+def _module_path(tree: FileTree, module: str) -> str | None:
+    return next((path for path in _module_files(module) if tree.exists(path)), None)
+
+
+def _names(tree: FileTree, path: str) -> set[str] | None:
+    """Top-level names the module binds; None when it resolves names at run time (__getattr__, a star import)."""
+    decls = declarations_of(path, read_text(tree, path) or "")
+    if any(decl.name in ("__getattr__", "*") and not decl.scope for decl in decls):
+        return None
+    return {decl.name for decl in decls if not decl.scope}
+
+
+def _guarded_lines(tree: ast.Module) -> set[int]:
+    """Lines of imports under a `try` whose handlers catch a failed import."""
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and any(
+                handler.type is None or any(isinstance(name, ast.Name) and name.id in _CAUGHT
+                                            for name in ast.walk(handler.type)) for handler in node.handlers):
+            lines.update(inner.lineno for statement in node.body for inner in ast.walk(statement)
+                         if isinstance(inner, (ast.Import, ast.ImportFrom)))
+    return lines
+
+
+def removed_import_findings(context: DriftContext) -> list[Finding]:
+    old, new, fork = context.upstream_old, context.upstream_new, context.fork
+    in_place = [item for item in context.classified
+                if (item.role in _INSTALLED_IN_PLACE or item.file.layout in _INSTALLED_IN_PLACE) and item.trunk_path]
+    replaced = {(item.file.backend, item.trunk_path) for item in in_place}
+    # a file that loads in place of a trunk module imports relatively from that module's package
+    stands_for = {item.file.path: item.trunk_path for item in in_place if (item.trunk_path or "").endswith(".py")}
+    added = fork_added_lines(old, fork)
+    sites: dict[tuple[str | None, str, str], list[str]] = {}  # (backend, module, name) -> path:line
+    where: dict[tuple[str | None, str, str], tuple[str, str]] = {}  # -> (module's old path, why)
+    for path, lines in sorted(added.items()):
+        if not path.endswith(PY) or any(part in "/" + path for part in _NOT_BUILT) \
+                or path.rsplit("/", 1)[-1].startswith("test_"):
+            continue  # tests and examples: no part of what the package imports (as for bindings)
+        text = read_text(fork, path) or ""
+        if "import" not in text:
+            continue
+        trunk_path = stands_for.get(path) or (path if path.startswith(TRUNK_PACKAGE) and not is_third_party(path)
+                                              else None)
+        package = package_of(trunk_path) if trunk_path else ""
+        imports = [(decl.line, absolute(decl.target, package) if package else decl.target)
+                   for decl in declarations_of(path, text) if decl.kind == "import" and "from" in decl.flags
+                   and decl.line in lines]
+        imports = [(line, target) for line, target in imports if target.startswith("triton.")]
+        if not imports:
+            continue
+        try:
+            guarded = _guarded_lines(ast.parse(text))
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        backend = third_party_owner(path)
+        home = backend_root(path)
+        for line, target in imports:
+            module, _, name = target.rpartition(".")
+            if line in guarded or name == "*":
+                continue
+            old_path = _module_path(old, module)
+            if old_path is None or (backend, old_path) in replaced \
+                    or (home is not None and fork.exists(home + old_path)):
+                continue  # not trunk's module at the old tag, or the backend installs its own copy of it
+            why = _gone(context, module, old_path, name)
+            if why is not None:
+                key = (backend_of(context.owners.owners, path), module, name)
+                sites.setdefault(key, []).append(f"{path}:{line}")
+                where[key] = (old_path, why)
+    findings = []
+    for (backend, module, name), found in sites.items():
+        old_path, why = where[backend, module, name]
+        first, _, first_line = found[0].rpartition(":")
+        findings.append(Finding(
+            "symbol-removed", first,
+            f"{name}: {why} (will not import as is: ImportError); FlagTree imports it at {len(found)} site(s): "
+            f"{', '.join(found[:5])}{' and more' if len(found) > 5 else ''}",
+            "import it from where upstream moved it, or port the code that used it", int(first_line), backend,
+            related_path=old_path,
+            details={"declaration": name, "module": module, "sites": found,
+                     "symbols": [f"{name}:removed:{old_path}"], "replacements": {}}))
+    if findings and context.range is not None:
+        findings = with_upstream_commits(context.repo, context.range.old.oid, context.range.onto.oid, findings)
+    return findings
+
+
+def _gone(context: DriftContext, module: str, old_path: str, name: str) -> str | None:
+    """Why `from module import name` fails at the new tag, or None when it still works there (or did not before)."""
+    old, new = context.upstream_old, context.upstream_new
+    old_names = _names(old, old_path)
+    if old_names is None or name not in old_names:
+        return None  # resolved at run time, or upstream never had it: not upstream's removal
+    if any(old.exists(candidate) for candidate in _module_files(f"{module}.{name}")):
+        return None  # a submodule: moved modules are the replay's business, not an import of a name
+    new_path = _module_path(new, module)
+    if new_path is None:
+        return f"module {module} ({old_path}) is gone upstream"
+    new_names = _names(new, new_path)
+    if new_names is None or name in new_names:
+        return None
+    fork_path = _module_path(context.fork, module)
+    if fork_path is not None:  # FlagTree's own definition in the trunk module survives the replay
+        own = set(fork_added_lines(old, context.fork).get(fork_path, frozenset()))
+        if any(decl.name == name and not decl.scope and decl.line in own
+               for decl in declarations_of(fork_path, read_text(context.fork, fork_path) or "")):
+            return None
+    return f"{module} ({new_path}) no longer defines it"

@@ -1,0 +1,39 @@
+"""symbol-removed for Python imports: `from triton.x import N` on FlagTree's lines, where upstream's module no longer
+defines N (issue 33; ascend's and mthreads' AttrsDescriptor on the 3.2 -> 3.3 move)."""
+from __future__ import annotations
+
+from sync.drift.analyses.pyimports import removed_import_findings
+from tests.upstream_fixture import context_of
+
+OLD = {"python/triton/backends/compiler.py": "class AttrsDescriptor:\n    pass\n\n\nclass BaseBackend:\n    pass\n",
+       "python/triton/backends/__init__.py": "",
+       "python/triton/lazy.py": "def __getattr__(name):\n    return name\n\n\nOLD = 1\n"}
+NEW = {**OLD, "python/triton/backends/compiler.py": "class BaseBackend:\n    pass\n",
+       "python/triton/lazy.py": "def __getattr__(name):\n    return name\n"}
+USE = "from triton.backends.compiler import AttrsDescriptor, BaseBackend\n"
+
+
+def _sites(tmp_path, fork: dict[str, str], old=OLD, new=NEW) -> set[str]:
+    findings = removed_import_findings(context_of(tmp_path, old, new, {**old, **fork}))
+    assert all(f.kind == "symbol-removed" and f.severity == "error" for f in findings)
+    return {f"{site}:{f.details['declaration']}" for f in findings for site in f.details["sites"]}
+
+
+def test_an_import_of_a_name_upstream_removed_from_a_trunk_module_is_an_error(tmp_path) -> None:
+    fork = {"third_party/a/backend/compiler.py": USE,
+            "third_party/b/backend/compiler.py": "try:\n    " + USE + "except ImportError:\n    pass\n",  # guarded
+            "third_party/c/backend/compiler.py": USE,  # c installs its own copy of the module
+            "third_party/c/python/triton/backends/compiler.py": OLD["python/triton/backends/compiler.py"],
+            "third_party/a/python/test/test_x.py": USE,  # a test: not what the package imports
+            "third_party/a/backend/lazy.py": "from triton.lazy import OLD\n",  # resolved at run time there
+            "python/triton/compiler/compiler.py": "from ..backends.compiler import AttrsDescriptor\n"}  # relative
+    assert _sites(tmp_path, fork) == {"third_party/a/backend/compiler.py:1:AttrsDescriptor",
+                                      "python/triton/compiler/compiler.py:1:AttrsDescriptor"}
+
+
+def test_a_name_upstream_never_had_is_not_upstreams_removal(tmp_path) -> None:
+    # FlagTree adds flagtree_helper to trunk's module itself: the replay carries it onto the new tag
+    own = OLD["python/triton/backends/compiler.py"] + "\n\ndef flagtree_helper():\n    return 1\n"
+    fork = {"python/triton/backends/compiler.py": own,
+            "third_party/a/backend/compiler.py": "from triton.backends.compiler import flagtree_helper\n"}
+    assert _sites(tmp_path, fork) == set()
