@@ -167,9 +167,8 @@ def test_an_analysis_runs_whole_without_spare_cores_or_a_fact_cache(
 
 
 def test_split_analyses_give_the_serial_findings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Seventeen cores for eleven heavy analyses: symbols in four parts, call signatures in three, key strings in
-    two."""
-    monkeypatch.setenv("FLAGTREE_SYNC_JOBS", "17")
+    """Six cores more than heavy analyses: symbols in four parts, call signatures in three, key strings in two."""
+    monkeypatch.setenv("FLAGTREE_SYNC_JOBS", str(sum(analyzer.on_request for analyzer in ANALYZERS) + 6))
     context = _world(tmp_path / "repo")
     serial, serial_skips = _run(context, ANALYZERS, None, parse_bytes=0)
     (tmp_path / "git-dir").mkdir()

@@ -5,7 +5,8 @@ from __future__ import annotations
 from sync.drift.analyses.pyimports import removed_import_findings
 from tests.upstream_fixture import context_of
 
-OLD = {"python/triton/backends/compiler.py": "class AttrsDescriptor:\n    pass\n\n\nclass BaseBackend:\n    pass\n",
+OLD = {"python/triton/compiler/compiler.py": "X = 1\n",
+       "python/triton/backends/compiler.py": "class AttrsDescriptor:\n    pass\n\n\nclass BaseBackend:\n    pass\n",
        "python/triton/backends/__init__.py": "",
        "python/triton/lazy.py": "def __getattr__(name):\n    return name\n\n\nOLD = 1\n"}
 NEW = {**OLD, "python/triton/backends/compiler.py": "class BaseBackend:\n    pass\n",
@@ -26,9 +27,12 @@ def test_an_import_of_a_name_upstream_removed_from_a_trunk_module_is_an_error(tm
             "third_party/c/python/triton/backends/compiler.py": OLD["python/triton/backends/compiler.py"],
             "third_party/a/python/test/test_x.py": USE,  # a test: not what the package imports
             "third_party/a/backend/lazy.py": "from triton.lazy import OLD\n",  # resolved at run time there
-            "python/triton/compiler/compiler.py": "from ..backends.compiler import AttrsDescriptor\n"}  # relative
+            # an overlay of triton/compiler/compiler.py imports relatively from trunk's triton.compiler package
+            "python/triton/compiler/__init__.py": "from triton.flagtree_spec import spec_path\n\nspec_path(__path__)\n",
+            "third_party/a/backend/spec/triton/compiler/compiler.py": "from ..backends.compiler import AttrsDescriptor\n",
+            "python/triton/flagtree_spec.py": "def spec_path(path):\n    return path\n"}
     assert _sites(tmp_path, fork) == {"third_party/a/backend/compiler.py:1:AttrsDescriptor",
-                                      "python/triton/compiler/compiler.py:1:AttrsDescriptor"}
+                                      "third_party/a/backend/spec/triton/compiler/compiler.py:1:AttrsDescriptor"}
 
 
 def test_a_name_upstream_never_had_is_not_upstreams_removal(tmp_path) -> None:

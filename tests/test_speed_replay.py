@@ -277,3 +277,20 @@ def test_a_rename_of_a_file_upstream_changed_goes_to_the_full_merge(tmp_path: Pa
     paths, full, _ = replay_both_ways(repo, old, move, onto)
     assert paths == full
     assert repo[full[0][0]]["b.txt"].data == edit(edit(LINES, 1, b"upstream"), 30, b"fork")
+
+
+def test_a_rename_that_collides_with_an_added_path_replays_as_git_does(tmp_path: Path) -> None:
+    """Found by the property test below: upstream moves a to d/a with an edit, FlagTree rewrites a and adds d/a as
+    upstream has it. git 2.39 commits nested conflict markers in d/a without a conflict ("rename involved in
+    collision"); the replay writes the same file, its markers naming the picked commit by its id, not by git's
+    short id and subject."""
+    repo = pygit2.init_repository(str(tmp_path / "repo"), bare=True)
+    blob = pygit2.GIT_FILEMODE_BLOB
+    moved = edit(LINES, 3, b"x")
+    old = commit(repo, {"a": (LINES, blob)}, [], "old")
+    onto = commit(repo, {"d/a": (moved, blob)}, [old], "upstream")
+    fork = commit(repo, {"a": (b"tiny\n", blob), "b": (LINES, blob), "d/a": (moved, blob)}, [old], "fork")
+    paths, full, _ = replay_both_ways(repo, old, fork, onto)  # each pick held to git cherry-pick inside
+    assert paths == full
+    merged = repo[repo[paths[0][0]].peel(pygit2.Tree)["d/a"].id].data
+    assert merged.startswith(b"<<<<<<<< ") and b"\ntiny\n" in merged  # git's nested markers, kept as git keeps them

@@ -8,6 +8,7 @@ repository (or of a bare one); git runs with no system or global configuration, 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -122,4 +123,20 @@ def differing_paths(repo: pygit2.Repository, ours: str | pygit2.Oid, theirs: str
     left, right = files_of(repo, ours), files_of(repo, theirs)
     def skipped(path: str) -> bool:
         return path in outside or aside(path) in outside or path.split("~", 1)[0] in outside
-    return sorted(path for path in set(left) | set(right) if left.get(path) != right.get(path) and not skipped(path))
+    return sorted(path for path in set(left) | set(right) if left.get(path) != right.get(path) and not skipped(path)
+                  and not _same_but_marker_labels(repo, left.get(path), right.get(path)))
+
+
+_LABELLED_MARKER = re.compile(rb"^(<{7,}|>{7,}) .*$", re.MULTILINE)
+
+
+def _same_but_marker_labels(repo: pygit2.Repository, left: tuple[str, int] | None,
+                            right: tuple[str, int] | None) -> bool:
+    """Two versions of a file that differ only in the labels of conflict markers: what git writes, and commits
+    without a conflict, for a rename that has content conflicts and collides with another path ("rename involved
+    in collision", git 2.39: nested markers) names the picked commit by its short id and subject; a merge of the
+    same trees elsewhere names it otherwise."""
+    if left is None or right is None or left[1] != right[1]:
+        return False
+    strip = lambda oid: _LABELLED_MARKER.sub(rb"\1", repo[oid].peel(pygit2.Blob).data)
+    return strip(left[0]) == strip(right[0]) and _LABELLED_MARKER.search(repo[left[0]].peel(pygit2.Blob).data) is not None

@@ -1,4 +1,5 @@
-"""Python imports of names upstream removed: a `from triton.x import N` on FlagTree's lines where trunk's module
+"""Python imports of names upstream removed: a `from triton.x import N` on FlagTree's lines of a backend's tree
+(trunk's own files are symbol drift's, which reads every name on them) where trunk's module
 triton.x defined N at the old tag and defines it nowhere at the new one (nor re-exports it, nor has a submodule N),
 or the module itself is gone. The import raises ImportError when the module loads: symbol-removed, an error
 (issue 33; on the 3.2 -> 3.3 move, which the rule was not developed on, ascend's backend compiler imports
@@ -65,17 +66,18 @@ def removed_import_findings(context: DriftContext) -> list[Finding]:
     # a file that loads in place of a trunk module imports relatively from that module's package
     stands_for = {item.file.path: item.trunk_path for item in in_place if (item.trunk_path or "").endswith(".py")}
     added = fork_added_lines(old, fork)
+    # where fixes land: the upgraded branch when one was given (an in-memory replay keeps the FlagTree branch's files)
+    upgraded = context.backend_files if context.backend_files is not fork else None
     sites: dict[tuple[str | None, str, str], list[str]] = {}  # (backend, module, name) -> path:line
     where: dict[tuple[str | None, str, str], tuple[str, str]] = {}  # -> (module's old path, why)
     for path, lines in sorted(added.items()):
-        if not path.endswith(PY) or any(part in "/" + path for part in _NOT_BUILT) \
+        if not path.endswith(PY) or not is_third_party(path) or any(part in "/" + path for part in _NOT_BUILT) \
                 or path.rsplit("/", 1)[-1].startswith("test_"):
-            continue  # tests and examples: no part of what the package imports (as for bindings)
+            continue  # trunk's own files are symbol drift's; tests and examples are no part of what loads
         text = read_text(fork, path) or ""
         if "import" not in text:
             continue
-        trunk_path = stands_for.get(path) or (path if path.startswith(TRUNK_PACKAGE) and not is_third_party(path)
-                                              else None)
+        trunk_path = stands_for.get(path)
         package = package_of(trunk_path) if trunk_path else ""
         imports = [(decl.line, absolute(decl.target, package) if package else decl.target)
                    for decl in declarations_of(path, text) if decl.kind == "import" and "from" in decl.flags
@@ -98,6 +100,8 @@ def removed_import_findings(context: DriftContext) -> list[Finding]:
                     or (home is not None and fork.exists(home + old_path)):
                 continue  # not trunk's module at the old tag, or the backend installs its own copy of it
             why = _gone(context, module, old_path, name)
+            if why is not None and upgraded is not None and target not in _imported(upgraded, path, package):
+                continue  # the upgraded branch no longer imports it: fixed there
             if why is not None:
                 key = (backend_of(context.owners.owners, path), module, name)
                 sites.setdefault(key, []).append(f"{path}:{line}")
@@ -117,6 +121,12 @@ def removed_import_findings(context: DriftContext) -> list[Finding]:
     if findings and context.range is not None:
         findings = with_upstream_commits(context.repo, context.range.old.oid, context.range.onto.oid, findings)
     return findings
+
+
+def _imported(tree: FileTree, path: str, package: str) -> set[str]:
+    """The dotted names a file of the tree imports with `from ... import`, relative ones made absolute."""
+    return {absolute(decl.target, package) if package else decl.target
+            for decl in declarations_of(path, read_text(tree, path) or "") if decl.kind == "import" and "from" in decl.flags}
 
 
 def _gone(context: DriftContext, module: str, old_path: str, name: str) -> str | None:
