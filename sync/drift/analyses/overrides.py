@@ -22,6 +22,7 @@ backend, every overriding class a site.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, replace
 
 from sync.drift.context import DriftContext, cached_function_table
@@ -36,6 +37,7 @@ from sync.model import Finding
 
 _TRUNK_PACKAGE = TRUNK_PACKAGE
 _MODULE = MODULE_SUFFIX  # a module file: python/<dotted path>.py, or its package's __init__.py
+_SIGNATURE = re.compile(r"\bdef\s+\w+\s*\(.*?\)\s*(?:->[^:]*)?:", re.DOTALL)
 _REEXPORTS = 2  # `from triton.backends import BaseBackend` may name a class another module of the package declares
 
 
@@ -73,10 +75,13 @@ def changed_methods(context: DriftContext) -> dict[tuple[str, str], ChangedMetho
                 or "/test/" in change.old_path:
             continue
         text = read_text(context.upstream_old, change.old_path) or ""
+        new_text = read_text(context.upstream_new, change.new_path) or ""
+        if "class " not in text or Counter(_SIGNATURE.findall(text)) == Counter(_SIGNATURE.findall(new_text)):
+            continue  # cheap: no def's parameter list changed (a signature's text runs from `def` to `):`)
         before = _methods(change.old_path, text)
         if not before:
             continue
-        after = _methods(change.new_path, read_text(context.upstream_new, change.new_path) or "")
+        after = _methods(change.new_path, new_text)
         decls = declarations_of(change.old_path, text)
         classes = {f"{decl.scope}.{decl.name}" if decl.scope else decl.name: decl for decl in decls
                    if decl.kind == "class"}

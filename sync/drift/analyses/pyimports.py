@@ -13,12 +13,14 @@ backend's own package claim nothing; nor do tests and examples, which the packag
 from __future__ import annotations
 
 import ast
+import re
 
 from sync.drift.context import DriftContext
 from sync.facts.declindex import declarations_of
 from sync.facts.delta import PY, backend_of, fork_added_lines
 from sync.facts.layout import PACKAGE_COPY, SETUP_COPY, backend_root, is_third_party, third_party_owner
-from sync.facts.pymodules import TRUNK_PACKAGE, absolute, package_of
+from sync.facts.pymodules import TRUNK_PACKAGE, absolute, module_of, package_of
+from sync.git import changes_with_renames
 from sync.facts.roles import OVERLAY
 from sync.facts.trees import FileTree, read_text
 from sync.facts.upstreamlog import with_upstream_commits
@@ -27,6 +29,7 @@ from sync.model import Finding
 _INSTALLED_IN_PLACE = frozenset({OVERLAY, SETUP_COPY, PACKAGE_COPY})
 _CAUGHT = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 _NOT_BUILT = ("/test/", "/tests/", "/unittest/", "/unittests/", "/tutorials/", "/examples/")
+_IMPORT_FROM = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import\b", re.MULTILINE)
 
 
 def _module_files(module: str) -> tuple[str, str]:
@@ -65,6 +68,14 @@ def removed_import_findings(context: DriftContext) -> list[Finding]:
     replaced = {(item.file.backend, item.trunk_path) for item in in_place}
     # a file that loads in place of a trunk module imports relatively from that module's package
     stands_for = {item.file.path: item.trunk_path for item in in_place if (item.trunk_path or "").endswith(".py")}
+    # only a module upstream changed or deleted can have lost a name: a file that imports from none is not parsed
+    changed = {module_of(change.old_path) for change in changes_with_renames(old, new)
+               if change.old_path.startswith(TRUNK_PACKAGE) and change.old_path.endswith(".py")
+               and not is_third_party(change.old_path) and change.status != "added"}
+    if not changed:
+        return []
+    parts = [module.split(".") for module in changed]
+    tails = {".".join(names[cut:]) for names in parts for cut in range(len(names))} | {""}  # relative spellings
     added = fork_added_lines(old, fork)
     # where fixes land: the upgraded branch when one was given (an in-memory replay keeps the FlagTree branch's files)
     upgraded = context.backend_files if context.backend_files is not fork else None
@@ -75,8 +86,9 @@ def removed_import_findings(context: DriftContext) -> list[Finding]:
                 or path.rsplit("/", 1)[-1].startswith("test_"):
             continue  # trunk's own files are symbol drift's; tests and examples are no part of what loads
         text = read_text(fork, path) or ""
-        if "import" not in text:
-            continue
+        spelled = _IMPORT_FROM.findall(text)
+        if not any(module in changed or module.startswith(".") and module.lstrip(".") in tails for module in spelled):
+            continue  # cheap: no `from M import` names a module upstream changed
         trunk_path = stands_for.get(path)
         package = package_of(trunk_path) if trunk_path else ""
         imports = [(decl.line, absolute(decl.target, package) if package else decl.target)
