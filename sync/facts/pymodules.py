@@ -6,6 +6,12 @@ TRUNK_PACKAGE = "python/"
 MODULE_SUFFIX = ".py"
 
 
+def module_files(module: str) -> tuple[str, str]:
+    """Where trunk keeps a dotted module: python/triton/x/y.py, or the package python/triton/x/y/__init__.py."""
+    stem = TRUNK_PACKAGE + module.replace(".", "/")
+    return stem + MODULE_SUFFIX, f"{stem}/__init__{MODULE_SUFFIX}"
+
+
 def module_of(path: str) -> str:
     """triton.x.y for python/triton/x/y.py, triton.x for python/triton/x/__init__.py."""
     dotted = path[len(TRUNK_PACKAGE):-len(MODULE_SUFFIX)].replace("/", ".")

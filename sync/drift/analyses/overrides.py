@@ -29,14 +29,12 @@ from sync.drift.context import DriftContext, cached_function_table
 from sync.facts.declindex import Decl, declarations_of
 from sync.facts.delta import PY, backend_of, fork_added_lines, text_diff
 from sync.facts.layout import backend_root, is_third_party
-from sync.facts.pymodules import MODULE_SUFFIX, TRUNK_PACKAGE, absolute, module_of, package_of
+from sync.facts.pymodules import MODULE_SUFFIX, TRUNK_PACKAGE, absolute, module_files, module_of, package_of
 from sync.facts.trees import FileTree, read_text
 from sync.facts.upstreamlog import Commits, changing_commits, one_per_change
 from sync.git import changes_with_renames
 from sync.model import Finding
 
-_TRUNK_PACKAGE = TRUNK_PACKAGE
-_MODULE = MODULE_SUFFIX  # a module file: python/<dotted path>.py, or its package's __init__.py
 _SIGNATURE = re.compile(r"\bdef\s+\w+\s*\(.*?\)\s*(?:->[^:]*)?:", re.DOTALL)
 _REEXPORTS = 2  # `from triton.backends import BaseBackend` may name a class another module of the package declares
 
@@ -71,7 +69,7 @@ def changed_methods(context: DriftContext) -> dict[tuple[str, str], ChangedMetho
     out: dict[tuple[str, str], ChangedMethod] = {}
     implementations: dict[tuple[str, str], list[ChangedMethod]] = {}
     for change in changes_with_renames(context.upstream_old, context.upstream_new):
-        if change.new_path is None or change.status == "added" or not change.old_path.endswith(_MODULE) \
+        if change.new_path is None or change.status == "added" or not change.old_path.endswith(MODULE_SUFFIX) \
                 or "/test/" in change.old_path:
             continue
         text = read_text(context.upstream_old, change.old_path) or ""
@@ -85,7 +83,7 @@ def changed_methods(context: DriftContext) -> dict[tuple[str, str], ChangedMetho
         decls = declarations_of(change.old_path, text)
         classes = {f"{decl.scope}.{decl.name}" if decl.scope else decl.name: decl for decl in decls
                    if decl.kind == "class"}
-        trunk = change.old_path.startswith(_TRUNK_PACKAGE) and not is_third_party(change.old_path)
+        trunk = change.old_path.startswith(TRUNK_PACKAGE) and not is_third_party(change.old_path)
         for (klass, method), old_decl in before.items():
             new_decl = after.get((klass, method))
             if new_decl is None or _shape(old_decl) == _shape(new_decl):
@@ -112,8 +110,7 @@ def changed_methods(context: DriftContext) -> dict[tuple[str, str], ChangedMetho
 def _declares(tree: FileTree, base: str, method: str) -> bool:
     """Whether the trunk class (module.Class) declares the method in its own body."""
     module, _, klass = base.rpartition(".")
-    stem = f"{_TRUNK_PACKAGE}{module.replace('.', '/')}"
-    for path in (stem + _MODULE, f"{stem}/__init__{_MODULE}"):
+    for path in module_files(module):
         text = read_text(tree, path)
         if text is not None:
             return (klass, method) in _methods(path, text)
@@ -125,7 +122,7 @@ def trunk_callers(tree: FileTree, methods: set[str]) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {method: [] for method in methods}
     spelled = re.compile(r"\.(" + "|".join(map(re.escape, sorted(methods))) + r")\s*\(")
     for path in tree.paths():
-        if path.startswith(_TRUNK_PACKAGE) and path.endswith(_MODULE) and not is_third_party(path) \
+        if path.startswith(TRUNK_PACKAGE) and path.endswith(MODULE_SUFFIX) and not is_third_party(path) \
                 and "/test/" not in path:
             for method in set(spelled.findall(read_text(tree, path) or "")):
                 found[method].append(path)
@@ -134,7 +131,7 @@ def trunk_callers(tree: FileTree, methods: set[str]) -> dict[str, list[str]]:
 
 def _package_of(path: str) -> str:
     """The package a module file's relative imports start from (trunk's python/ tree only)."""
-    return package_of(path) if path.startswith(_TRUNK_PACKAGE) and not is_third_party(path) else ""
+    return package_of(path) if path.startswith(TRUNK_PACKAGE) and not is_third_party(path) else ""
 
 
 def _resolve(tree: FileTree, dotted: str, depth: int = 0) -> str | None:
@@ -143,8 +140,7 @@ def _resolve(tree: FileTree, dotted: str, depth: int = 0) -> str | None:
     module, _, name = dotted.rpartition(".")
     if not module or module.startswith("."):
         return None  # a relative import in FlagTree's file: the backend's own package
-    stem = f"{_TRUNK_PACKAGE}{module.replace('.', '/')}"
-    for path in (stem + _MODULE, f"{stem}/__init__{_MODULE}"):
+    for path in module_files(module):
         text = read_text(tree, path)
         if text is None:
             continue
@@ -153,8 +149,7 @@ def _resolve(tree: FileTree, dotted: str, depth: int = 0) -> str | None:
                 if decl.kind == "class":
                     return dotted
                 if decl.kind == "import" and depth < _REEXPORTS:
-                    package = module if path.endswith(f"/__init__{_MODULE}") else module.rpartition(".")[0]
-                    return _resolve(tree, absolute(decl.target, package), depth + 1)
+                    return _resolve(tree, absolute(decl.target, package_of(path)), depth + 1)
         return None
     return None
 

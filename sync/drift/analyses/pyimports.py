@@ -19,7 +19,7 @@ from sync.drift.context import DriftContext
 from sync.facts.declindex import declarations_of
 from sync.facts.delta import PY, backend_of, fork_added_lines
 from sync.facts.layout import PACKAGE_COPY, SETUP_COPY, backend_root, is_third_party, third_party_owner
-from sync.facts.pymodules import TRUNK_PACKAGE, absolute, module_of, package_of
+from sync.facts.pymodules import TRUNK_PACKAGE, absolute, module_files, module_of, package_of
 from sync.git import changes_with_renames
 from sync.facts.roles import OVERLAY
 from sync.facts.trees import FileTree, read_text
@@ -32,13 +32,8 @@ _NOT_BUILT = ("/test/", "/tests/", "/unittest/", "/unittests/", "/tutorials/", "
 _IMPORT_FROM = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import\b", re.MULTILINE)
 
 
-def _module_files(module: str) -> tuple[str, str]:
-    stem = TRUNK_PACKAGE + module.replace(".", "/")
-    return stem + ".py", stem + "/__init__.py"
-
-
 def _module_path(tree: FileTree, module: str) -> str | None:
-    return next((path for path in _module_files(module) if tree.exists(path)), None)
+    return next((path for path in module_files(module) if tree.exists(path)), None)
 
 
 def _names(tree: FileTree, path: str) -> set[str] | None:
@@ -49,8 +44,13 @@ def _names(tree: FileTree, path: str) -> set[str] | None:
     return {decl.name for decl in decls if not decl.scope}
 
 
-def _guarded_lines(tree: ast.Module) -> set[int]:
-    """Lines of imports under a `try` whose handlers catch a failed import."""
+def _guarded_lines(text: str) -> set[int]:
+    """Lines of imports under a `try` whose handlers catch a failed import (every line, when the text does not
+    parse: nothing is claimed of it)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return set(range(1, text.count("\n") + 2))
     lines: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Try) and any(
@@ -81,6 +81,7 @@ def removed_import_findings(context: DriftContext) -> list[Finding]:
     upgraded = context.backend_files if context.backend_files is not fork else None
     sites: dict[tuple[str | None, str, str], list[str]] = {}  # (backend, module, name) -> path:line
     where: dict[tuple[str | None, str, str], tuple[str, str]] = {}  # -> (module's old path, why)
+    gone: dict[tuple[str, str, str], str | None] = {}  # (module, its old path, name) -> why the import fails
     for path, lines in sorted(added.items()):
         if not path.endswith(PY) or not is_third_party(path) or any(part in "/" + path for part in _NOT_BUILT) \
                 or path.rsplit("/", 1)[-1].startswith("test_"):
@@ -91,33 +92,34 @@ def removed_import_findings(context: DriftContext) -> list[Finding]:
             continue  # cheap: no `from M import` names a module upstream changed
         trunk_path = stands_for.get(path)
         package = package_of(trunk_path) if trunk_path else ""
-        imports = [(decl.line, absolute(decl.target, package) if package else decl.target)
-                   for decl in declarations_of(path, text) if decl.kind == "import" and "from" in decl.flags
-                   and decl.line in lines]
-        imports = [(line, target) for line, target in imports if target.startswith("triton.")]
-        if not imports:
-            continue
-        try:
-            guarded = _guarded_lines(ast.parse(text))
-        except (SyntaxError, ValueError, RecursionError):
-            continue
+        imports = [(line, target) for line, target in _from_imports(path, text, package)
+                   if line in lines and target.startswith("triton.")]
         backend = third_party_owner(path)
         home = backend_root(path)
+        guarded: set[int] | None = None  # parsed only once an import proves gone: most never do
         for line, target in imports:
             module, _, name = target.rpartition(".")
-            if line in guarded or name == "*":
+            if name == "*":
                 continue
             old_path = _module_path(old, module)
             if old_path is None or (backend, old_path) in replaced \
                     or (home is not None and fork.exists(home + old_path)):
                 continue  # not trunk's module at the old tag, or the backend installs its own copy of it
-            why = _gone(context, module, old_path, name)
-            if why is not None and upgraded is not None and target not in _imported(upgraded, path, package):
+            if (module, old_path, name) not in gone:  # one answer per import, however many files make it
+                gone[module, old_path, name] = _gone(context, module, old_path, name)
+            why = gone[module, old_path, name]
+            if why is None:
+                continue
+            if guarded is None:
+                guarded = _guarded_lines(text)
+            if line in guarded:
+                continue
+            if upgraded is not None and target not in {found for _, found in _from_imports(
+                    path, read_text(upgraded, path) or "", package)}:
                 continue  # the upgraded branch no longer imports it: fixed there
-            if why is not None:
-                key = (backend_of(context.owners.owners, path), module, name)
-                sites.setdefault(key, []).append(f"{path}:{line}")
-                where[key] = (old_path, why)
+            key = (backend_of(context.owners.owners, path), module, name)
+            sites.setdefault(key, []).append(f"{path}:{line}")
+            where[key] = (old_path, why)
     findings = []
     for (backend, module, name), found in sites.items():
         old_path, why = where[backend, module, name]
@@ -135,10 +137,10 @@ def removed_import_findings(context: DriftContext) -> list[Finding]:
     return findings
 
 
-def _imported(tree: FileTree, path: str, package: str) -> set[str]:
-    """The dotted names a file of the tree imports with `from ... import`, relative ones made absolute."""
-    return {absolute(decl.target, package) if package else decl.target
-            for decl in declarations_of(path, read_text(tree, path) or "") if decl.kind == "import" and "from" in decl.flags}
+def _from_imports(path: str, text: str, package: str) -> list[tuple[int, str]]:
+    """(line, dotted name) of each `from ... import` of the text, a relative one made absolute from package."""
+    return [(decl.line, absolute(decl.target, package) if package else decl.target)
+            for decl in declarations_of(path, text) if decl.kind == "import" and "from" in decl.flags]
 
 
 def _gone(context: DriftContext, module: str, old_path: str, name: str) -> str | None:
@@ -147,7 +149,7 @@ def _gone(context: DriftContext, module: str, old_path: str, name: str) -> str |
     old_names = _names(old, old_path)
     if old_names is None or name not in old_names:
         return None  # resolved at run time, or upstream never had it: not upstream's removal
-    if any(old.exists(candidate) for candidate in _module_files(f"{module}.{name}")):
+    if any(old.exists(candidate) for candidate in module_files(f"{module}.{name}")):
         return None  # a submodule: moved modules are the replay's business, not an import of a name
     new_path = _module_path(new, module)
     if new_path is None:
