@@ -280,13 +280,11 @@ def _replacement_unaffected(context: DriftContext, backend: str, function: CppFu
       of trunk's headers): its build declares the member its replacement defines (issue 33, the 3.4.x -> 3.5.1
       move: sunrise substitutes its own TritonGPUAttrDefs.td, which keeps the CTA getters 3.5 made defaults)."""
     anonymous, bodies = scope_spans(text)
-    inside = lambda spans: any(first <= function.start and function.end <= last for first, last in spans)
-    if inside(anonymous) or function.text.lstrip().startswith("static "):
+    if _static(function) or _within(function, anonymous):
         return True
     name = function.name.split("::")[-1]
-    if "::" not in function.name and not inside(bodies):
-        return not _spelled_in(context.upstream_new, name, lambda path: not is_third_party(path)
-                               and path.endswith(CPP_SUFFIXES + TD))
+    if "::" not in function.name and not _within(function, bodies):
+        return not _spelled_in(context.upstream_new, name, _trunk_code)
     return _spelled_in(context.backend_files, name, lambda path: path.startswith(backend_dir(backend) + "/")
                        and path.endswith(TD + (".h", ".hpp", ".hh", ".inc")))
 
@@ -310,7 +308,7 @@ def _needs_no_replacement(context: DriftContext, path: str, function: CppFunctio
     if defining is not None and _file_local(function, defining):
         return True
     # a member's class is declared somewhere (a header, usually): only a free function can be unknown elsewhere
-    elsewhere = lambda other: other != path and not is_third_party(other) and other.endswith(CPP_SUFFIXES + TD)
+    elsewhere = lambda other: other != path and _trunk_code(other)
     return "::" not in function.name and not any(_spelled_in(tree, name, elsewhere)  # upstream's and FlagTree's trunk
                                                  for tree in (context.upstream_new, context.backend_files))
 
@@ -323,9 +321,20 @@ def _file_local(function: CppFunction, text: str) -> bool:
         return True
     anonymous, bodies = scope_spans(text)
     found = [defined for defined in functions(text) if defined.name == function.name]
-    return bool(found) and all(defined.text.lstrip().startswith("static ")
-                               or any(first <= defined.start and defined.end <= last for first, last in anonymous + bodies)
-                               for defined in found)
+    return bool(found) and all(_static(defined) or _within(defined, anonymous + bodies) for defined in found)
+
+
+def _static(function: CppFunction) -> bool:
+    return function.text.lstrip().startswith("static ")
+
+
+def _within(function: CppFunction, spans: list[tuple[int, int]]) -> bool:
+    return any(first <= function.start and function.end <= last for first, last in spans)
+
+
+def _trunk_code(path: str) -> bool:
+    """A C++ or TableGen file of trunk (not of a backend's tree)."""
+    return not is_third_party(path) and path.endswith(CPP_SUFFIXES + TD)
 
 
 def _spelled_in(tree: GitTree, name: str, wanted: Callable[[str], bool]) -> bool:
