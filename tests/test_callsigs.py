@@ -198,6 +198,22 @@ def test_the_builder_spellings_hold_every_callee_the_parser_reads(tokens: list[s
     assert named <= _builder_spellings(text)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_TOKENS + ["getX", "creates", "/* c */", "// c\n", "f", "[", "]", "'>'"]), max_size=24))
+def test_the_builder_query_drops_only_calls_that_are_no_builder_call(tokens: list[str]) -> None:
+    """The query's native filter keeps every call the reading of all calls would take, arguments alike."""
+    from sync.facts.cppcalls import ALL_CALLS, _parse_calls
+    text = "void f() {\n  " + "".join(tokens) + ";\n}\n"
+    assert _parse_calls(text) == _parse_calls(text, ALL_CALLS)
+
+
+def test_the_builder_query_keeps_every_spelling_of_a_builder_call() -> None:
+    from sync.facts.cppcalls import ALL_CALLS, _parse_calls
+    for spelling in SPELLINGS:
+        text = f"void f() {{\n  auto v = {spelling};\n  g(h(1), v.getX());\n}}\n"
+        assert _parse_calls(text) == _parse_calls(text, ALL_CALLS) != [], spelling
+
+
 def test_a_call_qualified_by_another_namespace_is_another_declaration(tmp_path) -> None:
     # Issue 33: `create<mlir::triton::gcu::LoadOp>` is the backend's own op, not upstream's tt.load.
     dialect = 'def X_Dialect : Dialect {\n  let name = "x";\n  let cppNamespace = "::mlir::x";\n}\n'

@@ -164,3 +164,17 @@ def test_files_the_build_leaves_out_typedefs_and_own_definitions_claim_no_remova
     found = {site.rpartition(":")[0] + ":" + f.details["declaration"]
              for f in symbol_findings(repo, *trees, lambda path: ["a"]) for site in f.details["sites"]}
     assert found == {"third_party/a/lib/Built/Use.cpp:legacyHelper"}
+
+
+def test_a_backend_site_is_the_first_added_line_using_the_name_outside_a_comment(tmp_path: Path) -> None:
+    """A backend file's words are read from its added lines at once; the site of a hit is still the first added
+    line that uses the word in code: not a line FlagTree kept, not a `//` comment, not a longer word."""
+    kept = "void k() {\n  legacyHelper(0);  // a line FlagTree kept\n}\nvoid h() {\n}\n"
+    old = {**OLD, "third_party/a/lib/Use.cpp": kept}
+    fork = {"third_party/a/lib/Use.cpp": kept.replace("void h() {\n", "void h() {\n"
+                                                      "  // legacyHelper is gone upstream\n"  # 5: a comment
+                                                      "  legacyHelperTwo(1);\n"  # 6: a longer word
+                                                      "  legacyHelper(2);\n")}  # 7: the use
+    repo, trees = history_trees(tmp_path, old, {**NEW, "third_party/a/lib/Use.cpp": kept}, fork)
+    sites = {f.details["declaration"]: f.details["sites"] for f in symbol_findings(repo, *trees, lambda path: ["a"])}
+    assert sites.get("legacyHelper") == ["third_party/a/lib/Use.cpp:7"]

@@ -683,12 +683,12 @@ class ForkUses:
     uses_by_file: dict[str, tuple[list[Use], list[Use]]]  # path -> (identifiers, #include paths)
     own_by_file: dict[str, set[str]]
     flagtree_python: set[str]  # names FlagTree's own Python modules bind (files new in the fork)
-    backend_uses: dict[str, list[Use]] = field(default_factory=dict)  # third_party/<b>/ C++: word on an added line
+    backend_uses: dict[str, list[str]] = field(default_factory=dict)  # third_party/<b>/ C++: words on added lines
 
     @property
     def names(self) -> set[str]:
         return {use.name for uses, _ in self.uses_by_file.values() for use in uses} | \
-            {use.name for uses in self.backend_uses.values() for use in uses}
+            {name for names in self.backend_uses.values() for name in names}
 
 
 def fork_uses(repo: Repository, old: GitTree, fork: GitTree, start: float = 0.0) -> ForkUses:
@@ -713,33 +713,52 @@ def fork_uses(repo: Repository, old: GitTree, fork: GitTree, start: float = 0.0)
 _NOT_BUILT_WITH_BACKEND = ("/test/", "/tests/", "/unittest/", "/unittests/")
 
 
-def backend_uses(old: GitTree, fork: GitTree) -> dict[str, list[Use]]:
+def backend_uses(old: GitTree, fork: GitTree) -> dict[str, list[str]]:
     """The words on FlagTree's added C++ lines under third_party/<b>/ (backends compile against trunk's
-    headers too). Words, not a parse: a cheap superset; symbol_join parses only the files where one of them
-    names a header declaration upstream removed, and resolves each use there (cppscope). Through the fact
-    cache by the two trees: the parts of the split analysis and its join read it once."""
-    return memoized_by("backend-words", 1, [str(old.tree.id), str(fork.tree.id)], lambda: _backend_uses(old, fork),
-                       encode=lambda found: {path: [[use.name, use.line] for use in uses] for path, uses in found.items()},
-                       decode=lambda stored: {str(path): [Use(str(name), int(line)) for name, line in uses]
-                                              for path, uses in stored.items()})
+    headers too), in the order they first occur. Words, not a parse: a cheap superset; symbol_join parses
+    only the files where one of them names a header declaration upstream removed, and resolves each use
+    there (cppscope). Through the fact cache by the two trees: the parts of the split analysis and its join
+    read it once."""
+    return memoized_by("backend-words", 2, [str(old.tree.id), str(fork.tree.id)], lambda: _backend_uses(old, fork),
+                       encode=lambda found: found,
+                       decode=lambda stored: {str(path): [str(name) for name in names] for path, names in stored.items()})
 
 
-def _backend_uses(old: GitTree, fork: GitTree) -> dict[str, list[Use]]:
-    lines_by_path = fork_lines_where(old, fork, lambda path: is_third_party(path) and path.endswith(CPP)
-                                and not any(part in "/" + path for part in _NOT_BUILT_WITH_BACKEND))
-    out: dict[str, list[Use]] = {}
-    for path, lines in sorted(lines_by_path.items()):
+def _backend_lines(old: GitTree, fork: GitTree) -> dict[str, set[int]]:
+    return fork_lines_where(old, fork, lambda path: is_third_party(path) and path.endswith(CPP)
+                            and not any(part in "/" + path for part in _NOT_BUILT_WITH_BACKEND))
+
+
+def _backend_uses(old: GitTree, fork: GitTree) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for path, lines in sorted(_backend_lines(old, fork).items()):
         text = read_text(fork, path) or ""
         if oversized(text):  # parsed as empty everywhere (parselimit): its words would cost memory by the file
             continue
-        source = text.splitlines()
-        found: dict[str, int] = {}
-        for line in sorted(lines):
-            if 0 < line <= len(source):
-                for name in _TOKEN.findall(source[line - 1].split("//", 1)[0]):
-                    found.setdefault(name, line)
-        out[path] = [Use(name, line) for name, line in found.items() if significant_name(name)]
+        # One scan of the added lines joined, comments cut (a backend adds half a million lines: a scan per
+        # line cost a first run a second); the line of a word is looked up only where it hits (_first_use).
+        added = _COMMENT.sub("", "\n".join(_added_source(text, lines)))
+        out[path] = [name for name in dict.fromkeys(_TOKEN.findall(added)) if significant_name(name)]
     return out
+
+
+_COMMENT = re.compile(r"//[^\n]*")
+
+
+def _added_source(text: str, lines: set[int]) -> list[str]:
+    source = text.splitlines()
+    return [source[line - 1] for line in sorted(lines) if 0 < line <= len(source)]
+
+
+def _first_use(old: GitTree, fork: GitTree, path: str, name: str) -> Use:
+    """The first added line of path where the word name occurs outside a // comment (one backend_uses found)."""
+    lines = sorted(line for line in _backend_lines(old, fork).get(path, set()))
+    source = (read_text(fork, path) or "").splitlines()
+    for line in lines:
+        if 0 < line <= len(source) and name in source[line - 1] and \
+                name in _TOKEN.findall(source[line - 1].split("//", 1)[0]):
+            return Use(name, line)
+    raise AssertionError(f"{name} is not a word of {path}'s added lines")
 
 
 @lru_cache(maxsize=64)
@@ -805,11 +824,11 @@ def symbol_join(repo: Repository, old: GitTree, new: GitTree, fork: GitTree, own
     # A backend that carries its own copy of trunk's headers (third_party/<b>/include/triton/) compiles against that
     # copy: upstream's removals reach it only when it takes them (the copy kinds say what changed there).
     own_trunk = own_trunk_backends(fork) if uses.backend_uses else set()
-    for path, identifiers in uses.backend_uses.items():
+    for path, words in uses.backend_uses.items():
         if third_party_owner(path) in own_trunk:
             continue
         backend_dir = "/".join(path.split("/")[:2]) + "/"
-        hits = [(use, drift) for use in identifiers for drift in drifts.get(use.name, [])
+        hits = [(_first_use(old, fork, path, name), drift) for name in words for drift in drifts.get(name, [])
                 if drift.native and drift.change == "removed" and drift.scopes and _header(drift.path)
                 and not own_header_copy(fork, backend_dir, drift.path)]
         if hits:
