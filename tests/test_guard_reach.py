@@ -61,3 +61,41 @@ def test_a_removed_free_default_is_an_error_only_where_trunk_still_has_it(tmp_pa
     # helper moved to another file: the library's definition would clash with trunk's new one
     moved = {**gone, "include/t/Layout.h": HEADER, "lib/Helper.cpp": "namespace t {\nint helper(int a) { return a; }\n}\n"}
     assert _guard_kinds(tmp_path / "moved", moved) == {("guard-default-removed", "helper")}
+
+
+TD_OLD = ('def T_FooAttr : T_Attr<"Foo", "foo"> {\n  let parameters = (ins "unsigned":$width);\n'
+          '  let extraClassDeclaration = [{\n    int depth(int a) const;\n  }];\n}\n')
+TD_NEW = TD_OLD.replace("int depth(int a) const;", "int depth(int a, int b) const;\n    int extra() const;")
+IMPL_OLD = "namespace t {\nint FooAttr::depth(int a) const { return a; }\n}\n"
+IMPL_NEW = ("namespace t {\nint FooAttr::depth(int a, int b) const { return a + b; }\n"
+            "int FooAttr::extra() const { return 0; }\n}\n")
+
+
+def _generated_member_kinds(tmp_path: Path, fork_extra: dict[str, str]) -> set[tuple[str, str]]:
+    guarded = lambda text: "#ifndef FLAGTREE_SPEC_Impl_cpp\n" + text + "#endif\n"
+    base = {"include/t/Attrs.td": TD_OLD, "lib/Impl.cpp": IMPL_OLD, "python/triton/__init__.py": ""}
+    upstream = {"include/t/Attrs.td": TD_NEW, "lib/Impl.cpp": IMPL_NEW}
+    fork = {**base, "lib/Impl.cpp": guarded(IMPL_OLD), B + "include/flagtree_spec.h": MACRO,
+            B + "lib/Impl.cpp": IMPL_OLD.replace("return a;", "return -a;"), **fork_extra}
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    repo = small_world(tmp_path, base, upstream, fork)
+    return {(finding.kind, finding.message.split(" defines no ")[-1] if "defines no" in finding.message
+             else finding.message.split("trunk ")[-1].split("(")[0])
+            for finding in drift_of(SimpleNamespace(fork=repo), "v1", "v2", "main").findings
+            if finding.kind in ("guard-replacement-missing", "guard-signature-mismatch")}
+
+
+def test_members_of_a_class_the_backend_generates_from_its_own_tablegen_follow_its_record(tmp_path: Path) -> None:
+    """Issue 33, the 3.4.x -> 3.5.1 move: sunrise builds its own TritonGPUAttrDefs.td in trunk's place. Trunk's new
+    parameters of a generated member and trunk's new members are not what its build declares."""
+    assert _generated_member_kinds(tmp_path / "trunk", {}) == {("guard-signature-mismatch", "FooAttr::depth"),
+                                                               ("guard-replacement-missing", "FooAttr::extra")}
+    assert _generated_member_kinds(tmp_path / "own", {B + "include/t/Attrs.td": TD_OLD}) == set()
+    # the backend's own record declares extra too: its replacement is missing
+    declares = TD_OLD.replace("int depth(int a) const;", "int depth(int a) const;\n    int extra() const;")
+    assert _generated_member_kinds(tmp_path / "declares", {B + "include/t/Attrs.td": declares}) == \
+        {("guard-replacement-missing", "FooAttr::extra")}
+    # an interface in the backend's TableGen may declare it for the class: no claim that it is not declared
+    interface = TD_OLD + 'def T_Extra : AttrInterface<"Extra"> {\n  let methods = [InterfaceMethod<"", "int", "extra">];\n}\n'
+    assert _generated_member_kinds(tmp_path / "interface", {B + "include/t/Attrs.td": interface}) == \
+        {("guard-replacement-missing", "FooAttr::extra")}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Callable
 
@@ -125,6 +125,7 @@ def guard_findings(context: DriftContext) -> list[Finding]:
     backend_files = context.backend_files  # macros dropped or replacements fixed on the upgraded branch count
     for backend in context.backends:
         library = spec_library(context, backend)
+        own = own_tablegen(context, backend)
         macros = backend_macros(backend_files, backend)
         for stray in stray_macros(backend_files, backend, macros):
             findings.append(Finding("guard-macro-unreachable", stray.path, f"{stray.name} is defined here, but "
@@ -138,7 +139,7 @@ def guard_findings(context: DriftContext) -> list[Finding]:
                                         details={"macro": macro}))
             for path, region in uses:
                 findings.extend(_region_findings(context, backend, definition.path, macro, path, region, files[path],
-                                                 library, trunk_defines))
+                                                 library, trunk_defines, own))
                 if path in conflicted:
                     findings.append(_conflicted_note(backend, path, "the FlagTree branch"))
     return _once(findings)
@@ -243,16 +244,78 @@ def _undeclared_hooks(tree: GitTree, backend: str) -> frozenset[str]:
     return frozenset(undeclared)
 
 
+@dataclass(frozen=True)
+class OwnTableGen:
+    """What a backend generates from its own versions of trunk TableGen files (overlays, copies, built in trunk's
+    place): its build declares those classes' members from its own records, whatever trunk's records say."""
+    records: dict[str, list[str]]  # generated class -> its records' text
+    texts: tuple[str, ...]  # the backend's versions, each with its class records cut out (interfaces, classes left)
+    replaced: frozenset[str]  # the trunk TableGen files they stand for
+
+
+def own_tablegen(context: DriftContext, backend: str) -> OwnTableGen:
+    found: dict[str, list[str]] = {}
+    texts, replaced = [], set()
+    for item in context.classified:
+        trunk = item.trunk_path
+        if item.file.backend != backend or not trunk or not trunk.endswith(TD) \
+                or (backend, trunk) not in context.replaced_by_backend:
+            continue
+        text = read_text(context.backend_files, item.file.path) or ""
+        for record in records(item.file.path, text):
+            found.setdefault(record.cpp_name, []).append(record.source)
+            text = text.replace(record.source, "")
+        texts.append(text)
+        replaced.add(trunk)
+    return OwnTableGen(found, tuple(texts), frozenset(replaced))
+
+
+_DECLARING_FLAGS = {**_OP_HOOKS, "verify": ("hasVerifier", "genVerifyDecl"),
+                    "parse": ("hasCustomAssemblyFormat", "assemblyFormat"),
+                    "print": ("hasCustomAssemblyFormat", "assemblyFormat")}
+_PARAMETER = re.compile(r"\$([A-Za-z_]\w*)")
+
+
+def _own_declaration(context: DriftContext, function: CppFunction, own: OwnTableGen) -> bool | None:
+    """For a member of a class the backend generates from its own record: whether its build declares the member
+    (None: not such a member). Declared: the record spells it, sets the flag that generates it, has the parameter
+    it reads (getX), or it is a builder; or a TableGen file the build reads spells it outside other classes'
+    records (an interface may declare it)."""
+    qualifier = function.name.rpartition("::")[0].split("::")[-1]
+    if qualifier not in own.records:
+        return None
+    name = function.name.split("::")[-1]
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    for source in own.records[qualifier]:
+        flags = _DECLARING_FLAGS.get(name, ())
+        if word.search(source) or any(re.search(rf"\blet\s+{flag}\s*=", source) for flag in flags):
+            return True
+        if name in ("get", "getChecked", "build") or \
+                any(name == "get" + parameter[:1].upper() + parameter[1:] for parameter in _PARAMETER.findall(source)):
+            return True
+    if any(word.search(text) for text in own.texts):
+        return True
+    return _spelled_in(context.upstream_new, name, lambda path: path.endswith(TD) and not is_third_party(path)
+                       and path not in own.replaced)
+
+
 def _replacement_findings(finding: Callable[..., Finding], macro: str, region: GuardRegion, path: str,
                           trunk: list[CppFunction], library: dict[str, list[CppFunction]],
-                          undeclared: frozenset[str], trunk_defines: Callable[[str, str], bool]) -> list[Finding]:
+                          undeclared: frozenset[str], trunk_defines: Callable[[str, str], bool],
+                          own_declares: Callable[[CppFunction], bool | None]) -> list[Finding]:
     """Each trunk function the guard turns off (#ifndef: the default; #ifdef: a declaration the backend fills)
     needs a definition in the backend's spec library, with the parameters trunk declares; not an op hook the
-    backend's own TableGen records never declare."""
+    backend's own TableGen records never declare. A member of a class the backend generates from its own record
+    (own_tablegen) is declared as the backend's build declares it: a replacement is missing only where that build
+    declares the member, and trunk's parameters are not the ones to match (issue 33, the 3.4.x -> 3.5.1 move:
+    sunrise's own TritonGPUAttrDefs.td keeps 3.4's AMDMfmaEncodingAttr::verify and has no hasUnitTilesPerWarp)."""
     out = []
     for function in trunk:
         replacements = library.get(function.short_name, [])
         if not replacements and function.short_name in undeclared:
+            continue
+        declared = own_declares(function)
+        if declared is False or (replacements and declared is not None):
             continue
         if not replacements and region.directive == "ifdef" and trunk_defines(macro, function.short_name):
             continue  # the guard changes how trunk declares it (e.g. drops `static` in the file that defines it)
@@ -345,7 +408,7 @@ def _spelled_in(tree: GitTree, name: str, wanted: Callable[[str], bool]) -> bool
 
 def _region_findings(context: DriftContext, backend: str, header: str, macro: str, path: str, region: GuardRegion,
                      fork_text: str, library: dict[str, list[CppFunction]],
-                     trunk_defines: Callable[[str, str], bool]) -> list[Finding]:
+                     trunk_defines: Callable[[str, str], bool], own: OwnTableGen) -> list[Finding]:
     where = f"{path}:{region.start}"
 
     def finding(kind: str, message: str, action: str, diff: str | None = None) -> Finding:
@@ -375,7 +438,8 @@ def _region_findings(context: DriftContext, backend: str, header: str, macro: st
                   if not (region.directive == "ifndef" and path.endswith(_SOURCES)
                           and _needs_no_replacement(context, path, function, macro, with_guards, read_from))]
     out += _replacement_findings(finding, macro, region, path, turned_off, library,
-                                 _undeclared_hooks(context.backend_files, backend), trunk_defines)
+                                 _undeclared_hooks(context.backend_files, backend), trunk_defines,
+                                 lambda function: _own_declaration(context, function, own))
     olds = _counterparts(guarded, defined, old_functions)
     upstream = [(function, old) for function, old in zip(guarded, olds) if old is not None]  # not FlagTree's own
     news = _counterparts([old for _, old in upstream], old_functions, new_functions)
