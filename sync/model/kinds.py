@@ -88,8 +88,13 @@ CATALOGUE: tuple[Kind, ...] = (
        "the backend's build, and one left at its base is merged like any other)", "delete the overlay: trunk now does the same"),
     _k("overlay-missing-names", "overlay", "error", "a Python overlay (or a setup helper's copy) loads in place of a "
        "trunk module from which trunk at the new tag imports names it did not import before, and the overlay "
-       "binds them nowhere: importing trunk fails on that backend", "merge upstream's change into the overlay, "
+       "binds them nowhere: importing trunk fails on that backend; or a TableGen overlay builds in place of a "
+       "trunk .td whose new version generates classes trunk's C++ now uses, and the overlay generates them "
+       "nowhere: trunk does not compile on that backend", "merge upstream's change into the overlay, "
        "or define the names"),
+    _k("overlay-include-removed", "overlay", "error", "a TableGen overlay includes a trunk .td file upstream deleted "
+       "or moved, and the backend provides no file of that name: TableGen stops on that backend",
+       "merge upstream's change into the overlay (include what replaced the file)"),
     _k("copy-stale", "overlay", "warning", "a backend that compiles against trunk's headers carries a copy (under "
        "another name, or in its own package) of a trunk file upstream changed, deleted or moved: the copy still "
        "builds, but may behave as the old file did", "take upstream's change into the copy (the merge is shown), "

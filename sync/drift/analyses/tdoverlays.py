@@ -1,0 +1,148 @@
+"""TableGen overlays that no longer build with the new tag (issue 33: the 3.2 -> 3.3 and 3.4.x -> 3.5.1 moves).
+
+A backend that builds its own version of a trunk .td file (an overlay or copy, in trunk's place) generates that
+file's classes from its own records. Two upstream changes then break its build:
+- trunk's new version of the file generates a class the old one did not, trunk's C++ at the new tag uses it, and
+  the backend's version generates no such class: the C++ does not compile (`overlay-missing-names`);
+- the backend's version includes a trunk .td file upstream deleted: TableGen stops (`overlay-include-removed`).
+
+No claim for a use inside a region the backend's own FLAGTREE_SPEC_* macro turns off, in a trunk file the backend
+replaces itself, or under a directory the build leaves out; nor for a class any .td of the backend's tree declares.
+"""
+from __future__ import annotations
+
+import re
+from posixpath import dirname, join, normpath
+
+from sync.drift.context import DriftContext
+from sync.facts.cmakebuilt import unbuilt
+from sync.facts.cpp import backend_macros, guard_regions
+from sync.facts.declindex import declarations_of
+from sync.facts.layout import backend_dir, is_third_party
+from sync.facts.roles import Classified
+from sync.facts.trees import FileTree, read_text
+from sync.git import GitTree
+from sync.model import Finding
+
+TD = ".td"
+_CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
+_NOT_BUILT = ("test/", "unittest/", "docs/")
+_CLASS_KINDS = ("attr", "type", "op", "enum-attr")
+_INCLUDE = re.compile(r'^\s*include\s+"([^"]+)"', re.MULTILINE)
+
+
+def generated_classes(path: str, text: str | None) -> set[str]:
+    """The C++ classes a .td text generates: attributes, types, ops, enums (and an enum's attribute class)."""
+    found: set[str] = set()
+    for decl in declarations_of(path, text or ""):
+        if decl.kind in _CLASS_KINDS:
+            found.add(decl.name)
+            if decl.kind == "enum-attr":
+                found.add(f"{decl.name}Attr")
+    return found
+
+
+def td_overlay_findings(context: DriftContext) -> list[Finding]:
+    overlays = [item for item in context.classified if (item.trunk_path or "").endswith(TD)
+                and (item.file.backend, item.trunk_path) in context.replaced_by_backend]
+    if not overlays:
+        return []
+    trunk_now = context.target if context.target is not None else context.upstream_new
+    findings: list[Finding] = []
+    for item in overlays:
+        text = read_text(context.backend_files, item.file.path)
+        if text is None:
+            continue
+        findings += _removed_includes(context, item, text, trunk_now)
+        missing = _missing_classes(context, item, text)
+        if missing:
+            uses = _trunk_uses(context, trunk_now, item.file.backend, missing)
+            if uses:
+                findings.append(_missing_finding(item, uses))
+    return findings
+
+
+def _missing_classes(context: DriftContext, item: Classified, text: str) -> set[str]:
+    """Classes trunk's new version of the file generates, neither its version before (upstream's old tag, the
+    FlagTree branch's) nor any .td of the backend's tree does."""
+    trunk = item.trunk_path or ""
+    new_path = context.new_path(trunk)
+    if new_path is None:
+        return set()  # deleted upstream: overlay-orphan says so
+    new = generated_classes(new_path, read_text(context.upstream_new, new_path))
+    before = generated_classes(trunk, read_text(context.upstream_old, trunk)) | \
+        generated_classes(trunk, read_text(context.fork, trunk))
+    added = new - before - generated_classes(item.file.path, text)
+    if not added:
+        return set()
+    return added - _backend_generated(context.backend_files, item.file.backend)
+
+
+def _backend_generated(tree: FileTree, backend: str) -> set[str]:
+    owned = f"{backend_dir(backend)}/"
+    return {name for path in tree.paths() if path.startswith(owned) and path.endswith(TD)
+            for name in generated_classes(path, read_text(tree, path))}
+
+
+def _trunk_uses(context: DriftContext, tree: GitTree, backend: str, names: set[str]) -> dict[str, list[str]]:
+    """Name -> path:line of each use in trunk's built C++ outside the backend's own turned-off regions."""
+    word = re.compile(r"\b(" + "|".join(re.escape(name) for name in sorted(names)) + r")\b")
+    macros = set(backend_macros(context.backend_files, backend))
+    uses: dict[str, list[str]] = {}
+    for path in tree.paths():
+        if is_third_party(path) or not path.endswith(_CPP) or path.startswith(_NOT_BUILT) or "/test/" in path:
+            continue
+        if (backend, path) in context.replaced_by_backend:
+            continue  # the backend builds its own version of this file
+        text = read_text(tree, path) or ""
+        if not word.search(text) or unbuilt(tree, path):
+            continue
+        off = [(region.start, region.end) for region in guard_regions(text)
+               if region.macro in macros and region.directive == "ifndef"]
+        for number, line in enumerate(text.splitlines(), start=1):
+            if any(start <= number <= end for start, end in off):
+                continue
+            for name in dict.fromkeys(word.findall(line.split("//", 1)[0])):
+                uses.setdefault(name, []).append(f"{path}:{number}")
+    return uses
+
+
+def _missing_finding(item: Classified, uses: dict[str, list[str]]) -> Finding:
+    names = sorted(uses)
+    sites = sorted((site for name in names for site in uses[name]),
+                   key=lambda site: (site.rpartition(":")[0], int(site.rpartition(":")[2])))
+    shown = ", ".join(f"{name} ({uses[name][0]}{f' and {len(uses[name]) - 1} more' if len(uses[name]) > 1 else ''})"
+                      for name in names[:5]) + (" and more" if len(names) > 5 else "")
+    return Finding(
+        "overlay-missing-names", item.file.path,
+        f"builds in place of {item.trunk_path}, and trunk's C++ at the new tag uses {len(names)} class(es) the new "
+        f"{item.trunk_path.rsplit('/', 1)[-1] if item.trunk_path else 'file'} generates that it does not: {shown} "
+        "(will not build as is)",
+        "merge upstream's change into the TableGen overlay, or guard the trunk code that uses them",
+        backend=item.file.backend, related_path=sites[0].rpartition(":")[0],
+        details={"names": names, "sites": sites})
+
+
+def _removed_includes(context: DriftContext, item: Classified, text: str, trunk_now: GitTree) -> list[Finding]:
+    """An include the overlay resolved to a trunk .td that upstream deleted (and the backend does not provide)."""
+    own_dir = dirname(item.file.path)
+    owned = f"{backend_dir(item.file.backend)}/"
+    findings = []
+    for match in _INCLUDE.finditer(text):
+        included = match[1]
+        trunk_path = f"include/{included}"
+        if not context.upstream_old.exists(trunk_path) or trunk_now.exists(trunk_path) \
+                or context.upstream_new.exists(trunk_path):
+            continue  # not a trunk file, or still there
+        if context.backend_files.exists(normpath(join(own_dir, included))) or \
+                any(path.startswith(owned) and path.endswith("/" + included) for path in context.backend_files.paths()):
+            continue  # the backend provides its own
+        line = text.count("\n", 0, match.start()) + 1
+        moved = context.renames.get(trunk_path)
+        findings.append(Finding(
+            "overlay-include-removed", item.file.path,
+            f"includes {included}, which upstream {'moved to ' + moved if moved else 'deleted'}: TableGen stops "
+            f"on this backend (will not build as is)",
+            "merge upstream's change into the TableGen overlay", line=line, backend=item.file.backend,
+            related_path=trunk_path, details={"include": included}))
+    return findings

@@ -1,0 +1,66 @@
+"""TableGen overlays that no longer build with the new tag (issue 33, the 3.2 -> 3.3 and 3.4.x -> 3.5.1 moves):
+a class trunk's new .td generates and trunk's C++ uses, which the backend's own version generates nowhere; an
+include of a trunk .td upstream deleted."""
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+from sync.drift.analyses.tdoverlays import generated_classes
+from tests.drift_helpers import drift_of
+from tests.test_real_structures import small_world
+
+B = "third_party/b/backend/spec/"
+OPS_OLD = ('include "t/Base.td"\n'
+           'def T_LoadOp : T_Op<"load"> {\n  let arguments = (ins $ptr);\n}\n')
+OPS_NEW = OPS_OLD + ('def T_GatherOp : T_Op<"gather"> {\n  let arguments = (ins $src);\n}\n'
+                     'def T_Kind : I32EnumAttr<"Kind", "", [I32EnumAttrCase<"A", 0>]>;\n')
+USE = "#include \"t/Ops.h\"\nvoid f() {\n  GatherOp g;  // a new op\n  auto k = Kind::A;\n}\n"
+
+
+def _kinds(tmp_path: Path, upstream: dict[str, str], fork_extra: dict[str, str] | None = None,
+           base_extra: dict[str, str] | None = None) -> dict[str, list[str]]:
+    base = {"include/t/Base.td": "class T_Op;\n", "include/t/Ops.td": OPS_OLD, "lib/Other.cpp": "int x;\n",
+            "python/triton/__init__.py": "", **(base_extra or {})}
+    fork = {**base, B + "include/t/Ops.td": OPS_OLD, B + "include/flagtree_spec.h": "#define FLAGTREE_SPEC_Use_cpp\n",
+            **(fork_extra or {})}
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    repo = small_world(tmp_path, base, upstream, fork)
+    found: dict[str, list[str]] = {}
+    for finding in drift_of(SimpleNamespace(fork=repo), "v1", "v2", "main").findings:
+        if finding.kind == "overlay-include-removed" or (finding.kind == "overlay-missing-names"
+                                                          and finding.path.endswith(".td")):
+            found.setdefault(finding.kind, []).extend(finding.details.get("sites") or [finding.details["include"]])
+    return found
+
+
+def test_generated_classes_name_ops_attributes_and_enums() -> None:
+    assert generated_classes("include/t/Ops.td", OPS_NEW) == {"LoadOp", "GatherOp", "Kind", "KindAttr"}
+
+
+def test_a_new_class_trunk_uses_and_the_overlay_lacks_will_not_build(tmp_path: Path) -> None:
+    found = _kinds(tmp_path, {"include/t/Ops.td": OPS_NEW, "lib/Use.cpp": USE})
+    assert found == {"overlay-missing-names": ["lib/Use.cpp:3", "lib/Use.cpp:4"]}
+
+
+def test_no_claim_where_the_backend_has_the_class_or_trunk_uses_it_only_in_code_the_backend_turns_off(
+        tmp_path: Path) -> None:
+    upstream = {"include/t/Ops.td": OPS_NEW, "lib/Use.cpp": USE}
+    # the backend's own TableGen (its overlay or another .td of its tree) declares both
+    own = {B + "include/t/Ops.td": OPS_NEW}
+    assert _kinds(tmp_path / "overlay", upstream, own) == {}
+    elsewhere = {"third_party/b/include/b/Extra.td": OPS_NEW.split('include "t/Base.td"\n')[1]}
+    assert _kinds(tmp_path / "elsewhere", upstream, elsewhere) == {}
+    # trunk's use is inside the backend's own #ifndef: its build compiles the backend's replacement instead
+    guarded = {"lib/Use.cpp": "#ifndef FLAGTREE_SPEC_Use_cpp\n" + USE + "#endif\n"}
+    assert _kinds(tmp_path / "guarded", {"include/t/Ops.td": OPS_NEW}, base_extra=guarded) == {}
+    # a class trunk's old .td already generated is no new break (the backend has lived without it)
+    assert _kinds(tmp_path / "before", upstream, base_extra={"include/t/Ops.td": OPS_NEW}) == {}
+
+
+def test_an_include_of_a_trunk_file_upstream_deleted_stops_tablegen(tmp_path: Path) -> None:
+    upstream = {"include/t/Base.td": None}
+    assert _kinds(tmp_path / "gone", upstream) == {"overlay-include-removed": ["t/Base.td"]}
+    # the backend carries its own file of that name
+    own = {B + "include/t/Base.td": "class T_Op;\n"}
+    assert _kinds(tmp_path / "own", upstream, own) == {}
