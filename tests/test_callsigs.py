@@ -272,3 +272,54 @@ def test_a_backend_that_builds_its_own_tablegen_overlay_calls_its_builders(tmp_p
             "third_party/own/lib/Use.cpp": call, "third_party/plain/lib/Use.cpp": call}
     found = {f.path for f in call_signature_findings(_context(tmp_path, fork))}
     assert found == {"third_party/plain/lib/Use.cpp"}
+
+
+OPS_OLD = ('def X_MakeOp : X_Op<"make"> {\n  let arguments = (ins X_Ptr:$base, Variadic<I32>:$shape, Variadic<I64>:$strides);\n'
+           '  let results = (outs X_Desc:$result);\n  let builders = [\n    OpBuilder<(ins "Value":$base, '
+           '"ValueRange":$shape, "ValueRange":$strides, "ArrayRef<int32_t>":$block, "bool":$isSigned)>\n  ];\n}\n')
+OPS_NEW = OPS_OLD.replace("Variadic<I64>:$strides);", 'Variadic<I64>:$strides, DefaultValuedAttr<X_PadAttr, "0">:$padding);') \
+    .replace('"bool":$isSigned)>', '"bool":$isSigned, "x::Padding":$padding)>')
+LOCATION_BUILDER = ("#pragma once\nclass TritonOpBuilder {\npublic:\n  template <typename OpTy, typename... Args> "
+                    "OpTy create(Args &&...args) {\n    auto loc = getLastLoc();\n"
+                    "    return builder->create<OpTy>(loc, std::forward<Args>(args)...);\n  }\n};\n")
+
+
+def _binding(receiver: str) -> str:
+    return ('#include "ir.h"\n#include "triton/Dialect/X/IR/Dialect.h"\nvoid init(py::class_<B> &m) {\n'
+            f'  m.def("make", []({receiver} &self, Value &base, std::vector<Value> &shape, std::vector<Value> &strides,\n'
+            "                   std::vector<int32_t> &block, bool isSigned) {\n"
+            "    return self.create<x::MakeOp>(base, shape, strides, block, isSigned);\n  });\n}\n")
+
+
+def _make_op_findings(tmp_path, receiver: str, fork_td: str | None = None) -> set[tuple[str, int]]:
+    old = {"include/triton/Dialect/X/IR/Ops.td": OPS_OLD, "include/triton/Dialect/X/IR/Dialect.h": "#pragma once\n",
+           "python/src/ir.h": LOCATION_BUILDER}
+    new = {**old, "include/triton/Dialect/X/IR/Ops.td": OPS_NEW}
+    fork = {"third_party/b/python/src/ir.h": LOCATION_BUILDER, "third_party/b/python/src/ir.cc": _binding(receiver),
+            **({"include/triton/Dialect/X/IR/Ops.td": fork_td} if fork_td else {})}
+    return {(f.kind, f.line) for f in call_signature_findings(context_of(tmp_path, old, new, fork))
+            if f.path.endswith("ir.cc")}
+
+
+def test_a_builder_that_supplies_the_location_passes_every_argument_to_the_op(tmp_path) -> None:
+    """Issue 33, the 3.4.x -> 3.5.1 move: sunrise's ir.cc calls self.create<MakeTensorDescOp>(base, shape, strides,
+    block, isSigned) on a TritonOpBuilder, whose create supplies the Location: five builder arguments, which only
+    the builder 3.5 gave a required padding took. Passing the Value base where ODS's typed builder takes its result
+    Type fits that one neither: it will not build."""
+    assert _make_op_findings(tmp_path / "triton", "TritonOpBuilder") == {("call-no-overload", 6)}
+    # on a plain OpBuilder the first argument would be the Location: four arguments, which the typed builder takes
+    assert _make_op_findings(tmp_path / "plain", "OpBuilder") == set()
+
+
+def test_a_record_flagtree_edited_itself_is_judged_by_argument_count_alone(tmp_path) -> None:
+    """Seen on the 3.7 move (tle's flagtree_hints on tt.load): the upgraded record is FlagTree's merge with
+    upstream's, whose builders the tags' records do not tell; no claim that no overload takes the call."""
+    edited = OPS_OLD.replace("Variadic<I64>:$strides);", 'Variadic<I64>:$strides, StrAttr:$hints);')
+    assert _make_op_findings(tmp_path, "TritonOpBuilder", edited) == {("call-signature", 6)}
+
+
+def test_location_builders_are_read_from_either_spelling_of_the_forwarding_create() -> None:
+    from sync.facts.cppcalls import location_builders
+    static_form = LOCATION_BUILDER.replace("builder->create<OpTy>(loc,", "OpTy::create(*builder, loc,")
+    assert location_builders(LOCATION_BUILDER) == location_builders(static_form) == {"TritonOpBuilder"}
+    assert location_builders(LOCATION_BUILDER.replace("(loc, std::forward", "(std::forward")) == set()

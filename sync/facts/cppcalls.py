@@ -30,6 +30,13 @@ class CppCall:
     line: int
     count: int  # arguments the builder sees (Location / OpBuilder taken off)
     arguments: tuple[str, ...] = ()  # those arguments' text, in order
+    dropped: tuple[str, ...] = ()  # the leading arguments taken off (a Location, an OpBuilder), as written
+
+    def with_location_supplied(self) -> "CppCall":
+        """The call as a builder that supplies the Location itself sees it (TritonOpBuilder's create<Op>(...)):
+        no leading argument is the Location."""
+        return CppCall(self.callee, self.written, self.line, len(self.dropped) + len(self.arguments),
+                       self.dropped + self.arguments)
 
 
 ALL_CALLS = "(call_expression) @call"
@@ -52,10 +59,11 @@ def call_nodes(text: str, query_source: str = ALL_CALLS) -> Iterator[tuple[Node,
 
 def builder_calls(text: str) -> list[CppCall]:
     """Builder calls of a C++ text, through the fact cache (keyed by blob id)."""
-    return memoized("cpp-builder-calls", 2, text, _parse_calls,
-                    encode=lambda calls: [[c.callee, c.written, c.line, c.count, list(c.arguments)] for c in calls],
-                    decode=lambda stored: [CppCall(str(a), str(b), int(c), int(d), tuple(map(str, e)))
-                                           for a, b, c, d, e in stored])
+    return memoized("cpp-builder-calls", 3, text, _parse_calls,
+                    encode=lambda calls: [[c.callee, c.written, c.line, c.count, list(c.arguments), list(c.dropped)]
+                                          for c in calls],
+                    decode=lambda stored: [CppCall(str(a), str(b), int(c), int(d), tuple(map(str, e)), tuple(map(str, f)))
+                                           for a, b, c, d, e, f in stored])
 
 
 def _parse_calls(text: str, query_source: str = BUILDER_SHAPED) -> list[CppCall]:
@@ -76,7 +84,9 @@ def _parse_calls(text: str, query_source: str = BUILDER_SHAPED) -> list[CppCall]
         texts = [(child.text or b"").decode("utf-8", errors="replace") for child in arguments.named_children
                  if child.type != "comment"]
         count = len(texts) - leading
-        found.append(CppCall(callee, written, node.start_point[0] + 1, count, tuple(texts[len(texts) - count:])))
+        kept = max(count, 0)
+        found.append(CppCall(callee, written, node.start_point[0] + 1, count, tuple(texts[len(texts) - kept:]) if kept else (),
+                             tuple(texts[:len(texts) - kept])))
     return found
 
 
@@ -221,3 +231,53 @@ def file_aliases(tree: GitTree, text: str) -> Callable[[], dict[str, set[str]]]:
     def aliases() -> dict[str, set[str]]:
         return {**_tree_aliases(tree), **_aliases_in(text)}
     return aliases
+
+
+# A builder class whose member template create<Op>(args...) (or createOrFold) passes a Location of its own ahead of
+# the arguments, as TritonOpBuilder does (`create(Args &&...args) { ...create<OpTy>(loc, std::forward<Args>(args)...)`,
+# or `OpTy::create(*builder, loc, ...)`): a call through it passes no Location.
+_SUPPLIES_LOCATION = re.compile(
+    r"\b(?:create|createOrFold)\s*\(\s*Args\s*&&\s*\.\.\.\s*(\w+)\s*\)\s*\{[^{}]*?\bloc\s*,\s*"
+    r"std::forward\s*<\s*Args\s*>\s*\(\s*\1\s*\)\s*\.\.\.")
+_CLASS_HEAD = re.compile(r"\b(?:class|struct)\s+(\w+)[^;{()]*\{")
+
+
+def location_builders(text: str) -> frozenset[str]:
+    """The classes of a C++ text whose create<Op>(...) supplies the Location itself (through the fact cache)."""
+    if "forward" not in text or "loc" not in text:
+        return frozenset()  # cheap: such a create forwards its arguments after a loc
+    return frozenset(memoized("cpp-location-builders", 1, text, _location_builders, encode=sorted,
+                              decode=lambda stored: [str(name) for name in stored]))
+
+
+def _location_builders(text: str) -> set[str]:
+    found = set()
+    for match in _SUPPLIES_LOCATION.finditer(text):
+        heads = list(_CLASS_HEAD.finditer(text, 0, match.start()))
+        if heads:
+            found.add(heads[-1][1])
+    return found
+
+
+def included_location_builders(tree: GitTree, path: str, text: str) -> frozenset[str]:
+    """location_builders of the file and of the headers it includes directly (its own directory first, then
+    the backend's include tree and trunk's include/, as includes_of resolves them)."""
+    found = set(location_builders(text))
+    own = _own_include_root(path)
+    for include in set(_INCLUDE.findall(text)):
+        for candidate in [normpath(join(dirname(path), include))] + ([f"{own}/{include}"] if own else []) + \
+                [f"include/{include}"]:
+            if tree.exists(candidate):
+                found |= location_builders(read_text(tree, candidate) or "")
+                break
+    return frozenset(found)
+
+
+def receiver_types(call: CppCall, text: str) -> set[str]:
+    """The types the file declares the call's receiver with (`T &self`, `T *b`, `T b`), for `r.create<...>` and
+    `r->create<...>`; empty for another spelling."""
+    receiver = re.match(r"\s*([A-Za-z_]\w*)\s*(?:\.|->)", call.written)
+    if receiver is None:
+        return set()
+    name = re.escape(receiver[1])
+    return {match[1] for match in re.finditer(rf"\b([A-Za-z_]\w*)\s*[&*]*\s*\b{name}\s*[,)=;]", text)}

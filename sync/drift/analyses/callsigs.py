@@ -28,6 +28,7 @@ import ast
 import re
 from typing import Any, Callable, Hashable
 from dataclasses import dataclass
+from functools import lru_cache
 from posixpath import dirname
 
 from sync.git import GitTree, changes_with_renames
@@ -37,7 +38,8 @@ from sync.model import Finding
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext, cached_function_table
 from sync.facts.cppcalls import (CppCall, builder_calls, builder_spellings, call_nodes, dialect_namespaces, file_aliases,
-                                  include_dir, names_op, qualifier, trunk_dialect_dirs)
+                                  include_dir, included_location_builders, names_op, qualifier, receiver_types,
+                                  trunk_dialect_dirs)
 from sync.facts.delta import CPP, PY, TD, backend_of, fork_added_lines, text_diff
 from sync.facts.pyblobs import Extractor, python_fact
 from sync.facts.pysource import FunctionFacts, Param
@@ -93,12 +95,15 @@ def changed_records(old: GitTree, new: GitTree) -> dict[str, list[RecordChange]]
 
 
 def _verdict(overloads_old: tuple[Overload, ...], overloads_new: tuple[Overload, ...], call: CppCall,
-             text: str) -> tuple[str, bool, bool] | None:
+             text: str, typed: bool = True) -> tuple[str, bool, bool] | None:
     """Why the call no longer fits, whether only a parameter's type changed, and whether no overload at the new
-    tag takes its argument count (it will not compile); None: it still fits."""
+    tag takes its argument count (it will not compile); None: it still fits.
+    typed: an overload whose result Type the call fills with a Value does not take it (_value_as_type); off where
+    FlagTree edited the record itself, whose merged builders the tag's records alone do not tell."""
     count = call.count
-    fit_old = [o for o in overloads_old if o.fits(count)]
-    fit_new = [o for o in overloads_new if o.fits(count)]
+    takes = lambda o: o.fits(count) and not (typed and _value_as_type(o, call, text))
+    fit_old = [o for o in overloads_old if takes(o)]
+    fit_new = [o for o in overloads_new if takes(o)]
     if not fit_old:
         return None  # the call did not fit before either: not a call this record describes
     if not fit_new:
@@ -122,6 +127,32 @@ def _verdict(overloads_old: tuple[Overload, ...], overloads_new: tuple[Overload,
     was = f"{before[first][0]} {before[first][1]}" if first < len(before) else "nothing"
     now = f"{after[first][0]} {after[first][1]}" if first < len(after) else "nothing"
     return f"argument {first + 1} was {was}, is {now} ({fit_old[0].text()} -> {fit_new[0].text()})", False, False
+
+
+def _edited_by_flagtree(fork: GitTree, record: Record) -> bool:
+    """Whether FlagTree's trunk holds the record with other builders than upstream's old tag (its own attribute
+    added, as tle's flagtree_hints on tt.load): the upgraded record is FlagTree's merge of both."""
+    mine = {r.cpp_name: r for r in _fork_records(fork, record.path)}.get(record.cpp_name)
+    return mine is not None and mine.overloads != record.overloads
+
+
+@lru_cache(maxsize=64)
+def _fork_records(fork: GitTree, path: str) -> list[Record]:
+    return records(path, read_text(fork, path) or "")
+
+
+def _value_as_type(overload: Overload, call: CppCall, text: str) -> bool:
+    """Whether the call passes a variable declared as a Value where the overload takes a result Type (ODS's
+    builders with explicit result types): an mlir::Value never converts to a Type, so the overload cannot take it."""
+    for position, (kind, _) in enumerate(overload.params):
+        index = overload.leading + position
+        if not kind.startswith("result type") or index >= len(call.arguments):
+            continue
+        variable = call.arguments[index].strip().lstrip("&*").strip()
+        above = "\n".join(text.splitlines()[:call.line - 1])
+        if variable.isidentifier() and re.search(rf"\b(?:mlir::)?Value\s*&?\s*\b{re.escape(variable)}\s*[,)=;]", above):
+            return True
+    return False
 
 
 def _spelling(name: str) -> str:
@@ -187,6 +218,11 @@ def cpp_broken_calls(context: DriftContext, path: str, lines: frozenset[int] | N
     calls = [call for call in builder_calls(text) if call.callee in changes and (lines is None or call.line in lines)]
     if not calls:
         return []
+    if any(call.dropped for call in calls):
+        # `self.create<Op>(...)` on a TritonOpBuilder: the builder supplies the Location, every argument is the op's
+        suppliers = included_location_builders(context.fork, path, text)
+        calls = [call.with_location_supplied() if call.dropped and receiver_types(call, text) & suppliers else call
+                 for call in calls]
     namespaces = dialect_namespaces(context.upstream_old)
     aliases = file_aliases(context.fork, text)
     broken = []
@@ -198,7 +234,8 @@ def cpp_broken_calls(context: DriftContext, path: str, lines: frozenset[int] | N
                 continue  # not in scope: the file never sees that dialect's headers
             if not names_op(qualifier(call), namespaces.get(include_dir(change.old.path), frozenset()), aliases):
                 continue  # `gcu::LoadOp` is the backend's own op, not upstream's tt.load: another declaration
-            verdict = _verdict(change.old.overloads, change.new.overloads, call, text)
+            verdict = _verdict(change.old.overloads, change.new.overloads, call, text,
+                               typed=not _edited_by_flagtree(context.fork, change.old))
             if verdict:
                 why, retyped, fits_none = verdict
                 broken.append(Broken(path, call.line, f"{call.written} ({change.old.kind} {call.callee})", why,
