@@ -245,3 +245,33 @@ def test_looks_declared_finds_every_declaring_spelling_in_one_scan() -> None:
         assert _looks_declared(text, name), name
     for name in ("f", "lo", "int", "None"):
         assert not _looks_declared(text, name), name
+
+
+_PAD = "".join(f"def filler{i}(x):\n    return x + {i}\n\n\n" for i in range(8))
+_SAME_OLD = "def _load_helper(x):\n    return x\n\n\n" + _PAD + "def api(x):\n    return x\n"
+_SAME_NEW = _PAD + "def api(x):\n    return x\n"
+_SAME_FORK = _SAME_OLD.replace("def api(x):\n    return x\n", "def api(x):\n    y = _load_helper(x)\n    return y\n")
+
+
+def _same_file_sites(tmp_path: Path, upgraded: str) -> list[str]:
+    path = "python/triton/language/semantic.py"
+    repo, (old, new, fork) = history_trees(tmp_path, {path: _SAME_OLD}, {path: _SAME_NEW}, {path: _SAME_FORK})
+    target_commit = commit(tmp_path, {path: upgraded}, "upgraded")  # on top of new
+    target = GitTree(repo, repo[target_commit].tree, "target")
+    return [site for f in symbol_findings(repo, old, new, fork, lambda p: ["shared-trunk"], target)
+            if f.kind == "symbol-removed" for site in f.details["sites"]]
+
+
+def test_a_declaration_upstream_removed_from_the_file_flagtree_uses_it_in_is_gone_after_a_clean_merge(
+        tmp_path: Path) -> None:
+    """git merges upstream's removal of a helper and FlagTree's new call of it in the same file without a conflict:
+    the upgraded file calls what it no longer defines (3.7 removed _load_block_pointer from semantic.py under
+    FlagTree's calls; there the merge conflicted, and the replay reported it)."""
+    merged = _SAME_NEW.replace("def api(x):\n    return x\n", "def api(x):\n    y = _load_helper(x)\n    return y\n")
+    assert _same_file_sites(tmp_path / "clean", merged) == ["python/triton/language/semantic.py:38"]
+    # FlagTree kept its own definition in the upgraded file: nothing is missing
+    assert _same_file_sites(tmp_path / "kept", "def _load_helper(x):\n    return x\n\n\n" + merged) == []
+    # a conflicted upgraded file is the replay's to report
+    conflicted = merged.replace("    y = _load_helper(x)\n", "<<<<<<< a\n    y = _load_helper(x)\n=======\n"
+                                "    y = x\n>>>>>>> b\n")
+    assert _same_file_sites(tmp_path / "conflicted", conflicted) == []

@@ -46,7 +46,7 @@ from sync.support.cache import memoized, memoized_by
 from sync.support.parselimit import oversized
 from sync.facts.names import significant_name
 from sync.model import Finding
-from sync.git import GitTree, Repository, changes_with_renames
+from sync.git import GitTree, Repository, changes_with_renames, holds_conflict
 from sync.git import added_lines as tree_added_lines
 from sync.facts.trees import read_text
 from sync.facts.cpp import NAME_QUERY, captures, node_text
@@ -56,7 +56,7 @@ from sync.facts.pyfacts import first_line, params_of
 from sync.facts.pysource import Param
 from sync.facts.pyfacts_cst import cst_params
 from sync.facts.parsing import Unparseable, parsed_ast, parsed_python, skipped
-from sync.facts.pyblobs import Extractor, python_fact
+from sync.facts.pyblobs import Extractor, parses, python_fact
 from sync.facts.pychunks import over_chunks
 from sync.facts.layout import is_third_party, own_trunk_backends, third_party_owner
 from sync.facts.delta import fork_lines_where
@@ -815,6 +815,9 @@ def symbol_join(repo: Repository, old: GitTree, new: GitTree, fork: GitTree, own
                 for drift in drifts.get(use.name, [])
                 if drift.path != path and (drift.python if python else drift.native)
                 and (not path.endswith(CPP) or drift.change != "removed" or _header(drift.path))]
+        if target is not None:
+            # the FlagTree branch's file still declares what upstream removed from it: the upgraded file says
+            hits += _same_file_removals(path, target, identifiers, drifts)
         for include in includes:
             for removed, note in index.removed_files.items():
                 if removed.endswith("/" + include.name) or removed == include.name:
@@ -860,6 +863,25 @@ def symbol_join(repo: Repository, old: GitTree, new: GitTree, fork: GitTree, own
     for (backend, declaring, name), sites in groups.items():
         findings.append(_removed_finding(backend, sites, owners_of))
     return findings
+
+
+def _same_file_removals(path: str, target: GitTree, uses: list[Use],
+                        drifts: dict[str, list[Drift]]) -> list[tuple[Use, Drift]]:
+    """FlagTree's uses of a declaration upstream removed from the same file, where the upgraded file merged
+    cleanly and declares the name nowhere: git took upstream's removal and kept FlagTree's lines, so nothing
+    conflicts and the use is left without its declaration (a conflicted file is the replay's to report)."""
+    python = path.endswith(PY)
+    same = [(use, drift) for use in uses for drift in drifts.get(use.name, [])
+            if drift.path == path and drift.change == "removed" and (drift.python if python else drift.native)]
+    if not same:
+        return []
+    text = read_text(target, path)
+    if text is None or holds_conflict(text.encode("utf-8", errors="replace")):
+        return []
+    if python and not parses(text):
+        return []  # what it binds is unknown
+    declared = own_names(path, text) | declared_names(path, text)
+    return [(use, drift) for use, drift in same if use.name not in declared]
 
 
 def _removed_finding(backend: str | None, sites: list[tuple[str, Use, Drift]],
