@@ -64,3 +64,14 @@ def test_an_include_of_a_trunk_file_upstream_deleted_stops_tablegen(tmp_path: Pa
     # the backend carries its own file of that name
     own = {B + "include/t/Base.td": "class T_Op;\n"}
     assert _kinds(tmp_path / "own", upstream, own) == {}
+
+
+def test_a_tablegen_definition_another_trunk_td_now_uses_and_the_overlay_lacks_stops_tablegen(tmp_path: Path) -> None:
+    """The 3.4.x -> 3.5.1 move: 3.5's TritonGPUAttrDefs.td defines LocalLoadTrait, which TritonGPUOps.td uses;
+    sunrise's 3.4 copy of the AttrDefs file, built in trunk's place, defines no such trait."""
+    trait = OPS_OLD + 'def LoadTrait : NativeOpTrait<"LoadTrait">;\n'
+    user = 'include "t/Ops.td"\ndef T_ReadOp : T_Op<"read", [LoadTrait]> {\n  let arguments = (ins $ptr);\n}\n'
+    upstream = {"include/t/Ops.td": trait, "include/t/Read.td": user}
+    assert _kinds(tmp_path / "gone", upstream) == {"overlay-missing-names": ["include/t/Read.td:2"]}
+    # the overlay defines it too
+    assert _kinds(tmp_path / "own", upstream, {B + "include/t/Ops.td": trait}) == {}

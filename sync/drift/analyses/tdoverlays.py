@@ -1,9 +1,11 @@
 """TableGen overlays that no longer build with the new tag (issue 33: the 3.2 -> 3.3 and 3.4.x -> 3.5.1 moves).
 
 A backend that builds its own version of a trunk .td file (an overlay or copy, in trunk's place) generates that
-file's classes from its own records. Two upstream changes then break its build:
+file's classes from its own records. Three upstream changes then break its build:
 - trunk's new version of the file generates a class the old one did not, trunk's C++ at the new tag uses it, and
   the backend's version generates no such class: the C++ does not compile (`overlay-missing-names`);
+- trunk's new version of the file defines a TableGen record or class (a trait, an interface) the old one did not,
+  another trunk .td at the new tag uses it, and the backend's version defines none: TableGen stops (the same kind);
 - the backend's version includes a trunk .td file upstream deleted: TableGen stops (`overlay-include-removed`).
 
 No claim for a use inside a region the backend's own FLAGTREE_SPEC_* macro turns off, in a trunk file the backend
@@ -29,6 +31,7 @@ _CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
 _NOT_BUILT = ("test/", "unittest/", "docs/")
 _CLASS_KINDS = ("attr", "type", "op", "enum-attr")
 _INCLUDE = re.compile(r'^\s*include\s+"([^"]+)"', re.MULTILINE)
+_TD_DEFINITION = re.compile(r"^\s*(?:def|class|multiclass|defvar)\s+([A-Za-z_]\w*)", re.MULTILINE)
 
 
 def generated_classes(path: str, text: str | None) -> set[str]:
@@ -54,11 +57,15 @@ def td_overlay_findings(context: DriftContext) -> list[Finding]:
         if text is None:
             continue
         findings += _removed_includes(context, item, text, trunk_now)
+        uses: dict[str, list[str]] = {}
         missing = _missing_classes(context, item, text)
         if missing:
-            uses = _trunk_uses(context, trunk_now, item.file.backend, missing)
-            if uses:
-                findings.append(_missing_finding(item, uses))
+            uses.update(_trunk_uses(context, trunk_now, item.file.backend, missing))
+        missing_defs = _missing_definitions(context, item, text)
+        if missing_defs:
+            uses.update(_td_uses(context, trunk_now, item, missing_defs))
+        if uses:
+            findings.append(_missing_finding(item, uses))
     return findings
 
 
@@ -76,6 +83,46 @@ def _missing_classes(context: DriftContext, item: Classified, text: str) -> set[
     if not added:
         return set()
     return added - _backend_generated(context.backend_files, item.file.backend)
+
+
+def td_definitions(text: str | None) -> set[str]:
+    """The records, classes and variables a .td text defines (`def X`, `class X`, `multiclass X`, `defvar X`)."""
+    return set(_TD_DEFINITION.findall(text or ""))
+
+
+def _missing_definitions(context: DriftContext, item: Classified, text: str) -> set[str]:
+    """TableGen definitions trunk's new version of the file adds, which neither its version before nor any .td
+    of the backend's tree defines."""
+    trunk = item.trunk_path or ""
+    new_path = context.new_path(trunk)
+    if new_path is None:
+        return set()
+    added = td_definitions(read_text(context.upstream_new, new_path)) - td_definitions(
+        read_text(context.upstream_old, trunk)) - td_definitions(read_text(context.fork, trunk)) - td_definitions(text)
+    if not added:
+        return set()
+    owned = f"{backend_dir(item.file.backend)}/"
+    tree = context.backend_files
+    return added - {name for path in tree.paths() if path.startswith(owned) and path.endswith(TD)
+                    for name in td_definitions(read_text(tree, path))}
+
+
+def _td_uses(context: DriftContext, tree: GitTree, item: Classified, names: set[str]) -> dict[str, list[str]]:
+    """Name -> path:line of each use in the other trunk .td files at the new tag the backend does not replace."""
+    word = re.compile(r"\b(" + "|".join(re.escape(name) for name in sorted(names)) + r")\b")
+    itself = context.new_path(item.trunk_path or "")
+    uses: dict[str, list[str]] = {}
+    for path in tree.paths():
+        if is_third_party(path) or not path.endswith(TD) or path in (item.trunk_path, itself) \
+                or (item.file.backend, path) in context.replaced_by_backend:
+            continue
+        text = read_text(tree, path) or ""
+        if not word.search(text):
+            continue
+        for number, line in enumerate(text.splitlines(), start=1):
+            for name in dict.fromkeys(word.findall(line.split("//", 1)[0])):
+                uses.setdefault(name, []).append(f"{path}:{number}")
+    return uses
 
 
 def _backend_generated(tree: FileTree, backend: str) -> set[str]:
@@ -115,9 +162,9 @@ def _missing_finding(item: Classified, uses: dict[str, list[str]]) -> Finding:
                       for name in names[:5]) + (" and more" if len(names) > 5 else "")
     return Finding(
         "overlay-missing-names", item.file.path,
-        f"builds in place of {item.trunk_path}, and trunk's C++ at the new tag uses {len(names)} class(es) the new "
-        f"{item.trunk_path.rsplit('/', 1)[-1] if item.trunk_path else 'file'} generates that it does not: {shown} "
-        "(will not build as is)",
+        f"builds in place of {item.trunk_path}, and trunk's code at the new tag uses {len(names)} name(s) the new "
+        f"{item.trunk_path.rsplit('/', 1)[-1] if item.trunk_path else 'file'} declares or generates that it does "
+        f"not: {shown} (will not build as is)",
         "merge upstream's change into the TableGen overlay, or guard the trunk code that uses them",
         backend=item.file.backend, related_path=sites[0].rpartition(":")[0],
         details={"names": names, "sites": sites})
