@@ -99,3 +99,26 @@ def test_members_of_a_class_the_backend_generates_from_its_own_tablegen_follow_i
     interface = TD_OLD + 'def T_Extra : AttrInterface<"Extra"> {\n  let methods = [InterfaceMethod<"", "int", "extra">];\n}\n'
     assert _generated_member_kinds(tmp_path / "interface", {B + "include/t/Attrs.td": interface}) == \
         {("guard-replacement-missing", "FooAttr::extra")}
+
+
+def _mismatches(tmp_path: Path, upstream_impl: str, library: str) -> list[str]:
+    base = {"include/t/Layout.h": HEADER, "lib/Impl.cpp": TRUNK.replace("#ifndef FLAGTREE_SPEC_Impl_cpp\n", "")
+            .replace("#endif\n", ""), "python/triton/__init__.py": ""}
+    fork = {**base, "lib/Impl.cpp": TRUNK, B + "include/flagtree_spec.h": MACRO, B + "lib/Impl.cpp": library}
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    repo = small_world(tmp_path, base, {"lib/Impl.cpp": upstream_impl}, fork)
+    return [finding.message.split(": trunk ")[-1] for finding in
+            drift_of(SimpleNamespace(fork=repo), "v1", "v2", "main").findings if finding.kind == "guard-signature-mismatch"]
+
+
+def test_a_replacement_that_differs_from_trunk_only_in_its_return_type_does_not_compile(tmp_path: Path) -> None:
+    """The 3.4.x -> 3.5.1 move: 3.5 made getAMDArch return std::optional<StringRef> and replaceUsesWithLocalLoad a
+    LocalLoadOp; sunrise's replacements keep the old types, which the header's declaration no longer matches."""
+    impl = TRUNK.replace("#ifndef FLAGTREE_SPEC_Impl_cpp\n", "").replace("#endif\n", "")
+    retyped = impl.replace("int helper(int a) { return a; }", "std::optional<int> helper(int a) { return a; }")
+    assert _mismatches(tmp_path / "retyped", retyped, LIBRARY) == [
+        "helper(int) returns optional<int> but the replacement in third_party/b/backend/spec/lib/Impl.cpp:4 returns int"]
+    # the same type spelled with its namespace, or with specifiers, is no change
+    spelled = impl.replace("int helper(int a) { return a; }", "inline ::std::int32_t helper(int a) { return a; }")
+    library = LIBRARY.replace("int helper(int a) { return -a; }", "static std::int32_t helper(int a) { return -a; }")
+    assert _mismatches(tmp_path / "spelled", spelled, library) == []

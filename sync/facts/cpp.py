@@ -37,6 +37,7 @@ class CppFunction:
     end: int
     text: str
     params: str = ""  # the parameter types, names and defaults dropped, e.g. "Operation *, BlockInfo *"
+    path: str = ""  # the file it was read from, where a caller gathers several (a backend's spec library)
 
     @property
     def short_name(self) -> str:
@@ -46,6 +47,25 @@ class CppFunction:
     @property
     def normalized(self) -> str:
         return " ".join(self.text.split())
+
+    @property
+    def returns(self) -> str:
+        """The return type as written before the name, qualifiers, specifiers and spaces dropped (`std::optional<
+        StringRef>` -> `optional<StringRef>`); "" where none is written (a constructor) or it is `auto`."""
+        local = self.name.split("::")[-1]
+        at = re.search(rf"(?:\b[A-Za-z_]\w*\s*::\s*)*(?:~\s*)?\b{re.escape(local)}\s*\(", self.text)
+        if at is None:
+            return ""
+        head = re.sub(r"//[^\n]*|/\*.*?\*/", " ", self.text[:at.start()], flags=re.DOTALL)
+        head = _TEMPLATE_HEAD.sub(" ", head)
+        head = re.sub(r"\[\[[^\]]*\]\]|\b(?:static|inline|constexpr|consteval|virtual|extern|explicit|friend|"
+                      r"LLVM_ATTRIBUTE_\w+|MLIR_\w+)\b", " ", head)
+        head = re.sub(r"\b[A-Za-z_]\w*\s*::\s*|::", "", head)
+        kept = "".join(head.split())
+        return "" if kept == "auto" else kept
+
+
+_TEMPLATE_HEAD = re.compile(r"\btemplate\s*<(?:[^<>]|<[^<>]*>)*>")
 
 
 def header_path(backend: str) -> str:

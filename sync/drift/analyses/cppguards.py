@@ -92,7 +92,7 @@ def spec_library(context: DriftContext, backend: str) -> dict[str, list[CppFunct
     for path in tree.paths():
         if path.startswith(prefix) and path.endswith(CPP_SUFFIXES):
             for function in functions(read_text(tree, path) or ""):
-                found.setdefault(function.short_name, []).append(replace(function, text=path))
+                found.setdefault(function.short_name, []).append(replace(function, path=path))
     return found
 
 
@@ -329,9 +329,23 @@ def _replacement_findings(finding: Callable[..., Finding], macro: str, region: G
             # as many parameters)
             where = max(replacements, key=lambda r: difflib.SequenceMatcher(None, r.params, function.params).ratio())
             out.append(finding("guard-signature-mismatch", f"{macro}: trunk {function.name}({function.params}) "
-                               f"but the replacement in {where.text}:{where.start} takes ({where.params})",
+                               f"but the replacement in {where.path}:{where.start} takes ({where.params})",
                                "change the replacement's parameters to trunk's"))
+        elif (returned := _other_return(function, replacements)) is not None:
+            # the header declares trunk's return type: a definition that differs only in it does not compile
+            out.append(finding("guard-signature-mismatch", f"{macro}: trunk {function.name}({function.params}) "
+                               f"returns {function.returns} but the replacement in {returned.path}:{returned.start} "
+                               f"returns {returned.returns}", "change the replacement's return type to trunk's"))
     return out
+
+
+def _other_return(function: CppFunction, replacements: list[CppFunction]) -> CppFunction | None:
+    """The replacement taking trunk's parameters, when every such one returns another type than trunk's (both
+    written out: `auto` and constructors compare nothing)."""
+    same = [r for r in replacements if r.params == function.params]
+    if not function.returns or not same or not all(r.returns and r.returns != function.returns for r in same):
+        return None
+    return same[0]
 
 
 def _replacement_unaffected(context: DriftContext, backend: str, function: CppFunction, text: str) -> bool:
