@@ -349,3 +349,32 @@ def test_an_importer_the_backend_replaces_too_does_not_count(tmp_path: Path) -> 
     assert missing() == [["B"]]
     commit(tmp_path, {spec + "autotuner.py": "from .errors import A\n"}, "b replaces the importer too")
     assert missing() == []
+
+
+def _package_findings(tmp_path: Path, setup: str, backend_extra: dict[str, str] | None = None) -> list[list[str]]:
+    """Upstream's new tag adds the package triton.experimental.gluon; FlagTree maps every package to b's tree."""
+    subprocess.run(["git", "init", "-q", "-b", "up", str(tmp_path)], check=True)
+    commit(tmp_path, TRUNK_FILES, "old")
+    _git(tmp_path, "tag", "old")
+    commit(tmp_path, {"python/triton/experimental/__init__.py": "", "python/triton/experimental/gluon/__init__.py": "",
+                      "python/triton/backends/new/__init__.py": ""}, "new")
+    _git(tmp_path, "tag", "new")
+    _git(tmp_path, "checkout", "-q", "-b", "flagtree", "old")
+    commit(tmp_path, {"python/setup.py": setup, "python/setup_tools/setup_helper.py": SHARED_HELPER, **B_PACKAGE,
+                      **(backend_extra or {})}, "FlagTree")
+    repo = open_repo(str(tmp_path))
+    return [f.details["packages"] for f in analyse_drift(repo, resolve_range(repo, "old", "new", "flagtree"), None).findings
+            if f.kind == "package-dir-missing"]
+
+
+def test_a_package_upstream_adds_needs_a_directory_in_a_backend_that_ships_every_package(tmp_path: Path) -> None:
+    """The 3.4.x -> 3.5.1 move: 3.5 adds gluon's amd packages, which setup.py finds (find_packages) and the package
+    mapping sends to sunrise's tree, which has no such directories: setuptools stops. A package the mapping leaves
+    to trunk (`backends` here) needs none."""
+    found = SETUP_CALLS + "packages = find_packages(where='python')\n"
+    assert _package_findings(tmp_path / "missing", found) == [["triton.experimental", "triton.experimental.gluon"]]
+    has = {"third_party/b/python/triton/experimental/__init__.py": "",
+           "third_party/b/python/triton/experimental/gluon/__init__.py": ""}
+    assert _package_findings(tmp_path / "present", found, has) == []
+    # a setup script that lists its packages itself never installs upstream's new one
+    assert _package_findings(tmp_path / "listed", SETUP_CALLS + "packages = ['triton', 'triton/language']\n") == []

@@ -19,6 +19,7 @@ from sync.drift.analyses.cppguards import guard_findings
 from sync.drift.analyses.featuregates import feature_gate_findings
 from sync.drift.analyses.overlayimports import missing_name_findings
 from sync.drift.analyses.tdoverlays import td_overlay_findings
+from sync.drift.analyses.packages import missing_package_findings
 from sync.drift.analyses.keys import KEY_READS, KEY_WRITES, key_string_findings, key_string_join, key_string_part
 from sync.drift.analyses.opverifiers import op_verifier_findings
 from sync.drift.analyses.overlays import overlay_findings
@@ -135,6 +136,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
     Analyzer("overlays", overlay_findings),
     Analyzer("overlay imports", missing_name_findings),
     Analyzer("TableGen overlays", td_overlay_findings),
+    Analyzer("package directories", missing_package_findings),
     Analyzer("spec functions", spec_function_findings),
     Analyzer("C++ guards", guard_findings),
     Analyzer("symbols", symbol_drift, on_request=True, parts=Parts(_symbol_part, _symbol_join, most=4)),

@@ -424,13 +424,25 @@ def _constant(function: ast.FunctionDef) -> object:
     return ...
 
 
-def _generic_package_copies(tree: FileTree, setup_dir: str) -> list[SpecFile]:
+@dataclass(frozen=True)
+class PackageRoot:
+    """Where a shared setup helper's *package_dir* function sends every triton package for one backend."""
+    backend: str
+    root: str  # third_party/<b>/python/triton: the package `triton.x.y` is installed from root/x/y
+    skipped: frozenset[str]  # words of package names its skip_package_dir leaves to trunk (`"x" in package`)
+    via: str  # the setup module
+    discovered: bool = False  # the setup script finds its packages (find_packages), not from a list of its own
+
+
+def generic_package_roots(tree: FileTree) -> list[PackageRoot]:
     """A shared setup module's *package_dir* function that maps packages to f"third_party/{backend}/python/...":
     it counts where setup.py calls it, for every backend whose own helper does not opt out (a skip_package_dir
     that is not the constant True leaves the backend undecided: no claim). Package names its skip_package_dir
     tests with `"x" in package` are left out."""
+    setup_dir = _setup_dir(tree)
     called = {name for script in SETUP_SCRIPTS if (module := _parsed(tree, script)) is not None
               for node in ast.walk(module) if isinstance(node, ast.Call) and (name := _called(node))}
+    discovered = "find_packages" in called
     opted_out = {backend for backend, _, module in setup_helpers(tree) for node in module.body
                  if isinstance(node, ast.FunctionDef) and node.name == "skip_package_dir" and _constant(node) is not False}
     found = []
@@ -441,9 +453,10 @@ def _generic_package_copies(tree: FileTree, setup_dir: str) -> list[SpecFile]:
         if module is None:
             continue
         functions = [node for node in ast.walk(module) if isinstance(node, ast.FunctionDef)]
-        skipped = {node.left.value for function in functions if "skip_package_dir" in function.name
-                   for node in ast.walk(function) if isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant)
-                   and isinstance(node.left.value, str) and any(isinstance(op, ast.In) for op in node.ops)}
+        skipped = frozenset(node.left.value for function in functions if "skip_package_dir" in function.name
+                            for node in ast.walk(function) if isinstance(node, ast.Compare)
+                            and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str)
+                            and any(isinstance(op, ast.In) for op in node.ops))
         for function in functions:
             if "package_dir" not in function.name or function.name not in called:
                 continue
@@ -451,15 +464,20 @@ def _generic_package_copies(tree: FileTree, setup_dir: str) -> list[SpecFile]:
                 template = _backend_template(node) if isinstance(node, ast.JoinedStr) else None
                 if template is None:
                     continue
-                for backend in third_party_groups(tree):
-                    if backend in opted_out:
-                        continue
-                    root = normpath(join(setup_dir, template.format(backend), "triton"))
-                    for file in _files_below(tree, root):
-                        rel = file[len(root) + 1:]
-                        if is_spec_path(file) or is_test_path(file) or any(word in dirname(rel) for word in skipped):
-                            continue
-                        found.append(SpecFile(backend, file, "triton", rel, PACKAGE_COPY, via=path))
+                found += [PackageRoot(backend, normpath(join(setup_dir, template.format(backend), "triton")), skipped,
+                                      path, discovered) for backend in third_party_groups(tree) if backend not in opted_out]
+    return found
+
+
+def _generic_package_copies(tree: FileTree) -> list[SpecFile]:
+    """The files below each generic package root (generic_package_roots), as copies of trunk's python/triton."""
+    found = []
+    for mapped in generic_package_roots(tree):
+        for file in _files_below(tree, mapped.root):
+            rel = file[len(mapped.root) + 1:]
+            if is_spec_path(file) or is_test_path(file) or any(word in dirname(rel) for word in mapped.skipped):
+                continue
+            found.append(SpecFile(mapped.backend, file, "triton", rel, PACKAGE_COPY, via=mapped.via))
     return found
 
 
@@ -470,7 +488,7 @@ def copy_files(tree: FileTree, backends: set[str] | None = None) -> list[SpecFil
     found: dict[str, SpecFile] = {}
     setup_dir = _setup_dir(tree)
     prefix = TRUNK + "/"
-    for spec_file in _generic_package_copies(tree, setup_dir):
+    for spec_file in _generic_package_copies(tree):
         found.setdefault(spec_file.path, spec_file)
     for helper_backend, helper, module in setup_helpers(tree):
         paths = _HelperPaths(helper, module, setup_dir)

@@ -92,6 +92,10 @@ CATALOGUE: tuple[Kind, ...] = (
        "trunk .td whose new version generates classes trunk's C++ now uses, and the overlay generates them "
        "nowhere: trunk does not compile on that backend", "merge upstream's change into the overlay, "
        "or define the names"),
+    _k("package-dir-missing", "overlay", "error", "setup installs every triton package from the backend's own "
+       "python/ tree (a shared helper's package_dir), and trunk at the new tag adds a package that tree has no "
+       "directory for: setuptools stops", "add the package to the backend's tree, or leave it to trunk in "
+       "skip_package_dir"),
     _k("overlay-include-removed", "overlay", "error", "a TableGen overlay includes a trunk .td file upstream deleted "
        "or moved, and the backend provides no file of that name: TableGen stops on that backend",
        "merge upstream's change into the overlay (include what replaced the file)"),
