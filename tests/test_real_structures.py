@@ -170,12 +170,12 @@ OPS_V1 = ("#ifndef FLAGTREE_SPEC_Ops_cpp\n"
           "void LoadOp::build(Builder &b, State &s, Value p) {\n  build(b, s, p, {});\n}\n"
           "void LoadOp::build(Builder &b, State &s, Value p, Value m) {\n  build(b, s, p, m, {});\n}\n"
           "void LoadOp::build(Builder &b, State &s, Value p, Value m, Value o) {\n  s.add(p, m, o);\n}\n"
-          "struct FoldA : Pattern {\n  int matchAndRewrite(Op op, Rewriter &r) const {\n    return 1;\n  }\n};\n"
-          "struct FoldB : Pattern {\n  int matchAndRewrite(Op op, Rewriter &r) const {\n    return 2;\n  }\n};\n"
+          "int FoldA::matchAndRewrite(Op op, Rewriter &r) const {\n  return 1;\n}\n"  # FoldA, FoldB: a header's
+          "int FoldB::matchAndRewrite(Op op, Rewriter &r) const {\n  return 2;\n}\n"  # classes, not this file's
           "#endif\n")
 OPS_V2 = (OPS_V1.replace("Value m, Value o) {\n  s.add(p, m, o);", "Value m, Value o, bool v) {\n  s.add(p, m, o, v);")
-          .replace("struct FoldA : Pattern {\n  int matchAndRewrite(Op op, Rewriter &r) const {\n    return 1;\n  }\n};\n", "")
-          .replace("struct FoldB : Pattern {\n  int matchAndRewrite(Op op, Rewriter &r) const {\n    return 2;\n  }\n};\n", ""))
+          .replace("int FoldA::matchAndRewrite(Op op, Rewriter &r) const {\n  return 1;\n}\n", "")
+          .replace("int FoldB::matchAndRewrite(Op op, Rewriter &r) const {\n  return 2;\n}\n", ""))
 
 
 def test_overloads_and_same_named_methods_under_a_guard_are_told_apart(tmp_path: Path) -> None:
@@ -198,8 +198,8 @@ def test_overloads_and_same_named_methods_under_a_guard_are_told_apart(tmp_path:
         "takes (Builder &, State &, Value, Value, Value)")  # paired with its own counterpart
     removed = sorted(f.message for f in findings if f.kind == "guard-default-removed")
     assert len(removed) == 2 and len(set(removed)) == 2  # one a method, each naming where it is
-    assert "at lib/Ops.cpp:12 (in the guard at line 1)" in removed[0]
-    assert "at lib/Ops.cpp:17 (in the guard at line 1)" in removed[1]
+    assert "at lib/Ops.cpp:11 (in the guard at line 1)" in removed[0]
+    assert "at lib/Ops.cpp:14 (in the guard at line 1)" in removed[1]
 
 
 def test_guard_unused_names_the_header_that_defines_the_macro(tmp_path: Path) -> None:

@@ -247,15 +247,17 @@ def _undeclared_hooks(tree: GitTree, backend: str) -> frozenset[str]:
 @dataclass(frozen=True)
 class OwnTableGen:
     """What a backend generates from its own versions of trunk TableGen files (overlays, copies, built in trunk's
-    place): its build declares those classes' members from its own records, whatever trunk's records say."""
+    place): its build declares those classes' members from its own records, whatever trunk's records say, and has
+    none of the classes only trunk's versions of those files generate."""
     records: dict[str, list[str]]  # generated class -> its records' text
     texts: tuple[str, ...]  # the backend's versions, each with its class records cut out (interfaces, classes left)
     replaced: frozenset[str]  # the trunk TableGen files they stand for
+    trunk_only: frozenset[str]  # classes trunk's new versions of those files generate and the backend's do not
 
 
 def own_tablegen(context: DriftContext, backend: str) -> OwnTableGen:
     found: dict[str, list[str]] = {}
-    texts, replaced = [], set()
+    texts, replaced, trunk_classes = [], set(), set()
     for item in context.classified:
         trunk = item.trunk_path
         if item.file.backend != backend or not trunk or not trunk.endswith(TD) \
@@ -267,7 +269,11 @@ def own_tablegen(context: DriftContext, backend: str) -> OwnTableGen:
             text = text.replace(record.source, "")
         texts.append(text)
         replaced.add(trunk)
-    return OwnTableGen(found, tuple(texts), frozenset(replaced))
+        new_path = context.new_path(trunk)
+        if new_path is not None:
+            trunk_classes |= {record.cpp_name for record in records(new_path, read_text(context.upstream_new, new_path)
+                                                                    or "")}
+    return OwnTableGen(found, tuple(texts), frozenset(replaced), frozenset(trunk_classes - set(found)))
 
 
 _DECLARING_FLAGS = {**_OP_HOOKS, "verify": ("hasVerifier", "genVerifyDecl"),
@@ -276,12 +282,19 @@ _DECLARING_FLAGS = {**_OP_HOOKS, "verify": ("hasVerifier", "genVerifyDecl"),
 _PARAMETER = re.compile(r"\$([A-Za-z_]\w*)")
 
 
+def _qualifier(function: CppFunction) -> str:
+    return function.name.rpartition("::")[0].split("::")[-1]
+
+
 def _own_declaration(context: DriftContext, function: CppFunction, own: OwnTableGen) -> bool | None:
-    """For a member of a class the backend generates from its own record: whether its build declares the member
-    (None: not such a member). Declared: the record spells it, sets the flag that generates it, has the parameter
-    it reads (getX), or it is a builder; or a TableGen file the build reads spells it outside other classes'
-    records (an interface may declare it)."""
-    qualifier = function.name.rpartition("::")[0].split("::")[-1]
+    """For a member of a class whose TableGen the backend builds its own version of: whether its build declares
+    the member (None: not such a member). Declared: the backend's record spells it, sets the flag that generates
+    it, has the parameter it reads (getX), or it is a builder; or a TableGen file the build reads names it as an
+    interface method ("name", quoted). A class only trunk's version generates does not exist in its build: none
+    (the overlay's overlay-missing-names says what trunk's code misses)."""
+    qualifier = _qualifier(function)
+    if qualifier in own.trunk_only:
+        return False
     if qualifier not in own.records:
         return None
     name = function.name.split("::")[-1]
@@ -293,10 +306,12 @@ def _own_declaration(context: DriftContext, function: CppFunction, own: OwnTable
         if name in ("get", "getChecked", "build") or \
                 any(name == "get" + parameter[:1].upper() + parameter[1:] for parameter in _PARAMETER.findall(source)):
             return True
-    if any(word.search(text) for text in own.texts):
+    quoted = f'"{name}"'
+    if any(quoted in text for text in own.texts):
         return True
-    return _spelled_in(context.upstream_new, name, lambda path: path.endswith(TD) and not is_third_party(path)
-                       and path not in own.replaced)
+    tree = context.upstream_new
+    return any(quoted in (read_text(tree, path) or "") for path in tree.paths()
+               if path.endswith(TD) and not is_third_party(path) and path not in own.replaced)
 
 
 def _replacement_findings(finding: Callable[..., Finding], macro: str, region: GuardRegion, path: str,
@@ -350,20 +365,32 @@ def _other_return(function: CppFunction, replacements: list[CppFunction]) -> Cpp
 
 def _replacement_unaffected(context: DriftContext, backend: str, function: CppFunction, text: str) -> bool:
     """A guarded default upstream removed whose removal leaves the backend's replacement building as it does:
-    - file-local (`static`, an anonymous namespace): nothing outside the file ever meant it;
-    - a free function trunk no longer spells anywhere: the replacement is the backend's own function now
-      (where trunk still has it, it moved, and two definitions would clash: reported);
+    - file-local (`static`, an anonymous namespace, a member of a class the file defines): nothing outside the
+      file ever meant it;
+    - a free function trunk defines nowhere with the same parameters any more: the replacement is the backend's
+      own function now, or another overload (where trunk defines it alike elsewhere, it moved, and two
+      definitions would clash: reported);
     - a member the backend's own declarations still declare (a TableGen file it builds in trunk's place, its copy
       of trunk's headers): its build declares the member its replacement defines (issue 33, the 3.4.x -> 3.5.1
       move: sunrise substitutes its own TritonGPUAttrDefs.td, which keeps the CTA getters 3.5 made defaults)."""
     anonymous, bodies = scope_spans(text)
-    if _static(function) or _within(function, anonymous):
+    if _static(function) or _within(function, anonymous) or _file_local(function, text):
         return True
     name = function.name.split("::")[-1]
     if "::" not in function.name and not _within(function, bodies):
-        return not _spelled_in(context.upstream_new, name, _trunk_code)
+        return not _defined_alike(context.upstream_new, function)
     return _spelled_in(context.backend_files, name, lambda path: path.startswith(backend_dir(backend) + "/")
                        and path.endswith(TD + (".h", ".hpp", ".hh", ".inc")))
+
+
+def _defined_alike(tree: GitTree, function: CppFunction) -> bool:
+    """Whether trunk code of the tree defines a function of that name with the same parameters: a definition the
+    replacement's would clash with (one with other parameters is another overload, or another namespace's)."""
+    name = function.name.split("::")[-1]
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    return any(other.name.split("::")[-1] == name and other.params == function.params
+               for path in tree.paths() if _trunk_code(path) and path.endswith(_SOURCES + (".h", ".hpp", ".hh"))
+               for text in [read_text(tree, path) or ""] if word.search(text) for other in functions(text))
 
 
 def _needs_no_replacement(context: DriftContext, path: str, function: CppFunction, macro: str, texts: list[str],
@@ -462,7 +489,10 @@ def _region_findings(context: DriftContext, backend: str, header: str, macro: st
         # guard's line separately: one guard may hold a whole file of defaults.
         named = f"{function.name} at {path}:{function.start} (in the guard at line {region.start})"
         if new is None:
-            if _replacement_unaffected(context, backend, function, fork_text):
+            # a class the backend's own TableGen generates (or not at all) is as its build declares it: upstream's
+            # removal of the default changes nothing there
+            if _replacement_unaffected(context, backend, function, fork_text) or \
+                    _qualifier(function) in own.records or _qualifier(function) in own.trunk_only:
                 continue
             out.append(finding("guard-default-removed", f"{macro}: guarded trunk default "
                                f"{named} no longer exists in {new_path}",
