@@ -1,6 +1,7 @@
 """Issue 33: C++ names resolved in their scopes before symbol drift claims a break (symbol-removed)."""
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pygit2
@@ -8,7 +9,7 @@ import pygit2
 from sync.facts.cppscope import UseContext, declaration_scopes, resolves, use_contexts
 from sync.drift.analyses.symbols import symbol_findings
 from sync.git import GitTree
-from tests.test_symbols import history_trees
+from tests.test_symbols import commit, history_trees
 
 OLD = {
     "include/triton/Utility.h": (
@@ -178,3 +179,25 @@ def test_a_backend_site_is_the_first_added_line_using_the_name_outside_a_comment
     repo, trees = history_trees(tmp_path, old, {**NEW, "third_party/a/lib/Use.cpp": kept}, fork)
     sites = {f.details["declaration"]: f.details["sites"] for f in symbol_findings(repo, *trees, lambda path: ["a"])}
     assert sites.get("legacyHelper") == ["third_party/a/lib/Use.cpp:7"]
+
+
+def test_a_backend_include_of_a_header_upstream_moved_will_not_build(tmp_path: Path) -> None:
+    """The 3.4.x -> 3.5.1 and 3.4.x -> 3.6.0 moves: sunrise's ir.cc and tsingmicro's RegisterTritonDialects.h include
+    proton's Dialect.h by its repository path, from the directory upstream renamed; the record: tle includes
+    trunk's LayoutUtility.h, which 3.6 deleted. A header the backend carries itself is its own."""
+    old = {**OLD, "third_party/up/dialect/include/Up.h": "#pragma once\n", "include/common/Gone.h": "#pragma once\n"}
+    new = {**NEW, "third_party/up/Dialect/include/Up.h": "#pragma once\n"}
+    use = ('#include "third_party/up/dialect/include/Up.h"\n#include "common/Gone.h"\n#include "Local.h"\n'
+           "int g() { return 0; }\n")
+    fork = {"third_party/a/lib/Use.cpp": use,
+            "third_party/c/lib/Use.cpp": use, "third_party/c/include/common/Gone.h": "#pragma once\n"}
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    base = commit(tmp_path, old, "old")
+    forked = commit(tmp_path, fork, "flagtree")
+    subprocess.run(["git", "-C", str(tmp_path), "checkout", "-q", base], check=True)
+    upgraded = commit(tmp_path, new, "new", remove=("third_party/up/dialect/include/Up.h", "include/common/Gone.h"))
+    repo = pygit2.Repository(str(tmp_path))
+    trees = [GitTree(repo, repo[sha].tree, label) for sha, label in ((base, "old"), (upgraded, "new"), (forked, "fork"))]
+    sites = sorted(site for f in symbol_findings(repo, *trees, lambda path: ["x"]) if "header" in f.message
+                   for site in f.details["sites"])
+    assert sites == ["third_party/a/lib/Use.cpp:1", "third_party/a/lib/Use.cpp:2", "third_party/c/lib/Use.cpp:1"]

@@ -36,7 +36,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
-from posixpath import basename, commonprefix
+from posixpath import basename, commonprefix, dirname, normpath
 from typing import Callable, Iterable, Iterator, Sequence
 
 import libcst as cst
@@ -750,6 +750,50 @@ def _added_source(text: str, lines: set[int]) -> list[str]:
     return [source[line - 1] for line in sorted(lines) if 0 < line <= len(source)]
 
 
+_HEADERS = (".h", ".hpp", ".hh", ".inc", ".td")
+_INCLUDES = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]+)[>"]', re.MULTILINE)
+
+
+def _backend_header_hits(old: GitTree, new: GitTree, fork: GitTree, own_trunk: set[str]
+                         ) -> dict[str, list[tuple[Use, Drift]]]:
+    """#includes on FlagTree's added lines of backend C++ that reach an upstream header upstream deleted or moved
+    (anywhere in upstream's tree: its own third_party/proton too). An include reaches the first file that exists
+    of: the including file's directory, the backend's own include trees, the repository root, trunk's include/;
+    one the backend provides itself is its own. Issue 33, the 3.4.x -> 3.6.0 move: sunrise's ir.cc and
+    tsingmicro's RegisterTritonDialects.h include proton's Dialect.h from the directory 3.6 renamed."""
+    gone = {change.old_path: ("deleted" if change.new_path is None else f"renamed to {change.new_path}")
+            for change in changes_with_renames(old, new)
+            if change.status in ("deleted", "renamed") and change.old_path.endswith(_HEADERS)}
+    if not gone:
+        return {}
+    found: dict[str, list[tuple[Use, Drift]]] = {}
+    for path, lines in sorted(_backend_lines(old, fork).items()):
+        if third_party_owner(path) in own_trunk:
+            continue
+        text = read_text(fork, path) or ""
+        owned = "/".join(path.split("/")[:2]) + "/"
+        for match in _INCLUDES.finditer(text):
+            line = text.count("\n", 0, match.start()) + 1
+            if line not in lines:
+                continue
+            reached = _include_target(fork, path, owned, match[1])
+            if reached is not None and not reached.startswith(owned) and reached in gone:
+                found.setdefault(path, []).append((Use(match[1], line), Drift(match[1], "header", reached,
+                                                                                gone[reached])))
+    return found
+
+
+def _include_target(tree: GitTree, path: str, owned: str, include: str) -> str | None:
+    """The file an #include reaches in the tree (see _backend_header_hits), or None."""
+    roots = [dirname(path)] + sorted({found.split("/include/")[0] + "/include" for found in _backend_headers(tree, owned)
+                                      if "/include/" in found}) + ["", "include"]
+    for root in roots:
+        candidate = normpath(f"{root}/{include}") if root else normpath(include)
+        if tree.exists(candidate):
+            return candidate
+    return None
+
+
 def _first_use(old: GitTree, fork: GitTree, path: str, name: str) -> Use:
     """The first added line of path where the word name occurs outside a // comment (one backend_uses found)."""
     lines = sorted(line for line in _backend_lines(old, fork).get(path, set()))
@@ -827,6 +871,8 @@ def symbol_join(repo: Repository, old: GitTree, new: GitTree, fork: GitTree, own
     # A backend that carries its own copy of trunk's headers (third_party/<b>/include/triton/) compiles against that
     # copy: upstream's removals reach it only when it takes them (the copy kinds say what changed there).
     own_trunk = own_trunk_backends(fork) if uses.backend_uses else set()
+    for path, include_hits in _backend_header_hits(old, new, fork, own_trunk).items():
+        hits_by_file.setdefault(path, []).extend(include_hits)
     for path, words in uses.backend_uses.items():
         if third_party_owner(path) in own_trunk:
             continue
