@@ -201,3 +201,19 @@ def test_a_backend_include_of_a_header_upstream_moved_will_not_build(tmp_path: P
     sites = sorted(site for f in symbol_findings(repo, *trees, lambda path: ["x"]) if "header" in f.message
                    for site in f.details["sites"])
     assert sites == ["third_party/a/lib/Use.cpp:1", "third_party/a/lib/Use.cpp:2", "third_party/c/lib/Use.cpp:1"]
+
+
+def test_the_functions_a_removed_pass_record_generated_are_gone_with_it(tmp_path: Path) -> None:
+    """The 3.4.x -> 3.5.1 and 3.6.0 moves: 3.5 moved TritonGPUCanonicalize out of TritonGPU's Passes.td, and with
+    it went the createTritonGPUCanonicalize() TableGen generated, which sunrise's python/src/passes.cc calls."""
+    passes = ('def TritonGPUFoo : Pass<"tritongpu-foo", "mlir::ModuleOp"> {\n  let summary = "foo";\n}\n'
+              'def TritonGPUBar : Pass<"tritongpu-bar"> {\n  let constructor = "mlir::createBarPass()";\n}\n'
+              'def TritonGPUKept : Pass<"tritongpu-kept"> {\n  let summary = "kept";\n}\n')
+    old = {**OLD, "include/triton/Dialect/TritonGPU/Transforms/Passes.td": passes}
+    kept = 'def TritonGPUKept : Pass<"tritongpu-kept"> {\n  let summary = "kept";\n}\n'
+    new = {**NEW, "include/triton/Dialect/TritonGPU/Transforms/Passes.td": kept}
+    use = ("void add(PassManager &pm) {\n  pm.addPass(createTritonGPUFoo());\n  pm.addPass(mlir::createBarPass());\n"
+           "  pm.addPass(createTritonGPUKept());\n  registerTritonGPUFooPass();\n}\n")
+    repo, trees = history_trees(tmp_path, old, new, {"third_party/a/python/src/passes.cc": use})
+    found = {f.details["declaration"] for f in symbol_findings(repo, *trees, lambda path: ["a"])}
+    assert found == {"createTritonGPUFoo", "createBarPass", "registerTritonGPUFooPass"}

@@ -246,8 +246,8 @@ def declared_names(path: str, text: str | None) -> set[str]:
         return set()
     language = "cpp" if path.endswith(CPP) else "td" if path.endswith(TD) else "py"
     # cpp 2: nothing inside a function body, 4: no forward declaration, 5: typedefs; td 2: the C++ class of a
-    # record, 3: interface methods
-    version = 5 if language == "cpp" else 3
+    # record, 3: interface methods, 4: the functions a pass record generates
+    version = 5 if language == "cpp" else 4
     return set(memoized(f"declared-{language}", version, text, lambda source: sorted(_declared_names(path, source)),
                         encode=lambda names: list(names), decode=lambda names: list(names)))
 
@@ -268,8 +268,27 @@ def _declared_names(path: str, text: str) -> set[str]:
                 if not in_function_body(node) and not _forward_declaration(node)}
     if path.endswith(TD):
         return {alias for match in _TD_DECLARATION.finditer(text) for token in match.groups() if token
-                for alias in _accessor_aliases(token)} | set(_TD_INTERFACE_METHOD.findall(text))
+                for alias in _accessor_aliases(token)} | set(_TD_INTERFACE_METHOD.findall(text)) | \
+            set(pass_functions(text))
     return set(python_shape(text).names)
+
+
+_TD_PASS = re.compile(r"^\s*def\s+(\w+)\s*:\s*(?:Interface)?Pass\s*<[^{;]*\{", re.MULTILINE)
+_TD_CONSTRUCTOR = re.compile(r'\blet\s+constructor\s*=\s*"(?:[\w:]*::)?(\w+)\s*\(')
+
+
+def pass_functions(text: str) -> list[str]:
+    """The C++ functions the pass records of a .td generate (GEN_PASS_DECL and GEN_PASS_REGISTRATION): create<Pass>,
+    register<Pass> and register<Pass>Pass, and the function its `let constructor` names."""
+    found = []
+    for match in _TD_PASS.finditer(text):
+        name = match[1]
+        found += [f"create{name}", f"register{name}", f"register{name}Pass"]
+        end = text.find("\n}", match.end())
+        constructor = _TD_CONSTRUCTOR.search(text[match.end():end if end >= 0 else len(text)])
+        if constructor:
+            found.append(constructor[1])
+    return found
 
 
 @dataclass(frozen=True)
@@ -396,8 +415,13 @@ def _fewer_occurrences(before: str, after: str, names: set[str], tablegen: bool)
     old_counts, new_counts = Counter(_TOKEN.findall(before)), Counter(_TOKEN.findall(after))
     fewer = {name for name, count in old_counts.items() if count > new_counts[name]}
     if tablegen:
-        fewer = {alias for name in fewer for alias in _accessor_aliases(name)}
+        # a record's name stands for what it generates: accessors, its C++ class, a pass's functions
+        fewer = {alias for name in fewer for alias in _accessor_aliases(name) | _pass_aliases(name)}
     return fewer & names
+
+
+def _pass_aliases(name: str) -> set[str]:
+    return {f"create{name}", f"register{name}", f"register{name}Pass"}
 
 
 def _accessor_aliases(name: str) -> set[str]:
@@ -561,6 +585,8 @@ def _scopes(path: str, text: str, names: set[str]) -> dict[str, set[str]]:
     if path.endswith(CPP):
         return declaration_scopes(text, names)
     found: dict[str, set[str]] = defaultdict(set)
+    for function in set(pass_functions(text)) & names:
+        found[function].add("type:")  # generated in whatever namespace the dialect's Passes.h opens: any qualifier
     for match in _TD_DEF.finditer(text):
         for alias in _accessor_aliases(match[1]) & names:
             found[alias].add("type:")
