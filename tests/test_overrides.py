@@ -1,6 +1,8 @@
 """override-signature: a FlagTree class overriding a trunk method whose parameters upstream changed (issue 33)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from sync.drift.analyses.overrides import override_findings
 from sync.facts.pymodules import absolute as _absolute
 from tests.upstream_fixture import context_of
@@ -94,3 +96,30 @@ def test_a_method_the_base_does_not_declare_or_a_caller_the_backend_ships_itself
                                                             "BaseBackend", "stages, options"),
             "third_party/own/python/triton/compiler/compiler.py": CALLER.format("")}
     assert override_findings(context_of(tmp_path, old, new, fork)) == []
+
+
+DRIVER_OLD = ("from abc import ABCMeta, abstractmethod\n\n\nclass DriverBase(metaclass=ABCMeta):\n\n"
+              "    @abstractmethod\n    def get_current_target(self):\n        pass\n\n\n"
+              "class GPUDriver(DriverBase):\n\n    def __init__(self):\n        pass\n")
+DRIVER_NEW = DRIVER_OLD.replace("    @abstractmethod\n    def get_current_target(self):\n        pass\n",
+                                "    @abstractmethod\n    def get_current_target(self):\n        pass\n\n"
+                                "    @abstractmethod\n    def map_python_to_cpp_type(self, ty):\n        pass\n")
+
+
+def test_a_flagtree_driver_lacking_an_abstract_method_upstream_added_cannot_be_created(tmp_path: Path) -> None:
+    """The 3.4.x -> 3.6.0 move (helper-20): 355dc4726 made DriverBase.map_python_to_cpp_type abstract; tsingmicro's
+    TXDADriver(GPUDriver) defines none, so creating it raises TypeError. One that defines it, one whose backend ships
+    its own driver module, and an abstract class of FlagTree's own claim nothing."""
+    from sync.drift.analyses.abstracts import abstract_findings
+    old = {"python/triton/backends/driver.py": DRIVER_OLD, "python/triton/backends/__init__.py": ""}
+    new = {**old, "python/triton/backends/driver.py": DRIVER_NEW}
+    driver = ("from triton.backends.driver import GPUDriver\n\n\nclass TXDADriver(GPUDriver):\n\n"
+              "    def get_current_target(self):\n        return 1\n")
+    fork = {"third_party/a/backend/driver.py": driver,
+            "third_party/b/backend/driver.py": driver + "\n    def map_python_to_cpp_type(self, ty):\n        return ty\n",
+            "third_party/c/backend/driver.py": driver, "third_party/c/python/triton/backends/driver.py": DRIVER_OLD,
+            "third_party/d/backend/driver.py": driver.replace("    def get_current_target(self):",
+                                                              "    @abstractmethod\n    def launch(self):\n        pass\n\n"
+                                                              "    def get_current_target(self):")}
+    found = [(f.path, f.line, f.details["methods"]) for f in abstract_findings(context_of(tmp_path, old, new, fork))]
+    assert found == [("third_party/a/backend/driver.py", 4, ["map_python_to_cpp_type"])]

@@ -56,7 +56,7 @@ CPP_SUFFIXES = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx")
 TD_SUFFIXES = (".td",)
 PY_SUFFIXES = (".py",)
 CMAKE_SUFFIXES = ("CMakeLists.txt", ".cmake")
-VERSIONS = {"cpp": 1, "td": 1, "py": 2, "cmake": 1}
+VERSIONS = {"cpp": 1, "td": 1, "py": 3, "cmake": 1}
 PARSES: Counter[str] = Counter()  # parses done by this process, per language (tests: a cached run parses nothing)
 _MEMO_LIMIT = 20_000  # blobs; content-addressed, so only memory is at stake
 
@@ -538,12 +538,20 @@ def _py_params(arguments: ast.arguments) -> tuple[Param, ...]:
     return tuple(out)
 
 
+def _decorator_name(decorator: ast.expr) -> str | None:
+    """`abstractmethod` of @abstractmethod, @abc.abstractmethod and @abstractmethod(...)."""
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return target.attr if isinstance(target, ast.Attribute) else target.id if isinstance(target, ast.Name) else None
+
+
 def _py_scan(body: list[ast.stmt], scope: list[str], out: list[Decl]) -> None:
     owner = scope[-1] if scope else None
     where = ".".join(scope)
     for node in body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            flags = frozenset({"async"} if isinstance(node, ast.AsyncFunctionDef) else ())
+            flags = frozenset(({"async"} if isinstance(node, ast.AsyncFunctionDef) else set())
+                              | ({"abstract"} if any(_decorator_name(d) == "abstractmethod"
+                                                     for d in node.decorator_list) else set()))
             out.append(Decl("def", node.name, where, node.lineno, owner, _py_params(node.args), flags))
         elif isinstance(node, ast.ClassDef):
             out.append(Decl("class", node.name, where, node.lineno, owner,

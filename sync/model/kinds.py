@@ -194,6 +194,10 @@ CATALOGUE: tuple[Kind, ...] = (
        "method whose parameters upstream changed, still with the old parameters: trunk calls it the new way, so "
        "the call no longer fits (a TypeError when it runs; the module still imports)", "give the override the new "
        "parameter list the finding's diff shows, in every class the finding lists", confidence="high"),
+    _k("abstract-method-missing", "symbol", "error", "a FlagTree class derives from a trunk class whose trunk "
+       "ancestors declare, at the new tag, an abstract method they did not before, and the FlagTree class defines "
+       "none: creating it raises TypeError", "define the method in the FlagTree class (the base's docstring says "
+       "what it returns)", confidence="high"),
     _k("op-verifier-changed", "symbol", "warning", "FlagTree-added code creates an MLIR op whose verifier "
        "upstream changed between the tags: the call compiles, the op may now reject what FlagTree builds (one "
        "finding per upstream change and backend, listing each verifier it changed, every site and the upstream "

@@ -1,0 +1,137 @@
+"""Abstract methods upstream added to a trunk base class that a FlagTree class derived from it does not define
+(issue 33, the 3.4.x -> 3.6.0 move: 355dc4726 made DriverBase.map_python_to_cpp_type abstract, and tsingmicro's
+TXDADriver(GPUDriver) defines none, so creating the driver raises TypeError and no kernel compiles).
+
+Upstream side: a trunk class (python/triton/, at the new tag) and its trunk ancestors declare, in their own bodies, an
+@abstractmethod that the same class did not declare abstract at the old tag, and no class between it and the one
+FlagTree derives from defines it. FlagTree side: a class on FlagTree's lines whose one base resolves through the
+file's imports to that trunk class (overrides' resolution), that declares no abstract method itself (an abstract
+class of its own is not instantiated) and defines no method of that name. No claim where the backend ships its own
+copy of the base's module (third_party/<b>/python/triton/...: its build installs that copy) or the class has
+several bases (another may provide it). Kind abstract-method-missing, an error.
+"""
+from __future__ import annotations
+
+from sync.drift.analyses.overrides import _bases, _resolve
+from sync.drift.context import DriftContext
+from sync.facts.declindex import Decl, declarations_of
+from sync.facts.delta import PY, backend_of, fork_added_lines
+from sync.facts.layout import backend_root, is_third_party, third_party_owner
+from sync.facts.pymodules import TRUNK_PACKAGE, module_files, package_of
+from sync.git import changes_with_renames
+from sync.facts.trees import FileTree, read_text
+from sync.model import Finding
+
+_DEPTH = 4  # trunk ancestors followed above the base
+
+
+def _class(tree: FileTree, dotted: str) -> tuple[str, tuple[Decl, ...], Decl] | None:
+    """(file, its declarations, the class) of a trunk class module.Class in the tree."""
+    module, _, name = dotted.rpartition(".")
+    for path in module_files(module):
+        text = read_text(tree, path)
+        if text is None:
+            continue
+        decls = declarations_of(path, text)
+        found = next((decl for decl in decls if decl.kind == "class" and decl.name == name and not decl.scope), None)
+        return (path, decls, found) if found is not None else None
+    return None
+
+
+def _methods(decls: tuple[Decl, ...], name: str) -> dict[str, Decl]:
+    """What a class body binds: its defs, and names it assigns (`f = staticmethod(g)` defines f too)."""
+    return {decl.name: decl for decl in decls if decl.kind in ("def", "assign") and decl.scope == name}
+
+
+def gained_abstracts(context: DriftContext, dotted: str) -> dict[str, str]:
+    """Method -> the trunk class that declares it abstract at the new tag and did not at the old one, for a
+    trunk class and its ancestors, where nothing between defines it."""
+    found: dict[str, str] = {}
+    defined: set[str] = set()
+    pending: list[str] = [dotted]
+    seen: set[str] = set()
+    while pending and len(seen) <= _DEPTH:
+        current = pending.pop(0)
+        if current in seen:
+            continue
+        seen.add(current)
+        now, before = _class(context.upstream_new, current), _class(context.upstream_old, current)
+        if now is None:
+            continue
+        path, decls, klass = now
+        methods = _methods(decls, klass.name)
+        was = _methods(before[1], before[2].name) if before is not None else {}
+        for name, decl in methods.items():
+            if "abstract" in decl.flags and name not in defined and name not in found \
+                    and not (name in was and "abstract" in was[name].flags):
+                found[name] = current
+        defined |= {name for name, decl in methods.items() if "abstract" not in decl.flags}
+        local = {decl.name for decl in decls if decl.kind == "class" and not decl.scope}
+        module = current.rpartition(".")[0]
+        pending += [f"{module}.{base.strip()}" for base in klass.target.split(",") if base.strip() in local]
+        for base in _bases(decls, klass, package_of(path)):
+            resolved = _resolve(context.upstream_new, base)
+            if resolved is not None:
+                pending.append(resolved)
+    return found
+
+
+def _any_gained(context: DriftContext) -> bool:
+    """Whether some trunk module upstream changed declares an abstract method at the new tag it did not (cheap:
+    most moves add none, and then no FlagTree file needs reading)."""
+    for change in changes_with_renames(context.upstream_old, context.upstream_new):
+        if change.new_path is None or not change.new_path.startswith(TRUNK_PACKAGE) or not change.new_path.endswith(PY) \
+                or is_third_party(change.new_path):
+            continue
+        after = read_text(context.upstream_new, change.new_path) or ""
+        if "abstractmethod" not in after:
+            continue
+        before = read_text(context.upstream_old, change.old_path) or "" if change.status != "added" else ""
+        now = {(decl.scope, decl.name) for decl in declarations_of(change.new_path, after) if "abstract" in decl.flags}
+        was = {(decl.scope, decl.name) for decl in declarations_of(change.old_path, before) if "abstract" in decl.flags}
+        if now - was:
+            return True
+    return False
+
+
+def abstract_findings(context: DriftContext) -> list[Finding]:
+    if not _any_gained(context):
+        return []
+    findings: list[Finding] = []
+    gained: dict[str, dict[str, str]] = {}
+    for path, lines in sorted(fork_added_lines(context.upstream_old, context.fork).items()):
+        if not path.endswith(PY):
+            continue
+        text = read_text(context.fork, path) or ""
+        if "class " not in text or "(" not in text:
+            continue
+        decls = declarations_of(path, text)
+        for klass in (decl for decl in decls if decl.kind == "class" and decl.target and decl.line in lines):
+            bases = _bases(decls, klass)
+            if len(bases) != 1 or len([b for b in klass.target.split(",") if b.strip()]) != 1:
+                continue
+            resolved = _resolve(context.upstream_new, bases[0])
+            if resolved is None:
+                continue
+            home, backend = backend_root(path), third_party_owner(path)
+            modules = module_files(resolved.rpartition(".")[0])
+            if home is not None and any(context.fork.exists(home + module_path)
+                                        or (backend, module_path) in context.replaced_by_backend for module_path in modules):
+                continue  # the backend installs or loads its own version of the base's module
+            qualified = f"{klass.scope}.{klass.name}" if klass.scope else klass.name
+            own = _methods(decls, qualified)
+            if any("abstract" in decl.flags for decl in own.values()):
+                continue  # an abstract class of FlagTree's own: its subclasses are what gets created
+            if resolved not in gained:
+                gained[resolved] = gained_abstracts(context, resolved)
+            missing = {method: declaring for method, declaring in gained[resolved].items() if method not in own}
+            if missing:
+                shown = ", ".join(f"{method} ({declaring})" for method, declaring in sorted(missing.items()))
+                findings.append(Finding(
+                    "abstract-method-missing", path,
+                    f"{klass.name} derives from {resolved}, and trunk at the new tag declares abstract what it does not "
+                    f"define: {shown}; creating a {klass.name} raises TypeError (will not run as is)",
+                    line=klass.line, backend=backend_of(context.owners.owners, path),
+                    related_path=next(iter(module_files(next(iter(missing.values())).rpartition(".")[0])), None),
+                    details={"class": klass.name, "base": resolved, "methods": sorted(missing)}))
+    return findings
