@@ -159,3 +159,20 @@ def test_a_class_only_trunks_tablegen_generates_needs_no_replacement_members(tmp
     kinds = {(f.kind, f.message.split(" defines no ")[-1]) for f in
              drift_of(SimpleNamespace(fork=repo), "v1", "v2", "main").findings if f.kind.startswith("guard-")}
     assert not any("BarAttr" in what for _, what in kinds), kinds
+
+
+def test_a_cpp_overlay_under_a_directory_the_build_leaves_out_is_info(tmp_path: Path) -> None:
+    """The 3.4.x -> 3.6.0 move (helper-20): sunrise's spec/lib/Dialect/Triton/ overlays read overlay-auto-mergeable,
+    but spec/lib/Dialect/CMakeLists.txt adds that directory only in a comment: nothing compiles them."""
+    trunk = "namespace t {\nint f(int a) { return a; }\n}\n"
+    changed = "namespace t {\nint f(int a) { return a + 1; }\n}\n"
+    base = {"lib/Dialect/Triton/Fold.cpp": trunk, "lib/Dialect/Gpu/Fold.cpp": trunk, "python/triton/__init__.py": ""}
+    ours = trunk.replace("return a;", "return -a;  // the backend's\n  ")
+    fork = {**base, B + "include/flagtree_spec.h": "\n", B + "lib/Dialect/CMakeLists.txt":
+            "#add_subdirectory(Triton)\nadd_subdirectory(Gpu)\n",
+            B + "lib/Dialect/Triton/Fold.cpp": ours, B + "lib/Dialect/Gpu/Fold.cpp": ours}
+    repo = small_world(tmp_path, base, {"lib/Dialect/Triton/Fold.cpp": changed, "lib/Dialect/Gpu/Fold.cpp": changed}, fork)
+    kinds = {f.path: f.kind for f in drift_of(SimpleNamespace(fork=repo), "v1", "v2", "main").findings
+             if f.path.endswith("Fold.cpp")}
+    assert kinds[B + "lib/Dialect/Triton/Fold.cpp"] == "overlay-unbuilt"
+    assert kinds[B + "lib/Dialect/Gpu/Fold.cpp"] != "overlay-unbuilt"

@@ -99,6 +99,9 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("overlay-include-removed", "overlay", "error", "a TableGen overlay includes a trunk .td file upstream deleted "
        "or moved, and the backend provides no file of that name: TableGen stops on that backend",
        "merge upstream's change into the overlay (include what replaced the file)"),
+    _k("overlay-unbuilt", "overlay", "info", "upstream changed the trunk counterpart of a C++ overlay or copy under "
+       "a directory the backend's build leaves out (its add_subdirectory is commented out): nothing compiles it",
+       "none while the directory stays out of the build; delete the file if it is dead"),
     _k("copy-stale", "overlay", "warning", "a backend that compiles against trunk's headers carries a copy (under "
        "another name, or in its own package) of a trunk file upstream changed, deleted or moved: the copy still "
        "builds, but may behave as the old file did", "take upstream's change into the copy (the merge is shown), "
