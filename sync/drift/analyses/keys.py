@@ -122,14 +122,24 @@ def _key_writes(node: ast.AST) -> Iterator[tuple[str, ast.expr | None, ast.expr 
 
 def _key_writes_of(nodes: list[ast.AST]) -> list[str]:
     """Every key written among some nodes of the shared walk, as `producers` finds them, for any key: a file's
-    own writes, without a parse of its own for each set of keys asked about."""
-    return [key for node in nodes for key, _, _ in _key_writes(node)
+    own writes, without a parse of its own for each set of keys asked about. A class body's fields count too
+    (`cluster_dims: tuple = (1, 1, 1)` in an options dataclass): every instance carries the attribute, so a read
+    of it resolves to the file's own class (issue 33, the 3.4.x -> 3.6.0 move: tsingmicro's options)."""
+    return [key for node in nodes for key in (_fields(node) if isinstance(node, ast.ClassDef) else
+                                              (key for key, _, _ in _key_writes(node)))
             if key.isidentifier()]  # only such keys are ever read (key_reads)
 
 
-KEY_WRITES = Extractor("key-writes", 1, _key_writes_of, lambda keys: sorted(set(keys or [])),
+def _fields(klass: ast.ClassDef) -> list[str]:
+    """The names a class body assigns (dataclass fields, class attributes)."""
+    return [target.id for statement in klass.body if isinstance(statement, (ast.Assign, ast.AnnAssign))
+            for target in (statement.targets if isinstance(statement, ast.Assign) else [statement.target])
+            if isinstance(target, ast.Name)]
+
+
+KEY_WRITES = Extractor("key-writes", 2, _key_writes_of, lambda keys: sorted(set(keys or [])),
                        encode=lambda keys: keys, decode=lambda stored: [str(key) for key in stored],
-                       reads=frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Dict, ast.Call}))
+                       reads=frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Dict, ast.Call, ast.ClassDef}))
 
 
 def written_keys(text: str, keys: set[str]) -> set[str]:
