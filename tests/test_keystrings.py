@@ -93,6 +93,10 @@ def test_a_key_the_reader_or_its_backend_writes_itself_resolves_there(tmp_path) 
     assert key_string_findings(context_of(tmp_path / "backend", old, new, backend)) == []
     same_file = {**old, "third_party/b/driver.py": "def make(metadata):\n    metadata['cluster_dims'] = (1,)\n" + reader}
     assert key_string_findings(context_of(tmp_path / "file", old, new, same_file)) == []
+    # the 3.4.x -> 3.6.0 move: the backend's own options dataclass declares the field its reads mean
+    fields = {**old, "third_party/b/driver.py": reader,
+              "third_party/b/compiler.py": "@dataclass\nclass Options:\n    cluster_dims: tuple = (1, 1)\n"}
+    assert key_string_findings(context_of(tmp_path / "fields", old, new, fields)) == []
     # Near miss: another backend's write does not bind b's read, which still means upstream's producer.
     other = {**old, "third_party/b/driver.py": reader,
              "third_party/c/compiler.py": "def make(metadata):\n    metadata['cluster_dims'] = (1, 1)\n"}
@@ -102,10 +106,11 @@ def test_a_key_the_reader_or_its_backend_writes_itself_resolves_there(tmp_path) 
 
 def test_written_keys_are_what_producers_finds_from_the_shared_parse() -> None:
     """The reader's own writes come from the shared parse (one walk for every analysis), not a parse per
-    set of keys; they must be exactly the keys `producers` finds."""
+    set of keys; they are the keys `producers` finds, and a class body's fields."""
     from sync.drift.analyses.keys import producers, written_keys
     text = ("meta['arch'] = 1\nmeta['arch'] += 2\nopts: dict = {}\nopts['warps']: int = 4\n"
             "cfg = {'stages': 2, 'not a key': 3, **extra}\nsetattr(o, 'mode', 'fast')\n"
             "os.environ['HOME'] = '/'\nenviron['PATH'] = ''\na, b['tuple'] = 1, 2\nx = meta['read_only']\n")
     keys = {"arch", "warps", "stages", "mode", "HOME", "PATH", "tuple", "read_only", "absent"}
     assert written_keys(text, keys) == set(producers(text, keys)[0]) == {"arch", "warps", "stages", "mode"}
+    assert written_keys("class Options:\n    arch: int = 1\n    mode = 'x'\n", keys) == {"arch", "mode"}
