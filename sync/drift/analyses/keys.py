@@ -291,8 +291,7 @@ def _reading_upstream(context: DriftContext, readers: dict[str, list[tuple[str, 
             if backend in by_backend and path.endswith(PY):
                 keys = by_backend[backend]
                 text = read_text(context.fork, path) or ""
-                word = {key for key in keys if _WORD.fullmatch(key)}
-                if _mentions_quoted(text, word, keys - word):
+                if any(key in text for key in keys):  # cheap: a write spells the key (quoted, or a class's field)
                     own[backend] = own.get(backend, set()) | written_keys(text, keys)
     out: dict[str, list[tuple[str, int, str | None]]] = {}
     for key, reads in readers.items():
