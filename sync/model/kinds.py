@@ -103,8 +103,9 @@ CATALOGUE: tuple[Kind, ...] = (
        "a directory the backend's build leaves out (its add_subdirectory is commented out): nothing compiles it",
        "none while the directory stays out of the build; delete the file if it is dead"),
     _k("copy-stale", "overlay", "warning", "a backend that compiles against trunk's headers carries a copy (under "
-       "another name, or in its own package) of a trunk file upstream changed, deleted or moved: the copy still "
-       "builds, but may behave as the old file did", "take upstream's change into the copy (the merge is shown), "
+       "another name, or in its own package) of a trunk file upstream changed, deleted or moved: the copy keeps the "
+       "old file's behaviour (symbol-removed, call-no-overload and the other error kinds name where it no longer "
+       "builds against the new headers)", "take upstream's change into the copy (the merge is shown), "
        "or say why the backend keeps the old behaviour"),
     _k("copy-conflicting", "overlay", "info", "upstream changed the file a backend's copy under another name (or in "
        "its own package) repeats, and the 3-way merge conflicts; the backend builds its own tree (it carries "
