@@ -123,3 +123,17 @@ def test_a_flagtree_driver_lacking_an_abstract_method_upstream_added_cannot_be_c
                                                               "    def get_current_target(self):")}
     found = [(f.path, f.line, f.details["methods"]) for f in abstract_findings(context_of(tmp_path, old, new, fork))]
     assert found == [("third_party/a/backend/driver.py", 4, ["map_python_to_cpp_type"])]
+
+
+def test_a_backends_vendored_copy_of_trunk_claims_nothing(tmp_path: Path) -> None:
+    """The 3.3.x -> 3.5.1 move (helper-21): enflame vendors a whole Triton tree under include/triton/ (its drivers,
+    tests, lib/), built against itself; its classes there are not FlagTree's lines an upgrade breaks."""
+    from sync.drift.analyses.abstracts import abstract_findings
+    old = {"python/triton/backends/driver.py": DRIVER_OLD, "python/triton/backends/__init__.py": ""}
+    new = {**old, "python/triton/backends/driver.py": DRIVER_NEW}
+    driver = ("from triton.backends.driver import GPUDriver\n\n\nclass CudaDriver(GPUDriver):\n\n"
+              "    def get_current_target(self):\n        return 1\n")
+    fork = {"third_party/e/include/triton/third_party/nvidia/backend/driver.py": driver,
+            "third_party/e/backend/driver.py": driver}
+    found = [f.path for f in abstract_findings(context_of(tmp_path, old, new, fork))]
+    assert found == ["third_party/e/backend/driver.py"]

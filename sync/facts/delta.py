@@ -13,6 +13,7 @@ from unidiff import PatchSet
 from sync.support.cache import memoized_by, stored_by
 from sync.git import GitTree, Oid
 from sync.git import added_lines as tree_added_lines
+from sync.facts.layout import in_own_trunk_copy
 from sync.facts.trees import read_text
 
 PY = (".py",)
@@ -59,9 +60,16 @@ def fork_added_lines(old: GitTree, fork: GitTree) -> dict[str, frozenset[int]]:
     unread: list[str] = []
     added = memoized_by(*_FORK_ADDED, [str(old.tree.id), str(fork.tree.id)],
                         lambda: fork_diff(old, fork, unread), _encode_added, _decode_added, keep=lambda: not unread)
+    added = _flagtree_lines(added)
     if not unread:
         _remember(key, added)
     return added
+
+
+def _flagtree_lines(added: dict[str, frozenset[int]]) -> dict[str, frozenset[int]]:
+    """The added lines the analyses read: none of a backend's own copy of trunk (layout.in_own_trunk_copy)."""
+    return {path: lines for path, lines in added.items() if not in_own_trunk_copy(path)}
+
 
 
 def fork_lines_where(old: GitTree, fork: GitTree, wanted: Callable[[str], bool]) -> dict[str, set[int]]:
@@ -80,7 +88,7 @@ def adopt_fork_diff(repo_path: str, old_tree: Oid, fork_tree: Oid, added: dict[s
     """fork_diff of these trees, made in another process (the parse begun before the replay): kept, and
     stored in the active fact cache, as if fork_added_lines had made it here."""
     memoized_by(*_FORK_ADDED, [str(old_tree), str(fork_tree)], lambda: added, _encode_added, _decode_added)
-    _remember((repo_path, old_tree, fork_tree), added)
+    _remember((repo_path, old_tree, fork_tree), _flagtree_lines(added))
 
 
 def _remember(key: tuple[str, Oid, Oid], added: dict[str, frozenset[int]]) -> None:
