@@ -12,6 +12,8 @@ several bases (another may provide it). Kind abstract-method-missing, an error.
 """
 from __future__ import annotations
 
+import re
+
 from sync.drift.analyses.overrides import _bases, _resolve
 from sync.drift.context import DriftContext
 from sync.facts.declindex import Decl, declarations_of
@@ -76,9 +78,26 @@ def gained_abstracts(context: DriftContext, dotted: str) -> dict[str, str]:
     return found
 
 
-def _any_gained(context: DriftContext) -> bool:
-    """Whether some trunk module upstream changed declares an abstract method at the new tag it did not (cheap:
-    most moves add none, and then no FlagTree file needs reading)."""
+def _base_names(context: DriftContext) -> set[str]:
+    """The names of the trunk classes a FlagTree class could derive from to meet a gained abstract method: the
+    classes of each trunk module that declares an abstract method at the new tag it did not, and the trunk
+    classes whose bases name one of them (cheap: a FlagTree file names its base; most moves gain none)."""
+    names: set[str] = set()
+    for path in _gaining_modules(context):
+        names |= {decl.name for decl in declarations_of(path, read_text(context.upstream_new, path) or "")
+                  if decl.kind == "class" and not decl.scope}
+    if names:
+        spelled = re.compile(r"^\s*class\s+(\w+)\s*\(([^)]*)\)", re.MULTILINE)
+        for path in context.upstream_new.paths():
+            if path.startswith(TRUNK_PACKAGE) and path.endswith(PY) and not is_third_party(path):
+                names |= {match[1] for match in spelled.finditer(read_text(context.upstream_new, path) or "")
+                          if any(name in match[2] for name in names)}
+    return names
+
+
+def _gaining_modules(context: DriftContext) -> list[str]:
+    """The trunk modules upstream changed that declare an abstract method at the new tag they did not."""
+    found: list[str] = []
     for change in changes_with_renames(context.upstream_old, context.upstream_new):
         if change.new_path is None or not change.new_path.startswith(TRUNK_PACKAGE) or not change.new_path.endswith(PY) \
                 or is_third_party(change.new_path):
@@ -90,12 +109,13 @@ def _any_gained(context: DriftContext) -> bool:
         now = {(decl.scope, decl.name) for decl in declarations_of(change.new_path, after) if "abstract" in decl.flags}
         was = {(decl.scope, decl.name) for decl in declarations_of(change.old_path, before) if "abstract" in decl.flags}
         if now - was:
-            return True
-    return False
+            found.append(change.new_path)
+    return found
 
 
 def abstract_findings(context: DriftContext) -> list[Finding]:
-    if not _any_gained(context):
+    candidates = _base_names(context)
+    if not candidates:
         return []
     findings: list[Finding] = []
     gained: dict[str, dict[str, str]] = {}
@@ -103,8 +123,8 @@ def abstract_findings(context: DriftContext) -> list[Finding]:
         if not path.endswith(PY):
             continue
         text = read_text(context.fork, path) or ""
-        if "class " not in text or "(" not in text:
-            continue
+        if "class " not in text or not any(name in text for name in candidates):
+            continue  # cheap: a class derived from one of them names its base
         decls = declarations_of(path, text)
         for klass in (decl for decl in decls if decl.kind == "class" and decl.target and decl.line in lines):
             bases = _bases(decls, klass)

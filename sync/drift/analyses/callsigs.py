@@ -149,10 +149,18 @@ def _value_as_type(overload: Overload, call: CppCall, text: str) -> bool:
         if not kind.startswith("result type") or index >= len(call.arguments):
             continue
         variable = call.arguments[index].strip().lstrip("&*").strip()
-        above = "\n".join(text.splitlines()[:call.line - 1])
-        if variable.isidentifier() and re.search(rf"\b(?:mlir::)?Value\s*&?\s*\b{re.escape(variable)}\s*[,)=;]", above):
+        if not variable.isidentifier():
+            continue
+        above = text[:_line_starts(text)[min(call.line, len(_line_starts(text))) - 1]]
+        if re.search(rf"\b(?:mlir::)?Value\s*&?\s*\b{re.escape(variable)}\s*[,)=;]", above):
             return True
     return False
+
+
+@lru_cache(maxsize=8)
+def _line_starts(text: str) -> tuple[int, ...]:
+    """The offset each line of the text starts at (one scan per text, not one per call asked about)."""
+    return (0,) + tuple(match.end() for match in re.finditer("\n", text))
 
 
 def _spelling(name: str) -> str:
@@ -218,9 +226,10 @@ def cpp_broken_calls(context: DriftContext, path: str, lines: frozenset[int] | N
     calls = [call for call in builder_calls(text) if call.callee in changes and (lines is None or call.line in lines)]
     if not calls:
         return []
-    if any(call.dropped for call in calls):
+    suppliers = included_location_builders(context.fork, path, text) if any(call.dropped for call in calls) \
+        else frozenset()
+    if suppliers:
         # `self.create<Op>(...)` on a TritonOpBuilder: the builder supplies the Location, every argument is the op's
-        suppliers = included_location_builders(context.fork, path, text)
         calls = [call.with_location_supplied() if call.dropped and receiver_types(call, text) & suppliers else call
                  for call in calls]
     namespaces = dialect_namespaces(context.upstream_old)

@@ -792,6 +792,7 @@ def _backend_header_hits(old: GitTree, new: GitTree, fork: GitTree, own_trunk: s
             if change.status in ("deleted", "renamed") and change.old_path.endswith(_HEADERS)}
     if not gone:
         return {}
+    gone_names = {basename(path) for path in gone}
     found: dict[str, list[tuple[Use, Drift]]] = {}
     for path, lines in sorted(_backend_lines(old, fork).items()):
         if third_party_owner(path) in own_trunk:
@@ -799,6 +800,8 @@ def _backend_header_hits(old: GitTree, new: GitTree, fork: GitTree, own_trunk: s
         text = read_text(fork, path) or ""
         owned = "/".join(path.split("/")[:2]) + "/"
         for match in _INCLUDES.finditer(text):
+            if basename(match[1]) not in gone_names:
+                continue  # cheap: an include reaches a gone header only where it spells its file name
             line = text.count("\n", 0, match.start()) + 1
             if line not in lines:
                 continue
@@ -811,13 +814,18 @@ def _backend_header_hits(old: GitTree, new: GitTree, fork: GitTree, own_trunk: s
 
 def _include_target(tree: GitTree, path: str, owned: str, include: str) -> str | None:
     """The file an #include reaches in the tree (see _backend_header_hits), or None."""
-    roots = [dirname(path)] + sorted({found.split("/include/")[0] + "/include" for found in _backend_headers(tree, owned)
-                                      if "/include/" in found}) + ["", "include"]
-    for root in roots:
+    for root in [dirname(path), *_include_roots(tree, owned), "", "include"]:
         candidate = normpath(f"{root}/{include}") if root else normpath(include)
         if tree.exists(candidate):
             return candidate
     return None
+
+
+@lru_cache(maxsize=64)
+def _include_roots(tree: GitTree, owned: str) -> tuple[str, ...]:
+    """The backend's own include trees: every directory named include above one of its headers."""
+    return tuple(sorted({found.split("/include/")[0] + "/include" for found in _backend_headers(tree, owned)
+                         if "/include/" in found}))
 
 
 def _first_use(old: GitTree, fork: GitTree, path: str, name: str) -> Use:
