@@ -443,8 +443,11 @@ class UpstreamIndex:
         self.changed = []  # (old path, new path or None)
         self.added: list[str] = []  # files upstream added: a declaration moved there is not gone
         self.removed_files: dict[str, str] = {}
+        self.removed_headers: dict[str, str] = {}  # any header upstream deleted or moved, its own third_party/ too
         for change in changes_with_renames(old, new):  # the renames drift's context found, not a second pass
             old_path = change.old_path
+            if change.status in ("deleted", "renamed") and _header(old_path):
+                self.removed_headers[old_path] = _gone_note(change.new_path)
             if not old_path.startswith(TRUNK_PREFIXES) or not old_path.endswith(CODE):
                 continue
             if change.status == "added":
@@ -456,7 +459,7 @@ class UpstreamIndex:
             new_path = change.new_path
             self.changed.append((old_path, new_path))
             if gone:
-                self.removed_files[old_path] = "deleted" if new_path is None else f"renamed to {new_path}"
+                self.removed_files[old_path] = _gone_note(new_path)
 
     def drifts(self, names: set[str]) -> dict[str, list[Drift]]:
         return self.combine(self.changes_part(names, 0, 1))
@@ -776,20 +779,20 @@ def _added_source(text: str, lines: set[int]) -> list[str]:
     return [source[line - 1] for line in sorted(lines) if 0 < line <= len(source)]
 
 
-_HEADERS = (".h", ".hpp", ".hh", ".inc", ".td")
 _INCLUDES = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]+)[>"]', re.MULTILINE)
 
 
-def _backend_header_hits(old: GitTree, new: GitTree, fork: GitTree, own_trunk: set[str]
+def _gone_note(new_path: str | None) -> str:
+    return "deleted" if new_path is None else f"renamed to {new_path}"
+
+
+def _backend_header_hits(old: GitTree, fork: GitTree, gone: dict[str, str], own_trunk: set[str]
                          ) -> dict[str, list[tuple[Use, Drift]]]:
     """#includes on FlagTree's added lines of backend C++ that reach an upstream header upstream deleted or moved
     (anywhere in upstream's tree: its own third_party/proton too). An include reaches the first file that exists
     of: the including file's directory, the backend's own include trees, the repository root, trunk's include/;
     one the backend provides itself is its own. Issue 33, the 3.4.x -> 3.6.0 move: sunrise's ir.cc and
     tsingmicro's RegisterTritonDialects.h include proton's Dialect.h from the directory 3.6 renamed."""
-    gone = {change.old_path: ("deleted" if change.new_path is None else f"renamed to {change.new_path}")
-            for change in changes_with_renames(old, new)
-            if change.status in ("deleted", "renamed") and change.old_path.endswith(_HEADERS)}
     if not gone:
         return {}
     gone_names = {basename(path) for path in gone}
@@ -905,7 +908,7 @@ def symbol_join(repo: Repository, old: GitTree, new: GitTree, fork: GitTree, own
     # A backend that carries its own copy of trunk's headers (third_party/<b>/include/triton/) compiles against that
     # copy: upstream's removals reach it only when it takes them (the copy kinds say what changed there).
     own_trunk = own_trunk_backends(fork) if uses.backend_uses else set()
-    for path, include_hits in _backend_header_hits(old, new, fork, own_trunk).items():
+    for path, include_hits in _backend_header_hits(old, fork, index.removed_headers, own_trunk).items():
         hits_by_file.setdefault(path, []).extend(include_hits)
     for path, words in uses.backend_uses.items():
         if third_party_owner(path) in own_trunk:
