@@ -363,16 +363,21 @@ def _other_return(function: CppFunction, replacements: list[CppFunction]) -> Cpp
     return same[0]
 
 
-def _replacement_unaffected(context: DriftContext, backend: str, function: CppFunction, text: str) -> bool:
+def _replacement_unaffected(context: DriftContext, backend: str, function: CppFunction, text: str,
+                            own: OwnTableGen) -> bool:
     """A guarded default upstream removed whose removal leaves the backend's replacement building as it does:
     - file-local (`static`, an anonymous namespace, a member of a class the file defines): nothing outside the
       file ever meant it;
     - a free function trunk defines nowhere with the same parameters any more: the replacement is the backend's
       own function now, or another overload (where trunk defines it alike elsewhere, it moved, and two
       definitions would clash: reported);
+    - a member of a class the backend's own TableGen generates (or, where only trunk's version of that file
+      generates it, a class its build does not have): as its build declares it, whatever upstream did;
     - a member the backend's own declarations still declare (a TableGen file it builds in trunk's place, its copy
       of trunk's headers): its build declares the member its replacement defines (issue 33, the 3.4.x -> 3.5.1
       move: sunrise substitutes its own TritonGPUAttrDefs.td, which keeps the CTA getters 3.5 made defaults)."""
+    if _qualifier(function) in own.records or _qualifier(function) in own.trunk_only:
+        return True
     anonymous, bodies = scope_spans(text)
     if _static(function) or _within(function, anonymous) or _file_local(function, text):
         return True
@@ -489,10 +494,7 @@ def _region_findings(context: DriftContext, backend: str, header: str, macro: st
         # guard's line separately: one guard may hold a whole file of defaults.
         named = f"{function.name} at {path}:{function.start} (in the guard at line {region.start})"
         if new is None:
-            # a class the backend's own TableGen generates (or not at all) is as its build declares it: upstream's
-            # removal of the default changes nothing there
-            if _replacement_unaffected(context, backend, function, fork_text) or \
-                    _qualifier(function) in own.records or _qualifier(function) in own.trunk_only:
+            if _replacement_unaffected(context, backend, function, fork_text, own):
                 continue
             out.append(finding("guard-default-removed", f"{macro}: guarded trunk default "
                                f"{named} no longer exists in {new_path}",
