@@ -151,10 +151,16 @@ def _value_as_type(overload: Overload, call: CppCall, text: str) -> bool:
         variable = call.arguments[index].strip().lstrip("&*").strip()
         if not variable.isidentifier():
             continue
-        above = text[:_line_starts(text)[min(call.line, len(_line_starts(text))) - 1]]
+        above = _text_above(text, call.line)
         if re.search(rf"\b(?:mlir::)?Value\s*&?\s*\b{re.escape(variable)}\s*[,)=;]", above):
             return True
     return False
+
+
+def _text_above(text: str, line: int) -> str:
+    """The text before the given line (1-based, as tree-sitter counts lines: by "\n")."""
+    starts = _line_starts(text)
+    return text[:starts[min(line, len(starts)) - 1]]
 
 
 @lru_cache(maxsize=8)
@@ -200,7 +206,7 @@ def _spelled_with(argument: str, names: set[str], text: str, line: int) -> str |
     variable = argument.strip().lstrip("&*").strip()
     if not variable.isidentifier():
         return None
-    above = "\n".join(text.splitlines()[:line - 1])
+    above = _text_above(text, line)
     for type_name in sorted(names):
         declared = list(re.finditer(rf"\b{type_name}\b[^;{{}}()]*?\b{variable}\s*[=;({{,)]"
                                     rf"|\b{variable}\s*=[^;=][^;]*?\b{type_name}\b", above))
