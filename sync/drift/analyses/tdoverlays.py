@@ -14,6 +14,7 @@ replaces itself, or under a directory the build leaves out; nor for a class any 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from posixpath import dirname, join, normpath
 
 from sync.drift.context import DriftContext
@@ -22,7 +23,7 @@ from sync.facts.cpp import backend_macros, guard_regions
 from sync.facts.declindex import declarations_of
 from sync.facts.layout import backend_dir, is_third_party
 from sync.facts.roles import Classified
-from sync.facts.trees import FileTree, read_text
+from sync.facts.trees import read_text
 from sync.git import GitTree
 from sync.model import Finding
 
@@ -58,10 +59,10 @@ def td_overlay_findings(context: DriftContext) -> list[Finding]:
             continue
         findings += _removed_includes(context, item, text, trunk_now)
         uses: dict[str, list[str]] = {}
-        missing = _missing_classes(context, item, text)
+        missing = _missing(context, item, text, generated_classes)
         if missing:
             uses.update(_trunk_uses(context, trunk_now, item.file.backend, missing))
-        missing_defs = _missing_definitions(context, item, text)
+        missing_defs = _missing(context, item, text, lambda path, source: td_definitions(source))
         if missing_defs:
             uses.update(_td_uses(context, trunk_now, item, missing_defs))
         if uses:
@@ -69,20 +70,26 @@ def td_overlay_findings(context: DriftContext) -> list[Finding]:
     return findings
 
 
-def _missing_classes(context: DriftContext, item: Classified, text: str) -> set[str]:
-    """Classes trunk's new version of the file generates, neither its version before (upstream's old tag, the
-    FlagTree branch's) nor any .td of the backend's tree does."""
+Declared = Callable[[str, "str | None"], set[str]]  # what a .td text (at a path) declares of one sort
+
+
+def _missing(context: DriftContext, item: Classified, text: str, declared: Declared) -> set[str]:
+    """What trunk's new version of the file declares (generated classes, or TableGen definitions), which neither
+    its version before (upstream's old tag, the FlagTree branch's) nor the overlay nor any .td of the backend's tree
+    declares."""
     trunk = item.trunk_path or ""
     new_path = context.new_path(trunk)
     if new_path is None:
         return set()  # deleted upstream: overlay-orphan says so
-    new = generated_classes(new_path, read_text(context.upstream_new, new_path))
-    before = generated_classes(trunk, read_text(context.upstream_old, trunk)) | \
-        generated_classes(trunk, read_text(context.fork, trunk))
-    added = new - before - generated_classes(item.file.path, text)
+    added = declared(new_path, read_text(context.upstream_new, new_path)) \
+        - declared(trunk, read_text(context.upstream_old, trunk)) - declared(trunk, read_text(context.fork, trunk)) \
+        - declared(item.file.path, text)
     if not added:
         return set()
-    return added - _backend_generated(context.backend_files, item.file.backend)
+    owned = f"{backend_dir(item.file.backend)}/"
+    tree = context.backend_files
+    return added - {name for path in tree.paths() if path.startswith(owned) and path.endswith(TD)
+                    for name in declared(path, read_text(tree, path))}
 
 
 def td_definitions(text: str | None) -> set[str]:
@@ -90,62 +97,43 @@ def td_definitions(text: str | None) -> set[str]:
     return set(_TD_DEFINITION.findall(text or ""))
 
 
-def _missing_definitions(context: DriftContext, item: Classified, text: str) -> set[str]:
-    """TableGen definitions trunk's new version of the file adds, which neither its version before nor any .td
-    of the backend's tree defines."""
-    trunk = item.trunk_path or ""
-    new_path = context.new_path(trunk)
-    if new_path is None:
-        return set()
-    added = td_definitions(read_text(context.upstream_new, new_path)) - td_definitions(
-        read_text(context.upstream_old, trunk)) - td_definitions(read_text(context.fork, trunk)) - td_definitions(text)
-    if not added:
-        return set()
-    owned = f"{backend_dir(item.file.backend)}/"
-    tree = context.backend_files
-    return added - {name for path in tree.paths() if path.startswith(owned) and path.endswith(TD)
-                    for name in td_definitions(read_text(tree, path))}
-
-
 def _td_uses(context: DriftContext, tree: GitTree, item: Classified, names: set[str]) -> dict[str, list[str]]:
     """Name -> path:line of each use in the other trunk .td files at the new tag the backend does not replace."""
-    word = re.compile(r"\b(" + "|".join(re.escape(name) for name in sorted(names)) + r")\b")
     itself = context.new_path(item.trunk_path or "")
+    return _uses(tree, names, lambda path: not is_third_party(path) and path.endswith(TD)
+                 and path not in (item.trunk_path, itself) and (item.file.backend, path) not in context.replaced_by_backend)
+
+
+def _trunk_uses(context: DriftContext, tree: GitTree, backend: str, names: set[str]) -> dict[str, list[str]]:
+    """Name -> path:line of each use in trunk's built C++ outside the backend's own turned-off regions; not in a
+    trunk file the backend builds its own version of."""
+    macros = set(backend_macros(context.backend_files, backend))
+
+    def turned_off(path: str, text: str) -> list[tuple[int, int]] | None:
+        if unbuilt(tree, path):
+            return None
+        return [(region.start, region.end) for region in guard_regions(text)
+                if region.macro in macros and region.directive == "ifndef"]
+    return _uses(tree, names, lambda path: not is_third_party(path) and path.endswith(_CPP)
+                 and not path.startswith(_NOT_BUILT) and "/test/" not in path
+                 and (backend, path) not in context.replaced_by_backend, turned_off)
+
+
+def _uses(tree: GitTree, names: set[str], wanted: Callable[[str], bool],
+          turned_off: Callable[[str, str], list[tuple[int, int]] | None] = lambda path, text: []) -> dict[str, list[str]]:
+    """Name -> path:line of each use of the names as words in the files wanted() keeps, outside `//` comments and
+    the line spans turned_off() gives for a file that spells one (None: none of the file counts)."""
+    word = re.compile(r"\b(" + "|".join(re.escape(name) for name in sorted(names)) + r")\b")
     uses: dict[str, list[str]] = {}
     for path in tree.paths():
-        if is_third_party(path) or not path.endswith(TD) or path in (item.trunk_path, itself) \
-                or (item.file.backend, path) in context.replaced_by_backend:
+        if not wanted(path):
             continue
         text = read_text(tree, path) or ""
         if not word.search(text):
             continue
-        for number, line in enumerate(text.splitlines(), start=1):
-            for name in dict.fromkeys(word.findall(line.split("//", 1)[0])):
-                uses.setdefault(name, []).append(f"{path}:{number}")
-    return uses
-
-
-def _backend_generated(tree: FileTree, backend: str) -> set[str]:
-    owned = f"{backend_dir(backend)}/"
-    return {name for path in tree.paths() if path.startswith(owned) and path.endswith(TD)
-            for name in generated_classes(path, read_text(tree, path))}
-
-
-def _trunk_uses(context: DriftContext, tree: GitTree, backend: str, names: set[str]) -> dict[str, list[str]]:
-    """Name -> path:line of each use in trunk's built C++ outside the backend's own turned-off regions."""
-    word = re.compile(r"\b(" + "|".join(re.escape(name) for name in sorted(names)) + r")\b")
-    macros = set(backend_macros(context.backend_files, backend))
-    uses: dict[str, list[str]] = {}
-    for path in tree.paths():
-        if is_third_party(path) or not path.endswith(_CPP) or path.startswith(_NOT_BUILT) or "/test/" in path:
+        off = turned_off(path, text)
+        if off is None:
             continue
-        if (backend, path) in context.replaced_by_backend:
-            continue  # the backend builds its own version of this file
-        text = read_text(tree, path) or ""
-        if not word.search(text) or unbuilt(tree, path):
-            continue
-        off = [(region.start, region.end) for region in guard_regions(text)
-               if region.macro in macros and region.directive == "ifndef"]
         for number, line in enumerate(text.splitlines(), start=1):
             if any(start <= number <= end for start, end in off):
                 continue
