@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from sync.drift.analyses.overrides import _bases, _resolve
+from sync.drift.analyses.overrides import class_bases, resolve_class
 from sync.drift.context import DriftContext
 from sync.facts.declindex import Decl, declarations_of
 from sync.facts.delta import PY, backend_of, fork_added_lines
@@ -71,8 +71,8 @@ def gained_abstracts(context: DriftContext, dotted: str) -> dict[str, str]:
         local = {decl.name for decl in decls if decl.kind == "class" and not decl.scope}
         module = current.rpartition(".")[0]
         pending += [f"{module}.{base.strip()}" for base in klass.target.split(",") if base.strip() in local]
-        for base in _bases(decls, klass, package_of(path)):
-            resolved = _resolve(context.upstream_new, base)
+        for base in class_bases(decls, klass, package_of(path)):
+            resolved = resolve_class(context.upstream_new, base)
             if resolved is not None:
                 pending.append(resolved)
     return found
@@ -127,10 +127,10 @@ def abstract_findings(context: DriftContext) -> list[Finding]:
             continue  # cheap: a class derived from one of them names its base
         decls = declarations_of(path, text)
         for klass in (decl for decl in decls if decl.kind == "class" and decl.target and decl.line in lines):
-            bases = _bases(decls, klass)
+            bases = class_bases(decls, klass)
             if len(bases) != 1 or len([b for b in klass.target.split(",") if b.strip()]) != 1:
                 continue
-            resolved = _resolve(context.upstream_new, bases[0])
+            resolved = resolve_class(context.upstream_new, bases[0])
             if resolved is None:
                 continue
             home, backend = backend_root(path), third_party_owner(path)

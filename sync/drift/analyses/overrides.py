@@ -93,8 +93,8 @@ def changed_methods(context: DriftContext) -> dict[tuple[str, str], ChangedMetho
             if trunk:
                 out[(found.base, method)] = found
             if klass in classes:
-                for base in _bases(decls, classes[klass], _package_of(change.old_path)):
-                    resolved = _resolve(context.upstream_old, base)
+                for base in class_bases(decls, classes[klass], _package_of(change.old_path)):
+                    resolved = resolve_class(context.upstream_old, base)
                     if resolved is not None:
                         implementations.setdefault((resolved, method), []).append(replace(found, base=resolved))
     for key, changes in implementations.items():
@@ -134,7 +134,7 @@ def _package_of(path: str) -> str:
     return package_of(path) if path.startswith(TRUNK_PACKAGE) and not is_third_party(path) else ""
 
 
-def _resolve(tree: FileTree, dotted: str, depth: int = 0) -> str | None:
+def resolve_class(tree: FileTree, dotted: str, depth: int = 0) -> str | None:
     """module.Class where a dotted name that an import gives (triton.backends.BaseBackend) is declared in the
     tree's trunk package, following a re-export of the module it names; None when it is not a trunk class."""
     module, _, name = dotted.rpartition(".")
@@ -149,12 +149,12 @@ def _resolve(tree: FileTree, dotted: str, depth: int = 0) -> str | None:
                 if decl.kind == "class":
                     return dotted
                 if decl.kind == "import" and depth < _REEXPORTS:
-                    return _resolve(tree, absolute(decl.target, package_of(path)), depth + 1)
+                    return resolve_class(tree, absolute(decl.target, package_of(path)), depth + 1)
         return None
     return None
 
 
-def _bases(decls: tuple[Decl, ...], klass: Decl, package: str = "") -> list[str]:
+def class_bases(decls: tuple[Decl, ...], klass: Decl, package: str = "") -> list[str]:
     """The dotted names the class's bases resolve to through the module's top-level imports (a relative one
     from package, a trunk module's; none from a backend's own package)."""
     imports = {decl.name: absolute(decl.target, package) if package else decl.target
@@ -183,8 +183,8 @@ def override_findings(context: DriftContext) -> list[Finding]:
             continue  # cheap: a subclass names its base, an override spells its def
         decls = declarations_of(path, text)
         for klass in (decl for decl in decls if decl.kind == "class" and decl.target):
-            for base in _bases(decls, klass):
-                resolved = _resolve(context.upstream_old, base)
+            for base in class_bases(decls, klass):
+                resolved = resolve_class(context.upstream_old, base)
                 qualified_class = f"{klass.scope}.{klass.name}" if klass.scope else klass.name
                 for decl in decls:
                     key = (resolved or "", decl.name)
