@@ -3,7 +3,8 @@ package of a given checkout: wall and CPU seconds (this process and its worker p
 
     python bench/cold_upgrade.py PATH_TO_FETCHED_FLAGTREE [--code CHECKOUT] [--phases]
 
---phases also prints when each part of the run started and how long it took (wall seconds from the start):
+--phases also prints when each part of the run started and how long it took (wall seconds from the start, and
+the CPU seconds of the process it ran in):
 the replay, the up-front parse of the fork's Python, and each analysis, with the process it ran in.
 
 To compare two commits, make a worktree of the other one and alternate the runs (CPU time moves less
@@ -72,12 +73,12 @@ def _time_phases(origin: float) -> None:
 
     def timed(name: str, function):  # noqa: ANN001, ANN202 (a bench wrapper)
         def run(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-            begin = time.perf_counter()
+            begin, cpu = time.perf_counter(), time.process_time()
             try:
                 return function(*args, **kwargs)
             finally:
-                print(f"  {begin - origin:6.2f} s +{time.perf_counter() - begin:5.2f} s  pid {os.getpid()}  {name}",
-                      flush=True)
+                print(f"  {begin - origin:6.2f} s +{time.perf_counter() - begin:5.2f} s"
+                      f" ({time.process_time() - cpu:5.2f} s CPU)  pid {os.getpid()}  {name}", flush=True)
         return run
 
     resumable_replay.run_upgrade = timed("replay", resumable_replay.run_upgrade)

@@ -15,6 +15,7 @@ from sync.demo.world import World
 from sync.jobs import DriftOptions, run_drift
 from sync.report.document import render_json
 
+from .cache_rows import database_of, rows
 from .conftest import git
 
 
@@ -40,8 +41,8 @@ def test_reports_are_the_same_with_and_without_the_cache(world: World, monkeypat
     without = drift_document(world, monkeypatch, cache=False)
     assert not cache_dir(world).exists()
     cold = drift_document(world, monkeypatch, cache=True)
-    entries = list(cache_dir(world).rglob("*.json"))
-    assert entries and {path.parent.name for path in entries} >= {"module-facts-v2", "statements-v2"}
+    entries = rows(cache_dir(world).parent.parent)
+    assert entries and {row.bucket for row in entries} >= {"module-facts-v2", "statements-v2"}
     parses = []
     real = pyfacts._parse_module_facts
     monkeypatch.setattr(pyfacts, "_parse_module_facts", lambda *args: parses.append(args) or real(*args))
@@ -53,26 +54,31 @@ def test_reports_are_the_same_with_and_without_the_cache(world: World, monkeypat
 
 def test_deleting_or_corrupting_the_cache_changes_nothing(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     first = drift_document(world, monkeypatch, cache=True)
-    entries = sorted(cache_dir(world).rglob("*.json"))
+    entries = rows(cache_dir(world).parent.parent)
     for entry in entries[::2]:
-        entry.write_text("{not json", encoding="utf-8")
+        entry.write_text("{not json")
     for entry in entries[1::4]:
-        entry.write_text(json.dumps({"format": 1, "kind": "other", "version": 1, "key": "x", "value": [1]}))
+        entry.write_text(json.dumps({"an entry of": "another shape"}))
     assert drift_document(world, monkeypatch, cache=True) == first
-    assert json.loads(entries[0].read_text())["format"] == 1  # a bad entry is rewritten
-    for entry in cache_dir(world).rglob("*.json"):
-        entry.unlink()
+    assert json.loads(entries[0].read_text()) != "{not json"  # a bad entry is rewritten
+    for entry in entries:
+        entry.delete()
     assert drift_document(world, monkeypatch, cache=True) == first
+    database_of(cache_dir(world).parent.parent).write_bytes(b"not a database at all")
+    assert drift_document(world, monkeypatch, cache=True) == first  # run without it
 
 
-@pytest.mark.parametrize("link", ["flagtree-sync", "flagtree-sync/cache", "flagtree-sync/cache/statements-v2"])
+@pytest.mark.parametrize("link", ["flagtree-sync", "flagtree-sync/cache", "flagtree-sync/cache/facts.sqlite",
+                                  "flagtree-sync/cache/facts.sqlite-wal", "flagtree-sync/cache/facts.sqlite-shm",
+                                  "flagtree-sync/cache/facts.sqlite-journal"])
 def test_no_write_through_a_symlink(world: World, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, link: str) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     git_dir = cache_dir(world).parent.parent
     target = git_dir / link
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.symlink_to(outside, target_is_directory=True)
+    pointed = outside if link.count("/") < 2 else outside / "file"  # a directory, or a file that is not there
+    target.symlink_to(pointed, target_is_directory=pointed == outside)
     reference = drift_document(world, monkeypatch, cache=False)
     assert drift_document(world, monkeypatch, cache=True) == reference
     assert list(outside.iterdir()) == []
@@ -88,9 +94,9 @@ def test_entries_are_keyed_by_blob_id_and_version(tmp_path: Path) -> None:
         cache.put("kind", 1, content_id(text), ["value"])
         assert cache.get("kind", 1, content_id(text)) == ["value"]
         assert cache.get("kind", 2, content_id(text)) is None  # another analyzer version: a miss
-    stored = list((git_dir / "flagtree-sync" / "cache" / "kind-v1").rglob("*.json"))
-    assert [path.stem for path in stored] == [content_id(text)]  # one flat directory per kind and version
-    assert not [path for path in stored[0].parent.iterdir() if path.name.endswith(".tmp")]
+        assert cache.keys("kind", 1) == [content_id(text)] and cache.keys("kind", 2) == []
+    assert [(row.bucket, row.key) for row in rows(git_dir)] == [("kind-v1", content_id(text))]
+    assert json.loads(rows(git_dir)[0].read_text()) == ["value"]
 
 
 def test_the_forks_added_lines_come_from_the_cache_and_a_diff_that_missed_a_blob_is_not_kept(
@@ -124,5 +130,5 @@ def test_the_forks_added_lines_come_from_the_cache_and_a_diff_that_missed_a_blob
     with using(FactCache(tmp_path / "other-git-dir")):
         delta.forget_fork_diffs()
         delta.fork_added_lines(*trees)
-    assert not list((tmp_path / "other-git-dir").rglob("*.json"))
+    assert rows(tmp_path / "other-git-dir") == []
     delta.forget_fork_diffs()

@@ -20,6 +20,7 @@ from sync.support.cache import FactCache, using
 from sync.model import Finding
 from sync.support.progress import Silent
 from tests.test_speed_parity import _forget, _world
+from .cache_rows import rows
 
 
 def _pid_finding(context: DriftContext) -> list[Finding]:
@@ -91,7 +92,7 @@ def test_facts_computed_in_workers_reach_the_fact_cache(tmp_path: Path, two_work
     context = _world(tmp_path / "repo")
     (tmp_path / "git-dir").mkdir()
     _run(context, ANALYZERS, FactCache(tmp_path / "git-dir"), parse_bytes=parallel.PARALLEL_BYTES)
-    kinds = {path.parent.name for path in (tmp_path / "git-dir").rglob("*.json")}
+    kinds = {row.bucket for row in rows(tmp_path / "git-dir")}
     assert "function-table-v2" in kinds  # only the call-signature and co-change analyses read function tables
 
 

@@ -21,6 +21,7 @@ from sync.model import Finding, Review
 from sync.support.progress import Silent
 from sync.report.document import render_json
 
+from .cache_rows import Row, rows
 from .conftest import commit_files, git
 
 A = "third_party/alpha/backend/spec/"
@@ -48,9 +49,9 @@ def drift_json(world: World, target: str | None = None, backends: frozenset[str]
     return render_json(report)
 
 
-def entries(world: World) -> list[Path]:
+def entries(world: World) -> list[Row]:
     git_dir = Path(git(world.fork, "rev-parse", "--absolute-git-dir").strip())
-    return sorted((git_dir / "flagtree-sync" / "cache").glob(f"{result_cache.KIND}-v*/*.json"))
+    return rows(git_dir, f"{result_cache.KIND}-v")
 
 
 def analyse(world: World, target: str | None = None, backends: set[str] | None = None) -> drift.DriftResult:
@@ -137,15 +138,15 @@ def test_corrupt_or_odd_entries_are_recomputed(world: World, analyses: list[tupl
     odd_values = [
         "{not json",
         "[" * 200_000 + "]" * 200_000,  # nested past json's recursion limit
-        json.dumps({**stored, "value": {**stored["value"], "findings": [{"c": "Finding", "v": {"kind": "no-such"}}]}}),
-        json.dumps({**stored, "value": {**stored["value"], "findings": [{"c": "os.system", "v": {}}]}}),
-        json.dumps({**stored, "value": {**stored["value"], "findings": [1, 2]}}),
-        json.dumps({**stored, "value": {**stored["value"], "merged": [["x", "not base64!"]]}}),
-        json.dumps({**stored, "value": {**stored["value"], "backends": "alpha"}}),
-        json.dumps({**stored, "value": [1]}),
+        json.dumps({**stored, "findings": [{"c": "Finding", "v": {"kind": "no-such"}}]}),
+        json.dumps({**stored, "findings": [{"c": "os.system", "v": {}}]}),
+        json.dumps({**stored, "findings": [1, 2]}),
+        json.dumps({**stored, "merged": [["x", "not base64!"]]}),
+        json.dumps({**stored, "backends": "alpha"}),
+        json.dumps([1]),
     ]
     for number, odd in enumerate(odd_values, start=2):
-        entry.write_text(odd, encoding="utf-8")
+        entry.write_text(odd)
         assert drift_json(world) == first
         assert len(analyses) == number
         assert json.loads(entry.read_text()) == stored  # rewritten whole
@@ -158,15 +159,15 @@ def test_a_stored_entry_is_what_a_hit_reports(world: World, analyses: list[tuple
     honest = drift_json(world)
     entry, = entries(world)
     stored = json.loads(entry.read_text())
-    stored["value"]["findings"][0]["v"]["message"] = "POISON"
-    entry.write_text(json.dumps(stored), encoding="utf-8")
+    stored["findings"][0]["v"]["message"] = "POISON"
+    entry.write_text(json.dumps(stored))
     assert "POISON" in drift_json(world) and len(analyses) == 1
     for switch in ("FLAGTREE_SYNC_CACHE", result_cache.SWITCH):
         monkeypatch.setenv(switch, "off")
         assert drift_json(world) == honest
         monkeypatch.setenv(switch, "on")
     assert len(analyses) == 3
-    assert json.loads(entry.read_text())["value"]["findings"][0]["v"]["message"] == "POISON"  # not rewritten
+    assert json.loads(entry.read_text())["findings"][0]["v"]["message"] == "POISON"  # not rewritten
 
 
 def test_cache_off_never_writes(world: World, analyses: list[tuple], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -228,11 +229,11 @@ def test_a_blob_the_analysis_judged_absent_misses_once_present(world: World, ana
     drift_json(world)
     entry, = entries(world)
     stored = json.loads(entry.read_text())
-    stored["value"]["present"] = {blob: False}  # as _judged_presence records a provenance entry's blob
-    entry.write_text(json.dumps(stored), encoding="utf-8")
+    stored["present"] = {blob: False}  # as _judged_presence records a provenance entry's blob
+    entry.write_text(json.dumps(stored))
     drift_json(world)
     assert len(analyses) == 1
-    entry.write_text(json.dumps(stored), encoding="utf-8")
+    entry.write_text(json.dumps(stored))
     repo.create_blob(data)
     drift_json(world)
     assert len(analyses) == 2
@@ -246,7 +247,7 @@ def test_provenance_blobs_are_recorded(world: World, analyses: list[tuple]) -> N
     commit_files(world, {"third_party/alpha/backend/spec/provenance.toml": manifest}, "record provenance")
     drift_json(world)
     entry, = entries(world)
-    assert json.loads(entry.read_text())["value"]["present"] == {"ab" * 20: False}
+    assert json.loads(entry.read_text())["present"] == {"ab" * 20: False}
 
 
 def test_apply_after_a_hit_commits_what_an_uncached_apply_commits(world: World, analyses: list[tuple],
@@ -297,8 +298,8 @@ def test_a_result_that_does_not_encode_is_not_stored(world: World, tmp_path: Pat
     assert not result_cache.store(cache, "ab" * 20, [odd], [], ["alpha"], {})
     assert not result_cache.store(cache, "ab" * 20, [nan], [], ["alpha"], {})
     assert result_cache.store(cache, "cd" * 20, [fine], [], ["alpha"], {})
-    assert list(tmp_path.rglob("*.json")) == [tmp_path / "flagtree-sync" / "cache" / "drift-result-v1"
-                                               / f"{'cd' * 20}.json"]
+    cache.close()
+    assert [(row.bucket, row.key) for row in rows(tmp_path)] == [("drift-result-v1", "cd" * 20)]
 
 
 class Phases(Silent):

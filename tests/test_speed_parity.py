@@ -20,6 +20,7 @@ from sync.drift.registry import ANALYZERS, EXTRACTORS
 from sync.support.cache import FactCache, using
 from tests import test_callsigs, test_cochange, test_keystrings
 from tests.upstream_fixture import context_of
+from .cache_rows import rows
 
 
 def _world(tmp_path: Path) -> DriftContext:
@@ -73,7 +74,7 @@ def test_same_findings_with_and_without_cache_and_workers(tmp_path: Path, monkey
     (tmp_path / "git-dir").mkdir()
     cache = lambda: FactCache(tmp_path / "git-dir")
     cold = _findings(context, cache())
-    assert list((tmp_path / "git-dir").rglob("*.json"))
+    assert rows(tmp_path / "git-dir")
     parses: list[str] = []
     real = pyblobs.encoded_facts
     monkeypatch.setattr(pyblobs, "encoded_facts", lambda text: parses.append(text) or real(text))

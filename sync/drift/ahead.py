@@ -56,6 +56,7 @@ class Ahead:
 # forks: the workers inherit it from the parent's memory, where a task's arguments would be pickled per task.
 _source: tuple[Repository, PythonFacts] | None = None
 _fork_trees: dict[str, GitTree] = {}  # in a worker: the trees of the two commits, indexed once
+_caches: dict[int, FactCache | None] = {}  # in a worker (by its pid): one fact cache for all its tasks
 
 
 @contextmanager
@@ -162,7 +163,8 @@ def _parse(fork: str, path: str) -> Facts | None:
     if text is None:
         return None
     repo, facts = _worker_source()
-    with using(FactCache.for_git_dir(repo.path)) as cache, reading(facts):
+    cache = _worker_cache()
+    with using(cache, close=False), reading(facts):
         if known(text):
             return None  # the analysis reads it from the cache
         key, encoded = content_id(text), encoded_facts(text)
@@ -174,6 +176,12 @@ def _worker_source() -> tuple[Repository, PythonFacts]:
     source = _source
     assert source is not None, "set before the pool forks"
     return source
+
+
+def _worker_cache() -> FactCache | None:
+    if os.getpid() not in _caches:
+        _caches[os.getpid()] = FactCache.for_git_dir(_worker_source()[0].path)
+    return _caches[os.getpid()]
 
 
 def _worker_tree(commit: str) -> GitTree:

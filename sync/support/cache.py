@@ -1,13 +1,20 @@
-"""A content-addressed cache of parsed facts under <git dir>/flagtree-sync/cache/.
+"""A content-addressed cache of parsed facts in <git dir>/flagtree-sync/cache/facts.sqlite.
 
 An entry is keyed by what was parsed (the git blob id of the text) and by the analysis that
 parsed it (a kind and its version), so it can never be stale: a changed file has another id, a
 changed analysis bumps its version. Deleting the directory only costs the next run its parses.
-Entries are JSON; one that does not read back as written is a miss, never an error.
+Values are JSON; one that does not read back is a miss, never an error, and so is a database
+that cannot be opened or written (the run goes on without it).
+
+One SQLite database, not a file per entry: a first run stores some 2,600 entries, and creating a
+file cost 0.45 ms on the development machine's ext4 (1.2 s of a run) where a row costs 0.05 ms.
+SQLite's write-ahead log lets the forked workers of a run write while the others read; each
+process opens its own connection (one is never carried across a fork).
 
 Writes stay under the cache directory and never go through a symlink: every directory is
-opened relative to its parent with O_NOFOLLOW, files are created O_EXCL|O_NOFOLLOW under a
-temporary name and renamed into place (readers see a whole entry or none).
+opened relative to its parent with O_NOFOLLOW, the database is created O_EXCL|O_NOFOLLOW, and it
+is opened through the directory's descriptor (/proc/self/fd) only when neither it nor SQLite's
+companion files (-wal, -shm, -journal) is a symlink or anything but a plain file.
 Set FLAGTREE_SYNC_CACHE=off to run without it.
 """
 from __future__ import annotations
@@ -15,7 +22,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
+import sqlite3
+import stat
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -24,8 +32,10 @@ from typing import Any, Callable, Iterable, Iterator, TypeVar
 from sync.support.parselimit import cache_tag
 
 CACHE_DIR = ("flagtree-sync", "cache")
-FORMAT = 1  # of the entry files themselves
+DATABASE = "facts.sqlite"
+_COMPANIONS = ("-wal", "-shm", "-journal")  # the files SQLite makes beside a database
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+_BUSY_MS = 30_000  # how long a write waits for another process's (each holds the lock for one row)
 T = TypeVar("T")
 
 
@@ -36,11 +46,15 @@ def content_id(text: str) -> str:
 
 
 class FactCache:
-    """One repository's cache; directories are opened lazily and kept open until close()."""
+    """One repository's cache; the directories and the database are opened lazily, once per process,
+    and kept open until close()."""
 
     def __init__(self, git_dir: Path) -> None:
         self.git_dir = Path(git_dir)
         self._dirs: dict[tuple[str, ...], int | None] = {}
+        self._pid = os.getpid()  # whose descriptors and connection these are
+        self._database: sqlite3.Connection | None = None
+        self._unusable = False  # opening failed: this process runs without the cache
         self.hits = self.misses = 0
 
     @classmethod
@@ -50,58 +64,97 @@ class FactCache:
         return cls(Path(git_dir))
 
     def get(self, kind: str, version: int, key: str) -> Any | None:
-        directory = self._directory(self._kind_dir(kind, version), create=False)
-        if directory is None:
-            self.misses += 1
-            return None
-        try:
-            descriptor = os.open(f"{key}.json", os.O_RDONLY | os.O_NOFOLLOW, dir_fd=directory)
-            with os.fdopen(descriptor, "rb") as handle:
-                entry = json.loads(handle.read())
-            if entry.get("format") == FORMAT and entry.get("kind") == kind and entry.get("version") == version \
-                    and entry.get("key") == key and "value" in entry:
+        row = self._query("SELECT value FROM facts WHERE bucket = ? AND key = ?", (self._bucket(kind, version), key),
+                          create=False)
+        if row is not None:
+            try:
+                value = json.loads(row[0])
                 self.hits += 1
-                return entry["value"]
-        except (OSError, ValueError, AttributeError, RecursionError):  # RecursionError: nested past json's limit
-            pass
+                return value
+            except (ValueError, TypeError, RecursionError):  # RecursionError: nested past json's limit
+                pass
         self.misses += 1
         return None
 
     def holds(self, kind: str, version: int, key: str) -> bool:
         """Whether an entry is stored (not read: an entry of the wrong shape still counts)."""
-        directory = self._directory(self._kind_dir(kind, version), create=False)
-        if directory is None:
-            return False
-        try:
-            os.stat(f"{key}.json", dir_fd=directory, follow_symlinks=False)
-        except OSError:
-            return False
-        return True
+        return self._query("SELECT 1 FROM facts WHERE bucket = ? AND key = ?", (self._bucket(kind, version), key),
+                           create=False) is not None
 
     def put(self, kind: str, version: int, key: str, value: Any) -> None:
-        directory = self._directory(self._kind_dir(kind, version), create=True)
-        if directory is None:
+        database = self._connection(create=True)
+        if database is None:
             return  # not writable, or a symlink in the way: run without caching
-        data = json.dumps({"format": FORMAT, "kind": kind, "version": version, "key": key, "value": value},
-                          separators=(",", ":")).encode("utf-8")
-        temporary = f".{key}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        data = json.dumps(value, separators=(",", ":"))
         try:
-            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644,
-                                 dir_fd=directory)
-            with os.fdopen(descriptor, "wb") as handle:
-                handle.write(data)
-            os.replace(temporary, f"{key}.json", src_dir_fd=directory, dst_dir_fd=directory)
-        except OSError:
-            try:
-                os.unlink(temporary, dir_fd=directory)
-            except OSError:
-                pass
+            database.execute("INSERT OR REPLACE INTO facts (bucket, key, value) VALUES (?, ?, ?)",
+                             (self._bucket(kind, version), key, data))
+        except sqlite3.Error:
+            pass  # full, locked past the timeout, damaged: this entry is not kept
+
+    def keys(self, kind: str, version: int) -> list[str]:
+        """The keys stored for a kind and version, sorted."""
+        database = self._connection(create=False)
+        if database is None:
+            return []
+        try:
+            rows = database.execute("SELECT key FROM facts WHERE bucket = ? ORDER BY key",
+                                    (self._bucket(kind, version),)).fetchall()
+        except sqlite3.Error:
+            return []
+        return [row[0] for row in rows]
 
     @staticmethod
-    def _kind_dir(kind: str, version: int) -> tuple[str, ...]:
-        # One flat directory per kind: a fan-out by the key's first two digits cost a first run one mkdir
-        # per new subdirectory, 7x the writes themselves (2000 entries: 0.55 s against 0.075 s on ext4).
-        return (*CACHE_DIR, f"{kind}-v{version}{cache_tag()}")
+    def _bucket(kind: str, version: int) -> str:
+        return f"{kind}-v{version}{cache_tag()}"
+
+    def _query(self, sql: str, parameters: tuple[str, ...], create: bool) -> tuple[Any, ...] | None:
+        database = self._connection(create)
+        if database is None:
+            return None
+        try:
+            row: tuple[Any, ...] | None = database.execute(sql, parameters).fetchone()
+            return row
+        except sqlite3.Error:
+            return None
+
+    def _connection(self, create: bool) -> sqlite3.Connection | None:
+        """This process's connection to the database, opened on first use (None: absent, or unusable)."""
+        if self._pid != os.getpid():  # a forked worker: the parent's descriptors and connection stay theirs
+            self._pid, self._dirs, self._database, self._unusable = os.getpid(), {}, None, False
+        if self._database is not None or self._unusable:
+            return self._database
+        directory = self._directory(CACHE_DIR, create)
+        if directory is None:
+            return None
+        if not _plain_files_or_absent(directory, create):
+            self._unusable = True
+            return None
+        try:
+            database = sqlite3.connect(self._path(directory), timeout=_BUSY_MS / 1000, isolation_level=None,
+                                       check_same_thread=False)
+        except sqlite3.Error:
+            self._unusable = True
+            return None
+        try:
+            database.execute("PRAGMA journal_mode = WAL")
+            database.execute("PRAGMA synchronous = NORMAL")  # consistent after a crash; a lost entry is a miss
+            database.execute("CREATE TABLE IF NOT EXISTS facts (bucket TEXT NOT NULL, key TEXT NOT NULL, "
+                             "value TEXT NOT NULL, PRIMARY KEY (bucket, key)) WITHOUT ROWID")
+        except sqlite3.Error:  # not a database, read-only, locked past the timeout
+            database.close()
+            self._unusable = True
+            return None
+        self._database = database
+        return database
+
+    def _path(self, directory: int) -> str:
+        """The database's path through the directory's descriptor, where the system has one (Linux); else
+        its path from the git directory, each level of which _directory opened without a symlink."""
+        through = f"/proc/self/fd/{directory}"
+        if os.path.isdir(through):
+            return f"{through}/{DATABASE}"
+        return str(self.git_dir.joinpath(*CACHE_DIR, DATABASE))
 
     def _directory(self, parts: tuple[str, ...], create: bool) -> int | None:
         """A descriptor of git_dir/parts, each level opened without following symlinks."""
@@ -130,10 +183,39 @@ class FactCache:
         return descriptor
 
     def close(self) -> None:
+        if self._pid != os.getpid():
+            return  # a forked worker's copy: the parent closes what it opened
+        if self._database is not None:
+            self._database.close()
+            self._database = None
         for descriptor in self._dirs.values():
             if descriptor is not None:
                 os.close(descriptor)
         self._dirs.clear()
+
+
+def _plain_files_or_absent(directory: int, create: bool) -> bool:
+    """Whether the database and its companions are plain files or absent; with create, the database is
+    made here (O_EXCL, no symlink followed) so that SQLite opens a file this process made or found plain."""
+    for name in (DATABASE, *(DATABASE + suffix for suffix in _COMPANIONS)):
+        try:
+            mode = os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode
+        except FileNotFoundError:
+            if name == DATABASE and not create:
+                return False  # nothing stored yet: every read is a miss
+            continue
+        except OSError:
+            return False
+        if not stat.S_ISREG(mode):
+            return False
+    if create:
+        try:
+            os.close(os.open(DATABASE, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=directory))
+        except FileExistsError:
+            pass  # checked above: a plain file
+        except OSError:
+            return False
+    return True
 
 
 _active: ContextVar[FactCache | None] = ContextVar("flagtree_sync_fact_cache", default=None)
@@ -144,14 +226,15 @@ def active() -> FactCache | None:
 
 
 @contextmanager
-def using(cache: FactCache | None) -> Iterator[FactCache | None]:
-    """Make cache the one the parsers consult in this context (None: no cache)."""
+def using(cache: FactCache | None, close: bool = True) -> Iterator[FactCache | None]:
+    """Make cache the one the parsers consult in this context (None: no cache); close it on leaving
+    unless told not to (a worker's cache serves all its tasks)."""
     token = _active.set(cache)
     try:
         yield cache
     finally:
         _active.reset(token)
-        if cache is not None:
+        if cache is not None and close:
             cache.close()
 
 
