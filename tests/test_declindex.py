@@ -146,6 +146,26 @@ def test_python_defs_classes_and_reexports() -> None:
     assert declarations_of("python/triton/bad.py", "def (:\n") == ()
 
 
+def test_python_declarations_from_the_shared_walk_equal_a_parse_of_their_own(run_python_facts) -> None:
+    """A fork file parsed up front (pyblobs) gives its declarations without another parse: the same ones,
+    decorators included, for a text parsed whole and for one parsed chunk by chunk."""
+    from sync.facts import pyblobs
+    small = ("import triton.language as tl\n\n\nclass K(Base):\n    @tl.core.builtin\n    @staticmethod\n"
+             "    def m(x, _semantic=None):\n        return x\n\n\ntry:\n    import fast\nexcept ImportError:\n"
+             "    fast = None\n")
+    large = small + "".join(f"\n\n@tl.builtin\ndef f{n}(a, b=1, *c, d, **e):\n    return a\n" for n in range(6000))
+    for text in (small, large):
+        declindex.forget()
+        own = declarations_of("python/triton/m.py", text)
+        assert [d.target for d in own if d.name == "m"] == ["tl.core.builtin, staticmethod"]
+        pyblobs.prefetch([text])
+        declindex.forget()
+        parsed = PARSES["py"]
+        assert declarations_of("python/triton/m.py", text) == own
+        assert PARSES["py"] == parsed  # read from the shared walk's facts
+    assert len(large) > 256 * 1024  # chunked (pychunks.CHUNK_THRESHOLD)
+
+
 def tree_of(tmp_path: Path, files: dict[str, str]) -> DiskTree:
     for path, text in files.items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)

@@ -29,6 +29,7 @@ from sync.drift.analyses.pyimports import removed_import_findings
 from sync.check.policy import unrecognized_layouts
 from sync.drift.analyses.specfuncs import spec_function_findings
 from sync.drift.analyses.symbols import OWN_NAMES, STATEMENTS, ChangeNames, symbol_findings, symbol_join, symbol_part
+from sync.facts.declindex import DECLARATIONS
 from sync.facts.pyblobs import PARSES, Extractor, PythonFacts
 from sync.facts.upstreamlog import with_upstream_commits
 from sync.drift.analyses.methodcalls import call_no_overload_findings
@@ -158,7 +159,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
 )
 
 # What the shared parse of each Python blob collects (pyblobs): each run makes its PythonFacts of these.
-EXTRACTORS: tuple[Extractor, ...] = (CALLS, DEF_SPANS, KEY_READS, KEY_WRITES, OWN_NAMES, PARSES, STATEMENTS)
+EXTRACTORS: tuple[Extractor, ...] = (CALLS, DECLARATIONS, DEF_SPANS, KEY_READS, KEY_WRITES, OWN_NAMES, PARSES, STATEMENTS)
 
 
 def python_facts() -> PythonFacts:

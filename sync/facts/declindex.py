@@ -20,8 +20,9 @@ Kinds:
   `...EnumAttr...<"Name"` record generates; target: the record).
 - Python: `def`, `class`, `assign` (module and class level, augmented assignments too; params for a def),
   `import` (`from x import y [as z]`, flag `from`, target `x.y` with x's leading dots; and `import x`: name is
-  the bound name, target what it re-exports); statements under if / try / with / for / while count where they
-  stand; every one flagged `python` (its scope is `.`-joined).
+  the bound name, target what it re-exports); a class's target is its bases and a def's its decorators, as
+  spelled; statements under if / try / with / for / while count where they stand; every one flagged `python`
+  (its scope is `.`-joined).
 - CMake (CMakeLists.txt, *.cmake): `cmake-target` for each `add_*library(NAME ...)` (target: the command;
   members: its source words as written, relative to the file's directory) and `cmake-depends` for each word of
   its DEPENDS, LINK_LIBS, PUBLIC, PRIVATE and INTERFACE sections (owner: the target; line: the target's). Words
@@ -49,6 +50,7 @@ from tree_sitter import Node, QueryCursor
 from sync.support.cache import content_id, memoized
 from sync.facts.cpp import node_text, parse_tree, query
 from sync.facts.parsing import Unparseable, guarded
+from sync.facts.pyblobs import Extractor, known_fact
 from sync.facts.tdsigs import records
 from sync.facts.trees import FileTree, read_text
 
@@ -56,7 +58,7 @@ CPP_SUFFIXES = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx")
 TD_SUFFIXES = (".td",)
 PY_SUFFIXES = (".py",)
 CMAKE_SUFFIXES = ("CMakeLists.txt", ".cmake")
-VERSIONS = {"cpp": 1, "td": 1, "py": 3, "cmake": 1}
+VERSIONS = {"cpp": 1, "td": 1, "py": 4, "cmake": 1}
 PARSES: Counter[str] = Counter()  # parses done by this process, per language (tests: a cached run parses nothing)
 _MEMO_LIMIT = 20_000  # blobs; content-addressed, so only memory is at stake
 
@@ -79,7 +81,8 @@ class Decl:
     params: tuple[Param, ...] | None = None  # functions, methods, builders
     flags: frozenset[str] = frozenset()
     members: tuple[str, ...] = ()  # an enum's enumerators; an ODS record's accessors
-    target: str = ""  # an alias's type, an import's `module.name`, an ODS record's def name
+    target: str = ""  # an alias's type, an import's `module.name`, an ODS record's def name; Python: a class's
+    # bases, a def's decorators (what each calls, as spelled: `core.builtin, abstractmethod`)
 
     @property
     def qualified(self) -> str:
@@ -126,6 +129,10 @@ def declarations_of(path: str, text: str) -> tuple[Decl, ...]:
         return ()
     key = (language, content_id(text))
     found = _memo.get(key)
+    if found is None and language == "py":
+        shared, facts = known_fact(DECLARATIONS.name, text)  # the fork's files: from the parse made up front
+        if shared:
+            found = facts or ()
     if found is None:
         found = memoized(f"decl-{language}", VERSIONS[language], text, _EXTRACT[language],
                          encode=lambda decls: [decl.encode() for decl in decls],
@@ -552,7 +559,8 @@ def _py_scan(body: list[ast.stmt], scope: list[str], out: list[Decl]) -> None:
             flags = frozenset(({"async"} if isinstance(node, ast.AsyncFunctionDef) else set())
                               | ({"abstract"} if any(_decorator_name(d) == "abstractmethod"
                                                      for d in node.decorator_list) else set()))
-            out.append(Decl("def", node.name, where, node.lineno, owner, _py_params(node.args), flags))
+            decorators = ", ".join(ast.unparse(d.func if isinstance(d, ast.Call) else d) for d in node.decorator_list)
+            out.append(Decl("def", node.name, where, node.lineno, owner, _py_params(node.args), flags, target=decorators))
         elif isinstance(node, ast.ClassDef):
             out.append(Decl("class", node.name, where, node.lineno, owner,
                             target=", ".join(ast.unparse(base) for base in node.bases)))
@@ -584,14 +592,26 @@ def _py_scan(body: list[ast.stmt], scope: list[str], out: list[Decl]) -> None:
 
 def _py_declarations(text: str) -> tuple[Decl, ...]:
     PARSES["py"] += 1
+    found = guarded(lambda: _statement_declarations(ast.parse(text).body))
+    return () if isinstance(found, Unparseable) else tuple(found)
 
-    def scan() -> tuple[Decl, ...]:
-        out: list[Decl] = []
-        _py_scan(ast.parse(text).body, [], out)
-        return tuple(replace(decl, flags=decl.flags | {"python"}) for decl in out)
 
-    found = guarded(scan)
-    return () if isinstance(found, Unparseable) else found
+def _statement_declarations(statements: list[ast.AST]) -> list[Decl]:
+    out: list[Decl] = []
+    _py_scan([node for node in statements if isinstance(node, ast.stmt)], [], out)
+    return [replace(decl, flags=decl.flags | {"python"}) for decl in out]
+
+
+# The same declarations from the walk of the fork's Python that the analyses share (pyblobs), made once per blob
+# alongside the other facts of that walk, in the parse begun before the replay: declarations_of reads them there
+# for a text whose facts the run has, and parses for itself otherwise (upstream's files).
+DECLARATIONS = Extractor("declarations", VERSIONS["py"], _statement_declarations,
+                         lambda decls: None if decls is None else tuple(decls),
+                         encode=lambda decls: None if decls is None else [decl.encode() for decl in decls],
+                         decode=lambda stored: None if stored is None else tuple(Decl.decode(item) for item in stored),
+                         reads=frozenset(kind for kind in vars(ast).values()
+                                         if isinstance(kind, type) and issubclass(kind, ast.stmt) and kind is not ast.stmt),
+                         depth=1)
 
 
 _EXTRACT = {"cpp": _cpp_declarations, "td": _td_declarations, "py": _py_declarations, "cmake": _cmake_declarations}

@@ -132,6 +132,16 @@ def known(text: str) -> bool:
     return _lookup(content_id(text)) is not None
 
 
+def known_fact(name: str, text: str) -> tuple[bool, Any]:
+    """(True, the named fact) where the run's extractors make it and the text's facts are in memory or in the
+    fact cache (the fork's files, parsed up front); else (False, None), and nothing is parsed here."""
+    facts = _current.get()
+    if facts is None or name not in facts.extractors:
+        return False, None
+    found = _lookup(content_id(text))
+    return (True, found[name]) if found is not None else (False, None)
+
+
 def adopt(found: Iterable[tuple[str, dict[str, Any]]], stored: bool = False) -> None:
     """Facts of texts by content id, as encoded_facts gave them in another process: kept as if parsed here.
     stored: that process put them in the fact cache already (see store)."""
