@@ -25,6 +25,8 @@ _VERBS = {
     "call-no-overload": ("changed the overloads of", "calls", " (will not build as is)"),
     "call-signature": ("changed the parameters of", "calls", ""),
     "op-verifier-changed": ("changed the verifiers of", "creates", ""),
+    "decorated-keyword-missing": ("changed the keyword the functions take under", "decorates functions with",
+                                  " (will not run as is)"),
 }
 SHOWN_DECLARATIONS = 12  # in the message; details.declarations keeps every one
 SHOWN_SITES = 5

@@ -21,6 +21,7 @@ from sync.drift.analyses.overlayimports import missing_name_findings
 from sync.drift.analyses.tdoverlays import td_overlay_findings
 from sync.drift.analyses.packages import missing_package_findings
 from sync.drift.analyses.abstracts import abstract_findings
+from sync.drift.analyses.conventions import convention_findings
 from sync.drift.analyses.keys import KEY_READS, KEY_WRITES, key_string_findings, key_string_join, key_string_part
 from sync.drift.analyses.opverifiers import op_verifier_findings
 from sync.drift.analyses.overlays import overlay_findings
@@ -155,6 +156,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
     Analyzer("feature gates", _when_based_on_old(feature_gate_findings), on_request=True),
     Analyzer("overrides", _when_based_on_old(override_findings), on_request=True),
     Analyzer("abstract methods", _when_based_on_old(abstract_findings), on_request=True),
+    Analyzer("decorator keywords", _when_based_on_old(convention_findings), on_request=True),
     Analyzer("python imports", _when_based_on_old(removed_import_findings), on_request=True),
 )
 

@@ -202,6 +202,11 @@ CATALOGUE: tuple[Kind, ...] = (
        "ancestors declare, at the new tag, an abstract method they did not before, and the FlagTree class defines "
        "none: creating it raises TypeError", "define the method in the FlagTree class (the base's docstring says "
        "what it returns)", confidence="high"),
+    _k("decorated-keyword-missing", "symbol", "error", "a FlagTree function under a trunk decorator (@builtin) "
+       "lacks a keyword that, at the new tag, nearly every upstream function under it takes and nearly none took "
+       "before: what calls them passes it, so calling the FlagTree function raises TypeError (one finding per "
+       "decorator change and backend, listing every site)", "give the function the new keyword (and pass it on "
+       "where it passed the one it replaces), at every site the finding lists", confidence="high"),
     _k("op-verifier-changed", "symbol", "warning", "FlagTree-added code creates an MLIR op whose verifier "
        "upstream changed between the tags: the call compiles, the op may now reject what FlagTree builds (one "
        "finding per upstream change and backend, listing each verifier it changed, every site and the upstream "
