@@ -41,3 +41,28 @@ def test_a_name_upstream_never_had_is_not_upstreams_removal(tmp_path) -> None:
     fork = {"python/triton/backends/compiler.py": own,
             "third_party/a/backend/compiler.py": "from triton.backends.compiler import flagtree_helper\n"}
     assert _sites(tmp_path, fork) == set()
+
+
+SEMANTIC_OLD = "def to_tensor(x, builder):\n    return x\n\n\ndef add(x, y, builder):\n    return x\n"
+SEMANTIC_NEW = ("class TritonSemantic:\n    def to_tensor(self, x):\n        return x\n\n\n"
+                "def add(x, y, builder):\n    return x\n")
+
+
+def test_a_call_through_a_module_alias_of_a_function_upstream_removed_is_an_error(tmp_path) -> None:
+    """The 3.3 -> 3.4 move: tle calls `_semantic_mod.to_tensor(...)` after semantic.py's functions moved into
+    the class TritonSemantic."""
+    old = {**OLD, "python/triton/language/semantic.py": SEMANTIC_OLD, "python/triton/language/__init__.py": ""}
+    new = {**NEW, "python/triton/language/semantic.py": SEMANTIC_NEW, "python/triton/language/__init__.py": ""}
+    trunk_use = ("import triton.language.semantic as sm\n\n\ndef f(x):\n    return sm.to_tensor(x, None)\n\n\n"
+                 "def g(x):\n    return sm.add(x, 1, None)\n")  # add is still a function of the module
+    fork = {"python/triton/experimental/tle/ops.py": trunk_use,
+            "third_party/a/language/ops.py": "from triton.language import semantic\n\nsemantic.to_tensor(1, None)\n",
+            "third_party/b/language/ops.py": "import triton.language.semantic as sm\n\nsm.TritonSemantic()\n",
+            "third_party/a/python/test/test_ops.py": trunk_use}  # a test: not what the package imports
+    findings = removed_import_findings(context_of(tmp_path, old, new, {**old, **fork}))
+    assert {site for f in findings for site in f.details["sites"]} == {
+        "python/triton/experimental/tle/ops.py:5", "third_party/a/language/ops.py:3"}
+    assert all(f.kind == "symbol-removed" and f.severity == "error" for f in findings)
+    message = next(f.message for f in findings if f.path.startswith("python/"))
+    assert "TritonSemantic.to_tensor is a method now" in message and "AttributeError" in message
+    assert "FlagTree calls it at 1 site(s)" in message

@@ -9,7 +9,13 @@ The module is trunk's only where the importing backend does not install its own 
 package copy of that trunk file, or third_party/<b>/python/triton/...): a backend's own copy is what it imports. A
 name FlagTree's own lines define in the trunk module survives the replay. An import under `try` with an
 ImportError (or broader) handler, a module that defines `__getattr__` or star-imports, and relative imports from a
-backend's own package claim nothing; nor do tests and examples, which the package never imports."""
+backend's own package claim nothing; nor do tests and examples, which the package never imports.
+
+A call through a module alias on FlagTree's lines, in trunk's files too (`import triton.language.semantic as s`,
+then `s.to_tensor(x)`: the shared walk resolves the callee through the file's imports), of a function the module
+defined at the old tag and no longer defines is the same removal: the call raises AttributeError when it runs,
+also symbol-removed. Where a class of the module now defines a method of that name, the finding says so (the
+3.3 -> 3.4 move: ae6d4641d moved semantic.py's functions into `TritonSemantic`)."""
 from __future__ import annotations
 
 import ast
@@ -18,6 +24,7 @@ import re
 from sync.drift.context import DriftContext
 from sync.facts.declindex import declarations_of
 from sync.facts.delta import PY, backend_of, fork_added_lines
+from sync.facts.pyblobs import python_fact
 from sync.facts.layout import PACKAGE_COPY, SETUP_COPY, backend_root, is_third_party, third_party_owner
 from sync.facts.pymodules import TRUNK_PACKAGE, absolute, module_files, module_of, package_of
 from sync.git import changes_with_renames
@@ -29,6 +36,7 @@ from sync.model import Finding
 _INSTALLED_IN_PLACE = frozenset({OVERLAY, SETUP_COPY, PACKAGE_COPY})
 _CAUGHT = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 _NOT_BUILT = ("/test/", "/tests/", "/unittest/", "/unittests/", "/tutorials/", "/examples/")
+Site = tuple[str | None, str, str, bool]  # backend, module, name, whether called through an alias (else imported)
 _IMPORT_FROM = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import\b", re.MULTILINE)
 
 
@@ -79,14 +87,18 @@ def removed_import_findings(context: DriftContext) -> list[Finding]:
     added = fork_added_lines(old, fork)
     # where fixes land: the upgraded branch when one was given (an in-memory replay keeps the FlagTree branch's files)
     upgraded = context.backend_files if context.backend_files is not fork else None
-    sites: dict[tuple[str | None, str, str], list[str]] = {}  # (backend, module, name) -> path:line
-    where: dict[tuple[str | None, str, str], tuple[str, str]] = {}  # -> (module's old path, why)
+    sites: dict[Site, list[str]] = {}  # (backend, module, name, through a call) -> path:line
+    where: dict[Site, tuple[str, str]] = {}  # -> (module's old path, why)
     gone: dict[tuple[str, str, str], str | None] = {}  # (module, its old path, name) -> why the import fails
     for path, lines in sorted(added.items()):
-        if not path.endswith(PY) or not is_third_party(path) or any(part in "/" + path for part in _NOT_BUILT) \
+        if not path.endswith(PY) or any(part in "/" + path for part in _NOT_BUILT) \
                 or path.rsplit("/", 1)[-1].startswith("test_"):
-            continue  # trunk's own files are symbol drift's; tests and examples are no part of what loads
+            continue  # tests and examples are no part of what loads
         text = read_text(fork, path) or ""
+        for line, module, name in _alias_calls(text, lines, changed):
+            _note(context, path, line, module, name, gone, replaced, sites, where, upgraded, calls=True)
+        if not is_third_party(path):
+            continue  # a trunk file's imports are symbol drift's, which reads every name on them
         spelled = _IMPORT_FROM.findall(text)
         if not any(module in changed or module.startswith(".") and module.lstrip(".") in tails for module in spelled):
             continue  # cheap: no `from M import` names a module upstream changed
@@ -94,39 +106,27 @@ def removed_import_findings(context: DriftContext) -> list[Finding]:
         package = package_of(trunk_path) if trunk_path else ""
         imports = [(line, target) for line, target in _from_imports(path, text, package)
                    if line in lines and target.startswith("triton.")]
-        backend = third_party_owner(path)
-        home = backend_root(path)
-        guarded: set[int] | None = None  # parsed only once an import proves gone: most never do
+        guarded: set[int] | None = None
         for line, target in imports:
             module, _, name = target.rpartition(".")
-            if name == "*":
-                continue
-            old_path = _module_path(old, module)
-            if old_path is None or (backend, old_path) in replaced \
-                    or (home is not None and fork.exists(home + old_path)):
-                continue  # not trunk's module at the old tag, or the backend installs its own copy of it
-            if (module, old_path, name) not in gone:  # one answer per import, however many files make it
-                gone[module, old_path, name] = _gone(context, module, old_path, name)
-            why = gone[module, old_path, name]
-            if why is None:
+            if name == "*" or _removed(context, path, module, name, gone, replaced) is None:
                 continue
             if guarded is None:
-                guarded = _guarded_lines(text)
+                guarded = _guarded_lines(text)  # parsed only once an import proves gone: most never do
             if line in guarded:
                 continue
             if upgraded is not None and target not in {found for _, found in _from_imports(
                     path, read_text(upgraded, path) or "", package)}:
                 continue  # the upgraded branch no longer imports it: fixed there
-            key = (backend_of(context.owners.owners, path), module, name)
-            sites.setdefault(key, []).append(f"{path}:{line}")
-            where[key] = (old_path, why)
+            _note(context, path, line, module, name, gone, replaced, sites, where, None)
     findings = []
-    for (backend, module, name), found in sites.items():
-        old_path, why = where[backend, module, name]
+    for (backend, module, name, calls), found in sites.items():
+        old_path, why = where[backend, module, name, calls]
         first, _, first_line = found[0].rpartition(":")
+        failure = "will not run as is: AttributeError" if calls else "will not import as is: ImportError"
         findings.append(Finding(
             "symbol-removed", first,
-            f"{name}: {why} (will not import as is: ImportError); FlagTree imports it at {len(found)} site(s): "
+            f"{name}: {why} ({failure}); FlagTree {'calls' if calls else 'imports'} it at {len(found)} site(s): "
             f"{', '.join(found[:5])}{' and more' if len(found) > 5 else ''}",
             "import it from where upstream moved it, or port the code that used it", int(first_line), backend,
             related_path=old_path,
@@ -135,6 +135,62 @@ def removed_import_findings(context: DriftContext) -> list[Finding]:
     if findings and context.range is not None:
         findings = with_upstream_commits(context.repo, context.range.old.oid, context.range.onto.oid, findings)
     return findings
+
+
+def _alias_calls(text: str, lines: frozenset[int] | None, changed: set[str]) -> list[tuple[int, str, str]]:
+    """(line, module, name) of each call `alias.name(...)` on the lines (None: anywhere) whose alias the file
+    imports as one of the modules upstream changed (the callee as the shared walk resolved it through the
+    file's imports)."""
+    found = []
+    for call in python_fact("calls", text):
+        if (lines is None or call.line in lines) and call.attribute and call.target.endswith("." + call.attribute):
+            module = call.target[:-len(call.attribute) - 1]
+            if module in changed:
+                found.append((call.line, module, call.attribute))
+    return found
+
+
+def _removed(context: DriftContext, path: str, module: str, name: str, gone: dict[tuple[str, str, str], str | None],
+             replaced: set[tuple[str | None, str]]) -> tuple[str, str] | None:
+    """(the module's old path, why) where module.name is trunk's, as the file reaches it, and gone at the new tag."""
+    old_path = _module_path(context.upstream_old, module)
+    home = backend_root(path)
+    if old_path is None or (third_party_owner(path), old_path) in replaced \
+            or (home is not None and context.fork.exists(home + old_path)):
+        return None  # not trunk's module at the old tag, or the backend installs its own copy of it
+    if (module, old_path, name) not in gone:  # one answer per name, however many files use it
+        gone[module, old_path, name] = _gone(context, module, old_path, name)
+    why = gone[module, old_path, name]
+    return None if why is None else (old_path, why)
+
+
+def _note(context: DriftContext, path: str, line: int, module: str, name: str,
+          gone: dict[tuple[str, str, str], str | None], replaced: set[tuple[str | None, str]],
+          sites: dict[Site, list[str]], where: dict[Site, tuple[str, str]], upgraded: FileTree | None,
+          calls: bool = False) -> None:
+    """Record a site of module.name when upstream removed it (an import's caller has judged the rest)."""
+    removed = _removed(context, path, module, name, gone, replaced)
+    if removed is None:
+        return
+    if calls and upgraded is not None and (module, name) not in \
+            {(m, n) for _, m, n in _alias_calls(read_text(upgraded, path) or "", None, {module})}:
+        return  # the upgraded branch no longer calls it: fixed there
+    old_path, why = removed
+    if calls:
+        why += _moved_into_class(context, module, name)
+    key = (backend_of(context.owners.owners, path), module, name, calls)
+    sites.setdefault(key, []).append(f"{path}:{line}")
+    where[key] = (old_path, why)
+
+
+def _moved_into_class(context: DriftContext, module: str, name: str) -> str:
+    """'; <Class>.<name> is a method now' where a class of the module at the new tag defines it."""
+    new_path = _module_path(context.upstream_new, module)
+    if new_path is None:
+        return ""
+    classes = sorted({decl.scope for decl in declarations_of(new_path, read_text(context.upstream_new, new_path) or "")
+                      if decl.kind == "def" and decl.name == name and decl.scope and "." not in decl.scope})
+    return f"; {', '.join(f'{klass}.{name}' for klass in classes)} is a method now" if classes else ""
 
 
 def _from_imports(path: str, text: str, package: str) -> list[tuple[int, str]]:
