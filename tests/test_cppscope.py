@@ -217,3 +217,26 @@ def test_the_functions_a_removed_pass_record_generated_are_gone_with_it(tmp_path
     repo, trees = history_trees(tmp_path, old, new, {"third_party/a/python/src/passes.cc": use})
     found = {f.details["declaration"] for f in symbol_findings(repo, *trees, lambda path: ["a"])}
     assert found == {"createTritonGPUFoo", "createBarPass", "registerTritonGPUFooPass"}
+
+
+def test_upstreams_own_backend_passes_count_and_their_vendored_headers_do_not(tmp_path: Path) -> None:
+    """The 3.4.x -> 3.6.0 move: tsingmicro's RegisterTritonDialects.h registers amd's TritonAMDGPUStreamPipeline,
+    a pass 3.6 removed from third_party/amd's Passes.td, in the file that also includes proton's renamed
+    Dialect.h (both are reported). amd's vendored HIP headers changing their std names claim nothing."""
+    passes = ('def TritonAMDGPUStreamPipeline : Pass<"tritonamdgpu-stream-pipeline", "mlir::ModuleOp"> {\n'
+              '  let summary = "pipeline";\n}\n')
+    hip = "namespace std {\ntemplate <class T> struct is_same_hip {};\n}\n"
+    old = {**OLD, "third_party/amd/include/Transforms/Passes.td": passes,
+           "third_party/amd/backend/include/hip/hip_traits.h": hip,
+           "third_party/up/dialect/include/Up.h": "#pragma once\n"}
+    new = {**NEW, "third_party/amd/include/Transforms/Passes.td": 'def Kept : Pass<"kept"> {\n}\n',
+           "third_party/amd/backend/include/hip/hip_traits.h": "namespace std {\n}\n",
+           "third_party/up/Dialect/include/Up.h": "#pragma once\n"}
+    use = ('#include "third_party/up/dialect/include/Up.h"\nvoid registerAll() {\n'
+           "  mlir::registerTritonAMDGPUStreamPipeline();\n  std::is_same_hip<int> same;\n}\n")
+    repo, trees = history_trees(tmp_path, old, new, {"third_party/t/bin/RegisterTritonDialects.h": use},
+                                removed=("third_party/up/dialect/include/Up.h",))
+    found = {(f.details["declaration"], site) for f in symbol_findings(repo, *trees, lambda path: ["t"])
+             for site in f.details["sites"]}
+    assert found == {("registerTritonAMDGPUStreamPipeline", "third_party/t/bin/RegisterTritonDialects.h:3"),
+                     ("third_party/up/dialect/include/Up.h", "third_party/t/bin/RegisterTritonDialects.h:1")}

@@ -140,13 +140,14 @@ def test_a_large_module_is_tokenized_only_around_the_lines_asked_about(monkeypat
 
 
 def history_trees(tmp_path: Path, old_files: dict[str, str], new_files: dict[str, str],
-                  fork_files: dict[str, str]) -> tuple[pygit2.Repository, list[GitTree]]:
-    """A history old -> new (upstream) and old -> fork, as the trees old, new and fork."""
+                  fork_files: dict[str, str], removed: tuple[str, ...] = ()) -> tuple[pygit2.Repository, list[GitTree]]:
+    """A history old -> new (upstream, which also deletes the paths removed) and old -> fork, as the trees old, new
+    and fork."""
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     old = commit(tmp_path, old_files, "old")
     fork = commit(tmp_path, fork_files, "flagtree")
     subprocess.run(["git", "-C", str(tmp_path), "checkout", "-q", old], check=True)
-    new = commit(tmp_path, new_files, "new")
+    new = commit(tmp_path, new_files, "new", remove=removed)
     repo = pygit2.Repository(str(tmp_path))
     return repo, [GitTree(repo, repo[sha].tree, label) for sha, label in ((old, "old"), (new, "new"), (fork, "fork"))]
 

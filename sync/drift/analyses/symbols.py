@@ -90,6 +90,16 @@ class Drift:
     replacement: str = ""  # the declaration the same upstream change added in its place, when exactly one fits
 
 
+def _indexed(upstream_path: str) -> bool:
+    """Whether upstream's declarations in a file of its tree are indexed: trunk's code, and the TableGen of
+    upstream's own backends (third_party/amd/...: a FlagTree backend registers the passes their Passes.td
+    declares). Not their C++: they vendor toolkit headers (HIP's) whose std names would stand for removals, and
+    their deleted headers are read as any header (removed_headers). Not their Python: a name is read by its token."""
+    if upstream_path.startswith(TRUNK_PREFIXES):
+        return upstream_path.endswith(CODE)
+    return upstream_path.startswith("third_party/") and upstream_path.endswith(TD) and "/test/" not in upstream_path
+
+
 def added_lines(repo: Repository, old: GitTree, fork: GitTree) -> dict[str, set[int]]:
     """FlagTree's added lines per trunk code file (new-side line numbers), from one tree diff."""
     return fork_lines_where(old, fork, lambda path: path.startswith(TRUNK_PREFIXES) and path.endswith(CODE))
@@ -448,11 +458,10 @@ class UpstreamIndex:
             old_path = change.old_path
             if change.status in ("deleted", "renamed") and _header(old_path):
                 self.removed_headers[old_path] = _gone_note(change.new_path)
-            if not old_path.startswith(TRUNK_PREFIXES) or not old_path.endswith(CODE):
+            if not _indexed(old_path):
                 continue
             if change.status == "added":
-                if change.new_path is not None and change.new_path.startswith(TRUNK_PREFIXES) \
-                        and change.new_path.endswith(CODE):
+                if change.new_path is not None and _indexed(change.new_path):
                     self.added.append(change.new_path)
                 continue
             gone = change.status in ("deleted", "renamed")
@@ -922,7 +931,7 @@ def symbol_join(repo: Repository, old: GitTree, new: GitTree, fork: GitTree, own
                                                                                   {use.name for use, _ in hits})
             hits = [(use, drift) for use, drift in hits if use.name not in own]
         if hits:
-            hits_by_file[path] = hits
+            hits_by_file.setdefault(path, []).extend(hits)  # beside its includes of deleted headers
     # a C++ file the build leaves out (a commented-out add_subdirectory above it) breaks nothing
     hits_by_file = _resolved(old, fork, {path: hits for path, hits in hits_by_file.items()
                                          if not (path.endswith(CPP) and unbuilt(fork, path))})
