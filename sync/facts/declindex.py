@@ -43,7 +43,7 @@ import re
 import weakref
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from tree_sitter import Node, QueryCursor
 
@@ -596,7 +596,7 @@ def _py_declarations(text: str) -> tuple[Decl, ...]:
     return () if isinstance(found, Unparseable) else tuple(found)
 
 
-def _statement_declarations(statements: list[ast.AST]) -> list[Decl]:
+def _statement_declarations(statements: Sequence[ast.AST]) -> list[Decl]:
     out: list[Decl] = []
     _py_scan([node for node in statements if isinstance(node, ast.stmt)], [], out)
     return [replace(decl, flags=decl.flags | {"python"}) for decl in out]

@@ -20,12 +20,13 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 
+from sync.drift.analyses.overrides import resolve_declared
 from sync.drift.context import DriftContext
 from sync.facts.declindex import Decl, declarations_of
 from sync.facts.delta import PY, backend_of, fork_added_lines
 from sync.facts.layout import backend_root, is_third_party, third_party_owner
 from sync.facts.pymodules import MODULE_SUFFIX, TRUNK_PACKAGE, absolute, module_files, module_of, package_of
-from sync.facts.trees import FileTree, read_text
+from sync.facts.trees import read_text
 from sync.facts.upstreamlog import Commits, changing_commits, one_per_change
 from sync.git import changes_with_renames
 from sync.model import Finding
@@ -33,7 +34,6 @@ from sync.model import Finding
 KIND = "decorated-keyword-missing"
 _MOST_BEFORE, _LEAST_AFTER = 0.10, 0.90  # the share of D's functions taking the keyword at the old and new tag
 _FEWEST = 8  # functions under D at each tag, for a share to mean a convention
-_REEXPORTS = 2  # `tl.builtin` may name a def another module of the package declares
 _BY_NAME = ("positional", "keyword-only")  # the parameters a caller can pass by name
 
 
@@ -113,7 +113,7 @@ def _fork_candidates(context: DriftContext) -> list[tuple[str, Decl, list[str]]]
             for spelled in _decorators(decl):
                 dotted = _dotted(names, spelled, path)
                 if dotted is not None and dotted not in resolved:
-                    resolved[dotted] = resolve_def(context.upstream_new, dotted)
+                    resolved[dotted] = resolve_declared(context.upstream_new, dotted, "def")
                 if dotted is not None and resolved[dotted] is not None:
                     trunk.append(str(resolved[dotted]))
             if trunk:
@@ -152,26 +152,6 @@ def _dotted(names: dict[str, Decl], spelled: str, path: str) -> str | None:
     return None
 
 
-def resolve_def(tree: FileTree, dotted: str, depth: int = 0) -> str | None:
-    """module.name where a dotted name (triton.language.core.builtin, or a module's re-export of it) is a
-    top-level def in the tree's trunk package; None when it is not one."""
-    module, _, name = dotted.rpartition(".")
-    if not module:
-        return None
-    for path in module_files(module):
-        text = read_text(tree, path)
-        if text is None:
-            continue
-        for decl in declarations_of(path, text):
-            if decl.name == name and not decl.scope:
-                if decl.kind == "def":
-                    return dotted
-                if decl.kind == "import" and depth < _REEXPORTS:
-                    return resolve_def(tree, absolute(decl.target, package_of(path)), depth + 1)
-        return None
-    return None
-
-
 def _conventions(context: DriftContext, decorators: set[str]) -> dict[str, Convention]:
     """Each decorator's keyword convention upstream added between the tags, if any."""
     short = {decorator.rpartition(".")[2] for decorator in decorators}
@@ -198,7 +178,7 @@ def _conventions(context: DriftContext, decorators: set[str]) -> dict[str, Conve
                     if dotted is None:
                         continue
                     if (id(into), dotted) not in resolved:
-                        resolved[(id(into), dotted)] = resolve_def(tree, dotted)
+                        resolved[(id(into), dotted)] = resolve_declared(tree, dotted, "def")
                     trunk = resolved[(id(into), dotted)]
                     if trunk in into:
                         into[trunk].append(decl)

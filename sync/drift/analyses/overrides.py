@@ -137,6 +137,12 @@ def _package_of(path: str) -> str:
 def resolve_class(tree: FileTree, dotted: str, depth: int = 0) -> str | None:
     """module.Class where a dotted name that an import gives (triton.backends.BaseBackend) is declared in the
     tree's trunk package, following a re-export of the module it names; None when it is not a trunk class."""
+    return resolve_declared(tree, dotted, "class", depth)
+
+
+def resolve_declared(tree: FileTree, dotted: str, kind: str, depth: int = 0) -> str | None:
+    """module.name where a dotted name is a top-level declaration of that kind (class, def) in the tree's trunk
+    package, following a re-export of the module it names; None otherwise."""
     module, _, name = dotted.rpartition(".")
     if not module or module.startswith("."):
         return None  # a relative import in FlagTree's file: the backend's own package
@@ -146,10 +152,10 @@ def resolve_class(tree: FileTree, dotted: str, depth: int = 0) -> str | None:
             continue
         for decl in declarations_of(path, text):
             if decl.name == name and not decl.scope:
-                if decl.kind == "class":
+                if decl.kind == kind:
                     return dotted
                 if decl.kind == "import" and depth < _REEXPORTS:
-                    return resolve_class(tree, absolute(decl.target, package_of(path)), depth + 1)
+                    return resolve_declared(tree, absolute(decl.target, package_of(path)), kind, depth + 1)
         return None
     return None
 

@@ -151,7 +151,7 @@ def _alias_calls(text: str, lines: frozenset[int] | None, changed: set[str]) -> 
 
 
 def _removed(context: DriftContext, path: str, module: str, name: str, gone: dict[tuple[str, str, str], str | None],
-             replaced: set[tuple[str | None, str]]) -> tuple[str, str] | None:
+             replaced: set[tuple[str, str | None]]) -> tuple[str, str] | None:
     """(the module's old path, why) where module.name is trunk's, as the file reaches it, and gone at the new tag."""
     old_path = _module_path(context.upstream_old, module)
     home = backend_root(path)
@@ -165,7 +165,7 @@ def _removed(context: DriftContext, path: str, module: str, name: str, gone: dic
 
 
 def _note(context: DriftContext, path: str, line: int, module: str, name: str,
-          gone: dict[tuple[str, str, str], str | None], replaced: set[tuple[str | None, str]],
+          gone: dict[tuple[str, str, str], str | None], replaced: set[tuple[str, str | None]],
           sites: dict[Site, list[str]], where: dict[Site, tuple[str, str]], upgraded: FileTree | None,
           calls: bool = False) -> None:
     """Record a site of module.name when upstream removed it (an import's caller has judged the rest)."""

@@ -97,7 +97,7 @@ def _indexed(upstream_path: str) -> bool:
     their deleted headers are read as any header (removed_headers). Not their Python: a name is read by its token."""
     if upstream_path.startswith(TRUNK_PREFIXES):
         return upstream_path.endswith(CODE)
-    return upstream_path.startswith("third_party/") and upstream_path.endswith(TD) and "/test/" not in upstream_path
+    return is_third_party(upstream_path) and upstream_path.endswith(TD) and "/test/" not in upstream_path
 
 
 def added_lines(repo: Repository, old: GitTree, fork: GitTree) -> dict[str, set[int]]:
