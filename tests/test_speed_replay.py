@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 from sync.demo.world import World
+from sync.git.ort import OrtError
 from sync.git.pick import TreePick, merge_whole_trees, pick_paths, pick_tree
 from sync.git.reference import CherryPicker, GitPick, aside, cherry_picker, differing_paths
 from sync.git.repo import commit_range
@@ -204,7 +205,14 @@ def test_random_histories_replay_identically(tmp_path: Path, base: FileMap, upst
     for number, step in enumerate(fork_steps):
         files = changed(files, *step)
         head = commit(repo, files, [head], f"fork {number}")
-    paths, full, _ = replay_both_ways(repo, old, head, onto, policy)
+    try:
+        paths, full, _ = replay_both_ways(repo, old, head, onto, policy)
+    except OrtError as exc:
+        # git 2.39's merge-ort aborts on some directory renames (process_renames' assertion, seen here): git
+        # cherry-pick cannot pick that commit either, and the tool says git failed (exit 2). Not a divergence.
+        if "failed (-6)" in str(exc) and "Assertion" in str(exc):
+            reject()
+        raise
     assert paths == full
 
 
