@@ -108,3 +108,12 @@ def test_two_decorators_changed_by_one_commit_fold_into_one_finding_a_backend(tm
         in folded.message
     assert [part["declaration"] for part in folded.details["declarations"]] == ["@triton.language.core.builtin",
                                                                                 "@triton.language.core.extern"]
+
+
+def test_a_wrapper_a_factory_function_defines_counts_too(tmp_path: Path) -> None:
+    """aipu's libdevice on the 3.3 -> 3.4 move: `@core.extern def unary_op(arg0, _builder=None)` inside a function
+    that makes and returns it."""
+    factory = (f"{CORE}\n\n\ndef make(name):\n    @core.builtin\n    def unary_op(x, _builder=None):\n"
+               "        return x\n    return unary_op\n")
+    fork = {**OLD, "third_party/a/language/lib.py": factory}
+    assert sites_of(convention_findings(context_of(tmp_path, OLD, NEW, fork))) == [("third_party/a/language/lib.py", 6)]

@@ -21,7 +21,7 @@ from sync.drift.analyses.overlayimports import missing_name_findings
 from sync.drift.analyses.tdoverlays import td_overlay_findings
 from sync.drift.analyses.packages import missing_package_findings
 from sync.drift.analyses.abstracts import abstract_findings
-from sync.drift.analyses.conventions import convention_findings
+from sync.drift.analyses.conventions import DECORATED, convention_findings
 from sync.drift.analyses.keys import KEY_READS, KEY_WRITES, key_string_findings, key_string_join, key_string_part
 from sync.drift.analyses.opverifiers import op_verifier_findings
 from sync.drift.analyses.overlays import overlay_findings
@@ -161,7 +161,8 @@ ANALYZERS: tuple[Analyzer, ...] = (
 )
 
 # What the shared parse of each Python blob collects (pyblobs): each run makes its PythonFacts of these.
-EXTRACTORS: tuple[Extractor, ...] = (CALLS, DECLARATIONS, DEF_SPANS, KEY_READS, KEY_WRITES, OWN_NAMES, PARSES, STATEMENTS)
+EXTRACTORS: tuple[Extractor, ...] = (CALLS, DECLARATIONS, DECORATED, DEF_SPANS, KEY_READS, KEY_WRITES, OWN_NAMES, PARSES,
+                                     STATEMENTS)
 
 
 def python_facts() -> PythonFacts:

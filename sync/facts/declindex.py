@@ -531,7 +531,7 @@ def _cmake_declarations(text: str) -> tuple[Decl, ...]:
 
 # --- Python ----------------------------------------------------------------------------------------------------
 
-def _py_params(arguments: ast.arguments) -> tuple[Param, ...]:
+def python_params(arguments: ast.arguments) -> tuple[Param, ...]:
     positional = arguments.posonlyargs + arguments.args
     defaults = [False] * (len(positional) - len(arguments.defaults)) + [True] * len(arguments.defaults)
     out = [Param(arg.arg, "", default, "positional-only" if index < len(arguments.posonlyargs) else "positional")
@@ -560,7 +560,7 @@ def _py_scan(body: list[ast.stmt], scope: list[str], out: list[Decl]) -> None:
                               | ({"abstract"} if any(_decorator_name(d) == "abstractmethod"
                                                      for d in node.decorator_list) else set()))
             decorators = ", ".join(ast.unparse(d.func if isinstance(d, ast.Call) else d) for d in node.decorator_list)
-            out.append(Decl("def", node.name, where, node.lineno, owner, _py_params(node.args), flags, target=decorators))
+            out.append(Decl("def", node.name, where, node.lineno, owner, python_params(node.args), flags, target=decorators))
         elif isinstance(node, ast.ClassDef):
             out.append(Decl("class", node.name, where, node.lineno, owner,
                             target=", ".join(ast.unparse(base) for base in node.bases)))

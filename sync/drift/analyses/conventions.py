@@ -9,20 +9,23 @@ at least 90% of them take at the new tag and at most 10% took at the old one, wi
 tag, is a convention upstream added: whatever calls D's functions now passes it. The keyword the same share
 dropped is named as its predecessor where there is one.
 
-FlagTree side: a def on FlagTree's lines under a decorator that resolves, through its module's imports, to such a
-D, taking neither the keyword nor **kwargs. No claim where the backend ships its own copy of D's module (its
+FlagTree side: a def on FlagTree's lines (at any depth: aipu's libdevice defines its wrappers in a factory
+function) under a decorator that resolves, through its module's imports, to such a D, taking neither the keyword
+nor **kwargs. No claim where the backend ships its own copy of D's module (its
 build installs that copy, which still calls the old way). Kind decorated-keyword-missing, an error: one finding
 per decorator change and backend with every site under it.
 """
 from __future__ import annotations
 
+import ast
 import re
 from collections import Counter
 from dataclasses import dataclass, replace
 
 from sync.drift.analyses.overrides import resolve_declared
 from sync.drift.context import DriftContext
-from sync.facts.declindex import Decl, declarations_of
+from sync.facts.declindex import Decl, declarations_of, python_params
+from sync.facts.pyblobs import Extractor, python_fact
 from sync.facts.delta import PY, backend_of, fork_added_lines
 from sync.facts.layout import backend_root, is_third_party, third_party_owner
 from sync.facts.pymodules import MODULE_SUFFIX, TRUNK_PACKAGE, absolute, module_files, module_of, package_of
@@ -104,10 +107,9 @@ def _fork_candidates(context: DriftContext) -> list[tuple[str, Decl, list[str]]]
         text = read_text(context.fork, path) or ""
         if "@" not in text:
             continue
-        decls = declarations_of(path, text)
-        names = _top_level(decls)
-        for decl in decls:
-            if decl.kind != "def" or not decl.target or decl.line not in lines:
+        names = _top_level(declarations_of(path, text))
+        for decl in python_fact(DECORATED.name, text) or ():
+            if decl.line not in lines:
                 continue
             trunk = []
             for spelled in _decorators(decl):
@@ -119,6 +121,21 @@ def _fork_candidates(context: DriftContext) -> list[tuple[str, Decl, list[str]]]
             if trunk:
                 found.append((path, decl, trunk))
     return found
+
+
+def _decorated_items(nodes: list[ast.AST]) -> list[Decl]:
+    """Every decorated def among some nodes of the shared walk, at any depth: a wrapper a factory function
+    defines and returns is called as one at the top would be."""
+    return [Decl("def", node.name, "", node.lineno, params=python_params(node.args),
+                 target=", ".join(ast.unparse(d.func if isinstance(d, ast.Call) else d) for d in node.decorator_list))
+            for node in nodes if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.decorator_list]
+
+
+# The fork's decorated defs, from the walk of its Python the analyses share (made beside the replay).
+DECORATED = Extractor("decorated-defs", 1, _decorated_items, lambda decls: None if decls is None else list(decls),
+                      encode=lambda decls: None if decls is None else [decl.encode() for decl in decls],
+                      decode=lambda stored: None if stored is None else [Decl.decode(item) for item in stored],
+                      reads=frozenset({ast.FunctionDef, ast.AsyncFunctionDef}))
 
 
 def _decorators(decl: Decl) -> list[str]:
