@@ -16,6 +16,7 @@ than wall time when other processes share the cores):
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import resource
 import shutil
@@ -91,7 +92,7 @@ def _time_phases(origin: float) -> None:
         return registry.Parts(lambda context, k, n: timed(f"{a.name}, part {k + 1} of {n}", part)(context, k, n),
                               timed(f"{a.name}, the parts joined", a.parts.join), a.parts.most)
 
-    registry.ANALYZERS = tuple(registry.Analyzer(a.name, timed(a.name, a.analyze), a.on_request, parts(a))
+    registry.ANALYZERS = tuple(dataclasses.replace(a, analyze=timed(a.name, a.analyze), parts=parts(a))
                                for a in registry.ANALYZERS)
 
 

@@ -74,9 +74,9 @@ def test_heavy_analyses_run_in_other_processes_and_their_skips_come_back(tmp_pat
     assert {finding["message"] for finding in json.loads(serial)} == {f"ran in {os.getpid()}"}
 
 
-def test_the_parent_takes_heavy_tasks_no_worker_has_begun_from_the_back(tmp_path: Path, two_workers: None) -> None:
+def test_the_parent_takes_heavy_tasks_no_worker_has_begun(tmp_path: Path, two_workers: None) -> None:
     """Two cores: one worker and the parent. While the worker runs the first heavy analysis, the parent runs
-    the others, last first (none waits in the pool's queue for a busy worker); findings stay in registry order."""
+    the others (none waits in the pool's queue for a busy worker); findings stay in registry order."""
     context = _world(tmp_path / "repo")
     probe = (Analyzer("light", _slow_pid_finding(0.3)),
              Analyzer("heavy one", _slow_pid_finding(1.0), on_request=True),
@@ -86,6 +86,19 @@ def test_the_parent_takes_heavy_tasks_no_worker_has_begun_from_the_back(tmp_path
     parent = str(os.getpid())
     assert pids[0] == parent and pids[1] != parent and pids[2:] == [parent] * 3, pids
     assert len(skips) == 5
+
+
+def test_the_longest_heavy_analysis_is_handed_out_first(tmp_path: Path, two_workers: None) -> None:
+    """Analyzer.cost orders the queue: the worker, free first, takes the long one registered last, and the
+    parent, once through the light ones, the short ones; findings stay in registry order."""
+    context = _world(tmp_path / "repo")
+    probe = (Analyzer("light", _slow_pid_finding(0.3)),
+             *(Analyzer(f"short {name}", _pid_finding, on_request=True, cost=0.1) for name in ("one", "two")),
+             Analyzer("long", _slow_pid_finding(1.0), on_request=True, cost=5.0))
+    found, _ = _run(context, probe, None, parse_bytes=parallel.PARALLEL_BYTES)
+    pids = [finding["message"].split()[-1] for finding in json.loads(found)]
+    parent = str(os.getpid())
+    assert pids[:3] == [parent] * 3 and pids[3] != parent, pids
 
 
 def test_facts_computed_in_workers_reach_the_fact_cache(tmp_path: Path, two_workers: None) -> None:

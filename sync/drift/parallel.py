@@ -6,8 +6,9 @@ enough for a process to pay (the bytes the up-front parse saw) and more than one
 ones run side by side, one analysis a task: a forked worker for each core but one, and the parent itself.
 A worker starts from the parent's memory (the trees, the facts parsed up front, the fact cache) and sends
 back its findings and the files it had to skip. The parent runs the light analyses, then takes heavy tasks
-no worker has begun, from the end of the queue while the workers take them from its front: an analysis run
-in the parent copies no page and sends nothing back, and the last tasks go to whoever is free first.
+no worker has begun, the next in the queue as a worker would (an analysis run in the parent copies no page and
+sends nothing back). The queue holds the longest first (Analyzer.cost), so the short ones are left for the end,
+to whoever is free first.
 Where cores are left over once each heavy analysis has one (a many-core machine), each analysis that
 can split (registry.Parts: symbol drift, the long pole of a first run, then call signatures and key strings)
 runs as several parts side by side, whose shares the parent joins into its findings; the parts share what
@@ -117,8 +118,8 @@ def run_analyses(analyzers: Sequence["Analyzer"], context: "DriftContext", progr
         for number in range(len(analyzers)):
             if number not in heavy:
                 run_here((number, 0, 1))
-        while dispatch is not None and (last := dispatch.take_last()) is not None:
-            run_here(last)
+        while dispatch is not None and (first := dispatch.take_first()) is not None:
+            run_here(first)
         futures = dispatch.futures if dispatch is not None else {}
         by_future = {future: task for task, future in futures.items()}
         outcomes: dict[Task, Outcome] = {}
@@ -134,10 +135,11 @@ def run_analyses(analyzers: Sequence["Analyzer"], context: "DriftContext", progr
 
 
 def _tasks(analyzers: Sequence["Analyzer"], heavy: list[int]) -> list[Task]:
-    """The heavy analyses in order, one task each, except that cores left over when each has one go to the
-    analyses that split, in order, each into at most its parts.most, when the fact cache is there to share
-    the files their parts all read (a symbol-drift part begins with its own share of them and reads the rest
-    back)."""
+    """The heavy analyses, one task each, except that cores left over when each has one go to the analyses
+    that split, in order, each into at most its parts.most, when the fact cache is there to share the files
+    their parts all read (a symbol-drift part begins with its own share of them and reads the rest back).
+    The longest first (Analyzer.cost, a part its share; registry order among equals): whoever is free takes
+    the next, so the short ones fill in at the end instead of one long one running while a process waits."""
     spare = jobs() - len(heavy) if active() is not None else 0
     tasks: list[Task] = []
     for number in heavy:
@@ -145,7 +147,7 @@ def _tasks(analyzers: Sequence["Analyzer"], heavy: list[int]) -> list[Task]:
         parts = min(split.most, spare + 1) if split is not None and spare > 0 else 1
         spare -= parts - 1
         tasks.extend((number, part, parts) for part in range(parts))
-    return tasks
+    return sorted(tasks, key=lambda task: -analyzers[task[0]].cost / task[2])
 
 
 def _start(stack: ExitStack, analyzers: Sequence["Analyzer"], context: "DriftContext", tasks: list[Task],

@@ -53,6 +53,10 @@ class Analyzer:
     analyze: Callable[[DriftContext], Iterable[Finding]]
     on_request: bool = False  # slow: left out by drift --fast (upgrade, status and drift run it)
     parts: Parts | None = None
+    # About how long it takes, for the order heavy analyses are handed out in (the longest first, whoever is
+    # free takes the next): CPU seconds of a first run of the 3.7 move on 2 cores (bench/cold_upgrade.py
+    # --phases). Scheduling only: the findings are the same in any order.
+    cost: float = 0.0
 
 
 def backends_without_spec(context: DriftContext) -> list[Finding]:
@@ -142,22 +146,22 @@ ANALYZERS: tuple[Analyzer, ...] = (
     Analyzer("package directories", missing_package_findings),
     Analyzer("spec functions", spec_function_findings),
     Analyzer("C++ guards", guard_findings),
-    Analyzer("symbols", symbol_drift, on_request=True, parts=Parts(_symbol_part, _symbol_join, most=4)),
-    Analyzer("co-changed functions", _when_based_on_old(cochange_findings), on_request=True),
+    Analyzer("symbols", symbol_drift, on_request=True, parts=Parts(_symbol_part, _symbol_join, most=4), cost=5.9),
+    Analyzer("co-changed functions", _when_based_on_old(cochange_findings), on_request=True, cost=0.7),
     Analyzer("call signatures", _when_based_on_old(call_signature_findings), on_request=True,
-             parts=_parts_when_based_on_old(call_signature_part, call_signature_join, most=3)),
-    Analyzer("op verifiers", _when_based_on_old(op_verifier_findings), on_request=True),
-    Analyzer("method calls", _when_based_on_old(call_no_overload_findings), on_request=True),
-    Analyzer("python bindings", _when_based_on_old(binding_findings), on_request=True),
-    Analyzer("build files", _when_based_on_old(build_file_findings), on_request=True),
-    Analyzer("build dependencies", _when_based_on_old(generated_dependency_findings), on_request=True),
+             parts=_parts_when_based_on_old(call_signature_part, call_signature_join, most=3), cost=4.4),
+    Analyzer("op verifiers", _when_based_on_old(op_verifier_findings), on_request=True, cost=2.8),
+    Analyzer("method calls", _when_based_on_old(call_no_overload_findings), on_request=True, cost=1.6),
+    Analyzer("python bindings", _when_based_on_old(binding_findings), on_request=True, cost=0.8),
+    Analyzer("build files", _when_based_on_old(build_file_findings), on_request=True, cost=0.0),
+    Analyzer("build dependencies", _when_based_on_old(generated_dependency_findings), on_request=True, cost=0.1),
     Analyzer("key strings", _when_based_on_old(key_string_findings), on_request=True,
-             parts=_parts_when_based_on_old(key_string_part, key_string_join, most=3)),
-    Analyzer("feature gates", _when_based_on_old(feature_gate_findings), on_request=True),
-    Analyzer("overrides", _when_based_on_old(override_findings), on_request=True),
-    Analyzer("abstract methods", _when_based_on_old(abstract_findings), on_request=True),
-    Analyzer("decorator keywords", _when_based_on_old(convention_findings), on_request=True),
-    Analyzer("python imports", _when_based_on_old(removed_import_findings), on_request=True),
+             parts=_parts_when_based_on_old(key_string_part, key_string_join, most=3), cost=0.9),
+    Analyzer("feature gates", _when_based_on_old(feature_gate_findings), on_request=True, cost=1.6),
+    Analyzer("overrides", _when_based_on_old(override_findings), on_request=True, cost=0.3),
+    Analyzer("abstract methods", _when_based_on_old(abstract_findings), on_request=True, cost=0.1),
+    Analyzer("decorator keywords", _when_based_on_old(convention_findings), on_request=True, cost=1.0),
+    Analyzer("python imports", _when_based_on_old(removed_import_findings), on_request=True, cost=0.4),
 )
 
 # What the shared parse of each Python blob collects (pyblobs): each run makes its PythonFacts of these.

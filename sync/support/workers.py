@@ -72,6 +72,12 @@ class Dispatch(Generic[Task, Result]):
         for _ in range(workers * (1 + queued)):
             self._hand_out()
 
+    def take_first(self) -> Task | None:
+        """The first task no worker has, for the parent to run (the next, as a worker would take it); None once
+        every task is handed out."""
+        with self._lock:
+            return self._left.popleft() if self._left else None
+
     def take_last(self) -> Task | None:
         """The last task no worker has, for the parent to run; None once every task is handed out (all in
         futures by then: handing out holds the lock until the future is in)."""
