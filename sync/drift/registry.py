@@ -137,6 +137,12 @@ def _parts_when_based_on_old(part: Callable[[DriftContext, int, int], Any],
     return Parts(part_or_none, join_or_none, most)
 
 
+def _on_old(name: str, analyze: Callable[[DriftContext], Iterable[Finding]], cost: float,
+            parts: Parts | None = None) -> Analyzer:
+    """A heavy analysis of FlagTree's added lines (measured from OLD: see _when_based_on_old)."""
+    return Analyzer(name, _when_based_on_old(analyze), on_request=True, parts=parts, cost=cost)
+
+
 ANALYZERS: tuple[Analyzer, ...] = (
     Analyzer("backends", backends_without_spec),
     Analyzer("layouts", layouts),
@@ -147,26 +153,26 @@ ANALYZERS: tuple[Analyzer, ...] = (
     Analyzer("spec functions", spec_function_findings),
     Analyzer("C++ guards", guard_findings),
     Analyzer("symbols", symbol_drift, on_request=True, parts=Parts(_symbol_part, _symbol_join, most=4), cost=5.9),
-    Analyzer("co-changed functions", _when_based_on_old(cochange_findings), on_request=True, cost=0.7),
-    Analyzer("call signatures", _when_based_on_old(call_signature_findings), on_request=True,
-             parts=_parts_when_based_on_old(call_signature_part, call_signature_join, most=3), cost=4.4),
-    Analyzer("op verifiers", _when_based_on_old(op_verifier_findings), on_request=True, cost=2.8),
-    Analyzer("method calls", _when_based_on_old(call_no_overload_findings), on_request=True, cost=1.6),
-    Analyzer("python bindings", _when_based_on_old(binding_findings), on_request=True, cost=0.8),
-    Analyzer("build files", _when_based_on_old(build_file_findings), on_request=True, cost=0.0),
-    Analyzer("build dependencies", _when_based_on_old(generated_dependency_findings), on_request=True, cost=0.1),
-    Analyzer("key strings", _when_based_on_old(key_string_findings), on_request=True,
-             parts=_parts_when_based_on_old(key_string_part, key_string_join, most=3), cost=0.9),
-    Analyzer("feature gates", _when_based_on_old(feature_gate_findings), on_request=True, cost=1.6),
-    Analyzer("overrides", _when_based_on_old(override_findings), on_request=True, cost=0.3),
-    Analyzer("abstract methods", _when_based_on_old(abstract_findings), on_request=True, cost=0.1),
-    Analyzer("decorator keywords", _when_based_on_old(convention_findings), on_request=True, cost=1.0),
-    Analyzer("python imports", _when_based_on_old(removed_import_findings), on_request=True, cost=0.4),
+    _on_old("co-changed functions", cochange_findings, 0.7),
+    _on_old("call signatures", call_signature_findings, 4.4,
+            parts=_parts_when_based_on_old(call_signature_part, call_signature_join, most=3)),
+    _on_old("op verifiers", op_verifier_findings, 2.8),
+    _on_old("method calls", call_no_overload_findings, 1.6),
+    _on_old("python bindings", binding_findings, 0.8),
+    _on_old("build files", build_file_findings, 0.0),
+    _on_old("build dependencies", generated_dependency_findings, 0.1),
+    _on_old("key strings", key_string_findings, 0.9,
+            parts=_parts_when_based_on_old(key_string_part, key_string_join, most=3)),
+    _on_old("feature gates", feature_gate_findings, 1.6),
+    _on_old("overrides", override_findings, 0.3),
+    _on_old("abstract methods", abstract_findings, 0.1),
+    _on_old("decorator keywords", convention_findings, 1.0),
+    _on_old("python imports", removed_import_findings, 0.4),
 )
 
 # What the shared parse of each Python blob collects (pyblobs): each run makes its PythonFacts of these.
-EXTRACTORS: tuple[Extractor, ...] = (CALLS, DECLARATIONS, DECORATED, DEF_SPANS, KEY_READS, KEY_WRITES, OWN_NAMES, PARSES,
-                                     STATEMENTS)
+EXTRACTORS: tuple[Extractor, ...] = (CALLS, DECLARATIONS, DECORATED, DEF_SPANS, KEY_READS, KEY_WRITES, OWN_NAMES,
+                                     PARSES, STATEMENTS)
 
 
 def python_facts() -> PythonFacts:
