@@ -95,8 +95,16 @@ def removed_import_findings(context: DriftContext) -> list[Finding]:
                 or path.rsplit("/", 1)[-1].startswith("test_"):
             continue  # tests and examples are no part of what loads
         text = read_text(fork, path) or ""
+        still_called: set[tuple[str, str]] | None = None  # on the upgraded branch: read once a call proves gone
         for line, module, name in _alias_calls(text, lines, changed):
-            _note(context, path, line, module, name, gone, replaced, sites, where, upgraded, calls=True)
+            removed = _removed(context, path, module, name, gone, replaced)
+            if removed is None:
+                continue
+            if upgraded is not None and still_called is None:
+                still_called = {(m, n) for _, m, n in _alias_calls(read_text(upgraded, path) or "", None, changed)}
+            if still_called is not None and (module, name) not in still_called:
+                continue  # the upgraded branch no longer calls it: fixed there
+            _note(context, path, line, module, name, removed, sites, where, calls=True)
         if not is_third_party(path):
             continue  # a trunk file's imports are symbol drift's, which reads every name on them
         spelled = _IMPORT_FROM.findall(text)
@@ -109,7 +117,8 @@ def removed_import_findings(context: DriftContext) -> list[Finding]:
         guarded: set[int] | None = None
         for line, target in imports:
             module, _, name = target.rpartition(".")
-            if name == "*" or _removed(context, path, module, name, gone, replaced) is None:
+            removed = _removed(context, path, module, name, gone, replaced) if name != "*" else None
+            if removed is None:
                 continue
             if guarded is None:
                 guarded = _guarded_lines(text)  # parsed only once an import proves gone: most never do
@@ -118,7 +127,7 @@ def removed_import_findings(context: DriftContext) -> list[Finding]:
             if upgraded is not None and target not in {found for _, found in _from_imports(
                     path, read_text(upgraded, path) or "", package)}:
                 continue  # the upgraded branch no longer imports it: fixed there
-            _note(context, path, line, module, name, gone, replaced, sites, where, None)
+            _note(context, path, line, module, name, removed, sites, where)
     findings = []
     for (backend, module, name, calls), found in sites.items():
         old_path, why = where[backend, module, name, calls]
@@ -164,23 +173,14 @@ def _removed(context: DriftContext, path: str, module: str, name: str, gone: dic
     return None if why is None else (old_path, why)
 
 
-def _note(context: DriftContext, path: str, line: int, module: str, name: str,
-          gone: dict[tuple[str, str, str], str | None], replaced: set[tuple[str, str | None]],
-          sites: dict[Site, list[str]], where: dict[Site, tuple[str, str]], upgraded: FileTree | None,
-          calls: bool = False) -> None:
-    """Record a site of module.name when upstream removed it (an import's caller has judged the rest)."""
-    removed = _removed(context, path, module, name, gone, replaced)
-    if removed is None:
-        return
-    if calls and upgraded is not None and (module, name) not in \
-            {(m, n) for _, m, n in _alias_calls(read_text(upgraded, path) or "", None, {module})}:
-        return  # the upgraded branch no longer calls it: fixed there
-    old_path, why = removed
-    if calls:
-        why += _moved_into_class(context, module, name)
+def _note(context: DriftContext, path: str, line: int, module: str, name: str, removed: tuple[str, str],
+          sites: dict[Site, list[str]], where: dict[Site, tuple[str, str]], calls: bool = False) -> None:
+    """Record a site of module.name, which upstream removed (removed: the module's old path, why)."""
     key = (backend_of(context.owners.owners, path), module, name, calls)
     sites.setdefault(key, []).append(f"{path}:{line}")
-    where[key] = (old_path, why)
+    if key not in where:  # what the finding says, once for all its sites
+        old_path, why = removed
+        where[key] = (old_path, why + _moved_into_class(context, module, name) if calls else why)
 
 
 def _moved_into_class(context: DriftContext, module: str, name: str) -> str:
