@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from sync.support.cache import memoized
-from sync.facts.layout import SpecFile, own_trunk_backends
+from sync.facts.layout import SpecFile, backend_dir, own_trunk_backends, third_party_owner
 from sync.model import MergedOverlay, Range
 from sync.records.provenance import Derivation, load_manifest
 from sync.git import GitTree, Oid, Repository, as_oid, has_object, renames
@@ -92,6 +92,15 @@ class DriftContext:
         Python, TableGen or C++, a setup or package copy): what that backend's code means by the trunk file."""
         return frozenset((item.file.backend, item.trunk_path) for item in self.classified
                          if item.trunk_path and (item.role in WHOLE_FILE_ROLES - {RENAMED_COPY}))
+
+    def own_copy(self, path: str, module_path: str) -> bool:
+        """Whether a backend's file imports its backend's own copy of a trunk module: FlagTree's setup builds the
+        triton package of backend b from third_party/<b>/python/ when b ships one, so `triton.x.y` is
+        third_party/<b>/python/triton/x/y.py for b's files whenever that file exists; an overlay or a setup copy
+        of the module loads in its place too."""
+        backend = third_party_owner(path)
+        return backend is not None and (self.fork.exists(f"{backend_dir(backend)}/{module_path}")
+                                        or (backend, module_path) in self.replaced_by_backend)  # an overlay, a copy
 
     @cached_property
     def target_hooks(self) -> TrunkHooks | None:

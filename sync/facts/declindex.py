@@ -531,7 +531,7 @@ def _cmake_declarations(text: str) -> tuple[Decl, ...]:
 
 # --- Python ----------------------------------------------------------------------------------------------------
 
-def python_params(arguments: ast.arguments) -> tuple[Param, ...]:
+def _py_params(arguments: ast.arguments) -> tuple[Param, ...]:
     positional = arguments.posonlyargs + arguments.args
     defaults = [False] * (len(positional) - len(arguments.defaults)) + [True] * len(arguments.defaults)
     out = [Param(arg.arg, "", default, "positional-only" if index < len(arguments.posonlyargs) else "positional")
@@ -551,16 +551,21 @@ def _decorator_name(decorator: ast.expr) -> str | None:
     return target.attr if isinstance(target, ast.Attribute) else target.id if isinstance(target, ast.Name) else None
 
 
+def python_def(node: ast.FunctionDef | ast.AsyncFunctionDef, scope: str = "", owner: str | None = None) -> Decl:
+    """A def's declaration: its parameters, flags (async, abstract) and decorators (what each calls, as spelled)."""
+    flags = frozenset(({"async"} if isinstance(node, ast.AsyncFunctionDef) else set())
+                      | ({"abstract"} if any(_decorator_name(d) == "abstractmethod" for d in node.decorator_list)
+                         else set()))
+    decorators = ", ".join(ast.unparse(d.func if isinstance(d, ast.Call) else d) for d in node.decorator_list)
+    return Decl("def", node.name, scope, node.lineno, owner, _py_params(node.args), flags, target=decorators)
+
+
 def _py_scan(body: list[ast.stmt], scope: list[str], out: list[Decl]) -> None:
     owner = scope[-1] if scope else None
     where = ".".join(scope)
     for node in body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            flags = frozenset(({"async"} if isinstance(node, ast.AsyncFunctionDef) else set())
-                              | ({"abstract"} if any(_decorator_name(d) == "abstractmethod"
-                                                     for d in node.decorator_list) else set()))
-            decorators = ", ".join(ast.unparse(d.func if isinstance(d, ast.Call) else d) for d in node.decorator_list)
-            out.append(Decl("def", node.name, where, node.lineno, owner, python_params(node.args), flags, target=decorators))
+            out.append(python_def(node, where, owner))
         elif isinstance(node, ast.ClassDef):
             out.append(Decl("class", node.name, where, node.lineno, owner,
                             target=", ".join(ast.unparse(base) for base in node.bases)))

@@ -18,7 +18,7 @@ from sync.drift.analyses.overrides import class_bases, resolve_class
 from sync.drift.context import DriftContext
 from sync.facts.declindex import Decl, declarations_of
 from sync.facts.delta import PY, backend_of, fork_added_lines
-from sync.facts.layout import backend_root, is_third_party, third_party_owner
+from sync.facts.layout import is_third_party
 from sync.facts.pymodules import TRUNK_PACKAGE, module_files, package_of
 from sync.git import changes_with_renames
 from sync.facts.trees import FileTree, read_text
@@ -133,10 +133,7 @@ def abstract_findings(context: DriftContext) -> list[Finding]:
             resolved = resolve_class(context.upstream_new, bases[0])
             if resolved is None:
                 continue
-            home, backend = backend_root(path), third_party_owner(path)
-            modules = module_files(resolved.rpartition(".")[0])
-            if home is not None and any(context.fork.exists(home + module_path)
-                                        or (backend, module_path) in context.replaced_by_backend for module_path in modules):
+            if any(context.own_copy(path, module_path) for module_path in module_files(resolved.rpartition(".")[0])):
                 continue  # the backend installs or loads its own version of the base's module
             qualified = f"{klass.scope}.{klass.name}" if klass.scope else klass.name
             own = _methods(decls, qualified)

@@ -33,7 +33,7 @@ from posixpath import dirname
 
 from sync.git import GitTree, changes_with_renames
 from sync.facts.cmakebuilt import unbuilt
-from sync.facts.layout import backend_dir, third_party_owner
+from sync.facts.layout import third_party_owner
 from sync.model import Finding
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext, cached_function_table
@@ -62,16 +62,6 @@ class Broken:
     new_upstream_path: str = ""  # the .td defining it at the new tag
     # Its argument count fits no builder at the new tag: the call will not compile (call-no-overload, error).
     fits_none: bool = False
-
-
-def _own_copy(context: DriftContext, path: str, module_path: str) -> bool:
-    """Whether a backend's file imports its backend's own copy of a trunk module: FlagTree's setup builds the
-    triton package of backend b from third_party/<b>/python/ when b ships one, so `triton.x.y` is
-    third_party/<b>/python/triton/x/y.py for b's files whenever that file exists; an overlay or a setup copy
-    of the module loads in its place too."""
-    backend = third_party_owner(path)
-    return backend is not None and (context.fork.exists(f"{backend_dir(backend)}/{module_path}")
-                                    or (backend, module_path) in context.replaced_by_backend)  # an overlay, a copy
 
 
 @dataclass(frozen=True)
@@ -423,7 +413,7 @@ def _python_findings(context: DriftContext, path: str, lines: frozenset[int], bi
 def _changed_callee(context: DriftContext, path: str, target: str) -> _BrokenCallee | None:
     """The upstream function a dotted callee resolves to, when its parameters changed between the tags."""
     for module_path, qualname in _module_files(target):
-        if _own_copy(context, path, module_path):
+        if context.own_copy(path, module_path):
             return None  # the backend's build installs its own copy of the module, which upstream does not change
         old_table = context.function_table(context.upstream_old, module_path)
         if old_table is None or qualname not in old_table and qualname + ".__init__" not in old_table:

@@ -24,10 +24,10 @@ from dataclasses import dataclass, replace
 
 from sync.drift.analyses.overrides import resolve_declared
 from sync.drift.context import DriftContext
-from sync.facts.declindex import Decl, declarations_of, python_params
+from sync.facts.declindex import Decl, declarations_of, python_def
 from sync.facts.pyblobs import Extractor, python_fact
 from sync.facts.delta import PY, backend_of, fork_added_lines
-from sync.facts.layout import backend_root, is_third_party, third_party_owner
+from sync.facts.layout import is_third_party
 from sync.facts.pymodules import MODULE_SUFFIX, TRUNK_PACKAGE, absolute, module_files, module_of, package_of
 from sync.facts.trees import read_text
 from sync.facts.upstreamlog import Commits, changing_commits, one_per_change
@@ -61,12 +61,8 @@ def convention_findings(context: DriftContext) -> list[Finding]:
         convention = next((conventions[decorator] for decorator in decorators if decorator in conventions), None)
         if convention is None or _takes(decl, convention.keyword):
             continue  # one site a def, under its first decorator that has a convention
-        decorator = convention.decorator
-        home, backend = backend_root(path), third_party_owner(path)
-        module = decorator.rpartition(".")[0]
-        if home is not None and any(context.fork.exists(home + module_path)
-                                    or (backend, module_path) in context.replaced_by_backend
-                                    for module_path in module_files(module)):
+        if any(context.own_copy(path, module_path)
+               for module_path in module_files(convention.decorator.rpartition(".")[0])):
             continue  # the backend installs or loads its own version of the decorator's module
         sited.append(((convention.decorator, convention.keyword), [f"{path}:{decl.line}"],
                       _finding(context, path, decl, convention)))
@@ -126,13 +122,12 @@ def _fork_candidates(context: DriftContext) -> list[tuple[str, Decl, list[str]]]
 def _decorated_items(nodes: list[ast.AST]) -> list[Decl]:
     """Every decorated def among some nodes of the shared walk, at any depth: a wrapper a factory function
     defines and returns is called as one at the top would be."""
-    return [Decl("def", node.name, "", node.lineno, params=python_params(node.args),
-                 target=", ".join(ast.unparse(d.func if isinstance(d, ast.Call) else d) for d in node.decorator_list))
-            for node in nodes if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.decorator_list]
+    return [python_def(node) for node in nodes
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.decorator_list]
 
 
 # The fork's decorated defs, from the walk of its Python the analyses share (made beside the replay).
-DECORATED = Extractor("decorated-defs", 1, _decorated_items, lambda decls: None if decls is None else list(decls),
+DECORATED = Extractor("decorated-defs", 2, _decorated_items, lambda decls: None if decls is None else list(decls),
                       encode=lambda decls: None if decls is None else [decl.encode() for decl in decls],
                       decode=lambda stored: None if stored is None else [Decl.decode(item) for item in stored],
                       reads=frozenset({ast.FunctionDef, ast.AsyncFunctionDef}))
@@ -175,7 +170,7 @@ def _conventions(context: DriftContext, decorators: set[str]) -> dict[str, Conve
     spelled = re.compile(r"^\s*@[\w.]*\b(" + "|".join(map(re.escape, sorted(short))) + r")\b", re.MULTILINE)
     before: dict[str, list[Decl]] = {decorator: [] for decorator in decorators}
     after: dict[str, list[Decl]] = {decorator: [] for decorator in decorators}
-    resolved: dict[tuple[int, str], str | None] = {}  # (which tree, dotted) -> the trunk def, once each
+    resolved: dict[tuple[bool, str], str | None] = {}  # (at the new tag, dotted) -> the trunk def, once each
     where: dict[str, Counter[tuple[str, str]]] = {decorator: Counter() for decorator in decorators}
     for change in changes_with_renames(context.upstream_old, context.upstream_new):
         for tree, path, into in ((context.upstream_old, change.old_path, before),
@@ -194,9 +189,10 @@ def _conventions(context: DriftContext, decorators: set[str]) -> dict[str, Conve
                     dotted = _dotted(names, name, path)
                     if dotted is None:
                         continue
-                    if (id(into), dotted) not in resolved:
-                        resolved[(id(into), dotted)] = resolve_declared(tree, dotted, "def")
-                    trunk = resolved[(id(into), dotted)]
+                    key = (into is after, dotted)
+                    if key not in resolved:
+                        resolved[key] = resolve_declared(tree, dotted, "def")
+                    trunk = resolved[key]
                     if trunk in into:
                         into[trunk].append(decl)
                         if into is after and change.old_path is not None and change.new_path is not None:
