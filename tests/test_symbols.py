@@ -85,11 +85,11 @@ def test_declarations_by_language() -> None:
 def test_cpp_captures_come_in_document_order_on_every_parse() -> None:
     """py-tree-sitter lists captures in an order that changes between parses of the same text; "the first use
     of a name" (a finding's line) must not change with it."""
-    from sync.facts.cpp import NAME_QUERY, captures, parse_tree
+    from sync.facts.cpp import NAME_QUERY, captures, forget_trees
     text = "".join(f"void f{n}(Builder &b) {{\n  b.setInsertionPointAfter(op{n});\n  auto v{n} = b.restore(x);\n}}\n"
                    for n in range(60))
     for _ in range(5):
-        parse_tree.cache_clear()
+        forget_trees()
         nodes = captures(NAME_QUERY, text)["id"]
         assert [node.start_byte for node in nodes] == sorted(node.start_byte for node in nodes)
     uses, _ = uses_on_lines("lib/A.cpp", text, set(range(1, 241)))

@@ -49,7 +49,7 @@ from tree_sitter import Node, QueryCursor
 
 from sync.support.cache import content_id, memoized
 from sync.facts.cpp import node_text, parse_tree, query
-from sync.facts.parsing import Unparseable, guarded
+from sync.facts.parsing import Unparseable, guarded, cpython_tree
 from sync.facts.pyblobs import Extractor, known_fact
 from sync.facts.tdsigs import records
 from sync.facts.trees import FileTree, read_text
@@ -597,7 +597,7 @@ def _py_scan(body: list[ast.stmt], scope: list[str], out: list[Decl]) -> None:
 
 def _py_declarations(text: str) -> tuple[Decl, ...]:
     PARSES["py"] += 1
-    found = guarded(lambda: _statement_declarations(ast.parse(text).body))
+    found = guarded(lambda: _statement_declarations(cpython_tree(text).body))
     return () if isinstance(found, Unparseable) else tuple(found)
 
 

@@ -131,10 +131,7 @@ def cpython_ast(text: str) -> ast.Module | None:
     this interpreter); UnparseableError when CPython refuses the text for its nesting."""
     text = within_limit(text)
     try:
-        if sys.getrecursionlimit() == CPYTHON_DEFAULT_RECURSION_LIMIT:
-            return ast.parse(text)
-        with recursion_limit(CPYTHON_DEFAULT_RECURSION_LIMIT):
-            return ast.parse(text)
+        return cpython_tree(text)
     except RecursionError:
         raise UnparseableError("CPython refuses it: nested too deeply (maximum recursion depth exceeded "
                                "during ast construction)") from None
@@ -159,12 +156,21 @@ def python_ast(text: str) -> ast.Module:
     """CPython's tree of text, judged at CPython's default recursion limit; raises inside guarded."""
     text = within_limit(text)
     if sys.getrecursionlimit() == CPYTHON_DEFAULT_RECURSION_LIMIT:
+        return cpython_tree(text)
+    try:
+        return cpython_tree(text)
+    except RecursionError:
+        raise UnparseableError("CPython refuses it: nested too deeply") from None
+
+
+def cpython_tree(text: str) -> ast.Module:
+    """CPython's tree of text at CPython's default recursion limit; SyntaxError, ValueError, RecursionError and
+    MemoryError pass. Not kept for other readers, as C++ trees are (cpp.parse_tree): ast nodes are objects the
+    cyclic collector walks, and a memo of 4 MB of Python made a first run's collections take 2.4 s more."""
+    if sys.getrecursionlimit() == CPYTHON_DEFAULT_RECURSION_LIMIT:
         return ast.parse(text)
     with recursion_limit(CPYTHON_DEFAULT_RECURSION_LIMIT):
-        try:
-            return ast.parse(text)
-        except RecursionError:
-            raise UnparseableError("CPython refuses it: nested too deeply") from None
+        return ast.parse(text)
 
 
 def within_limit(text: str) -> str:

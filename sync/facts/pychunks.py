@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import ast
 import re
-import sys
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 from sync.support.parselimit import oversized
 
-from sync.facts.parsing import _CPYTHON_LIMITS, CPYTHON_DEFAULT_RECURSION_LIMIT, recursion_limit
+from sync.facts.parsing import _CPYTHON_LIMITS, cpython_tree
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -138,10 +137,7 @@ def _chunk_tree(text: str, start: int, end: int, line: int) -> ast.Module | None
         return None
     source = "\n" * line + text[start:end]
     try:
-        if sys.getrecursionlimit() == CPYTHON_DEFAULT_RECURSION_LIMIT:
-            return ast.parse(source)
-        with recursion_limit(CPYTHON_DEFAULT_RECURSION_LIMIT):
-            return ast.parse(source)
+        return cpython_tree(source)
     except SyntaxError as exc:
         if any(limit in (exc.msg or "") for limit in _CPYTHON_LIMITS):
             raise _Whole from None

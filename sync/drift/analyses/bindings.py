@@ -25,7 +25,7 @@ from sync.facts.declindex import cpp_declarations
 from sync.facts.delta import backend_of
 from sync.facts.upstreamlog import with_upstream_commits
 from sync.facts.layout import backend_root, is_third_party
-from sync.facts.parsing import walk_nodes
+from sync.facts.parsing import cpython_tree, walk_nodes
 
 _BINDING_FILES = (".cc", ".cpp")
 _TRUNK_PACKAGE = "python/triton/"
@@ -75,7 +75,7 @@ def binding_findings(context: DriftContext) -> list[Finding]:
         if not spelled.search(text):
             continue  # cheap: an attribute read of a binding spells `.name`
         try:
-            tree = ast.parse(text)
+            tree = cpython_tree(text)
         except (SyntaxError, ValueError, RecursionError):
             continue
         for node in walk_nodes(tree):  # ast.walk's nodes, without a generator per node

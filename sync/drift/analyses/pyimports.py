@@ -25,6 +25,7 @@ from sync.drift.context import DriftContext
 from sync.facts.declindex import declarations_of
 from sync.facts.delta import PY, backend_of, fork_added_lines
 from sync.facts.pyblobs import python_fact
+from sync.facts.parsing import cpython_tree
 from sync.facts.layout import PACKAGE_COPY, SETUP_COPY, backend_root, is_third_party, third_party_owner
 from sync.facts.pymodules import TRUNK_PACKAGE, absolute, module_files, module_of, package_of
 from sync.git import changes_with_renames
@@ -56,7 +57,7 @@ def _guarded_lines(text: str) -> set[int]:
     """Lines of imports under a `try` whose handlers catch a failed import (every line, when the text does not
     parse: nothing is claimed of it)."""
     try:
-        tree = ast.parse(text)
+        tree = cpython_tree(text)
     except (SyntaxError, ValueError, RecursionError):
         return set(range(1, text.count("\n") + 2))
     lines: set[int] = set()

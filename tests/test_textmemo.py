@@ -1,0 +1,55 @@
+"""The memo of parsed texts: one parse per text while the budget holds it, bounded by the texts' lengths."""
+from __future__ import annotations
+
+import pytest
+
+from sync.support.textmemo import TextMemo
+
+
+class Parses:
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def __call__(self, text: str) -> list[str]:
+        self.texts.append(text)
+        if text == "bad":
+            raise SyntaxError("bad")
+        return [text]  # a new object each parse
+
+
+def test_a_text_is_parsed_once_and_its_readers_share_the_tree() -> None:
+    parse, memo = Parses(), TextMemo[list[str]](budget=10)
+    first = memo.get("abc", parse)
+    assert memo.get("ab" + "c", parse) is first  # equal text, another string object
+    assert parse.texts == ["abc"]
+
+
+def test_the_least_recently_read_texts_go_when_the_budget_is_spent() -> None:
+    parse, memo = Parses(), TextMemo[list[str]](budget=10)
+    memo.get("aaaa", parse)
+    memo.get("bbbb", parse)
+    memo.get("aaaa", parse)  # read again: "bbbb" is now the oldest
+    memo.get("cccc", parse)  # 12 characters: over the budget of 10
+    memo.get("aaaa", parse)
+    memo.get("bbbb", parse)
+    assert parse.texts == ["aaaa", "bbbb", "cccc", "bbbb"]
+
+
+def test_a_text_over_the_budget_and_a_failed_parse_are_not_kept() -> None:
+    parse, memo = Parses(), TextMemo[list[str]](budget=4)
+    memo.get("x" * 5, parse)
+    memo.get("x" * 5, parse)
+    for _ in range(2):
+        with pytest.raises(SyntaxError):
+            memo.get("bad", parse)
+    assert parse.texts == ["xxxxx", "xxxxx", "bad", "bad"]
+
+
+def test_cpp_trees_are_shared_between_readers_of_the_same_text() -> None:
+    from sync.facts.cpp import forget_trees, parse_tree
+    text = "int f(int a) { return a; }\n"
+    forget_trees()
+    tree = parse_tree(text)
+    assert parse_tree("int f(int a) { return a; }\n") is tree
+    forget_trees()
+    assert parse_tree(text) is not tree
