@@ -36,13 +36,43 @@ def test_an_override_with_the_old_parameters_of_a_changed_trunk_method_is_report
                                                           "stages, options"),
             "third_party/g/backend/compiler.py": _backend(direct, "BaseBackend", "*args")}  # takes anything
     findings = override_findings(context_of(tmp_path, OLD, NEW, fork))
+    # language is required now: an override without it takes the argument neither by position nor by name
     assert {(f.kind, f.severity, f.path, f.line) for f in findings} == {
-        ("override-signature", "warning", f"third_party/{b}/backend/compiler.py", 5) for b in "acf"}
+        ("override-missing-argument", "error", f"third_party/{b}/backend/compiler.py", 5) for b in "acf"}
     first = next(f for f in findings if f.path.startswith("third_party/a/"))
     assert "(self, stages, options) -> (self, stages, options, language)" in first.message
-    assert "trunk's calls of it (python/triton/compiler/compiler.py) no longer fit" in first.message
+    assert ("the override cannot take language, which trunk's calls of it (python/triton/compiler/compiler.py) pass: "
+            "each call raises TypeError") in first.message
+    assert first.details["cannot_take"] == ["language"]
     assert first.details["declaration"] == "triton.backends.compiler.BaseBackend.add_stages"
     assert "+def add_stages(self, stages, options, language):" in (first.diff or "")  # dedented source
+
+
+def test_an_override_that_may_still_fit_the_new_calls_is_a_warning(tmp_path) -> None:
+    """A parameter renamed in place fits a call that passes it by position, and one with a default added may
+    be left out: neither must raise, so neither is an error. A keyword-only one is passed by name alone."""
+    renamed = BASE_NEW.replace("options, language", "opts")
+    defaulted = BASE_NEW.replace("language", "language=None")
+    keyword_only = BASE_NEW.replace("options, language", "options, *, language")
+    fork = {**OLD, "third_party/a/backend/compiler.py": _backend("from triton.backends.compiler import BaseBackend",
+                                                                 "BaseBackend", "stages, options")}
+    kinds = [{f.kind for f in override_findings(context_of(tmp_path / str(number), OLD,
+                                                           {**NEW, "python/triton/backends/compiler.py": base}, fork))}
+             for number, base in enumerate((renamed, defaulted, keyword_only))]
+    assert kinds == [{"override-signature"}, {"override-signature"}, {"override-missing-argument"}]
+
+
+def test_what_an_override_cannot_take_counts_positions_names_and_catch_alls() -> None:
+    from sync.drift.analyses.overrides import cannot_take
+    from sync.facts.declindex import Decl, Param
+    override = lambda *params: Decl("def", "f", "C", 1, params=tuple(Param(name, "", False, kind) for name, kind in params))
+    required = (("self", "positional", 0), ("x", "positional", 1), ("lang", "positional", 2))
+    assert cannot_take(required, override(("self", "positional"), ("x", "positional"))) == ["lang"]
+    assert cannot_take(required, override(("self", "positional"), ("x", "positional"), ("y", "positional"))) == []
+    assert cannot_take(required, override(("self", "positional"), ("x", "positional"), ("kw", "varkw"))) == []
+    assert cannot_take(required, override(("self", "positional"), ("rest", "vararg"))) == []
+    assert cannot_take((("self", "positional", 0), ("lang", "keyword-only", 1)),
+                       override(("self", "positional"), ("lang", "positional"))) == []
 
 
 def test_an_unchanged_method_or_an_override_upstream_owns_is_not_reported(tmp_path) -> None:

@@ -195,9 +195,15 @@ CATALOGUE: tuple[Kind, ...] = (
        "the calls for the new parameter list the finding's diff shows, at every site the finding lists",
        confidence="high"),
     _k("override-signature", "symbol", "warning", "a FlagTree class derives from a trunk class and overrides a "
-       "method whose parameters upstream changed, still with the old parameters: trunk calls it the new way, so "
-       "the call no longer fits (a TypeError when it runs; the module still imports)", "give the override the new "
+       "method whose parameters upstream changed, still with the old parameters, which trunk's new calls may still "
+       "fit (a parameter renamed in place, one given a default): a TypeError where a call does not; the module "
+       "still imports (override-missing-argument where no call can fit)", "give the override the new "
        "parameter list the finding's diff shows, in every class the finding lists", confidence="high"),
+    _k("override-missing-argument", "symbol", "error", "a FlagTree class derives from a trunk class and overrides "
+       "a method to which upstream added a required parameter, still with the old parameters, and the override "
+       "can take that argument neither by position nor by name: trunk passes it, so every call raises TypeError",
+       "give the override the new parameter list the finding's diff shows, in every class the finding lists",
+       confidence="high"),
     _k("abstract-method-missing", "symbol", "error", "a FlagTree class derives from a trunk class whose trunk "
        "ancestors declare, at the new tag, an abstract method they did not before, and the FlagTree class defines "
        "none: creating it raises TypeError", "define the method in the FlagTree class (the base's docstring says "

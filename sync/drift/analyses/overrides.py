@@ -16,8 +16,12 @@ tag) from a module the backend does not ship a copy of itself (third_party/<b>/p
 that copy). An override FlagTree already changed, or one taking `*args`, claims nothing; nor does a base reached
 only through another base, an import relative to the backend's own package, or a method the trunk class does not
 declare (one upstream's subclasses call among themselves).
-The module still imports and builds: kind override-signature, a warning, one finding per changed method and
-backend, every overriding class a site.
+The module still imports and builds. Where the new parameters require one that the override cannot take either
+way a call may pass it (by its position: the override has fewer positional parameters; by its name: the override
+has no parameter of that name and no `**kwargs`), every call of the override raises TypeError: kind
+override-missing-argument, an error, like abstract-method-missing. Otherwise (a parameter renamed in place, one
+with a default added) the calls may still fit: kind override-signature, a warning. One finding per changed
+method, kind and backend, every overriding class a site.
 """
 from __future__ import annotations
 
@@ -48,11 +52,34 @@ class ChangedMethod:
     old_path: str  # the file whose change the finding shows: the base's, or the first implementation's
     new_path: str
     qualname: str  # the changed def's qualified name in that file
+    required_after: tuple[tuple[str, str, int], ...]  # (name, kind, position) of each parameter a call must pass
     implementations: tuple[str, ...] = ()  # upstream's own subclasses that changed it, when the base did not
 
 
 def _shape(decl: Decl) -> tuple[tuple[str, str], ...]:
     return tuple((param.name, param.kind) for param in decl.params or ())
+
+
+def _required(decl: Decl) -> tuple[tuple[str, str, int], ...]:
+    return tuple((param.name, param.kind, position) for position, param in enumerate(decl.params or ())
+                 if param.kind in _NAMED and not param.has_default)
+
+
+_POSITIONAL = ("positional-only", "positional")
+_NAMED = (*_POSITIONAL, "keyword-only")
+
+
+def cannot_take(required: tuple[tuple[str, str, int], ...], override: Decl) -> list[str]:
+    """The required parameters a call passes that the override takes neither by position nor by name: each
+    makes every call raise TypeError, however the caller passes it."""
+    params = override.params or ()
+    if any(param.kind == "vararg" for param in params):
+        return []
+    names = {param.name for param in params if param.kind in _NAMED}
+    by_keyword = any(param.kind == "varkw" for param in params)
+    slots = sum(param.kind in _POSITIONAL for param in params)
+    return [name for name, kind, position in required
+            if name not in names and not by_keyword and (kind == "keyword-only" or position >= slots)]
 
 
 def _methods(path: str, text: str) -> dict[tuple[str, str], Decl]:
@@ -89,7 +116,8 @@ def changed_methods(context: DriftContext) -> dict[tuple[str, str], ChangedMetho
             if new_decl is None or _shape(old_decl) == _shape(new_decl):
                 continue
             found = ChangedMethod(f"{module_of(change.old_path)}.{klass}" if trunk else "", method, _shape(old_decl),
-                                  _shape(new_decl), change.old_path, change.new_path, f"{klass}.{method}")
+                                  _shape(new_decl), change.old_path, change.new_path, f"{klass}.{method}",
+                                  _required(new_decl))
             if trunk:
                 out[(found.base, method)] = found
             if klass in classes:
@@ -215,6 +243,11 @@ def _sited(context: DriftContext, path: str, klass: str, decl: Decl, change: Cha
     after = (context.function_table(context.upstream_new, change.new_path) or {}).get(change.qualname)
     diff = text_diff(before.source, after.source, change.old_path, change.new_path) if before and after else None
     signature = lambda shape: ", ".join(name for name, _ in shape)
+    missing = cannot_take(change.required_after, decl)
+    calls = f"trunk's calls of it ({', '.join(callers)})"
+    kind, outcome = ("override-missing-argument", f"the override cannot take {', '.join(missing)}, which {calls} "
+                     "pass: each call raises TypeError") if missing else \
+        ("override-signature", f"the override still takes the old ones, so {calls} no longer fit")
     changed = (f"upstream's own implementations of it ({', '.join(change.implementations)}) changed their "
                "parameters, and trunk calls them so" if change.implementations else
                "upstream changed its parameters")
@@ -222,11 +255,12 @@ def _sited(context: DriftContext, path: str, klass: str, decl: Decl, change: Cha
                                   "callers": callers}
     if change.implementations:
         details["implementations"] = list(change.implementations)
-    return [(("override", change.old_path, change.new_path, change.qualname), [f"{path}:{decl.line}"], Finding(
-        "override-signature", path,
+    if missing:
+        details["cannot_take"] = missing
+    return [((kind, change.old_path, change.new_path, change.qualname), [f"{path}:{decl.line}"], Finding(
+        kind, path,
         f"{klass}.{change.method} overrides {change.base}.{change.method}; {changed}: "
-        f"({signature(change.before)}) -> ({signature(change.after)}); the override still takes the old ones, so "
-        f"trunk's calls of it ({', '.join(callers)}) no longer fit",
+        f"({signature(change.before)}) -> ({signature(change.after)}); {outcome}",
         line=decl.line, backend=backend_of(context.owners.owners, path), related_path=change.new_path, diff=diff,
         details=details))]
 
