@@ -2,6 +2,7 @@
 and every FlagTree site (sync/drift/perchange.py), reviewed, rendered and scored declaration by declaration."""
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -194,3 +195,15 @@ def test_markdown_html_and_sarif_fold_the_declarations() -> None:
     (result,) = sarif_log([folded], "0.1.0")["runs"][0]["results"]
     related = {(r["physicalLocation"]["artifactLocation"]["uri"], r["message"]["text"]) for r in result["relatedLocations"]}
     assert ("third_party/zeta/lib/F1.cpp", "another site of the same upstream change (R1::get)") in related
+
+
+def test_python_calls_of_pybind_methods_fold_as_what_will_not_run() -> None:
+    drop = ["b6a5590cb Pass explicit captures (#9133)"]
+    pybind = lambda name, site: replace(_removed(name, site, drop, kind="call-no-overload"),
+                                        details={**_removed(name, site, drop).details, "resolved_by": "pybind binding"})
+    (python,) = one_per_upstream_change([pybind("create_ws", "third_party/b/x.py:3"),
+                                         pybind("create_parts", "third_party/b/x.py:5")])
+    assert "(will not run as is)" in python.message
+    (cpp,) = one_per_upstream_change([_removed("f", "third_party/b/A.cpp:3", drop, kind="call-no-overload"),
+                                      _removed("g", "third_party/b/A.cpp:5", drop, kind="call-no-overload")])
+    assert "(will not build as is)" in cpp.message

@@ -35,6 +35,7 @@ from sync.facts.pyblobs import PARSES, Extractor, PythonFacts
 from sync.facts.upstreamlog import with_upstream_commits
 from sync.drift.analyses.methodcalls import call_no_overload_findings
 from sync.drift.analyses.bindings import binding_findings
+from sync.drift.analyses.pybindcalls import pybind_call_findings
 
 
 @dataclass(frozen=True)
@@ -159,6 +160,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
     _on_old("op verifiers", op_verifier_findings, 2.8),
     _on_old("method calls", call_no_overload_findings, 1.6),
     _on_old("python bindings", binding_findings, 0.8),
+    _on_old("pybind calls", pybind_call_findings, 0.1),
     _on_old("build files", build_file_findings, 0.0),
     _on_old("build dependencies", generated_dependency_findings, 0.1),
     _on_old("key strings", key_string_findings, 0.9,

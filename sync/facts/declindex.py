@@ -9,7 +9,9 @@ Kinds:
 - C++: `function`, `method` (declared in a class body: `owner` is the class), `class`, `struct`, `union`,
   `enum` (members: its enumerators; flag `scoped` for `enum class`), `enumerator` (owner: its enum), `field`,
   `alias` (`using X = T;`, `typedef T X;` with flag `typedef`), `namespace-alias`, and `pybind` (a Python name a
-  pybind11 source registers: the string literal first argument of `.def*(...)` or of an upper-case macro).
+  pybind11 source registers: the string literal first argument of `.def*(...)` or of an upper-case macro; target:
+  the callee, `def`, `def_static`, ...; owner: the Python name of the `py::class_` its chain of calls registers on;
+  params: a bound lambda's parameters, flag `keywords` when `py::arg` names them).
   Flags: `definition` (a function with a body, a class or enum with one), `local` (inside a function body),
   `qualified` (spelled `A::f`: an out-of-line definition), `virtual`, `pure`, `static`, `variadic`, `const`,
   `default`, `delete`, `friend`, `pack` (a parameter pack), `special` (operator, destructor, explicit template
@@ -58,7 +60,7 @@ CPP_SUFFIXES = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx")
 TD_SUFFIXES = (".td",)
 PY_SUFFIXES = (".py",)
 CMAKE_SUFFIXES = ("CMakeLists.txt", ".cmake")
-VERSIONS = {"cpp": 1, "td": 1, "py": 4, "cmake": 1}
+VERSIONS = {"cpp": 2, "td": 1, "py": 4, "cmake": 1}
 PARSES: Counter[str] = Counter()  # parses done by this process, per language (tests: a cached run parses nothing)
 _MEMO_LIMIT = 20_000  # blobs; content-addressed, so only memory is at stake
 
@@ -429,8 +431,10 @@ def _cpp_declarations(text: str) -> tuple[Decl, ...]:
 
 
 def _pybind(calls: list[Node]) -> Iterator[tuple[Node, Decl]]:
-    """pybind11 registrations, as bindings.registered has always read them (the query only narrows the calls)."""
+    """pybind11 registrations, as bindings.registered has always read them (the query only narrows the calls),
+    with the class each registers on and the lambda it binds."""
     seen: set[int] = set()
+    classes: dict[int, str | None] = {}  # a chain's calls by id -> the py::class_ it starts with
     for node in calls:
         if node.id in seen:
             continue  # both patterns match `x.def(...)`; a chain's calls share their start, not their id
@@ -447,7 +451,42 @@ def _pybind(calls: list[Node]) -> Iterator[tuple[Node, Decl]]:
         if first.type == "string_literal":
             value = node_text(first).strip('"')
             if _IDENTIFIER.fullmatch(value):
-                yield node, Decl("pybind", value, "", node.start_point[0] + 1, target=callee)
+                bound = arguments.named_children[1:]
+                lambda_ = bound[0].child_by_field_name("declarator") if bound and \
+                    bound[0].type == "lambda_expression" else None
+                parameters = lambda_.child_by_field_name("parameters") if lambda_ is not None else None
+                params = _params(parameters)[0] if parameters is not None else None
+                named = any(_NAMED_ARGUMENT.search(node_text(argument)) for argument in bound[1:])
+                yield node, Decl("pybind", value, "", first.start_point[0] + 1, _class_of(node, classes),
+                                 params=params, flags=frozenset({"keywords"} if named else ()), target=callee)
+
+
+_NAMED_ARGUMENT = re.compile(r'\barg\s*\(|"_a\b')  # py::arg("x"), "x"_a: Python may pass it by name, or leave it out
+
+
+def _class_of(call: Node, classes: dict[int, str | None]) -> str | None:
+    """The Python name of the `py::class_<T>(m, "name", ...)` whose chain of `.def(...)` calls holds call."""
+    chain: list[Node] = []
+    node: Node | None = call
+    found: str | None = None
+    while node is not None and node.type == "call_expression":
+        if node.id in classes:
+            found = classes[node.id]
+            break
+        chain.append(node)
+        function = node.child_by_field_name("function")
+        if function is not None and function.type == "field_expression":
+            node = function.child_by_field_name("argument")
+            continue
+        arguments = node.child_by_field_name("arguments")
+        names = [child for child in arguments.named_children if child.type == "string_literal"] \
+            if arguments is not None else []
+        if function is not None and "class_" in node_text(function).split("<", 1)[0] and names:
+            found = node_text(names[0]).strip('"')
+        break
+    for member in chain:
+        classes[member.id] = found
+    return found
 
 
 # --- ODS (.td) -------------------------------------------------------------------------------------------------

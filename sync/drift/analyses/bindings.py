@@ -83,26 +83,7 @@ def binding_findings(context: DriftContext) -> list[Finding]:
                 uses.setdefault(node.attr, []).append((path, node.lineno))
     if not uses:
         return []
-    # A Python def of the name on the upgraded tree, where the use's package can reach it, can be what the
-    # attribute means: no claim then. A use in trunk's package reaches python/triton/; one in a backend's tree
-    # reaches that too and its own third_party/<b>/ (a backend's copy of the interpreter is not trunk's).
-    # The upgraded tree is the new one plus FlagTree's own lines: a def the fork holds only because upstream
-    # had it at the old tag (the interpreter's builder mirroring a removed binding) goes with the upgrade.
-    defines = re.compile(r"\bdef\s+(" + "|".join(re.escape(name) for name in uses) + r")\b")
-    built = lambda path: path.endswith(".py") and not any(part in "/" + path for part in _NOT_BUILT)  # a test's stub is no definition
-    defined: dict[str, set[str]] = {}  # name -> the roots (python/triton/, third_party/<b>/) that define it
-    for path in context.upstream_new.paths():
-        if built(path) and path.startswith(_TRUNK_PACKAGE):
-            for name in defines.findall(read_text(context.upstream_new, path) or ""):
-                defined.setdefault(name, set()).add(_TRUNK_PACKAGE)
-    for path, own_lines in fork_lines_where(context.upstream_old, context.fork, built).items():
-        root = _TRUNK_PACKAGE if path.startswith(_TRUNK_PACKAGE) else backend_root(path)
-        if root is None:
-            continue  # outside trunk's package and every backend's tree: no use reaches it
-        text = read_text(context.fork, path) or ""
-        for match in defines.finditer(text):
-            if text.count("\n", 0, match.start()) + 1 in own_lines:
-                defined.setdefault(match[1], set()).add(root)
+    defined = python_definitions(context, set(uses))
     own: dict[str, set[str]] = {}  # backend dir -> the binding names its own C++ registers
 
     def registers(backend_dir: str) -> set[str]:
@@ -140,3 +121,30 @@ def binding_findings(context: DriftContext) -> list[Finding]:
     if findings and context.range is not None:
         findings = with_upstream_commits(context.repo, context.range.old.oid, context.range.onto.oid, findings)
     return findings
+
+
+def python_definitions(context: DriftContext, names: set[str]) -> dict[str, set[str]]:
+    """name -> the roots (python/triton/, third_party/<b>/) where a Python def of it can be what an attribute
+    of that name means: trunk's package on the new tree, and FlagTree's own lines in trunk's package or a
+    backend's tree. A use in trunk's package reaches python/triton/; one in a backend's tree reaches that too and
+    its own third_party/<b>/ (a backend's copy of the interpreter is not trunk's). The upgraded tree is the new one
+    plus FlagTree's own lines: a def the fork holds only because upstream had it at the old tag (the interpreter's
+    builder mirroring a removed binding) goes with the upgrade. A test's stub is no definition."""
+    if not names:
+        return {}
+    defines = re.compile(r"\bdef\s+(" + "|".join(re.escape(name) for name in sorted(names)) + r")\b")
+    built = lambda path: path.endswith(".py") and not any(part in "/" + path for part in _NOT_BUILT)
+    defined: dict[str, set[str]] = {}
+    for path in context.upstream_new.paths():
+        if built(path) and path.startswith(_TRUNK_PACKAGE):
+            for name in defines.findall(read_text(context.upstream_new, path) or ""):
+                defined.setdefault(name, set()).add(_TRUNK_PACKAGE)
+    for path, own_lines in fork_lines_where(context.upstream_old, context.fork, built).items():
+        root = _TRUNK_PACKAGE if path.startswith(_TRUNK_PACKAGE) else backend_root(path)
+        if root is None:
+            continue  # outside trunk's package and every backend's tree: no use reaches it
+        text = read_text(context.fork, path) or ""
+        for match in defines.finditer(text):
+            if text.count("\n", 0, match.start()) + 1 in own_lines:
+                defined.setdefault(match[1], set()).add(root)
+    return defined
