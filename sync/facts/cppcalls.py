@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from posixpath import dirname, join, normpath
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from tree_sitter import Node
 
@@ -108,21 +108,29 @@ def _builder_spellings(text: str) -> set[str]:
         {match[1].split("::")[-1] for match in _TEMPLATE_BUILDER.finditer(text)}
 
 
+def include_target(tree: GitTree, path: str, include: str, roots: Iterable[str] = ()) -> str | None:
+    """The file an `#include "include"` of path reaches in the tree: the first that exists of the including
+    file's directory, the include roots given (a backend's own include trees), the repository's root and
+    trunk's include/, the order a compiler searches a quoted include and FlagTree's build puts its -I paths."""
+    for root in [dirname(path), *roots, "", "include"]:
+        candidate = normpath(join(root, include)) if root else normpath(include)
+        if tree.exists(candidate):
+            return candidate
+    return None
+
+
 def includes_of(tree: GitTree, path: str, depth: int = 2) -> set[str]:
     """Include paths of a file, and of the headers it includes that the tree has (one more level); a
-    backend's file reads a header from the backend's own include tree first, as its build does."""
+    backend's file reads a header from the backend's own include tree before trunk's, as its build does."""
     text = read_text(tree, path) or ""
     direct = set(_INCLUDE.findall(text))
     seen = set(direct)
     if depth > 1:
         own = _own_include_root(path)
         for include in direct:
-            candidates = ([f"{own}/{include}"] if own else []) + [f"include/{include}",
-                                                                  normpath(join(dirname(path), include))]
-            for candidate in candidates:
-                if tree.exists(candidate):
-                    seen |= includes_of(tree, candidate, depth - 1)
-                    break
+            reached = include_target(tree, path, include, [own] if own else [])
+            if reached is not None:
+                seen |= includes_of(tree, reached, depth - 1)
     return seen
 
 
@@ -265,11 +273,9 @@ def included_location_builders(tree: GitTree, path: str, text: str) -> frozenset
     found = set(location_builders(text))
     own = _own_include_root(path)
     for include in set(_INCLUDE.findall(text)):
-        for candidate in [normpath(join(dirname(path), include))] + ([f"{own}/{include}"] if own else []) + \
-                [f"include/{include}"]:
-            if tree.exists(candidate):
-                found |= location_builders(read_text(tree, candidate) or "")
-                break
+        reached = include_target(tree, path, include, [own] if own else [])
+        if reached is not None:
+            found |= location_builders(read_text(tree, reached) or "")
     return frozenset(found)
 
 

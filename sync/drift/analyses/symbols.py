@@ -36,7 +36,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
-from posixpath import basename, commonprefix, dirname, normpath
+from posixpath import basename, commonprefix
 from typing import Callable, Iterable, Iterator, Sequence
 
 import libcst as cst
@@ -50,6 +50,7 @@ from sync.git import GitTree, Repository, changes_with_renames, holds_conflict
 from sync.git import added_lines as tree_added_lines
 from sync.facts.trees import read_text
 from sync.facts.cpp import NAME_QUERY, captures, node_text
+from sync.facts.cppcalls import include_target
 from sync.facts.cmakebuilt import unbuilt
 from sync.facts.cppscope import declaration_scopes, in_function_body, own_header_copy, resolves, use_contexts
 from sync.facts.pyfacts import first_line, params_of
@@ -817,20 +818,11 @@ def _backend_header_hits(old: GitTree, fork: GitTree, gone: dict[str, str], own_
             line = text.count("\n", 0, match.start()) + 1
             if line not in lines:
                 continue
-            reached = _include_target(fork, path, owned, match[1])
+            reached = include_target(fork, path, match[1], _include_roots(fork, owned))
             if reached is not None and not reached.startswith(owned) and reached in gone:
                 found.setdefault(path, []).append((Use(match[1], line), Drift(match[1], "header", reached,
                                                                                 gone[reached])))
     return found
-
-
-def _include_target(tree: GitTree, path: str, owned: str, include: str) -> str | None:
-    """The file an #include reaches in the tree (see _backend_header_hits), or None."""
-    for root in [dirname(path), *_include_roots(tree, owned), "", "include"]:
-        candidate = normpath(f"{root}/{include}") if root else normpath(include)
-        if tree.exists(candidate):
-            return candidate
-    return None
 
 
 @lru_cache(maxsize=64)

@@ -1,0 +1,23 @@
+"""One resolution of `#include "x"` for every analysis: the including file's directory, then the backend's
+include trees, then the repository's root and trunk's include/ (cppcalls.include_target)."""
+from __future__ import annotations
+
+from sync.facts.cppcalls import include_target, includes_of
+from tests.upstream_fixture import context_of
+
+
+def test_an_include_reaches_the_first_file_in_the_search_order(tmp_path) -> None:
+    files = {"third_party/b/lib/A.cpp": '#include "U.h"\n#include "triton/T.h"\n#include "python/src/ir.h"\n',
+             "third_party/b/lib/U.h": '#include "Deep.h"\n',
+             "third_party/b/include/U.h": "",
+             "third_party/b/include/triton/T.h": '#include "triton/Next.h"\n',
+             "include/triton/T.h": "", "include/U.h": "", "python/src/ir.h": ""}
+    fork = context_of(tmp_path, {"README": ""}, {"README": "new"}, files).fork
+    source = "third_party/b/lib/A.cpp"
+    assert include_target(fork, source, "U.h", ["third_party/b/include"]) == "third_party/b/lib/U.h"
+    assert include_target(fork, source, "triton/T.h", ["third_party/b/include"]) == "third_party/b/include/triton/T.h"
+    assert include_target(fork, source, "triton/T.h") == "include/triton/T.h"
+    assert include_target(fork, source, "python/src/ir.h") == "python/src/ir.h"
+    assert include_target(fork, source, "Missing.h") is None
+    # includes_of reads one more level through what the backend's own tree holds first
+    assert includes_of(fork, source) == {"U.h", "triton/T.h", "python/src/ir.h", "Deep.h", "triton/Next.h"}
