@@ -88,6 +88,21 @@ def test_the_parent_takes_heavy_tasks_no_worker_has_begun(tmp_path: Path, two_wo
     assert len(skips) == 5
 
 
+def test_a_heavy_analysis_that_reads_what_the_light_ones_read_stays_in_the_parent(tmp_path: Path,
+                                                                                   two_workers: None) -> None:
+    """Analyzer.in_parent: the parent runs it with the light ones, though a worker is idle; the rest still go
+    to the worker first (the longest), and the findings stay in registry order."""
+    context = _world(tmp_path / "repo")
+    probe = (Analyzer("light", _slow_pid_finding(0.3)),
+             Analyzer("heavy", _slow_pid_finding(0.5), on_request=True, cost=5.0),
+             Analyzer("short", _pid_finding, on_request=True, cost=0.1),
+             Analyzer("pinned", _pid_finding, on_request=True, cost=9.0, in_parent=True))
+    found, _ = _run(context, probe, None, parse_bytes=parallel.PARALLEL_BYTES)
+    pids = [finding["message"].split()[-1] for finding in json.loads(found)]
+    parent = str(os.getpid())
+    assert pids[0] == parent and pids[1] != parent and pids[3] == parent, pids
+
+
 def test_the_longest_heavy_analysis_is_handed_out_first(tmp_path: Path, two_workers: None) -> None:
     """Analyzer.cost orders the queue: the worker, free first, takes the long one registered last, and the
     parent, once through the light ones, the short ones; findings stay in registry order."""
@@ -182,7 +197,8 @@ def test_an_analysis_runs_whole_without_spare_cores_or_a_fact_cache(
 
 def test_split_analyses_give_the_serial_findings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Six cores more than heavy analyses: symbols in four parts, call signatures in three, key strings in two."""
-    monkeypatch.setenv("FLAGTREE_SYNC_JOBS", str(sum(analyzer.on_request for analyzer in ANALYZERS) + 6))
+    monkeypatch.setenv("FLAGTREE_SYNC_JOBS", str(sum(analyzer.on_request and not analyzer.in_parent
+                                                      for analyzer in ANALYZERS) + 6))
     context = _world(tmp_path / "repo")
     serial, serial_skips = _run(context, ANALYZERS, None, parse_bytes=0)
     (tmp_path / "git-dir").mkdir()

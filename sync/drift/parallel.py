@@ -7,7 +7,8 @@ ones run side by side, one analysis a task: a forked worker for each core but on
 A worker starts from the parent's memory (the trees, the facts parsed up front, the fact cache) and sends
 back its findings and the files it had to skip. The parent runs the light analyses, then takes heavy tasks
 no worker has begun, the next in the queue as a worker would (an analysis run in the parent copies no page and
-sends nothing back). The queue holds the longest first (Analyzer.cost), so the short ones are left for the end,
+sends nothing back). A heavy analysis that reads what the light ones read (Analyzer.in_parent) runs in the parent
+with them. The queue holds the longest first (Analyzer.cost), so the short ones are left for the end,
 to whoever is free first.
 Where cores are left over once each heavy analysis has one (a many-core machine), each analysis that
 can split (registry.Parts: symbol drift, the long pole of a first run, then call signatures and key strings)
@@ -81,7 +82,7 @@ def run_analyses(analyzers: Sequence["Analyzer"], context: "DriftContext", progr
 
     parse_bytes: the fork Python the up-front parse covered; below PARALLEL_BYTES a worker costs more
     than it saves."""
-    heavy = [number for number, analyzer in enumerate(analyzers) if analyzer.on_request]
+    heavy = [number for number, analyzer in enumerate(analyzers) if analyzer.on_request and not analyzer.in_parent]
     tasks = _tasks(analyzers, heavy)
     workers = min(jobs() - 1, len(tasks) - 1)  # the parent is one of the processes
     if workers < 1 or parse_bytes < PARALLEL_BYTES:

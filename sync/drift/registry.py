@@ -58,6 +58,10 @@ class Analyzer:
     # free takes the next): CPU seconds of a first run of the 3.7 move on 2 cores (bench/cold_upgrade.py
     # --phases). Scheduling only: the findings are the same in any order.
     cost: float = 0.0
+    # Reads what other analyses of the parent read before it (the upstream modules' Python declarations): run by
+    # the parent, where those facts are in memory, never handed to a worker, which would read them again (about
+    # 1 s of CPU on a first run of the 3.7 move, where overrides and abstract methods ran in the worker).
+    in_parent: bool = False
 
 
 def backends_without_spec(context: DriftContext) -> list[Finding]:
@@ -139,9 +143,9 @@ def _parts_when_based_on_old(part: Callable[[DriftContext, int, int], Any],
 
 
 def _on_old(name: str, analyze: Callable[[DriftContext], Iterable[Finding]], cost: float,
-            parts: Parts | None = None) -> Analyzer:
+            parts: Parts | None = None, in_parent: bool = False) -> Analyzer:
     """A heavy analysis of FlagTree's added lines (measured from OLD: see _when_based_on_old)."""
-    return Analyzer(name, _when_based_on_old(analyze), on_request=True, parts=parts, cost=cost)
+    return Analyzer(name, _when_based_on_old(analyze), on_request=True, parts=parts, cost=cost, in_parent=in_parent)
 
 
 ANALYZERS: tuple[Analyzer, ...] = (
@@ -160,16 +164,16 @@ ANALYZERS: tuple[Analyzer, ...] = (
     _on_old("op verifiers", op_verifier_findings, 2.8),
     _on_old("method calls", call_no_overload_findings, 1.6),
     _on_old("python bindings", binding_findings, 0.8),
-    _on_old("pybind calls", pybind_call_findings, 0.1),
+    _on_old("pybind calls", pybind_call_findings, 0.4),
     _on_old("build files", build_file_findings, 0.0),
     _on_old("build dependencies", generated_dependency_findings, 0.1),
     _on_old("key strings", key_string_findings, 0.9,
             parts=_parts_when_based_on_old(key_string_part, key_string_join, most=3)),
     _on_old("feature gates", feature_gate_findings, 1.6),
-    _on_old("overrides", override_findings, 0.3),
-    _on_old("abstract methods", abstract_findings, 0.1),
-    _on_old("decorator keywords", convention_findings, 1.0),
-    _on_old("python imports", removed_import_findings, 0.4),
+    _on_old("overrides", override_findings, 1.0, in_parent=True),
+    _on_old("abstract methods", abstract_findings, 0.1, in_parent=True),
+    _on_old("decorator keywords", convention_findings, 0.7, in_parent=True),
+    _on_old("python imports", removed_import_findings, 0.1, in_parent=True),
 )
 
 # What the shared parse of each Python blob collects (pyblobs): each run makes its PythonFacts of these.
