@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pygit2
 
-from sync.facts.upstreamlog import removing_commits, with_upstream_commits
+from sync.facts.upstreamlog import one_per_change, removing_commits, with_upstream_commits
 from sync.model import Finding
 from tests.test_symbols import commit
 
@@ -58,3 +58,18 @@ def test_an_ods_record_and_accessor_are_found_under_their_tablegen_spelling(tmp_
         assert [subject for _, subject in removing_commits(repo, old, new, "include/Ops.td", name)] == [
             "Rewrite block pointer to be python-only (#9668)"], name
     assert removing_commits(repo, old, new, "include/Ops.td", "Advance") == []  # a whole name, not a part of one
+
+
+def test_one_per_change_asks_for_a_changes_commits_once_for_every_backend() -> None:
+    """Reading the commits walks every version of the file: backends standing on one change share the walk."""
+    asked: list[tuple[str, ...]] = []
+
+    def commits(key: tuple[str, ...]) -> tuple[list[tuple[str, str]], int]:
+        asked.append(key)
+        return [("abc123456", "Change it (#42)")], 1
+    key = ("override", "a.py", "a.py", "C.f")
+    sited = [(key, [f"third_party/{b}/x.py:1"], Finding("override-signature", f"third_party/{b}/x.py", "m", line=1,
+                                                        backend=b)) for b in ("a", "b")]
+    found = one_per_change(sited, commits)
+    assert asked == [key]
+    assert [f.details["prs"] for f in found] == [["42"], ["42"]]

@@ -157,6 +157,7 @@ def one_per_change(sited: list[tuple[tuple[str, ...], list[str], Finding]], comm
     for key, sites, finding in sited:
         groups.setdefault((finding.backend, key), []).append((sites, finding))
     out = []
+    found: dict[tuple[str, ...], tuple[list[tuple[str, str]], int]] = {}  # several backends stand on one change
     for (_, key), members in groups.items():
         members.sort(key=lambda member: (member[1].path, member[1].line or 0))
         first = members[0][1]
@@ -166,7 +167,9 @@ def one_per_change(sited: list[tuple[tuple[str, ...], list[str], Finding]], comm
             files = len({site.rpartition(":")[0] for site in sites})
             shown = ", ".join(sites[:5]) + (f" and {len(sites) - 5} more" if len(sites) > 5 else "")
             message += f"; FlagTree has {len(sites)} site(s) of this upstream change in {files} file(s): {shown}"
-        tail, said = commit_details(*commits(key)) if commits is not None else ("", {})
+        if commits is not None and key not in found:
+            found[key] = commits(key)
+        tail, said = commit_details(*found[key]) if commits is not None else ("", {})
         extra = merge([finding for _, finding in members], sites) if merge is not None else {}
         out.append(replace(first, message=message + tail, details={**first.details, **extra, "sites": sites, **said}))
     return sorted(out, key=lambda finding: (finding.path, finding.line or 0))

@@ -188,9 +188,9 @@ def pybind_call_findings(context: DriftContext) -> list[Finding]:
     changed = changed_bindings(context)
     if not changed:
         return []
-    unique = unique_names(context, changed)
-    defined = python_definitions(context, set(unique))
     classes = {klass for klass, _ in changed}
+    by_name = {method: found for (_, method), found in changed.items()
+               if sum(other == method for _, other in changed) == 1}
     own: dict[str, set[str]] = {}  # backend dir -> the classes its own C++ registers
 
     def registers(backend_dir: str) -> set[str]:
@@ -202,33 +202,43 @@ def pybind_call_findings(context: DriftContext) -> list[Finding]:
                                 for klass, _ in bound_methods(text)}
         return own[backend_dir]
 
+    def fits_old_only(binding: ChangedBinding | None, count: int) -> bool:
+        return binding is not None and count == len(binding.before) and count != len(binding.after)
+
     wanted = lambda path: path.endswith(PY) and (path.startswith(TRUNK_PACKAGE) or is_third_party(path)) \
         and not any(part in "/" + path for part in _NOT_BUILT)
-    sited: list[tuple[tuple[str, ...], list[str], Finding]] = []
+    resolved: list[tuple[str, int, int, ChangedBinding]] = []  # path, line, count, binding
+    by_name_only: list[tuple[str, int, int, str]] = []  # path, line, count, method: resolved by the name alone
     for path, lines in sorted(fork_lines_where(context.upstream_old, context.fork, wanted).items()):
         text = read_text(context.fork, path) or ""
         constructed = "_C.libtriton" in text and any(f".{klass}(" in text for klass in classes)
-        named = [method for method in unique if f".{method}(" in text]
+        named = {method for method in by_name if f".{method}(" in text}
         if not constructed and not named:
-            continue  # cheap: a variable made by `module.<class>(`, or a call spelling a unique name
+            continue  # cheap: a variable made by `module.<class>(`, or a call spelling a changed method's name
         modules = extension_modules(path, text) if constructed else set()
         try:
             tree = cpython_tree(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
-        home = backend_root(path)
-        calls = {line: (changed.get((klass, method)), count)
-                 for klass, method, count, line in calls_of_bound(tree, modules, classes)} if modules else {}
-        reaching = {TRUNK_PYTHON, home}  # where a Python def of the name would be what the call means
-        for method, count, line in calls_by_name(tree, set(named)):
-            if line not in calls and not defined.get(method, set()) & reaching:
-                calls[line] = (unique[method], count)
-        for line, (binding, count) in sorted(calls.items()):
-            if binding is None or line not in lines or count != len(binding.before) or count == len(binding.after):
-                continue
-            if home is not None and binding.klass in registers(home):
-                continue  # the backend builds its own extension module, with its own binding
-            sited.append(_sited(context, path, line, count, binding))
+        made: set[int] = set()  # lines whose receiver its constructor resolves: the name says no more
+        for klass, method, count, line in calls_of_bound(tree, modules, classes) if modules else []:
+            made.add(line)
+            binding = changed.get((klass, method))
+            if line in lines and fits_old_only(binding, count):
+                assert binding is not None
+                resolved.append((path, line, count, binding))
+        by_name_only += [(path, line, count, method) for method, count, line in calls_by_name(tree, named)
+                         if line in lines and line not in made and fits_old_only(by_name[method], count)]
+    if by_name_only:  # the name alone: no Python def the call can reach, and one registration in all the C++
+        defined = python_definitions(context, {method for *_, method in by_name_only})
+        by_name_only = [site for site in by_name_only
+                        if not defined.get(site[3], set()) & {TRUNK_PYTHON, backend_root(site[0])}]
+        unique = unique_names(context, {(by_name[method].klass, method): by_name[method]
+                                        for *_, method in by_name_only})
+        resolved += [(path, line, count, unique[method]) for path, line, count, method in by_name_only
+                     if method in unique]
+    sited = [_sited(context, path, line, count, binding) for path, line, count, binding in sorted(resolved)
+             if (home := backend_root(path)) is None or binding.klass not in registers(home)]
     return one_per_change(sited, _changing_commits(context))
 
 
