@@ -11,10 +11,12 @@ IR = ('#include <pybind11/pybind11.h>\nvoid init_triton_ir(py::module &&m) {{\n'
       '      .def(py::init<MLIRContext *>())\n'
       '      .def("enable_debug", [](PassManager &self) {{ self.enable(); }})\n'
       '      .def("run", [](PassManager &self, ModuleOp &mod{run}) {{ self.run(mod); }})\n'
-      '      .def("named", [](PassManager &self, int level{named}) {{ return level; }}{arg});\n'
+      '      .def("named", [](PassManager &self, int level{named}) {{ return level; }}{arg})\n'
+      '      .def("dump", [](PassManager &self, int a{dump}) {{ return a; }});\n'
       '  m.def("free", [](int a) {{ return a; }});\n}}\n')
-OLD_IR = IR.format(run="", named="", arg="")
-NEW_IR = IR.format(run=", std::string tag", named=", int more", arg=', py::arg("level"), py::arg("more") = 0')
+OLD_IR = IR.format(run="", named="", arg="", dump="")
+NEW_IR = IR.format(run=", std::string tag", named=", int more", arg=', py::arg("level"), py::arg("more") = 0',
+                   dump=", int b")
 COMPILER = ("from triton._C.libtriton import ir, passes\n\n\n"
             "def make_ttir(mod):\n    pm = ir.pass_manager(mod.context)\n    pm.enable_debug()\n"
             "    pm.named(1)\n    {call}\n    return mod\n")
@@ -22,7 +24,8 @@ COMPILER = ("from triton._C.libtriton import ir, passes\n\n\n"
 
 def test_the_class_and_lambda_of_each_registration_are_read() -> None:
     methods = bound_methods(NEW_IR)
-    assert set(methods) == {("pass_manager", "enable_debug"), ("pass_manager", "run"), ("pass_manager", "named")}
+    assert set(methods) == {("pass_manager", "enable_debug"), ("pass_manager", "run"), ("pass_manager", "named"),
+                            ("pass_manager", "dump")}
     (run,) = methods[("pass_manager", "run")]
     assert [param.name for param in run.params or ()] == ["self", "mod", "tag"] and run.line == 6
     (named,) = methods[("pass_manager", "named")]
@@ -46,12 +49,17 @@ def test_a_call_with_the_old_count_fires_and_unsure_ones_do_not(tmp_path) -> Non
             "third_party/f/examples/compiler.py": COMPILER.format(call="pm.run(mod)"),  # not built
             "third_party/g/backend/compiler.py": COMPILER.format(call="pm.run(*args)"),
             "third_party/h/backend/compiler.py": COMPILER.format(call="pm.run(mod=mod)"),
+            "third_party/i/backend/compiler.py": COMPILER.format(call="pm.run(mod); pm.dump(1)"),  # one line
             "python/triton/compiler/x.py": COMPILER.format(call="pm.run(mod)").replace(
                 "from triton._C.libtriton", "from .._C.libtriton")}  # trunk's relative import reaches it
     findings = pybind_call_findings(context_of(tmp_path, old, new, fork))
     assert sorted((f.kind, f.severity, f.path, f.line) for f in findings) == [
         ("call-no-overload", "error", "python/triton/compiler/x.py", 8),
-        ("call-no-overload", "error", "third_party/a/backend/compiler.py", 8)]
+        ("call-no-overload", "error", "third_party/a/backend/compiler.py", 8),
+        ("call-no-overload", "error", "third_party/i/backend/compiler.py", 8),
+        ("call-no-overload", "error", "third_party/i/backend/compiler.py", 8)]
+    assert sorted(f.details["class"] + "." + f.details["declaration"] for f in findings
+                  if f.path.startswith("third_party/i/")) == ["pass_manager.dump", "pass_manager.run"]
     first = next(f for f in findings if f.path.startswith("third_party/a/"))
     assert "pass_manager.run: FlagTree calls the pybind method with 1 argument(s)" in first.message
     assert "took (mod) and takes (mod, tag) now" in first.message

@@ -182,8 +182,8 @@ CATALOGUE: tuple[Kind, ...] = (
        "with that class) or a builder TableGen generates (X::get, create<Op>, Op::create) with a number of "
        "arguments that fit it at the old tag and none of its overloads at the new one (a parameter added without "
        "a default, or removed): the call will not build as is; or, in Python, calls a pybind11 method of a trunk "
-       "class (through a variable made by its constructor) whose bound lambda takes another number of "
-       "parameters now: each call raises TypeError",
+       "class (through a variable made by its constructor, or by a name no other registration carries) whose "
+       "bound lambda takes another number of parameters now: each call raises TypeError",
        "pass what the new signature asks for at every site the finding lists", confidence="high"),
     _k("co-change", "symbol", "warning", "FlagTree-added lines sit inside a function whose upstream body changed "
        "between the tags, in a file that merged without a textual conflict", "read the upstream diff of the "

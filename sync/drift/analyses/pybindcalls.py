@@ -202,9 +202,6 @@ def pybind_call_findings(context: DriftContext) -> list[Finding]:
                                 for klass, _ in bound_methods(text)}
         return own[backend_dir]
 
-    def fits_old_only(binding: ChangedBinding | None, count: int) -> bool:
-        return binding is not None and count == len(binding.before) and count != len(binding.after)
-
     wanted = lambda path: path.endswith(PY) and (path.startswith(TRUNK_PACKAGE) or is_third_party(path)) \
         and not any(part in "/" + path for part in _NOT_BUILT)
     resolved: list[tuple[str, int, int, ChangedBinding]] = []  # path, line, count, binding
@@ -220,15 +217,9 @@ def pybind_call_findings(context: DriftContext) -> list[Finding]:
             tree = cpython_tree(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
-        made: set[int] = set()  # lines whose receiver its constructor resolves: the name says no more
-        for klass, method, count, line in calls_of_bound(tree, modules, classes) if modules else []:
-            made.add(line)
-            binding = changed.get((klass, method))
-            if line in lines and fits_old_only(binding, count):
-                assert binding is not None
-                resolved.append((path, line, count, binding))
-        by_name_only += [(path, line, count, method) for method, count, line in calls_by_name(tree, named)
-                         if line in lines and line not in made and fits_old_only(by_name[method], count)]
+        found, by_name_here = _old_count_calls(tree, lines, modules, changed, {name: by_name[name] for name in named})
+        resolved += [(path, line, count, binding) for line, count, binding in found]
+        by_name_only += [(path, line, count, method) for line, count, method in by_name_here]
     if by_name_only:  # the name alone: no Python def the call can reach, and one registration in all the C++
         defined = python_definitions(context, {method for *_, method in by_name_only})
         by_name_only = [site for site in by_name_only
@@ -237,9 +228,32 @@ def pybind_call_findings(context: DriftContext) -> list[Finding]:
                                         for *_, method in by_name_only})
         resolved += [(path, line, count, unique[method]) for path, line, count, method in by_name_only
                      if method in unique]
-    sited = [_sited(context, path, line, count, binding) for path, line, count, binding in sorted(resolved)
+    sited = [_sited(context, path, line, count, binding)
+             for path, line, count, binding in sorted(resolved, key=lambda site: site[:3])
              if (home := backend_root(path)) is None or binding.klass not in registers(home)]
     return one_per_change(sited, _changing_commits(context))
+
+
+def _fits_old_only(binding: ChangedBinding | None, count: int) -> bool:
+    return binding is not None and count == len(binding.before) and count != len(binding.after)
+
+
+def _old_count_calls(tree: ast.Module, lines: set[int], modules: set[str],
+                     changed: dict[tuple[str, str], ChangedBinding], named: dict[str, ChangedBinding]
+                     ) -> tuple[list[tuple[int, int, ChangedBinding]], list[tuple[int, int, str]]]:
+    """The calls on FlagTree's lines that pass a changed binding its old count: (line, count, binding) where the
+    constructor resolves the receiver, (line, count, method) where only the name can."""
+    found: list[tuple[int, int, ChangedBinding]] = []
+    made: set[int] = set()  # lines whose receiver its constructor resolves: the name says no more there
+    classes = {klass for klass, _ in changed}
+    for klass, method, count, line in calls_of_bound(tree, modules, classes) if modules else []:
+        made.add(line)
+        binding = changed.get((klass, method))
+        if line in lines and binding is not None and _fits_old_only(binding, count):
+            found.append((line, count, binding))
+    by_name = [(line, count, method) for method, count, line in calls_by_name(tree, set(named))
+               if line in lines and line not in made and _fits_old_only(named[method], count)]
+    return found, by_name
 
 
 def _sited(context: DriftContext, path: str, line: int, count: int,
