@@ -140,7 +140,8 @@ def test_many_calls_of_one_changed_function_in_a_file_are_one_finding(tmp_path) 
     fork = {"python/triton/lib.py": "from triton.semantic import make\n\n\ndef g(b):\n" + calls}
     (finding,) = call_signature_findings(_context(tmp_path, fork))
     assert (finding.line, finding.details["lines"]) == (5, [5, 6, 7])
-    assert "the call no longer fits (and 2 more call(s) here: line(s) 6, 7)" in finding.message
+    assert "the call no longer fits (and 2 more call(s) here: line(s) 6, 7): each call raises TypeError" \
+        in finding.message and finding.kind == "call-no-overload"
     assert finding.details["sites"] == ["python/triton/lib.py:5", "python/triton/lib.py:6", "python/triton/lib.py:7"]
 
 

@@ -128,8 +128,8 @@ def _folded(kind: str, members: list[Finding]) -> Finding:
     if first.details.get("commits_more"):
         details["commits_more"] = first.details["commits_more"]
     verb, uses, consequence = _VERBS.get(kind, ("changed", "uses", ""))
-    if kind == "call-no-overload" and all(member.details.get("resolved_by") == "pybind binding" for member in members):
-        consequence = " (will not run as is)"  # Python calls of pybind methods: a TypeError, not a build error
+    if kind == "call-no-overload" and all(member.path.endswith(".py") for member in members):
+        consequence = " (will not run as is)"  # Python calls: a TypeError when they run, not a build error
     files = len({_site_order(site)[0] for site in sites})
     named = ", ".join(f"{part['declaration']} ({len(part['sites'])})" for part in parts[:SHOWN_DECLARATIONS])
     named += f" and {len(parts) - SHOWN_DECLARATIONS} more" if len(parts) > SHOWN_DECLARATIONS else ""

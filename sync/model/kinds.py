@@ -181,9 +181,10 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("call-no-overload", "symbol", "error", "FlagTree calls a trunk class's method (through a receiver declared "
        "with that class) or a builder TableGen generates (X::get, create<Op>, Op::create) with a number of "
        "arguments that fit it at the old tag and none of its overloads at the new one (a parameter added without "
-       "a default, or removed): the call will not build as is; or, in Python, calls a pybind11 method of a trunk "
-       "class (through a variable made by its constructor, or by a name no other registration carries) whose "
-       "bound lambda takes another number of parameters now: each call raises TypeError",
+       "a default, or removed): the call will not build as is; or, in Python, calls a trunk function (through "
+       "the file's imports) or a pybind11 method of a trunk class (through a variable made by its constructor, or "
+       "by a name no other registration carries) whose parameters no longer take the call: each call raises "
+       "TypeError",
        "pass what the new signature asks for at every site the finding lists", confidence="high"),
     _k("co-change", "symbol", "warning", "FlagTree-added lines sit inside a function whose upstream body changed "
        "between the tags, in a file that merged without a textual conflict", "read the upstream diff of the "
@@ -192,8 +193,10 @@ CATALOGUE: tuple[Kind, ...] = (
        "change brought into or took out of the function", "glance at the upstream diff of the function; "
        "usually nothing to do", confidence="low"),
     _k("call-signature", "symbol", "warning", "FlagTree-added code calls a function, method or builder whose "
-       "parameter list upstream changed so that the call no longer fits it (one finding per upstream change and "
-       "backend, listing each declaration it changed, every call site and the upstream commit and PR)", "rewrite "
+       "parameter list upstream changed so that the call may no longer mean what it did: the parameters at the "
+       "positions it passes were renamed or retyped, or a pybind method's C++ body calls such a function "
+       "(call-no-overload where no signature takes the call; one finding per upstream change and backend, "
+       "listing each declaration it changed, every call site and the upstream commit and PR)", "rewrite "
        "the calls for the new parameter list the finding's diff shows, at every site the finding lists",
        confidence="high"),
     _k("override-signature", "symbol", "warning", "a FlagTree class derives from a trunk class and overrides a "

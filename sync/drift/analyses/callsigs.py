@@ -12,9 +12,9 @@ The callee is resolved by scope, never by a bare name alone:
   meaning (renamed, added, dropped), the Python call is reported too (the values it passes through the
   binding may carry the old meaning: the v3.6 fix of tle changed both); when only a type changed, the fix
   is where the C++ value is built and the Python call is listed in that finding (python_callers).
-A call is reported when its argument count fits an old overload and no new one (a C++ call: kind
-call-no-overload, an error, since it will not compile), or fits both but the parameters at the positions it
-passes were renamed; a parameter that only changed type breaks a call only
+A call is reported when its argument count fits an old overload and no new one (kind call-no-overload, an error:
+a C++ call will not compile, a Python call raises TypeError each time it runs), or fits both but the parameters at
+the positions it passes were renamed (call-signature, a warning); a parameter that only changed type breaks a call only
 when FlagTree spells the argument with the old type (in the argument, or where the variable it passes is
 declared or assigned): a value of a type upstream renamed along, from a getter or `auto`, still fits.
 
@@ -400,9 +400,10 @@ def _python_findings(context: DriftContext, path: str, lines: frozenset[int], bi
                f"{', ...' if more > 5 else ''})" if more else ""
         change = ("python", callee.module_path, callee.new_path or callee.module_path, callee.before.qualname, "")
         findings.append((change, [f"{path}:{line}" for line in callee.lines], Finding(
-            "call-signature", path,
+            "call-no-overload", path,
             f"FlagTree calls {callee.target} ({callee.module_path}); its parameters changed upstream: "
-            f"({callee.before.signature}) -> ({callee.after.signature}) and the call no longer fits{also}",
+            f"({callee.before.signature}) -> ({callee.after.signature}) and the call no longer fits{also}: each "
+            "call raises TypeError (will not run as is)",
             line=callee.lines[0], backend=backend_of(context.owners.owners, path), related_path=callee.new_path,
             diff=text_diff(callee.before.source, callee.after.source, callee.module_path,
                            callee.new_path or callee.module_path),
