@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
+from itertools import chain
 from dataclasses import dataclass
 from posixpath import basename
 
@@ -29,7 +30,9 @@ class CopyOf:
 
 
 def _lines(text: str) -> Counter[str]:
-    return Counter(stripped for stripped in map(str.strip, text.splitlines()) if stripped)
+    lines = Counter(map(str.strip, text.splitlines()))
+    del lines[""]  # blank lines say nothing (and a Counter's del of a missing key is no error)
+    return lines
 
 
 def similarity(mine: Counter[str], theirs: Counter[str]) -> float:
@@ -78,11 +81,8 @@ class TrunkIndex:
         size = sum(mine.values())
         if size < MIN_LINES:
             return None
-        hits: Counter[str] = Counter()
         holders = self.holders
-        for line in mine:
-            if line in holders:
-                hits.update(holders[line])
+        hits = Counter(chain.from_iterable(holders[line] for line in mine if line in holders))  # one counting pass
         owners, ranks, name = self.owners, self.ranks, basename(path)
         best: CopyOf | None = None
         # most shared specific lines first; then a same-named file, then trunk proper, then path order
