@@ -60,7 +60,7 @@ from sync.facts.parsing import Unparseable, parsed_ast, parsed_python, skipped
 from sync.facts.pyblobs import Extractor, parses, python_fact
 from sync.facts.pychunks import over_chunks
 from sync.facts.layout import is_third_party, own_trunk_backends, third_party_owner
-from sync.facts.delta import fork_lines_where
+from sync.facts.delta import fork_added_lines, fork_lines_where
 
 PY = (".py",)
 CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
@@ -834,7 +834,7 @@ def _include_roots(tree: GitTree, owned: str) -> tuple[str, ...]:
 
 def _first_use(old: GitTree, fork: GitTree, path: str, name: str) -> Use:
     """The first added line of path where the word name occurs outside a // comment (one backend_uses found)."""
-    lines = sorted(line for line in _backend_lines(old, fork).get(path, set()))
+    lines = sorted(fork_added_lines(old, fork).get(path, frozenset()))  # path is one of _backend_lines's
     source = (read_text(fork, path) or "").splitlines()
     for line in lines:
         if 0 < line <= len(source) and name in source[line - 1] and \
