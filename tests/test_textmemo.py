@@ -53,3 +53,15 @@ def test_cpp_trees_are_shared_between_readers_of_the_same_text() -> None:
     assert parse_tree("int f(int a) { return a; }\n") is tree
     forget_trees()
     assert parse_tree(text) is not tree
+
+
+def test_the_cpp_memo_is_split_between_the_processes_of_a_job(monkeypatch) -> None:
+    """A worker per core, each with its own memo: 16 cores must not hold eight times what 2 do."""
+    from sync.facts import cpp
+    assert cpp.memo_budget(2) == 8 * 1024 * 1024 and cpp.memo_budget(1) == 16 * 1024 * 1024
+    assert cpp.memo_budget(16) == cpp.memo_budget(64) == 1024 * 1024
+    monkeypatch.setenv("FLAGTREE_SYNC_JOBS", "4")
+    cpp.forget_trees()
+    cpp.parse_tree("int x;\n")
+    assert cpp._TREES.budget == 4 * 1024 * 1024
+    cpp.forget_trees()

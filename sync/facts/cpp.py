@@ -12,6 +12,7 @@ from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 from sync.support.cache import memoized
 from sync.support.parselimit import oversized
 from sync.support.textmemo import TextMemo
+from sync.support.workers import jobs
 from sync.facts.trees import FileTree, read_text
 from sync.facts.layout import backend_dir, backend_spec_dir
 
@@ -154,21 +155,29 @@ def captures(query_source: str, text: str) -> dict[str, list[Node]]:
     return {name: sorted(nodes, key=lambda node: (node.start_byte, node.end_byte)) for name, nodes in found.items()}
 
 
-# Characters of C++ whose trees a process keeps (about 12 bytes of tree a character: some 100 MB). On the 3.7
-# move's first run this memo saved 189 of 312 repeated parses; four times the budget saved them all.
-CPP_MEMO_BUDGET = 8 * 1024 * 1024
-_TREES: TextMemo[Tree] = TextMemo(CPP_MEMO_BUDGET)
+# Characters of C++ whose trees the processes of a job keep together (about 12 bytes of tree a character), split
+# between them: 8 M each on 2 cores (some 100 MB), 1 M each on 16. On the 3.7 move's first run on 2 cores the
+# memo saved 189 of 312 repeated parses; four times the budget saved them all.
+CPP_MEMO_TOTAL = 16 * 1024 * 1024
+_TREES: TextMemo[Tree] = TextMemo(0)  # its budget is set on first use, when the job's process count is known
+
+
+def memo_budget(processes: int) -> int:
+    return max(CPP_MEMO_TOTAL // max(processes, 1), 1024 * 1024)
 
 
 def parse_tree(text: str) -> Tree:
     """tree-sitter's tree of a C++ text: one parse when several analyses read the same file (symbol drift,
     call signatures, feature gates, the declaration index), while the memo's budget holds it."""
+    if not _TREES.budget:
+        _TREES.budget = memo_budget(jobs())
     return _TREES.get(text, _parse)
 
 
 def forget_trees() -> None:
-    """Drop the memo's trees (a test's next parse_tree parses again)."""
+    """Drop the memo's trees and its budget (a test's next parse_tree parses again, under the job's budget)."""
     _TREES.clear()
+    _TREES.budget = 0
 
 
 def _parse(text: str) -> Tree:

@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import os
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
 
 from sync.support.cache import FactCache, active, content_id
-from sync.support.workers import worker_pool
+from sync.support.workers import jobs, worker_pool
 from sync.facts.parsing import Unparseable, guarded, python_ast, walk_levels
 from sync.facts.pychunks import merge_levels, over_chunks
 
@@ -83,17 +82,6 @@ def current() -> PythonFacts:
     if facts is None:
         raise RuntimeError("no PythonFacts: read Python facts inside pyblobs.reading(), as a drift run does")
     return facts
-
-
-def jobs() -> int:
-    """Worker processes for prefetch: FLAGTREE_SYNC_JOBS, else the cores this process may use."""
-    configured = os.environ.get("FLAGTREE_SYNC_JOBS", "")
-    if configured.isdigit() and int(configured) > 0:
-        return int(configured)
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def python_fact(name: str, text: str) -> Any:

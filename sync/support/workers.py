@@ -28,6 +28,17 @@ Result = TypeVar("Result")
 _held_locks: set[int] = set()  # descriptors of locks this process holds for its run
 
 
+def jobs() -> int:
+    """Processes a job may run side by side: FLAGTREE_SYNC_JOBS, else the cores this process may use."""
+    configured = os.environ.get("FLAGTREE_SYNC_JOBS", "")
+    if configured.isdigit() and int(configured) > 0:
+        return int(configured)
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def holding_lock(descriptor: int) -> None:
     _held_locks.add(descriptor)
 
