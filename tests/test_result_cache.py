@@ -253,6 +253,8 @@ def test_provenance_blobs_are_recorded(world: World, analyses: list[tuple]) -> N
 def test_apply_after_a_hit_commits_what_an_uncached_apply_commits(world: World, analyses: list[tuple],
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """The merged overlays' bytes are in the entry: a hit needs no object the analysis wrote."""
+    for role in ("AUTHOR", "COMMITTER"):  # the commit is the user's, dated now: the two applies a second apart
+        monkeypatch.setenv(f"GIT_{role}_DATE", "1700000000 +0000")  # would differ in their ids alone
     run_upgrade(str(world.fork), world.old_tag, world.new_tag, world.fork_branch, UpgradeOptions())
     before = git(world.fork, "rev-parse", "sync/v3.6.0").strip()
     monkeypatch.setenv("FLAGTREE_SYNC_CACHE", "off")
