@@ -266,6 +266,15 @@ def is_test_path(path: str) -> bool:
     return any(part in _NOT_INSTALLED for part in path.split("/")[:-1])
 
 
+# What a build neither installs nor loads, for the analyses of what FlagTree's Python calls and imports.
+_NOT_BUILT = frozenset({"test", "tests", "unittest", "unittests", "tutorials", "examples"})
+
+
+def not_built(path: str) -> bool:
+    """Whether a file sits in a tests, tutorials or examples directory (a test's stub defines nothing)."""
+    return any(part in _NOT_BUILT for part in path.split("/")[:-1])
+
+
 class _HelperPaths:
     """Evaluates the path expressions of one setup helper to repository paths; None where a value is not
     literal (a function's result, an environment variable): such a copy is not guessed at."""

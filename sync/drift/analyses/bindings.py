@@ -19,21 +19,20 @@ import re
 from sync.git import changes_with_renames
 from sync.facts.delta import fork_lines_where
 from sync.model import Finding
-from sync.facts.trees import read_text
+from sync.facts.trees import FileTree, read_text
 from sync.drift.context import DriftContext
-from sync.facts.declindex import cpp_declarations
+from sync.facts.declindex import Decl, cpp_declarations
 from sync.facts.delta import backend_of
 from sync.facts.upstreamlog import with_upstream_commits
-from sync.facts.layout import backend_root, is_third_party
+from sync.facts.layout import backend_root, is_third_party, not_built
 from sync.facts.parsing import cpython_tree, walk_nodes
 
-_BINDING_FILES = (".cc", ".cpp")
-_TRUNK_PACKAGE = "python/triton/"
-_NOT_BUILT = ("/test/", "/tests/", "/unittest/", "/unittests/", "/tutorials/", "/examples/")
+BINDING_FILES = (".cc", ".cpp")
+TRUNK_PYTHON = "python/triton/"
 
 
 def _is_binding_source(path: str) -> bool:
-    return path.endswith(_BINDING_FILES) and ("python/src/" in path or "/python/" in path)
+    return path.endswith(BINDING_FILES) and ("python/src/" in path or "/python/" in path)
 
 
 def registered(text: str) -> set[str]:
@@ -42,6 +41,14 @@ def registered(text: str) -> set[str]:
     if '"' not in text:
         return set()
     return {decl.name for decl in cpp_declarations(text) if decl.kind == "pybind"}
+
+
+def backend_registrations(fork: FileTree, backend_dir: str, spelled: set[str]) -> list[Decl]:
+    """The pybind registrations of a backend's own C++ (third_party/<b>/), in the files that quote one of the
+    names spelled: what the extension module that backend builds itself binds."""
+    return [decl for source in fork.paths() if source.startswith(backend_dir) and source.endswith(BINDING_FILES)
+            for text in [read_text(fork, source) or ""] if any(f'"{name}"' in text for name in spelled)
+            for decl in cpp_declarations(text) if decl.kind == "pybind"]
 
 
 def removed_bindings(context: DriftContext) -> dict[str, str]:
@@ -67,7 +74,7 @@ def binding_findings(context: DriftContext) -> list[Finding]:
         return []
     lines_by_path = fork_lines_where(context.upstream_old, context.fork, lambda path: path.endswith(".py") and (
         path.startswith("python/triton/") or is_third_party(path))
-        and not any(part in "/" + path for part in _NOT_BUILT))
+        and not not_built(path))
     spelled = re.compile(r"\.\s*(" + "|".join(re.escape(name) for name in gone) + r")\b")
     uses: dict[str, list[tuple[str, int]]] = {}
     for path, lines in sorted(lines_by_path.items()):
@@ -88,12 +95,7 @@ def binding_findings(context: DriftContext) -> list[Finding]:
 
     def registers(backend_dir: str) -> set[str]:
         if backend_dir not in own:
-            own[backend_dir] = set()
-            for source in context.fork.paths():
-                if source.startswith(backend_dir) and source.endswith(_BINDING_FILES):
-                    text = read_text(context.fork, source) or ""
-                    if any(f'"{name}"' in text for name in uses):
-                        own[backend_dir] |= registered(text)
+            own[backend_dir] = {decl.name for decl in backend_registrations(context.fork, backend_dir, set(uses))}
         return own[backend_dir]
 
     groups: dict[tuple[str | None, str], list[str]] = {}
@@ -103,7 +105,7 @@ def binding_findings(context: DriftContext) -> list[Finding]:
             root = backend_root(path)
             if home is not None and root is not None and root != home:
                 continue  # another backend's module: this backend's Python loads its own (iluvatar's, not amd's)
-            if defined.get(name, set()) & {_TRUNK_PACKAGE, root}:
+            if defined.get(name, set()) & {TRUNK_PYTHON, root}:
                 continue  # a Python def the use can reach: it may mean that one
             if root is not None and name in registers(root):
                 continue  # the backend registers the name itself
@@ -133,14 +135,14 @@ def python_definitions(context: DriftContext, names: set[str]) -> dict[str, set[
     if not names:
         return {}
     defines = re.compile(r"\bdef\s+(" + "|".join(re.escape(name) for name in sorted(names)) + r")\b")
-    built = lambda path: path.endswith(".py") and not any(part in "/" + path for part in _NOT_BUILT)
+    built = lambda path: path.endswith(".py") and not not_built(path)
     defined: dict[str, set[str]] = {}
     for path in context.upstream_new.paths():
-        if built(path) and path.startswith(_TRUNK_PACKAGE):
+        if built(path) and path.startswith(TRUNK_PYTHON):
             for name in defines.findall(read_text(context.upstream_new, path) or ""):
-                defined.setdefault(name, set()).add(_TRUNK_PACKAGE)
+                defined.setdefault(name, set()).add(TRUNK_PYTHON)
     for path, own_lines in fork_lines_where(context.upstream_old, context.fork, built).items():
-        root = _TRUNK_PACKAGE if path.startswith(_TRUNK_PACKAGE) else backend_root(path)
+        root = TRUNK_PYTHON if path.startswith(TRUNK_PYTHON) else backend_root(path)
         if root is None:
             continue  # outside trunk's package and every backend's tree: no use reaches it
         text = read_text(context.fork, path) or ""

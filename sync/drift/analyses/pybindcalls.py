@@ -27,11 +27,11 @@ import ast
 from collections import Counter
 from dataclasses import dataclass
 
-from sync.drift.analyses.bindings import python_definitions
+from sync.drift.analyses.bindings import BINDING_FILES, TRUNK_PYTHON, backend_registrations, python_definitions
 from sync.drift.context import DriftContext
 from sync.facts.declindex import Decl, cpp_declarations, declarations_of
 from sync.facts.delta import PY, backend_of, fork_lines_where
-from sync.facts.layout import backend_root, is_third_party
+from sync.facts.layout import backend_root, is_third_party, not_built
 from sync.facts.parsing import cpython_tree
 from sync.facts.pymodules import TRUNK_PACKAGE, absolute, package_of
 from sync.facts.trees import read_text
@@ -39,10 +39,7 @@ from sync.facts.upstreamlog import Commits, changing_commits, one_per_change
 from sync.git import changes_with_renames
 from sync.model import Finding
 
-TRUNK_PYTHON = "python/triton/"
 EXTENSION = "triton._C.libtriton."  # the pybind11 module's submodules: ir, passes, llvm, ...
-_BINDING_SOURCES = (".cc", ".cpp")
-_NOT_BUILT = ("/test/", "/tests/", "/unittest/", "/unittests/", "/tutorials/", "/examples/")
 
 
 @dataclass(frozen=True)
@@ -56,7 +53,7 @@ class ChangedBinding:
 
 
 def _is_trunk_binding_source(path: str) -> bool:
-    return path.startswith("python/src/") and path.endswith(_BINDING_SOURCES)
+    return path.startswith("python/src/") and path.endswith(BINDING_FILES)
 
 
 def bound_methods(text: str) -> dict[tuple[str, str], list[Decl]]:
@@ -106,7 +103,7 @@ def unique_names(context: DriftContext, changed: dict[tuple[str, str], ChangedBi
     per_path: dict[tuple[str, str], int] = {}  # (path, name) -> registrations, the more of the two trees' versions
     for tree in (context.upstream_new, context.fork):
         for path in tree.paths():
-            if path.endswith(_BINDING_SOURCES):
+            if path.endswith(BINDING_FILES):
                 text = read_text(tree, path) or ""
                 if any(f'"{name}"' in text for name in names):
                     here = Counter(decl.name for decl in cpp_declarations(text)
@@ -169,19 +166,26 @@ def calls_of_bound(tree: ast.Module, modules: set[str], classes: set[str]) -> li
                     and node.value.func.attr in classes:
                 made[node.targets[0].id] = node.value.func.attr
         made = {name: klass for name, klass in made.items() if stores[name] == 1}
-        for node in nodes:
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                    and isinstance(node.func.value, ast.Name) and node.func.value.id in made and not node.keywords \
-                    and not any(isinstance(argument, ast.Starred) for argument in node.args):
-                found.append((made[node.func.value.id], node.func.attr, len(node.args), node.lineno))
+        for call in (node for node in nodes if isinstance(node, ast.Call)):
+            method = _plain_method(call)
+            if method is not None and isinstance(method.value, ast.Name) and method.value.id in made:
+                found.append((made[method.value.id], method.attr, len(call.args), call.lineno))
     return found
 
 
 def calls_by_name(tree: ast.Module, methods: set[str]) -> list[tuple[str, int, int]]:
     """(method, positional arguments, line) of each plain call `x.method(...)`, whatever x is."""
-    return [(node.func.attr, len(node.args), node.lineno) for node in ast.walk(tree)
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in methods
-            and not node.keywords and not any(isinstance(argument, ast.Starred) for argument in node.args)]
+    return [(method.attr, len(node.args), node.lineno) for node in ast.walk(tree) if isinstance(node, ast.Call)
+            and (method := _plain_method(node)) is not None and method.attr in methods]
+
+
+def _plain_method(call: ast.Call) -> ast.Attribute | None:
+    """`x.method` of a call `x.method(a, b)` with positional arguments only, none unpacked (their count is what
+    the callee receives); None for any other call."""
+    if isinstance(call.func, ast.Attribute) and not call.keywords \
+            and not any(isinstance(argument, ast.Starred) for argument in call.args):
+        return call.func
+    return None
 
 
 def pybind_call_findings(context: DriftContext) -> list[Finding]:
@@ -195,15 +199,12 @@ def pybind_call_findings(context: DriftContext) -> list[Finding]:
 
     def registers(backend_dir: str) -> set[str]:
         if backend_dir not in own:
-            own[backend_dir] = {klass for path in context.fork.paths()
-                                if path.startswith(backend_dir) and path.endswith(_BINDING_SOURCES)
-                                for text in [read_text(context.fork, path) or ""]
-                                if any(f'"{klass}"' in text for klass in classes)
-                                for klass, _ in bound_methods(text)}
+            own[backend_dir] = {decl.owner for decl in backend_registrations(context.fork, backend_dir, classes)
+                                if decl.owner and decl.target == "def"}
         return own[backend_dir]
 
     wanted = lambda path: path.endswith(PY) and (path.startswith(TRUNK_PACKAGE) or is_third_party(path)) \
-        and not any(part in "/" + path for part in _NOT_BUILT)
+        and not not_built(path)
     resolved: list[tuple[str, int, int, ChangedBinding]] = []  # path, line, count, binding
     by_name_only: list[tuple[str, int, int, str]] = []  # path, line, count, method: resolved by the name alone
     for path, lines in sorted(fork_lines_where(context.upstream_old, context.fork, wanted).items()):
@@ -217,7 +218,8 @@ def pybind_call_findings(context: DriftContext) -> list[Finding]:
             tree = cpython_tree(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
-        found, by_name_here = _old_count_calls(tree, lines, modules, changed, {name: by_name[name] for name in named})
+        found, by_name_here = _old_count_calls(tree, lines, modules, classes, changed,
+                                               {name: by_name[name] for name in named})
         resolved += [(path, line, count, binding) for line, count, binding in found]
         by_name_only += [(path, line, count, method) for line, count, method in by_name_here]
     if by_name_only:  # the name alone: no Python def the call can reach, and one registration in all the C++
@@ -234,18 +236,17 @@ def pybind_call_findings(context: DriftContext) -> list[Finding]:
     return one_per_change(sited, _changing_commits(context))
 
 
-def _fits_old_only(binding: ChangedBinding | None, count: int) -> bool:
-    return binding is not None and count == len(binding.before) and count != len(binding.after)
+def _fits_old_only(binding: ChangedBinding, count: int) -> bool:
+    return count == len(binding.before) and count != len(binding.after)
 
 
-def _old_count_calls(tree: ast.Module, lines: set[int], modules: set[str],
+def _old_count_calls(tree: ast.Module, lines: set[int], modules: set[str], classes: set[str],
                      changed: dict[tuple[str, str], ChangedBinding], named: dict[str, ChangedBinding]
                      ) -> tuple[list[tuple[int, int, ChangedBinding]], list[tuple[int, int, str]]]:
     """The calls on FlagTree's lines that pass a changed binding its old count: (line, count, binding) where the
     constructor resolves the receiver, (line, count, method) where only the name can."""
     found: list[tuple[int, int, ChangedBinding]] = []
     made: set[int] = set()  # lines whose receiver its constructor resolves: the name says no more there
-    classes = {klass for klass, _ in changed}
     for klass, method, count, line in calls_of_bound(tree, modules, classes) if modules else []:
         made.add(line)
         binding = changed.get((klass, method))

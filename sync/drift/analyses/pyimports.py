@@ -26,7 +26,7 @@ from sync.facts.declindex import declarations_of
 from sync.facts.delta import PY, backend_of, fork_added_lines
 from sync.facts.pyblobs import python_fact
 from sync.facts.parsing import cpython_tree
-from sync.facts.layout import PACKAGE_COPY, SETUP_COPY, backend_root, is_third_party, third_party_owner
+from sync.facts.layout import PACKAGE_COPY, SETUP_COPY, backend_root, is_third_party, not_built, third_party_owner
 from sync.facts.pymodules import TRUNK_PACKAGE, absolute, module_files, module_of, package_of
 from sync.git import changes_with_renames
 from sync.facts.roles import OVERLAY
@@ -36,7 +36,6 @@ from sync.model import Finding
 
 _INSTALLED_IN_PLACE = frozenset({OVERLAY, SETUP_COPY, PACKAGE_COPY})
 _CAUGHT = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
-_NOT_BUILT = ("/test/", "/tests/", "/unittest/", "/unittests/", "/tutorials/", "/examples/")
 Site = tuple[str | None, str, str, bool]  # backend, module, name, whether called through an alias (else imported)
 _IMPORT_FROM = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import\b", re.MULTILINE)
 
@@ -92,7 +91,7 @@ def removed_import_findings(context: DriftContext) -> list[Finding]:
     where: dict[Site, tuple[str, str]] = {}  # -> (module's old path, why)
     gone: dict[tuple[str, str, str], str | None] = {}  # (module, its old path, name) -> why the import fails
     for path, lines in sorted(added.items()):
-        if not path.endswith(PY) or any(part in "/" + path for part in _NOT_BUILT) \
+        if not path.endswith(PY) or not_built(path) \
                 or path.rsplit("/", 1)[-1].startswith("test_"):
             continue  # tests and examples are no part of what loads
         text = read_text(fork, path) or ""
