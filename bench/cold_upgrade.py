@@ -1,5 +1,6 @@
 """One cold full upgrade of the benchmark of record (fresh bare clone, empty fact cache), with the sync
-package of a given checkout: wall and CPU seconds (this process and its worker processes).
+package of a given checkout: wall and CPU seconds (this process and its worker processes), and the peak memory
+of this process and of its largest worker.
 
     python bench/cold_upgrade.py PATH_TO_FETCHED_FLAGTREE [--code CHECKOUT] [--phases]
 
@@ -32,6 +33,11 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+def peak_mb(who: int) -> int:
+    """The largest resident set of this process, or of any child it waited for (Linux: ru_maxrss is in KiB)."""
+    return resource.getrusage(who).ru_maxrss // 1024
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("flagtree", type=Path)
@@ -59,7 +65,9 @@ def main() -> int:
         upgrade_real.full_upgrade(clone, work / "report", "bench/sync-cold")
         jobs = os.environ.get("FLAGTREE_SYNC_JOBS")  # so that a pasted line says which setting it ran under
         label = f"FLAGTREE_SYNC_JOBS={jobs} {code}" if jobs else str(code)
-        print(f"{label}: cold upgrade {time.perf_counter() - start:.2f} s wall, {cpu_seconds() - cpu:.2f} s CPU")
+        print(f"{label}: cold upgrade {time.perf_counter() - start:.2f} s wall, {cpu_seconds() - cpu:.2f} s CPU, "
+              f"peak memory {peak_mb(resource.RUSAGE_SELF)} MB (this process), "
+              f"{peak_mb(resource.RUSAGE_CHILDREN)} MB (the largest worker or git)")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
