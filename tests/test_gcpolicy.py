@@ -30,3 +30,13 @@ def test_the_thresholds_come_back_when_the_job_fails() -> None:
 @pytest.mark.parametrize("entry", ["run_upgrade", "continue_upgrade", "run_drift", "run_check"])
 def test_the_job_entry_points_are_jobs(entry: str) -> None:
     assert getattr(getattr(jobs, entry), "__wrapped__", None) is not None
+
+
+def test_objects_frozen_during_a_job_are_thawed_when_it_fails() -> None:
+    def failing() -> None:
+        gc.freeze()
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        job(failing)()
+    assert gc.get_freeze_count() == 0

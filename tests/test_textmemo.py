@@ -65,3 +65,32 @@ def test_the_cpp_memo_is_split_between_the_processes_of_a_job(monkeypatch) -> No
     cpp.parse_tree("int x;\n")
     assert cpp._TREES.budget == 4 * 1024 * 1024
     cpp.forget_trees()
+
+
+def test_python_trees_are_shared_between_readers_of_the_same_text() -> None:
+    from sync.facts.parsing import cpython_tree, cpython_tree_once, forget_python_trees
+    text = "def f(a):\n    return a\n"
+    forget_python_trees()
+    tree = cpython_tree(text)
+    assert cpython_tree("def f(a):\n    return a\n") is tree
+    assert cpython_tree_once(text) is not tree  # a chunk of a large file is never kept
+    forget_python_trees()
+    assert cpython_tree(text) is not tree
+
+
+def test_a_kept_python_tree_is_left_alone_by_the_collector_until_the_job_ends() -> None:
+    """Young collections walked the memo's nodes again and again; frozen, they are not walked, and a job
+    gives them back to the collector when it ends."""
+    import gc
+    from sync.facts.parsing import cpython_tree, forget_python_trees
+    from sync.support.gcpolicy import job
+    forget_python_trees()
+    gc.unfreeze()
+
+    def parse() -> int:
+        cpython_tree("x = [1, 2]\n")
+        return gc.get_freeze_count()
+
+    assert job(parse)() > 0
+    assert gc.get_freeze_count() == 0
+    forget_python_trees()

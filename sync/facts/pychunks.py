@@ -29,7 +29,7 @@ from typing import TypeVar
 
 from sync.support.parselimit import oversized
 
-from sync.facts.parsing import _CPYTHON_LIMITS, cpython_tree
+from sync.facts.parsing import _CPYTHON_LIMITS, cpython_tree_once
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -137,7 +137,7 @@ def _chunk_tree(text: str, start: int, end: int, line: int) -> ast.Module | None
         return None
     source = "\n" * line + text[start:end]
     try:
-        return cpython_tree(source)
+        return cpython_tree_once(source)
     except SyntaxError as exc:
         if any(limit in (exc.msg or "") for limit in _CPYTHON_LIMITS):
             raise _Whole from None

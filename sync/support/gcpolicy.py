@@ -1,7 +1,8 @@
 """Fewer cyclic garbage collections while a job parses: the parsers allocate millions of tree nodes
 that die by reference count, and CPython's default thresholds walk the live heap again and again
 for them (about a tenth of a cold upgrade's CPU on the benchmark of record, docs/benchmarks.md).
-Cycles are still collected, only less often; the thresholds are restored when the job ends."""
+Cycles are still collected, only less often; the thresholds are restored when the job ends, and what the
+parse memo froze (parsing.cpython_tree) is thawed for the collector."""
 from __future__ import annotations
 
 import gc
@@ -19,14 +20,15 @@ JOB_THRESHOLDS = (100_000, 50, 100)
 
 @contextmanager
 def fewer_collections() -> Iterator[None]:
-    """Run the block with JOB_THRESHOLDS; the previous thresholds come back after it, also on error.
-    Nested uses keep the outer one's thresholds (they are the same)."""
+    """Run the block with JOB_THRESHOLDS; the previous thresholds come back after it, also on error, and
+    objects frozen meanwhile are the collector's again. Nested uses keep the outer one's thresholds."""
     previous = gc.get_threshold()
     gc.set_threshold(*JOB_THRESHOLDS)
     try:
         yield
     finally:
         gc.set_threshold(*previous)
+        gc.unfreeze()
 
 
 def job(function: Callable[P, R]) -> Callable[P, R]:
