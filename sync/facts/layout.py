@@ -7,7 +7,6 @@ import tomllib
 from dataclasses import dataclass, replace
 from posixpath import basename, dirname, join, normpath
 
-from sync.facts.parsing import cpython_tree
 from sync.facts.trees import FileTree, read_text
 
 TRUNK = "python/triton"
@@ -360,6 +359,7 @@ def _setup_dir(tree: FileTree) -> str:
 
 def _parsed(tree: FileTree, path: str) -> ast.Module | None:
     """A setup module's syntax tree; None where it does not parse (check reports that as FT013 where it looks)."""
+    from sync.facts.parsing import cpython_tree  # here: a reused result imports no parser (libcst)
     try:
         return cpython_tree(read_text(tree, path) or "")
     except (SyntaxError, ValueError, RecursionError):
