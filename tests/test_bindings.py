@@ -71,3 +71,26 @@ def test_a_backends_own_module_binding_reaches_only_that_backend_and_trunk(tmp_p
              if f.details["declaration"] == "add_old_pass" for site in f.details["sites"]}
     # amd's own use is left to amd's C++, which still registers the name in the fork (the rule above)
     assert found == {"python/triton/compiler/x.py:2"}
+
+
+def test_a_standard_library_attribute_is_no_binding(tmp_path) -> None:
+    """Issue 33, the 3.5.x -> 3.7 move: `weakref.finalize(...)` was taken for the removed `finalize` binding."""
+    old = {"python/src/ir.cc": OLD_CC.replace('"keep_me"', '"finalize"')}
+    new = {"python/src/ir.cc": NEW_CC}
+    use = ("import weakref\nfrom os import path as p\n\n"
+           "def run(obj, mod):\n    weakref.finalize(obj, print)\n    p.finalize(1)\n    mod.finalize()\n")
+    fork = {**old, "python/triton/runtime/libentry.py": use}
+    found = {f.details["declaration"]: f.details["sites"] for f in binding_findings(context_of(tmp_path, old, new, fork))}
+    assert found == {"finalize": ["python/triton/runtime/libentry.py:7"]}
+
+
+def test_a_backends_python_mirror_in_trunks_package_reaches_its_own_bindings(tmp_path) -> None:
+    """Issue 33, the 3.5.x -> 3.7 move: ascend's spec Python lives in python/triton/spec/ascend/ and ascend
+    builds its own python/src/ir.cc, which still binds the names upstream's ir.cc dropped."""
+    old = {"python/src/ir.cc": OLD_CC}
+    new = {"python/src/ir.cc": NEW_CC}
+    fork = {**old, "python/triton/spec/m/compiler/compiler.py": USE,
+            "python/triton/spec/n/compiler/compiler.py": USE,
+            "third_party/m/python/src/ir.cc": OLD_CC}
+    found = {site for f in binding_findings(context_of(tmp_path, old, new, fork)) for site in f.details["sites"]}
+    assert found == {"python/triton/spec/n/compiler/compiler.py:2", "python/triton/spec/n/compiler/compiler.py:4"}

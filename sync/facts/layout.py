@@ -157,8 +157,12 @@ def third_party_owner(path: str) -> str | None:
 
 
 def backend_root(path: str) -> str | None:
-    """third_party/<b>/ for a file of backend b's tree (what its uses can reach of its own); None elsewhere."""
+    """third_party/<b>/ for a file of backend b's tree, or of its Python mirror inside trunk's package
+    (python/triton/spec/<b>/): what its uses can reach of its own, its C++ and the extension it builds; None
+    elsewhere (issue 33, the 3.5.x -> 3.7 move: ascend's spec Python calls names its own ir.cc binds)."""
     backend = third_party_owner(path)
+    if backend is None and (mirror := _PYTHON_SPEC.match(path)) is not None:
+        backend = mirror["backend"]
     return f"{backend_dir(backend)}/" if backend is not None else None
 
 

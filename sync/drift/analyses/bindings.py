@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 
 from sync.git import changes_with_renames
 from sync.facts.delta import fork_lines_where
@@ -33,6 +34,26 @@ TRUNK_PYTHON = "python/triton/"
 
 def _is_binding_source(path: str) -> bool:
     return path.endswith(BINDING_FILES) and ("python/src/" in path or "/python/" in path)
+
+
+def stdlib_names(tree: ast.Module) -> set[str]:
+    """Names a module binds to the standard library (`import weakref`, `from os import path`): an attribute
+    read on one (`weakref.finalize`) is the library's, never a binding, whatever it is called (issue 33, the
+    3.5.x -> 3.7 move: `weakref.finalize` was taken for the removed `finalize` binding)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {alias.asname or alias.name.split(".")[0] for alias in node.names
+                      if alias.name.split(".")[0] in sys.stdlib_module_names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module \
+                and node.module.split(".")[0] in sys.stdlib_module_names:
+            names |= {alias.asname or alias.name for alias in node.names}
+    return names
+
+
+def on_stdlib(attribute: ast.Attribute, stdlib: set[str]) -> bool:
+    """Whether an attribute is read on a name bound to the standard library."""
+    return isinstance(attribute.value, ast.Name) and attribute.value.id in stdlib
 
 
 def registered(text: str) -> set[str]:
@@ -85,8 +106,10 @@ def binding_findings(context: DriftContext) -> list[Finding]:
             tree = cpython_tree(text)
         except (SyntaxError, ValueError, RecursionError):
             continue
+        stdlib = stdlib_names(tree)
         for node in walk_nodes(tree):  # ast.walk's nodes, without a generator per node
-            if isinstance(node, ast.Attribute) and node.attr in gone and node.lineno in lines:
+            if isinstance(node, ast.Attribute) and node.attr in gone and node.lineno in lines \
+                    and not on_stdlib(node, stdlib):
                 uses.setdefault(node.attr, []).append((path, node.lineno))
     if not uses:
         return []

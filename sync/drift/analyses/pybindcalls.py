@@ -27,7 +27,8 @@ import ast
 from collections import Counter
 from dataclasses import dataclass
 
-from sync.drift.analyses.bindings import BINDING_FILES, TRUNK_PYTHON, backend_registrations, python_definitions
+from sync.drift.analyses.bindings import (BINDING_FILES, TRUNK_PYTHON, backend_registrations, on_stdlib,
+                                         python_definitions, stdlib_names)
 from sync.drift.context import DriftContext
 from sync.facts.declindex import Decl, cpp_declarations, declarations_of
 from sync.facts.delta import PY, backend_of, fork_lines_where
@@ -174,9 +175,12 @@ def calls_of_bound(tree: ast.Module, modules: set[str], classes: set[str]) -> li
 
 
 def calls_by_name(tree: ast.Module, methods: set[str]) -> list[tuple[str, int, int]]:
-    """(method, positional arguments, line) of each plain call `x.method(...)`, whatever x is."""
+    """(method, positional arguments, line) of each plain call `x.method(...)`, whatever x is but a name bound
+    to the standard library."""
+    stdlib = stdlib_names(tree)
     return [(method.attr, len(node.args), node.lineno) for node in ast.walk(tree) if isinstance(node, ast.Call)
-            and (method := _plain_method(node)) is not None and method.attr in methods]
+            and (method := _plain_method(node)) is not None and method.attr in methods
+            and not on_stdlib(method, stdlib)]
 
 
 def _plain_method(call: ast.Call) -> ast.Attribute | None:
