@@ -32,13 +32,15 @@ LIBRARY = "namespace t {\nint one(int a) { return -a; }\nint two(int b) { return
 # The header other files call them through: a default nothing outside the guard can call needs no replacement.
 HEADER = "namespace t {\nint one(int a);\nint two(int b);\n}\n"
 NEW_HEADER = "namespace t {\nint one(int a);\nint mid(int m);\nint two(int b);\n}\nint three(int c);\n"
+# Another file calls them: declared and called elsewhere, each needs a definition in the backend's build.
+CALLER = {"lib/Caller.cpp": '#include "t/Pipe.h"\nint all() { return t::mid(1) + three(2); }\n'}
 
 
 def _world(tmp_path: Path) -> Path:
     fork = {B + "include/flagtree_spec.h": "#define FLAGTREE_SPEC_Pipe\n", B + "lib/Pipe.cpp": LIBRARY,
             "lib/Pipe.cpp": FORK_TRUNK, "include/t/Pipe.h": HEADER, "python/triton/__init__.py": ""}
     return small_world(tmp_path, {"lib/Pipe.cpp": BASE, "include/t/Pipe.h": HEADER, "python/triton/__init__.py": ""},
-                       {"lib/Pipe.cpp": UPSTREAM, "include/t/Pipe.h": NEW_HEADER}, fork)
+                       {"lib/Pipe.cpp": UPSTREAM, "include/t/Pipe.h": NEW_HEADER, **CALLER}, fork)
 
 
 def _upgraded_with_markers(repo: Path, style: str) -> None:
@@ -93,7 +95,7 @@ def test_a_clean_file_gets_no_note(tmp_path: Path) -> None:
             "lib/Pipe.cpp": FORK_TRUNK, "python/triton/__init__.py": ""}
     upstream = {"lib/Pipe.cpp": BASE.replace("int two", "int mid(int m) { return m; }\n\nint two")}
     repo = small_world(tmp_path, {"lib/Pipe.cpp": BASE, "include/t/Pipe.h": HEADER, "python/triton/__init__.py": ""},
-                       {**upstream, "include/t/Pipe.h": NEW_HEADER}, {**fork, "include/t/Pipe.h": HEADER})
+                       {**upstream, "include/t/Pipe.h": NEW_HEADER, **CALLER}, {**fork, "include/t/Pipe.h": HEADER})
     findings = drift_of(SimpleNamespace(fork=repo), "v1", "v2", "main").findings
     assert _missing(findings) == ["mid"]
     assert not [f for f in findings if f.kind == "analysis-conflicted"]
@@ -111,7 +113,8 @@ def test_markers_committed_on_the_flagtree_branch_are_read_and_named(tmp_path: P
               "#endif // FLAGTREE_SPEC_Pipe\n>>>>>>> flagtree\n")
     header = HEADER + "int extra(int e);\n"  # FlagTree's extra, called through the header
     fork = {B + "include/flagtree_spec.h": "#define FLAGTREE_SPEC_Pipe\n", B + "lib/Pipe.cpp": LIBRARY,
-            "lib/Pipe.cpp": marked, "include/t/Pipe.h": header, "python/triton/__init__.py": ""}
+            "lib/Pipe.cpp": marked, "include/t/Pipe.h": header, "python/triton/__init__.py": "",
+            "lib/Caller.cpp": '#include "t/Pipe.h"\nint all() { return t::extra(1); }\n'}
     repo = small_world(tmp_path, {"lib/Pipe.cpp": BASE, "python/triton/__init__.py": ""}, {"README.md": "v2\n"}, fork)
     findings = drift_of(SimpleNamespace(fork=repo), "v1", "v2", "main").findings
     notes = [f.message for f in findings if f.kind == "analysis-conflicted"]

@@ -95,10 +95,14 @@ def test_members_of_a_class_the_backend_generates_from_its_own_tablegen_follow_i
     declares = TD_OLD.replace("int depth(int a) const;", "int depth(int a) const;\n    int extra() const;")
     assert _generated_member_kinds(tmp_path / "declares", {B + "include/t/Attrs.td": declares}) == \
         {("guard-replacement-missing", "FooAttr::extra")}
-    # an interface in the backend's TableGen may declare it for the class: no claim that it is not declared
-    interface = TD_OLD + 'def T_Extra : AttrInterface<"Extra"> {\n  let methods = [InterfaceMethod<"", "int", "extra">];\n}\n'
-    assert _generated_member_kinds(tmp_path / "interface", {B + "include/t/Attrs.td": interface}) == \
+    # an interface the backend's record lists declares it for the class: its replacement is missing
+    interface = 'def T_Extra : AttrInterface<"Extra"> {\n  let methods = [InterfaceMethod<"", "int", "extra">];\n}\n'
+    listed = TD_OLD.replace('"foo">', '"foo", [DeclareAttrInterfaceMethods<T_Extra>]>') + interface
+    assert _generated_member_kinds(tmp_path / "interface", {B + "include/t/Attrs.td": listed}) == \
         {("guard-replacement-missing", "FooAttr::extra")}
+    # an interface the record does not list declares nothing for it (issue 33, the 3.5.x -> 3.7 move: ascend's
+    # own TritonOps.td lists no PredicatedOpInterface, which trunk's new LoadOp declares)
+    assert _generated_member_kinds(tmp_path / "unlisted", {B + "include/t/Attrs.td": TD_OLD + interface}) == set()
 
 
 def _mismatches(tmp_path: Path, upstream_impl: str, library: str) -> list[str]:
@@ -176,3 +180,25 @@ def test_a_cpp_overlay_under_a_directory_the_build_leaves_out_is_info(tmp_path: 
              if f.path.endswith("Fold.cpp")}
     assert kinds[B + "lib/Dialect/Triton/Fold.cpp"] == "overlay-unbuilt"
     assert kinds[B + "lib/Dialect/Gpu/Fold.cpp"] != "overlay-unbuilt"
+
+
+def test_a_free_default_no_other_file_can_call_needs_no_replacement(tmp_path: Path) -> None:
+    """Issue 33, the 3.5.x -> 3.7 move: ascend's guarded Ops.cpp takes the only callers of deduceScaleFactor and
+    verifyGatherScatterOp with it. A header's declaration calls nothing, and a same-named lambda elsewhere is
+    another name; a file that calls it through a declaration needs it."""
+    base = {"include/t/Layout.h": HEADER, "lib/Impl.cpp": TRUNK.replace("#ifndef FLAGTREE_SPEC_Impl_cpp\n", "")
+            .replace("#endif\n", ""), "python/triton/__init__.py": ""}
+    library = LIBRARY.replace("int helper(int a) { return -a; }\n", "")
+    lambda_only = {"lib/Other.cpp": "int g() {\n  auto helper = [](int a) { return a; };\n  return helper(1);\n}\n"}
+    called = {"lib/Other.cpp": '#include "t/Layout.h"\nint g() { return t::helper(1); }\n'}
+    found = {}
+    undeclared = {**base, "include/t/Layout.h": HEADER.replace("int helper(int a);\n", "")}
+    for name, old, extra in (("declared", base, {}), ("lambda", undeclared, lambda_only), ("called", base, called)):
+        fork = {**old, "lib/Impl.cpp": TRUNK, B + "include/flagtree_spec.h": MACRO, B + "lib/Impl.cpp": library,
+                **extra}
+        (tmp_path / name).mkdir()
+        repo = small_world(tmp_path / name, old, {"README.md": "v2\n"}, fork)
+        found[name] = sorted(f.message.split(" defines no ")[-1] for f in
+                             drift_of(SimpleNamespace(fork=repo), "v1", "v2", "main").findings
+                             if f.kind == "guard-replacement-missing")
+    assert found == {"declared": [], "lambda": [], "called": ["helper"]}

@@ -307,17 +307,41 @@ def _own_declaration(context: DriftContext, function: CppFunction, own: OwnTable
                 any(name == "get" + parameter[:1].upper() + parameter[1:] for parameter in _PARAMETER.findall(source)):
             return True
     quoted = f'"{name}"'
-    if any(quoted in text for text in own.texts):
-        return True
     tree = context.upstream_new
-    return any(quoted in (read_text(tree, path) or "") for path in tree.paths()
-               if path.endswith(TD) and not is_third_party(path) and path not in own.replaced)
+    texts = [*own.texts, *(read_text(tree, path) or "" for path in tree.paths()
+                           if path.endswith(TD) and not is_third_party(path) and path not in own.replaced)]
+    naming = [interfaces for text in texts if quoted in text for interfaces in [_defs_naming(text, quoted)]]
+    if any(interfaces is None for interfaces in naming):
+        return True  # named outside any def: taken as declared, as before
+    # An interface method reaches the class only through an interface its own records list (issue 33, the
+    # 3.5.x -> 3.7 move: ascend's own TritonOps.td lists no PredicatedOpInterface, so its LoadOp has no
+    # getPredicateOperand to define)
+    return any(re.search(rf"\b{re.escape(interface)}\b", source)
+               for interfaces in naming for interface in interfaces or () for source in own.records[qualifier])
+
+
+_DEF = re.compile(r"^def\s+([A-Za-z_]\w*)", re.MULTILINE)
+
+
+def _defs_naming(text: str, quoted: str) -> set[str] | None:
+    """The TableGen defs (interfaces) of a text whose body spells quoted; None where it occurs before any def."""
+    starts = [(match.start(), match[1]) for match in _DEF.finditer(text)]
+    found: set[str] = set()
+    at = text.find(quoted)
+    while at != -1:
+        owner = next((name for start, name in reversed(starts) if start < at), None)
+        if owner is None:
+            return None
+        found.add(owner)
+        at = text.find(quoted, at + 1)
+    return found
 
 
 def _replacement_findings(finding: Callable[..., Finding], macro: str, region: GuardRegion, path: str,
                           trunk: list[CppFunction], library: dict[str, list[CppFunction]],
                           undeclared: frozenset[str], trunk_defines: Callable[[str, str], bool],
-                          own_declares: Callable[[CppFunction], bool | None]) -> list[Finding]:
+                          own_declares: Callable[[CppFunction], bool | None],
+                          uncalled: Callable[[CppFunction], bool] = lambda function: False) -> list[Finding]:
     """Each trunk function the guard turns off (#ifndef: the default; #ifdef: a declaration the backend fills)
     needs a definition in the backend's spec library, with the parameters trunk declares; not an op hook the
     backend's own TableGen records never declare. A member of a class the backend generates from its own record
@@ -334,6 +358,8 @@ def _replacement_findings(finding: Callable[..., Finding], macro: str, region: G
             continue
         if not replacements and region.directive == "ifdef" and trunk_defines(macro, function.short_name):
             continue  # the guard changes how trunk declares it (e.g. drops `static` in the file that defines it)
+        if not any(r.params == function.params for r in replacements) and uncalled(function):
+            continue  # nothing else calls it: no definition missing, and another parameter list is an overload
         if not replacements:
             what = "turns off trunk" if region.directive == "ifndef" else "declares, for the backend,"
             out.append(finding("guard-replacement-missing", f"{macro} {what} {function.name} "
@@ -422,6 +448,14 @@ def _needs_no_replacement(context: DriftContext, path: str, function: CppFunctio
                                                  for tree in (context.upstream_new, context.backend_files))
 
 
+def _uncalled(context: DriftContext, path: str, function: CppFunction) -> bool:
+    """A free function other trunk files spell, none of which can call it (see _called_elsewhere): without a
+    definition nothing is left unresolved, though a replacement must still agree with a declaration it sees."""
+    name = function.name.split("::")[-1]
+    return "::" not in function.name and not _called_elsewhere(
+        [context.upstream_new, context.backend_files], name, lambda other: other != path and _trunk_code(other))
+
+
 def _file_local(function: CppFunction, text: str) -> bool:
     """Whether the file's definitions of the function are static, in an anonymous namespace, or members of a class
     whose body the file holds."""
@@ -450,6 +484,29 @@ def _spelled_in(tree: GitTree, name: str, wanted: Callable[[str], bool]) -> bool
     """Whether a file of the tree that wanted() keeps spells name as a whole word."""
     word = re.compile(rf"\b{re.escape(name)}\b")
     return any(word.search(read_text(tree, path) or "") for path in tree.paths() if wanted(path))
+
+
+def _called_elsewhere(trees: list[GitTree], name: str, wanted: Callable[[str], bool]) -> bool:
+    """Whether files of the trees that wanted() keeps can call the free function name: one declares it (C++ calls
+    nothing it has not seen declared) and one spells it outside such declarations. A declaration nobody else
+    calls, or a same-named lambda or member where nothing declares the function, needs no definition (issue 33,
+    the 3.5.x -> 3.7 move: ascend's guarded Ops.cpp takes its only callers of deduceScaleFactor and
+    verifyGatherScatterOp with it; FpSanitizer's own deduceScaleFactor lambda is another name)."""
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    declared = used = False
+    for tree in trees:
+        for path in tree.paths():
+            text = read_text(tree, path) if wanted(path) else None
+            if not text or not word.search(text):
+                continue
+            spans = [(decl.start, decl.end) for decl in declarations(text) if decl.name.split("::")[-1] == name] \
+                if path.endswith(CPP_SUFFIXES) else []
+            declared = declared or bool(spans)
+            used = used or any(word.search(line) and not any(start <= number <= end for start, end in spans)
+                               for number, line in enumerate(text.splitlines(), start=1))
+            if declared and used:
+                return True
+    return False
 
 
 def _region_findings(context: DriftContext, backend: str, header: str, macro: str, path: str, region: GuardRegion,
@@ -485,7 +542,9 @@ def _region_findings(context: DriftContext, backend: str, header: str, macro: st
                           and _needs_no_replacement(context, path, function, macro, with_guards, read_from))]
     out += _replacement_findings(finding, macro, region, path, turned_off, library,
                                  _undeclared_hooks(context.backend_files, backend), trunk_defines,
-                                 lambda function: _own_declaration(context, function, own))
+                                 lambda function: _own_declaration(context, function, own),
+                                 lambda function: region.directive == "ifndef" and path.endswith(_SOURCES)
+                                 and _uncalled(context, path, function))
     olds = _counterparts(guarded, defined, old_functions)
     upstream = [(function, old) for function, old in zip(guarded, olds) if old is not None]  # not FlagTree's own
     news = _counterparts([old for _, old in upstream], old_functions, new_functions)
