@@ -276,3 +276,37 @@ def test_a_declaration_upstream_removed_from_the_file_flagtree_uses_it_in_is_gon
     conflicted = merged.replace("    y = _load_helper(x)\n", "<<<<<<< a\n    y = _load_helper(x)\n=======\n"
                                 "    y = x\n>>>>>>> b\n")
     assert _same_file_sites(tmp_path / "conflicted", conflicted) == []
+
+
+def test_a_backend_building_its_own_version_of_a_td_keeps_what_trunks_drops(tmp_path: Path) -> None:
+    """Issue 33, the 3.5.x -> 3.7 move: ascend builds its own TritonOps.td (a spec TableGen overlay), which still
+    has LoadOp's boundaryCheck: its getBoundaryCheck() stands. Another backend, and trunk, meet trunk's .td."""
+    use = '#include "triton/Attr.h"\nint f(TensorMemoryEncodingAttr a) { return a.getUnpacked(); }\n'
+    fork = {"third_party/a/backend/spec/include/triton/Attr.td": OLD["include/triton/Attr.td"],
+            "third_party/a/lib/Use.cpp": use, "third_party/b/lib/Use.cpp": use, "lib/Use.cpp": use}
+    repo, trees = history_trees(tmp_path, OLD, NEW, fork)
+    found = symbol_findings(repo, *trees, lambda path: ["shared-trunk"])
+    assert {site for f in found for site in f.details["sites"]} == {"third_party/b/lib/Use.cpp:2", "lib/Use.cpp:2"}
+    assert {symbol for f in found for symbol in f.details["symbols"]} == {"getUnpacked:removed:include/triton/Attr.td"}
+
+
+def test_a_backend_op_of_the_same_name_in_its_own_dialect_hides_only_its_own_spelling(tmp_path: Path) -> None:
+    """Issue 33, the 3.5.x -> 3.7 move: tsingmicro (triton-shared) has its own tts::MakeTensorPtrOp; its
+    `triton::MakeTensorPtrOp` still names upstream's op, which upstream removed."""
+    ops = ('def TT_Dialect : Dialect {\n  let cppNamespace = "::mlir::triton";\n}\n'
+           'def TT_MakeTensorPtrOp : TT_Op<"make_tensor_ptr"> {\n  let arguments = (ins TT_Ptr:$base);\n}\n')
+    old = {"include/triton/Dialect/Triton/IR/TritonOps.td": ops,
+           "include/triton/Dialect/Triton/IR/Dialect.h": "#pragma once\n"}
+    new = {**old, "include/triton/Dialect/Triton/IR/TritonOps.td": ops.split("def TT_MakeTensorPtrOp")[0]}
+    own = ('def TTS_Dialect : Dialect {\n  let cppNamespace = "::mlir::tts";\n}\n'
+           'def TTS_MakeTensorPtrOp : TTS_Op<"make_tptr"> {\n  let arguments = (ins TT_Ptr:$base);\n}\n')
+    head = '#include "triton/Dialect/Triton/IR/Dialect.h"\n'
+    # another of its TableGen files puts an enum in upstream's namespace: not where its op is declared
+    enum = 'def MK_Format : I32EnumAttr<"Format", "", []> {\n  let cppNamespace = "::mlir::triton";\n}\n'
+    fork = {**old, "third_party/t/include/ts/IR/Structured.td": own, "third_party/t/include/mk/IR/Enums.td": enum,
+            "third_party/t/lib/Both.cpp": head + "void f(Operation *op) {\n  if (isa<tts::MakeTensorPtrOp>(op)) {}\n"
+                                          "  if (isa<triton::MakeTensorPtrOp>(op)) {}\n}\n",
+            "third_party/t/lib/Own.cpp": head + "void g(Operation *op) {\n  if (isa<tts::MakeTensorPtrOp>(op)) {}\n}\n"}
+    repo, trees = history_trees(tmp_path, old, new, fork)
+    found = symbol_findings(repo, *trees, lambda path: ["t"])
+    assert {site for f in found for site in f.details["sites"]} == {"third_party/t/lib/Both.cpp:4"}

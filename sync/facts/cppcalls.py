@@ -164,7 +164,7 @@ def include_dir(td_path: str) -> str:
 
 # ---- which namespace a qualified builder call names ------------------------------------------------
 
-_CPP_NAMESPACE = re.compile(r'\blet\s+cppNamespace\s*=\s*"([\w:]+)"')
+CPP_NAMESPACE = re.compile(r'\blet\s+cppNamespace\s*=\s*"([\w:]+)"')
 _ALIAS = re.compile(r"^\s*namespace\s+(\w+)\s*=\s*([\w:]+)\s*;", re.MULTILINE)
 _QUALIFIER_END = re.compile(r"(?:::\s*)?(?:\w+\s*::\s*)*$")  # `a::b::` (or `::a::`) just before a name
 
@@ -174,7 +174,7 @@ def dir_namespaces(tree: GitTree) -> dict[str, frozenset[str]]:
     found: dict[str, set[str]] = {}
     for path in tree.paths():
         if path.endswith(TD) and not is_third_party(path):
-            names = {name.lstrip(":") for name in _CPP_NAMESPACE.findall(read_text(tree, path) or "")}
+            names = {name.lstrip(":") for name in CPP_NAMESPACE.findall(read_text(tree, path) or "")}
             if names:
                 found.setdefault(include_dir(path), set()).update(names)
     return {directory: frozenset(names) for directory, names in found.items()}

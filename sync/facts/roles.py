@@ -128,12 +128,24 @@ def copies_trunk_lines(tree: FileTree, spec_file: SpecFile) -> bool:
     return bool(theirs) and len(mine & theirs) >= COPY_SHARE * len(theirs)
 
 
+def is_td_overlay(tree: FileTree, spec_file: SpecFile) -> bool:
+    """A spec TableGen file mirroring a trunk .td: the backend's CMake picks it instead of trunk's."""
+    return spec_file.is_tablegen and tree.exists(spec_file.trunk_path or "")
+
+
+def td_overlays(tree: FileTree) -> frozenset[tuple[str, str]]:
+    """(backend, trunk .td) of each TableGen overlay: the classification's td-overlay role alone, without the
+    copy detection the other roles need."""
+    return frozenset((spec_file.backend, spec_file.trunk_path) for spec_file in spec_files(tree)
+                     if spec_file.trunk_path and is_td_overlay(tree, spec_file))
+
+
 def classify(tree: FileTree, spec_file: SpecFile, hooks: TrunkHooks, entries: frozenset[str] = frozenset(),
              exporters: frozenset[str] = frozenset()) -> Classified:
     """The role of one spec file; `entries` are the spec entry modules (spec/triton/__init__.py, legacy
     spec/__init__.py), `exporters` the modules the entry takes spec functions from."""
     if spec_file.area in ("include", "lib"):
-        if spec_file.is_tablegen and tree.exists(spec_file.trunk_path or ""):
+        if is_td_overlay(tree, spec_file):
             return Classified(spec_file, TD_OVERLAY, why="a TableGen file the backend's CMake picks instead of trunk's")
         if spec_file.is_cpp and copies_trunk_lines(tree, spec_file):
             return Classified(spec_file, CPP_OVERLAY, why="a changed copy of the trunk file")

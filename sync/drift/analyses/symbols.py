@@ -34,9 +34,9 @@ import re
 import tokenize
 from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from posixpath import basename, commonprefix
+from posixpath import basename, commonprefix, dirname
 from typing import Callable, Iterable, Iterator, Sequence
 
 import libcst as cst
@@ -50,7 +50,7 @@ from sync.git import GitTree, Repository, changes_with_renames, holds_conflict
 from sync.git import added_lines as tree_added_lines
 from sync.facts.trees import read_text
 from sync.facts.cpp import NAME_QUERY, captures, node_text
-from sync.facts.cppcalls import include_target
+from sync.facts.cppcalls import CPP_NAMESPACE, dialect_namespaces, include_dir, include_target
 from sync.facts.cmakebuilt import unbuilt
 from sync.facts.cppscope import declaration_scopes, in_function_body, own_header_copy, resolves, use_contexts
 from sync.facts.pyfacts import first_line, params_of
@@ -61,6 +61,7 @@ from sync.facts.pyblobs import Extractor, parses, python_fact
 from sync.facts.pychunks import over_chunks
 from sync.facts.layout import is_third_party, own_trunk_backends, third_party_owner
 from sync.facts.delta import fork_added_lines, fork_lines_where
+from sync.facts.roles import td_overlays
 
 PY = (".py",)
 CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
@@ -848,6 +849,32 @@ def _backend_headers(fork: GitTree, backend_dir: str) -> tuple[str, ...]:
     return tuple(path for path in fork.paths() if path.startswith(backend_dir) and _header(path))
 
 
+def _qualified_as_upstreams(old: GitTree, fork: GitTree, backend_dir: str, path: str, name: str,
+                            drift: Drift) -> Use | None:
+    """The first added line where a backend file that also has its own declaration of name spells upstream's by
+    its dialect's namespace (`triton::MakeTensorPtrOp` beside triton-shared's `tts::MakeTensorPtrOp`, tsingmicro
+    on the 3.5.x -> 3.7 move), a namespace the backend's own TableGen that declares name does not use."""
+    if not drift.path.endswith(TD):
+        return None
+    upstream = {namespace.split("::")[-1] for namespace in dialect_namespaces(old).get(include_dir(drift.path), ())}
+    own = {namespace.split("::")[-1] for namespace in _backend_namespaces(fork, backend_dir, name)}
+    if not upstream - own:
+        return None
+    spelled = re.compile(rf"\b(?:{'|'.join(map(re.escape, sorted(upstream - own)))})\s*::\s*{re.escape(name)}\b")
+    source = (read_text(fork, path) or "").splitlines()
+    return next((Use(name, line) for line in sorted(fork_added_lines(old, fork).get(path, frozenset()))
+                 if 0 < line <= len(source) and spelled.search(source[line - 1].split("//", 1)[0])), None)
+
+
+@lru_cache(maxsize=64)
+def _backend_namespaces(fork: GitTree, backend_dir: str, name: str) -> frozenset[str]:
+    """The namespaces (cppNamespace) of the backend's own TableGen directories that declare name."""
+    declaring = {dirname(path) for path in fork.paths() if path.startswith(backend_dir) and path.endswith(TD)
+                 and name in (text := read_text(fork, path) or "") and name in declared_names(path, text)}
+    return frozenset(namespace.lstrip(":") for path in fork.paths() if path.endswith(TD) and dirname(path) in declaring
+                     for namespace in CPP_NAMESPACE.findall(read_text(fork, path) or ""))
+
+
 def _backend_declares(fork: GitTree, backend_dir: str, names: set[str]) -> set[str]:
     """Which of the names the backend's own headers or TableGen declare: the nearest declaration, which its
     uses mean (a backend's own helper of an upstream name is not upstream's removed one)."""
@@ -879,6 +906,20 @@ def symbol_findings(repo: Repository, old: GitTree, new: GitTree, fork: GitTree,
     uses = fork_uses(repo, old, fork)
     share = UpstreamIndex(repo, old, new).changes_part(uses.names, 0, 1)
     return symbol_join(repo, old, new, fork, owners_of, [share], target, uses)
+
+
+def _without_own_tablegen(fork: GitTree, hits_by_file: dict[str, list[tuple[Use, Drift]]]) \
+        -> dict[str, list[tuple[Use, Drift]]]:
+    """Less what a backend's file uses from a .td the backend builds its own version of (a TableGen overlay):
+    its build generates the names from its own records, whatever trunk's new version drops (issue 33, the
+    3.5.x -> 3.7 move: ascend's own TritonOps.td keeps LoadOp's boundaryCheck, so getBoundaryCheck stands)."""
+    overlays = td_overlays(fork) if any(drift.path.endswith(TD) for hits in hits_by_file.values()
+                                        for _, drift in hits) else frozenset()
+    if not overlays:
+        return hits_by_file
+    kept = {path: [(use, drift) for use, drift in hits if (third_party_owner(path), drift.path) not in overlays]
+            for path, hits in hits_by_file.items()}
+    return {path: hits for path, hits in kept.items() if hits}
 
 
 def symbol_join(repo: Repository, old: GitTree, new: GitTree, fork: GitTree, owners_of: Callable[[str], list[str]],
@@ -919,14 +960,19 @@ def symbol_join(repo: Repository, old: GitTree, new: GitTree, fork: GitTree, own
                 if drift.native and drift.change == "removed" and drift.scopes and _header(drift.path)
                 and not own_header_copy(fork, backend_dir, drift.path)]
         if hits:
-            own = own_names(path, read_text(fork, path) or "") | _backend_declares(fork, backend_dir,
-                                                                                  {use.name for use, _ in hits})
-            hits = [(use, drift) for use, drift in hits if use.name not in own]
+            text = read_text(fork, path) or ""
+            mine = own_names(path, text)
+            theirs = _backend_declares(fork, backend_dir, {use.name for use, _ in hits}) - mine
+            hits = [(use, drift) for use, drift in hits if use.name not in mine and use.name not in theirs] + [
+                (qualified, replace(drift, scopes=()))  # its line is where it is spelled as upstream's
+                for use, drift in hits if use.name in theirs
+                and (qualified := _qualified_as_upstreams(old, fork, backend_dir, path, use.name, drift)) is not None]
         if hits:
             hits_by_file.setdefault(path, []).extend(hits)  # beside its includes of deleted headers
     # a C++ file the build leaves out (a commented-out add_subdirectory above it) breaks nothing
     hits_by_file = _resolved(old, fork, {path: hits for path, hits in hits_by_file.items()
                                          if not (path.endswith(CPP) and unbuilt(fork, path))})
+    hits_by_file = _without_own_tablegen(fork, hits_by_file)
     if target is not None and hits_by_file:
         used = still_used_on(target, new, set(hits_by_file))
         hits_by_file = {path: [hit for hit in hits if hit[0].name in used.get(path, set())]
