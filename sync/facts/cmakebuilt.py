@@ -13,9 +13,44 @@ _ADD_SUBDIRECTORY = re.compile(r"^[ \t]*(#?)[ \t#]*add_subdirectory[ \t]*\([ \t]
 
 
 def unbuilt(tree: FileTree, path: str) -> bool:
-    """Whether a directory above path is one its parent's CMakeLists.txt adds only in comments."""
+    """Whether a directory above path is one its parent's CMakeLists.txt adds only in comments, or the nearest
+    CMakeLists.txt that names the file names it only in a commented-out target (tsingmicro's
+    `# add_llvm_executable(tsingmicro-tensor-layout tsingmicro-tensor-layout.cpp ...)` on the 3.5.x -> 3.7 move)."""
     parts = path.split("/")[:-1]
-    return any(_left_out(tree, "/".join(parts[:depth - 1]), parts[depth - 1]) for depth in range(1, len(parts) + 1))
+    return any(_left_out(tree, "/".join(parts[:depth - 1]), parts[depth - 1]) for depth in range(1, len(parts) + 1)) \
+        or _target_commented_out(tree, path)
+
+
+_COMMENTED_TARGET = re.compile(r"^[ \t]*#[ \t#]*add_\w+[ \t]*\(", re.IGNORECASE)
+_COMMENTED = re.compile(r"^[ \t]*#")
+
+
+def _target_commented_out(tree: FileTree, path: str) -> bool:
+    """The nearest CMakeLists.txt above path that spells the file (its path from there) spells it only inside
+    commented-out lines, in a block that comments out an add_*( call; a file list it may take from a glob or a
+    variable counts as built."""
+    parts = path.split("/")
+    for depth in range(len(parts) - 1, -1, -1):
+        directory, rest = "/".join(parts[:depth]), "/".join(parts[depth:])
+        text = read_text(tree, f"{directory}/CMakeLists.txt" if directory else "CMakeLists.txt")
+        if not text or not re.search(rf"(?<![\w./-]){re.escape(rest)}(?![\w.-])", text):
+            continue
+        if re.search(r"\bfile[ \t]*\([ \t]*GLOB", text, re.IGNORECASE):
+            return False
+        lines = text.splitlines()
+        mention = re.compile(rf"(?<![\w./-]){re.escape(rest)}(?![\w.-])")
+        for number, line in enumerate(lines):
+            if not mention.search(line):
+                continue
+            if not _COMMENTED.match(line):
+                return False  # an active line names it
+            block = number
+            while block >= 0 and _COMMENTED.match(lines[block]) and not _COMMENTED_TARGET.match(lines[block]):
+                block -= 1
+            if block < 0 or not _COMMENTED_TARGET.match(lines[block]):
+                return False  # a remark, not a target: read it as built
+        return True
+    return False
 
 
 _memo: WeakKeyDictionary[FileTree, dict[str, frozenset[str]]] = WeakKeyDictionary()  # per tree, while it lives

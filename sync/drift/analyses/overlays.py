@@ -77,7 +77,7 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
         if kind in _DRIFT_KINDS and spec_file.path.endswith(_COMPILED) and unbuilt(context.backend_files, spec_file.path):
             # a directory above it is added only in comments: the build never compiles it, whatever upstream did
             kind, action = _UNBUILT, kind_of(_UNBUILT).action
-            message = f"not built (a CMakeLists.txt above it adds its directory only in a comment); {message}"
+            message = f"not built (a CMakeLists.txt above it names it or its directory only in a comment); {message}"
         return Finding(kind, spec_file.path, f"{route}: {message}" if route else message, action,
                        backend=spec_file.backend, related_path=related, diff=diff,
                        details={"base": base, **details, **({"mechanism": classified.role} if route else {})})

@@ -1,0 +1,31 @@
+"""Whether CMake compiles a file: only what the tree says plainly is left out counts as not built."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from sync.facts.cmakebuilt import unbuilt
+from tests.test_declindex import tree_of
+
+BIN = "third_party/t/bin/"
+
+
+def _unbuilt(tmp_path: Path, cmake: str, path: str = BIN + "tool-layout.cpp") -> bool:
+    return unbuilt(tree_of(tmp_path, {BIN + "CMakeLists.txt": cmake, path: "int main() {}\n"}), path)
+
+
+def test_a_file_named_only_in_a_commented_out_target_is_not_built(tmp_path: Path) -> None:
+    """Issue 33, the 3.5.x -> 3.7 move: tsingmicro's bin/CMakeLists.txt comments out the tool's executable."""
+    assert _unbuilt(tmp_path / "one", "# add_llvm_executable(tool-layout tool-layout.cpp PARTIAL_SOURCES_INTENDED)\n")
+    listed = "#add_triton_library(Tools\n#  other.cpp\n#  tool-layout.cpp\n#)\n"  # a commented-out list of sources
+    assert _unbuilt(tmp_path / "list", listed)
+
+
+def test_a_file_an_active_line_a_remark_or_a_glob_may_build_counts_as_built(tmp_path: Path) -> None:
+    active = "# add_llvm_executable(tool-layout tool-layout.cpp)\nadd_llvm_executable(tool-layout tool-layout.cpp)\n"
+    assert not _unbuilt(tmp_path / "active", active)
+    assert not _unbuilt(tmp_path / "remark", "# tool-layout.cpp is built by the parent\nadd_subdirectory(x)\n")
+    globbed = "file(GLOB SOURCES *.cpp)\n# add_llvm_executable(tool-layout tool-layout.cpp)\n"
+    assert not _unbuilt(tmp_path / "glob", globbed)
+    assert not _unbuilt(tmp_path / "unnamed", "add_llvm_executable(other other.cpp)\n")
+    # another file whose name ends the same is another file
+    assert not _unbuilt(tmp_path / "suffix", "# add_llvm_executable(x my-tool-layout.cpp)\n")
