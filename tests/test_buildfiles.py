@@ -28,3 +28,18 @@ def test_near_miss_entries_that_still_exist(tmp_path) -> None:
                                          + "add_public_tablegen_target(TritonATableGen)\n"}, fork,
                          removed_upstream=("lib/A/Old.cpp",))
     assert build_file_findings(context) == []
+
+
+def test_a_backends_cmake_names_trunk_files_from_the_root_or_by_their_objects(tmp_path) -> None:
+    """Issue 33, the 3.5.x -> 3.7 move: enflame's triton_gcu300.cmake links objects of a build of the repository
+    (`${bin}/lib/.../CMakeFiles/T.dir/X.cpp.o`), some of whose sources upstream deleted. Its own relative entries
+    name its own files, and an object of a file the repository never had (LLVM's) names nothing of trunk's."""
+    cmake = ("set(OBJS\n  ${triton_${arch}_bin}/lib/A/CMakeFiles/TritonA.dir/Old.cpp.o\n"
+             "  ${triton_${arch}_bin}/lib/A/CMakeFiles/TritonA.dir/A.cpp.o\n"
+             "  ${LLVM_BINARY_DIR}/lib/Support/CMakeFiles/LLVMSupport.dir/Old.cpp.o\n"
+             "  ${PROJECT_SOURCE_DIR}/lib/A/Old.cpp\n  Old.cpp\n  TritonAIncGen\n)\n")
+    fork = {**OLD, "third_party/g/cmake/objects.cmake": cmake, "third_party/g/cmake/Old.cpp": "int g;\n"}
+    context = context_of(tmp_path, OLD, NEW, fork, removed_upstream=("lib/A/Old.cpp",))
+    found = [(f.details["sites"], f.related_path) for f in build_file_findings(context) if f.kind == "build-file"]
+    # one finding for the file, with both lines that name it
+    assert found == [(["third_party/g/cmake/objects.cmake:2", "third_party/g/cmake/objects.cmake:5"], "lib/A/Old.cpp")]

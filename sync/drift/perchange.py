@@ -20,13 +20,14 @@ from sync.records.suppressions import subject_of
 from sync.model import Finding
 
 # What upstream did to the declarations of a kind, and what FlagTree does with them, for the message.
-_VERBS = {
+_VERBS: dict[str, tuple[str, ...]] = {
     "symbol-removed": ("removed or renamed", "uses", " (will not build or import as is)"),
     "call-no-overload": ("changed the overloads of", "calls", " (will not build as is)"),
     "call-signature": ("changed the parameters of", "calls", ""),
     "op-verifier-changed": ("changed the verifiers of", "creates", ""),
     "decorated-keyword-missing": ("changed the keyword the functions take under", "decorates functions with",
                                   " (will not run as is)"),
+    "build-file": ("deleted or renamed", "names in its build files", " (will not build as is)", "files"),
 }
 SHOWN_DECLARATIONS = 12  # in the message; details.declarations keeps every one
 SHOWN_SITES = 5
@@ -127,14 +128,15 @@ def _folded(kind: str, members: list[Finding]) -> Finding:
         details[name] = list(dict.fromkeys(item for member in members for item in member.details.get(name) or []))
     if first.details.get("commits_more"):
         details["commits_more"] = first.details["commits_more"]
-    verb, uses, consequence = _VERBS.get(kind, ("changed", "uses", ""))
+    verb, uses, consequence, *noun = _VERBS.get(kind, ("changed", "uses", ""))
     if kind == "call-no-overload" and all(member.path.endswith(".py") for member in members):
         consequence = " (will not run as is)"  # Python calls: a TypeError when they run, not a build error
     files = len({_site_order(site)[0] for site in sites})
     named = ", ".join(f"{part['declaration']} ({len(part['sites'])})" for part in parts[:SHOWN_DECLARATIONS])
     named += f" and {len(parts) - SHOWN_DECLARATIONS} more" if len(parts) > SHOWN_DECLARATIONS else ""
     shown = ", ".join(sites[:SHOWN_SITES]) + (f" and {len(sites) - SHOWN_SITES} more" if len(sites) > SHOWN_SITES else "")
-    message = (f"upstream change {_change_label(details)} {verb} {len(parts)} declarations FlagTree {uses} at "
+    message = (f"upstream change {_change_label(details)} {verb} {len(parts)} {noun[0] if noun else 'declarations'} "
+               f"FlagTree {uses} at "
                f"{len(sites)} site(s) in {files} file(s){consequence}: {named}; sites: {shown}")
     diffs = list(dict.fromkeys(member.diff for member in sorted(members, key=lambda m: _site_order(_sites(m)[0]))
                                if member.diff))

@@ -54,6 +54,15 @@ def _id_text(repo: Repository, oid: Any) -> str:
     return blob.data.decode("utf-8", errors="replace") if blob.type_str == "blob" else ""
 
 
+def deleting_commits(repo: Repository, old: str, new: str, path: str,
+                     most: int = 3) -> tuple[list[tuple[str, str]], int]:
+    """(short id, subject) of the first `most` commits old..new that deleted path (or renamed it away), oldest
+    first, and how many did in all."""
+    found = [(str(commit.id)[:9], commit.message.splitlines()[0] if commit.message else "")
+             for commit, before, after in _path_changes(repo, old, new, path) if before is not None and after is None]
+    return found[:most], len(found)
+
+
 def removing_commits(repo: Repository, old: str, new: str, path: str, name: str, most: int = 2) -> list[tuple[str, str]]:
     """(short id, subject) of the commits whose diff of path drops lines that mention name (a removal, or a
     changed declaration), the biggest first. In a TableGen file an ODS record carries its dialect's prefix

@@ -223,9 +223,9 @@ CATALOGUE: tuple[Kind, ...] = (
        "finding per upstream change and backend, listing each verifier it changed, every site and the upstream "
        "commit and PR)", "read the verifier's upstream diff and check the operands and types FlagTree passes at every site the "
        "finding lists", confidence="medium"),
-    _k("build-file", "symbol", "warning", "a FlagTree-added CMake entry names a source, directory or target "
-       "that upstream removed, renamed or moved between the tags", "point the entry at where upstream moved "
-       "it, or drop it", confidence="high"),
+    _k("build-file", "symbol", "error", "a FlagTree-added CMake entry names a source, object, directory or target "
+       "that upstream removed, renamed or moved between the tags: CMake or the link stops (will not build as "
+       "is)", "point the entry at where upstream moved it, or drop it", confidence="high"),
     _k("build-generated-dependency", "symbol", "warning", "upstream added includes that make a CMake library "
        "FlagTree builds differently need TableGen output its DEPENDS does not name", "add the TableGen targets "
        "the finding lists to the library's DEPENDS", confidence="medium"),

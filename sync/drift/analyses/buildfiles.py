@@ -5,7 +5,9 @@ An entry is a word on a FlagTree-added line of a CMakeLists.txt or *.cmake file.
 path (relative to the CMake file's directory or, after ${...SOURCE_DIR}, to the root) and existed at the
 old tag but not at the new one is reported (build-file); so is a word that is a target some CMake file
 defines at the old tag (add_*library, add_public_tablegen_target, add_mlir_dialect's MLIR<X>IncGen) and
-none defines at the new tag. Directories where FlagTree adds code files and whose CMakeLists.txt upstream
+none defines at the new tag. A backend's CMake file (third_party/<b>/) is read for trunk's files only: words
+from the root, and objects of a build of the repository (`${bin}/lib/X/CMakeFiles/T.dir/Y.cpp.o`).
+Directories where FlagTree adds code files and whose CMakeLists.txt upstream
 changed the sources, targets or subdirectories of get a low-confidence note (build-restructured). Targets
 FlagTree builds differently whose sources upstream made need undeclared TableGen output are builddeps.py's own analysis."""
 from __future__ import annotations
@@ -19,6 +21,7 @@ from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
 from sync.facts.delta import CPP, PY, TD, backend_of, fork_added_lines, is_cmake, text_diff
 from sync.facts.layout import is_third_party
+from sync.facts.upstreamlog import deleting_commits, one_per_change
 
 _WORD = re.compile(r"[\w${}./+-]+")
 _TARGET_DEF = re.compile(r"\b(add_\w*library|add_public_tablegen_target|add_executable|add_custom_target|"
@@ -41,7 +44,24 @@ def defined_targets(tree: GitTree) -> set[str]:
     return targets
 
 
+def _object_source(word: str) -> str | None:
+    """The source of an object file named by its path in a build tree that mirrors the repository
+    (`${bin}/lib/X/CMakeFiles/T.dir/Y.cpp.o` -> lib/X/Y.cpp): a backend that links trunk's objects by hand
+    (enflame's triton_gcu*.cmake on the 3.5.x -> 3.7 move) names trunk's sources that way."""
+    head, found, tail = word.partition("/CMakeFiles/")
+    target_dir, slash, obj = tail.partition("/")
+    if not found or not slash or not target_dir.endswith(".dir") or not obj.endswith((".o", ".obj")) \
+            or "}/" not in head:
+        return None
+    head = head[head.rfind("}/") + 2:]  # below the variable that names the build tree
+    if "$" in head or "$" in obj or not head:
+        return None
+    return normpath(join(head, obj.rsplit(".", 1)[0]))
+
+
 def _path_of(word: str, cmake_dir: str) -> str | None:
+    if (source := _object_source(word)) is not None:
+        return source
     if "$" in word and not (_ROOT_VARS.match(word) or _HERE_VARS.match(word)):
         return None
     if _ROOT_VARS.match(word):
@@ -61,13 +81,18 @@ def _structure(text: str) -> list[str]:
 
 
 def build_file_findings(context: DriftContext) -> list[Finding]:
+    """One finding per referent and backend, with every FlagTree line that names it (a backend that links
+    trunk's objects by hand names each in two files), and the upstream commits that deleted a file."""
     old, new, fork = context.upstream_old, context.upstream_new, context.fork
     added = fork_added_lines(old, fork)
-    findings: list[Finding] = []
+    sited: list[tuple[tuple[str, ...], list[str], Finding]] = []
     old_targets: set[str] | None = None
     for path, lines in sorted(added.items()):
-        if not is_cmake(path) or is_third_party(path):
+        if not is_cmake(path):
             continue
+        # A backend's CMake file names its own files and targets, and trunk's files only from the root (or
+        # through the objects of a build of the root)
+        backend = is_third_party(path)
         source = (read_text(fork, path) or "").splitlines()
         if old_targets is None:
             old_targets, new_targets = defined_targets(old), defined_targets(new)
@@ -75,6 +100,8 @@ def build_file_findings(context: DriftContext) -> list[Finding]:
             text = source[line - 1].split("#", 1)[0] if line <= len(source) else ""
             for word in _WORD.findall(text):
                 why = None
+                if backend and not (_ROOT_VARS.match(word) or _object_source(word)):
+                    continue
                 target_path = _path_of(word, dirname(path))
                 if target_path and _exists(old, target_path) and not _exists(new, target_path):
                     moved = context.renames.get(target_path)
@@ -82,16 +109,20 @@ def build_file_findings(context: DriftContext) -> list[Finding]:
                 elif word in old_targets and word not in new_targets:
                     why = f"target {word} is defined by no CMake file at the new tag"
                 if why:
-                    findings.append(Finding(
-                        "build-file", path, f"FlagTree's CMake entry {word!r}: {why}", line=line,
-                        backend=backend_of(context.owners.owners, path), related_path=target_path,
-                        details={"entry": word, "flagtree_line": text.strip()}))
-    findings.extend(_restructured(context, added))
-    return findings
+                    removed_path = target_path if target_path and _exists(old, target_path) else None
+                    key = ("path", removed_path) if removed_path else ("target", word)
+                    sited.append((key, [f"{path}:{line}"], Finding(
+                        "build-file", path, f"FlagTree's CMake entry {word!r}: {why} (will not build as is)",
+                        line=line, backend=backend_of(context.owners.owners, path), related_path=target_path,
+                        details={"entry": word, "flagtree_line": text.strip(), "declaration": key[1]})))
+    rng = context.range
+    deleting = (lambda key: deleting_commits(context.repo, rng.old.oid, rng.onto.oid, key[1]) if key[0] == "path"
+                else ([], 0)) if rng is not None else None
+    return one_per_change(sited, deleting) + _restructured(context, added)
 
 
 def _restructured(context: DriftContext, added: dict[str, frozenset[int]]) -> list[Finding]:
-    old, new, fork = context.upstream_old, context.upstream_new, context.fork
+    old, new = context.upstream_old, context.upstream_new
     new_files: dict[str, list[str]] = {}
     for path in added:
         if path.endswith(PY + CPP + TD) and not old.exists(path) and not is_third_party(path):
