@@ -324,3 +324,16 @@ def test_location_builders_are_read_from_either_spelling_of_the_forwarding_creat
     static_form = LOCATION_BUILDER.replace("builder->create<OpTy>(loc,", "OpTy::create(*builder, loc,")
     assert location_builders(LOCATION_BUILDER) == location_builders(static_form) == {"TritonOpBuilder"}
     assert location_builders(LOCATION_BUILDER.replace("(loc, std::forward", "(std::forward")) == set()
+
+
+def test_an_operands_type_constraint_is_the_value_its_generated_builder_takes() -> None:
+    """Issue 33, the 3.5.x -> 3.7 move: the custom builder's `"Value":$other` became the generated builder's
+    `Optional<TT_Type>:$other`, which takes a Value too: no retyped argument."""
+    from sync.drift.analyses.callsigs import builder_type
+    assert builder_type('"Value"') == builder_type("Optional<TT_Type>") == builder_type("TT_PtrLike") == "Value"
+    assert builder_type("Variadic<TT_Type>") == "ValueRange"
+    assert builder_type('CArg<"bool", "false">') == "bool" and builder_type('"::mlir::Type"') == "::mlir::Type"
+    # attributes, properties and type parameters keep their own spelling
+    assert builder_type("DefaultValuedAttr<TT_CacheModifierAttr, \"::mlir::triton::CacheModifier::NONE\">") \
+        .startswith("DefaultValuedAttr<")
+    assert builder_type("ArrayRefParameter<\"unsigned\">") == "ArrayRefParameter<\"unsigned\">"

@@ -169,12 +169,31 @@ _NOT_A_TYPE_NAME = frozenset("const unsigned signed int long short char bool flo
                              "typename mlir llvm triton gpu std".split())
 
 
+_NOT_AN_OPERAND = re.compile(r"Attr|Prop|Parameter")
+
+
+def builder_type(kind: str) -> str:
+    """The C++ type a builder takes for one `ins` entry: a custom builder's quoted type as written (CArg's
+    first argument), and an op operand's type constraint (TT_Type, Optional<TT_Type>, AnyTypeOf<...>) as the
+    Value the generated builder takes (ValueRange for Variadic<...>); attributes, properties and parameters
+    stay as written (issue 33, the 3.5.x -> 3.7 move: `Optional<TT_Type>:$other` was read as a retyped `Value`)."""
+    kind = kind.strip()
+    if kind.startswith("CArg") and (quoted := re.search(r'"([^"]*)"', kind)):
+        return quoted[1]
+    if kind.startswith('"'):
+        return kind.strip('"')
+    if _NOT_AN_OPERAND.search(kind):
+        return kind
+    return "ValueRange" if kind.startswith("Variadic<") else "Value"
+
+
 def _retyped_argument(old: Overload, new: Overload, used: Callable[[Overload], tuple[tuple[str, str], ...]],
                       call: CppCall, text: str) -> str | None:
     """Why the call breaks when an overload's parameters only changed type: the first retyped argument that
     the call's text, or the declaration of the variable it passes, spells with a type name the old
     parameter type has and the new one lacks; None when no argument does."""
     for position, ((was, name), (now, _)) in enumerate(zip(used(old), used(new))):
+        was, now = builder_type(was), builder_type(now)
         gone = set(_CPP_WORD.findall(was)) - set(_CPP_WORD.findall(now)) - _NOT_A_TYPE_NAME
         index = old.leading + position
         if was == now or not gone or index >= len(call.arguments):
