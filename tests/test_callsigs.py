@@ -333,7 +333,38 @@ def test_an_operands_type_constraint_is_the_value_its_generated_builder_takes() 
     assert builder_type('"Value"') == builder_type("Optional<TT_Type>") == builder_type("TT_PtrLike") == "Value"
     assert builder_type("Variadic<TT_Type>") == "ValueRange"
     assert builder_type('CArg<"bool", "false">') == "bool" and builder_type('"::mlir::Type"') == "::mlir::Type"
-    # attributes, properties and type parameters keep their own spelling
+    # attributes, properties and named parameter kinds keep their own spelling
     assert builder_type("DefaultValuedAttr<TT_CacheModifierAttr, \"::mlir::triton::CacheModifier::NONE\">") \
         .startswith("DefaultValuedAttr<")
-    assert builder_type("ArrayRefParameter<\"unsigned\">") == "ArrayRefParameter<\"unsigned\">"
+    assert builder_type("DefaultValuedParameter<\"unsigned\", \"1\">") == "unsigned"
+    assert builder_type("ArrayRefParameter<\"unsigned\">") == "ArrayRef<unsigned>"
+    assert builder_type("TTNG_CGALayoutRankTwoParam") == "TTNG_CGALayoutRankTwoParam"
+
+
+def test_a_number_passed_where_the_builder_now_takes_an_attribute_fits_no_overload(tmp_path) -> None:
+    """Issue 33 (3.5.x -> 3.7 move): TensorMemoryEncodingAttr::get took (blockM, blockN, unpacked, CTASplitM,
+    CTASplitN) and takes (blockM, blockN, colStride, CGALayout, twoCTAs = false): tle's five-argument call fits the
+    new arity, but no number converts to the CGAEncodingAttr now in its fourth place. Where the old place took a
+    type class (not a number), the argument's type is unknown: a warning, as before."""
+    old = ('def X_FooAttr : AttrDef<X_Dialect, "Foo"> {\n  let parameters = (ins "unsigned":$blockM, "bool":$unpacked,'
+           ' "unsigned":$split, "unsigned":$other);\n}\n')
+    new = ('def X_FooAttr : AttrDef<X_Dialect, "Foo"> {\n  let parameters = (ins "unsigned":$blockM, '
+           '"unsigned":$colStride, "x::LayoutAttr":$layout, DefaultValuedParameter<"bool", "false">:$twoCTAs);\n}\n')
+    kept = old.replace('"unsigned":$split', '"x::OldAttr":$split')
+    # the kind may be a parameter def of the same file that names the C++ class (TTNG_CGALayoutRankTwoParam)
+    named = ('def X_LayoutParam : AttrOrTypeParameter<"::x::LayoutAttr", "a layout"> {\n  let printer = [{ p }];\n}\n'
+             + new.replace('"x::LayoutAttr":$layout', 'X_LayoutParam:$layout'))
+    header = {"include/triton/Dialect/X/IR/Dialect.h": "#pragma once\n"}
+    use = {"lib/Use.cpp": '#include "triton/Dialect/X/IR/Dialect.h"\nvoid f() {\n'
+                          "  auto a = x::FooAttr::get(ctx, 4, true, 2, 2);\n}\n"}
+    found = {}
+    for name, before, after in (("number", old, new), ("class", kept, new), ("named", old, named)):
+        files = {**header, "include/triton/Dialect/X/IR/Attrs.td": before}
+        context = context_of(tmp_path / name, files, {**files, "include/triton/Dialect/X/IR/Attrs.td": after},
+                             {**files, **use})
+        findings = call_signature_findings(context)
+        found[name] = [(f.kind, f.severity) for f in findings]
+        if name == "named":
+            assert "argument 4 goes to ::x::LayoutAttr layout, which no number converts to" in findings[0].message
+    assert found == {"number": [("call-no-overload", "error")], "class": [("call-signature", "warning")],
+                     "named": [("call-no-overload", "error")]}

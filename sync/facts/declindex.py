@@ -60,7 +60,7 @@ CPP_SUFFIXES = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx")
 TD_SUFFIXES = (".td",)
 PY_SUFFIXES = (".py",)
 CMAKE_SUFFIXES = ("CMakeLists.txt", ".cmake")
-VERSIONS = {"cpp": 2, "td": 1, "py": 4, "cmake": 1}
+VERSIONS = {"cpp": 2, "td": 2, "py": 4, "cmake": 1}
 PARSES: Counter[str] = Counter()  # parses done by this process, per language (tests: a cached run parses nothing)
 _MEMO_LIMIT = 20_000  # blobs; content-addressed, so only memory is at stake
 

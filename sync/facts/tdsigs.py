@@ -92,13 +92,22 @@ def _cpp_names(name: str, parents: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+# `def X : AttrOrTypeParameter<"::ns::CGAEncodingAttr", ...>`: a named parameter kind and the C++ type it stands for
+_PARAMETER_DEF = re.compile(r'^def\s+(\w+)\s*:\s*(?:AttrOrType|Attr|Type)Parameter\s*<\s*"([^"]+)"', re.MULTILINE)
+
+
 def records(path: str, text: str) -> list[Record]:
+    """Every attribute, type and op record of a .td text with its builders. A parameter whose kind is a
+    parameter def of the same text is given the C++ type that def names (quoted, as a written type is)."""
     found: list[Record] = []
+    named = {name: f'"{cpp}"' for name, cpp in _PARAMETER_DEF.findall(text)}
     for match in _DEF.finditer(text):
         end = _balanced(text, match.end() - 1, "{", "}")
         body = text[match.end():end - 1]
         parents = match[2]
         params = _field(body, "parameters")
+        if params is not None and named:
+            params = ([(named.get(kind, kind), name) for kind, name in params[0]], params[1])
         arguments = _field(body, "arguments")
         if params is None and arguments is None:
             continue

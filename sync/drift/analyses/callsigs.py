@@ -93,9 +93,17 @@ def _verdict(overloads_old: tuple[Overload, ...], overloads_new: tuple[Overload,
     count = call.count
     takes = lambda o: o.fits(count) and not (typed and _value_as_type(o, call, text))
     fit_old = [o for o in overloads_old if takes(o)]
-    fit_new = [o for o in overloads_new if takes(o)]
+    by_count = [o for o in overloads_new if takes(o)]
+    fit_new = [o for o in by_count if _scalar_now_class(fit_old, o, count) is None]
     if not fit_old:
         return None  # the call did not fit before either: not a call this record describes
+    if not fit_new and by_count:
+        index = _scalar_now_class(fit_old, by_count[0], count)
+        assert index is not None
+        kind, name = by_count[0].params[index - by_count[0].leading]
+        return (f"{count} argument(s) fit {fit_old[0].text()} at the old tag; at the new tag argument {index + 1} "
+                f"goes to {builder_type(kind)} {name}, which no number converts to: "
+                + "; ".join(o.text() for o in overloads_new)), False, True
     if not fit_new:
         return (f"{count} argument(s) fit {fit_old[0].text()} at the old tag and no overload at the new tag: "
                 + "; ".join(o.text() for o in overloads_new)), False, True
@@ -117,6 +125,28 @@ def _verdict(overloads_old: tuple[Overload, ...], overloads_new: tuple[Overload,
     was = f"{before[first][0]} {before[first][1]}" if first < len(before) else "nothing"
     now = f"{after[first][0]} {after[first][1]}" if first < len(after) else "nothing"
     return f"argument {first + 1} was {was}, is {now} ({fit_old[0].text()} -> {fit_new[0].text()})", False, False
+
+
+_SCALAR = re.compile(r"(?:const\s+)?(?:std::)?(?:unsigned(?:\s+int)?|int|bool|float|double|size_t|u?int(?:8|16|32|64)_t)"
+                     r"(?:\s*&)?")
+_ATTR_OR_TYPE_CLASS = re.compile(r"(?:const\s+)?(?:::)?(?:\w+::)*\w*(?:Attr|Attribute|Type)(?:\s*&)?")
+
+
+def _scalar_now_class(fit_old: list[Overload], new: Overload, count: int) -> int | None:
+    """The first argument (its index in the call) that went, in every old overload the call fit, to a number or
+    bool, and goes, in this new overload, to an MLIR attribute or type class: no number converts to one, so the
+    new overload cannot take the call (TensorMemoryEncodingAttr::get's `unsigned CTASplitM` became
+    `CGAEncodingAttr CGALayout` on the 3.7 move: a call of the old five arguments fits the new arity, and does
+    not compile). None: no such argument."""
+    for index in range(new.leading, min(count, new.leading + len(new.params))):
+        now = builder_type(new.params[index - new.leading][0])
+        if not _ATTR_OR_TYPE_CLASS.fullmatch(now):
+            continue
+        olds = [builder_type(old.params[index - old.leading][0]) for old in fit_old
+                if old.leading <= index < old.leading + len(old.params)]
+        if olds and len(olds) == len(fit_old) and all(_SCALAR.fullmatch(was) for was in olds):
+            return index
+    return None
 
 
 def _edited_by_flagtree(fork: GitTree, record: Record) -> bool:
@@ -169,17 +199,19 @@ _NOT_A_TYPE_NAME = frozenset("const unsigned signed int long short char bool flo
                              "typename mlir llvm triton gpu std".split())
 
 
-_NOT_AN_OPERAND = re.compile(r"Attr|Prop|Parameter")
+_NOT_AN_OPERAND = re.compile(r"Attr|Prop|Param")
 
 
 def builder_type(kind: str) -> str:
-    """The C++ type a builder takes for one `ins` entry: a custom builder's quoted type as written (CArg's
-    first argument), and an op operand's type constraint (TT_Type, Optional<TT_Type>, AnyTypeOf<...>) as the
-    Value the generated builder takes (ValueRange for Variadic<...>); attributes, properties and parameters
-    stay as written (issue 33, the 3.5.x -> 3.7 move: `Optional<TT_Type>:$other` was read as a retyped `Value`)."""
+    """The C++ type a builder takes for one `ins` entry: a quoted type as written (the first argument of CArg
+    and of a parameter wrapper: DefaultValuedParameter<"unsigned", "1">), and an op operand's type constraint
+    (TT_Type, Optional<TT_Type>, AnyTypeOf<...>) as the Value the generated builder takes (ValueRange for
+    Variadic<...>); attributes, properties and named parameter kinds stay as written (issue 33, the 3.5.x -> 3.7
+    move: `Optional<TT_Type>:$other` was read as a retyped `Value`)."""
     kind = kind.strip()
-    if kind.startswith("CArg") and (quoted := re.search(r'"([^"]*)"', kind)):
-        return quoted[1]
+    wrapper = re.match(r"(CArg|\w*Parameter)\s*<", kind)
+    if wrapper and (quoted := re.search(r'"([^"]*)"', kind)):  # the C++ type is its first argument
+        return f"ArrayRef<{quoted[1]}>" if wrapper[1] == "ArrayRefParameter" else quoted[1]
     if kind.startswith('"'):
         return kind.strip('"')
     if _NOT_AN_OPERAND.search(kind):
