@@ -193,7 +193,25 @@ def test_a_free_default_no_other_file_can_call_needs_no_replacement(tmp_path: Pa
     called = {"lib/Other.cpp": '#include "t/Layout.h"\nint g() { return t::helper(1); }\n'}
     found = {}
     undeclared = {**base, "include/t/Layout.h": HEADER.replace("int helper(int a);\n", "")}
-    for name, old, extra in (("declared", base, {}), ("lambda", undeclared, lambda_only), ("called", base, called)):
+    # trunk's python/src calls it, but the backend builds its own python/src in its place (ascend's ir.cc)
+    bindings = {"python/src/ir.cc": '#include "t/Layout.h"\nint bind() { return t::helper(2); }\n'}
+    own_src = {**bindings, "third_party/b/python/src/ir.cc": "int bind() { return 0; }\n"}
+    # a member of the same name (`op.helper()`, a record's `int helper();`) and a local lambda are other names
+    members = {"lib/Other.cpp": '#include "t/Layout.h"\nint g(Op op) {\n  auto helper = [](int a) { return a; };\n'
+                                "  return op.helper() + op->helper() + helper(1);\n}\n",
+               "include/t/Ops.td": "def T_Op : Op<\"x\"> {\n  let extraClassDeclaration = [{\n    int helper();\n"
+                                   "    static int helper(Value a,\n                      Value b);\n  }];\n}\n"}
+    statement = {"lib/Other.cpp": '#include "t/Layout.h"\nusing namespace t;\nvoid g() {\n  helper(1);\n}\n'}
+    # the caller's file is one the backend turns off too (its own FLAGTREE_SPEC_* macro): no caller in its build
+    guarded_caller = {**called, "lib/Other.cpp": "#ifndef FLAGTREE_SPEC_Other_cpp\n" + called["lib/Other.cpp"] + "#endif\n",
+                      B + "include/flagtree_spec.h": MACRO + "#define FLAGTREE_SPEC_Other_cpp\n"}
+    reference = {"lib/Other.cpp": '#include "t/Layout.h"\nint (*pick)(int) = t::helper;\n'}  # not called, taken
+    same_file = {"lib/Impl.cpp": TRUNK + "namespace t {\nint later() { return helper(3); }\n}\n"}  # after the guard
+    for name, old, extra in (("declared", base, {}), ("lambda", undeclared, lambda_only), ("called", base, called),
+                             ("reference", base, reference), ("same file", base, same_file),
+                             ("members", base, members), ("statement", base, statement),
+                             ("guarded caller", {**base, **called}, guarded_caller),
+                             ("bound", {**base, **bindings}, {}), ("own src", {**base, **bindings}, own_src)):
         fork = {**old, "lib/Impl.cpp": TRUNK, B + "include/flagtree_spec.h": MACRO, B + "lib/Impl.cpp": library,
                 **extra}
         (tmp_path / name).mkdir()
@@ -201,4 +219,35 @@ def test_a_free_default_no_other_file_can_call_needs_no_replacement(tmp_path: Pa
         found[name] = sorted(f.message.split(" defines no ")[-1] for f in
                              drift_of(SimpleNamespace(fork=repo), "v1", "v2", "main").findings
                              if f.kind == "guard-replacement-missing")
-    assert found == {"declared": [], "lambda": [], "called": ["helper"]}
+    assert found == {"declared": [], "lambda": [], "called": ["helper"], "reference": ["helper"],
+                     "same file": ["helper"], "members": [], "statement": ["helper"], "guarded caller": [],
+                     "bound": ["helper"], "own src": []}
+
+
+def test_a_default_qualified_by_namespaces_alone_is_a_free_function() -> None:
+    """The 3.4.x -> 3.7 move: `Type mlir::triton::getMultiBufferedType(...)` is a free function, declared in a
+    header nothing else calls it through; `LoadOp::verify` and `mlir::LLVM::f` may be members: claimed as before."""
+    from sync.drift.analyses.cppguards import _free
+    from sync.facts.cpp import CppFunction
+    function = lambda name: CppFunction(name, 1, 2, "", "")
+    assert _free(function("helper")) and _free(function("mlir::triton::getMultiBufferedType"))
+    assert _free(function("::mlir::triton::gpu::getSharedLayoutStr"))
+    assert not _free(function("LoadOp::verify")) and not _free(function("mlir::LLVM::f"))
+
+
+def test_a_qualified_replacement_must_match_a_declaration_whoever_calls_it() -> None:
+    """helper-20 on 3.4.x -> 3.6.0: sunrise defines `mlir::triton::getBufferViewType(...)` with the old parameters;
+    only nvidia (not built) calls the new one, but a qualified definition that matches no declaration does not
+    compile. An unqualified one is another overload, which nothing that calls the new one needs."""
+    from sync.drift.analyses.cppguards import _replacement_findings
+    from sync.facts.cpp import CppFunction, GuardRegion
+    from sync.model import Finding
+    trunk = [CppFunction("helper", 9, 9, "int helper(int a, int b) { return a + b; }", "int a, int b")]
+    finding = lambda kind, message, action, diff=None: Finding(kind, "h", message, action)
+    kinds = {}
+    for name in ("t::helper", "helper"):
+        library = {"helper": [CppFunction(name, 3, 3, f"int {name}(int a) {{ return -a; }}", "int a")]}
+        kinds[name] = [f.kind for f in _replacement_findings(
+            finding, "FLAGTREE_SPEC_Impl_cpp", GuardRegion("FLAGTREE_SPEC_Impl_cpp", "ifndef", 1, 12), "lib/Impl.cpp",
+            trunk, library, frozenset(), lambda macro, name: False, lambda function: None, lambda function: True)]
+    assert kinds == {"t::helper": ["guard-signature-mismatch"], "helper": []}

@@ -358,8 +358,10 @@ def _replacement_findings(finding: Callable[..., Finding], macro: str, region: G
             continue
         if not replacements and region.directive == "ifdef" and trunk_defines(macro, function.short_name):
             continue  # the guard changes how trunk declares it (e.g. drops `static` in the file that defines it)
-        if not any(r.params == function.params for r in replacements) and uncalled(function):
-            continue  # nothing else calls it: no definition missing, and another parameter list is an overload
+        if not any(r.params == function.params or "::" in r.name for r in replacements) and uncalled(function):
+            # nothing else calls it: no definition missing, and another parameter list is an overload -- unless
+            # the replacement is defined by a qualified name (`T ns::f(...)`), which must match a declaration
+            continue
         if not replacements:
             what = "turns off trunk" if region.directive == "ifndef" else "declares, for the backend,"
             out.append(finding("guard-replacement-missing", f"{macro} {what} {function.name} "
@@ -432,12 +434,8 @@ def _needs_no_replacement(context: DriftContext, path: str, function: CppFunctio
     every use of its name in the file inside the macro's guards, so its callers go with it (issue 33, the 3.4.x ->
     3.5.1 move: sunrise's static parseType and file-local LayoutPropagation::getRewrittenValue need no replacement)."""
     name = function.name.split("::")[-1]
-    word = re.compile(rf"\b{re.escape(name)}\b")
-    for text in texts:  # every version the build may compile: the uses of each stay inside the guard
-        regions = [region for region in guard_regions(text) if region.macro == macro]
-        for number, line in enumerate(text.splitlines(), start=1):
-            if word.search(line) and not any(region.start <= number <= region.end for region in regions):
-                return False  # a use outside the guard: the backend must provide it
+    if _used_outside_guard(texts, macro, name):
+        return False  # a use outside the guard: the backend must provide it
     defining = next((text for text in read_from if any(defined.name == function.name for defined in functions(text))),
                     None)  # the version the function was read from
     if defining is not None and _file_local(function, defining):
@@ -448,12 +446,47 @@ def _needs_no_replacement(context: DriftContext, path: str, function: CppFunctio
                                                  for tree in (context.upstream_new, context.backend_files))
 
 
-def _uncalled(context: DriftContext, path: str, function: CppFunction) -> bool:
-    """A free function other trunk files spell, none of which can call it (see _called_elsewhere): without a
-    definition nothing is left unresolved, though a replacement must still agree with a declaration it sees."""
+def _uncalled(context: DriftContext, backend: str, path: str, function: CppFunction) -> bool:
+    """A free function other trunk files spell, none of which the backend's build compiles and can call it (see
+    _called_elsewhere): without a definition nothing is left unresolved, though a replacement must still agree
+    with a declaration it sees. A backend with its own python/src/ builds its extension from it instead of
+    trunk's (as bindings.py reads it: ascend's guarded Ops.cpp on the 3.5.x -> 3.7 move, whose
+    deduceScaleFactor only trunk's python/src/ir.cc calls)."""
     name = function.name.split("::")[-1]
-    return "::" not in function.name and not _called_elsewhere(
-        [context.upstream_new, context.backend_files], name, lambda other: other != path and _trunk_code(other))
+    own_src = _own_python_src(context.backend_files, backend)
+    off = frozenset(backend_macros(context.backend_files, backend))
+    return _free(function) and not _called_elsewhere(
+        [context.backend_files, context.upstream_new], name,
+        lambda other: other != path and _trunk_code(other) and not (own_src and other.startswith(TRUNK_PYTHON_SRC)),
+        off)
+
+
+def _free(function: CppFunction) -> bool:
+    """A free function: unqualified, or qualified by namespaces alone (`mlir::triton::gpu::f`; namespaces are
+    lower case in this code base, classes are not: a qualifier that may be a class keeps the claim)."""
+    qualifier = function.name.rpartition("::")[0]
+    return not qualifier or all(part[:1].islower() for part in qualifier.split("::") if part)
+
+
+TRUNK_PYTHON_SRC = "python/src/"
+
+
+@lru_cache(maxsize=16)
+def _own_python_src(tree: GitTree, backend: str) -> bool:
+    """Whether the backend carries its own python/src/ (third_party/<b>/python/src/), built in trunk's place."""
+    own = f"{backend_dir(backend)}/{TRUNK_PYTHON_SRC}"
+    return any(path.startswith(own) for path in tree.paths())
+
+
+def _used_outside_guard(texts: list[str], macro: str, name: str) -> bool:
+    """Whether a version of the guarded file the build may compile spells name outside the macro's guards."""
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    for text in texts:
+        regions = [region for region in guard_regions(text) if region.macro == macro]
+        for number, line in enumerate(text.splitlines(), start=1):
+            if word.search(line) and not any(region.start <= number <= region.end for region in regions):
+                return True
+    return False
 
 
 def _file_local(function: CppFunction, text: str) -> bool:
@@ -486,24 +519,43 @@ def _spelled_in(tree: GitTree, name: str, wanted: Callable[[str], bool]) -> bool
     return any(word.search(read_text(tree, path) or "") for path in tree.paths() if wanted(path))
 
 
-def _called_elsewhere(trees: list[GitTree], name: str, wanted: Callable[[str], bool]) -> bool:
+def _called_elsewhere(trees: list[GitTree], name: str, wanted: Callable[[str], bool],
+                      off: frozenset[str] = frozenset()) -> bool:
     """Whether files of the trees that wanted() keeps can call the free function name: one declares it (C++ calls
     nothing it has not seen declared) and one spells it outside such declarations. A declaration nobody else
     calls, or a same-named lambda or member where nothing declares the function, needs no definition (issue 33,
     the 3.5.x -> 3.7 move: ascend's guarded Ops.cpp takes its only callers of deduceScaleFactor and
-    verifyGatherScatterOp with it; FpSanitizer's own deduceScaleFactor lambda is another name)."""
+    verifyGatherScatterOp with it; FpSanitizer's own deduceScaleFactor lambda is another name). off: the
+    backend's FLAGTREE_SPEC_* macros: a line an #ifndef of one turns off is no caller in its build (sunrise's
+    guarded RemoveLayoutConversions.cpp, the only caller of canUseResultEncoding, on the 3.4.x -> 3.7 move)."""
     word = re.compile(rf"\b{re.escape(name)}\b")
+    # what is not a call of the free function: a member access (`op.name()`), a line that declares a member or
+    # a prototype (`static LogicalResult name(...` in a record's extraClassDeclaration: types, then the name), and
+    # every spelling in a file that makes a local of that name (`auto name = [&](...)`)
+    call = re.compile(rf"(?<![.>\w])(?<!\.\s)(?<!->\s){re.escape(name)}\b")  # a call or a reference (`fn = name;`)
+    declaration_line = re.compile(rf"^\s*(?!(?:return|else|throw|case|new|delete|co_return|co_yield|co_await)\b)"
+                                  rf"[\w:<>,*&]+(?:\s+[\w:<>,*&]+)*\s+[*&]?{re.escape(name)}\s*\(")
+    local = re.compile(rf"\bauto\s*&?\s*{re.escape(name)}\s*=")
     declared = used = False
-    for tree in trees:
+    guarded: set[str] = set()  # files the first tree (the build's) guards with the backend's macros: that version
+    for tree in trees:        # stands for the file; upstream's, without FlagTree's guards, does not
         for path in tree.paths():
+            if path in guarded:
+                continue
             text = read_text(tree, path) if wanted(path) else None
             if not text or not word.search(text):
                 continue
+            if off and any(macro in text for macro in off):
+                guarded.add(path)
             spans = [(decl.start, decl.end) for decl in declarations(text) if decl.name.split("::")[-1] == name] \
                 if path.endswith(CPP_SUFFIXES) else []
             declared = declared or bool(spans)
-            used = used or any(word.search(line) and not any(start <= number <= end for start, end in spans)
-                               for number, line in enumerate(text.splitlines(), start=1))
+            turned_off = [(region.start, region.end) for region in guard_regions(text)
+                          if region.directive == "ifndef" and region.macro in off] if off else []
+            used = used or (not local.search(text) and any(
+                call.search(line) and not declaration_line.match(line)
+                and not any(start <= number <= end for start, end in spans + turned_off)
+                for number, line in enumerate(text.splitlines(), start=1)))
             if declared and used:
                 return True
     return False
@@ -544,7 +596,8 @@ def _region_findings(context: DriftContext, backend: str, header: str, macro: st
                                  _undeclared_hooks(context.backend_files, backend), trunk_defines,
                                  lambda function: _own_declaration(context, function, own),
                                  lambda function: region.directive == "ifndef" and path.endswith(_SOURCES)
-                                 and _uncalled(context, path, function))
+                                 and not _used_outside_guard(with_guards, macro, function.name.split("::")[-1])
+                                 and _uncalled(context, backend, path, function))
     olds = _counterparts(guarded, defined, old_functions)
     upstream = [(function, old) for function, old in zip(guarded, olds) if old is not None]  # not FlagTree's own
     news = _counterparts([old for _, old in upstream], old_functions, new_functions)
