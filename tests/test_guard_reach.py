@@ -206,9 +206,12 @@ def test_a_free_default_no_other_file_can_call_needs_no_replacement(tmp_path: Pa
     guarded_caller = {**called, "lib/Other.cpp": "#ifndef FLAGTREE_SPEC_Other_cpp\n" + called["lib/Other.cpp"] + "#endif\n",
                       B + "include/flagtree_spec.h": MACRO + "#define FLAGTREE_SPEC_Other_cpp\n"}
     reference = {"lib/Other.cpp": '#include "t/Layout.h"\nint (*pick)(int) = t::helper;\n'}  # not called, taken
+    # a C++ unit test calls it: a backend's build leaves unittest/ out (TRITON_BUILD_UT is OFF for a backend)
+    unit_test = {"unittest/Layout/LayoutTest.cpp": '#include "t/Layout.h"\nint test() { return t::helper(1); }\n'}
     same_file = {"lib/Impl.cpp": TRUNK + "namespace t {\nint later() { return helper(3); }\n}\n"}  # after the guard
     for name, old, extra in (("declared", base, {}), ("lambda", undeclared, lambda_only), ("called", base, called),
                              ("reference", base, reference), ("same file", base, same_file),
+                             ("unit test", base, unit_test),
                              ("members", base, members), ("statement", base, statement),
                              ("guarded caller", {**base, **called}, guarded_caller),
                              ("bound", {**base, **bindings}, {}), ("own src", {**base, **bindings}, own_src)):
@@ -220,7 +223,7 @@ def test_a_free_default_no_other_file_can_call_needs_no_replacement(tmp_path: Pa
                              drift_of(SimpleNamespace(fork=repo), "v1", "v2", "main").findings
                              if f.kind == "guard-replacement-missing")
     assert found == {"declared": [], "lambda": [], "called": ["helper"], "reference": ["helper"],
-                     "same file": ["helper"], "members": [], "statement": ["helper"], "guarded caller": [],
+                     "same file": ["helper"], "unit test": [], "members": [], "statement": ["helper"], "guarded caller": [],
                      "bound": ["helper"], "own src": []}
 
 

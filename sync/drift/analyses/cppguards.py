@@ -21,7 +21,7 @@ from sync.drift.context import DriftContext
 from sync.facts.tdsigs import records
 from sync.facts.cpp import (CppFunction, GuardRegion, backend_macros, declarations, functions, functions_in, guard_regions,
                   header_path, mentions_spec_macro, scope_spans, stray_macros)
-from sync.facts.layout import backend_dir, backend_spec_dir, is_third_party
+from sync.facts.layout import backend_dir, backend_spec_dir, is_third_party, not_built
 
 CPP_SUFFIXES = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
 _SOURCES = (".cpp", ".cc", ".cxx")  # a compile unit: what it defines and no header declares stays in it
@@ -451,14 +451,15 @@ def _uncalled(context: DriftContext, backend: str, path: str, function: CppFunct
     _called_elsewhere): without a definition nothing is left unresolved, though a replacement must still agree
     with a declaration it sees. A backend with its own python/src/ builds its extension from it instead of
     trunk's (as bindings.py reads it: ascend's guarded Ops.cpp on the 3.5.x -> 3.7 move, whose
-    deduceScaleFactor only trunk's python/src/ir.cc calls)."""
+    deduceScaleFactor only trunk's python/src/ir.cc calls). Test trees (unittest/) are no callers: FlagTree's
+    CMake turns the C++ unit tests off in a backend's build (TRITON_BUILD_UT is OFF under FLAGTREE_BACKEND)."""
     name = function.name.split("::")[-1]
     own_src = _own_python_src(context.backend_files, backend)
     off = frozenset(backend_macros(context.backend_files, backend))
     return _free(function) and not _called_elsewhere(
         [context.backend_files, context.upstream_new], name,
-        lambda other: other != path and _trunk_code(other) and not (own_src and other.startswith(TRUNK_PYTHON_SRC)),
-        off)
+        lambda other: other != path and _trunk_code(other) and not not_built(other)
+        and not (own_src and other.startswith(TRUNK_PYTHON_SRC)), off)
 
 
 def _free(function: CppFunction) -> bool:
