@@ -23,6 +23,7 @@ def unbuilt(tree: FileTree, path: str) -> bool:
 
 _COMMENTED_TARGET = re.compile(r"^[ \t]*#[ \t#]*add_\w+[ \t]*\(", re.IGNORECASE)
 _COMMENTED = re.compile(r"^[ \t]*#")
+_GLOB = re.compile(r"\bfile[ \t]*\([ \t]*GLOB", re.IGNORECASE)
 
 
 def _target_commented_out(tree: FileTree, path: str) -> bool:
@@ -33,12 +34,14 @@ def _target_commented_out(tree: FileTree, path: str) -> bool:
     for depth in range(len(parts) - 1, -1, -1):
         directory, rest = "/".join(parts[:depth]), "/".join(parts[depth:])
         text = read_text(tree, f"{directory}/CMakeLists.txt" if directory else "CMakeLists.txt")
-        if not text or not re.search(rf"(?<![\w./-]){re.escape(rest)}(?![\w.-])", text):
+        if not text or rest not in text:  # cheap: most CMake files never spell the file at all
             continue
-        if re.search(r"\bfile[ \t]*\([ \t]*GLOB", text, re.IGNORECASE):
+        mention = re.compile(rf"(?<![\w./-]){re.escape(rest)}(?![\w.-])")
+        if not mention.search(text):
+            continue
+        if _GLOB.search(text):
             return False
         lines = text.splitlines()
-        mention = re.compile(rf"(?<![\w./-]){re.escape(rest)}(?![\w.-])")
         for number, line in enumerate(lines):
             if not mention.search(line):
                 continue
