@@ -115,8 +115,10 @@ def backend_macros(tree: FileTree, backend: str) -> dict[str, MacroDefinition]:
     return found
 
 
-def guard_regions(text: str) -> list[GuardRegion]:
-    """#if/#ifdef/#ifndef blocks whose condition names a FLAGTREE_SPEC_* macro, matched to their #endif."""
+@lru_cache(maxsize=64)
+def guard_regions(text: str) -> tuple[GuardRegion, ...]:
+    """#if/#ifdef/#ifndef blocks whose condition names a FLAGTREE_SPEC_* macro, matched to their #endif. Kept for
+    the next question about the same text: the guard analysis asks once per guarded function."""
     regions: list[GuardRegion] = []
     stack: list[tuple[int, str, list[str]]] = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -126,7 +128,7 @@ def guard_regions(text: str) -> list[GuardRegion]:
         elif _CLOSE.match(line) and stack:
             start, directive, macros = stack.pop()
             regions.extend(GuardRegion(macro, directive, start, number) for macro in macros)
-    return regions
+    return tuple(regions)
 
 
 def mentions_spec_macro(text: str) -> bool:
@@ -303,13 +305,15 @@ def _enclosing_class(node: Node) -> str | None:
     return None
 
 
-def scope_spans(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+@lru_cache(maxsize=32)
+def scope_spans(text: str) -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]:
     """(first, last) lines of the text's anonymous namespaces and of its class and struct bodies: where a function
-    is file-local, where one is a member."""
+    is file-local, where one is a member. Kept for the next question about the same text (a walk of the whole
+    tree; the guard analysis asks once per guarded function: 5 s of the 3.4.x -> 3.6.0 move's 11)."""
     anonymous: list[tuple[int, int]] = []
     bodies: list[tuple[int, int]] = []
     if "namespace" not in text and "class" not in text and "struct" not in text:
-        return anonymous, bodies
+        return (), ()
     pending = [parse_tree(text).root_node]
     while pending:
         node = pending.pop()
@@ -320,7 +324,7 @@ def scope_spans(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]
             if body is not None:
                 bodies.append((body.start_point[0] + 1, body.end_point[0] + 1))
         pending.extend(node.named_children)
-    return anonymous, bodies
+    return tuple(anonymous), tuple(bodies)
 
 
 def functions_in(region: GuardRegion, defined: list[CppFunction]) -> list[CppFunction]:
