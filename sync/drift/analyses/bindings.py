@@ -25,11 +25,11 @@ from sync.drift.context import DriftContext
 from sync.facts.declindex import Decl, cpp_declarations
 from sync.facts.delta import backend_of
 from sync.facts.upstreamlog import with_upstream_commits
-from sync.facts.layout import backend_root, is_third_party, not_built
+from sync.facts.layout import TRUNK, backend_root, is_third_party, not_built
 from sync.facts.parsing import cpython_tree, walk_nodes
 
 BINDING_FILES = (".cc", ".cpp")
-TRUNK_PYTHON = "python/triton/"
+TRUNK_PYTHON = f"{TRUNK}/"
 
 
 def _is_binding_source(path: str) -> bool:
@@ -94,7 +94,7 @@ def binding_findings(context: DriftContext) -> list[Finding]:
     if not gone:
         return []
     lines_by_path = fork_lines_where(context.upstream_old, context.fork, lambda path: path.endswith(".py") and (
-        path.startswith("python/triton/") or is_third_party(path))
+        path.startswith(TRUNK_PYTHON) or is_third_party(path))
         and not not_built(path))
     spelled = re.compile(r"\.\s*(" + "|".join(re.escape(name) for name in gone) + r")\b")
     uses: dict[str, list[tuple[str, int]]] = {}

@@ -93,14 +93,14 @@ def _verdict(overloads_old: tuple[Overload, ...], overloads_new: tuple[Overload,
     count = call.count
     takes = lambda o: o.fits(count) and not (typed and _value_as_type(o, call, text))
     fit_old = [o for o in overloads_old if takes(o)]
-    by_count = [o for o in overloads_new if takes(o)]
-    fit_new = [o for o in by_count if _scalar_now_class(fit_old, o, count) is None]
+    blocked = [(o, _scalar_now_class(fit_old, o, count)) for o in overloads_new if takes(o)]
+    fit_new = [o for o, index in blocked if index is None]
     if not fit_old:
         return None  # the call did not fit before either: not a call this record describes
-    if not fit_new and by_count:
-        index = _scalar_now_class(fit_old, by_count[0], count)
+    if not fit_new and blocked:
+        new, index = blocked[0]
         assert index is not None
-        kind, name = by_count[0].params[index - by_count[0].leading]
+        kind, name = new.params[index - new.leading]
         return (f"{count} argument(s) fit {fit_old[0].text()} at the old tag; at the new tag argument {index + 1} "
                 f"goes to {builder_type(kind)} {name}, which no number converts to: "
                 + "; ".join(o.text() for o in overloads_new)), False, True

@@ -835,13 +835,17 @@ def _include_roots(tree: GitTree, owned: str) -> tuple[str, ...]:
 
 def _first_use(old: GitTree, fork: GitTree, path: str, name: str) -> Use:
     """The first added line of path where the word name occurs outside a // comment (one backend_uses found)."""
-    lines = sorted(fork_added_lines(old, fork).get(path, frozenset()))  # path is one of _backend_lines's
+    found = _first_added_line(old, fork, path, lambda code: name in code and name in _TOKEN.findall(code))
+    if found is None:
+        raise AssertionError(f"{name} is not a word of {path}'s added lines")
+    return Use(name, found)
+
+
+def _first_added_line(old: GitTree, fork: GitTree, path: str, wanted: Callable[[str], bool]) -> int | None:
+    """The first FlagTree-added line of path whose code before any // comment wanted() keeps."""
     source = (read_text(fork, path) or "").splitlines()
-    for line in lines:
-        if 0 < line <= len(source) and name in source[line - 1] and \
-                name in _TOKEN.findall(source[line - 1].split("//", 1)[0]):
-            return Use(name, line)
-    raise AssertionError(f"{name} is not a word of {path}'s added lines")
+    return next((line for line in sorted(fork_added_lines(old, fork).get(path, frozenset()))
+                 if 0 < line <= len(source) and wanted(source[line - 1].split("//", 1)[0])), None)
 
 
 @lru_cache(maxsize=64)
@@ -861,9 +865,8 @@ def _qualified_as_upstreams(old: GitTree, fork: GitTree, backend_dir: str, path:
     if not upstream - own:
         return None
     spelled = re.compile(rf"\b(?:{'|'.join(map(re.escape, sorted(upstream - own)))})\s*::\s*{re.escape(name)}\b")
-    source = (read_text(fork, path) or "").splitlines()
-    return next((Use(name, line) for line in sorted(fork_added_lines(old, fork).get(path, frozenset()))
-                 if 0 < line <= len(source) and spelled.search(source[line - 1].split("//", 1)[0])), None)
+    line = _first_added_line(old, fork, path, lambda code: spelled.search(code) is not None)
+    return Use(name, line) if line is not None else None
 
 
 @lru_cache(maxsize=64)
