@@ -240,3 +240,28 @@ def test_upstreams_own_backend_passes_count_and_their_vendored_headers_do_not(tm
              for site in f.details["sites"]}
     assert found == {("registerTritonAMDGPUStreamPipeline", "third_party/t/bin/RegisterTritonDialects.h:3"),
                      ("third_party/up/dialect/include/Up.h", "third_party/t/bin/RegisterTritonDialects.h:1")}
+
+
+def test_nodes_of_types_come_in_the_order_of_a_preorder_walk() -> None:
+    """The query that finds nodes by type must hand them over as a walk from the root would: an enclosing
+    node before the nodes it holds, even where both start at one byte (`a.b(x).c(y)`: the outer call first)."""
+    from sync.facts.cpp import nodes_of_types, parse_tree
+
+    text = ("namespace n { struct S { int f; void g(int a, float b = 1); }; }\n"
+            "void h() { a.b(x).c(y); S s; s.g(f(1), g(2)); auto l = [&](int q) { return q.m(); }; }\n"
+            "enum E { One, Two };\n")
+    root = parse_tree(text).root_node
+
+    def preorder(node):  # noqa: ANN001, ANN202
+        yield node
+        for child in node.children:
+            yield from preorder(child)
+
+    for types in [("call_expression",), ("identifier", "field_identifier", "type_identifier"),
+                  ("declaration", "parameter_declaration", "optional_parameter_declaration", "field_declaration"),
+                  ("enumerator", "function_declarator", "struct_specifier", "enum_specifier")]:
+        expected = [(node.start_byte, node.end_byte, node.type) for node in preorder(root) if node.type in types]
+        found = [(node.start_byte, node.end_byte, node.type) for node in nodes_of_types(root, types)]
+        assert found == expected and len(found) > 2
+    calls = nodes_of_types(root, ("call_expression",))
+    assert calls[0].start_byte == calls[1].start_byte and calls[0].end_byte > calls[1].end_byte

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pygit2
 import pytest
+import unidiff
 
 from sync.demo.world import World, build_world
 from tests.drift_helpers import drift_of
 from sync.errors import UnknownRef
-from sync.git import blob_diff, object_ids, open_repo, resolve_commit
+from sync.git import blob_diff, blob_patch, object_ids, open_repo, resolve_commit
 from sync.git import diff as git_diff
 from sync.git.worktree import detached_worktree
 
@@ -58,6 +59,24 @@ def test_blob_diff_writes_nothing_and_reads_a_missing_side_as_empty(tmp_path: Pa
     assert removed.endswith("@@ -1,2 +0,0 @@\n-one\n-two\n")
     assert repo.create_blob(b"") not in before  # the empty blob was never written by the diffs
     assert blob_diff(repo, None, None, "a", "a") == ""
+
+
+@pytest.mark.parametrize("before, after", [
+    (b"a\nb\nc\n" + b"x\n" * 20 + b"d\ne\n", b"a\nB\nc\n" + b"x\n" * 20 + b"d\nE\nf\n"),  # two hunks
+    (b"one\ntwo", b"one\ntwo\nthree"),  # no newline at the end, on both sides
+    (b"", b"new\nfile\n"), (b"gone\n", b""),  # added, deleted
+    (b"\x00\x01binary", b"\x00\x02binary"),  # no hunks
+])
+def test_blob_patch_hunks_are_those_unidiff_reads_from_its_text(tmp_path: Path, before: bytes, after: bytes) -> None:
+    repo = pygit2.init_repository(str(tmp_path / "r"), bare=True)
+    old = repo.create_blob(before) if before else None
+    new = repo.create_blob(after) if after else None
+    patch = blob_patch(repo, old, new, "f.cpp", "f.cpp")
+    parsed = unidiff.PatchSet(patch.text)
+    assert patch.text == blob_diff(repo, old, new, "f.cpp", "f.cpp")
+    assert patch.hunks == tuple((hunk.source_start, hunk.source_length) for file in parsed for hunk in file)
+    assert (patch.added, patch.removed) == (sum(file.added for file in parsed), sum(file.removed for file in parsed))
+    assert len(patch.hunks) == (2 if len(before) > 30 else 0 if b"\x00" in before else 1)
 
 
 def test_the_worktree_is_removed_even_when_the_body_fails(world: World) -> None:

@@ -21,3 +21,14 @@ def test_an_include_reaches_the_first_file_in_the_search_order(tmp_path) -> None
     assert include_target(fork, source, "Missing.h") is None
     # includes_of reads one more level through what the backend's own tree holds first
     assert includes_of(fork, source) == {"U.h", "triton/T.h", "python/src/ir.h", "Deep.h", "triton/Next.h"}
+
+
+def test_includes_and_namespace_aliases_count_only_at_the_start_of_a_line() -> None:
+    from sync.facts.cppcalls import _aliases_in, include_paths
+
+    text = ('#include "a.h"\n  #  include <b/c.h>\nint x; #include "not.h"\n#\ninclude "split.h"\n'
+            '// see #include "comment.h"\nnamespace ttg = mlir::triton::gpu;\n  namespace tt=\n ::mlir::triton ;\n'
+            'int y; namespace no = other;\nnamespace real {}\n')
+    assert include_paths(text) == {"a.h", "b/c.h", "split.h"}
+    assert _aliases_in(text) == {"ttg": {"mlir::triton::gpu"}, "tt": {"mlir::triton"}}
+    assert include_paths("int main() {}\n") == set() and _aliases_in("namespace a {}\n") == {}

@@ -140,12 +140,19 @@ def parser() -> Parser:
     return Parser(Language(tree_sitter_cpp.language()))
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=32)
 def query(source: str) -> Query:
     """A compiled tree-sitter query of the C++ grammar (queries walk the tree natively, not in Python)."""
     language = parser().language
     assert language is not None  # parser() is built with the C++ grammar
     return Query(language, source)
+
+
+def nodes_of_types(root: Node, types: tuple[str, ...]) -> list[Node]:
+    """Every node of the given (named) types under root and root itself, in the order a pre-order walk meets
+    them: a query finds them natively, three to five times faster than visiting every node from Python."""
+    found = QueryCursor(query(" ".join(f"({kind}) @node" for kind in types))).captures(root).get("node", [])
+    return sorted(found, key=lambda node: (node.start_byte, -node.end_byte))  # an enclosing node first
 
 
 def captures(query_source: str, text: str) -> dict[str, list[Node]]:

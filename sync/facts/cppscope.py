@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from sync.facts.cpp import node_text, parse_tree
+from sync.facts.cpp import node_text, nodes_of_types, parse_tree
 from sync.facts.trees import FileTree
 
 _NAMESPACE_ALIAS = re.compile(r"\bnamespace\s+([A-Za-z_]\w*)\s*=\s*([:\w]+)\s*;")
@@ -30,14 +30,6 @@ _DECLARATOR_WRAPPERS = ("reference_declarator", "pointer_declarator", "init_decl
 class UseContext:
     form: str  # plain | qualified | member | defines (the name of a free function a definition declares)
     scope: str | None = None  # qualified: the qualifier as resolved; member: the receiver's type (None: unknown)
-
-
-def walk(node: Node):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(current.children))
 
 
 def in_function_body(node: Node) -> bool:
@@ -69,12 +61,16 @@ def _enclosing(node: Node) -> tuple[str | None, list[str]]:
     return klass, namespaces
 
 
+_DECLARING = ("enumerator", "function_declarator", "field_declaration", "class_specifier", "struct_specifier",
+              "enum_specifier", "alias_declaration")
+
+
 def declaration_scopes(text: str, names: set[str]) -> dict[str, set[str]]:
     """For the given names: the scopes a C++ text declares them in (outside function bodies)."""
     found: dict[str, set[str]] = {}
     if not any(name in text for name in names):
         return found
-    for node in walk(parse_tree(text).root_node):
+    for node in nodes_of_types(parse_tree(text).root_node, _DECLARING):
         scope: str | None = None
         if node.type == "enumerator":
             name_node = node.child_by_field_name("name")
@@ -117,15 +113,14 @@ def _base_type(type_text: str) -> str | None:
 def declared_types(root: Node) -> dict[str, set[str]]:
     """Variable, parameter and field name -> the base names of the types the file declares it with."""
     types: dict[str, set[str]] = {}
-    for node in walk(root):
-        if node.type not in ("declaration", "parameter_declaration", "optional_parameter_declaration",
-                             "field_declaration"):
-            continue
+    for node in nodes_of_types(root, ("declaration", "parameter_declaration", "optional_parameter_declaration",
+                                      "field_declaration")):
         type_node = node.child_by_field_name("type")
         if type_node is None:
             continue
         base = _base_type(node_text(type_node))
-        for declarator in node.children_by_field_name("declarator"):
+        for written in node.children_by_field_name("declarator"):
+            declarator: Node | None = written
             while declarator is not None and declarator.type in _DECLARATOR_WRAPPERS:
                 inner = declarator.child_by_field_name("declarator")
                 if inner is None:
@@ -145,13 +140,12 @@ def use_contexts(text: str, names: set[str]) -> dict[tuple[str, int], list[UseCo
     root = parse_tree(text).root_node
     aliases = namespace_aliases(text)
     types: dict[str, set[str]] | None = None
-    for node in walk(root):
-        if node.type not in ("identifier", "field_identifier", "type_identifier", "namespace_identifier"):
-            continue
+    for node in nodes_of_types(root, ("identifier", "field_identifier", "type_identifier", "namespace_identifier")):
         name = node_text(node)
         if name not in names:
             continue
-        parent, field = node.parent, node
+        parent: Node | None = node.parent
+        field: Node | None = node
         if parent is not None and parent.type == "template_method" and parent.child_by_field_name("name") == node:
             parent, field = parent.parent, parent  # `x.name<T>(...)`: the template method is the member accessed
         context = UseContext("plain")

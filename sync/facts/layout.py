@@ -618,9 +618,10 @@ def enclosing_gate_groups(text: str, side: list[str], groups: set[str] | frozens
     lines = text.splitlines()
     if not wanted or not any(wanted):
         return found
+    stripped = [line.strip() for line in lines]
     stack: list[str] = []  # the condition text of each open #if
     for index, line in enumerate(lines):
-        if [other.strip() for other in lines[index:index + len(wanted)]] == wanted:
+        if stripped[index] == wanted[0] and stripped[index:index + len(wanted)] == wanted:
             found |= gate_groups("\n".join(f"#if {condition}" for condition in stack), groups)
             break
         directive = _DIRECTIVE.match(line)

@@ -83,17 +83,35 @@ def blobs_added_or_changed(repo: pygit2.Repository, old_tree: pygit2.Oid, new_tr
             if delta.status != DeltaStatus.DELETED and delta.new_file.path.endswith(suffixes)}
 
 
+@dataclass(frozen=True)
+class BlobDiff:
+    """A diff of two blobs: its unified text, and its hunks' old-side (start, length) and line counts as
+    libgit2 made them (read from its patch, not parsed back from the text)."""
+
+    text: str
+    hunks: tuple[tuple[int, int], ...] = ()
+    added: int = 0
+    removed: int = 0
+
+
 def blob_diff(repo: pygit2.Repository, old: pygit2.Oid | None, new: pygit2.Oid | None, old_path: str,
               new_path: str) -> str:
     """Unified diff text of two blobs; a missing side reads as the empty blob, as git diffs it against
     e69de29. Nothing is written (the empty side is passed as bytes, not created as an object)."""
+    return blob_patch(repo, old, new, old_path, new_path).text
+
+
+def blob_patch(repo: pygit2.Repository, old: pygit2.Oid | None, new: pygit2.Oid | None, old_path: str,
+               new_path: str) -> BlobDiff:
+    """blob_diff with its hunks (a summary needs no parse of the text)."""
     if old is None and new is None:
-        return ""
+        return BlobDiff("")
     # Both sides stay referenced until the text is made: libgit2 reads their buffers lazily.
     before = repo[old].peel(pygit2.Blob) if old is not None else b""
     after = repo[new].peel(pygit2.Blob) if new is not None else b""
     patch = pygit2.Patch.create_from(before, after, old_as_path=old_path, new_as_path=new_path)
-    return patch.text or ""
+    _, added, removed = patch.line_stats
+    return BlobDiff(patch.text or "", tuple((hunk.old_start, hunk.old_lines) for hunk in patch.hunks), added, removed)
 
 
 def changed_paths(repo: pygit2.Repository, commit_id: str) -> list[str]:

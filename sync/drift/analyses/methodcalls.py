@@ -22,8 +22,8 @@ from sync.facts.delta import fork_lines_where
 from sync.model import Finding
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
-from sync.facts.cpp import node_text, parse_tree
-from sync.facts.cppscope import declared_types, own_header_copy, walk
+from sync.facts.cpp import node_text, nodes_of_types, parse_tree
+from sync.facts.cppscope import declared_types, own_header_copy
 from sync.facts.declindex import DeclarationIndex, cpp_declarations
 from sync.facts.delta import backend_of
 from sync.facts.upstreamlog import with_upstream_commits
@@ -126,9 +126,7 @@ def _enums(context: DriftContext, names: set[str]) -> frozenset[str]:
 def _calls(root: Node, names: set[str]) -> Iterator[tuple[str, Node, int, frozenset[int], int]]:
     """(method, receiver node, argument count, positions of literal arguments, line) of every `x.m(...)` /
     `x->m(...)` call of the names."""
-    for node in walk(root):
-        if node.type != "call_expression":
-            continue
+    for node in nodes_of_types(root, ("call_expression",)):
         function = node.child_by_field_name("function")
         arguments = node.child_by_field_name("arguments")
         if function is None or arguments is None or function.type != "field_expression":

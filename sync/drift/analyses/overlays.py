@@ -1,12 +1,10 @@
 """Classify each overlay file (Python and C++) against its trunk counterpart at the two tags."""
 from __future__ import annotations
 
-import unidiff
-
 from sync.model import Finding, MergedOverlay
 from sync.model.kinds import kind_of
 from sync.facts.layout import SpecFile, package_init
-from sync.git import ConflictHunk, Oid, Repository, blob_diff, merge_blobs
+from sync.git import ConflictHunk, Oid, Repository, blob_patch, merge_blobs
 from sync.facts.cmakebuilt import unbuilt
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
@@ -18,17 +16,11 @@ from sync.facts.pyblobs import parses
 
 def upstream_diff(repo: Repository, old: Oid | None, new: Oid | None, old_path: str,
                   new_path: str) -> tuple[str, str]:
-    """Unified diff of a trunk file between the tags and a one-line summary of its hunks (via unidiff)."""
-    text = blob_diff(repo, old, new, old_path, new_path)
-    try:
-        parsed = unidiff.PatchSet(text)
-    except unidiff.UnidiffParseError:
-        return text, "diff could not be parsed"
-    hunks = [hunk for patched in parsed for hunk in patched]
-    ranges = ", ".join(f"{hunk.source_start}-{hunk.source_start + max(hunk.source_length - 1, 0)}" for hunk in hunks)
-    added = sum(patched.added for patched in parsed)
-    removed = sum(patched.removed for patched in parsed)
-    return text, f"upstream changed {len(hunks)} hunk(s) at old lines {ranges} (+{added}/-{removed})"
+    """Unified diff of a trunk file between the tags and a one-line summary of its hunks."""
+    patch = blob_patch(repo, old, new, old_path, new_path)
+    ranges = ", ".join(f"{start}-{start + max(length - 1, 0)}" for start, length in patch.hunks)
+    return patch.text, (f"upstream changed {len(patch.hunks)} hunk(s) at old lines {ranges} "
+                        f"(+{patch.added}/-{patch.removed})")
 
 
 def _upgrade_convention(hunk: ConflictHunk) -> dict[str, object]:
