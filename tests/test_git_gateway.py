@@ -79,6 +79,28 @@ def test_blob_patch_hunks_are_those_unidiff_reads_from_its_text(tmp_path: Path, 
     assert len(patch.hunks) == (2 if len(before) > 30 else 0 if b"\x00" in before else 1)
 
 
+def test_trees_of_one_repository_read_a_shared_blob_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sync.git import GitTree
+
+    repo = pygit2.init_repository(str(tmp_path / "r"), bare=True)
+    shared, own = repo.create_blob(b"same in both\n"), repo.create_blob(b"only in the second\n")
+
+    def tree(entries: dict[str, pygit2.Oid]) -> pygit2.Tree:
+        builder = repo.TreeBuilder()
+        for name, blob in entries.items():
+            builder.insert(name, blob, pygit2.GIT_FILEMODE_BLOB)
+        return repo[builder.write()].peel(pygit2.Tree)
+
+    first = GitTree(repo, tree({"a.py": shared}), "first")
+    second = GitTree(repo, tree({"b.py": shared, "c.py": own}), "second")
+    looked_up: list[str] = []
+    real_getitem = type(repo).__getitem__
+    monkeypatch.setattr(type(repo), "__getitem__", lambda self, key: looked_up.append(str(key)) or real_getitem(self, key))
+    assert first.read("a.py") == second.read("b.py") == b"same in both\n"
+    assert second.read("c.py") == b"only in the second\n" and first.read("c.py") is None
+    assert looked_up == [str(shared), str(own)]
+
+
 def test_the_worktree_is_removed_even_when_the_body_fails(world: World) -> None:
     repo = open_repo(world.fork)
     path = Path(repo.path) / "flagtree-sync" / "probe"

@@ -23,6 +23,7 @@ import hashlib
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from itertools import compress
 from typing import Any, Callable, Iterable, Iterator
 
 from sync.support.cache import FactCache, active, content_id
@@ -173,10 +174,11 @@ def encoded_facts(text: str) -> dict[str, Any]:
         parts: dict[str, list[list[list[Any]]]] = {name: [] for name in extractors}
         for tree in trees:
             levels = walk_levels(tree)
+            kinds = [list(map(type, level)) for level in levels]  # once for every extractor
             for name, extractor in extractors.items():
-                parts[name].append([extractor.collect(_given(extractor, depth, level))
+                parts[name].append([extractor.collect(_given(extractor, depth, level, kinds[depth]))
                                     for depth, level in enumerate(levels)])
-            del tree, levels  # the chunk's tree goes before the next one is parsed
+            del tree, levels, kinds  # the chunk's tree goes before the next one is parsed
         return {name: extractor.encode(extractor.finish(merge_levels(parts[name])))
                 for name, extractor in extractors.items()}
 
@@ -188,12 +190,13 @@ def encoded_facts(text: str) -> dict[str, Any]:
     return found
 
 
-def _given(extractor: Extractor, depth: int, level: list[ast.AST]) -> list[ast.AST]:
-    """The nodes of one depth of the walk an extractor is given (its depth, its classes)."""
+def _given(extractor: Extractor, depth: int, level: list[ast.AST], kinds: list[type]) -> list[ast.AST]:
+    """The nodes of one depth of the walk an extractor is given (its depth, its classes); kinds are the
+    nodes' classes (compress keeps the test per node in C)."""
     if extractor.depth is not None and depth != extractor.depth:
         return []
     reads = extractor.reads
-    return level if reads is None else [node for node in level if type(node) in reads]
+    return level if reads is None else list(compress(level, map(reads.__contains__, kinds)))
 
 
 def _store(key: str, encoded: dict[str, Any], put: bool = True) -> dict[str, Any]:

@@ -72,8 +72,13 @@ def holds_conflict(data: bytes) -> bool:
     return b"<<<<<<<" in data and b"\0" not in data and bool(conflict_hunks(data.decode("utf-8", errors="replace")))
 
 
+_MARKER_FIRSTS = frozenset("<|=>")
+
+
 def _marker(line: str) -> int | None:
     """Index of the conflict marker this line is, if any: 7 marker characters, then a label or the end."""
+    if line[:1] not in _MARKER_FIRSTS:  # most lines: one test, not four
+        return None
     body = line.rstrip("\r\n")
     for index, marker in enumerate(_MARKERS):
         if body.startswith(marker) and (len(body) == 7 or (index != 2 and body[7] == " ")):

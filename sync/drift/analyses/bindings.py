@@ -41,7 +41,7 @@ def stdlib_names(tree: ast.Module) -> set[str]:
     read on one (`weakref.finalize`) is the library's, never a binding, whatever it is called (issue 33, the
     3.5.x -> 3.7 move: `weakref.finalize` was taken for the removed `finalize` binding)."""
     names = set()
-    for node in ast.walk(tree):
+    for node in walk_nodes(tree):
         if isinstance(node, ast.Import):
             names |= {alias.asname or alias.name.split(".")[0] for alias in node.names
                       if alias.name.split(".")[0] in sys.stdlib_module_names}
