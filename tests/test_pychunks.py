@@ -11,7 +11,8 @@ import pytest
 from sync.drift.analyses import cochange
 from sync.facts import pychunks
 from sync.drift.analyses import symbols
-from sync.facts.parsing import Unparseable, parsed_ast, python_ast, walk_levels, walk_nodes
+from sync.facts.astwalk import walk_levels, walk_nodes
+from sync.facts.parsing import Unparseable, parsed_ast, python_ast
 from tests.chunk_facts import chunking, consumer_facts
 from tests.test_pyfacts_ast import TRICKY
 

@@ -108,7 +108,7 @@ def test_ast_and_libcst_agree_on_every_demo_file(world: World) -> None:
 @pytest.mark.parametrize("text", [t for t in TRICKY if "broken" not in t and "\ufeff" not in t])
 def test_walk_nodes_is_ast_walk_without_contexts(text: str) -> None:
     import ast
-    from sync.facts.parsing import walk_nodes
+    from sync.facts.astwalk import walk_nodes
     module = ast.parse(text)
     expected = [node for node in ast.walk(module) if not isinstance(node, ast.expr_context)]
     found = walk_nodes(module)

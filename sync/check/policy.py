@@ -20,7 +20,8 @@ from sync.records.suppressions import parse_suppressions, suppressions_path
 from sync.records.tomlfiles import TomlFileError
 from sync.facts.trees import FileTree, read_text
 from sync.facts.callsites import TrunkHooks, index_trunk_hooks
-from sync.facts.parsing import Unparseable, parsed_ast, walk_levels
+from sync.facts.astwalk import walk_levels
+from sync.facts.parsing import Unparseable, parsed_ast
 from sync.facts.pychunks import merge_levels, over_chunks
 from sync.facts.pyfacts import names_backend, parse_module_facts
 from sync.facts.roles import (DIRECT_EDIT, ENTRY, INIT_UNUSED, OVERLAY, PACKAGE_COPY, PROTECTED, PYTHON_ROLES, RENAMED_COPY,

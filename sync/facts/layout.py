@@ -7,6 +7,7 @@ import tomllib
 from dataclasses import dataclass, replace
 from posixpath import basename, dirname, join, normpath
 
+from sync.facts.astwalk import walk_nodes
 from sync.facts.trees import FileTree, read_text
 
 TRUNK = "python/triton"
@@ -287,7 +288,7 @@ class _HelperPaths:
     def __init__(self, helper: str, module: ast.Module, setup_dir: str) -> None:
         self.helper, self.setup_dir = helper, setup_dir
         self.bound: dict[str, list[ast.expr]] = {}
-        for node in ast.walk(module):
+        for node in walk_nodes(module):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 self.bound.setdefault(node.targets[0].id, []).append(node.value)
         self._active: set[str] = set()
@@ -405,9 +406,9 @@ def _package_dirs(module: ast.Module) -> list[tuple[ast.expr, ast.expr]]:
     """(package key, directory) pairs a helper gives setuptools' package_dir: dict displays in a function
     named *package_dir*, and item assignments to a *package_dir* mapping."""
     pairs: list[tuple[ast.expr, ast.expr]] = []
-    for node in ast.walk(module):
+    for node in walk_nodes(module):
         if isinstance(node, ast.FunctionDef) and "package_dir" in node.name:
-            for inner in ast.walk(node):
+            for inner in walk_nodes(node):
                 if isinstance(inner, ast.Dict):
                     pairs.extend((key, value) for key, value in zip(inner.keys, inner.values) if key is not None)
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript):
@@ -460,7 +461,7 @@ def generic_package_roots(tree: FileTree) -> list[PackageRoot]:
     tests with `"x" in package` are left out."""
     setup_dir = _setup_dir(tree)
     called = {name for script in SETUP_SCRIPTS if (module := _parsed(tree, script)) is not None
-              for node in ast.walk(module) if isinstance(node, ast.Call) and (name := _called(node))}
+              for node in walk_nodes(module) if isinstance(node, ast.Call) and (name := _called(node))}
     discovered = "find_packages" in called
     opted_out = {backend for backend, _, module in setup_helpers(tree) for node in module.body
                  if isinstance(node, ast.FunctionDef) and node.name == "skip_package_dir" and _constant(node) is not False}
@@ -471,15 +472,15 @@ def generic_package_roots(tree: FileTree) -> list[PackageRoot]:
         module = _parsed(tree, path)
         if module is None:
             continue
-        functions = [node for node in ast.walk(module) if isinstance(node, ast.FunctionDef)]
+        functions = [node for node in walk_nodes(module) if isinstance(node, ast.FunctionDef)]
         skipped = frozenset(node.left.value for function in functions if "skip_package_dir" in function.name
-                            for node in ast.walk(function) if isinstance(node, ast.Compare)
+                            for node in walk_nodes(function) if isinstance(node, ast.Compare)
                             and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str)
                             and any(isinstance(op, ast.In) for op in node.ops))
         for function in functions:
             if "package_dir" not in function.name or function.name not in called:
                 continue
-            for node in ast.walk(function):
+            for node in walk_nodes(function):
                 template = _backend_template(node) if isinstance(node, ast.JoinedStr) else None
                 if template is None:
                     continue
@@ -511,7 +512,7 @@ def copy_files(tree: FileTree, backends: set[str] | None = None) -> list[SpecFil
         found.setdefault(spec_file.path, spec_file)
     for helper_backend, helper, module in setup_helpers(tree):
         paths = _HelperPaths(helper, module, setup_dir)
-        for node in ast.walk(module):
+        for node in walk_nodes(module):
             if isinstance(node, ast.Call) and _called(node) in _COPY_FUNCTIONS:
                 for source, destination in _copy_pairs(tree, paths, node):
                     if destination.startswith(prefix) and not is_spec_path(source):

@@ -28,7 +28,8 @@ from typing import Any, Callable, Iterable, Iterator
 
 from sync.support.cache import FactCache, active, content_id
 from sync.support.workers import jobs, worker_pool
-from sync.facts.parsing import Unparseable, guarded, python_ast, walk_levels
+from sync.facts.astwalk import walk_levels
+from sync.facts.parsing import Unparseable, guarded, python_ast
 from sync.facts.pychunks import merge_levels, over_chunks
 
 PARALLEL_BYTES = 1_000_000  # below this much missing text a serial parse beats starting workers
@@ -39,7 +40,7 @@ _MEMO_LIMIT = 20_000  # texts; content-addressed, so only memory is at stake
 class Extractor:
     name: str
     version: int
-    collect: Callable[[list[ast.AST]], list[Any]]  # items of the nodes of one depth of one chunk (parsing.walk_levels)
+    collect: Callable[[list[ast.AST]], list[Any]]  # items of the nodes of one depth of one chunk (astwalk.walk_levels)
     finish: Callable[[list[Any] | None], Any]  # the fact from every item, in the whole walk's order; None: no parse
     encode: Callable[[Any], Any]  # to JSON-compatible data (the cache and the worker pipe)
     decode: Callable[[Any], Any]

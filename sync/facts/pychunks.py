@@ -65,7 +65,7 @@ def over_chunks(text: str, whole: Callable[[str], ast.Module | R],
 
 
 def merge_levels(parts: list[list[list[T]]]) -> list[T]:
-    """Items found per chunk and per depth of a breadth-first walk (parsing.walk_levels), in the order a walk
+    """Items found per chunk and per depth of a breadth-first walk (astwalk.walk_levels), in the order a walk
     of the whole module finds them: depth by depth, and within a depth chunk by chunk (a node's children
     follow its siblings' children, so each depth of the whole walk is the chunks' same depth in turn)."""
     merged: list[T] = []

@@ -74,9 +74,12 @@ def removing_commits(repo: Repository, old: str, new: str, path: str, name: str,
         word = re.compile(rf"(?<![A-Za-z0-9])(?:[A-Za-z0-9]+_)?(?:{'|'.join(map(re.escape, spelled))})\b")
 
     def mentions(text: str) -> Counter[str]:
-        # Every match spells one of `spelled`: a substring test rules out most lines at C speed.
+        # Every match spells one of `spelled` (one or two spellings): substring tests rule out most lines.
+        first, *other = spelled
+        second = other[0] if other else first
         return Counter(line.strip() for line in text.splitlines()
-                       if any(spelling in line for spelling in spelled) and word.search(line))
+                       if (first in line or second in line) and word.search(line)) \
+            if first in text or second in text else Counter()
 
     found: list[tuple[int, str, str]] = []
     for commit, before_id, after_id in _path_changes(repo, old, new, path):

@@ -26,7 +26,8 @@ from sync.facts.declindex import Decl, cpp_declarations
 from sync.facts.delta import backend_of
 from sync.facts.upstreamlog import with_upstream_commits
 from sync.facts.layout import TRUNK, backend_root, is_third_party, not_built
-from sync.facts.parsing import cpython_tree, walk_nodes
+from sync.facts.astwalk import walk_nodes
+from sync.facts.parsing import cpython_tree
 
 BINDING_FILES = (".cc", ".cpp")
 TRUNK_PYTHON = f"{TRUNK}/"

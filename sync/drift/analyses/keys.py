@@ -35,7 +35,8 @@ from sync.facts.delta import PY, backend_of, fork_added_lines, hunks_with, text_
 from sync.facts.pyblobs import Extractor, python_fact
 from sync.facts.layout import backend_root
 from sync.facts.names import significant_name
-from sync.facts.parsing import Unparseable, parsed_ast, walk_levels
+from sync.facts.astwalk import walk_levels
+from sync.facts.parsing import Unparseable, parsed_ast
 from sync.facts.pychunks import merge_levels, over_chunks
 
 _READ_CALLS = {"get", "pop", "setdefault"}

@@ -33,6 +33,7 @@ from sync.drift.context import DriftContext
 from sync.facts.declindex import Decl, cpp_declarations, declarations_of
 from sync.facts.delta import PY, backend_of, fork_lines_where
 from sync.facts.layout import backend_root, is_third_party, not_built
+from sync.facts.astwalk import walk_nodes
 from sync.facts.parsing import cpython_tree
 from sync.facts.pymodules import TRUNK_PACKAGE, absolute, package_of
 from sync.facts.trees import read_text
@@ -178,7 +179,7 @@ def calls_by_name(tree: ast.Module, methods: set[str]) -> list[tuple[str, int, i
     """(method, positional arguments, line) of each plain call `x.method(...)`, whatever x is but a name bound
     to the standard library."""
     stdlib = stdlib_names(tree)
-    return [(method.attr, len(node.args), node.lineno) for node in ast.walk(tree) if isinstance(node, ast.Call)
+    return [(method.attr, len(node.args), node.lineno) for node in walk_nodes(tree) if isinstance(node, ast.Call)
             and (method := _plain_method(node)) is not None and method.attr in methods
             and not on_stdlib(method, stdlib)]
 
