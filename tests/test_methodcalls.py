@@ -53,3 +53,49 @@ def test_a_literal_where_the_new_overload_asks_for_an_enum_fits_no_overload(tmp_
     assert "asks for AddrSpace" in found[0].message
     unknown = {**new, "include/triton/Enums.td": ENUM_TD.replace("AddrSpace", "OtherSpace")}
     assert call_no_overload_findings(context_of(tmp_path / "unknown", old, unknown, fork)) == []
+
+
+TMA_OLD = ("namespace mlir::triton::nvidia_gpu {\n"
+           "SmallVector<int64_t> getBlock(Attribute enc, ArrayRef<int64_t> shape, bool packed);\n"
+           "inline SmallVector<int64_t> getBlock(MemDescType ty, bool packed) { return {}; }\n"
+           "int keep(int a);\n}\n")
+TMA_NEW = ("namespace mlir::triton::nvidia_gpu {\nenum class TMAMode { Tiled, Im2Col };\n"
+           "SmallVector<int64_t> getBlock(Attribute enc, ArrayRef<int64_t> shape, bool packed, TMAMode mode);\n"
+           "inline SmallVector<int64_t> getBlock(MemDescType ty, bool packed, TMAMode mode) { return {}; }\n"
+           "int keep(int a, int b = 0);\n}\n")
+FREE_USE = ("#include \"triton/TMA.h\"\nnamespace ttng = mlir::triton::nvidia_gpu;\nvoid f() {\n"
+            "  auto a = ttng::getBlock(enc, shape, /*packed=*/true);\n"   # 4: a literal on TMAMode, or 4 wanted
+            "  auto b = triton::nvidia_gpu::getBlock(ty, false);\n"      # 5: 2 arguments fit no new overload
+            "  auto c = ttng::getBlock(ty, false, ttng::TMAMode::Tiled);\n"  # 6: fits
+            "  auto d = other::getBlock(ty, false);\n"                   # 7: another namespace's
+            "  getBlock(ty, false);\n"                                   # 8: unqualified, outside: not resolved
+            "  keep(1);\n"                                              # 9: still fits
+            "}\nnamespace mlir::triton::nvidia_gpu {\nvoid g() { getBlock(ty, false); }\n}\n")  # 12: resolved inside
+
+
+def test_a_free_function_call_that_fits_no_new_overload_is_an_error(tmp_path) -> None:
+    """The 3.4.x -> 3.7 move: every nvidia_gpu::getTMABlockShape overload gained a TMAMode parameter, and sunrise's
+    spec calls it with the old arguments. Named through the namespace (an alias too) or from inside it; another
+    namespace's function of the name, an unqualified call from outside, and a backend that declares the name
+    itself claim nothing."""
+    from sync.drift.analyses.methodcalls import functions
+    assert functions(TMA_NEW)[("mlir::triton::nvidia_gpu", "getBlock")] == [Arity(4, 4), Arity(3, 3)]
+    old = {"include/triton/TMA.h": TMA_OLD, "lib/Trunk.cpp": FREE_USE}
+    new = {"include/triton/TMA.h": TMA_NEW, "lib/Trunk.cpp": FREE_USE}
+    fork = {**old, "third_party/b/lib/Use.cpp": FREE_USE, "third_party/c/lib/Use.cpp": FREE_USE,
+            "third_party/c/include/own.h": "namespace c {\nvoid getBlock(int a, int b);\n}\n"}
+    found = call_no_overload_findings(context_of(tmp_path, old, new, fork))
+    assert [(f.kind, f.severity, f.backend, f.details["sites"]) for f in found] == [
+        ("call-no-overload", "error", "b", ["third_party/b/lib/Use.cpp:4", "third_party/b/lib/Use.cpp:5",
+                                            "third_party/b/lib/Use.cpp:12"])]
+    assert "mlir::triton::nvidia_gpu::getBlock" in found[0].message and found[0].details["namespace"] \
+        == "mlir::triton::nvidia_gpu"
+    # another trunk namespace declaring getBlock: an unqualified call may reach its overloads (ADL)
+    other = {**new, "include/triton/Gpu.h": "namespace mlir::triton::gpu {\nint getBlock(int a, int b);\n}\n"}
+    found = call_no_overload_findings(context_of(tmp_path / "other", old, other, fork))
+    assert [f.details["sites"] for f in found] == [["third_party/b/lib/Use.cpp:4", "third_party/b/lib/Use.cpp:5"]]
+    # an overload FlagTree adds to the trunk header takes the old calls
+    kept = {**fork, "include/triton/TMA.h": TMA_OLD.replace("int keep", "SmallVector<int64_t> getBlock(Value v, "
+                                                               "bool packed);\nint keep")}
+    assert [f.details["sites"] for f in call_no_overload_findings(context_of(tmp_path / "kept", old, new, kept))] \
+        == [["third_party/b/lib/Use.cpp:4"]]

@@ -155,6 +155,29 @@ def test_a_flagtree_driver_lacking_an_abstract_method_upstream_added_cannot_be_c
     assert found == [("third_party/a/backend/driver.py", 4, ["map_python_to_cpp_type"])]
 
 
+def test_a_backend_module_nothing_names_is_never_imported_and_claims_nothing(tmp_path: Path) -> None:
+    """The 3.4.x -> 3.6.0 move: tsingmicro's backend/cpu_driver.py lacks the new abstract method too, but no file
+    names cpu_driver, so nothing imports it and nothing creates its class. Trunk's backend discovery names every
+    backend's `driver`; a sibling's import names cpu_helper; a trunk module is claimed whoever names it."""
+    from sync.drift.analyses.abstracts import abstract_findings
+    discovery = "import importlib\n\n\ndef load(name):\n    return importlib.import_module(f'{name}.driver')\n"
+    old = {"python/triton/backends/driver.py": DRIVER_OLD, "python/triton/backends/__init__.py": discovery}
+    new = {**old, "python/triton/backends/driver.py": DRIVER_NEW}
+    driver = ("from triton.backends.driver import GPUDriver\n\n\nclass TXDADriver(GPUDriver):\n\n"
+              "    def get_current_target(self):\n        return 1\n")
+    fork = {**old, "third_party/t/backend/driver.py": driver, "third_party/t/backend/cpu_driver.py": driver,
+            "third_party/u/backend/driver.py": "from .cpu_helper import TXDADriver\n",
+            "third_party/u/backend/cpu_helper.py": driver, "python/triton/runtime/extra_driver.py": driver,
+            # an alias of another module, spelled like a third one: no import of it
+            "third_party/v/backend/compiler.py": "import triton.backends.v.driver as v_tools\n\nv_tools.run()\n",
+            "third_party/v/backend/v_tools.py": driver,
+            "third_party/w/backend/compiler.py": "from triton.backends.w import (\n    x,\n    w_tools,\n)\n",
+            "third_party/w/backend/w_tools.py": driver}
+    found = sorted(f.path for f in abstract_findings(context_of(tmp_path, old, new, fork)))
+    assert found == ["python/triton/runtime/extra_driver.py", "third_party/t/backend/driver.py",
+                     "third_party/u/backend/cpu_helper.py", "third_party/w/backend/w_tools.py"]
+
+
 def test_a_backends_vendored_copy_of_trunk_claims_nothing(tmp_path: Path) -> None:
     """The 3.3.x -> 3.5.1 move (helper-21): enflame vendors a whole Triton tree under include/triton/ (its drivers,
     tests, lib/), built against itself; its classes there are not FlagTree's lines an upgrade breaks."""

@@ -52,8 +52,8 @@ def declaration_of(finding: Finding) -> str:
     details = finding.details
     if finding.kind == "op-verifier-changed" and details.get("op"):
         return f"{details['op']}::verify"
-    if finding.kind == "call-no-overload" and details.get("class"):
-        return f"{details['class']}::{details.get('declaration')}"
+    if finding.kind == "call-no-overload" and (details.get("class") or details.get("namespace")):
+        return f"{details.get('class') or details['namespace']}::{details.get('declaration')}"
     if finding.kind == "call-signature":
         declared = str(details.get("declaration") or "")
         what, _, name = declared.partition(" ")

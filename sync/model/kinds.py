@@ -179,7 +179,8 @@ CATALOGUE: tuple[Kind, ...] = (
        "listing each declaration it removed and every site)", "port the uses to what upstream put in its "
        "place (the finding names it when the same change declared one of the same shape)", confidence="high"),
     _k("call-no-overload", "symbol", "error", "FlagTree calls a trunk class's method (through a receiver declared "
-       "with that class) or a builder TableGen generates (X::get, create<Op>, Op::create) with a number of "
+       "with that class), a trunk namespace's free function (named through the namespace, or from inside it when no "
+       "other namespace declares the name) or a builder TableGen generates (X::get, create<Op>, Op::create) with a number of "
        "arguments that fit it at the old tag and none of its overloads at the new one (a parameter added without "
        "a default, or removed): the call will not build as is; or, in Python, calls a trunk function (through "
        "the file's imports) or a pybind11 method of a trunk class (through a variable made by its constructor, or "

@@ -12,11 +12,14 @@ several bases (another may provide it). Kind abstract-method-missing, an error.
 """
 from __future__ import annotations
 
+import ast
 import re
 
 from sync.drift.analyses.overrides import class_bases, resolve_class
 from sync.drift.context import DriftContext
+from sync.facts.astwalk import walk_nodes
 from sync.facts.declindex import Decl, declarations_of
+from sync.facts.parsing import Unparseable, parsed_ast
 from sync.facts.delta import PY, backend_of, fork_added_lines
 from sync.facts.layout import is_third_party
 from sync.facts.pymodules import TRUNK_PACKAGE, module_files, package_of
@@ -25,6 +28,8 @@ from sync.facts.trees import FileTree, read_text
 from sync.model import Finding
 
 _DEPTH = 4  # trunk ancestors followed above the base
+# Files that can import or load a module by name: code (Python, and C/C++ through the C API) and build files.
+_NAMING = (".py", ".pyi", ".c", ".cc", ".cpp", ".h", ".hpp", ".txt", ".cmake", ".toml", ".cfg", ".ini", ".in", ".sh")
 
 
 def _class(tree: FileTree, dotted: str) -> tuple[str, tuple[Decl, ...], Decl] | None:
@@ -142,6 +147,8 @@ def abstract_findings(context: DriftContext) -> list[Finding]:
             if resolved not in gained:
                 gained[resolved] = gained_abstracts(context, resolved)
             missing = {method: declaring for method, declaring in gained[resolved].items() if method not in own}
+            if missing and _never_imported(context.fork, path):
+                continue  # nothing creates it
             if missing:
                 shown = ", ".join(f"{method} ({declaring})" for method, declaring in sorted(missing.items()))
                 findings.append(Finding(
@@ -152,3 +159,38 @@ def abstract_findings(context: DriftContext) -> list[Finding]:
                     related_path=next(iter(module_files(next(iter(missing.values())).rpartition(".")[0])), None),
                     details={"class": klass.name, "base": resolved, "methods": sorted(missing)}))
     return findings
+
+
+def _never_imported(fork: FileTree, path: str) -> bool:
+    """Whether path is a backend module that no other code or build file of the fork names (see the module's
+    text). In Python only an import of the module or a string can load it: `import x.cpu_driver`, `from
+    .cpu_driver import X`, `from . import cpu_driver`, `import_module("x.cpu_driver")`; a name bound by `as
+    cpu_driver` is another module's alias (the 3.3.x cpu backend's `import triton.backends.cpu.driver as
+    cpu_driver`). A file that does not parse counts as naming it."""
+    if not is_third_party(path):
+        return False
+    directory, _, name = path.rpartition("/")
+    module = directory.rpartition("/")[2] if name == "__init__.py" else name.removesuffix(".py")
+    word = re.compile(rf"(?<!\w){re.escape(module)}(?!\w)")
+    for other in fork.paths():
+        if other != path and other.endswith(_NAMING):
+            text = read_text(fork, other) or ""
+            if module in text and word.search(text) and (not other.endswith(".py") or _loads(text, module, word)):
+                return False
+    return True
+
+
+def _loads(text: str, module: str, word: re.Pattern[str]) -> bool:
+    """Whether Python text imports the module by name, or spells it in a string."""
+    tree = parsed_ast(text)
+    if isinstance(tree, Unparseable):
+        return True
+    for node in walk_nodes(tree):
+        if isinstance(node, ast.Import) and any(module in alias.name.split(".") for alias in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and (module in (node.module or "").split(".")
+                                                 or any(alias.name == module for alias in node.names)):
+            return True
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and word.search(node.value):
+            return True
+    return False
