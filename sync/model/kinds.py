@@ -184,8 +184,9 @@ CATALOGUE: tuple[Kind, ...] = (
        "arguments that fit it at the old tag and none of its overloads at the new one (a parameter added without "
        "a default, or removed): the call will not build as is; or, in Python, calls a trunk function (through "
        "the file's imports) or a pybind11 method of a trunk class (through a variable made by its constructor, or "
-       "by a name no other registration carries) whose parameters no longer take the call: each call raises "
-       "TypeError",
+       "by a name no other registration carries) whose parameters no longer take the call, or puts a key into a "
+       "mapping it passes to a trunk dataclass (`C(**args)`) whose field of that name upstream removed: each call "
+       "raises TypeError",
        "pass what the new signature asks for at every site the finding lists", confidence="high"),
     _k("co-change", "symbol", "warning", "FlagTree-added lines sit inside a function whose upstream body changed "
        "between the tags, in a file that merged without a textual conflict", "read the upstream diff of the "
