@@ -77,7 +77,6 @@ def _time_phases(origin: float) -> None:
     """Wrap the replay, the up-front parse and each analysis (also in worker processes) to print their spans."""
     from sync.replay import engine as resumable_replay
     from sync.drift import context
-    from sync.drift import parallel
     from sync.drift import registry
 
     def timed(name: str, function):  # noqa: ANN001, ANN202 (a bench wrapper)

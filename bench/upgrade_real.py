@@ -20,7 +20,6 @@ import resource
 import statistics
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -274,7 +273,7 @@ def main() -> int:
         warm, picks = statistics.median(upgrade_times[1:]), statistics.median(baseline[1:])
         print(f"later runs (fact cache warm): median upgrade {warm:.2f} s / cherry-pick {picks:.2f} s = {warm / picks:.2f}x")
         again = statistics.median(again_times)
-        print(f"the same upgrade again (result cache): runs " + " ".join(f"{t:.2f}" for t in again_times)
+        print("the same upgrade again (result cache): runs " + " ".join(f"{t:.2f}" for t in again_times)
               + f", median {again:.2f} s / cherry-pick {picks:.2f} s = {again / picks:.2f}x (same groups as run 1)")
     print(f"conflicted files, ours only: {sorted(o_conflicts - b_conflicts)}; git only: {sorted(b_conflicts - o_conflicts)}")
     print("conflicted files:", ", ".join(sorted(o_conflicts)))

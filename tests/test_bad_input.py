@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import tracemalloc
 
-import pygit2
 from click.testing import CliRunner
 
 from sync.cli import cli

@@ -14,7 +14,7 @@ import pytest
 
 from sync.support.faults import EXIT_STATUS, VARIABLE
 from tests.conftest import git
-from tests.synthetic_world import (BRANCH, NEW, TARGET, Reference, SyntheticWorld, command,
+from tests.synthetic_world import (BRANCH, NEW, TARGET, SyntheticWorld, command,
                                    environment, finished, stable, users_view)
 
 KILLS_PER_RUN = 4

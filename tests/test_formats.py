@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from sync.cli import cli
 from sync.model.kinds import kind_of
 from sync.model import Finding, Review
-from sync.report.github import annotation, render_github
+from sync.report.github import annotation
 from sync.report.sarif import sarif_log
 
 TRUNK_INIT = "from triton.flagtree_spec import spec\n"

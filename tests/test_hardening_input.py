@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from sync.facts.layout import parse_spec_file
-from tests.conftest import commit_files as shared_commit_files, git, invoke
+from tests.conftest import commit_files as shared_commit_files, invoke
 from tests.plant import plant
 from tests.drift_helpers import drift_of
 

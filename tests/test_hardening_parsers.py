@@ -101,7 +101,6 @@ def test_drift_and_upgrade_report_the_refused_file_and_write_the_report(world, t
     upgrade = CliRunner().invoke(cli, [*UPGRADE, "--repo", str(world.fork), "--out", str(out)])
     assert upgrade.exit_code == 1, upgrade.output
     report = json.loads((out / "report.json").read_text())
-    text = json.dumps(report)
     [finding] = [f for group in report["groups"] for f in group["findings"] if f["path"] == A + "_utils.py" and "nested" in f["message"]]
     assert finding["kind"] == "spec-module-unparsable" and "too many nested parentheses" in finding["message"]
     assert git(world.fork, "rev-parse", "--verify", "sync/v3.6.0").strip()

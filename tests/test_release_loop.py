@@ -150,7 +150,7 @@ def test_html_puts_open_items_first_in_one_table_and_folds_the_rest() -> None:
     assert table < section.index("Resolved conflicts") < section.index(">Info (")
     assert section.count('<td class="warning">warning</td>') == 16 and section.count('class="conflict">conflict<') == 1
     for title in ("Resolved conflicts", "Reviewed", "Info"):  # folded: a <details> without open
-        assert f'<details class="' in section and f"<summary>{title} (" in section
+        assert '<details class="' in section and f"<summary>{title} (" in section
     assert "<details open" not in section
     reviewed = section[section.index("<summary>Reviewed ("):]
     assert '<span class="reviewed">reviewed</span>' in reviewed and 'class="warning"' not in reviewed

@@ -6,7 +6,6 @@ never a wrong branch, never a change to the user's refs, index or work tree."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path

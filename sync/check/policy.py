@@ -11,7 +11,7 @@ from typing import Collection
 from sync.model.kinds import BY_CODE
 from sync.model import Finding
 from sync.facts.layout import (DIRECT_EDIT_FILES, HOOK_NAMES, LEGACY_HOOK_MODULES, NO_SPECIALIZATION, PROTECTED_FILES, TRUNK,
-                      SpecFile, backend_names, is_under, package_init, package_of, spec_files, spec_path_verdict,
+                      backend_names, is_under, package_init, package_of, spec_files, spec_path_verdict,
                       trunk_rel)
 from sync.records.provenance import load_manifest, manifest_path, records_base
 from sync.git.merge import conflict_hunks

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Callable
 
 from sync import __version__
