@@ -122,3 +122,14 @@ def test_reaches_is_the_cmake_directory_subtree() -> None:
     from sync.drift.analyses.featuregates import reaches
     assert reaches("CMakeLists.txt", "lib/a.cpp") and reaches("lib/CMakeLists.txt", "lib/x/a.cpp")
     assert not reaches("third_party/b/CMakeLists.txt", "lib/a.cpp") and not reaches("lib/CMakeLists.txt", "libx/a.cpp")
+
+
+def test_a_literal_use_reads_as_its_pattern_does() -> None:
+    """_uses finds a qualifier or an op name with str.find: the same answers as the patterns it stands for."""
+    from sync.drift.analyses.featuregates import _upstream_form, _uses
+    texts = ["tle::Op x;", "xtle::Op", "_tle::Op", "étle::Op", "a tle::Op", "(tle::Op", "xtle::Op tle::B",
+             '"tle.op"', '"xtle.op"', 'tle.op', '#include "tle/x.h"', '# include <third_party/tle/x.h>',
+             '#include "x/tle/y.h"', "tle ::Op", ""]
+    for kind in ("namespace", "op", "include"):
+        form = _upstream_form(kind, "tle")
+        assert [_uses(text, (kind, "tle"), form) for text in texts] == [bool(form.search(text)) for text in texts]

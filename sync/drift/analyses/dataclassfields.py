@@ -13,6 +13,7 @@ own lines declare the field in its version of the class: the upgrade keeps them.
 from __future__ import annotations
 
 import ast
+import re
 
 from sync.drift.context import DriftContext
 from sync.facts.astwalk import walk_nodes
@@ -45,15 +46,17 @@ def _is_dataclass(decorator: ast.expr) -> bool:
         (isinstance(called, ast.Attribute) and called.attr == "dataclass")
 
 
-def removed_fields(context: DriftContext) -> dict[tuple[str, str], dict[str, str]]:
-    """(module path at the new tag, class) -> removed field -> the module path at the old tag."""
+def removed_fields(context: DriftContext, names: set[str]) -> dict[tuple[str, str], dict[str, str]]:
+    """(module path at the new tag, class) -> removed field -> the module path at the old tag, for the classes
+    of those names."""
     found: dict[tuple[str, str], dict[str, str]] = {}
+    spelled = re.compile(r"^class\s+(" + "|".join(map(re.escape, sorted(names))) + r")\b", re.MULTILINE)
     for change in changes_with_renames(context.upstream_old, context.upstream_new):
         if change.status not in ("modified", "renamed") or change.new_path is None or not change.new_path.endswith(PY):
             continue
         before = read_text(context.upstream_old, change.old_path) or ""
-        if "dataclass" not in before:
-            continue
+        if "dataclass" not in before or not spelled.search(before):
+            continue  # cheap: the file defines none of the classes called with ** (module-level classes only)
         old, new = _parsed(before), _parsed(read_text(context.upstream_new, change.new_path) or "")
         if old is None or new is None:
             continue
@@ -71,18 +74,28 @@ def _parsed(text: str) -> ast.Module | None:
     return None if isinstance(tree, Unparseable) else tree
 
 
+_UNPACKING = re.compile(r"\(\s*\*\*\s*[A-Za-z_]")  # `(**d`: the pattern starts at its `(`, found at C speed
+_CALLEE = re.compile(r"([A-Za-z_]\w*)\s*$")
+
+
+def _unpacked_callees(text: str) -> set[str]:
+    """The names before each `(**name` of a text: a superset of the classes its `C(**d)` calls name."""
+    return {callee[1] for match in _UNPACKING.finditer(text)
+            if (callee := _CALLEE.search(text, max(match.start() - 80, 0), match.start()))}
+
+
 def dataclass_field_findings(context: DriftContext) -> list[Finding]:
-    removed = removed_fields(context)
+    files = {path: (text, lines) for path, lines in sorted(fork_added_lines(context.upstream_old, context.fork).items())
+             if path.endswith(PY) and "**" in (text := read_text(context.fork, path) or "")}
+    called = set().union(*(_unpacked_callees(text) for text, _ in files.values()))
+    removed = removed_fields(context, called) if called else {}
     if not removed:
         return []
     classes = {name for _, name in removed}
     findings: list[Finding] = []
-    for path, lines in sorted(fork_added_lines(context.upstream_old, context.fork).items()):
-        if not path.endswith(PY):
-            continue
-        text = read_text(context.fork, path) or ""
-        if "**" not in text or not any(name in text for name in classes):
-            continue  # cheap: the call spells the class and **
+    for path, (text, lines) in files.items():
+        if not any(name in text for name in classes):
+            continue  # cheap: the call spells the class
         tree = _parsed(text)
         if tree is None:
             continue

@@ -128,6 +128,22 @@ def _upstream_form(kind: str, name: str) -> re.Pattern[str]:
                        "op": rf'"{word}\.'}[kind])
 
 
+def _uses(text: str, name: tuple[str, str], form: re.Pattern[str]) -> bool:
+    """Whether text uses the name in its form. A qualifier and an op name are literals: found with str.find
+    (a pattern that begins with \\b tries every position of the text); an include is read by the pattern."""
+    kind, word = name
+    if kind == "op":
+        return f'"{word}.' in text
+    if kind == "namespace":
+        start = text.find(word + "::")
+        while start >= 0:
+            if start == 0 or not (text[start - 1].isalnum() or text[start - 1] == "_"):
+                return True  # \b before a word character: none before it
+            start = text.find(word + "::", start + 1)
+        return False
+    return f"{word}/" in text and form.search(text) is not None
+
+
 def _upstream_names(tree: GitTree, names: set[tuple[str, str]]) -> set[tuple[str, str]]:
     """Which of the names upstream's C++ already uses (then they tell no FlagTree component): a scan of every
     C++ file of the tree, kept in the fact cache by the tree's id and the names asked about."""
@@ -150,7 +166,7 @@ def _scan_upstream_names(tree: GitTree, names: set[tuple[str, str]]) -> set[tupl
         if path.endswith(CPP):
             text = read_text(tree, path) or ""
             # Every form spells the name itself: a substring test rules out most files at C speed.
-            hit = {name for name in left if name[1] in text and forms[name].search(text)}
+            hit = {name for name in left if name[1] in text and _uses(text, name, forms[name])}
             seen |= hit
             left -= hit
     return seen

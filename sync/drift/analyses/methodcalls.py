@@ -119,13 +119,17 @@ def narrowed_methods(context: DriftContext) -> dict[str, list[Narrowed]]:
     # each method whose class survives: whether some argument count stopped fitting, the parameter types it gained
     retyped: list[tuple[Narrowed, bool, set[str]]] = []
 
-    def compare(narrowed: Narrowed) -> None:
+    def compared(narrowed: Narrowed) -> tuple[bool, set[str]]:
+        """(whether some argument count stopped fitting, the parameter types the new overloads gained)."""
         arities, after_arities = narrowed.old, narrowed.new
         counts = {count for arity in arities for count in range(arity.required, (arity.total if arity.total >= 0
                                                                                  else arity.required + 8) + 1)}
         fewer_counts = any(not any(a.fits(count) for a in after_arities) for count in counts)
         old_types = {kind for arity in arities for kind in arity.types}
-        new_types = {kind for arity in after_arities for kind in arity.types} - old_types
+        return fewer_counts, {kind for arity in after_arities for kind in arity.types} - old_types
+
+    def compare(narrowed: Narrowed) -> None:
+        fewer_counts, new_types = compared(narrowed)
         if fewer_counts or new_types:
             retyped.append((narrowed, fewer_counts, new_types))
 
@@ -145,10 +149,11 @@ def narrowed_methods(context: DriftContext) -> dict[str, list[Narrowed]]:
             compare(Narrowed(klass, method, change.old_path, tuple(arities), tuple(after_arities)))
         new_functions = functions(after) if "(" in after else {}
         for key, arities in functions(before).items():
-            if key in new_functions:  # gone from the header: removed or moved, symbol-removed's
-                compare(Narrowed(key[0], key[1], change.old_path, tuple(arities),
-                                 tuple(new_functions[key]) + _overloads_elsewhere(context, key, change.new_path),
-                                 member=False))
+            if key not in new_functions:
+                continue  # gone from the header: removed or moved, symbol-removed's
+            here = Narrowed(key[0], key[1], change.old_path, tuple(arities), tuple(new_functions[key]), member=False)
+            if any(compared(here)):  # more overloads take more calls: none elsewhere can narrow what this does not
+                compare(replace(here, new=here.new + _overloads_elsewhere(context, key, change.new_path)))
     enums = _enums(context, set().union(*(types for _, _, types in retyped))) if retyped else frozenset()
     for narrowed, fewer_counts, types in retyped:
         if fewer_counts or types & enums:
@@ -296,8 +301,9 @@ def call_no_overload_findings(context: DriftContext) -> list[Finding]:
 
     for path, lines in sorted(lines_by_path.items()):
         text = read_text(context.fork, path) or ""
-        by_member = spelled is not None and spelled.search(text) is not None  # cheap: `.m(` or `->m(`
-        by_name = called is not None and called.search(text) is not None
+        # cheap: a call spells its name (`.m(`, `->m(`, `f(`): substring tests first, a pattern where one holds
+        by_member = spelled is not None and any(name in text for name in members) and spelled.search(text) is not None
+        by_name = called is not None and any(name in text for name in free) and called.search(text) is not None
         if not by_member and not by_name:
             continue
         root = parse_tree(text).root_node
