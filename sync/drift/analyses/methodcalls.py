@@ -25,7 +25,7 @@ from tree_sitter import Node
 
 from sync.git import changes_with_renames
 from sync.facts.cmakebuilt import unbuilt
-from sync.facts.delta import fork_lines_where
+from sync.facts.delta import fork_added_lines, fork_lines_where
 from sync.model import Finding
 from sync.facts.trees import FileTree, read_text
 from sync.drift.context import DriftContext
@@ -166,16 +166,16 @@ def _overloads_elsewhere(context: DriftContext, key: tuple[str, str], header: st
     FlagTree's trunk files declare that the old tag's same file did not: a call may fit any of them."""
     namespace, name = key
     found: list[Arity] = []
-    for tree, own in ((context.upstream_new, False), (context.fork, True)):  # a backend's own: see _declares
-        for path, _ in DeclarationIndex.of(tree).files(_TRUNK, CPP if own else HEADERS, spelling=(name,)):
-            if path == header and not own:
-                continue
-            declared = functions(DeclarationIndex.of(tree).text(path)).get(key, [])
-            if own:
-                before = {(a.required, a.total, a.types) for a in
-                          functions(read_text(context.upstream_old, path) or "").get(key, [])}
-                declared = [a for a in declared if (a.required, a.total, a.types) not in before]
-            found += declared
+    for path, _ in DeclarationIndex.of(context.upstream_new).files(_TRUNK, HEADERS, spelling=(name,)):
+        if path != header:
+            found += functions(DeclarationIndex.of(context.upstream_new).text(path)).get(key, [])
+    changed = fork_added_lines(context.upstream_old, context.fork)  # only a file FlagTree changed can add one
+    for path in changed:
+        text = read_text(context.fork, path) or "" if path.startswith(_TRUNK) and path.endswith(CPP) else ""
+        if name in text:  # a backend's own: see _declares
+            before = {(a.required, a.total, a.types) for a in
+                      functions(read_text(context.upstream_old, path) or "").get(key, [])}
+            found += [a for a in functions(text).get(key, []) if (a.required, a.total, a.types) not in before]
     return tuple(found)
 
 
