@@ -39,3 +39,10 @@ def test_no_claim_where_the_key_is_rebound_away_written_after_or_kept_by_flagtre
     for name, fork_text in [("rebound", OPTIONS + PARSE.replace("{added}", rebound)), ("after", OPTIONS + after),
                             ("kept", kept + PARSE.replace("{added}", FLAGTREE))]:
         assert dataclass_field_findings(context_of(tmp_path / name, old, new, {PATH: fork_text})) == [], name
+    # the field moved to a base class the new one derives from: the key still has a field to go to
+    moved = {PATH: ("from dataclasses import dataclass\n\n\n@dataclass(frozen=True)\nclass Base:\n"
+                    "    cluster_dims: tuple = (1, 1, 1)\n\n\n" + OPTIONS.replace(
+                        "from dataclasses import dataclass\n\n\n", "").replace("class CUDAOptions:", "class CUDAOptions(Base):")
+                    .replace("    cluster_dims: tuple = (1, 1, 1)\n", "") + PARSE.replace("{added}", ""))}
+    fork = {PATH: OPTIONS + PARSE.replace("{added}", FLAGTREE)}
+    assert dataclass_field_findings(context_of(tmp_path / "moved", old, moved, fork)) == []

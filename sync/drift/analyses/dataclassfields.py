@@ -5,7 +5,7 @@ raises TypeError, an unexpected keyword argument. Kind call-no-overload (Python)
 
 Upstream side: a class decorated `@dataclass` (or `@dataclasses.dataclass(...)`) with no `__init__` of its own, in a
 Python file upstream changed (trunk's, or an upstream backend's under third_party/), whose annotated fields at the
-old tag include one the new tag's class lacks. FlagTree side, in one function of a file with FlagTree's lines: a
+old tag include one the new tag's class lacks (and has no base class, whose fields it would inherit). FlagTree side, in one function of a file with FlagTree's lines: a
 call `C(**d)` where C names that class (defined in the same module, or imported from it), and a FlagTree line
 `d["k"] = ...` with k a removed field, after the last rebinding of d and before the call. No claim where FlagTree's
 own lines declare the field in its version of the class: the upgrade keeps them.
@@ -61,8 +61,9 @@ def removed_fields(context: DriftContext, names: set[str]) -> dict[tuple[str, st
         if old is None or new is None:
             continue
         now = dataclass_fields(new)
+        based = {node.name for node in new.body if isinstance(node, ast.ClassDef) and node.bases}
         for name, fields in dataclass_fields(old).items():
-            if name in now:
+            if name in now and name not in based:  # a base's field of that name would take the key
                 gone = {field: change.old_path for field in fields if field not in now[name]}
                 if gone:
                     found[(change.new_path, name)] = gone
