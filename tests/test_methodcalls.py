@@ -99,3 +99,20 @@ def test_a_free_function_call_that_fits_no_new_overload_is_an_error(tmp_path) ->
                                                                "bool packed);\nint keep")}
     assert [f.details["sites"] for f in call_no_overload_findings(context_of(tmp_path / "kept", old, new, kept))] \
         == [["third_party/b/lib/Use.cpp:4"]]
+
+
+def test_a_free_function_reached_through_using_namespace_or_with_template_arguments(tmp_path) -> None:
+    """`using namespace` makes an unqualified call mean the namespace's function (when no other trunk namespace
+    declares the name); `ns::f<T>(...)` and `::ns::f(...)` name it too. A file that declares its own function of
+    the name, or a backend that declares one, claims nothing (one of its overloads may take the call)."""
+    use = ("#include \"triton/TMA.h\"\nusing namespace mlir::triton::nvidia_gpu;\nvoid f() {\n"
+           "  getBlock(ty, false);\n"                                      # 4: through the using-directive
+           "  ::mlir::triton::nvidia_gpu::getBlock<int>(ty, true);\n"      # 5: global qualifier, template arguments
+           "}\n")
+    old = {"include/triton/TMA.h": TMA_OLD}
+    new = {"include/triton/TMA.h": TMA_NEW}
+    fork = {**old, "third_party/b/lib/Use.cpp": use,
+            "third_party/d/lib/Use.cpp": use.replace("void f() {", "int getBlock(int a, bool b);\nvoid f() {")}
+    found = call_no_overload_findings(context_of(tmp_path, old, new, fork))
+    assert [(f.backend, f.details["sites"]) for f in found] == [
+        ("b", ["third_party/b/lib/Use.cpp:4", "third_party/b/lib/Use.cpp:5"])]
