@@ -7,8 +7,8 @@ from pathlib import Path
 from sync.drift.analyses.dataclassfields import dataclass_field_findings
 from tests.upstream_fixture import context_of
 
-OPTIONS = ("from dataclasses import dataclass\n\n\n@dataclass(frozen=True)\nclass CUDAOptions:\n    num_warps: int = 4\n"
-           "    cluster_dims: tuple = (1, 1, 1)\n    debug: bool = False\n\n\n")
+OPTIONS = ("from dataclasses import dataclass\n\n\n@dataclass(frozen=True)\nclass CUDAOptions:\n"
+           "    num_warps: int = 4\n    cluster_dims: tuple = (1, 1, 1)\n    debug: bool = False\n\n\n")
 PARSE = ("class Backend:\n\n    def parse_options(self, opts):\n"
          "        args = {k: opts[k] for k in CUDAOptions.__dataclass_fields__ if k in opts}\n"
          "{added}        return CUDAOptions(**args)\n")
@@ -34,15 +34,16 @@ def test_no_claim_where_the_key_is_rebound_away_written_after_or_kept_by_flagtre
     new = {PATH: OPTIONS.replace("    cluster_dims: tuple = (1, 1, 1)\n", "") + PARSE.replace("{added}", "")}
     rebound = FLAGTREE + "        args = {k: v for k, v in args.items() if k != \"cluster_dims\"}\n"
     after = PARSE.replace("{added}", "").replace("        return CUDAOptions(**args)\n",
-                                           "        options = CUDAOptions(**args)\n" + FLAGTREE + "        return options\n")
+                                                 "        options = CUDAOptions(**args)\n" + FLAGTREE
+                                                 + "        return options\n")
     kept = OPTIONS.replace("    cluster_dims: tuple = (1, 1, 1)\n", "    cluster_dims: tuple = (2, 1, 1)\n")
     for name, fork_text in [("rebound", OPTIONS + PARSE.replace("{added}", rebound)), ("after", OPTIONS + after),
                             ("kept", kept + PARSE.replace("{added}", FLAGTREE))]:
         assert dataclass_field_findings(context_of(tmp_path / name, old, new, {PATH: fork_text})) == [], name
     # the field moved to a base class the new one derives from: the key still has a field to go to
+    derived = OPTIONS.replace("from dataclasses import dataclass\n\n\n", "").replace(
+        "class CUDAOptions:", "class CUDAOptions(Base):").replace("    cluster_dims: tuple = (1, 1, 1)\n", "")
     moved = {PATH: ("from dataclasses import dataclass\n\n\n@dataclass(frozen=True)\nclass Base:\n"
-                    "    cluster_dims: tuple = (1, 1, 1)\n\n\n" + OPTIONS.replace(
-                        "from dataclasses import dataclass\n\n\n", "").replace("class CUDAOptions:", "class CUDAOptions(Base):")
-                    .replace("    cluster_dims: tuple = (1, 1, 1)\n", "") + PARSE.replace("{added}", ""))}
+                    "    cluster_dims: tuple = (1, 1, 1)\n\n\n" + derived + PARSE.replace("{added}", ""))}
     fork = {PATH: OPTIONS + PARSE.replace("{added}", FLAGTREE)}
     assert dataclass_field_findings(context_of(tmp_path / "moved", old, moved, fork)) == []

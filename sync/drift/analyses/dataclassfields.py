@@ -5,9 +5,10 @@ raises TypeError, an unexpected keyword argument. Kind call-no-overload (Python)
 
 Upstream side: a class decorated `@dataclass` (or `@dataclasses.dataclass(...)`) with no `__init__` of its own, in a
 Python file upstream changed (trunk's, or an upstream backend's under third_party/), whose annotated fields at the
-old tag include one the new tag's class lacks (and has no base class, whose fields it would inherit). FlagTree side, in one function of a file with FlagTree's lines: a
-call `C(**d)` where C names that class (defined in the same module, or imported from it), and a FlagTree line
-`d["k"] = ...` with k a removed field, after the last rebinding of d and before the call. No claim where FlagTree's
+old tag include one the new tag's class lacks (and that has no base class now, whose fields it would inherit).
+FlagTree side, in one function of a file with FlagTree's lines: a call `C(**d)` where C names that class (defined
+in the same module, or imported from it), and a FlagTree line `d["k"] = ...` with k a removed field, after the
+last rebinding of d and before the call. No claim where FlagTree's
 own lines declare the field in its version of the class: the upgrade keeps them.
 """
 from __future__ import annotations
@@ -103,7 +104,8 @@ def dataclass_field_findings(context: DriftContext) -> list[Finding]:
         kept = {name: {field for field, line in fields.items() if line in lines}
                 for name, fields in dataclass_fields(tree).items()}  # FlagTree's own field lines stay
         imported = _imported_classes(tree, classes)
-        for function in (node for node in walk_nodes(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        functions = (node for node in walk_nodes(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        for function in functions:
             for klass, mapping, call_line in _unpacking_calls(function, classes):
                 module = next((where for where in imported.get(klass, (path,)) if (where, klass) in removed), path)
                 gone = removed.get((module, klass), {})
@@ -111,9 +113,9 @@ def dataclass_field_findings(context: DriftContext) -> list[Finding]:
                     if line in lines and key in gone and key not in kept.get(klass, set()):
                         findings.append(Finding(
                             "call-no-overload", path,
-                            f"FlagTree puts '{key}' into {mapping}, which line {call_line} passes to {klass}(**{mapping});"
-                            f" upstream removed the field {key} from the dataclass {klass} ({module}): each call "
-                            "raises TypeError (will not run as is)",
+                            f"FlagTree puts '{key}' into {mapping}, which line {call_line} passes to "
+                            f"{klass}(**{mapping}); upstream removed the field {key} from the dataclass {klass} "
+                            f"({module}): each call raises TypeError (will not run as is)",
                             "stop passing the key, or port what it set to where upstream moved it", line,
                             backend_of(context.owners.owners, path), related_path=gone[key],
                             details={"declaration": key, "class": klass, "callee": f"{klass}(**{mapping})",
@@ -154,7 +156,8 @@ def _writes_before(function: ast.AST, mapping: str, call_line: int) -> list[tupl
         for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
             if isinstance(target, ast.Name) and target.id == mapping:
                 rebound = max(rebound, node.lineno)
-            elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id == mapping \
-                    and isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str):
+            elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
+                    and target.value.id == mapping and isinstance(target.slice, ast.Constant) \
+                    and isinstance(target.slice.value, str):
                 writes.append((target.slice.value, node.lineno))
     return sorted((key, line) for key, line in writes if line > rebound)
