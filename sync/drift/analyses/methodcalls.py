@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Iterator
+from typing import Callable, Iterator
 
 from tree_sitter import Node
 
@@ -31,7 +31,7 @@ from sync.facts.trees import FileTree, read_text
 from sync.drift.context import DriftContext
 from sync.facts.cpp import node_text, nodes_of_types, parse_tree
 from sync.facts.cppscope import declared_types, namespace_aliases, own_header_copy
-from sync.facts.declindex import DeclarationIndex, cpp_declarations
+from sync.facts.declindex import Decl, DeclarationIndex, cpp_declarations
 from sync.facts.delta import backend_of
 from sync.facts.upstreamlog import with_upstream_commits
 from sync.facts.layout import backend_root, is_third_party
@@ -71,10 +71,14 @@ def methods(text: str) -> dict[tuple[str, str], list[Arity]]:
         if decl.kind != "method" or decl.owner is None or decl.params is None \
                 or decl.flags & {"definition", "qualified", "special"}:
             continue
-        total = -1 if "pack" in decl.flags else len(decl.params)
-        found.setdefault((decl.owner, decl.name), []).append(
-            Arity(decl.required, total, tuple(param.type for param in decl.params)))
+        found.setdefault((decl.owner, decl.name), []).append(_arity(decl, unbounded={"pack"}))
     return found
+
+
+def _arity(decl: Decl, unbounded: set[str]) -> Arity:
+    """A declaration's arity; any of the unbounded flags takes any number of arguments past its parameters."""
+    params = decl.params or ()
+    return Arity(decl.required, -1 if decl.flags & unbounded else len(params), tuple(param.type for param in params))
 
 
 _NOT_A_FREE_DECLARATION = frozenset({"qualified", "special", "local", "in-definition", "friend"})
@@ -87,9 +91,7 @@ def functions(text: str) -> dict[tuple[str, str], list[Arity]]:
     for decl in cpp_declarations(text):
         if decl.kind != "function" or decl.params is None or decl.flags & _NOT_A_FREE_DECLARATION:
             continue
-        total = -1 if decl.flags & {"pack", "variadic"} else len(decl.params)
-        found.setdefault((decl.scope, decl.name), []).append(
-            Arity(decl.required, total, tuple(param.type for param in decl.params)))
+        found.setdefault((decl.scope, decl.name), []).append(_arity(decl, unbounded={"pack", "variadic"}))
     return found
 
 
@@ -133,6 +135,8 @@ def narrowed_methods(context: DriftContext) -> dict[str, list[Narrowed]]:
         if fewer_counts or new_types:
             retyped.append((narrowed, fewer_counts, new_types))
 
+    flagtree_files: dict[str, str] | None = None  # FlagTree's changed trunk C++ (path -> text): read when first asked
+
     for change in changes_with_renames(context.upstream_old, context.upstream_new):
         if change.status != "modified" or not change.old_path.endswith(HEADERS) \
                 or not change.old_path.startswith(_TRUNK) or change.new_path is None:
@@ -153,7 +157,10 @@ def narrowed_methods(context: DriftContext) -> dict[str, list[Narrowed]]:
                 continue  # gone from the header: removed or moved, symbol-removed's
             here = Narrowed(key[0], key[1], change.old_path, tuple(arities), tuple(new_functions[key]), member=False)
             if any(compared(here)):  # more overloads take more calls: none elsewhere can narrow what this does not
-                compare(replace(here, new=here.new + _overloads_elsewhere(context, key, change.new_path)))
+                if flagtree_files is None:
+                    flagtree_files = _flagtree_trunk_cpp(context)
+                compare(replace(here, new=here.new + _overloads_elsewhere(context, key, change.new_path,
+                                                                          flagtree_files)))
     enums = _enums(context, set().union(*(types for _, _, types in retyped))) if retyped else frozenset()
     for narrowed, fewer_counts, types in retyped:
         if fewer_counts or types & enums:
@@ -161,18 +168,23 @@ def narrowed_methods(context: DriftContext) -> dict[str, list[Narrowed]]:
     return out
 
 
-def _overloads_elsewhere(context: DriftContext, key: tuple[str, str], header: str) -> tuple[Arity, ...]:
+def _flagtree_trunk_cpp(context: DriftContext) -> dict[str, str]:
+    """The trunk C++ files FlagTree changed, with their text: only those can add an overload (a backend's own
+    declarations: see _declares)."""
+    return {path: read_text(context.fork, path) or "" for path in fork_added_lines(context.upstream_old, context.fork)
+            if path.startswith(_TRUNK) and path.endswith(CPP)}
+
+
+def _overloads_elsewhere(context: DriftContext, key: tuple[str, str], header: str,
+                         flagtree_files: dict[str, str]) -> tuple[Arity, ...]:
     """The overloads of a namespace's function that other trunk headers declare at the new tag, and those
     FlagTree's trunk files declare that the old tag's same file did not: a call may fit any of them."""
-    namespace, name = key
-    found: list[Arity] = []
-    for path, _ in DeclarationIndex.of(context.upstream_new).files(_TRUNK, HEADERS, spelling=(name,)):
-        if path != header:
-            found += functions(DeclarationIndex.of(context.upstream_new).text(path)).get(key, [])
-    changed = fork_added_lines(context.upstream_old, context.fork)  # only a file FlagTree changed can add one
-    for path in changed:
-        text = read_text(context.fork, path) or "" if path.startswith(_TRUNK) and path.endswith(CPP) else ""
-        if name in text:  # a backend's own: see _declares
+    name = key[1]
+    index = DeclarationIndex.of(context.upstream_new)
+    found = [arity for path, _ in index.files(_TRUNK, HEADERS, spelling=(name,)) if path != header
+             for arity in functions(index.text(path)).get(key, [])]
+    for path, text in flagtree_files.items():
+        if name in text:
             before = {(a.required, a.total, a.types) for a in
                       functions(read_text(context.upstream_old, path) or "").get(key, [])}
             found += [a for a in functions(text).get(key, []) if (a.required, a.total, a.types) not in before]
@@ -250,19 +262,29 @@ def _enclosing_namespaces(node: Node) -> list[str]:
     return ["::".join(parts[:length]) for length in range(len(parts), -1, -1)]
 
 
-def _reaches(context: DriftContext, call: tuple[str | None, Node], namespace: str, text: str,
-             aliases: dict[str, str]) -> bool:
-    """Whether a call of a namespace's function, qualified or not, resolves to that namespace (module's text)."""
-    qualifier, node = call
+@dataclass
+class _FileScope:
+    """What resolves an unqualified call in one file: its namespace aliases, using-directives and own names."""
+    aliases: dict[str, str]
+    using: list[str]
+    declared: set[str]  # the names of what the file declares itself
+
+    @classmethod
+    def of(cls, text: str) -> "_FileScope":
+        return cls(namespace_aliases(text), _USING_NAMESPACE.findall(text),
+                   {decl.name for decl in cpp_declarations(text)})
+
+
+def _reaches(qualifier: str | None, node: Node, name: str, namespace: str, scope: _FileScope,
+             declaring: Callable[[str], set[str]]) -> bool:
+    """Whether a call of a namespace's function, qualified or not, resolves to that namespace. declaring(name):
+    the trunk namespaces that declare a function of the name at the new tag."""
     if qualifier is not None:
-        return _names_namespace(qualifier, namespace, aliases)
-    name = node_text(node.child_by_field_name("function") or node).split("<")[0]
+        return _names_namespace(qualifier, namespace, scope.aliases)
     if namespace not in _enclosing_namespaces(node) and not any(
-            _names_namespace(used, namespace, aliases) for used in _USING_NAMESPACE.findall(text)):
+            _names_namespace(used, namespace, scope.aliases) for used in scope.using):
         return False
-    declaring = {decl.scope for _, decl in DeclarationIndex.of(context.upstream_new).find(
-        name, kinds=("function",), under=_TRUNK, suffixes=HEADERS)}
-    return declaring == {namespace} and not any(decl.name == name for decl in cpp_declarations(text))
+    return declaring(name) == {namespace} and name not in scope.declared
 
 
 def _declares(tree: FileTree, directory: str, name: str) -> bool:
@@ -286,6 +308,13 @@ def call_no_overload_findings(context: DriftContext) -> list[Finding]:
     called = re.compile(r"\b(" + "|".join(re.escape(name) for name in free) + r")\s*[(<]") if free else None
     groups: dict[tuple[str | None, str, str], list[str]] = {}
     detail: dict[tuple[str | None, str, str], tuple[Narrowed, int, frozenset[int]]] = {}
+    namespaces: dict[str, set[str]] = {}  # function name -> the trunk namespaces declaring one at the new tag
+
+    def declaring(name: str) -> set[str]:
+        if name not in namespaces:
+            namespaces[name] = {decl.scope for _, decl in DeclarationIndex.of(context.upstream_new).find(
+                name, kinds=("function",), under=_TRUNK, suffixes=HEADERS)}
+        return namespaces[name]
 
     def site(path: str, line: int, change: Narrowed, count: int, literals: frozenset[int]) -> None:
         own_dir = backend_root(path)
@@ -317,12 +346,12 @@ def call_no_overload_findings(context: DriftContext) -> list[Finding]:
             for change in members[method]:
                 if change.klass in receiver_types:
                     site(path, line, change, count, literals)
-        aliases = namespace_aliases(text) if by_name else {}
+        scope = _FileScope.of(text) if by_name else None
         for function, qualifier, node, count, literals, line in _function_calls(root, set(free)) if by_name else ():
             if line not in lines:
                 continue
             for change in free[function]:
-                if _reaches(context, (qualifier, node), change.klass, text, aliases):
+                if scope is not None and _reaches(qualifier, node, function, change.klass, scope, declaring):
                     site(path, line, change, count, literals)
     findings = []
     for (backend, header, qualified), sites in groups.items():
