@@ -94,16 +94,11 @@ class BlobDiff:
     removed: int = 0
 
 
-def blob_diff(repo: pygit2.Repository, old: pygit2.Oid | None, new: pygit2.Oid | None, old_path: str,
-              new_path: str) -> str:
-    """Unified diff text of two blobs; a missing side reads as the empty blob, as git diffs it against
-    e69de29. Nothing is written (the empty side is passed as bytes, not created as an object)."""
-    return blob_patch(repo, old, new, old_path, new_path).text
-
-
 def blob_patch(repo: pygit2.Repository, old: pygit2.Oid | None, new: pygit2.Oid | None, old_path: str,
                new_path: str) -> BlobDiff:
-    """blob_diff with its hunks (a summary needs no parse of the text)."""
+    """Unified diff of two blobs, with its hunks (a summary needs no parse of the text); a missing side reads as
+    the empty blob, as git diffs it against e69de29. Nothing is written (the empty side is passed as bytes, not
+    created as an object)."""
     if old is None and new is None:
         return BlobDiff("")
     # Both sides stay referenced until the text is made: libgit2 reads their buffers lazily.
