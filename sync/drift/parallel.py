@@ -76,9 +76,11 @@ def join_shares(analyzer: "Analyzer", context: "DriftContext", shares: list[Any]
 
 
 def run_analyses(analyzers: Sequence["Analyzer"], context: "DriftContext", progress: Progress, skips: SkipLog,
-                 parse_bytes: int, trees: Sequence[GitTree] = ()) -> list[Finding]:
+                 parse_bytes: int, trees: Sequence[GitTree] = (),
+                 placed: Callable[["Analyzer", list[Finding]], list[Finding]] | None = None) -> list[Finding]:
     """Every analyzer's findings, in analyzer order; skips of workers are added to skips, and the blobs
-    they could not read to trees' `missing` (a result that met one is never cached).
+    they could not read to trees' `missing` (a result that met one is never cached). placed: moves an
+    analyzer's findings to the branch the user edits (drift/branchlines.py), in the parent.
 
     parse_bytes: the fork Python the up-front parse covered; below PARALLEL_BYTES a worker costs more
     than it saves."""
@@ -132,7 +134,8 @@ def run_analyses(analyzers: Sequence["Analyzer"], context: "DriftContext", progr
                 skips.skipped.setdefault(key, reason)
             for tree, paths in zip(trees, missing):
                 tree.missing.update(paths)
-    return [finding for number in range(len(analyzers)) for finding in found[number]]
+    return [finding for number in range(len(analyzers))
+            for finding in (placed(analyzers[number], found[number]) if placed else found[number])]
 
 
 def _tasks(analyzers: Sequence["Analyzer"], heavy: list[int]) -> list[Task]:

@@ -11,6 +11,7 @@ from sync.git import GitTree
 from sync.facts.layout import backend_dir, third_party_backends
 from sync.model import Finding
 from sync.drift.context import DriftContext
+from sync.drift.branchlines import BRANCH, FORK, NEW
 from sync.drift.analyses.builddeps import generated_dependency_findings
 from sync.drift.analyses.buildfiles import build_file_findings
 from sync.drift.analyses.callsigs import CALLS, call_signature_findings, call_signature_join, call_signature_part
@@ -63,6 +64,9 @@ class Analyzer:
     # the parent, where those facts are in memory, never handed to a worker, which would read them again (about
     # 1 s of CPU on a first run of the 3.7 move, where overrides and abstract methods ran in the worker).
     in_parent: bool = False
+    # The tree its findings' lines are read on: the FlagTree branch (FORK), the new tag (NEW), or already the
+    # branch the user edits (BRANCH: the upgraded branch when one is given). The runner moves the others there.
+    lines: str = FORK
 
 
 def backends_without_spec(context: DriftContext) -> list[Finding]:
@@ -144,20 +148,21 @@ def _parts_when_based_on_old(part: Callable[[DriftContext, int, int], Any],
 
 
 def _on_old(name: str, analyze: Callable[[DriftContext], Iterable[Finding]], cost: float,
-            parts: Parts | None = None, in_parent: bool = False) -> Analyzer:
+            parts: Parts | None = None, in_parent: bool = False, lines: str = FORK) -> Analyzer:
     """A heavy analysis of FlagTree's added lines (measured from OLD: see _when_based_on_old)."""
-    return Analyzer(name, _when_based_on_old(analyze), on_request=True, parts=parts, cost=cost, in_parent=in_parent)
+    return Analyzer(name, _when_based_on_old(analyze), on_request=True, parts=parts, cost=cost, in_parent=in_parent,
+                    lines=lines)
 
 
 ANALYZERS: tuple[Analyzer, ...] = (
     Analyzer("backends", backends_without_spec),
     Analyzer("layouts", layouts),
-    Analyzer("overlays", overlay_findings),
-    Analyzer("overlay imports", missing_name_findings),
-    Analyzer("TableGen overlays", td_overlay_findings),
+    Analyzer("overlays", overlay_findings, lines=BRANCH),
+    Analyzer("overlay imports", missing_name_findings, lines=BRANCH),
+    Analyzer("TableGen overlays", td_overlay_findings, lines=BRANCH),
     Analyzer("package directories", missing_package_findings),
     Analyzer("spec functions", spec_function_findings),
-    Analyzer("C++ guards", guard_findings),
+    Analyzer("C++ guards", guard_findings, lines=BRANCH),
     Analyzer("symbols", symbol_drift, on_request=True, parts=Parts(_symbol_part, _symbol_join, most=4), cost=5.9),
     _on_old("co-changed functions", cochange_findings, 0.7),
     _on_old("call signatures", call_signature_findings, 4.4,
@@ -167,7 +172,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
     _on_old("python bindings", binding_findings, 0.8),
     _on_old("pybind calls", pybind_call_findings, 0.4),
     _on_old("build files", build_file_findings, 0.0),
-    _on_old("build dependencies", generated_dependency_findings, 0.1),
+    _on_old("build dependencies", generated_dependency_findings, 0.1, lines=NEW),
     _on_old("key strings", key_string_findings, 0.9,
             parts=_parts_when_based_on_old(key_string_part, key_string_join, most=3)),
     _on_old("feature gates", feature_gate_findings, 1.6),

@@ -19,6 +19,7 @@ from sync.facts.layout import is_third_party
 
 if TYPE_CHECKING:  # the analyzers are imported when an analysis runs: a cached result needs none of them
     from sync.drift.ahead import Ahead
+    from sync.drift.registry import Analyzer
     from sync.drift.context import DriftContext
     from sync.facts.owners import OwnerIndex
 
@@ -251,6 +252,15 @@ def _over_the_parse_limit(context: "DriftContext") -> list[Finding]:
             for path, size in sorted(sizes.items())]
 
 
+def _on_the_branch(context: "DriftContext") -> "Callable[[Analyzer, list[Finding]], list[Finding]] | None":
+    """Moves each analyzer's findings from the tree it read to the upgraded branch (the one the user edits)."""
+    from sync.drift.branchlines import FORK, NEW, BranchPlaces
+    if context.target is None:
+        return None
+    places = BranchPlaces({FORK: context.fork, NEW: context.upstream_new}, context.target, context.renames)
+    return lambda analyzer, findings: [places.finding(analyzer.lines, finding) for finding in findings]
+
+
 def _analysed(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev | None, backends: set[str] | None,
               symbols: bool, progress: Progress, stack: ExitStack,
               ahead: "Ahead | None") -> tuple[DriftResult, "DriftContext"]:
@@ -291,8 +301,10 @@ def _analysed(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev
     if any(analyzer.on_request for analyzer in analyzers) and context.fork_based_on_old:
         context.prefetch_fork_python(ahead)
     progress.phase("analyses", len(analyzers))
+    placed = _on_the_branch(context) if target_rev is not None else None
     with recording_skips() as skips:
-        findings.extend(run_analyses(analyzers, context, progress, skips, context.prefetched_bytes, context.trees))
+        findings.extend(run_analyses(analyzers, context, progress, skips, context.prefetched_bytes, context.trees,
+                                     placed))
     findings.extend(Finding("analysis-skipped", path, f"{analysis}: {path} was left out: {reason}")
                     for (analysis, path), reason in sorted(skips.skipped.items()))
     findings.extend(_over_the_parse_limit(context))

@@ -109,6 +109,30 @@ def blob_patch(repo: pygit2.Repository, old: pygit2.Oid | None, new: pygit2.Oid 
     return BlobDiff(patch.text or "", tuple((hunk.old_start, hunk.old_lines) for hunk in patch.hunks), added, removed)
 
 
+@dataclass(frozen=True)
+class Hunk:
+    """One hunk of a diff without context lines: the old side's lines old_start.. (old_lines of them) became the
+    new side's new_start.. (new_lines); removed and added hold their texts, in order."""
+
+    old_start: int
+    old_lines: int
+    new_start: int
+    new_lines: int
+    removed: tuple[str, ...]
+    added: tuple[str, ...]
+
+
+def blob_hunks(repo: pygit2.Repository, old: pygit2.Oid, new: pygit2.Oid) -> tuple[Hunk, ...]:
+    """The hunks of old -> new without context, as libgit2 finds them (what a line of old became in new)."""
+    if old == new:
+        return ()
+    patch = pygit2.Patch.create_from(repo[old].peel(pygit2.Blob), repo[new].peel(pygit2.Blob), context_lines=0)
+    return tuple(Hunk(hunk.old_start, hunk.old_lines, hunk.new_start, hunk.new_lines,
+                      tuple(line.content for line in hunk.lines if line.origin == "-"),
+                      tuple(line.content for line in hunk.lines if line.origin == "+"))
+                 for hunk in patch.hunks)
+
+
 def changed_paths(repo: pygit2.Repository, commit_id: str) -> list[str]:
     """The paths a commit changed against its first parent (both sides of a rename)."""
     files = _first_parent_files(repo[commit_id].peel(pygit2.Commit))
