@@ -45,8 +45,9 @@ from tree_sitter import Node
 from sync.support.cache import memoized, memoized_by
 from sync.support.parselimit import oversized
 from sync.facts.names import significant_name
+from sync.facts.pyresolve import foreign, python_uses
 from sync.model import Finding
-from sync.git import GitTree, Repository, changes_with_renames, holds_conflict
+from sync.git import GitTree, Repository, changes_with_renames, holds_conflict, renames
 from sync.git import added_lines as tree_added_lines
 from sync.facts.trees import read_text
 from sync.facts.cpp import NAME_QUERY, captures, node_text
@@ -706,14 +707,17 @@ STATEMENTS = Extractor("statements", 1, _statement_spans,
                        depth=1)
 
 
-def still_used_on(target: GitTree, new: GitTree, paths: set[str]) -> dict[str, set[str]]:
-    """Per file, the names FlagTree's lines still use on the upgraded branch (lines it adds over the new tag):
-    a use a person removed there is fixed, whatever the FlagTree branch still says."""
-    lines_by_path = tree_added_lines(new, target, lambda path: path in paths)
+def still_used_on(target: GitTree, new: GitTree, paths: set[str], old: GitTree | None = None) -> dict[str, set[str]]:
+    """Per file of the FlagTree branch, the names FlagTree's lines still use on the upgraded branch (lines it adds
+    over the new tag): a use a person removed there is fixed, whatever the FlagTree branch still says. A file
+    upstream renamed (old -> new) is read under its new name, where the replay put FlagTree's lines."""
+    moved = renames(old, new) if old is not None else {}
+    on_branch = {path if target.exists(path) else moved.get(path, path): path for path in paths}
+    lines_by_path = tree_added_lines(new, target, lambda path: path in on_branch)
     used: dict[str, set[str]] = {}
     for path, lines in lines_by_path.items():
         uses, includes = uses_on_lines(path, read_text(target, path) or "", lines)
-        used[path] = {use.name for use in uses} | {include.name for include in includes}
+        used[on_branch[path]] = {use.name for use in uses} | {include.name for include in includes}
     return used
 
 
@@ -975,9 +979,9 @@ def symbol_join(repo: Repository, old: GitTree, new: GitTree, fork: GitTree, own
     # a C++ file the build leaves out (a commented-out add_subdirectory above it) breaks nothing
     hits_by_file = _resolved(old, fork, {path: hits for path, hits in hits_by_file.items()
                                          if not (path.endswith(CPP) and unbuilt(fork, path))})
-    hits_by_file = _without_own_tablegen(fork, hits_by_file)
+    hits_by_file = _without_own_tablegen(fork, _resolved_python(old, fork, hits_by_file))
     if target is not None and hits_by_file:
-        used = still_used_on(target, new, set(hits_by_file))
+        used = still_used_on(target, new, set(hits_by_file), old)
         hits_by_file = {path: [hit for hit in hits if hit[0].name in used.get(path, set())]
                         for path, hits in hits_by_file.items()}
     findings = []
@@ -1054,6 +1058,39 @@ def _symbol_finding(kind: str, path: str, hits: list[tuple[Use, Drift]], owners:
                    details={"symbols": [f"{use.name}:{drift.change}:{drift.path}" for use, drift in hits],
                             "replacements": {use.name: drift.replacement for use, drift in hits if drift.replacement},
                             "owners": owners})
+
+
+def _resolved_python(old: GitTree, fork: GitTree, hits_by_file: dict[str, list[tuple[Use, Drift]]]
+                     ) -> dict[str, list[tuple[Use, Drift]]]:
+    """Keep a Python use of a removed declaration only where its imports let it mean one of trunk's
+    (pyresolve): `struct.unpack` after `import struct` is no use of a trunk method `unpack`. Its line becomes
+    the first FlagTree line where it may."""
+    paths = {path for path, hits in hits_by_file.items() if path.endswith(PY)
+             and any(drift.change == "removed" for _, drift in hits)}
+    if not paths:
+        return hits_by_file
+    lines_by_path = fork_lines_where(old, fork, lambda path: path in paths)
+    out: dict[str, list[tuple[Use, Drift]]] = {}
+    for path, hits in hits_by_file.items():
+        if path not in paths:
+            out[path] = hits
+            continue
+        text = read_text(fork, path) or ""
+        lines = lines_by_path.get(path, set())
+        kept: list[tuple[Use, Drift]] = []
+        for use, drift in hits:
+            found = python_uses(text, use.name) if drift.change == "removed" else None
+            if found is None:
+                kept.append((use, drift))
+                continue
+            where = sorted(found_use.line for found_use in found if found_use.line in lines and not foreign(found_use))
+            if where:
+                kept.append((Use(use.name, where[0]), drift))
+            elif not any(found_use.line in lines for found_use in found):
+                kept.append((use, drift))  # a keyword or an import: not a form pyresolve reads
+        if kept:
+            out[path] = kept
+    return out
 
 
 def _resolved(old: GitTree, fork: GitTree, hits_by_file: dict[str, list[tuple[Use, Drift]]]

@@ -1,0 +1,42 @@
+"""Issue 45: a use counts only once it resolves, through its imports (Python) or its namespaces (C++), to the
+declaration it named at the old tag; a name matched without its scope is no finding."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from sync.drift.analyses.symbols import symbol_findings
+from sync.facts.pyresolve import PyUse, foreign, python_uses
+from tests.test_symbols import history_trees
+
+CORE_OLD = ("class Pair:\n    def unpack(self):\n        return self.a, self.b\n\n\n"
+            "def unpack_all(pairs):\n    return [p.unpack() for p in pairs]\n")
+CORE_NEW = "class Pair:\n    pass\n\n\ndef unpack_all(pairs):\n    return list(pairs)\n"
+
+
+def _removed(tmp_path: Path, fork: dict[str, str]) -> dict[str, list[str]]:
+    repo, trees = history_trees(tmp_path, {"python/triton/language/core.py": CORE_OLD},
+                                {"python/triton/language/core.py": CORE_NEW}, fork)
+    return {f.details["declaration"]: f.details["sites"] for f in symbol_findings(repo, *trees, lambda p: ["x"])
+            if f.kind == "symbol-removed"}
+
+
+def test_a_standard_module_s_function_is_no_use_of_a_removed_trunk_method(tmp_path: Path) -> None:
+    fork = {"python/triton/tle/runtime.py": "import struct\nfrom struct import unpack as u\n\n\n"
+                                            "def decode(bits):\n    return struct.unpack('!d', bits)[0]\n"}
+    assert "unpack" not in _removed(tmp_path, fork)
+
+
+def test_a_method_on_a_value_of_unknown_type_or_through_trunk_s_module_still_counts(tmp_path: Path) -> None:
+    fork = {"python/triton/tle/runtime.py": "import struct\nimport triton.language as tl\n\n\n"
+                                            "def decode(bits, pair):\n    struct.unpack('!d', bits)\n"
+                                            "    return pair.unpack()\n"}
+    assert _removed(tmp_path, fork)["unpack"] == ["python/triton/tle/runtime.py:7"]  # the first that may mean it
+
+
+def test_uses_know_the_module_their_receiver_is_imported_as() -> None:
+    text = ("import struct\nimport numpy as np\nimport triton.language as tl\nfrom os import path\n"
+            "x = struct.unpack(b)\ny = tl.core.unpack(b)\nz = obj.unpack()\nw = np.linalg.unpack\n")
+    uses = python_uses(text, "unpack")
+    assert uses == [PyUse(5, "struct"), PyUse(6, "triton.language.core"), PyUse(7, None), PyUse(8, "numpy.linalg")]
+    assert [foreign(use) for use in uses] == [True, False, False, True]
+    assert python_uses("def f(:\n", "unpack") is None
