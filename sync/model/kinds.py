@@ -178,6 +178,12 @@ CATALOGUE: tuple[Kind, ...] = (
        "the new one, so the code will not build or import as is (one finding per upstream change and backend, "
        "listing each declaration it removed and every site)", "port the uses to what upstream put in its "
        "place (the finding names it when the same change declared one of the same shape)", confidence="high"),
+    _k("definition-mismatch", "symbol", "error", "FlagTree's own lines define a function or method that upstream's "
+       "code declares (a plugin or module init function, a registered pass, a hook: the declaration lives in a trunk "
+       "file upstream changed), and upstream changed that declaration's parameters between the tags; the definition "
+       "still has the old ones, so upstream's calls no longer reach it (link error) or it matches no declaration "
+       "(compile error)", "change the definition to the parameters upstream declares now, and port its body",
+       confidence="high"),
     _k("call-no-overload", "symbol", "error", "FlagTree calls a trunk class's method (through a receiver declared "
        "with that class), a trunk namespace's free function (named through the namespace, or from inside it when no "
        "other namespace declares the name) or a builder TableGen generates (X::get, create<Op>, Op::create) with a number of "
