@@ -40,6 +40,21 @@ def test_a_backends_cmake_names_trunk_files_from_the_root_or_by_their_objects(tm
              "  ${PROJECT_SOURCE_DIR}/lib/A/Old.cpp\n  Old.cpp\n  TritonAIncGen\n)\n")
     fork = {**OLD, "third_party/g/cmake/objects.cmake": cmake, "third_party/g/cmake/Old.cpp": "int g;\n"}
     context = context_of(tmp_path, OLD, NEW, fork, removed_upstream=("lib/A/Old.cpp",))
-    found = [(f.details["sites"], f.related_path) for f in build_file_findings(context) if f.kind == "build-file"]
-    # one finding for the file, with both lines that name it
-    assert found == [(["third_party/g/cmake/objects.cmake:2", "third_party/g/cmake/objects.cmake:5"], "lib/A/Old.cpp")]
+    found = [(f.details.get("sites"), f.related_path) for f in build_file_findings(context) if f.kind == "build-file"]
+    # one finding for the file, with both lines that name it; trunk's target, which the backend names, another
+    assert found == [(["third_party/g/cmake/objects.cmake:2", "third_party/g/cmake/objects.cmake:5"], "lib/A/Old.cpp"),
+                     (["third_party/g/cmake/objects.cmake:7"], None)]
+
+
+def test_a_backends_cmake_linking_a_trunk_target_upstream_removed(tmp_path) -> None:
+    """Issue 45, class 1: every target a FlagTree CMake file links or depends on resolves to one the new build
+    defines (triton_v3.3.x -> 3.4.0: tsingmicro's tools link TritonTestDialectTritonGPU, which upstream dropped).
+    A target of the backend's own with a trunk target's name is the backend's."""
+    cmake = ("add_llvm_executable(g-opt g-opt.cpp)\ntarget_link_libraries(g-opt PRIVATE\n  TritonA\n  TritonAIncGen\n"
+             "  GOwn\n)\nadd_library(GOwn Own.cpp)\n")
+    new = {**NEW, "lib/A/CMakeLists.txt": NEW["lib/A/CMakeLists.txt"] + "add_triton_library(GOld X.cpp)\n"}
+    old = {**OLD, "lib/A/CMakeLists.txt": OLD["lib/A/CMakeLists.txt"] + "add_triton_library(GOwn X.cpp)\n"}
+    fork = {**old, "third_party/g/bin/CMakeLists.txt": cmake}
+    context = context_of(tmp_path, old, new, fork, removed_upstream=("lib/A/Old.cpp",))
+    found = {(f.path, f.line, f.details["entry"]) for f in build_file_findings(context) if f.kind == "build-file"}
+    assert found == {("third_party/g/bin/CMakeLists.txt", 4, "TritonAIncGen")}

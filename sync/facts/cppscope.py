@@ -110,9 +110,54 @@ def _base_type(type_text: str) -> str | None:
     return None if not last or last == "auto" else last
 
 
+# Calls whose result has the type their template argument names: LLVM's casts and MLIR's op builders.
+_CASTS = frozenset({"cast", "dyn_cast", "cast_or_null", "dyn_cast_or_null", "cast_if_present", "dyn_cast_if_present"})
+_MADE_BY_TEMPLATE = frozenset({"create", "createOrFold", "replaceOpWithNewOp", "getOps"})
+_MADE_BY_CLASS = frozenset({"create", "get"})  # `T::create(...)` is a T, `T::get(...)` an attribute or type T
+
+
+def _template_argument(node: Node) -> str | None:
+    arguments = node.child_by_field_name("arguments")
+    first = arguments.named_children[0] if arguments is not None and arguments.named_children else None
+    return _base_type(node_text(first)) if first is not None else None
+
+
+def _value_type(value: Node | None) -> str | None:
+    """The type an `auto` variable gets from its initializer, where the initializer spells it: `dyn_cast<T>(x)`,
+    `b.create<T>(...)`, `T::create(...)`, `T::get(...)`, `x.getOps<T>()` (a range of T)."""
+    if value is None or value.type != "call_expression":
+        return None
+    function = value.child_by_field_name("function")
+    while function is not None and function.type == "qualified_identifier" \
+            and (name := function.child_by_field_name("name")) is not None and name.type != "identifier":
+        function = name  # `llvm::dyn_cast<T>`: the template function under the namespaces
+    if function is None:
+        return None
+    if function.type == "template_function":
+        name = function.child_by_field_name("name")
+        return _template_argument(function) if name is not None and node_text(name) in _CASTS else None
+    if function.type == "field_expression":
+        method = function.child_by_field_name("field")
+        if method is not None and method.type == "template_method":
+            name = method.child_by_field_name("name")
+            return _template_argument(method) if name is not None and node_text(name) in _MADE_BY_TEMPLATE else None
+        return None
+    if function.type == "qualified_identifier":
+        scope, name = function.child_by_field_name("scope"), function.child_by_field_name("name")
+        if scope is not None and name is not None and node_text(name) in _MADE_BY_CLASS:
+            return _base_type(node_text(scope))
+    return None
+
+
 def declared_types(root: Node) -> dict[str, set[str]]:
-    """Variable, parameter and field name -> the base names of the types the file declares it with."""
+    """Variable, parameter and field name -> the base names of the types the file declares it with (an `auto`
+    variable: the type its initializer spells, _value_type)."""
     types: dict[str, set[str]] = {}
+    for loop in nodes_of_types(root, ("for_range_loop",)):
+        variable = loop.child_by_field_name("declarator")
+        made = _value_type(loop.child_by_field_name("right"))
+        if made is not None and variable is not None and variable.type == "identifier":
+            types.setdefault(node_text(variable), set()).add(made)
     for node in nodes_of_types(root, ("declaration", "parameter_declaration", "optional_parameter_declaration",
                                       "field_declaration")):
         type_node = node.child_by_field_name("type")
@@ -120,6 +165,15 @@ def declared_types(root: Node) -> dict[str, set[str]]:
             continue
         base = _base_type(node_text(type_node))
         for written in node.children_by_field_name("declarator"):
+            if base is None:  # `auto x = dyn_cast<T>(y)` (init_declarator) or `if (auto x = ...)` (value field)
+                value = written.child_by_field_name("value") if written.type == "init_declarator" \
+                    else node.child_by_field_name("value")
+                made = _value_type(value)
+                if made is not None:
+                    target = written.child_by_field_name("declarator") if written.type == "init_declarator" else written
+                    if target is not None and target.type == "identifier":
+                        types.setdefault(node_text(target), set()).add(made)
+                        continue
             declarator: Node | None = written
             while declarator is not None and declarator.type in _DECLARATOR_WRAPPERS:
                 inner = declarator.child_by_field_name("declarator")

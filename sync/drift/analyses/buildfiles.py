@@ -20,7 +20,7 @@ from sync.model import Finding
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
 from sync.facts.delta import CPP, PY, TD, backend_of, fork_added_lines, is_cmake, text_diff
-from sync.facts.layout import is_third_party
+from sync.facts.layout import backend_dir, is_third_party, third_party_owner
 from sync.facts.upstreamlog import deleting_commits, one_per_change
 
 _WORD = re.compile(r"[\w${}./+-]+")
@@ -32,10 +32,12 @@ _STRUCTURE = re.compile(r"\b(add_subdirectory|add_\w*library|add_public_tablegen
                         r"set\s*\(\s*LLVM_TARGET_DEFINITIONS|add_mlir_\w+)\b[^)]*\)", re.IGNORECASE)
 
 
-def defined_targets(tree: GitTree) -> set[str]:
+def defined_targets(tree: GitTree, under: str | None = None) -> set[str]:
+    """Targets the CMake files of a tree define: an upstream tag's every file (its own third_party/amd, nvidia
+    and proton included), or the files below under alone."""
     targets: set[str] = set()
     for path in tree.paths():
-        if is_cmake(path) and not is_third_party(path):
+        if is_cmake(path) and (path.startswith(under) if under is not None else True):
             for match in _TARGET_DEF.finditer(read_text(tree, path) or ""):
                 if match[1].lower() == "add_mlir_dialect":
                     targets.add(f"MLIR{match[2]}IncGen")
@@ -87,6 +89,14 @@ def build_file_findings(context: DriftContext) -> list[Finding]:
     added = fork_added_lines(old, fork)
     sited: list[tuple[tuple[str, ...], list[str], Finding]] = []
     old_targets: set[str] | None = None
+    new_targets: set[str] = set()
+    own: dict[str | None, set[str]] = {}
+
+    def own_targets(backend: str | None) -> set[str]:
+        """What a backend's own CMake files define: a name of its own, whatever trunk calls its targets."""
+        if backend not in own:
+            own[backend] = defined_targets(fork, backend_dir(backend) + "/") if backend else set()
+        return own[backend]
     for path, lines in sorted(added.items()):
         if not is_cmake(path):
             continue
@@ -96,12 +106,15 @@ def build_file_findings(context: DriftContext) -> list[Finding]:
         source = (read_text(fork, path) or "").splitlines()
         if old_targets is None:
             old_targets, new_targets = defined_targets(old), defined_targets(new)
+        owner = third_party_owner(path) if backend else None
         for line in sorted(lines):
             text = source[line - 1].split("#", 1)[0] if line <= len(source) else ""
             for word in _WORD.findall(text):
                 why = None
-                if backend and not (_ROOT_VARS.match(word) or _object_source(word)):
-                    continue
+                if backend and not (_ROOT_VARS.match(word) or _object_source(word)) \
+                        and not (word in old_targets and word not in new_targets
+                                 and word not in own_targets(owner)):
+                    continue  # a backend names its own files and targets, and trunk's targets by their names
                 target_path = _path_of(word, dirname(path))
                 if target_path and _exists(old, target_path) and not _exists(new, target_path):
                     moved = context.renames.get(target_path)

@@ -47,7 +47,7 @@ from sync.support.parselimit import oversized
 from sync.facts.names import significant_name
 from sync.facts.pyresolve import foreign, python_uses
 from sync.model import Finding
-from sync.git import GitTree, Repository, changes_with_renames, holds_conflict, renames
+from sync.git import GitTree, Repository, changes_with_renames, conflict_sections, holds_conflict, renames
 from sync.git import added_lines as tree_added_lines
 from sync.facts.trees import read_text
 from sync.facts.cpp import NAME_QUERY, captures, node_text
@@ -1013,12 +1013,18 @@ def _same_file_removals(path: str, target: GitTree, uses: list[Use],
     if not same:
         return []
     text = read_text(target, path)
-    if text is None or holds_conflict(text.encode("utf-8", errors="replace")):
+    if text is None:
         return []
+    outside: str | None = None  # a conflicted file: the lines outside its conflicts, where a use is FlagTree's alone
+    if holds_conflict(text.encode("utf-8", errors="replace")):
+        sections = list(conflict_sections(text))
+        outside = "".join(line if section is None else "\n" for _, line, section in sections)
+        text = "".join(line if section in (None, "ours") else "\n" for _, line, section in sections)  # upstream's side
     if python and not parses(text):
         return []  # what it binds is unknown
     declared = own_names(path, text) | declared_names(path, text)
-    return [(use, drift) for use, drift in same if use.name not in declared]
+    return [(use, drift) for use, drift in same if use.name not in declared
+            and (outside is None or re.search(rf"\b{re.escape(use.name)}\b", outside))]
 
 
 def _removed_finding(backend: str | None, sites: list[tuple[str, Use, Drift]],
@@ -1098,7 +1104,7 @@ def _resolved(old: GitTree, fork: GitTree, hits_by_file: dict[str, list[tuple[Us
     """Keep a C++ use of a removed declaration only where its spelling can mean that declaration (cppscope):
     `vals.push_back` is a member of the receiver's type, not a free function; `MemoryEffects::Write` is
     not an enumerator of another enum. A use nothing resolves is no finding. Its line becomes the first
-    FlagTree line where it resolves."""
+    FlagTree line where it resolves, and each other line where it does is a site of its own."""
     paths = {path for path, hits in hits_by_file.items() if path.endswith(CPP)
              and any(drift.change == "removed" and drift.scopes for _, drift in hits)}
     if not paths:
@@ -1112,8 +1118,11 @@ def _resolved(old: GitTree, fork: GitTree, hits_by_file: dict[str, list[tuple[Us
         names = {use.name for use, drift in hits if drift.change == "removed" and drift.scopes}
         contexts = use_contexts(read_text(fork, path) or "", names)
         lines = lines_by_path.get(path, set())
-        # A file's own unqualified definition of a function declares it for every line after it.
+        # A file's own unqualified definition of a function declares it for every line after it; where upstream
+        # removed the name from this very file, only FlagTree's own definition does (upstream's went with it).
+        removed_here = {use.name for use, drift in hits if drift.path == path and drift.change == "removed"}
         defined = {name: min((line for (found_name, line), found in contexts.items() if found_name == name
+                              and (name not in removed_here or line in lines)
                               and any(context.form == "defines" for context in found)), default=None)
                    for name in names}
         kept: list[tuple[Use, Drift]] = []
@@ -1125,8 +1134,7 @@ def _resolved(old: GitTree, fork: GitTree, hits_by_file: dict[str, list[tuple[Us
             where = sorted(line for (name, line), found in contexts.items() if name == use.name and line in lines
                            and (own is None or line < own)
                            and any(resolves(context, set(drift.scopes)) for context in found))
-            if where:
-                kept.append((Use(use.name, where[0]), drift))
+            kept += [(Use(use.name, line), drift) for line in where]  # every site, not the first alone
         if kept:
             out[path] = kept
     return out
