@@ -1,0 +1,83 @@
+"""C++ declarations TableGen generates that no file of the tree spells (issue 45): for each
+`mlir_tablegen(X.h.inc -gen-pass-decls -name Group)` of a CMake file, `register<Group>Passes()` and
+`register<Pass>()` of each pass its LLVM_TARGET_DEFINITIONS .td defines, declared in the namespaces where a header
+includes X.h.inc right after `#define GEN_PASS_REGISTRATION`. Read from the CMake file, the .td and the header
+(tree-sitter gives the namespaces); cached per tree.
+"""
+from __future__ import annotations
+
+import re
+import weakref
+from posixpath import dirname, join, normpath
+from typing import Any
+
+from sync.facts.cpp import node_text, parse_tree
+from sync.facts.declindex import CPP_SUFFIXES, Decl
+from sync.facts.trees import FileTree, read_text
+
+_PASS_DECLS = re.compile(r"mlir_tablegen\s*\(\s*([\w./-]+\.inc)\s+-gen-pass-decls\b[^)]*?-{1,2}name[ =]+(\w+)",
+                         re.IGNORECASE)
+_DEFINITIONS = re.compile(r"set\s*\(\s*LLVM_TARGET_DEFINITIONS\s+([\w./-]+\.td)\s*\)", re.IGNORECASE)
+_PASS_DEF = re.compile(r"^\s*def\s+(\w+)\s*:\s*(?:Interface)?Pass\s*<", re.MULTILINE)
+# The include right after the define, past other defines (`GEN_PASS_DECL_X`), comments and blank lines.
+_REGISTRATION = re.compile(r"#\s*define\s+GEN_PASS_REGISTRATION\b[^\n]*\n(?:[ \t]*(?:#\s*define[^\n]*|//[^\n]*)?\n)*"
+                           r"\s*#\s*include\s+[\"<]([^\">]+)[\">]")
+_memo: "weakref.WeakKeyDictionary[Any, tuple[Decl, ...]]" = weakref.WeakKeyDictionary()
+
+
+def pass_registrations(tree: FileTree) -> tuple[Decl, ...]:
+    """The `register...` functions TableGen generates for the tree's passes, with the namespaces they land in
+    (kind `function`, flag `generated`, line: the header's include of the generated file; path in `target`)."""
+    found = _memo.get(tree)
+    if found is None:
+        found = _memo[tree] = tuple(_registrations(tree))
+    return found
+
+
+def _registrations(tree: FileTree) -> list[Decl]:
+    groups: dict[str, list[str]] = {}  # generated file's repository path -> the names it declares
+    for path in tree.paths():
+        if not path.endswith("CMakeLists.txt"):
+            continue
+        text = read_text(tree, path) or ""
+        if "gen-pass-decls" not in text:
+            continue
+        here = dirname(path)
+        definitions = _DEFINITIONS.findall(text)
+        td = read_text(tree, normpath(join(here, definitions[-1]))) if definitions else None
+        passes = [f"register{name}" for name in _PASS_DEF.findall(td or "")]
+        for inc, group in _PASS_DECLS.findall(text):
+            groups[normpath(join(here, inc))] = [f"register{group}Passes", *passes]
+    if not groups:
+        return []
+    out: list[Decl] = []
+    for path in tree.paths():
+        if not path.endswith(CPP_SUFFIXES):
+            continue
+        text = read_text(tree, path) or ""
+        if "GEN_PASS_REGISTRATION" not in text:
+            continue
+        for match in _REGISTRATION.finditer(text):
+            included = match[1]
+            names = next((names for inc, names in groups.items() if inc.endswith("/" + included) or inc == included),
+                         None)
+            if names is None:
+                continue
+            line = text.count("\n", 0, match.end()) + 1
+            scope = _namespaces_at(text, line)
+            out += [Decl("function", name, scope, line, params=(), flags=frozenset({"generated"}), target=path)
+                     for name in names]
+    return out
+
+
+def _namespaces_at(text: str, line: int) -> str:
+    """The namespaces enclosing a line of a C++ text, `::`-joined."""
+    node = parse_tree(text).root_node.descendant_for_point_range((line - 1, 0), (line - 1, 0))
+    scope: list[str] = []
+    while node is not None:
+        if node.type == "namespace_definition":
+            name = node.child_by_field_name("name")
+            if name is not None:
+                scope[:0] = node_text(name).split("::")
+        node = node.parent
+    return "::".join(scope)

@@ -1,0 +1,74 @@
+"""Issue 45: a qualified name that resolved at the old tag and, after upstream moved the declaration to another
+namespace, no longer does -- generated pass registrations included (triton_v3.3.x -> 3.4.0)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from sync.facts.generated import pass_registrations
+from sync.git import GitTree, open_repo
+from tests.conftest import git
+from tests.drift_helpers import drift_of
+from tests.test_symbols import commit
+
+CMAKE = "set(LLVM_TARGET_DEFINITIONS Passes.td)\nmlir_tablegen(Passes.h.inc -gen-pass-decls -name Triton)\n"
+TD = 'def TritonCombineOps : Pass<"triton-combine", "mlir::ModuleOp"> {\n}\n'
+OLD_PASSES = ("namespace mlir {\nnamespace triton {\nstd::unique_ptr<Pass> createCombineOpsPass();\n}\n"
+              "#define GEN_PASS_REGISTRATION\n#include \"triton/Transforms/Passes.h.inc\"\n}\n")
+NEW_PASSES = ("namespace mlir {\nnamespace triton {\n#define GEN_PASS_DECL\n#include \"triton/Transforms/Passes.h.inc\"\n"
+              "#define GEN_PASS_REGISTRATION\n#include \"triton/Transforms/Passes.h.inc\"\n}\n}\n")
+OLD_UTIL = "namespace mlir::triton {\nint helper(int v);\nint stays(int v);\n}\n"
+NEW_UTIL = "namespace mlir::triton::gpu {\nint helper(int v);\n}\nnamespace mlir::triton {\nint stays(int v);\n}\n"
+TOOL = ("#include \"triton/Transforms/Passes.h\"\nnamespace tt = mlir::triton;\nint main() {\n"
+        "  mlir::registerTritonPasses();\n"        # 4: moved into mlir::triton
+        "  mlir::registerTritonCombineOps();\n"    # 5: the pass's own registration moved too
+        "  tt::helper(1);\n"                       # 6: moved into mlir::triton::gpu, through an alias
+        "  tt::stays(2);\n"                        # 7: still there
+        "  mlir::registerAllPasses();\n"           # 8: MLIR's, not in the tree: no claim
+        "}\n")
+
+
+class _World:
+    def __init__(self, fork: Path) -> None:
+        self.fork = fork
+
+
+def _world(tmp_path: Path) -> _World:
+    repo = tmp_path / "fork"
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    base = {"include/triton/Transforms/CMakeLists.txt": CMAKE, "include/triton/Transforms/Passes.td": TD,
+            "include/triton/Util.h": OLD_UTIL}
+    commit(repo, {**base, "include/triton/Transforms/Passes.h": OLD_PASSES}, "v1")
+    git(repo, "tag", "v1")
+    # another backend's copy of the old header declares the old names: not on acme's include path
+    commit(repo, {"third_party/acme/bin/acme-opt.cpp": TOOL, "third_party/other/include/Util.h": OLD_UTIL},
+           "[FlagTree] acme tool")
+    git(repo, "checkout", "-q", "-b", "upstream", "v1")
+    commit(repo, {"include/triton/Transforms/Passes.h": NEW_PASSES, "include/triton/Util.h": NEW_UTIL}, "v2 (#88)")
+    git(repo, "tag", "v2")
+    git(repo, "checkout", "-q", "main")
+    return _World(repo)
+
+
+def test_generated_pass_registrations_land_in_the_namespaces_of_their_header(tmp_path: Path) -> None:
+    world = _world(tmp_path)
+    repo = open_repo(world.fork)
+    old = GitTree.of_commit(repo, repo.revparse_single("v1").id, "old")
+    new = GitTree.of_commit(repo, repo.revparse_single("v2").id, "new")
+    assert {d.qualified for d in pass_registrations(old)} == {"mlir::registerTritonPasses",
+                                                               "mlir::registerTritonCombineOps"}
+    assert {d.qualified for d in pass_registrations(new)} == {"mlir::triton::registerTritonPasses",
+                                                               "mlir::triton::registerTritonCombineOps"}
+
+
+def test_a_qualified_name_upstream_moved_is_an_error_at_each_site(tmp_path: Path) -> None:
+    world = _world(tmp_path)
+    git(world.fork, "branch", "sync/v2", "v2")
+    git(world.fork, "checkout", "-q", "sync/v2")
+    git(world.fork, "-c", "user.name=t", "-c", "user.email=t@e", "cherry-pick", "main")
+    git(world.fork, "checkout", "-q", "main")
+    findings = drift_of(world, "v1", "v2", "main", target="sync/v2", symbols=True).findings
+    moved = {f.details["declaration"]: (f.line, f.details["moved_to"]) for f in findings if f.kind == "symbol-moved"}
+    assert moved == {"mlir::registerTritonPasses": (4, ["mlir::triton::registerTritonPasses"]),
+                     "mlir::registerTritonCombineOps": (5, ["mlir::triton::registerTritonCombineOps"]),
+                     "mlir::triton::helper": (6, ["mlir::triton::gpu::helper"])}
+    assert all(f.severity == "error" for f in findings if f.kind == "symbol-moved")
