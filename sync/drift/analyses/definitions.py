@@ -14,6 +14,7 @@ made there counts.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from sync.drift.context import DriftContext
@@ -23,7 +24,7 @@ from sync.facts.delta import backend_of, fork_added_lines
 from sync.facts.cppscope import own_header_copy
 from sync.facts.layout import backend_dir, not_built, third_party_owner
 from sync.facts.trees import read_text
-from sync.git import changes_with_renames
+from sync.git import blob_hunks, changes_with_renames
 from sync.model import Finding
 
 Signature = tuple[str, ...]  # the parameters' type names
@@ -36,6 +37,11 @@ class Redeclared:
     line: int
     old: frozenset[Signature]
     new: frozenset[Signature]
+    owner: str | None = None  # a method's class: its out-of-line definition spells `Owner::name`
+
+    def spelled_in(self, text: str) -> bool:
+        """Whether FlagTree's text can define it: a method's definition outside its class spells `Owner::name`."""
+        return self.owner is None or f"{self.owner}::{self.qualified.rsplit('::', 1)[-1]}" in text
 
 
 def _signature(decl: Decl) -> Signature:
@@ -52,29 +58,48 @@ def _declared(decls: tuple[Decl, ...]) -> dict[str, list[Decl]]:
     return found
 
 
+# Where upstream declares what other files define: headers, and the binding sources that declare each module's
+# init function (python/src/main.cc declares every backend's init_triton_<b>).
+HEADERS = (".h", ".hpp", ".hh", ".hxx", ".inc")
+
+
+def _declaring(path: str) -> bool:
+    return path.endswith(HEADERS) or (path.startswith("python/src/") and path.endswith(CPP_SUFFIXES))
+
+
 def redeclared(context: DriftContext) -> list[Redeclared]:
-    """Functions an upstream-changed C/C++ file declares with other parameters at the new tag than at the old."""
+    """Functions an upstream-changed header declares with other parameters at the new tag than at the old; only
+    headers whose removed lines open a parameter list are parsed (a changed declaration removes its old line)."""
     out: list[Redeclared] = []
-    new_index = DeclarationIndex.of(context.upstream_new)
-    for change in changes_with_renames(context.upstream_old, context.upstream_new):
-        if change.new_path is None or not change.old_path.endswith(CPP_SUFFIXES) or not_built(change.old_path):
+    old, new = context.upstream_old, context.upstream_new
+    for change in changes_with_renames(old, new):
+        if change.new_path is None or not _declaring(change.old_path) or not_built(change.old_path):
             continue
-        before = _declared(declarations_of(change.old_path, read_text(context.upstream_old, change.old_path) or ""))
+        before_id, after_id = old.blob_id(change.old_path), new.blob_id(change.new_path)
+        if before_id is None or after_id is None:
+            continue
+        if not any("(" in text for hunk in blob_hunks(old.repo, before_id, after_id) for text in hunk.removed):
+            continue
+        before = _declared(declarations_of(change.old_path, read_text(old, change.old_path) or ""))
         if not before:
             continue
-        after = _declared(declarations_of(change.new_path, read_text(context.upstream_new, change.new_path) or ""))
+        after = _declared(declarations_of(change.new_path, read_text(new, change.new_path) or ""))
         for qualified, old_decls in before.items():
             new_decls = after.get(qualified)
             if not new_decls:
                 continue  # gone from this file: removals are symbol drift's
-            old = frozenset(map(_signature, old_decls))
-            new = frozenset(map(_signature, new_decls))
-            if old == new:
-                continue
-            everywhere = {_signature(decl) for _, decl in new_index.overloads(qualified, suffixes=CPP_SUFFIXES)
-                          if decl.qualified == qualified and decl.params is not None}
-            out.append(Redeclared(qualified, change.new_path, new_decls[0].line, old, frozenset(new | everywhere)))
+            signatures_before = frozenset(map(_signature, old_decls))
+            signatures_after = frozenset(map(_signature, new_decls))
+            if signatures_before != signatures_after:
+                out.append(Redeclared(qualified, change.new_path, new_decls[0].line, signatures_before,
+                                      signatures_after, old_decls[0].owner))
     return out
+
+
+def _overloads_now(context: DriftContext, item: Redeclared) -> frozenset[Signature]:
+    """Every signature the new tag's headers declare for the name (another header may keep the old one)."""
+    return item.new | {_signature(decl) for _, decl in DeclarationIndex.of(context.upstream_new).overloads(
+        item.qualified, suffixes=HEADERS) if decl.qualified == item.qualified and decl.params is not None}
 
 
 def _definitions(text: str, path: str, names: set[str]) -> list[Decl]:
@@ -90,6 +115,8 @@ def definition_findings(context: DriftContext) -> list[Finding]:
     for item in changed:
         by_name.setdefault(item.qualified.rsplit("::", 1)[-1], []).append(item)
     added = fork_added_lines(context.upstream_old, context.fork)
+    # `name(` for the names alone: one scan of a file's lines, not a test of every identifier
+    opens = re.compile(r"\b(" + "|".join(sorted(map(re.escape, by_name), key=len, reverse=True)) + r")\s*\(")
     branch = context.backend_files
     fork_index = DeclarationIndex.of(context.fork)
     findings: list[Finding] = []
@@ -97,13 +124,17 @@ def definition_findings(context: DriftContext) -> list[Finding]:
         if not path.endswith(CPP_SUFFIXES) or not_built(path) or unbuilt(context.fork, path):
             continue
         fork_text = read_text(context.fork, path) or ""
-        if not any(name in fork_text for name in by_name):
-            continue
-        mine = [decl for decl in _definitions(fork_text, path, set(by_name)) if decl.line in lines]
+        source = fork_text.splitlines()
+        added_text = "\n".join(source[line - 1] for line in lines if 0 < line <= len(source))
+        spelled = {name for name in set(opens.findall(added_text))
+                   if any(item.spelled_in(added_text) for item in by_name[name])}
+        if not spelled:
+            continue  # FlagTree's lines here define none of them
+        mine = [decl for decl in _definitions(fork_text, path, spelled) if decl.line in lines]
         if not mine:
             continue
         text = read_text(branch, path) if branch is not context.fork else fork_text
-        now = _definitions(text or "", path, set(by_name)) if text is not None else mine
+        now = _definitions(text or "", path, spelled) if text is not None else mine
         backend = third_party_owner(path)
         for decl in mine:
             for item in by_name[decl.name]:
@@ -111,8 +142,11 @@ def definition_findings(context: DriftContext) -> list[Finding]:
                     continue
                 if backend is not None and _backend_declares(context, fork_index, backend, item):
                     continue  # the definition implements the backend's own declaration (its header copy first)
-                still = [d for d in now if d.qualified == item.qualified and _signature(d) not in item.new]
-                if not still or any(_signature(d) in item.new for d in now if d.qualified == item.qualified):
+                declared_now = _overloads_now(context, item)
+                if _signature(decl) in declared_now:
+                    continue  # another header of the new tag still declares the old form
+                still = [d for d in now if d.qualified == item.qualified and _signature(d) not in declared_now]
+                if not still or any(_signature(d) in declared_now for d in now if d.qualified == item.qualified):
                     continue  # fixed on the branch, or FlagTree defines the new form too
                 findings.append(_finding(context, path, still[0], item))
     return findings

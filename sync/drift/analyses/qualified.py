@@ -7,7 +7,9 @@ name that still exists, under another scope.
 The question, asked of the declarations of the old tag and of the upgraded branch (declindex, and the pass
 registrations TableGen generates: facts/generated.py): does a declaration of the name sit in the namespace or
 class the use spells (its qualifier, namespace aliases followed; from inside an enclosing namespace, a trailing
-run of scopes) at the old tag, and none at the new one, while some other declaration of the name does? Uses are
+run of scopes) at the old tag, and none at the new one, while some other declaration of the name does? At the
+old tag the qualifier must name the scope from the top (so that it cannot mean a class of the backend's own); at
+the new one any scope that could answer it from an enclosing namespace keeps the finding away. Uses are
 read with tree-sitter (cppscope), on FlagTree's own lines of C/C++ files the build compiles. A backend that carries
 its own copy of trunk's headers compiles against that copy and is not asked.
 """
@@ -19,15 +21,18 @@ from dataclasses import dataclass
 from sync.drift.context import DriftContext
 from sync.facts.cmakebuilt import unbuilt
 from sync.facts.cppscope import use_contexts
-from sync.facts.declindex import CPP_SUFFIXES, Decl, DeclarationIndex
+from sync.facts.declindex import CPP_SUFFIXES, Decl, DeclarationIndex, declarations_of
 from sync.facts.delta import backend_of, fork_added_lines
 from sync.facts.generated import pass_registrations
 from sync.facts.layout import not_built, third_party_owner
 from sync.facts.trees import FileTree, read_text
 from sync.facts.upstreamlog import one_per_change
+from sync.git import blob_hunks, changes_with_renames
 from sync.model import Finding
 
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _QUALIFIED = re.compile(r"\b[A-Za-z_]\w*::(?:[A-Za-z_]\w*::)*([A-Za-z_]\w*)")
+HEADERS = (".h", ".hpp", ".hh", ".hxx", ".inc")
 _SCOPED_KINDS = frozenset({"function", "method", "class", "struct", "union", "enum", "enumerator", "alias",
                            "namespace-alias"})
 
@@ -46,11 +51,17 @@ def _answers(decl: Decl, qualifier: str) -> bool:
     return scope == qualifier or scope.endswith("::" + qualifier)
 
 
+def _meant(decl: Decl, qualifier: str) -> bool:
+    """Whether `qualifier::name` names the declaration from the top: a qualifier that starts lower down
+    (`WarpGroupDotOp::verifyDims` inside a backend's namespace) may mean a class of the backend's own."""
+    return decl.scope == qualifier
+
+
 def _declarations(tree: FileTree, names: set[str]) -> dict[str, list[tuple[str, Decl]]]:
-    """Each name -> (path, declaration) of its C/C++ declarations in the tree (not local ones), the generated pass
-    registrations too (their path: the header that includes the generated file)."""
+    """Each name -> (path, declaration) of its declarations in the tree's C/C++ headers (not local ones), the
+    generated pass registrations too (their path: the header that includes the generated file)."""
     found: dict[str, list[tuple[str, Decl]]] = {name: [] for name in names}
-    for path, decls in DeclarationIndex.of(tree).files(suffixes=CPP_SUFFIXES, spelling=names):
+    for path, decls in DeclarationIndex.of(tree).files(suffixes=HEADERS, spelling=names):  # what other files see
         if not_built(path):
             continue
         for decl in decls:
@@ -69,20 +80,71 @@ def _visible(context: DriftContext, declared_in: str, used_in: str) -> bool:
     return owner is None or owner == third_party_owner(used_in) or context.upstream_new.exists(declared_in)
 
 
-def _uses(context: DriftContext) -> list[QualifiedUse]:
+def _spelled(context: DriftContext) -> dict[str, frozenset[int]]:
+    """FlagTree's lines of the C/C++ files its build compiles (a backend with its own trunk copy: none)."""
     own_trunk = context.own_trunk_backends
+    return {path: lines for path, lines in fork_added_lines(context.upstream_old, context.fork).items()
+            if path.endswith(CPP_SUFFIXES) and not not_built(path) and third_party_owner(path) not in own_trunk
+            and not unbuilt(context.fork, path)}
+
+
+def _qualified_names(context: DriftContext, files: dict[str, frozenset[int]]) -> dict[str, set[str]]:
+    """Each name spelled after a `::` on FlagTree's lines -> the files that spell it so (a text test, no parse)."""
+    found: dict[str, set[str]] = {}
+    for path, lines in files.items():
+        source = (read_text(context.fork, path) or "").splitlines()
+        for line in lines:
+            if 0 < line <= len(source) and "::" in source[line - 1]:
+                for match in _QUALIFIED.finditer(source[line - 1].split("//", 1)[0]):
+                    found.setdefault(match[1], set()).add(path)
+    return found
+
+
+def _scopes_upstream_left(context: DriftContext, names: set[str]) -> dict[str, list[Decl]]:
+    """Names some C/C++ header upstream changed declared at the old tag in a scope where the new tag declares
+    them nowhere (a declaration moves by leaving a file upstream changed), generated pass registrations too:
+    name -> those old declarations. Only these can answer a qualifier at the old tag and not at the new one."""
+    left: dict[str, list[Decl]] = {}
+    old, new = context.upstream_old, context.upstream_new
+    candidates: dict[str, list[Decl]] = {}
+    for change in changes_with_renames(old, new):
+        if change.old_path.endswith(HEADERS) and not not_built(change.old_path):
+            before, after = old.blob_id(change.old_path), new.blob_id(change.new_path) if change.new_path else None
+            if before is None:
+                continue
+            removed = "".join(text for hunk in blob_hunks(old.repo, before, after) for text in hunk.removed) \
+                if after is not None else None
+            if removed is not None and not names & set(_IDENTIFIER.findall(removed)):
+                continue  # no line that spells a name FlagTree qualifies left this header
+            text = read_text(old, change.old_path) or ""
+            declared = [decl for decl in declarations_of(change.old_path, text)
+                        if decl.name in names and decl.kind in _SCOPED_KINDS and "local" not in decl.flags]
+            if declared and change.new_path is not None:
+                kept = {(decl.name, decl.scope) for decl in declarations_of(
+                    change.new_path, read_text(new, change.new_path) or "")}
+                declared = [decl for decl in declared if (decl.name, decl.scope) not in kept]  # it left this file
+            for decl in declared:
+                candidates.setdefault(decl.name, []).append(decl)
+    for decl in pass_registrations(old):
+        if decl.name in names:
+            candidates.setdefault(decl.name, []).append(decl)
+    if not candidates:
+        return left
+    now = _declarations(new, set(candidates))
+    for name, decls in candidates.items():
+        scopes = {decl.scope for _, decl in now[name]}
+        gone = [decl for decl in decls if decl.scope not in scopes]
+        if gone:
+            left[name] = gone
+    return left
+
+
+def _uses(context: DriftContext, files: dict[str, frozenset[int]], by_name: dict[str, set[str]],
+          names: set[str]) -> list[QualifiedUse]:
     uses: list[QualifiedUse] = []
-    for path, lines in sorted(fork_added_lines(context.upstream_old, context.fork).items()):
-        if not path.endswith(CPP_SUFFIXES) or not_built(path) or third_party_owner(path) in own_trunk \
-                or unbuilt(context.fork, path):
-            continue
-        text = read_text(context.fork, path) or ""
-        source = text.splitlines()
-        names = {match[1] for line in lines if 0 < line <= len(source)
-                 for match in _QUALIFIED.finditer(source[line - 1].split("//", 1)[0])}
-        if not names:
-            continue
-        for (name, line), contexts in use_contexts(text, names).items():
+    for path in sorted({path for name in names for path in by_name.get(name, ())}):
+        lines = files[path]
+        for (name, line), contexts in use_contexts(read_text(context.fork, path) or "", names).items():
             if line in lines:
                 uses += [QualifiedUse(path, line, name, use.scope.lstrip(":")) for use in contexts
                          if use.form == "qualified" and use.scope]
@@ -90,15 +152,17 @@ def _uses(context: DriftContext) -> list[QualifiedUse]:
 
 
 def moved_findings(context: DriftContext) -> list[Finding]:
-    uses = _uses(context)
+    files = _spelled(context)
+    by_name = _qualified_names(context, files)
+    left = _scopes_upstream_left(context, set(by_name)) if by_name else {}
+    uses = _uses(context, files, by_name, set(left))
     if not uses:
         return []
     names = {use.name for use in uses}
-    before = _declarations(context.upstream_old, names)
     after = _declarations(context.target if context.target is not None else context.upstream_new, names)
     sited: list[tuple[tuple[str, ...], list[str], Finding]] = []
     for use in uses:
-        old = [decl for _, decl in before[use.name] if _answers(decl, use.qualifier)]
+        old = [decl for decl in left[use.name] if _meant(decl, use.qualifier)]
         now = [decl for path, decl in after[use.name] if _visible(context, path, use.path)]
         if not old or not now or any(_answers(decl, use.qualifier) for decl in now):
             continue
