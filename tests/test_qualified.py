@@ -72,3 +72,28 @@ def test_a_qualified_name_upstream_moved_is_an_error_at_each_site(tmp_path: Path
                      "mlir::registerTritonCombineOps": (5, ["mlir::triton::registerTritonCombineOps"]),
                      "mlir::triton::helper": (6, ["mlir::triton::gpu::helper"])}
     assert all(f.severity == "error" for f in findings if f.kind == "symbol-moved")
+
+
+A_OLD = "namespace mlir::triton {\nint helperMoved(int v);\nint keep(int v);\n}\n"
+A_NEW = "namespace mlir::triton {\nint keep(int v);\n}\n"
+B_NEW = "namespace mlir::triton {\nint helperMoved(int v);\n}\n"
+C_NEW = '#include "triton/B.h"\n'
+STILL = '#include "triton/A.h"\nint f() { return mlir::triton::helperMoved(1); }\n'          # reaches only A.h
+REACHES = '#include "triton/A.h"\n#include "triton/C.h"\nint g() { return mlir::triton::helperMoved(2); }\n'
+
+
+def test_a_declaration_moved_to_a_header_the_file_does_not_reach_is_an_error(tmp_path: Path) -> None:
+    """Issue 45, class 5: the use resolved through the file's includes at the old tag; upstream moved the
+    declaration to another header, which the file reaches neither directly nor through what it includes."""
+    repo = tmp_path / "fork"
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    commit(repo, {"include/triton/A.h": A_OLD, "include/triton/C.h": "#pragma once\n"}, "v1")
+    git(repo, "tag", "v1")
+    commit(repo, {"lib/Still.cpp": STILL, "lib/Reaches.cpp": REACHES}, "[FlagTree] uses")
+    git(repo, "checkout", "-q", "-b", "upstream", "v1")
+    commit(repo, {"include/triton/A.h": A_NEW, "include/triton/B.h": B_NEW, "include/triton/C.h": C_NEW}, "v2")
+    git(repo, "tag", "v2")
+    git(repo, "checkout", "-q", "main")
+    findings = drift_of(_World(repo), "v1", "v2", "main", symbols=True).findings
+    moved = [(f.details["sites"], f.details.get("moved_to_headers")) for f in findings if f.kind == "symbol-moved"]
+    assert moved == [(["lib/Still.cpp:2"], ["include/triton/B.h"])]

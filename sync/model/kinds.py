@@ -178,11 +178,12 @@ CATALOGUE: tuple[Kind, ...] = (
        "the new one, so the code will not build or import as is (one finding per upstream change and backend, "
        "listing each declaration it removed and every site)", "port the uses to what upstream put in its "
        "place (the finding names it when the same change declared one of the same shape)", confidence="high"),
-    _k("symbol-moved", "symbol", "error", "FlagTree's lines name a trunk declaration by its namespace or class "
-       "(`mlir::registerTritonPasses()`), which resolved at the old tag; upstream moved the declaration (the new tag "
-       "declares the name only in another scope, generated pass registrations included), so the qualified name no "
-       "longer resolves and the code will not build as is", "spell the name as upstream declares it now (the "
-       "finding names the new scope)", confidence="high"),
+    _k("symbol-moved", "symbol", "error", "FlagTree's lines use a trunk declaration that resolved at the old tag "
+       "and that upstream moved: to another namespace or class, so the qualified name FlagTree spells "
+       "(`mlir::registerTritonPasses()`, generated pass registrations included) no longer resolves; or to another "
+       "header, which the file reaches neither directly nor through the headers it includes. The code will not "
+       "build as is", "spell the name as upstream declares it now, or include the header the finding names",
+       confidence="high"),
     _k("definition-mismatch", "symbol", "error", "FlagTree's own lines define a function or method that upstream's "
        "code declares (a plugin or module init function, a registered pass, a hook: the declaration lives in a trunk "
        "file upstream changed), and upstream changed that declaration's parameters between the tags; the definition "

@@ -20,21 +20,18 @@ from dataclasses import dataclass
 
 from sync.drift.context import DriftContext
 from sync.facts.cmakebuilt import unbuilt
-from sync.facts.cppscope import use_contexts
+from sync.facts.cppscope import resolves, use_contexts
 from sync.facts.declindex import CPP_SUFFIXES, Decl, DeclarationIndex, declarations_of
 from sync.facts.delta import backend_of, fork_added_lines
 from sync.facts.generated import pass_registrations
+from sync.facts.includes import IncludeGraph
+from sync.facts.moves import HEADERS, SCOPED_KINDS, declarations_that_left
 from sync.facts.layout import not_built, third_party_owner
 from sync.facts.trees import FileTree, read_text
 from sync.facts.upstreamlog import one_per_change
-from sync.git import blob_hunks, changes_with_renames
 from sync.model import Finding
 
-_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _QUALIFIED = re.compile(r"\b[A-Za-z_]\w*::(?:[A-Za-z_]\w*::)*([A-Za-z_]\w*)")
-HEADERS = (".h", ".hpp", ".hh", ".hxx", ".inc")
-_SCOPED_KINDS = frozenset({"function", "method", "class", "struct", "union", "enum", "enumerator", "alias",
-                           "namespace-alias"})
 
 
 @dataclass(frozen=True)
@@ -65,7 +62,7 @@ def _declarations(tree: FileTree, names: set[str]) -> dict[str, list[tuple[str, 
         if not_built(path):
             continue
         for decl in decls:
-            if decl.name in found and decl.kind in _SCOPED_KINDS and "local" not in decl.flags:
+            if decl.name in found and decl.kind in SCOPED_KINDS and "local" not in decl.flags:
                 found[decl.name].append((path, decl))
     for decl in pass_registrations(tree):
         if decl.name in found:
@@ -101,36 +98,18 @@ def _qualified_names(context: DriftContext, files: dict[str, frozenset[int]]) ->
 
 
 def _scopes_upstream_left(context: DriftContext, names: set[str]) -> dict[str, list[Decl]]:
-    """Names some C/C++ header upstream changed declared at the old tag in a scope where the new tag declares
-    them nowhere (a declaration moves by leaving a file upstream changed), generated pass registrations too:
-    name -> those old declarations. Only these can answer a qualifier at the old tag and not at the new one."""
-    left: dict[str, list[Decl]] = {}
-    old, new = context.upstream_old, context.upstream_new
-    candidates: dict[str, list[Decl]] = {}
-    for change in changes_with_renames(old, new):
-        if change.old_path.endswith(HEADERS) and not not_built(change.old_path):
-            before, after = old.blob_id(change.old_path), new.blob_id(change.new_path) if change.new_path else None
-            if before is None:
-                continue
-            removed = "".join(text for hunk in blob_hunks(old.repo, before, after) for text in hunk.removed) \
-                if after is not None else None
-            if removed is not None and not names & set(_IDENTIFIER.findall(removed)):
-                continue  # no line that spells a name FlagTree qualifies left this header
-            text = read_text(old, change.old_path) or ""
-            declared = [decl for decl in declarations_of(change.old_path, text)
-                        if decl.name in names and decl.kind in _SCOPED_KINDS and "local" not in decl.flags]
-            if declared and change.new_path is not None:
-                kept = {(decl.name, decl.scope) for decl in declarations_of(
-                    change.new_path, read_text(new, change.new_path) or "")}
-                declared = [decl for decl in declared if (decl.name, decl.scope) not in kept]  # it left this file
-            for decl in declared:
-                candidates.setdefault(decl.name, []).append(decl)
-    for decl in pass_registrations(old):
+    """Names some header upstream changed declared at the old tag in a scope where the new tag declares them
+    nowhere (facts/moves.py), generated pass registrations too: name -> those old declarations. Only these can
+    answer a qualifier at the old tag and not at the new one."""
+    moved = declarations_that_left(context.upstream_old, context.upstream_new)
+    candidates = {name: [left.decl for left in moved[name]] for name in names & moved.keys()}
+    for decl in pass_registrations(context.upstream_old):
         if decl.name in names:
             candidates.setdefault(decl.name, []).append(decl)
     if not candidates:
-        return left
-    now = _declarations(new, set(candidates))
+        return {}
+    now = _declarations(context.upstream_new, set(candidates))
+    left: dict[str, list[Decl]] = {}
     for name, decls in candidates.items():
         scopes = {decl.scope for _, decl in now[name]}
         gone = [decl for decl in decls if decl.scope not in scopes]
@@ -156,6 +135,10 @@ def moved_findings(context: DriftContext) -> list[Finding]:
     by_name = _qualified_names(context, files)
     left = _scopes_upstream_left(context, set(by_name)) if by_name else {}
     uses = _uses(context, files, by_name, set(left))
+    return _namespace_moves(context, uses, left) + _header_moves(context, files)
+
+
+def _namespace_moves(context: DriftContext, uses: list[QualifiedUse], left: dict[str, list[Decl]]) -> list[Finding]:
     if not uses:
         return []
     names = {use.name for use in uses}
@@ -177,3 +160,61 @@ def moved_findings(context: DriftContext) -> list[Finding]:
             related_path=next((path for path, decl in after[use.name] if decl.qualified == moved_to[0]), None),
             details={"declaration": spelled, "replacements": {spelled: moved_to[0]}, "moved_to": moved_to})))
     return one_per_change(sited, None)
+
+
+def _header_moves(context: DriftContext, files: dict[str, frozenset[int]]) -> list[Finding]:
+    """Declarations upstream moved to another header (same name and scope), used on FlagTree's lines of a file
+    that reached the old header through its includes and reaches none of the new ones (facts/includes.py): the
+    name no longer resolves there, so the file will not build as is."""
+    moved = declarations_that_left(context.upstream_old, context.upstream_new)
+    if not moved:
+        return []
+    now = _declarations(context.upstream_new, set(moved))
+    to: dict[tuple[str, str], tuple[list[str], list[str]]] = {}  # (name, scope) -> (old headers, new headers)
+    for name, lefts in moved.items():
+        for left in lefts:
+            headers = sorted({path for path, decl in now[name] if decl.scope == left.decl.scope
+                              and decl.kind == left.decl.kind and path != left.header})
+            if headers:
+                olds = to.setdefault((name, left.decl.scope), ([], headers))[0]
+                olds.append(left.header)
+    if not to:
+        return []
+    names = {name for name, _ in to}
+    branch = context.target if context.target is not None else context.upstream_new
+    before, after = IncludeGraph.of(context.fork), IncludeGraph.of(branch)
+    sited: list[tuple[tuple[str, ...], list[str], Finding]] = []
+    for path, lines in sorted(files.items()):
+        text = read_text(context.fork, path) or ""
+        spelled = {name for name in names if name in text}
+        if not spelled:
+            continue
+        contexts = use_contexts(text, spelled)
+        own = {(decl.name, decl.scope) for decl in declarations_of(path, text)}
+        for (name, line), found in sorted(contexts.items(), key=lambda item: item[0][1]):
+            if line not in lines:
+                continue
+            for (moved_name, scope), (olds, news) in to.items():
+                if moved_name != name or (name, scope) in own:
+                    continue
+                kinds = {f"free:{scope}", f"member:{scope.rsplit('::', 1)[-1]}", f"type:{scope}"}
+                if not any(resolves(use, kinds) for use in found):
+                    continue
+                if not before.closure(path) & set(olds) or after.closure(_on_branch(context, path)) & set(news):
+                    continue  # it never reached the old header, or it reaches the new one
+                qualified = f"{scope}::{name}" if scope else name
+                sited.append((("header", qualified), [f"{path}:{line}"], Finding(
+                    "symbol-moved", path,
+                    f"{qualified}: upstream moved its declaration from {olds[0]} to {news[0]}, which this file does "
+                    "not include, directly or through the headers it includes (will not build as is)",
+                    line=line, backend=backend_of(context.owners.owners, path), related_path=news[0],
+                    details={"declaration": qualified, "moved_from": olds, "moved_to_headers": news})))
+    return one_per_change(sited, None)
+
+
+def _on_branch(context: DriftContext, path: str) -> str:
+    """A FlagTree file's path on the upgraded branch (a file upstream renamed moved with it)."""
+    branch = context.target
+    if branch is None or branch.exists(path):
+        return path
+    return context.renames.get(path, path)

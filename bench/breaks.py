@@ -1,0 +1,94 @@
+"""Breaks found against the answer keys of bench/keys/ (issue 45): one command per development move.
+
+    .venv/bin/python bench/breaks.py [--key bench/keys/ID.toml ...] [--show-errors]
+
+Each key was written from git alone before the tool ran on its move (bench/keys/README.md). Per move: a throw-away
+`git clone --shared` of the key's mirror under /tmp (deleted afterwards), the full upgrade (sync.jobs.run_upgrade),
+then each key break scored: reported as an error when the replay conflicted on its path or an open error names
+its path among its sites and one of the words of its declaration; as a warning likewise. Breaks of a kind no rule
+was written for (`new_kind = true`) are counted apart. --show-errors lists every open error, for judging.
+Nothing here knows a verdict: the keys are read, never written.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from sync.jobs.upgrade import UpgradeOptions, run_upgrade  # noqa: E402
+from sync.report.document import render_json  # noqa: E402
+
+KEYS = Path(__file__).with_name("keys")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{5,}")
+_GENERIC = frozenset({"triton", "header", "module", "backend", "target", "removed", "renamed", "source", "method",
+                      "python", "options", "library", "function", "include", "abstract"})
+
+
+def _sites(finding: dict[str, Any]) -> set[str]:
+    sites = finding.get("details", {}).get("sites") or []
+    return {site.rpartition(":")[0] or site for site in sites} | {finding["path"]}
+
+
+def score(key: dict[str, Any], document: dict[str, Any], show_errors: bool) -> None:
+    findings = [f for group in document["groups"] for f in group.get("findings", [])
+                if f["severity"] in ("error", "warning") and not f.get("suppressed")]
+    conflicted = {c["path"] for commit in document.get("commits", []) for c in commit.get("conflicts", [])}
+    counts = {"error": 0, "warning": 0, "missed": 0}
+    new_kind = {"error": 0, "warning": 0, "missed": 0}
+    for item in key.get("break", []):
+        words = set(_WORD.findall(item["decl"])) - _GENERIC
+        named = [f for f in findings if item["path"] in _sites(f) and any(w in json.dumps(f) for w in words)]
+        how = "error" if item["path"] in conflicted or any(f["severity"] == "error" for f in named) \
+            else "warning" if named else "missed"
+        counts[how] += 1
+        if item.get("new_kind"):
+            new_kind[how] += 1
+        shown = "conflict" if item["path"] in conflicted else ", ".join(sorted({f["kind"] for f in named})) or "-"
+        print(f"  {how:<7} {item['class']:<18} {'new ' if item.get('new_kind') else '    '}{item['id']:<36} {shown}")
+    total = len(key.get("break", []))
+    total_new = sum(1 for item in key.get("break", []) if item.get("new_kind"))
+    print(f"breaks as errors {counts['error']}/{total}, as warnings {counts['warning']}, missed {counts['missed']}; "
+          f"of a new kind: as errors {new_kind['error']}/{total_new}")
+    errors = [f for f in findings if f["severity"] == "error"]
+    print(f"open errors {len(errors)}, warnings {len(findings) - len(errors)}, conflicted files {len(conflicted)}")
+    if show_errors:
+        for finding in errors:
+            print(f"  error {finding['kind']} {finding['path']}:{finding.get('line')} {finding['message'][:160]}")
+
+
+def run_move(path: Path, show_errors: bool) -> None:
+    key = tomllib.loads(path.read_text())
+    print(f"\n=== {key['id']} ({path.name})")
+    with tempfile.TemporaryDirectory(prefix="ft-breaks-") as scratch:
+        clone = Path(scratch) / "r"
+        subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", key["mirror"], str(clone)], check=True)
+        started = time.monotonic()
+        report = run_upgrade(str(clone), key["old"], key["onto"], key["source"],
+                             UpgradeOptions(target_branch="breaks/run", force=True))
+        print(f"upgrade: {time.monotonic() - started:.0f} s")
+        score(key, json.loads(render_json(report)), show_errors)
+        shutil.rmtree(clone, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--key", type=Path, action="append", help="a key file (default: every bench/keys/*.toml)")
+    parser.add_argument("--show-errors", action="store_true", help="list every open error, for judging")
+    args = parser.parse_args()
+    for path in args.key or sorted(KEYS.glob("*.toml")):
+        run_move(path, args.show_errors)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+"""The include graph of a tree (issue 45): which of the tree's files a C/C++ file reaches through its `#include`s,
+directly or through the headers it includes. A spelled include resolves to every file of the tree it can name: the
+including file's directory, the repository's root, and any `include/` directory of the tree (trunk's and upstream's
+own third_party/<x>/include, a backend's own); an include the tree cannot answer (MLIR, LLVM, the system, a file
+TableGen generates) is outside it. Taking every candidate keeps the closure an over-approximation: a claim that a
+file does NOT reach a header stays sound where a compiler's -I order would pick one of them.
+"""
+from __future__ import annotations
+
+import re
+import weakref
+from posixpath import dirname, join, normpath
+from typing import Any
+
+from sync.facts.trees import FileTree, read_text
+
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.MULTILINE)
+_HEADERS = (".h", ".hpp", ".hh", ".hxx", ".inc", ".def")
+
+
+class IncludeGraph:
+    """Includes of one tree, read lazily and kept per file."""
+
+    _graphs: "weakref.WeakKeyDictionary[Any, IncludeGraph]" = weakref.WeakKeyDictionary()
+
+    def __init__(self, tree: FileTree) -> None:
+        self.tree = tree
+        self._under_include: dict[str, list[str]] | None = None
+        self._direct: dict[str, tuple[str, ...]] = {}
+        self._closures: dict[str, frozenset[str]] = {}
+
+    @classmethod
+    def of(cls, tree: FileTree) -> "IncludeGraph":
+        graph = cls._graphs.get(tree)
+        if graph is None:
+            graph = cls._graphs[tree] = cls(tree)
+        return graph
+
+    def _suffixes(self) -> dict[str, list[str]]:
+        """The part of each header's path after an `include/` directory -> the headers with that part."""
+        if self._under_include is None:
+            found: dict[str, list[str]] = {}
+            for path in self.tree.paths():
+                if path.endswith(_HEADERS):
+                    parts = path.split("/")
+                    for index, part in enumerate(parts[:-1]):
+                        if part == "include":
+                            found.setdefault("/".join(parts[index + 1:]), []).append(path)
+            self._under_include = found
+        return self._under_include
+
+    def resolve(self, including: str, spelled: str) -> list[str]:
+        """The tree's files an include of `spelled` in the file `including` can name."""
+        candidates = {normpath(join(dirname(including), spelled)), normpath(spelled)}
+        found = [path for path in candidates if not path.startswith("..") and self.tree.exists(path)]
+        return sorted(set(found) | set(self._suffixes().get(normpath(spelled), ())))
+
+    def direct(self, path: str) -> tuple[str, ...]:
+        if path not in self._direct:
+            text = read_text(self.tree, path) or ""
+            self._direct[path] = tuple(sorted({reached for spelled in _INCLUDE.findall(text)
+                                               for reached in self.resolve(path, spelled.strip())}))
+        return self._direct[path]
+
+    def closure(self, path: str) -> frozenset[str]:
+        """Every file of the tree path reaches through its includes, path itself included."""
+        if path in self._closures:
+            return self._closures[path]
+        seen = {path}
+        pending = [path]
+        while pending:
+            current = pending.pop()
+            known = self._closures.get(current)
+            if known is not None and current != path:
+                seen |= known
+                continue
+            for reached in self.direct(current):
+                if reached not in seen:
+                    seen.add(reached)
+                    pending.append(reached)
+        self._closures[path] = frozenset(seen)
+        return self._closures[path]
