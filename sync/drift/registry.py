@@ -38,6 +38,7 @@ from sync.facts.upstreamlog import with_upstream_commits
 from sync.drift.analyses.methodcalls import call_no_overload_findings
 from sync.drift.analyses.definitions import definition_findings
 from sync.drift.analyses.qualified import moved_findings
+from sync.drift.analyses.clashes import clash_findings
 from sync.drift.analyses.bindings import binding_findings
 from sync.drift.analyses.pybindcalls import pybind_call_findings
 
@@ -173,6 +174,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
     _on_old("method calls", call_no_overload_findings, 1.6),
     _on_old("definitions upstream declares", definition_findings, 0.3),
     _on_old("qualified names", moved_findings, 0.3),
+    _on_old("definition clashes", clash_findings, 0.3),
     _on_old("python bindings", binding_findings, 0.8),
     _on_old("pybind calls", pybind_call_findings, 0.4),
     _on_old("build files", build_file_findings, 0.0),

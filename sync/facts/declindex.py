@@ -8,7 +8,8 @@ carries (parameters, enum members, an alias's target, flags such as virtual, pur
 Kinds:
 - C++: `function`, `method` (declared in a class body: `owner` is the class), `class`, `struct`, `union`,
   `enum` (members: its enumerators; flag `scoped` for `enum class`), `enumerator` (owner: its enum), `field`,
-  `alias` (`using X = T;`, `typedef T X;` with flag `typedef`), `namespace-alias`, and `pybind` (a Python name a
+  `alias` (`using X = T;`, `typedef T X;` with flag `typedef`), `namespace-alias`, `macro` (`#define`; target: its
+  parameters and body, blanks folded; flag `function` for a function-like macro), and `pybind` (a Python name a
   pybind11 source registers: the string literal first argument of `.def*(...)` or of an upper-case macro; target:
   the callee, `def`, `def_static`, ...; owner: the Python name of the `py::class_` its chain of calls registers on;
   params: a bound lambda's parameters, flag `keywords` when `py::arg` names them).
@@ -60,7 +61,7 @@ CPP_SUFFIXES = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx")
 TD_SUFFIXES = (".td",)
 PY_SUFFIXES = (".py",)
 CMAKE_SUFFIXES = ("CMakeLists.txt", ".cmake")
-VERSIONS = {"cpp": 2, "td": 2, "py": 4, "cmake": 1}
+VERSIONS = {"cpp": 3, "td": 2, "py": 4, "cmake": 1}
 PARSES: Counter[str] = Counter()  # parses done by this process, per language (tests: a cached run parses nothing)
 _MEMO_LIMIT = 20_000  # blobs; content-addressed, so only memory is at stake
 
@@ -167,6 +168,8 @@ _CPP_QUERY = """
 (alias_declaration) @alias
 (type_definition) @typedef
 (namespace_alias_definition) @nsalias
+(preproc_def) @macro
+(preproc_function_def) @macro
 """
 # Candidates of pybind11 registrations (exactly checked in Python): `x.def*("name", ...)`, `MACRO("name", ...)`.
 _PYBIND_QUERY = """
@@ -361,6 +364,21 @@ def _cpp_typedefs(node: Node) -> Iterator[tuple[Node, Decl]]:
                                 target=node_text(kind) if kind is not None else "")
 
 
+def _cpp_macro(node: Node) -> Iterator[tuple[Node, Decl]]:
+    """`#define NAME body` (and `NAME(args) body`): target is the body with its blanks folded, what a
+    redefinition is compared by; a function-like macro carries flag `function`."""
+    name = node.child_by_field_name("name")
+    if name is None:
+        return
+    value = node.child_by_field_name("value")
+    parameters = node.child_by_field_name("parameters")
+    body = " ".join(node_text(value).split()) if value is not None else ""
+    flags = {"function"} if node.type == "preproc_function_def" else set()
+    yield node, Decl("macro", node_text(name), "", node.start_point[0] + 1,
+                     params=None, flags=frozenset(flags),
+                     target=(node_text(parameters) + " " if parameters is not None else "") + body)
+
+
 def _cpp_named(capture: str, node: Node) -> Iterator[tuple[Node, Decl]]:
     """A class, struct, union, enum (and its enumerators) or `using` alias."""
     name_node = node.child_by_field_name("name")
@@ -421,6 +439,8 @@ def _cpp_declarations(text: str) -> tuple[Decl, ...]:
                 found += _cpp_namespace_alias(node)
             elif capture == "typedef":
                 found += _cpp_typedefs(node)
+            elif capture == "macro":
+                found += _cpp_macro(node)
             else:
                 found += _cpp_named(capture, node)
     if '"' in text:

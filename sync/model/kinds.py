@@ -184,6 +184,11 @@ CATALOGUE: tuple[Kind, ...] = (
        "header, which the file reaches neither directly nor through the headers it includes. The code will not "
        "build as is", "spell the name as upstream declares it now, or include the header the finding names",
        confidence="high"),
+    _k("definition-clash", "symbol", "error", "a file FlagTree changed defines a macro, a namespace alias or a type "
+       "alias on its own lines, and upstream added a definition of the same name and scope with another body or "
+       "target to a file that meets FlagTree's in one translation unit (one includes the other on the upgraded branch): "
+       "the alias no longer compiles, the macro redefinition is an error under trunk's -Werror", "rename FlagTree's "
+       "definition or take upstream's, and check its users", confidence="high"),
     _k("definition-mismatch", "symbol", "error", "FlagTree's own lines define a function or method that upstream's "
        "code declares (a plugin or module init function, a registered pass, a hook: the declaration lives in a trunk "
        "file upstream changed), and upstream changed that declaration's parameters between the tags; the definition "

@@ -1,0 +1,40 @@
+"""Issue 45, class 3: a header FlagTree changed now clashes with an upstream file that meets it in one
+translation unit -- a namespace alias, a type alias or a macro upstream defines differently."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import git
+from tests.drift_helpers import drift_of
+from tests.test_symbols import commit
+
+UTIL = "#pragma once\nnamespace mlir::triton {\nint helper(int v);\n}\n"
+FLAGTREE_UTIL = UTIL + ("namespace ttg = mlir::triton::gpu;\n#define TRITON_FLAG 1\n"
+                        "#ifndef TRITON_GUARDED\n#define TRITON_GUARDED 1\n#endif\n"
+                        "namespace same = mlir::triton;\n")
+PASS_OLD = '#include "triton/Util.h"\nint run() { return 0; }\n'
+PASS_NEW = ('#include "triton/Util.h"\nnamespace ttg = mlir::triton::gluon;\n#define TRITON_FLAG 2\n'
+            "#define TRITON_GUARDED 2\nnamespace same = mlir::triton;\nint run() { return 0; }\n")
+ELSEWHERE = "namespace ttg = mlir::other;\n#define TRITON_FLAG 3\n"  # includes nothing of FlagTree's
+
+
+class _World:
+    def __init__(self, fork: Path) -> None:
+        self.fork = fork
+
+
+def test_definitions_that_meet_upstream_s_new_ones_in_one_unit_clash(tmp_path: Path) -> None:
+    repo = tmp_path / "fork"
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    commit(repo, {"include/triton/Util.h": UTIL, "lib/Pass.cpp": PASS_OLD, "lib/Other.cpp": "int other();\n"}, "v1")
+    git(repo, "tag", "v1")
+    commit(repo, {"include/triton/Util.h": FLAGTREE_UTIL}, "[FlagTree] helpers")
+    git(repo, "checkout", "-q", "-b", "upstream", "v1")
+    commit(repo, {"lib/Pass.cpp": PASS_NEW, "lib/Other.cpp": ELSEWHERE}, "v2")
+    git(repo, "tag", "v2")
+    git(repo, "checkout", "-q", "main")
+    findings = drift_of(_World(repo), "v1", "v2", "main", symbols=True).findings
+    clashes = {(f.path, f.line, f.details["declaration"], f.related_path) for f in findings
+               if f.kind == "definition-clash"}
+    assert clashes == {("include/triton/Util.h", 5, "ttg", "lib/Pass.cpp"),
+                       ("include/triton/Util.h", 6, "TRITON_FLAG", "lib/Pass.cpp")}
