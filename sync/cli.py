@@ -95,8 +95,11 @@ def _nearly_full(paths: Iterable[object]) -> str | None:
 
 
 def _is_git_error(exc: Exception) -> bool:
-    pygit2 = sys.modules.get("pygit2")  # not loaded: exc cannot be one of its errors (and the CLI stays quick)
-    return pygit2 is not None and isinstance(exc, pygit2.GitError)
+    try:  # imported here, on a failure's path only: the CLI stays quick to start
+        from sync.git import is_git_error
+    except ImportError:  # the git libraries cannot load: exc cannot be one of their errors
+        return False
+    return is_git_error(exc)
 
 
 def _disk_full(exc: Exception) -> bool:
