@@ -25,7 +25,7 @@ from sync.facts.owners import OwnerIndex  # noqa: E402
 from sync.check.policy import check_tree  # noqa: E402
 from sync.errors import SyncError  # noqa: E402
 from sync.git import GitTree, open_repo  # noqa: E402
-from sync.jobs import DriftOptions, UpgradeOptions, run_drift, run_upgrade  # noqa: E402
+from sync.jobs import DriftOptions, ReplayChoices, UpgradeOptions, run_drift, run_upgrade  # noqa: E402
 from sync.jobs.describe import describe_tree  # noqa: E402
 
 POLICY_RULES = {"root-hijack": {"FT001"}, "parent-child": {"FT003"}, "root-file": {"FT018"},
@@ -137,7 +137,7 @@ def upgrade_report(mirror: str, branch: dict[str, Any]):
         clone = Path(scratch) / "clone.git"
         subprocess.run(["git", "clone", "-q", "--bare", "--shared", mirror, str(clone)], check=True)
         return run_upgrade(str(clone), branch["range_old"], branch["onto"], branch["range_source"],
-                           UpgradeOptions(target_branch="sync/bench"))
+                           UpgradeOptions(replay=ReplayChoices(target_branch="sync/bench")))
 
 
 def main() -> int:

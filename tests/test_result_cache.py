@@ -15,7 +15,7 @@ from sync.drift import run as drift
 from sync.drift import result_cache
 from sync.demo.world import World
 from sync.git import open_repo
-from sync.jobs import DriftOptions, UpgradeOptions, run_drift, run_upgrade
+from sync.jobs import ConflictPolicy, DriftOptions, ReplayChoices, UpgradeOptions, run_drift, run_upgrade
 from sync.jobs.revs import resolve_range, resolve_rev
 from sync.model import Finding, Review
 from sync.support.progress import Silent
@@ -110,7 +110,7 @@ def test_each_input_of_the_result_misses(world: World, analyses: list[tuple]) ->
 
 def test_a_different_target_misses_and_a_remade_commit_of_the_same_tree_hits(world: World,
                                                                                 analyses: list[tuple]) -> None:
-    run_upgrade(str(world.fork), world.old_tag, world.new_tag, world.fork_branch, UpgradeOptions(policy="theirs"))
+    run_upgrade(str(world.fork), world.old_tag, world.new_tag, world.fork_branch, UpgradeOptions(replay=ReplayChoices(conflicts=ConflictPolicy(policy="theirs"))))
     assert len(analyses) == 1  # the upgrade's own analysis of its branch
     target = drift_json(world, target="sync/v3.6.0")
     assert len(analyses) == 1  # the same branch, the same key: upgrade and drift share the entry

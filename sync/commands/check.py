@@ -21,7 +21,34 @@ from sync.commands import echo_finding, echo_line
 SCHEMA = "flagtree-sync/check/1"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
+class CheckRequest:
+    """What `check` was given, by name (None or empty: not given)."""
+
+    path: Path | None = None
+    backends: tuple[str, ...] = ()
+    output_format: str = "text"
+    list_rules: bool = False
+    allow_markers: tuple[str, ...] = ()
+    baseline: Path | None = None
+    write_baseline: Path | None = None
+    no_baseline: bool = False
+
+
+def run_check_request(request: CheckRequest) -> int:
+    if request.list_rules:
+        click.echo(rules_table())
+        return 0
+    if request.path is None:
+        raise SyncError("PATH is required (the tree to check), unless --list-rules")
+    if request.write_baseline is not None and (request.baseline is not None or request.no_baseline):
+        raise SyncError("--write-baseline records every finding: leave out --baseline and --no-baseline")
+    return run_check_command(request.path, request.backends, request.output_format, request.allow_markers,
+                             BaselineOptions(file=request.baseline, write=request.write_baseline,
+                                             ignore=request.no_baseline))
+
+
+@dataclass(frozen=True, kw_only=True)
 class BaselineOptions:
     file: Path | None = None  # --baseline
     write: Path | None = None  # --write-baseline
