@@ -11,6 +11,7 @@ files) reads through it.
 """
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -38,23 +39,78 @@ class Strings:
 
 
 @dataclass(frozen=True)
-class Mapping:
-    """A table whose keys the file chooses (non-empty), each holding a value as values says."""
+class Choice:
+    """A string that is one of values."""
 
-    values: "Text | Strings"
+    values: tuple[str, ...]
     required: bool = True
 
 
-Value = Text | Strings | Mapping
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")  # a key TOML writes without quotes
+@dataclass(frozen=True)
+class Flag:
+    """A boolean."""
+
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class Integer:
+    """An integer (not a boolean)."""
+
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class Number:
+    """An integer or a float (not a boolean); above_zero: finite and above 0."""
+
+    required: bool = True
+    above_zero: bool = False
+
+
+@dataclass(frozen=True)
+class Raw:
+    """Any value: one whose shape depends on another (a format version), checked where it is read."""
+
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class OrNull:
+    """value, or null (JSON only: TOML has no null)."""
+
+    value: "Value"
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """A table whose keys the file chooses (non-empty), each holding a value as values says."""
+
+    values: "Value"
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class ArrayOf:
+    """An array of tables, each as entry says."""
+
+    entry: "Table"
+    required: bool = True
 
 
 @dataclass(frozen=True)
 class Table:
-    """A table with declared fields and arrays of tables; keys it does not declare are refused."""
+    """A table with declared fields (a nested table is a field too) and, in TOML, arrays of tables ([[key]]
+    entries); keys it does not declare are refused."""
 
-    fields: dict[str, Value] = field(default_factory=dict)
-    arrays: dict[str, Table] = field(default_factory=dict)
+    fields: dict[str, "Value"] = field(default_factory=dict)
+    arrays: dict[str, "Table"] = field(default_factory=dict)
+    required: bool = True
+
+
+Value = Text | Strings | Choice | Flag | Integer | Number | Raw | OrNull | Mapping | ArrayOf | Table
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")  # a key TOML writes without quotes
 
 
 class TomlFileError(SyncError):
@@ -159,9 +215,16 @@ def _check_table(document: TomlDocument, data: dict[str, Any], schema: Table, ar
 
 
 def value_problem(value: object, rule: Value) -> tuple[str, str]:
-    """('', '') when value is as rule says, else (the part of it that is not, e.g. '.tle' or '[2]', what is wrong)."""
+    """('', '') when value is as rule says, else (the part of it that is not, e.g. '.tle', '[2]' or
+    '.gate.timeout', and what is wrong with it). Any parsed data: TOML's, or JSON's (the upgrade state)."""
     if isinstance(rule, Text):
         return "", _text_problem(value, rule)
+    if isinstance(rule, Raw):
+        return "", ""
+    if isinstance(rule, OrNull):
+        return ("", "") if value is None else value_problem(value, rule.value)
+    if isinstance(rule, (Choice, Flag, Integer, Number)):
+        return "", _scalar_problem(value, rule)
     if isinstance(rule, Strings):
         if not isinstance(value, list):
             return "", f"must be an array of strings, not {_kind(value)}"
@@ -170,8 +233,18 @@ def value_problem(value: object, rule: Value) -> tuple[str, str]:
             if problem:
                 return f"[{number}]", problem
         return "", ""
+    if isinstance(rule, ArrayOf):
+        if not isinstance(value, list):
+            return "", f"must be an array of tables, not {_kind(value)}"
+        for number, item in enumerate(value):
+            named, problem = value_problem(item, rule.entry)
+            if problem:
+                return f"[{number}]{named}", problem
+        return "", ""
     if not isinstance(value, dict):
         return "", f"must be a table, not {_kind(value)}"
+    if isinstance(rule, Table):
+        return _table_problem(value, rule)
     for key, item in value.items():
         if not key:
             return "", "holds an empty key"
@@ -180,6 +253,43 @@ def value_problem(value: object, rule: Value) -> tuple[str, str]:
             shown = key if _BARE_KEY.fullmatch(key) else '"' + key.replace("\\", "\\\\").replace('"', '\\"') + '"'
             return f".{shown}{named}", problem
     return "", ""
+
+
+def _table_problem(value: dict[str, Any], rule: Table) -> tuple[str, str]:
+    unknown = sorted(key for key in value if key not in rule.fields and key not in rule.arrays)
+    if unknown:
+        known = ", ".join([*rule.fields, *rule.arrays])
+        return "", f"has unknown key(s) {', '.join(map(repr, unknown))} (known: {known})"
+    missing = [key for key, field_rule in rule.fields.items() if field_rule.required and key not in value]
+    if missing:
+        return "", f"lacks {', '.join(missing)}"
+    for key, field_rule in rule.fields.items():
+        if key in value:
+            named, problem = value_problem(value[key], field_rule)
+            if problem:
+                return f".{key}{named}", problem
+    for key, entry in rule.arrays.items():
+        if key in value:
+            named, problem = value_problem(value[key], ArrayOf(entry))
+            if problem:
+                return f".{key}{named}", problem
+    return "", ""
+
+
+def _scalar_problem(value: object, rule: Choice | Flag | Integer | Number) -> str:
+    if isinstance(rule, Flag):
+        return "" if isinstance(value, bool) else f"must be a boolean, not {_kind(value)}"
+    if isinstance(rule, Integer):
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        return "" if whole else f"must be an integer, not {_kind(value)}"
+    if isinstance(rule, Number):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return f"must be a number, not {_kind(value)}"
+        return "" if not rule.above_zero or math.isfinite(value) and value > 0 else \
+            f"must be a number above 0, not {value!r}"
+    if not isinstance(value, str):
+        return f"must be a string, not {_kind(value)}"
+    return "" if value in rule.values else f"must be one of {', '.join(rule.values)}, not {value!r}"
 
 
 def _text_problem(value: object, rule: Text) -> str:
@@ -194,7 +304,7 @@ def _text_problem(value: object, rule: Text) -> str:
 
 def _kind(value: object) -> str:
     names = {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "an array",
-             dict: "a table"}
+             dict: "a table", type(None): "null"}
     return names.get(type(value), f"a {type(value).__name__}")
 
 
