@@ -239,8 +239,8 @@ def run_move(move: dict) -> None:
                                  capture_output=True, text=True).stdout.strip()
             print(f"single-commit move: replay base {old[:9]} (the source's parent)")
         start = time.perf_counter()
-        report = run_upgrade(str(clone / "r"), old, move["onto"], move["source"],
-                             UpgradeOptions(replay=ReplayChoices(target_branch="accuracy/run"), force=True))
+        report = run_upgrade(str(clone / "r"), old=old, onto=move["onto"], source_branch=move["source"],
+                             options=UpgradeOptions(replay=ReplayChoices(target_branch="accuracy/run"), force=True))
         print(f"upgrade: {time.perf_counter() - start:.0f} s")
         score(move, flagged(report))
         score_breaks(move, report)

@@ -196,9 +196,9 @@ def check_command(**given: Any) -> int:
     findings not recorded in it count: pre-existing debt is listed but fails nothing.
     Exit 1 when an error is found, 0 when clean (warnings allowed), 2 for unusable input.
     """
-    from sync.commands.check import CheckRequest, run_check_request
+    from sync.commands.check import CheckRequest, run_check_command
 
-    return run_check_request(CheckRequest(**given))
+    return run_check_command(CheckRequest(**given))
 
 
 @cli.command("describe")

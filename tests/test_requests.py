@@ -58,3 +58,19 @@ def test_the_gate_timeout_default_is_the_named_constant() -> None:
     assert request.options().run.gate is not None and request.options().run.gate.timeout == GATE_TIMEOUT
     option = next(p for p in cli.cli.commands["upgrade"].params if p.name == "exec_timeout")
     assert isinstance(option, click.Option) and option.show_default == str(GATE_TIMEOUT)
+
+
+def test_jobs_take_revisions_and_options_by_keyword() -> None:
+    """Below the commands too: a job's --from, --onto and --branch (all str | None) cannot be swapped by position."""
+    import inspect
+
+    from sync.jobs.drift import DriftOptions, run_drift
+    from sync.jobs.review import SuppressRequest, record_provenance, record_suppression
+    from sync.jobs.status import StatusOptions
+    from sync.jobs.upgrade import run_upgrade
+
+    for job in (run_upgrade, run_drift, record_suppression, record_provenance):
+        parameters = list(inspect.signature(job).parameters.values())
+        assert [p.name for p in parameters if p.kind is not inspect.Parameter.KEYWORD_ONLY] == ["repo_path"], job
+    for options in (DriftOptions, StatusOptions, SuppressRequest):
+        assert all(field.kw_only for field in fields(options)), options

@@ -27,7 +27,8 @@ def drift_json(world: World, monkeypatch: pytest.MonkeyPatch, reuse: bool) -> tu
     if not reuse:
         monkeypatch.setattr(drift, "reusable_replay",
                             lambda user_repo, repo, rng, commits: (0, repo[rng.onto.oid].tree))
-    report = run_drift(str(world.fork), world.old_tag, world.new_tag, world.fork_branch, DriftOptions(symbols=True))
+    report = run_drift(str(world.fork), old=world.old_tag, onto=world.new_tag, source=world.fork_branch,
+                       options=DriftOptions(symbols=True))
     monkeypatch.undo()
     return render_json(report), len(picks)
 

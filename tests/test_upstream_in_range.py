@@ -97,7 +97,8 @@ def test_upstream_in_range_names_the_merged_and_the_cherry_picked_commits(tmp_pa
 def test_the_upgrade_counts_them_as_already_upstream_and_says_why(tmp_path: Path) -> None:
     world = build(tmp_path / "repo")
     notes = Notes()
-    report = run_upgrade_job(str(world.path), "old", "new", "fork", UpgradeOptions(), notes)
+    report = run_upgrade_job(str(world.path), old="old", onto="new", source_branch="fork", options=UpgradeOptions(),
+                             progress=notes)
     by_source = {commit.source: commit for commit in report.commits}
     assert [commit.source for commit in report.commits] == [world.own[0], world.merged, world.picked, world.own[1]]
     assert (by_source[world.merged].result, by_source[world.merged].upstream) == (None, REACHABLE)
@@ -161,7 +162,8 @@ def test_a_clone_without_upstreams_trees_still_upgrades_and_says_what_it_could_n
     unique_tree = _tree(world.path, "new~1")  # "drop extra.py again": no other commit has this tree
     (world.path / ".git" / "objects" / unique_tree[:2] / unique_tree[2:]).unlink()
     notes = Notes()
-    report = run_upgrade_job(str(world.path), "old", "new", "fork", UpgradeOptions(), notes)
+    report = run_upgrade_job(str(world.path), old="old", onto="new", source_branch="fork", options=UpgradeOptions(),
+                             progress=notes)
     by_source = {commit.source: commit for commit in report.commits}
     assert by_source[world.merged].upstream == REACHABLE
     assert by_source[world.picked].upstream is None and by_source[world.picked].result

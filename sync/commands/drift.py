@@ -43,9 +43,10 @@ def run_drift_command(request: DriftRequest) -> int:
     if not symbols:  # a partial report must not read as a full one
         click.echo("note: --fast: the slow analyses (symbol drift, call signatures, key strings, ...) were left out",
                    err=True)
-    report = run_drift(repo_path, old, onto, source_branch,
-                       DriftOptions(target, frozenset(request.backends), apply, symbols),
-                       TerminalProgress(request.quiet), warn=print_warning)
+    report = run_drift(repo_path, old=old, onto=onto, source=source_branch,
+                       options=DriftOptions(target=target, backends=frozenset(request.backends), apply=apply,
+                                            symbols=symbols),
+                       progress=TerminalProgress(request.quiet), warn=print_warning)
     if not looks_like_flagtree(repo_path, report):  # an upstream clone, or the wrong branch: not "clean"
         raise SyncError(f"{target or report.range.source.ref} has no FlagTree backend (third_party/<backend>/backend/"
                         "spec/) and no FlagTree hook in trunk: nothing to drift; is this the FlagTree fork?")

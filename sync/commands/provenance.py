@@ -20,7 +20,8 @@ class ProvenanceRequest:
 
 def run_provenance(request: ProvenanceRequest) -> int:
     tag = request.tag
-    recorded = record_provenance(request.repo_path, tag, request.backend, request.source_branch, request.old)
+    recorded = record_provenance(request.repo_path, tag=tag, backend=request.backend, source=request.source_branch,
+                                 old=request.old)
     if recorded.count == 0 and not recorded.unmerged:
         echo_line(f"{recorded.manifest} already records these bases: nothing changed")
     elif recorded.count:

@@ -46,8 +46,9 @@ class StatusRequest:
 
 
 def run_status_command(request: StatusRequest) -> int:
-    report = refresh_status(request.repo_path, StatusOptions(request.target, request.old, request.onto,
-                                                             request.source_branch, frozenset(request.backends)),
+    report = refresh_status(request.repo_path, StatusOptions(target=request.target, old=request.old, onto=request.onto,
+                                                             source=request.source_branch,
+                                                             backends=frozenset(request.backends)),
                             TerminalProgress(request.quiet or request.as_json))
     if request.out is not None:
         write_report(request.out, report)

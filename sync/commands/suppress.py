@@ -36,7 +36,7 @@ def run_suppress(given: SuppressCommandRequest) -> int:
         close = get_close_matches(request.kind, list(BY_ID), n=2)
         raise SyncError(f"unknown kind {request.kind!r}" + (f"; did you mean {' or '.join(close)}?" if close else "")
                         + " (flagtree-sync kinds lists them)")
-    written = record_suppression(repo_path, old, onto, source_branch, request)
+    written = record_suppression(repo_path, old=old, onto=onto, source=source_branch, request=request)
     if written.commit is not None:
         echo_line(f"committed the review on {request.target} as {written.commit[:9]} ({request.target} is checked "
                    f"out in no work tree): drift --target {request.target} counts it now")

@@ -108,8 +108,9 @@ def run_upgrade_command(request: UpgradeRequest) -> int:
     else:
         if not request.onto:
             raise SyncError("--onto is required (or --continue / --abort)")
-        report = run_upgrade(request.repo_path, request.old, request.onto, request.source_branch, request.options(),
-                             progress, warn=print_warning)
+        report = run_upgrade(request.repo_path, old=request.old, onto=request.onto,
+                             source_branch=request.source_branch, options=request.options(), progress=progress,
+                             warn=print_warning)
     if request.as_json:
         click.echo(render_json(report), nl=False)
     else:  # -q silences progress, never the result

@@ -63,7 +63,7 @@ def resolve_params(repo_path: str, *, old: str | None, onto: str, source_branch:
 
 
 @job
-def run_upgrade(repo_path: str, old: str | None, onto: str, source_branch: str | None, options: UpgradeOptions,
+def run_upgrade(repo_path: str, *, old: str | None, onto: str, source_branch: str | None, options: UpgradeOptions,
                 progress: Progress | None = None, warn: Callable[[str], None] | None = None) -> Report:
     """Replay old..source_branch (None: the current branch) onto onto as options.replay.target_branch.
     old None: the tag pinned in the source branch's flagtree-upstream.toml. warn is told what looks wrong
