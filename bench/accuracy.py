@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sync.jobs.upgrade import UpgradeOptions, run_upgrade  # noqa: E402
+from sync.jobs.upgrade import ReplayChoices, UpgradeOptions, run_upgrade  # noqa: E402
 
 CORPUS = Path(__file__).with_name("corpus.toml")
 NOT_TRUNK = ("third_party/", ".github/", "docs/", "dockerfiles/", "python/tutorials/", "test/", "python/test/",
@@ -239,8 +239,8 @@ def run_move(move: dict) -> None:
                                  capture_output=True, text=True).stdout.strip()
             print(f"single-commit move: replay base {old[:9]} (the source's parent)")
         start = time.perf_counter()
-        report = run_upgrade(str(clone / "r"), old, move["onto"], move["source"],
-                             UpgradeOptions(target_branch="accuracy/run", force=True))
+        report = run_upgrade(str(clone / "r"), old=old, onto=move["onto"], source_branch=move["source"],
+                             options=UpgradeOptions(replay=ReplayChoices(target_branch="accuracy/run"), force=True))
         print(f"upgrade: {time.perf_counter() - start:.0f} s")
         score(move, flagged(report))
         score_breaks(move, report)

@@ -56,7 +56,8 @@ def main() -> int:
         for case in CASES:
             branch, old, new, target = case
             start = time.perf_counter()
-            reports[case] = run_drift(str(clone), old, new, branch, DriftOptions(target=target, symbols=args.symbols))
+            reports[case] = run_drift(str(clone), old=old, onto=new, source=branch,
+                                      options=DriftOptions(target=target, symbols=args.symbols))
             times[case].append(time.perf_counter() - start)
     for case in CASES:
         branch, old, new, target = case

@@ -25,7 +25,7 @@ from sync.facts.owners import OwnerIndex  # noqa: E402
 from sync.check.policy import check_tree  # noqa: E402
 from sync.errors import SyncError  # noqa: E402
 from sync.git import GitTree, open_repo  # noqa: E402
-from sync.jobs import DriftOptions, UpgradeOptions, run_drift, run_upgrade  # noqa: E402
+from sync.jobs import DriftOptions, ReplayChoices, UpgradeOptions, run_drift, run_upgrade  # noqa: E402
 from sync.jobs.describe import describe_tree  # noqa: E402
 
 POLICY_RULES = {"root-hijack": {"FT001"}, "parent-child": {"FT003"}, "root-file": {"FT018"},
@@ -125,7 +125,7 @@ def not_ancestor_outcomes(mirror: str, branch: dict[str, Any]) -> dict[str, str]
     for expect in branch["expect"]:
         if expect["kind"] == "not-ancestor":
             try:
-                run_drift(mirror, expect["from"], expect["from"], branch["tip"], DriftOptions())
+                run_drift(mirror, old=expect["from"], onto=expect["from"], source=branch["tip"], options=DriftOptions())
                 out[expect["from"]] = "accepted"
             except SyncError as exc:
                 out[expect["from"]] = "refused" if "is not an ancestor" in str(exc) else f"error: {exc}"
@@ -136,8 +136,9 @@ def upgrade_report(mirror: str, branch: dict[str, Any]):
     with tempfile.TemporaryDirectory(prefix="real-trees-") as scratch:
         clone = Path(scratch) / "clone.git"
         subprocess.run(["git", "clone", "-q", "--bare", "--shared", mirror, str(clone)], check=True)
-        return run_upgrade(str(clone), branch["range_old"], branch["onto"], branch["range_source"],
-                           UpgradeOptions(target_branch="sync/bench"))
+        return run_upgrade(str(clone), old=branch["range_old"], onto=branch["onto"],
+                           source_branch=branch["range_source"],
+                           options=UpgradeOptions(replay=ReplayChoices(target_branch="sync/bench")))
 
 
 def main() -> int:

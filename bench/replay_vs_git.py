@@ -28,7 +28,9 @@ from pathlib import Path
 import pygit2
 
 from sync.git.reference import aside, cherry_picker, differing_paths
-from sync.replay.engine import finish_upgrade, resolve_params, run_upgrade
+from sync.jobs.upgrade import resolve_params
+from sync.replay.options import ReplayChoices
+from sync.replay.engine import finish_upgrade, run_upgrade
 
 JINGGE = "/work/.mirror/jingge815+FlagTree/repo"
 FT37 = "/work/real/ft37.git"
@@ -71,7 +73,8 @@ def run_move(move: Move) -> Outcome:
         subprocess.run(["git", "clone", "-q", "--shared", "--bare", "--no-tags", move.repo, str(clone / "r.git")],
                        check=True, capture_output=True)
         repo_path = str(clone / "r.git")
-        repo, params = resolve_params(repo_path, move.old, move.onto, move.source, "replay-vs-git", "markers")
+        repo, params = resolve_params(repo_path, old=move.old, onto=move.onto, source_branch=move.source,
+                                      choices=ReplayChoices(target_branch="replay-vs-git"))
         start = time.perf_counter()
         result = run_upgrade(repo, params, force=True, progress=lambda *args: None)
         outcome.replay_s = time.perf_counter() - start

@@ -27,7 +27,7 @@ from pathlib import Path
 import git
 import pygit2
 
-from sync.jobs import UpgradeOptions, run_upgrade
+from sync.jobs import ReplayChoices, RunOptions, UpgradeOptions, run_upgrade
 from sync.drift.analyses.symbols import UpstreamIndex, significant_name
 from sync.git import GitTree, commit_range
 from sync.replay.commits import Replayer
@@ -95,7 +95,8 @@ def full_upgrade(repo_dir: Path, out: Path, target_branch: str) -> tuple[float, 
     """The upgrade job with every analysis and the four report formats (what the CLI command runs)."""
     start, cpu = time.perf_counter(), _cpu_seconds()
     run_upgrade(str(repo_dir), old=OLD, onto=NEW, source_branch=SOURCE,
-                options=UpgradeOptions(target_branch=target_branch, force=True, out=out))
+                options=UpgradeOptions(run=RunOptions(out=out), replay=ReplayChoices(target_branch=target_branch),
+                                       force=True))
     elapsed = time.perf_counter() - start
     CPU_TIMES.append(_cpu_seconds() - cpu)
     return elapsed, json.loads((out / "report.json").read_text())

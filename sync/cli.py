@@ -16,6 +16,7 @@ import click
 
 from sync import __version__
 from sync.errors import EXIT_INTERNAL, EXIT_USAGE, SyncError
+from sync.replay.options import GATE_TIMEOUT
 from sync.support.terminal import escaped_output, printable
 
 PROG = "flagtree-sync"
@@ -95,8 +96,11 @@ def _nearly_full(paths: Iterable[object]) -> str | None:
 
 
 def _is_git_error(exc: Exception) -> bool:
-    pygit2 = sys.modules.get("pygit2")  # not loaded: exc cannot be one of its errors (and the CLI stays quick)
-    return pygit2 is not None and isinstance(exc, pygit2.GitError)
+    try:  # imported here, on a failure's path only: the CLI stays quick to start
+        from sync.git import is_git_error
+    except ImportError:  # the git libraries cannot load: exc cannot be one of their errors
+        return False
+    return is_git_error(exc)
 
 
 def _disk_full(exc: Exception) -> bool:
@@ -182,9 +186,7 @@ def cli() -> None:
               "and exit 0; commit PATH/.flagtree-sync/check-baseline.json for every check to read it.")
 @click.option("--no-baseline", is_flag=True, help="Ignore the committed default baseline: every finding counts.")
 @_reported
-def check_command(path: Path | None, backends: tuple[str, ...], output_format: str, list_rules: bool,
-                  allow_markers: tuple[str, ...], baseline: Path | None, write_baseline: Path | None,
-                  no_baseline: bool) -> int:
+def check_command(**given: Any) -> int:
     """Enforce the FlagTree directory policy on the tree at PATH.
 
     PATH must hold python/triton (trunk) and may hold third_party/<b>/backend/spec/triton.
@@ -194,45 +196,37 @@ def check_command(path: Path | None, backends: tuple[str, ...], output_format: s
     findings not recorded in it count: pre-existing debt is listed but fails nothing.
     Exit 1 when an error is found, 0 when clean (warnings allowed), 2 for unusable input.
     """
-    from sync.commands.check import BaselineOptions, rules_table, run_check_command
+    from sync.commands.check import CheckRequest, run_check_command
 
-    if list_rules:
-        click.echo(rules_table())
-        return 0
-    if path is None:
-        raise SyncError("PATH is required (the tree to check), unless --list-rules")
-    if write_baseline is not None and (baseline is not None or no_baseline):
-        raise SyncError("--write-baseline records every finding: leave out --baseline and --no-baseline")
-    return run_check_command(path, backends, output_format, allow_markers,
-                             BaselineOptions(baseline, write_baseline, no_baseline))
+    return run_check_command(CheckRequest(**given))
 
 
 @cli.command("describe")
 @click.option("--repo", "repo_path", default=".", show_default=True, metavar="PATH", help="The FlagTree repository.")
 @click.option("--branch", "source_branch", metavar="REF", help="The branch or commit to describe [default: the current branch].")
 @_reported
-def describe_command(repo_path: str, source_branch: str | None) -> int:
+def describe_command(**given: Any) -> int:
     """Print the tool's model of a FlagTree tree as JSON: hijacked packages, the role of every spec file,
     each backend's exported spec functions and their trunk call sites, FLAGTREE_SPEC_* macros with the
     header that defines each, the trunk guards they switch and the C++ spec library's functions.
     """
-    from sync.commands.describe import run_describe
+    from sync.commands.describe import DescribeRequest, run_describe
 
-    return run_describe(repo_path, source_branch)
+    return run_describe(DescribeRequest(**given))
 
 
 @cli.command("kinds")
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown"]), default="text",
               show_default=True, help="text: a line per kind; json: the catalogue; markdown: docs/KINDS.md.")
 @_reported
-def kinds_command(output_format: str) -> int:
+def kinds_command(**given: Any) -> int:
     """Print every finding kind the tool can report: id, family, severity, meaning, what to do.
 
     Severities in every report come from this catalogue; rule ids (FT0xx) are stable.
     """
     from sync.commands.kinds import run_kinds
 
-    return run_kinds(output_format)
+    return run_kinds(**given)
 
 
 FROM_HELP = "Upstream tag or commit the FlagTree branch is based on"
@@ -288,14 +282,10 @@ def _with_repo_range_options(command: Callable[..., Any], from_help: str, onto_h
               "tree in a worktree of its own; a failure names the first replayed commit that broke it.")
 @click.option("--exec-at", type=click.Choice(["end", "each"]), default=None, show_default="end",
               help="end: run at the branch head and bisect on failure; each: run after every replayed commit.")
-@click.option("--exec-timeout", type=click.FloatRange(min=0, min_open=True), default=None, show_default="600", metavar="SECONDS",
+@click.option("--exec-timeout", type=click.FloatRange(min=0, min_open=True), default=None, show_default=str(GATE_TIMEOUT), metavar="SECONDS",
               help="Stop each gate run after this many seconds (the run counts as failed, exit status 124).")
 @_reported(resumes=True)
-def upgrade_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None,
-                    backends: tuple[str, ...], out: Path | None, as_json: bool, target_branch: str | None,
-                    policy: str | None, stop_on: tuple[str, ...], force: bool, do_continue: bool, do_abort: bool,
-                    quiet: bool, exec_command: str | None, exec_at: str | None, exec_timeout: float | None,
-                    drop_orphan_reverts: bool = False) -> int:
+def upgrade_command(**given: Any) -> int:
     """Replay the FlagTree commits OLD..SRC onto NEW as a new branch, and report.
 
     Works in memory: the current branch, index and work tree are never touched.
@@ -307,20 +297,16 @@ def upgrade_command(repo_path: str, old: str | None, onto: str | None, source_br
     Exit status: 0 clean, 1 conflicts or drift that needs a person, 2 unusable input, 3 internal error,
     4 stopped at a conflict for a person (--on-conflict stop: resolve, git add, then --continue).
     """
-    from sync.commands.upgrade import run_upgrade_command
+    from sync.commands.upgrade import UpgradeRequest, run_upgrade_command
 
-    if do_continue and not do_abort:  # the run in progress keeps its range and branches: never drop them
-        ignored = [f"--{name}" for name, given in (("from", old), ("onto", onto), ("branch", source_branch),
-                                                    ("target-branch", target_branch), ("force", force),
-                                                    ("drop-orphan-reverts", drop_orphan_reverts))
-                   if given]
+    request = UpgradeRequest(**given)
+    if request.do_continue and not request.do_abort:  # the run in progress keeps its range and branches
+        ignored = request.ignored_by_continue()
         if ignored:
             click.echo(f"note: {' '.join(ignored)} left as the upgrade in progress has them: --continue goes on "
                        "with the range and branches it was started with (another run: upgrade --abort, then start "
                        "it)", err=True)
-    return run_upgrade_command(repo_path, old, onto, source_branch, target_branch, out, policy, force, do_continue,
-                               do_abort, quiet, as_json, backends, exec_command, exec_at, exec_timeout,
-                               drop_orphan_reverts, stop_on)
+    return run_upgrade_command(request)
 
 
 @cli.command("drift")
@@ -344,9 +330,7 @@ def upgrade_command(repo_path: str, old: str | None, onto: str | None, source_br
 @click.option("-q", "--quiet", is_flag=True, help="Print no progress bar on stderr (there is one only on a "
               "terminal). The report (text, JSON, SARIF or annotations), hints and errors are still printed.")
 @_reported
-def drift_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None, backends: tuple[str, ...],
-                  out: Path | None, as_json: bool, target: str | None, apply: bool, fast: bool, symbols: bool,
-                  output_format: str, quiet: bool) -> int:
+def drift_command(**given: Any) -> int:
     """Tell each backend which overlays, spec functions and C++ guards drifted from OLD to NEW.
 
     Overlay files (spec/triton, spec/include, spec/lib) are classified against their trunk
@@ -368,13 +352,13 @@ def drift_command(repo_path: str, old: str | None, onto: str | None, source_bran
 
     Exit status: 0 nothing to do, 1 findings (errors or warnings), 2 unusable input.
     """
-    from sync.commands.drift import run_drift_command
+    from sync.commands.drift import DriftRequest, run_drift_command
 
-    if symbols:  # scripts written for the old default keep working
+    request = DriftRequest(**given)
+    if request.symbols:  # scripts written for the old default keep working
         click.echo(f"{PROG}: warning: --symbols is deprecated and does nothing: drift runs every analysis by "
                    "default (--fast leaves the slow ones out)", err=True)
-    return run_drift_command(repo_path, old, onto, source_branch, target, backends, out, apply, as_json,
-                             not fast, output_format, quiet)
+    return run_drift_command(request)
 
 
 @cli.command("status")
@@ -396,8 +380,7 @@ def drift_command(repo_path: str, old: str | None, onto: str | None, source_bran
 @click.option("-q", "--quiet", is_flag=True, help="Print no progress bar on stderr (there is one only on a "
               "terminal). The status lines (or --json) and errors are still printed.")
 @_reported
-def status_command(repo_path: str, target: str | None, old: str | None, onto: str | None, source_branch: str | None,
-                   backends: tuple[str, ...], out: Path | None, as_json: bool, quiet: bool) -> int:
+def status_command(**given: Any) -> int:
     """Re-derive the upgrade report of an upgraded branch as it is now.
 
     After conflicts were resolved and committed by hand on sync/<NEW>: a replayed file that no
@@ -407,9 +390,9 @@ def status_command(repo_path: str, target: str | None, old: str | None, onto: st
 
     Exit status: 0 clean, 1 conflicts or findings that need a person, 2 unusable input.
     """
-    from sync.commands.status import run_status_command
+    from sync.commands.status import StatusRequest, run_status_command
 
-    return run_status_command(repo_path, target, old, onto, source_branch, backends, out, as_json, quiet)
+    return run_status_command(StatusRequest(**given))
 
 
 @cli.command("suppress")
@@ -431,8 +414,7 @@ def status_command(repo_path: str, target: str | None, old: str | None, onto: st
               "when none has, committed on BRANCH in memory [default: replay the delta in memory].")
 @click.option("--reason", required=True, help="Why the finding needs no change (kept in the report).")
 @_reported
-def suppress_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None, kind: str, finding_path: str,
-                     subject: str | None, target: str | None, reason: str) -> int:
+def suppress_command(**given: Any) -> int:
     """Mark a drift finding as reviewed for NEW in the backend's spec/suppressions.toml.
 
     Every finding of a backend can be reviewed. The entry records the trunk counterpart's blob at NEW:
@@ -442,10 +424,9 @@ def suppress_command(repo_path: str, old: str | None, onto: str | None, source_b
     NEW's tree. The file is written in the work tree: commit it with the backend. With --target it goes
     where BRANCH is checked out, or into a commit of yours on BRANCH when no worktree has it.
     """
-    from sync.commands.suppress import run_suppress
-    from sync.jobs.review import SuppressRequest
+    from sync.commands.suppress import SuppressCommandRequest, run_suppress
 
-    return run_suppress(repo_path, old, onto, source_branch, SuppressRequest(kind, finding_path, reason, subject, target))
+    return run_suppress(SuppressCommandRequest(**given))
 
 
 @cli.command("provenance")
@@ -457,7 +438,7 @@ def suppress_command(repo_path: str, old: str | None, onto: str | None, source_b
 @click.option("--from", "old", metavar="OLD", help="The tag the files were based on before, for files the manifest "
               "has no base for [default: read from the branch, as status does].")
 @_reported
-def provenance_command(repo_path: str, tag: str, backend: str, source_branch: str | None, old: str | None) -> int:
+def provenance_command(**given: Any) -> int:
     """Write third_party/B/backend/spec/provenance.toml: each overlay's and spec module's trunk
     counterpart and its blob at TAG. Drift then merges from these bases, and check keeps the
     manifest honest. The file is written in the work tree: commit it with the backend.
@@ -466,9 +447,9 @@ def provenance_command(repo_path: str, tag: str, backend: str, source_branch: st
     add it) keeps its old base and is named: recording TAG would hide that change from drift.
     Exit status: 0 recorded, 1 some files left at their old base, 2 unusable input.
     """
-    from sync.commands.provenance import run_provenance
+    from sync.commands.provenance import ProvenanceRequest, run_provenance
 
-    return run_provenance(repo_path, tag, backend, source_branch, old)
+    return run_provenance(ProvenanceRequest(**given))
 
 
 @cli.command("hooks")
@@ -476,15 +457,15 @@ def provenance_command(repo_path: str, tag: str, backend: str, source_branch: st
 @click.option("--hook-set", type=click.Path(path_type=Path), default=None, metavar="FILE",
               help="The hook set [default: patches/hooks.toml of this checkout].")
 @_reported
-def hooks_command(triton_package: Path, hook_set: Path | None) -> int:
+def hooks_command(**given: Any) -> int:
     """Report whether each FlagTree hook still applies to the triton package at TRITON_PACKAGE.
 
     TRITON_PACKAGE is an installed or extracted upstream triton package directory (or a
     directory holding one). Nothing is written. Exit 1 when a hook no longer applies.
     """
-    from sync.commands.hookset_check import run_hooks
+    from sync.commands.hookset_check import HooksRequest, run_hooks
 
-    return run_hooks(triton_package, hook_set)
+    return run_hooks(HooksRequest(**given))
 
 
 @cli.command("demo")
@@ -493,16 +474,16 @@ def hooks_command(triton_package: Path, hook_set: Path | None) -> int:
 @click.option("--native", is_flag=True, help="The native world: a C++ library (CMake) and a backend with a C++ spec "
               "library; the upgrade's gate builds it.")
 @_reported
-def demo_command(directory: Path, no_run: bool, native: bool) -> int:
+def demo_command(**given: Any) -> int:
     """Build the demo world in DIRECTORY and run the upgrade on it.
 
     DIRECTORY/upstream is a miniature Triton with tags v3.5.0 and v3.6.0; DIRECTORY/flagtree
     is a fork with FlagTree commits and backends alpha and beta. The report goes to
     DIRECTORY/report. Exit status is the upgrade's (1: the demo plants conflicts and drift).
     """
-    from sync.commands.demo import run_demo
+    from sync.commands.demo import DemoRequest, run_demo
 
-    return run_demo(directory, no_run, native)
+    return run_demo(DemoRequest(**given))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -27,8 +27,8 @@ def clear_memory_caches() -> None:
 def drift_document(world: World, monkeypatch: pytest.MonkeyPatch, cache: bool) -> str:
     monkeypatch.setenv("FLAGTREE_SYNC_CACHE", "on" if cache else "off")
     clear_memory_caches()
-    report = run_drift(str(world.fork), world.old_tag, world.new_tag, world.fork_branch,
-                       DriftOptions(symbols=True))
+    report = run_drift(str(world.fork), old=world.old_tag, onto=world.new_tag, source=world.fork_branch,
+                       options=DriftOptions(symbols=True))
     return render_json(report)
 
 

@@ -11,7 +11,9 @@ from sync.drift.run import replayed_tree
 from sync.jobs.revs import resolve_range
 from tests.drift_helpers import drift_of
 from sync.git import object_ids, open_repo, resolve_commit, scratch_repository
-from sync.replay.engine import resolve_params, run_upgrade
+from sync.jobs.upgrade import resolve_params
+from sync.replay.options import ReplayChoices
+from sync.replay.engine import run_upgrade
 
 
 def _ids(repo: pygit2.Repository, world: World) -> list[str]:
@@ -31,8 +33,9 @@ def test_drift_writes_no_object(world: World, with_target: bool) -> None:
     repo = open_repo(world.fork)
     target = None
     if with_target:  # a real replayed branch, as drift --target reads it
-        repo, params = resolve_params(str(world.fork), world.old_tag, world.new_tag, world.fork_branch,
-                                      "sync/target", "markers")
+        repo, params = resolve_params(str(world.fork), old=world.old_tag, onto=world.new_tag,
+                                      source_branch=world.fork_branch,
+                                      choices=ReplayChoices(target_branch="sync/target"))
         run_upgrade(repo, params, False, lambda *args: None)
         target = "sync/target"
     before = object_ids(repo)

@@ -5,7 +5,6 @@ import json
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -50,9 +49,7 @@ def test_trunk_build_compiles_the_guarded_defaults(tmp_path: Path) -> None:
 
 
 def test_demo_backend_header_and_sources_replace_the_guarded_function(tmp_path: Path) -> None:
-    start = time.perf_counter()
-    core = built(tmp_path, "demo")
-    assert time.perf_counter() - start < 60  # the build-time budget on this 2-core machine
+    core = built(tmp_path, "demo")  # its build time against the budget: bench/native_build.py
     assert core == {"backend": "demo", "has_spec_header": True, "guards": [["FLAGTREE_SPEC_cache_salt", True]],
                     "salt": "flagtree-demo-abc-demo-toolchain-1"}
 

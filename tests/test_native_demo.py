@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from sync.cli import cli
 from sync.demo.native import PLANTED_GUARDS, build_command, build_native_world, missing_build_tools
-from sync.jobs import GateOptions, UpgradeOptions, run_upgrade
+from sync.jobs import GateOptions, RunOptions, UpgradeOptions, run_upgrade
 from tests.drift_helpers import drift_of
 
 needs_compiler = pytest.mark.skipif(shutil.which("c++") is None or bool(missing_build_tools()),
@@ -80,8 +80,8 @@ def test_the_fork_builds_with_its_backend_before_the_upgrade(tmp_path) -> None:
 @needs_compiler
 def test_gate_names_the_breaking_commit_and_the_compiler_agrees_with_the_guard_findings(short_root) -> None:
     world = build_native_world(short_root / "w")
-    report = run_upgrade(str(world.fork), "v3.5.0", "v3.6.0", None,
-                         UpgradeOptions(gate=GateOptions(build_command(), timeout=120)))
+    report = run_upgrade(str(world.fork), old="v3.5.0", onto="v3.6.0", source_branch=None,
+                         options=UpgradeOptions(run=RunOptions(gate=GateOptions(command=build_command(), timeout=120))))
     gate = report.gate
     assert gate is not None and not gate.passed and not gate.baseline_failed
     first = gate.first_failure

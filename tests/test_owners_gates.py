@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from sync.facts.owners import CORE, SHARED, OwnerIndex
 from sync.model.build import group_kind
 from sync.model.report import CORE_KIND
 from sync.facts.trees import DiskTree
+from sync.support.schema import TomlFileError
 from tests.test_check import write_tree
 
 HOOK = "from triton.flagtree_spec import spec_path\n\nspec_path(__path__)\n"
@@ -84,8 +87,31 @@ def test_only_the_names_a_backend_test_compares_with_count(tmp_path: Path) -> No
 
 
 def test_a_pyproject_without_our_table_leaves_the_defaults(tmp_path: Path) -> None:
-    for index, text in enumerate(['tool = 1\n', '[tool]\nflagtree-sync = "x"\n', '[tool.flagtree-sync\n']):
+    for index, text in enumerate(['tool = 1\n', '[tool.black]\nline-length = 120\n', '[project]\nname = "x"\n']):
         assert owners(tmp_path / str(index), {"pyproject.toml": text}, ".github/workflows/a.yml") == ["ci"]
+
+
+@pytest.mark.parametrize("text, line, problem", [
+    ('[tool]\nflagtree-sync = "x"\n', 1, "[tool.flagtree-sync] must be a table, not a string"),
+    ('[tool.flagtree-sync\n', 1, "Expected ']' at the end of a table declaration"),
+    ('[tool.flagtree-sync]\nowner = { tle = ["lib/*"] }\n', 2,
+     "[tool.flagtree-sync] unknown key 'owner' (known: spec_roots, owners, commit_tags)"),
+    ('[tool.flagtree-sync]\nspec_roots = ["x/{backend}"]\n\n[tool.flagtree-sync.owners]\ntle = "lib/*"\n', 4,
+     "[tool.flagtree-sync] owners.tle must be an array of strings, not a string"),
+    ('[tool.flagtree-sync]\nspec_roots = ["x/{backend}/py", "/abs/{backend}"]\n', 2,
+     '[tool.flagtree-sync] spec_roots[1] must be a path below the repository root holding "{backend}" once, '
+     'e.g. "x/{backend}/py", not \'/abs/{backend}\''),
+    ('[tool.flagtree-sync]\ncommit_tags = { "[TLE]" = 1 }\n', 2,
+     '[tool.flagtree-sync] commit_tags."[TLE]" must be a string, not an integer'),
+])
+def test_a_malformed_table_of_ours_is_an_error_naming_file_key_and_what_was_expected(
+        tmp_path: Path, text: str, line: int, problem: str) -> None:
+    """Issue 49.5: such an entry was dropped in silence, and the defaults changed the report without a word."""
+    with pytest.raises(TomlFileError) as raised:
+        owners(tmp_path, {"pyproject.toml": text}, ".github/workflows/a.yml")
+    assert raised.value.where == f"pyproject.toml ({tmp_path})"
+    assert (raised.value.line, raised.value.problem) == (line, problem)
+    assert raised.value.exit_code == 2
 
 
 CMAKE = ('if(FLAGTREE_BACKEND STREQUAL "b")\n  add_definitions(-D__B__)\nendif()\n'

@@ -53,9 +53,31 @@ def test_workers_give_the_serial_findings_in_order(tmp_path: Path, two_workers: 
     assert side_by_side == serial and skips == serial_skips
 
 
-def _slow_pid_finding(seconds: float) -> Callable[[DriftContext], list[Finding]]:
+# Order between processes is set by signals, never by sleeps: an analysis marks that it began (a file), and
+# another waits for that mark. HANG is no timing assert: a wait that runs out only lets a wrong order show as
+# a wrong process in the findings, where a plain wait would hang the suite.
+HANG = 60.0
+
+
+def _mark(where: Path, name: str) -> None:
+    (where / name).touch()
+
+
+def _await(where: Path, name: str) -> bool:
+    deadline = time.monotonic() + HANG
+    while not (where / name).exists():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def _probe(where: Path, name: str, *, waits_for: str | None = None) -> Callable[[DriftContext], list[Finding]]:
+    """An analysis that marks it began, waits (when told) for another to have begun, and says where it ran."""
     def analyze(context: DriftContext) -> list[Finding]:
-        time.sleep(seconds)
+        _mark(where, name)
+        if waits_for is not None:
+            _await(where, waits_for)
         return _pid_finding(context)
     return analyze
 
@@ -63,14 +85,15 @@ def _slow_pid_finding(seconds: float) -> Callable[[DriftContext], list[Finding]]
 def test_heavy_analyses_run_in_other_processes_and_their_skips_come_back(tmp_path: Path, two_workers: None) -> None:
     context = _world(tmp_path / "repo")
     # The light one keeps the parent busy until the worker has taken the first heavy one.
-    probe = (Analyzer("light", _slow_pid_finding(0.5)), Analyzer("heavy one", _pid_finding, on_request=True),
+    probe = (Analyzer("light", _probe(tmp_path, "light", waits_for="heavy one")),
+             Analyzer("heavy one", _probe(tmp_path, "heavy one"), on_request=True),
              Analyzer("heavy two", _pid_finding, on_request=True))
     found, skips = _run(context, probe, None, parse_bytes=parallel.PARALLEL_BYTES)
     pids = [finding["message"].split()[-1] for finding in json.loads(found)]
     assert pids[0] == str(os.getpid()) and pids[1] != str(os.getpid())
     assert set(skips) == {("light", "some/file.py"), ("heavy one", "some/file.py"), ("heavy two", "some/file.py")}
 
-    serial, _ = _run(context, probe, None, parse_bytes=0)
+    serial, _ = _run(context, probe, None, parse_bytes=0)  # "heavy one" has begun before: the light one goes on
     assert {finding["message"] for finding in json.loads(serial)} == {f"ran in {os.getpid()}"}
 
 
@@ -78,9 +101,11 @@ def test_the_parent_takes_heavy_tasks_no_worker_has_begun(tmp_path: Path, two_wo
     """Two cores: one worker and the parent. While the worker runs the first heavy analysis, the parent runs
     the others (none waits in the pool's queue for a busy worker); findings stay in registry order."""
     context = _world(tmp_path / "repo")
-    probe = (Analyzer("light", _slow_pid_finding(0.3)),
-             Analyzer("heavy one", _slow_pid_finding(1.0), on_request=True),
-             *(Analyzer(f"heavy {name}", _pid_finding, on_request=True) for name in ("two", "three", "four")))
+    # The worker's analysis lasts until the parent has begun the last of the others.
+    probe = (Analyzer("light", _probe(tmp_path, "light", waits_for="heavy one")),
+             Analyzer("heavy one", _probe(tmp_path, "heavy one", waits_for="heavy four"), on_request=True),
+             *(Analyzer(f"heavy {name}", _probe(tmp_path, f"heavy {name}"), on_request=True)
+               for name in ("two", "three", "four")))
     found, skips = _run(context, probe, None, parse_bytes=parallel.PARALLEL_BYTES)
     pids = [finding["message"].split()[-1] for finding in json.loads(found)]
     parent = str(os.getpid())
@@ -93,10 +118,10 @@ def test_a_heavy_analysis_that_reads_what_the_light_ones_read_stays_in_the_paren
     """Analyzer.in_parent: the parent runs it with the light ones, though a worker is idle; the rest still go
     to the worker first (the longest), and the findings stay in registry order."""
     context = _world(tmp_path / "repo")
-    probe = (Analyzer("light", _slow_pid_finding(0.3)),
-             Analyzer("heavy", _slow_pid_finding(0.5), on_request=True, cost=5.0),
+    probe = (Analyzer("light", _probe(tmp_path, "light", waits_for="heavy")),
+             Analyzer("heavy", _probe(tmp_path, "heavy", waits_for="pinned"), on_request=True, cost=5.0),
              Analyzer("short", _pid_finding, on_request=True, cost=0.1),
-             Analyzer("pinned", _pid_finding, on_request=True, cost=9.0, in_parent=True))
+             Analyzer("pinned", _probe(tmp_path, "pinned"), on_request=True, cost=9.0, in_parent=True))
     found, _ = _run(context, probe, None, parse_bytes=parallel.PARALLEL_BYTES)
     pids = [finding["message"].split()[-1] for finding in json.loads(found)]
     parent = str(os.getpid())
@@ -107,9 +132,10 @@ def test_the_longest_heavy_analysis_is_handed_out_first(tmp_path: Path, two_work
     """Analyzer.cost orders the queue: the worker, free first, takes the long one registered last, and the
     parent, once through the light ones, the short ones; findings stay in registry order."""
     context = _world(tmp_path / "repo")
-    probe = (Analyzer("light", _slow_pid_finding(0.3)),
-             *(Analyzer(f"short {name}", _pid_finding, on_request=True, cost=0.1) for name in ("one", "two")),
-             Analyzer("long", _slow_pid_finding(1.0), on_request=True, cost=5.0))
+    probe = (Analyzer("light", _probe(tmp_path, "light", waits_for="long")),
+             *(Analyzer(f"short {name}", _probe(tmp_path, f"short {name}"), on_request=True, cost=0.1)
+               for name in ("one", "two")),
+             Analyzer("long", _probe(tmp_path, "long", waits_for="short two"), on_request=True, cost=5.0))
     found, _ = _run(context, probe, None, parse_bytes=parallel.PARALLEL_BYTES)
     pids = [finding["message"].split()[-1] for finding in json.loads(found)]
     parent = str(os.getpid())
@@ -175,7 +201,7 @@ def test_cores_left_over_split_an_analysis_into_parts_joined_in_the_parent(
     monkeypatch.setenv("FLAGTREE_SYNC_JOBS", "4")
     context = _world(tmp_path / "repo")
     (tmp_path / "git-dir").mkdir()
-    probe = (_split_analyzer(), Analyzer("heavy two", _slow_pid_finding(0.5), on_request=True))
+    probe = (_split_analyzer(), Analyzer("heavy two", _pid_finding, on_request=True))
     found, skips = _run(context, probe, FactCache(tmp_path / "git-dir"), parse_bytes=parallel.PARALLEL_BYTES)
     messages = [finding["message"] for finding in json.loads(found)]
     assert messages[0].startswith("[(0, 3), (1, 3), (2, 3)] from ") and messages[0].endswith(f"in {os.getpid()}")
@@ -216,12 +242,12 @@ def test_a_split_analysis_is_joined_while_other_tasks_still_run(tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FLAGTREE_SYNC_JOBS", "4")  # two heavy analyses: three parts for the one that splits
 
-    def slow(context: DriftContext) -> list[Finding]:
-        time.sleep(1.5)
-        return [Finding("analysis-skipped", ".", f"{time.monotonic()}")]
+    def slow(context: DriftContext) -> list[Finding]:  # lasts until the split one is joined, or HANG runs out
+        return [Finding("analysis-skipped", ".", f"saw the join: {_await(tmp_path, 'joined')}")]
 
     def joined_at(context: DriftContext, shares: list[tuple[int, int, int]]) -> list[Finding]:
-        return [Finding("analysis-skipped", ".", f"{time.monotonic()}")]
+        _mark(tmp_path, "joined")
+        return [Finding("analysis-skipped", ".", "joined")]
 
     context = _world(tmp_path / "repo")
     (tmp_path / "git-dir").mkdir()
@@ -229,5 +255,4 @@ def test_a_split_analysis_is_joined_while_other_tasks_still_run(tmp_path: Path,
              Analyzer("split", lambda context: [], on_request=True,
                       parts=registry.Parts(_split_probe, joined_at, most=3)))
     found, _ = _run(context, probe, FactCache(tmp_path / "git-dir"), parse_bytes=parallel.PARALLEL_BYTES)
-    slow_done, joined = (float(finding["message"]) for finding in json.loads(found))
-    assert joined < slow_done - 0.5
+    assert [finding["message"] for finding in json.loads(found)] == ["saw the join: True", "joined"]

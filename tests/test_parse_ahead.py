@@ -19,7 +19,7 @@ from sync.facts.delta import forget_fork_diffs
 from sync.support.cache import FactCache, using
 from sync.demo.world import World
 from sync.git import open_repo
-from sync.jobs import UpgradeOptions, run_upgrade
+from sync.jobs import ReplayChoices, UpgradeOptions, run_upgrade
 from sync.jobs import upgrade as upgrade_job
 from sync.drift.analyses.callsigs import CALLS
 from sync.drift.registry import python_facts
@@ -86,14 +86,14 @@ def test_upgrade_begins_the_parse_before_its_replay(
     real_pick = Replayer.pick_tree
     monkeypatch.setattr(Replayer, "pick_tree", lambda self, *args: begun_while_replaying.append(
         len(handles) == 1 and handles[0].begun is not None) or real_pick(self, *args))
-    first = run_upgrade(str(world.fork), world.old_tag, world.new_tag, world.fork_branch,
-                        UpgradeOptions(target_branch="sync/early"))
+    first = run_upgrade(str(world.fork), old=world.old_tag, onto=world.new_tag, source_branch=world.fork_branch,
+                        options=UpgradeOptions(replay=ReplayChoices(target_branch="sync/early")))
     assert begun_while_replaying and all(begun_while_replaying)
     assert adopted and handles[0].begun is None  # the analysis of this run took it
     monkeypatch.setenv("FLAGTREE_SYNC_JOBS", "1")
     _forget()
-    second = run_upgrade(str(world.fork), world.old_tag, world.new_tag, world.fork_branch,
-                         UpgradeOptions(target_branch="sync/serial"))
+    second = run_upgrade(str(world.fork), old=world.old_tag, onto=world.new_tag, source_branch=world.fork_branch,
+                         options=UpgradeOptions(replay=ReplayChoices(target_branch="sync/serial")))
     assert [f.to_json() for f in first.findings] == [f.to_json() for f in second.findings]
 
 

@@ -161,12 +161,14 @@ def test_a_folded_finding_is_reviewed_when_each_declaration_is(tmp_path) -> None
 def test_suppress_finds_a_folded_finding_by_any_declaration_s_subject() -> None:
     from sync.jobs.review import SuppressRequest, _the_finding
     folded = _folded_call_signature()
-    request = SuppressRequest("call-signature", "third_party/zeta/lib/B.cpp", "ok")
+    request = SuppressRequest(kind="call-signature", path="third_party/zeta/lib/B.cpp", reason="ok")
     assert _the_finding([folded], request) is folded  # one finding: no --subject asked for
-    bar = SuppressRequest("call-signature", "third_party/zeta/lib/A.cpp", "ok", subject="x::BarType::get (type BarType)")
+    bar = SuppressRequest(kind="call-signature", path="third_party/zeta/lib/A.cpp", reason="ok",
+                          subject="x::BarType::get (type BarType)")
     assert _the_finding([folded], bar) is folded
     with pytest.raises(Exception, match="--subject is one of"):
-        _the_finding([folded], SuppressRequest("call-signature", "third_party/zeta/lib/A.cpp", "ok", subject="nope"))
+        _the_finding([folded], SuppressRequest(kind="call-signature", path="third_party/zeta/lib/A.cpp", reason="ok",
+                                               subject="nope"))
 
 
 def test_markdown_html_and_sarif_fold_the_declarations() -> None:

@@ -15,7 +15,7 @@ from sync.drift import run as drift
 from sync.drift import result_cache
 from sync.demo.world import World
 from sync.git import open_repo
-from sync.jobs import DriftOptions, UpgradeOptions, run_drift, run_upgrade
+from sync.jobs import ConflictPolicy, DriftOptions, ReplayChoices, UpgradeOptions, run_drift, run_upgrade
 from sync.jobs.revs import resolve_range, resolve_rev
 from sync.model import Finding, Review
 from sync.support.progress import Silent
@@ -44,8 +44,8 @@ def analyses(monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
 
 def drift_json(world: World, target: str | None = None, backends: frozenset[str] = frozenset(),
                symbols: bool = True, old: str | None = None) -> str:
-    report = run_drift(str(world.fork), old or world.old_tag, world.new_tag, world.fork_branch,
-                       DriftOptions(target, backends, symbols=symbols))
+    report = run_drift(str(world.fork), old=old or world.old_tag, onto=world.new_tag, source=world.fork_branch,
+                       options=DriftOptions(target=target, backends=backends, symbols=symbols))
     return render_json(report)
 
 
@@ -110,7 +110,8 @@ def test_each_input_of_the_result_misses(world: World, analyses: list[tuple]) ->
 
 def test_a_different_target_misses_and_a_remade_commit_of_the_same_tree_hits(world: World,
                                                                                 analyses: list[tuple]) -> None:
-    run_upgrade(str(world.fork), world.old_tag, world.new_tag, world.fork_branch, UpgradeOptions(policy="theirs"))
+    run_upgrade(str(world.fork), old=world.old_tag, onto=world.new_tag, source_branch=world.fork_branch,
+                options=UpgradeOptions(replay=ReplayChoices(conflicts=ConflictPolicy(policy="theirs"))))
     assert len(analyses) == 1  # the upgrade's own analysis of its branch
     target = drift_json(world, target="sync/v3.6.0")
     assert len(analyses) == 1  # the same branch, the same key: upgrade and drift share the entry
@@ -255,17 +256,18 @@ def test_apply_after_a_hit_commits_what_an_uncached_apply_commits(world: World, 
     """The merged overlays' bytes are in the entry: a hit needs no object the analysis wrote."""
     for role in ("AUTHOR", "COMMITTER"):  # the commit is the user's, dated now: the two applies a second apart
         monkeypatch.setenv(f"GIT_{role}_DATE", "1700000000 +0000")  # would differ in their ids alone
-    run_upgrade(str(world.fork), world.old_tag, world.new_tag, world.fork_branch, UpgradeOptions())
+    run_upgrade(str(world.fork), old=world.old_tag, onto=world.new_tag, source_branch=world.fork_branch,
+                options=UpgradeOptions())
     before = git(world.fork, "rev-parse", "sync/v3.6.0").strip()
     monkeypatch.setenv("FLAGTREE_SYNC_CACHE", "off")
-    uncached = run_drift(str(world.fork), world.old_tag, world.new_tag, world.fork_branch,
-                         DriftOptions("sync/v3.6.0", apply=True))
+    uncached = run_drift(str(world.fork), old=world.old_tag, onto=world.new_tag, source=world.fork_branch,
+                         options=DriftOptions(target="sync/v3.6.0", apply=True))
     git(world.fork, "branch", "-f", "sync/v3.6.0", before)
     monkeypatch.setenv("FLAGTREE_SYNC_CACHE", "on")
     drift_json(world, target="sync/v3.6.0", symbols=False)
     runs = len(analyses)
-    cached = run_drift(str(world.fork), world.old_tag, world.new_tag, world.fork_branch,
-                       DriftOptions("sync/v3.6.0", apply=True))
+    cached = run_drift(str(world.fork), old=world.old_tag, onto=world.new_tag, source=world.fork_branch,
+                       options=DriftOptions(target="sync/v3.6.0", apply=True))
     assert len(analyses) == runs  # a hit
     assert uncached.drift is not None and cached.drift is not None and uncached.drift.applied_commit
     assert cached.drift.applied_commit == uncached.drift.applied_commit
@@ -273,8 +275,10 @@ def test_apply_after_a_hit_commits_what_an_uncached_apply_commits(world: World, 
 
 
 def test_a_second_upgrade_of_the_same_range_hits_with_the_same_report(world: World, analyses: list[tuple]) -> None:
-    first = run_upgrade(str(world.fork), world.old_tag, world.new_tag, world.fork_branch, UpgradeOptions())
-    second = run_upgrade(str(world.fork), world.old_tag, world.new_tag, world.fork_branch, UpgradeOptions(force=True))
+    first = run_upgrade(str(world.fork), old=world.old_tag, onto=world.new_tag, source_branch=world.fork_branch,
+                        options=UpgradeOptions())
+    second = run_upgrade(str(world.fork), old=world.old_tag, onto=world.new_tag, source_branch=world.fork_branch,
+                         options=UpgradeOptions(force=True))
     assert len(analyses) == 1
     assert first.commits and any(commit.conflicts for commit in first.commits)  # owners of conflicts asked
     assert render_json(second) == render_json(first)
@@ -318,8 +322,8 @@ def test_progress_says_a_hit_reused_the_analyses(world: World) -> None:
     runs = []
     for _ in range(2):
         progress = Phases()
-        run_drift(str(world.fork), world.old_tag, world.new_tag, world.fork_branch, DriftOptions(symbols=True),
-                  progress)
+        run_drift(str(world.fork), old=world.old_tag, onto=world.new_tag, source=world.fork_branch,
+                  options=DriftOptions(symbols=True), progress=progress)
         runs.append(progress.names)
     assert "analyses" in runs[0] and drift.REUSED_PHASE not in runs[0]
     assert runs[1] == [drift.REUSED_PHASE]
@@ -328,7 +332,8 @@ def test_progress_says_a_hit_reused_the_analyses(world: World) -> None:
 def test_a_hit_imports_no_analyzer(world: World) -> None:
     """What makes a hit fast: neither the analyzers nor libcst are imported (a fresh process each run)."""
     script = ("import sys\nfrom sync.jobs import DriftOptions, run_drift\n"
-              f"run_drift({str(world.fork)!r}, 'v3.5.0', 'v3.6.0', 'main', DriftOptions(symbols=True))\n"
+              f"run_drift({str(world.fork)!r}, old='v3.5.0', onto='v3.6.0', source='main', "
+              "options=DriftOptions(symbols=True))\n"
               "print(sorted(name for name in sys.modules if name.startswith(('sync.drift.analyses', 'sync.drift.registry', 'libcst'))))\n")
     runs = [subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True).stdout
             for _ in range(2)]

@@ -199,18 +199,22 @@ def _finding(subject: str) -> Finding:
     return Finding("guard-default-changed", "h.h", "m", backend="beta", details={"macro": subject})
 
 
+def _review(reason: str, subject: str | None = None) -> SuppressRequest:
+    return SuppressRequest(kind="guard-default-changed", path="h.h", reason=reason, subject=subject)
+
+
 def test_several_findings_of_a_kind_on_one_path_need_a_subject() -> None:
     found = [_finding("FLAGTREE_SPEC_A"), _finding("FLAGTREE_SPEC_B")]
     with pytest.raises(SyncError, match="2 guard-default-changed findings on h.h: pass --subject "
                                         r"\(one of: FLAGTREE_SPEC_A, FLAGTREE_SPEC_B;"):
-        _the_finding(found, SuppressRequest("guard-default-changed", "h.h", "r"))
+        _the_finding(found, _review("r"))
     # a trial user counted 4 findings where the message said 3: it counted subjects
     with pytest.raises(SyncError, match="3 guard-default-changed findings on h.h about 2 subjects: pass --subject"):
-        _the_finding([*found, _finding("FLAGTREE_SPEC_B")], SuppressRequest("guard-default-changed", "h.h", "r"))
-    chosen = _the_finding(found, SuppressRequest("guard-default-changed", "h.h", "r", subject="FLAGTREE_SPEC_B"))
+        _the_finding([*found, _finding("FLAGTREE_SPEC_B")], _review("r"))
+    chosen = _the_finding(found, _review("r", subject="FLAGTREE_SPEC_B"))
     assert chosen.details["macro"] == "FLAGTREE_SPEC_B"
     with pytest.raises(SyncError, match="about FLAGTREE_SPEC_C"):
-        _the_finding(found, SuppressRequest("guard-default-changed", "h.h", "r", subject="FLAGTREE_SPEC_C"))
+        _the_finding(found, _review("r", subject="FLAGTREE_SPEC_C"))
 
 
 def test_a_finding_of_no_backend_says_why_it_cannot_be_reviewed(world, monkeypatch) -> None:

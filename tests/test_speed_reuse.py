@@ -11,7 +11,9 @@ from sync.git import open_repo, scratch_repository
 from sync.jobs.revs import resolve_range
 from sync.report.document import render_json
 from sync.jobs import DriftOptions, run_drift
-from sync.replay.engine import resolve_params, run_upgrade
+from sync.jobs.upgrade import resolve_params
+from sync.replay.options import ConflictPolicy, ReplayChoices
+from sync.replay.engine import run_upgrade
 from sync.replay.commits import Replayer
 
 from .conftest import git
@@ -25,7 +27,8 @@ def drift_json(world: World, monkeypatch: pytest.MonkeyPatch, reuse: bool) -> tu
     if not reuse:
         monkeypatch.setattr(drift, "reusable_replay",
                             lambda user_repo, repo, rng, commits: (0, repo[rng.onto.oid].tree))
-    report = run_drift(str(world.fork), world.old_tag, world.new_tag, world.fork_branch, DriftOptions(symbols=True))
+    report = run_drift(str(world.fork), old=world.old_tag, onto=world.new_tag, source=world.fork_branch,
+                       options=DriftOptions(symbols=True))
     monkeypatch.undo()
     return render_json(report), len(picks)
 
@@ -36,8 +39,10 @@ def replay_length(world: World) -> int:
 
 @pytest.mark.parametrize("policy", ["theirs", "markers"])
 def test_an_upgrade_state_is_reused(world: World, monkeypatch: pytest.MonkeyPatch, policy: str) -> None:
-    repo, params = resolve_params(str(world.fork), world.old_tag, world.new_tag, world.fork_branch,
-                                  "sync/elsewhere", policy)
+    repo, params = resolve_params(str(world.fork), old=world.old_tag, onto=world.new_tag,
+                                  source_branch=world.fork_branch,
+                                  choices=ReplayChoices(target_branch="sync/elsewhere",
+                                                        conflicts=ConflictPolicy(policy=policy)))
     result = run_upgrade(repo, params, False, lambda *args: None)  # the state stays until the report is written
     fresh, fresh_picks = drift_json(world, monkeypatch, reuse=False)
     reused, reused_picks = drift_json(world, monkeypatch, reuse=True)
@@ -53,7 +58,8 @@ def test_an_upgrade_state_is_reused(world: World, monkeypatch: pytest.MonkeyPatc
 
 def upgrade_onto_old_tag(world: World) -> tuple[str, list]:
     """The fork's own range replayed onto its base tag: no conflicts, a branch of plain picks."""
-    repo, params = resolve_params(str(world.fork), world.old_tag, world.old_tag, world.fork_branch, None, "markers")
+    repo, params = resolve_params(str(world.fork), old=world.old_tag, onto=world.old_tag,
+                                  source_branch=world.fork_branch)
     run_upgrade(repo, params, False, lambda *args: None)
     git(world.fork, "update-ref", "-d", "refs/flagtree-sync/wip")  # the upgrade finished: only its branch is left
     Path(open_repo(world.fork).path, "flagtree-sync", "upgrade.json").unlink()

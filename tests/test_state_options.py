@@ -2,13 +2,15 @@
 present), formats 1 and 2 (flat, each optional) are read into the same shape, and a bad value is refused."""
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from sync.jobs.upgrade import UpgradeOptions
-from sync.replay.options import GateOptions, RunOptions
+from sync.replay.options import (GATE_TIMEOUT, ConflictPolicy, ContinueOverrides, GateOptions, ReplayChoices,
+                                 RunOptions)
 from sync.replay.state import STATE_VERSION, StateFormatError, parse_header
 
 ONTO = "b" * 40
@@ -24,7 +26,8 @@ def header(version: int, options: Any) -> dict[str, Any]:
     return value
 
 
-GATED = RunOptions(out=Path("/tmp/report"), gate=GateOptions("make test", "each", 30), backends=frozenset({"b", "a"}))
+GATED = RunOptions(out=Path("/tmp/report"), gate=GateOptions(command="make test", at="each", timeout=30),
+                   backends=frozenset({"b", "a"}))
 
 
 def test_the_current_format_is_3_and_keeps_run_options_as_they_are() -> None:
@@ -87,11 +90,40 @@ def test_bad_options_of_format_2_are_refused(options: Any) -> None:
         parse_header(header(2, options))
 
 
-def test_upgrade_options_are_run_options_and_the_state_keeps_only_those() -> None:
-    """One type for a run: UpgradeOptions extends RunOptions; kept() is the one conversion to what is stored."""
-    options = UpgradeOptions(out=Path("report"), gate=GateOptions("make"), backends=frozenset({"a"}),
-                             target_branch="sync/x", policy="theirs", force=True, stop_on=("*.py",))
-    assert isinstance(options, RunOptions)
-    kept = options.kept()
+def test_upgrade_options_compose_run_options_and_the_state_keeps_only_those() -> None:
+    """UpgradeOptions holds RunOptions (what the state's options keep) and ReplayChoices (what the params keep),
+    repeating no field of either; kept() is the one conversion to what is stored."""
+    options = UpgradeOptions(run=RunOptions(out=Path("report"), gate=GateOptions(command="make"),
+                                            backends=frozenset({"a"})),
+                             replay=ReplayChoices(target_branch="sync/x",
+                                                  conflicts=ConflictPolicy(policy="theirs", stop_on=("*.py",))),
+                             force=True)
+    assert not isinstance(options, RunOptions)
+    names = {f.name for f in fields(UpgradeOptions)}
+    assert not names & ({f.name for f in fields(RunOptions)} | {f.name for f in fields(ReplayChoices)})
+    kept = options.run.kept()
     assert type(kept) is RunOptions and kept.out is not None and kept.out.is_absolute()
-    assert kept == RunOptions(out=Path("report").resolve(), gate=GateOptions("make"), backends=frozenset({"a"}))
+    assert kept == RunOptions(out=Path("report").resolve(), gate=GateOptions(command="make"), backends=frozenset({"a"}))
+
+
+@pytest.mark.parametrize("kind", [GateOptions, RunOptions, ReplayChoices, ConflictPolicy, ContinueOverrides,
+                                  UpgradeOptions])
+def test_options_are_keyword_only(kind: type) -> None:
+    """Two str fields side by side cannot be swapped by position: every options type takes keywords only."""
+    with pytest.raises(TypeError):
+        kind("x")
+
+
+def test_continue_merges_overrides_into_the_stored_run_in_one_place() -> None:
+    """ContinueOverrides.merged: the flags given win, the stored ones fill in and are named."""
+    stored = RunOptions(out=Path("/r"), gate=GateOptions(command="make", at="each", timeout=30),
+                        backends=frozenset({"a"}))
+    merged, used = ContinueOverrides().merged(stored)
+    assert merged == stored
+    assert used == ["--out /r", "--exec 'make'", "--exec-at each", "--exec-timeout 30", "--backend a"]
+    merged, used = ContinueOverrides(exec_timeout=5, backends=frozenset({"b"})).merged(stored)
+    assert merged == RunOptions(out=Path("/r"), gate=GateOptions(command="make", at="each", timeout=5),
+                                backends=frozenset({"b"}))
+    assert used == ["--out /r", "--exec 'make'", "--exec-at each"]
+    merged, _ = ContinueOverrides(exec_command="test").merged(RunOptions())  # a gate first asked for now
+    assert merged.gate == GateOptions(command="test", at="end", timeout=GATE_TIMEOUT)

@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from sync.cli import cli
 from sync.errors import SyncError
-from sync.replay.engine import StateStore, resolve_params, run_upgrade
+from sync.jobs.upgrade import resolve_params
+from sync.replay.engine import StateStore, run_upgrade
 
 from tests.conftest import git, snapshot
 
@@ -91,7 +92,7 @@ def test_identical_runs_give_identical_commits(world) -> None:
 def test_interrupted_run_resumes_to_the_same_result(world, tmp_path: Path) -> None:
     reference = build_reference(tmp_path)
     before = snapshot(world.fork)
-    repo, params = resolve_params(str(world.fork), "v3.5.0", "v3.6.0", None, None, "markers")
+    repo, params = resolve_params(str(world.fork), old="v3.5.0", onto="v3.6.0", source_branch=None)
 
     def interrupt(number: int, total: int, commit, result) -> None:
         if number == 3 and result is None:
@@ -172,7 +173,7 @@ def test_shallow_clone_is_refused(world, tmp_path: Path) -> None:
 
 
 def test_another_run_in_progress_is_refused(world) -> None:
-    repo, params = resolve_params(str(world.fork), "v3.5.0", "v3.6.0", None, None, "markers")
+    repo, params = resolve_params(str(world.fork), old="v3.5.0", onto="v3.6.0", source_branch=None)
 
     def interrupt(number, total, commit, result):
         raise KeyboardInterrupt
@@ -231,7 +232,7 @@ def test_json_mode_prints_the_document(world) -> None:
 
 def test_engine_refuses_missing_refs(world) -> None:
     with pytest.raises(SyncError, match="unknown revision"):
-        resolve_params(str(world.fork), "v3.5.0", "nope", None, None, "markers")
+        resolve_params(str(world.fork), old="v3.5.0", onto="nope", source_branch=None)
     assert isinstance(pygit2.Repository(str(world.fork)), pygit2.Repository)
 
 

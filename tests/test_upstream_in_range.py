@@ -17,7 +17,9 @@ from sync.drift.run import replayed_tree
 from sync.git.repo import REACHABLE, SAME_PATCH, upstream_in_range
 from sync.jobs.upgrade import UpgradeOptions, run_upgrade as run_upgrade_job
 from sync.report.markdown import range_line
-from sync.replay.engine import StateStore, resolve_params, run_upgrade
+from sync.jobs.upgrade import resolve_params
+from sync.replay.options import ConflictPolicy, ReplayChoices
+from sync.replay.engine import StateStore, run_upgrade
 from tests.conftest import git, invoke
 
 
@@ -95,7 +97,8 @@ def test_upstream_in_range_names_the_merged_and_the_cherry_picked_commits(tmp_pa
 def test_the_upgrade_counts_them_as_already_upstream_and_says_why(tmp_path: Path) -> None:
     world = build(tmp_path / "repo")
     notes = Notes()
-    report = run_upgrade_job(str(world.path), "old", "new", "fork", UpgradeOptions(), notes)
+    report = run_upgrade_job(str(world.path), old="old", onto="new", source_branch="fork", options=UpgradeOptions(),
+                             progress=notes)
     by_source = {commit.source: commit for commit in report.commits}
     assert [commit.source for commit in report.commits] == [world.own[0], world.merged, world.picked, world.own[1]]
     assert (by_source[world.merged].result, by_source[world.merged].upstream) == (None, REACHABLE)
@@ -116,7 +119,7 @@ def test_the_upgrade_counts_them_as_already_upstream_and_says_why(tmp_path: Path
 def test_the_replay_equals_that_of_the_fork_without_them(tmp_path: Path) -> None:
     with_upstream, plain = build(tmp_path / "with"), build(tmp_path / "plain", upstream_in_fork=False)
     for world in (with_upstream, plain):
-        repo, params = resolve_params(str(world.path), "old", "new", "fork", None, "markers")
+        repo, params = resolve_params(str(world.path), old="old", onto="new", source_branch="fork")
         run_upgrade(repo, params, False, lambda *args: None)
     for world in (with_upstream, plain):  # the branch ends with the pin commit, which pins new's own commit id
         assert git(world.path, "diff", "--name-only", "sync/new~1", "sync/new").split() == ["flagtree-upstream.toml"]
@@ -126,7 +129,7 @@ def test_the_replay_equals_that_of_the_fork_without_them(tmp_path: Path) -> None
 
 def test_a_run_interrupted_after_leaving_one_out_resumes(tmp_path: Path) -> None:
     world = build(tmp_path / "repo")
-    repo, params = resolve_params(str(world.path), "old", "new", "fork", None, "markers")
+    repo, params = resolve_params(str(world.path), old="old", onto="new", source_branch="fork")
 
     def interrupt(number: int, total: int, commit, result) -> None:
         if number == 3 and result is None:  # the journal holds the merged upstream commit, left out
@@ -143,9 +146,11 @@ def test_a_run_interrupted_after_leaving_one_out_resumes(tmp_path: Path) -> None
 
 def test_drifts_in_memory_replay_leaves_them_out_too(tmp_path: Path) -> None:
     world, plain = build(tmp_path / "repo"), build(tmp_path / "plain", upstream_in_fork=False)
-    repo, params = resolve_params(str(plain.path), "old", "new", "fork", None, "theirs")
+    repo, params = resolve_params(str(plain.path), old="old", onto="new", source_branch="fork",
+                                  choices=ReplayChoices(conflicts=ConflictPolicy(policy="theirs")))
     run_upgrade(repo, params, False, lambda *args: None)
-    _, params = resolve_params(str(world.path), "old", "new", "fork", None, "theirs")
+    _, params = resolve_params(str(world.path), old="old", onto="new", source_branch="fork",
+                               choices=ReplayChoices(conflicts=ConflictPolicy(policy="theirs")))
     replayed = _tree(plain.path, "sync/new~1")  # below the pin commit
     assert str(replayed_tree(pygit2.Repository(str(world.path)), params.range).id) == replayed
 
@@ -157,7 +162,8 @@ def test_a_clone_without_upstreams_trees_still_upgrades_and_says_what_it_could_n
     unique_tree = _tree(world.path, "new~1")  # "drop extra.py again": no other commit has this tree
     (world.path / ".git" / "objects" / unique_tree[:2] / unique_tree[2:]).unlink()
     notes = Notes()
-    report = run_upgrade_job(str(world.path), "old", "new", "fork", UpgradeOptions(), notes)
+    report = run_upgrade_job(str(world.path), old="old", onto="new", source_branch="fork", options=UpgradeOptions(),
+                             progress=notes)
     by_source = {commit.source: commit for commit in report.commits}
     assert by_source[world.merged].upstream == REACHABLE
     assert by_source[world.picked].upstream is None and by_source[world.picked].result

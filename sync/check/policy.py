@@ -10,9 +10,8 @@ from typing import Collection
 
 from sync.model.kinds import BY_CODE
 from sync.model import Finding
-from sync.facts.layout import (DIRECT_EDIT_FILES, HOOK_NAMES, LEGACY_HOOK_MODULES, NO_SPECIALIZATION, PROTECTED_FILES, TRUNK,
-                      backend_names, is_under, package_init, package_of, spec_files, spec_path_verdict,
-                      trunk_rel)
+from sync.facts.layout import (HOOK_NAMES, LEGACY_HOOK_MODULES, TRUNK, backend_names, is_under, package_init,
+                               package_of, seed_policy, spec_files, spec_path_verdict, trunk_rel)
 from sync.records.provenance import load_manifest, manifest_path, records_base
 from sync.git.merge import conflict_hunks
 from sync.records.pin import PIN_FILE, parse_pin
@@ -35,6 +34,7 @@ def _finding(code: str, path: str, message: str, line: int | None = None, backen
 
 def _trunk_findings(hooks: TrunkHooks, marked: Collection[str] = ()) -> list[Finding]:
     findings = []
+    policy = seed_policy()
     for path, facts in sorted(hooks.facts.items()):
         rel = trunk_rel(path) or path
         if facts.error and path in marked:
@@ -43,12 +43,13 @@ def _trunk_findings(hooks: TrunkHooks, marked: Collection[str] = ()) -> list[Fin
             findings.append(_finding("FT013", path, f"cannot parse: {facts.error}"))
             continue
         package = package_of(rel)
-        if is_under(package, NO_SPECIALIZATION) and facts.hooks:
-            findings.append(_finding("FT004", path, "experimental/tle may not be specialized", facts.hooks[0].line))
+        if is_under(package, policy.no_specialization) and facts.hooks:
+            findings.append(_finding("FT004", path, f"{policy.no_specialization} may not be specialized",
+                                     facts.hooks[0].line))
             continue
-        if basename(rel) in PROTECTED_FILES:
+        if basename(rel) in policy.protected_files:
             continue
-        if rel in DIRECT_EDIT_FILES and facts.hooks:
+        if rel in policy.direct_edit_files and facts.hooks:
             findings.append(_finding("FT012", path, f"{rel} uses FlagTree hooks", facts.hooks[0].line))
         legacy = [name for name in facts.imported_names
                   if name.level == 0 and name.module in LEGACY_HOOK_MODULES and name.name in HOOK_NAMES]
@@ -87,7 +88,8 @@ def _backend_selection(tree: FileTree, hooks: TrunkHooks) -> list[Finding]:
     findings = []
     for path in tree.paths():
         rel = trunk_rel(path)
-        if rel is None or not rel.endswith(".py") or rel.startswith("backends/") or basename(rel) in PROTECTED_FILES:
+        if rel is None or not rel.endswith(".py") or rel.startswith("backends/") or \
+                basename(rel) in seed_policy().protected_files:
             continue
         text = read_text(tree, path) or ""
         if "FLAGTREE_BACKEND" not in text:
@@ -176,7 +178,7 @@ def _spec_file_findings(tree: FileTree, classified: Classified, marked: Collecti
     if role == PROTECTED:
         return [_finding("FT011", path, f"backend ships its own {rel}", backend=backend)]
     if role == TLE:
-        return [_finding("FT004", path, "experimental/tle may not be specialized", backend=backend)]
+        return [_finding("FT004", path, f"{seed_policy().no_specialization} may not be specialized", backend=backend)]
     text = read_text(tree, path) or ""
     facts = parse_module_facts(path, text)
     if facts.error:

@@ -21,23 +21,30 @@ from sync.commands import echo_finding, echo_line
 SCHEMA = "flagtree-sync/check/1"
 
 
-@dataclass(frozen=True)
-class BaselineOptions:
-    file: Path | None = None  # --baseline
-    write: Path | None = None  # --write-baseline
-    ignore: bool = False  # --no-baseline: not even the committed default
+@dataclass(frozen=True, kw_only=True)
+class CheckRequest:
+    """What `check` was given, by name (None or empty: not given)."""
+
+    path: Path | None = None
+    backends: tuple[str, ...] = ()
+    output_format: str = "text"
+    list_rules: bool = False
+    allow_markers: tuple[str, ...] = ()
+    baseline: Path | None = None  # --baseline
+    write_baseline: Path | None = None  # --write-baseline
+    no_baseline: bool = False  # not even the committed default
 
 
-def baseline_file(path: Path, options: BaselineOptions) -> Path | None:
-    """--baseline, else the committed default under PATH when there is one."""
-    if options.file is not None:
-        return options.file
+def baseline_file(path: Path, request: CheckRequest) -> Path | None:
+    """--baseline, else (unless --no-baseline) the committed default under PATH when there is one."""
+    if request.baseline is not None:
+        return request.baseline
     default = path / DEFAULT_BASELINE
-    return default if not options.ignore and default.is_file() else None
+    return default if not request.no_baseline and default.is_file() else None
 
 
-def _write_baseline(path: Path, backends: tuple[str, ...], allow_markers: tuple[str, ...], file: Path) -> int:
-    result = run_check(path, frozenset(backends), allow_markers)
+def _write_baseline(path: Path, request: CheckRequest, file: Path) -> int:
+    result = run_check(path, frozenset(request.backends), request.allow_markers)
     write_baseline(file, path, result.findings)
     reads = "check reads it from now on" if file.resolve() == (path / DEFAULT_BASELINE).resolve() \
         else f"pass --baseline {file} to check against it"
@@ -45,15 +52,23 @@ def _write_baseline(path: Path, backends: tuple[str, ...], allow_markers: tuple[
     return 0
 
 
-def run_check_command(path: Path, backends: tuple[str, ...], output_format: str,
-                      allow_markers: tuple[str, ...] = (), baseline: BaselineOptions = BaselineOptions()) -> int:
+def run_check_command(request: CheckRequest) -> int:
+    if request.list_rules:
+        click.echo(rules_table())
+        return 0
+    path = request.path
+    if path is None:
+        raise SyncError("PATH is required (the tree to check), unless --list-rules")
+    if request.write_baseline is not None and (request.baseline is not None or request.no_baseline):
+        raise SyncError("--write-baseline records every finding: leave out --baseline and --no-baseline")
+    backends, allow_markers, output_format = request.backends, request.allow_markers, request.output_format
     if path.is_dir() and not (path / TRUNK).is_dir():
         root = next((parent for parent in path.resolve().parents if (parent / TRUNK).is_dir()), None)
         if root is not None:  # e.g. PATH was python/triton itself
             raise SyncError(f"{path} has no {TRUNK}/: it is inside the FlagTree tree {root}; pass that directory")
-    if baseline.write is not None:
-        return _write_baseline(path, backends, allow_markers, baseline.write)
-    result = run_check(path, frozenset(backends), allow_markers, baseline_file(path, baseline))
+    if request.write_baseline is not None:
+        return _write_baseline(path, request, request.write_baseline)
+    result = run_check(path, frozenset(backends), allow_markers, baseline_file(path, request))
     if result.baseline is not None and result.stale and not backends:  # a filter leaves other entries unmatched
         echo_line(f"note: {result.stale} entr(ies) of the baseline {result.baseline} match no finding any more "
                    f"(fixed): check --write-baseline {result.baseline} drops them", err=True)

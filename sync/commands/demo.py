@@ -3,16 +3,27 @@ from __future__ import annotations
 
 import errno
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from sync.demo.native import build_command, build_native_world, missing_build_tools
 from sync.demo.world import build_world
 from sync.errors import SyncError
 from sync.commands import echo_line
-from sync.commands.upgrade import run_upgrade_command
+from sync.commands.upgrade import UpgradeRequest, run_upgrade_command
 
 
-def run_demo(directory: Path, no_run: bool, native: bool = False) -> int:
+@dataclass(frozen=True, kw_only=True)
+class DemoRequest:
+    """What `demo` was given, by name."""
+
+    directory: Path
+    no_run: bool = False
+    native: bool = False
+
+
+def run_demo(request: DemoRequest) -> int:
+    directory, no_run, native = request.directory, request.no_run, request.native
     blocker = next((path for path in (directory, *directory.parents) if os.path.lexists(path) and not path.is_dir()),
                    None)
     if blocker is not None:  # else a NotADirectoryError deep inside the world builder
@@ -39,5 +50,5 @@ def run_demo(directory: Path, no_run: bool, native: bool = False) -> int:
             gate = build_command()
     echo_line(f"demo: flagtree-sync upgrade --repo {world.fork} --from {world.old_tag} --onto {world.new_tag} "
                f"--out {world.root / 'report'}" + (f" --exec '{gate}'" if gate else ""))
-    return run_upgrade_command(str(world.fork), world.old_tag, world.new_tag, None, None, world.root / "report",
-                               None, False, False, False, False, False, (), exec_command=gate)
+    return run_upgrade_command(UpgradeRequest(repo_path=str(world.fork), old=world.old_tag, onto=world.new_tag,
+                                              out=world.root / "report", exec_command=gate))

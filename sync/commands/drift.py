@@ -1,6 +1,7 @@
 """`drift`: which overlays and spec functions of each backend drifted between two upstream tags."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -11,9 +12,29 @@ from sync.model import Report
 from sync.commands import echo_finding, echo_line, print_warning
 
 
-def run_drift_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None, target: str | None,
-                      backends: tuple[str, ...], out: Path | None, apply: bool, as_json: bool,
-                      symbols: bool = True, output_format: str = "text", quiet: bool = False) -> int:
+@dataclass(frozen=True, kw_only=True)
+class DriftRequest:
+    """What `drift` was given, by name (None or empty: not given)."""
+
+    repo_path: str = "."
+    old: str | None = None  # --from
+    onto: str | None = None
+    source_branch: str | None = None  # --branch
+    target: str | None = None
+    backends: tuple[str, ...] = ()
+    out: Path | None = None
+    as_json: bool = False
+    apply: bool = False
+    fast: bool = False  # leave the slow analyses out
+    symbols: bool = False  # deprecated --symbols, which does nothing
+    output_format: str = "text"
+    quiet: bool = False
+
+
+def run_drift_command(request: DriftRequest) -> int:
+    repo_path, old, onto, source_branch = request.repo_path, request.old, request.onto, request.source_branch
+    target, out, apply, output_format = request.target, request.out, request.apply, request.output_format
+    symbols = not request.fast
     # Modules are imported where used: a cached drift is mostly the time it takes to import them.
     if out is not None:  # before the analysis, not after it
         from sync.jobs.upgrade import check_out
@@ -22,8 +43,10 @@ def run_drift_command(repo_path: str, old: str | None, onto: str | None, source_
     if not symbols:  # a partial report must not read as a full one
         click.echo("note: --fast: the slow analyses (symbol drift, call signatures, key strings, ...) were left out",
                    err=True)
-    report = run_drift(repo_path, old, onto, source_branch, DriftOptions(target, frozenset(backends), apply, symbols),
-                       TerminalProgress(quiet), warn=print_warning)
+    report = run_drift(repo_path, old=old, onto=onto, source=source_branch,
+                       options=DriftOptions(target=target, backends=frozenset(request.backends), apply=apply,
+                                            symbols=symbols),
+                       progress=TerminalProgress(request.quiet), warn=print_warning)
     if not looks_like_flagtree(repo_path, report):  # an upstream clone, or the wrong branch: not "clean"
         raise SyncError(f"{target or report.range.source.ref} has no FlagTree backend (third_party/<backend>/backend/"
                         "spec/) and no FlagTree hook in trunk: nothing to drift; is this the FlagTree fork?")
@@ -37,7 +60,7 @@ def run_drift_command(repo_path: str, old: str | None, onto: str | None, source_
     if out is not None:
         from sync.report.write import write_report
         write_report(out, report)
-    output_format = "json" if as_json else output_format
+    output_format = "json" if request.as_json else output_format
     if output_format == "json":
         from sync.report.document import render_json
         click.echo(render_json(report), nl=False)

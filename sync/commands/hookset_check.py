@@ -1,6 +1,7 @@
 """`hooks`: does the FlagTree hook set (patches/hooks.toml) still apply to a given upstream triton package?"""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -11,7 +12,16 @@ from sync.builder.hookset import check_hook_set, load_hook_set
 DEFAULT_HOOK_SET = Path(__file__).resolve().parents[2] / "patches" / "hooks.toml"
 
 
-def run_hooks(package: Path, hook_set_path: Path | None) -> int:
+@dataclass(frozen=True, kw_only=True)
+class HooksRequest:
+    """What `hooks` was given, by name (None: not given)."""
+
+    triton_package: Path
+    hook_set: Path | None = None
+
+
+def run_hooks(request: HooksRequest) -> int:
+    package, hook_set_path = request.triton_package, request.hook_set
     package = package / "triton" if (package / "triton" / "__init__.py").is_file() else package
     if not (package / "__init__.py").is_file():
         wheel = package.is_file() and package.suffix == ".whl"

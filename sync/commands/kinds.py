@@ -20,7 +20,7 @@ def kinds_text() -> str:
                    for kind in CATALOGUE)
 
 
-def run_kinds(output_format: str) -> int:
+def run_kinds(*, output_format: str) -> int:
     render = {"text": kinds_text, "json": kinds_json, "markdown": kinds_markdown}[output_format]
     click.echo(render(), nl=False)
     return 0

@@ -1,13 +1,27 @@
 """`provenance`: record the upstream base of every file of a backend."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 
 from sync.jobs.review import record_provenance
 from sync.commands import echo_line
 
 
-def run_provenance(repo_path: str, tag: str, backend: str, source_branch: str | None, old: str | None = None) -> int:
-    recorded = record_provenance(repo_path, tag, backend, source_branch, old)
+@dataclass(frozen=True, kw_only=True)
+class ProvenanceRequest:
+    """What `provenance` was given, by name (None: not given)."""
+
+    repo_path: str = "."
+    tag: str
+    backend: str
+    source_branch: str | None = None  # --branch
+    old: str | None = None  # --from
+
+
+def run_provenance(request: ProvenanceRequest) -> int:
+    tag = request.tag
+    recorded = record_provenance(request.repo_path, tag=tag, backend=request.backend, source=request.source_branch,
+                                 old=request.old)
     if recorded.count == 0 and not recorded.unmerged:
         echo_line(f"{recorded.manifest} already records these bases: nothing changed")
     elif recorded.count:

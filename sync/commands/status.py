@@ -1,6 +1,7 @@
 """`status`: the report of an upgraded branch as it is now, after hand resolutions committed on it."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -29,14 +30,30 @@ def print_status(report: Report, out: Path | None) -> None:
         echo_line(f"  {note}")
 
 
-def run_status_command(repo_path: str, target: str | None, old: str | None, onto: str | None, source_branch: str | None,
-                       backends: tuple[str, ...], out: Path | None, as_json: bool, quiet: bool) -> int:
-    report = refresh_status(repo_path, StatusOptions(target, old, onto, source_branch, frozenset(backends)),
-                            TerminalProgress(quiet or as_json))
-    if out is not None:
-        write_report(out, report)
-    if as_json:
+@dataclass(frozen=True, kw_only=True)
+class StatusRequest:
+    """What `status` was given, by name (None or empty: not given)."""
+
+    repo_path: str = "."
+    target: str | None = None
+    old: str | None = None  # --from
+    onto: str | None = None
+    source_branch: str | None = None  # --branch
+    backends: tuple[str, ...] = ()
+    out: Path | None = None
+    as_json: bool = False
+    quiet: bool = False
+
+
+def run_status_command(request: StatusRequest) -> int:
+    report = refresh_status(request.repo_path, StatusOptions(target=request.target, old=request.old, onto=request.onto,
+                                                             source=request.source_branch,
+                                                             backends=frozenset(request.backends)),
+                            TerminalProgress(request.quiet or request.as_json))
+    if request.out is not None:
+        write_report(request.out, report)
+    if request.as_json:
         click.echo(render_json(report), nl=False)
     else:
-        print_status(report, out)
+        print_status(report, request.out)
     return report.exit_status

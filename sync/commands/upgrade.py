@@ -1,12 +1,15 @@
 """`upgrade`: replay the FlagTree commits onto a new upstream tag and report per backend."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
 from sync.errors import SyncError
-from sync.jobs import GateOptions, UpgradeOptions, abort_upgrade, continue_upgrade, run_upgrade
+from sync.jobs import (ConflictPolicy, ContinueOverrides, GateOptions, ReplayChoices, RunOptions, UpgradeOptions,
+                       abort_upgrade, continue_upgrade, run_upgrade)
+from sync.replay.options import GATE_TIMEOUT
 from sync.jobs.upgrade import kept_worktree_notice, stored_report_dir
 from sync.model import Report
 from sync.report.document import render_json
@@ -31,52 +34,96 @@ def print_summary(report: Report, out: Path | None) -> None:
         echo_line(f"  {note}")
 
 
-def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None,
-                        target_branch: str | None, out: Path | None, policy: str | None, force: bool,
-                        do_continue: bool, do_abort: bool, quiet: bool, as_json: bool, backends: tuple[str, ...],
-                        exec_command: str | None = None, exec_at: str | None = None,
-                        exec_timeout: float | None = None, drop_orphan_reverts: bool = False,
-                        stop_on: tuple[str, ...] = ()) -> int:
-    """exec_at and exec_timeout are None when not given: --continue then uses the run's stored ones; policy
-    None and no stop_on: --continue keeps the run's, a new run commits markers."""
-    if stop_on and policy not in (None, "stop"):
-        raise SyncError(f"--stop-on stops on some conflicts and commits the others with markers: it goes with "
-                        f"--on-conflict stop (its default), not {policy}")
-    if stop_on:
-        policy = "stop"
-    if do_abort and do_continue:
+@dataclass(frozen=True, kw_only=True)
+class UpgradeRequest:
+    """What `upgrade` was given, by name (None or empty: not given)."""
+
+    repo_path: str = "."
+    old: str | None = None  # --from
+    onto: str | None = None
+    source_branch: str | None = None  # --branch
+    target_branch: str | None = None
+    backends: tuple[str, ...] = ()
+    out: Path | None = None
+    as_json: bool = False
+    policy: str | None = None  # --on-conflict: None keeps the run's on --continue; a new run commits markers
+    stop_on: tuple[str, ...] = ()
+    force: bool = False
+    drop_orphan_reverts: bool = False
+    do_continue: bool = False
+    do_abort: bool = False
+    quiet: bool = False
+    exec_command: str | None = None
+    exec_at: str | None = None  # None: end, or on --continue the run's
+    exec_timeout: float | None = None  # None: GATE_TIMEOUT, or on --continue the run's
+
+    def conflicts(self) -> ConflictPolicy | None:
+        """--on-conflict and --stop-on, None when neither was given (--stop-on alone implies stop)."""
+        if self.stop_on and self.policy not in (None, "stop"):
+            raise SyncError(f"--stop-on stops on some conflicts and commits the others with markers: it goes with "
+                            f"--on-conflict stop (its default), not {self.policy}")
+        if self.stop_on:
+            return ConflictPolicy(policy="stop", stop_on=self.stop_on)
+        return None if self.policy is None else ConflictPolicy(policy=self.policy)
+
+    def ignored_by_continue(self) -> list[str]:
+        """The flags --continue leaves as the run in progress has them (its range and branches)."""
+        flags = (("from", self.old), ("onto", self.onto), ("branch", self.source_branch),
+                 ("target-branch", self.target_branch), ("force", self.force),
+                 ("drop-orphan-reverts", self.drop_orphan_reverts))
+        return [f"--{name}" for name, given in flags if given]
+
+    def overrides(self) -> ContinueOverrides:
+        return ContinueOverrides(out=self.out, exec_command=self.exec_command, exec_at=self.exec_at,
+                                 exec_timeout=self.exec_timeout, backends=frozenset(self.backends),
+                                 conflicts=self.conflicts())
+
+    def options(self) -> UpgradeOptions:
+        """The options of a new run."""
+        gate = GateOptions(command=self.exec_command, at=self.exec_at or "end",
+                           timeout=GATE_TIMEOUT if self.exec_timeout is None else self.exec_timeout) \
+            if self.exec_command else None
+        return UpgradeOptions(run=RunOptions(out=self.out, gate=gate, backends=frozenset(self.backends)),
+                              replay=ReplayChoices(target_branch=self.target_branch,
+                                                   conflicts=self.conflicts() or ConflictPolicy(),
+                                                   drop_orphan_reverts=self.drop_orphan_reverts),
+                              force=self.force)
+
+
+def run_upgrade_command(request: UpgradeRequest) -> int:
+    request.conflicts()  # a --stop-on that contradicts --on-conflict is refused first
+    if request.do_abort and request.do_continue:
         raise SyncError("--continue and --abort exclude each other: pass one")
-    if not do_continue and not do_abort and not exec_command and (exec_at or exec_timeout is not None):
+    if not request.do_continue and not request.do_abort and not request.exec_command and \
+            (request.exec_at or request.exec_timeout is not None):
         raise SyncError("--exec-at and --exec-timeout set the test gate: pass --exec CMD too")
-    if do_abort:
-        aborted = abort_upgrade(repo_path)
-        deleted = f"; branch {aborted.deleted_branch} it had made deleted" if aborted.deleted_branch else ""
-        echo_line(f"upgrade aborted; state removed{deleted}" if aborted.had_state else "no upgrade in progress",
-                   err=True)
-        if aborted.kept_worktree is not None:
-            click.echo(kept_worktree_notice(aborted.kept_worktree), err=True)
-        for path in aborted.moved_aside:  # not the tool's: kept, under a name that no longer blocks the next run
-            click.echo(f"a directory stood where the upgrade state belongs; moved it aside to {path}", err=True)
-        return 0
-    progress = TerminalProgress(quiet or as_json)
-    if do_continue:
-        report_dir = out or stored_report_dir(repo_path)  # where the summary line says the report went
-        report = continue_upgrade(repo_path, progress, lambda text: click.echo(text, err=True), out=out,
-                                  exec_command=exec_command, exec_at=exec_at, exec_timeout=exec_timeout,
-                                  backends=frozenset(backends),
-                                  policy=None if policy is None else (policy, tuple(stop_on)))
-        out = report_dir
+    if request.do_abort:
+        return _abort(request.repo_path)
+    progress = TerminalProgress(request.quiet or request.as_json)
+    out = request.out
+    if request.do_continue:
+        out = out or stored_report_dir(request.repo_path)  # where the summary line says the report went
+        report = continue_upgrade(request.repo_path, progress, lambda text: click.echo(text, err=True),
+                                  overrides=request.overrides())
     else:
-        if not onto:
+        if not request.onto:
             raise SyncError("--onto is required (or --continue / --abort)")
-        gate = GateOptions(exec_command, exec_at or "end", 600 if exec_timeout is None else exec_timeout) \
-            if exec_command else None
-        options = UpgradeOptions(out=out, gate=gate, backends=frozenset(backends), target_branch=target_branch,
-                                 policy=policy or "markers", force=force, drop_orphan_reverts=drop_orphan_reverts,
-                                 stop_on=tuple(stop_on))
-        report = run_upgrade(repo_path, old, onto, source_branch, options, progress, warn=print_warning)
-    if as_json:
+        report = run_upgrade(request.repo_path, old=request.old, onto=request.onto,
+                             source_branch=request.source_branch, options=request.options(), progress=progress,
+                             warn=print_warning)
+    if request.as_json:
         click.echo(render_json(report), nl=False)
     else:  # -q silences progress, never the result
         print_summary(report, out)
     return report.exit_status
+
+
+def _abort(repo_path: str) -> int:
+    aborted = abort_upgrade(repo_path)
+    deleted = f"; branch {aborted.deleted_branch} it had made deleted" if aborted.deleted_branch else ""
+    echo_line(f"upgrade aborted; state removed{deleted}" if aborted.had_state else "no upgrade in progress", err=True)
+    if aborted.kept_worktree is not None:
+        click.echo(kept_worktree_notice(aborted.kept_worktree), err=True)
+    for path in aborted.moved_aside:  # not the tool's: kept, under a name that no longer blocks the next run
+        click.echo(f"a directory stood where the upgrade state belongs; moved it aside to {path}", err=True)
+    return 0

@@ -51,11 +51,12 @@ def enabled() -> bool:
 
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """Content hash of the sync package's .py and .json files, Python's version and the parsing libraries'."""
+    """Content hash of the sync package's .py, .json and .toml files (the seed policy is data), Python's version
+    and the parsing libraries'."""
     digest = hashlib.sha1(f"{sys.version}\0{LIBRARY_VERSIONS}\0".encode())
     for name in _LIBRARIES:
         digest.update(f"{name}={_installed(name)}\0".encode())
-    files = sorted(path for suffix in ("*.py", "*.json") for path in _PACKAGE.rglob(suffix)
+    files = sorted(path for suffix in ("*.py", "*.json", "*.toml") for path in _PACKAGE.rglob(suffix)
                    if "__pycache__" not in path.parts)
     for path in files:
         data = path.read_bytes()

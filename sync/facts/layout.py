@@ -2,13 +2,16 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
-import tomllib
 from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
 from posixpath import basename, dirname, join, normpath
 
 from sync.facts.astwalk import walk_nodes
 from sync.facts.trees import FileTree, read_text
+from sync.support.schema import Mapping, Strings, Table, Text, load_table, load_toml
 
 TRUNK = "python/triton"
 SPEC_HOOK_MODULE = "flagtree_spec"
@@ -16,15 +19,42 @@ HOOK_NAMES = ("spec_path", "spec", "spec_func")
 # Older FlagTree branches (main) import spec/spec_func from the runtime driver instead.
 LEGACY_HOOK_MODULES = ("triton.runtime.driver",)
 
-# Directories (relative to python/triton) whose __init__.py may call spec_path.
-SPEC_PATH_ALLOWED = frozenset({"compiler", "language", "runtime", "tools", "experimental/gluon"})
-# Directories where the seed forbids spec_path outright; children of gluon are forbidden too.
-SPEC_PATH_FORBIDDEN = frozenset({"", "backends", "experimental", "language/extra"})
-NO_SPECIALIZATION = "experimental/tle"  # and everything below it
-# Files backends may never shadow or provide.
-PROTECTED_FILES = frozenset({"flagtree_spec.py", "_flagtree_backend.py"})
-# Trunk files that are specialized by editing them directly, the Triton way.
-DIRECT_EDIT_FILES = frozenset({"knobs.py", "_internal_testing.py"})
+# The seed's directory policy is data: seed_policy.toml next to this module, read once by seed_policy().
+POLICY_FILE = Path(__file__).with_name("seed_policy.toml")
+_DIRECTORY = Text(nonempty=False, pattern=re.compile(r"(?:[^/]+(?:/[^/]+)*)?"), meaning="a directory below "
+                  "python/triton (no leading or trailing /)")
+_FILE = Text(pattern=re.compile(r"[^/]+"), meaning="a file name")
+_POLICY_SCHEMA = Table(fields={"spec_path_allowed": Strings(item=_DIRECTORY),
+                               "spec_path_forbidden": Strings(item=_DIRECTORY),
+                               "spec_path_forbidden_below": Strings(item=_DIRECTORY),
+                               "no_specialization": _DIRECTORY, "protected_files": Strings(item=_FILE),
+                               "direct_edit_files": Strings(item=_FILE)})
+
+
+@dataclass(frozen=True)
+class SeedPolicy:
+    """The seed's directory policy; directories are relative to python/triton ("" is python/triton itself)."""
+
+    spec_path_allowed: frozenset[str]  # packages whose __init__.py may call spec_path
+    spec_path_forbidden: frozenset[str]  # packages where spec_path is forbidden outright
+    spec_path_forbidden_below: tuple[str, ...]  # packages whose every sub-package is forbidden too
+    no_specialization: str  # this package and everything below it: no specialization of any kind
+    protected_files: frozenset[str]  # root files backends may never shadow or provide
+    direct_edit_files: frozenset[str]  # root files specialized by editing them in trunk
+
+
+def load_seed_policy(path: Path) -> SeedPolicy:
+    """The policy file at path, checked against its schema (a TomlFileError, exit 2, names the key)."""
+    data = load_toml(path.read_text(encoding="utf-8"), str(path), _POLICY_SCHEMA).data
+    return SeedPolicy(frozenset(data["spec_path_allowed"]), frozenset(data["spec_path_forbidden"]),
+                      tuple(data["spec_path_forbidden_below"]), data["no_specialization"],
+                      frozenset(data["protected_files"]), frozenset(data["direct_edit_files"]))
+
+
+@functools.cache
+def seed_policy() -> SeedPolicy:
+    """The policy shipped with the tool (POLICY_FILE); read at first use, by every reader the same."""
+    return load_seed_policy(POLICY_FILE)
 
 # \A and \Z with DOTALL: a git path may hold a newline, and "$" would also match before a trailing one
 _CPP_SUFFIXES = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc", ".td")
@@ -115,12 +145,10 @@ class SpecFile:
 
 def configured_roots(tree: FileTree) -> tuple[re.Pattern[str], ...]:
     """Extra Python spec roots named in the repository's pyproject.toml ([tool.flagtree-sync] spec_roots)."""
-    roots = tool_config(tree).get("spec_roots", [])
     patterns = []
-    for root in roots if isinstance(roots, list) else []:
-        if isinstance(root, str) and root.count("{backend}") == 1 and not root.startswith(("/", "..")):
-            head, _, tail = root.strip("/").partition("{backend}")
-            patterns.append(re.compile(rf"\A{re.escape(head)}(?P<backend>[^/]+){re.escape(tail)}/(?P<rel>.+)\Z", re.S))
+    for root in tool_config(tree).get("spec_roots", []):
+        head, _, tail = root.strip("/").partition("{backend}")
+        patterns.append(re.compile(rf"\A{re.escape(head)}(?P<backend>[^/]+){re.escape(tail)}/(?P<rel>.+)\Z", re.S))
     return tuple(patterns)
 
 
@@ -241,13 +269,12 @@ def is_under(rel_dir: str, top: str) -> bool:
 
 def spec_path_verdict(rel_dir: str) -> str:
     """'allowed', 'forbidden' or 'unlisted' for a spec_path call in python/triton/<rel_dir>."""
-    if rel_dir in SPEC_PATH_ALLOWED:
+    policy = seed_policy()
+    if rel_dir in policy.spec_path_allowed:
         return "allowed"
-    if rel_dir in SPEC_PATH_FORBIDDEN or is_under(rel_dir, NO_SPECIALIZATION):
+    if rel_dir in policy.spec_path_forbidden or is_under(rel_dir, policy.no_specialization):
         return "forbidden"
-    if rel_dir.startswith("experimental/gluon/") or is_under(rel_dir, "language/extra"):
-        return "forbidden"
-    if rel_dir.startswith("backends/"):
+    if any(rel_dir.startswith(top + "/") for top in policy.spec_path_forbidden_below):
         return "forbidden"
     return "unlisted"
 
@@ -562,36 +589,37 @@ _QUOTED_NAME = re.compile(r"""["']([A-Za-z][\w-]*)["']""")
 _WORD = re.compile(r"[A-Za-z][\w-]*")
 
 
-def tool_config(tree: FileTree) -> dict[str, object]:
-    """The repository's [tool.flagtree-sync] table of pyproject.toml; {} where there is none or it does not read."""
+# [tool.flagtree-sync] of the repository's pyproject.toml: every key and value declared here; a malformed one is a
+# TomlFileError (exit 2) naming the file, the key and what was expected, never an entry dropped in silence.
+_SPEC_ROOT = Text(pattern=re.compile(r"(?!/)(?!\.\.)(?:(?!\{backend\}).)*\{backend\}(?:(?!\{backend\}).)*", re.S),
+                  meaning='a path below the repository root holding "{backend}" once, e.g. "x/{backend}/py"')
+TOOL_SCHEMA = Table(fields={"spec_roots": Strings(required=False, item=_SPEC_ROOT),
+                            "owners": Mapping(Strings(item=Text(nonempty=False)), required=False),
+                            "commit_tags": Mapping(Text(), required=False)})
+
+
+def tool_config(tree: FileTree) -> dict[str, Any]:
+    """The repository's [tool.flagtree-sync] table of pyproject.toml, as TOOL_SCHEMA declares it; {} where the
+    file or the table is absent."""
     text = read_text(tree, CONFIG_FILE)
     if not text or "flagtree-sync" not in text:
         return {}
-    try:
-        tool = tomllib.loads(text).get("tool", {})
-    except (tomllib.TOMLDecodeError, RecursionError):  # nested too deeply: not a config of ours either
-        return {}
-    table = tool.get("flagtree-sync", {}) if isinstance(tool, dict) else {}
-    return table if isinstance(table, dict) else {}
+    return load_table(text, f"{CONFIG_FILE} ({tree.label})", ("tool", "flagtree-sync"), TOOL_SCHEMA)
 
 
 def configured_owners(tree: FileTree) -> dict[str, tuple[str, ...]]:
     """group -> path globs: DEFAULT_OWNERS, then [tool.flagtree-sync] owners = {group = ["glob", ...]} (a group
     named there replaces its default)."""
     owners = dict(DEFAULT_OWNERS)
-    table = tool_config(tree).get("owners", {})
-    for group, globs in (table.items() if isinstance(table, dict) else ()):
-        if isinstance(globs, list) and all(isinstance(glob, str) for glob in globs):
-            owners[group] = tuple(globs)
+    for group, globs in tool_config(tree).get("owners", {}).items():
+        owners[group] = tuple(globs)
     return owners
 
 
 def commit_tag_owners(tree: FileTree) -> dict[str, str]:
     """[tool.flagtree-sync] commit_tags = {"[TLE]" = "tle"}: a commit whose subject carries the tag is that
     group's too."""
-    table = tool_config(tree).get("commit_tags", {})
-    return {tag: group for tag, group in (table.items() if isinstance(table, dict) else ())
-            if isinstance(group, str) and tag}
+    return dict(tool_config(tree).get("commit_tags", {}))
 
 
 def gate_groups(text: str, groups: set[str] | frozenset[str]) -> set[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from posixpath import basename
 
-from sync.facts.layout import (DIRECT_EDIT_FILES, NO_SPECIALIZATION, PACKAGE_COPY, PROTECTED_FILES, RENAMED_COPY, SETUP_COPY, TRUNK,
+from sync.facts.layout import (PACKAGE_COPY, RENAMED_COPY, SETUP_COPY, TRUNK, seed_policy,
                       SpecFile, backend_names, copy_candidate, copy_files, is_under, package_of, renamed, spec_files)
 from sync.facts.trees import FileTree, read_text
 from sync.facts.backends import backend_exports, entry_modules
@@ -155,12 +155,13 @@ def classify(tree: FileTree, spec_file: SpecFile, hooks: TrunkHooks, entries: fr
     rel = spec_file.rel
     if spec_file.path in entries or rel == "__init__.py":
         return Classified(spec_file, ENTRY)
-    if spec_file.root_level and rel in PROTECTED_FILES:
+    policy = seed_policy()
+    if spec_file.root_level and rel in policy.protected_files:
         return Classified(spec_file, PROTECTED, why="backends may not provide or shadow this file")
-    if is_under(package_of(rel), NO_SPECIALIZATION) and package_of(rel):
-        return Classified(spec_file, TLE, why="experimental/tle may not be specialized")
+    if is_under(package_of(rel), policy.no_specialization) and package_of(rel):
+        return Classified(spec_file, TLE, why=f"{policy.no_specialization} may not be specialized")
     if spec_file.root_level:
-        if rel in DIRECT_EDIT_FILES:
+        if rel in policy.direct_edit_files:
             return Classified(spec_file, DIRECT_EDIT, "" if "" in hooks.hijacked else None,
                               why=f"the seed specializes {rel} directly in trunk")
         if _copies_trunk(tree, spec_file):

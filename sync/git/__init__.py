@@ -33,11 +33,16 @@ Commit = pygit2.Commit
 Tree = pygit2.Tree
 GitError = pygit2.GitError
 
+
+def is_git_error(exc: BaseException) -> bool:
+    """Whether exc was raised by the git libraries (libgit2 through pygit2), for callers that must not name them."""
+    return isinstance(exc, GitError)
+
 __all__ = [
     "Change", "Commit", "ConflictHunk", "GitError", "GitTree", "MergeOutcome", "Oid", "Repository", "Tree",
     "UnknownRevision", "added_lines", "as_oid", "BlobDiff", "Hunk", "blob_hunks", "blob_patch", "blobs_added_or_changed", "blob_text", "branch_exists", "branch_head", "changes_with_renames",
     "checked_out_branch", "close_names", "commit_files", "commit_of", "common_git_dir", "commit_range", "conflict_hunks", "conflict_sections",
     "merges_in_range", "upstream_in_range", "first_parent_line", "merge_base", "range_commits", "author_emails",
-    "current_branch", "delete_ref", "file_in_tree", "has_object", "holds_conflict", "has_ref", "is_ancestor", "merge_blobs", "object_ids",
+    "current_branch", "delete_ref", "file_in_tree", "has_object", "holds_conflict", "has_ref", "is_ancestor", "is_git_error", "merge_blobs", "object_ids",
     "open_repo", "renames", "resolve_commit", "resolves", "scratch_repository", "set_ref", "tool_dir", "tree_of", "valid_branch_name",
 ]

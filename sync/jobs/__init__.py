@@ -12,10 +12,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from sync.jobs.check import CheckResult, run_check
     from sync.jobs.drift import DriftOptions, run_drift
-    from sync.jobs.upgrade import GateOptions, UpgradeOptions, abort_upgrade, continue_upgrade, run_upgrade
+    from sync.jobs.upgrade import (ConflictPolicy, ContinueOverrides, GateOptions, ReplayChoices, RunOptions,
+                                   UpgradeOptions, abort_upgrade, continue_upgrade, run_upgrade)
 
 _HOMES = {"CheckResult": "check", "run_check": "check", "DriftOptions": "drift", "run_drift": "drift",
-          "GateOptions": "upgrade", "UpgradeOptions": "upgrade", "abort_upgrade": "upgrade",
+          "ConflictPolicy": "upgrade", "ContinueOverrides": "upgrade", "GateOptions": "upgrade",
+          "ReplayChoices": "upgrade", "RunOptions": "upgrade", "UpgradeOptions": "upgrade", "abort_upgrade": "upgrade",
           "continue_upgrade": "upgrade", "run_upgrade": "upgrade"}
 __all__ = sorted(_HOMES)
 

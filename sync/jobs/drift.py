@@ -23,7 +23,7 @@ from sync.jobs.upgraded import range_of
 __all__ = ["DriftOptions", "looks_like_flagtree", "run_drift"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DriftOptions:
     target: str | None = None  # the upgraded branch; None: replay the delta in memory
     backends: frozenset[str] = frozenset()
@@ -32,7 +32,7 @@ class DriftOptions:
 
 
 @job
-def run_drift(repo_path: str, old: str | None, onto: str | None, source: str | None, options: DriftOptions,
+def run_drift(repo_path: str, *, old: str | None, onto: str | None, source: str | None, options: DriftOptions,
               progress: Progress | None = None, warn: Callable[[str], None] | None = None) -> Report:
     """old and onto may be left out with a target an upgrade made: they are then read from it, as status does.
     warn is told what looks wrong but may be right."""

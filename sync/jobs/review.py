@@ -23,7 +23,7 @@ def _work_tree(repo: Repository, name: str) -> Path:
     return Path(repo.workdir)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SuppressRequest:
     kind: str
     path: str
@@ -42,7 +42,7 @@ class ReviewWritten:
     work_tree_on: str | None = None  # without --target: the branch the work tree written is on (None: detached)
 
 
-def record_suppression(repo_path: str, old: str | None, onto: str | None, source: str | None,
+def record_suppression(repo_path: str, *, old: str | None, onto: str | None, source: str | None,
                        request: SuppressRequest) -> ReviewWritten:
     """Append the finding (kind, path[, subject]) of drift OLD -> NEW to its backend's suppressions.toml,
     found as `drift` (with the same --target) finds it: every analysis runs.
@@ -115,7 +115,7 @@ def _the_finding(findings: list[Finding], request: SuppressRequest) -> Finding:
     return matches[0]
 
 
-def record_provenance(repo_path: str, tag: str, backend: str, source: str | None,
+def record_provenance(repo_path: str, *, tag: str, backend: str, source: str | None,
                       old: str | None = None) -> Recorded:
     """Write the backend's provenance.toml: each file's trunk counterpart and its blob at TAG, for the files
     that hold TAG's change (write_manifest). A file the manifest has no base for is judged from OLD (given, or

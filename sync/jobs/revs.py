@@ -1,7 +1,9 @@
-"""Resolve what the user typed into Rev values once, at the edge of a job."""
+"""Resolve what the user typed into Rev values once, at the edge of a job: every job (and the upgrade's
+parameters) resolves a name here, and says here that --from is not what the branch is based on."""
 from __future__ import annotations
 
 from sync.errors import SyncError
+from sync.records.pin import PIN_FILE, pinned_from, read_pin
 from sync.git import (Commit, Repository, author_emails, commit_of, current_branch, first_parent_line, is_ancestor,
                    merge_base, range_commits, resolve_commit)
 from sync.model import Range, Rev
@@ -9,6 +11,15 @@ from sync.model import Range, Rev
 
 def resolve_rev(repo: Repository, ref: str) -> Rev:
     return Rev(ref, str(resolve_commit(repo, ref).id))
+
+
+def pinned_rev(repo: Repository, source: Rev) -> Rev:
+    """--from left out: the tag pinned in source's flagtree-upstream.toml, at its recorded commit (not what the name
+    resolves to: refs/<tag> or a branch of that name may shadow it)."""
+    pin = read_pin(repo, commit_of(repo, source.oid))
+    if pin is None:
+        raise SyncError(f"--from is required: {source.ref} has no {PIN_FILE}")
+    return Rev(pinned_from(repo, pin, source.ref), str(resolve_commit(repo, pin.commit).id))
 
 
 def resolve_range(repo: Repository, old: str, onto: str, source: str | None) -> Range:

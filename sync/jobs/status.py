@@ -33,7 +33,7 @@ from sync.jobs.review import review_on_branch
 from sync.replay.engine import branch_in_the_making
 from sync.jobs.upgraded import CHERRY_PICKED, Replayed, upgraded_range
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StatusOptions:
     target: str | None = None  # the upgraded branch [default: the current branch]
     old: str | None = None  # [default: the pin in SRC's tree]

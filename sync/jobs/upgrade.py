@@ -20,8 +20,9 @@ from sync.model import GateResult, Range, Report, ReplayedCommit, Rev, UpgradeIn
 from sync.model.report import OrphanRevert
 from sync.model.build import OwnersOf
 from sync.replay import engine
-from sync.replay.options import GATE_TIMEOUT, GateOptions, RunOptions
-from sync.git import GitTree, Repository, commit_of, common_git_dir, merges_in_range, open_repo, tool_dir
+from sync.replay.options import ConflictPolicy, ContinueOverrides, GateOptions, ReplayChoices, RunOptions
+from sync.git import (GitTree, Repository, commit_of, common_git_dir, current_branch, merges_in_range, open_repo,
+                      tool_dir, valid_branch_name)
 from sync.git.repo import REACHABLE
 from sync.facts.layout import require_backends
 from sync.git.diff import changed_paths
@@ -29,55 +30,69 @@ from sync.replay.commits import ReplayedCommit as EngineCommit
 from sync.support.atomic import check_report_target
 from sync.report.write import write_report
 from sync.support.progress import Progress, Silent
-from sync.jobs.revs import from_doubt, require_forward
+from sync.jobs.revs import from_doubt, pinned_rev, require_based_on, require_forward, resolve_rev
 
 if TYPE_CHECKING:
     from sync.drift.ahead import Ahead
 
 
 @dataclass(frozen=True, kw_only=True)
-class UpgradeOptions(RunOptions):
-    """The options of an upgrade run: RunOptions' (out, gate, backends: what matters after the replay, kept in the
-    state's options for --continue), and what shapes the replay, kept in the state's params."""
+class UpgradeOptions:
+    """The options of an upgrade run: run (out, gate, backends: what matters after the replay, kept in the state's
+    options for --continue) and replay (what shapes the replay, resolved into the state's params)."""
 
-    target_branch: str | None = None  # default sync/<NEW>
-    policy: str = "markers"
-    force: bool = False
-    drop_orphan_reverts: bool = False  # leave out reverts of commits the run does not replay
-    stop_on: tuple[str, ...] = ()  # with policy stop: stop only on conflicts in files these globs match
+    run: RunOptions = RunOptions()
+    replay: ReplayChoices = ReplayChoices()
+    force: bool = False  # replace the target branch if it exists
+
+
+def resolve_params(repo_path: str, *, old: str | None, onto: str, source_branch: str | None,
+                   choices: ReplayChoices = ReplayChoices()) -> tuple[Repository, engine.UpgradeParams]:
+    """What the user typed (None: the default) as the typed parameters of a run; old defaults to the
+    tag pinned on the source branch, source_branch to the current branch, target_branch to sync/<onto>."""
+    repo = open_repo(repo_path)
+    source = resolve_rev(repo, source_branch or current_branch(repo))
+    rng = Range(resolve_rev(repo, old) if old is not None else pinned_rev(repo, source), resolve_rev(repo, onto),
+                source)
+    target_branch = choices.target_branch or f"sync/{onto}"
+    if not valid_branch_name(target_branch):
+        raise SyncError(f"{target_branch!r} is not a valid branch name: pass --target-branch")
+    require_based_on(repo, rng)
+    return repo, engine.UpgradeParams(repo_path, rng, target_branch, choices.conflicts.policy,
+                                      choices.drop_orphan_reverts, choices.conflicts.stop_on)
 
 
 @job
-def run_upgrade(repo_path: str, old: str | None, onto: str, source_branch: str | None, options: UpgradeOptions,
+def run_upgrade(repo_path: str, *, old: str | None, onto: str, source_branch: str | None, options: UpgradeOptions,
                 progress: Progress | None = None, warn: Callable[[str], None] | None = None) -> Report:
-    """Replay old..source_branch (None: the current branch) onto onto as options.target_branch.
+    """Replay old..source_branch (None: the current branch) onto onto as options.replay.target_branch.
     old None: the tag pinned in the source branch's flagtree-upstream.toml. warn is told what looks wrong
     but may be right (the command prints it even with -q)."""
     progress = progress or Silent()
-    repo, params = engine.resolve_params(repo_path, old, onto, source_branch, options.target_branch,
-                                         options.policy, options.drop_orphan_reverts, options.stop_on)
+    repo, params = resolve_params(repo_path, old=old, onto=onto, source_branch=source_branch, choices=options.replay)
+    run = options.run
     require_forward(repo, params.range, "upgrade")  # onto == old would only copy the branch under a new name
     doubt = from_doubt(repo, params.range)
     if doubt is not None and warn is not None:
         warn(doubt)
-    if options.backends:  # before the replay: a refusal after it would leave a run to --continue or --abort
-        require_backends(GitTree.of_commit(repo, params.range.source.oid, "fork"), options.backends)
-    if options.out is not None:
-        check_out(repo, options.out)
-    if options.policy == "stop":
+    if run.backends:  # before the replay: a refusal after it would leave a run to --continue or --abort
+        require_backends(GitTree.of_commit(repo, params.range.source.oid, "fork"), run.backends)
+    if run.out is not None:
+        check_out(repo, run.out)
+    if params.policy == "stop":
         engine.require_checkoutable(repo, params.range, "--on-conflict stop", "pass --on-conflict markers, ours "
                                     "or theirs, which replay in memory")
-    if options.gate is not None:
+    if run.gate is not None:
         engine.require_checkoutable(repo, params.range, "the test gate (--exec)", _GATE_HINT)
     _note_merges(repo, params.range, warn or progress.note)  # never quiet: what it leaves out
     try:
         with engine.run_lock(repo), ExitStack() as stack:
             # the analysis's first parse runs in worker processes while this one replays
             begun: list["Ahead"] = []
-            result = engine.run_upgrade(repo, params, options.force, _replay_progress(progress), options,
+            result = engine.run_upgrade(repo, params, options.force, _replay_progress(progress), run,
                                         on_start=lambda: begun.append(stack.enter_context(
                                             parsing_ahead(repo, params.range))))
-            return _finish(repo_path, result, options, progress, warn=warn, ahead=begun[0] if begun else None)
+            return _finish(repo_path, result, run, progress, warn=warn, ahead=begun[0] if begun else None)
     finally:
         progress.close()
 
@@ -127,26 +142,26 @@ def _note_upstream(result: engine.UpgradeResult, warn: Callable[[str], None]) ->
 
 @job
 def continue_upgrade(repo_path: str, progress: Progress | None = None, notice: Callable[[str], None] | None = None, *,
-                     out: Path | None = None, exec_command: str | None = None, exec_at: str | None = None,
-                     exec_timeout: float | None = None, backends: frozenset[str] = frozenset(),
-                     policy: tuple[str, tuple[str, ...]] | None = None) -> Report:
-    """Resume the run in progress with the options it was started with; those given (None or empty: not given)
-    override them, policy (--on-conflict and --stop-on) from the stopped commit on. notice is told which stored
+                     overrides: ContinueOverrides = ContinueOverrides()) -> Report:
+    """Resume the run in progress with the options it was started with; those given override them (merged by
+    ContinueOverrides alone), the conflict policy from the stopped commit on. notice is told which stored
     options are used (the user did not type them this time)."""
     progress = progress or Silent()
-    if out is not None:  # against the directory the user typed it in, before leaving it
-        out = Path(os.path.abspath(out))
+    if overrides.out is not None:  # against the directory the user typed it in, before leaving it
+        overrides = replace(overrides, out=Path(os.path.abspath(overrides.out)))
     repo_path = _main_checkout(repo_path)
     repo = open_repo(repo_path)
     try:
         with engine.run_lock(repo):
-            options, used = _merged(engine.stored_options(repo), out, exec_command, exec_at, exec_timeout, backends)
+            options, used = overrides.merged(engine.stored_options(repo))
             if options.out is not None:
                 check_out(repo, options.out)
-            _check_checkoutable(repo, exec_command is not None, policy is not None and policy[0] == "stop")
+            conflicts = overrides.conflicts
+            _check_checkoutable(repo, overrides.exec_command is not None,
+                                conflicts is not None and conflicts.policy == "stop")
             if used and notice is not None:
                 notice("using the options the upgrade was started with: " + ", ".join(used))
-            result = engine.continue_upgrade(repo_path, _replay_progress(progress), options, policy)
+            result = engine.continue_upgrade(repo_path, _replay_progress(progress), options, conflicts)
             return _finish(repo_path, result, options, progress, notice, notice)
     finally:
         progress.close()
@@ -172,32 +187,6 @@ def stored_report_dir(repo_path: str) -> Path | None:
         return engine.stored_options(open_repo(_main_checkout(repo_path))).out
     except SyncError:
         return None
-
-
-def _merged(stored: RunOptions, out: Path | None, exec_command: str | None, exec_at: str | None,
-            exec_timeout: float | None, backends: frozenset[str]) -> tuple[RunOptions, list[str]]:
-    """The options of a continued run from those given to --continue (None or empty: not given) and the stored
-    ones, and the stored ones it uses, as the flags that would give them."""
-    used = []
-    if out is None and stored.out is not None:
-        out = stored.out
-        used.append(f"--out {stored.out}")
-    kept = stored.gate
-    if exec_command is None and kept is not None:
-        exec_command = kept.command
-        used.append(f"--exec {kept.command!r}")
-    gate = None
-    if exec_command is not None:
-        kept = kept or GateOptions(exec_command)  # a gate first asked for now: the defaults
-        if exec_at is None and kept.at != "end":
-            used.append(f"--exec-at {kept.at}")
-        if exec_timeout is None and kept.timeout != GATE_TIMEOUT:
-            used.append(f"--exec-timeout {kept.timeout:g}")
-        gate = GateOptions(exec_command, exec_at or kept.at, kept.timeout if exec_timeout is None else exec_timeout)
-    if not backends and stored.backends:
-        backends = stored.backends
-        used.extend(f"--backend {name}" for name in sorted(stored.backends))
-    return RunOptions(out=out, gate=gate, backends=backends), used
 
 
 def _replay_progress(progress: Progress) -> engine.Progress:

@@ -10,7 +10,7 @@ from sync.git.repo import checked_out_branch, commit_of, resolve_commit, resolve
 from sync.model import Range, Rev
 from sync.records.pin import PIN_FILE, RecordedRange, read_pin, recorded_range
 from sync.replay.engine import TOOL_EMAIL
-from sync.jobs.revs import resolve_range
+from sync.jobs.revs import resolve_range, resolve_rev
 
 CHERRY_PICKED = re.compile(r"^\(cherry picked from commit ([0-9a-f]{40})\)$", re.MULTILINE)
 
@@ -37,7 +37,7 @@ def replayed_commits(repo: Repository, head, onto_id: str) -> list[Replayed]:
 
 def replayed_source(repo: Repository, replayed: list[Replayed], source: str | None) -> Rev:
     if source:
-        return Rev(source, str(resolve_commit(repo, source).id))
+        return resolve_rev(repo, source)
     if not replayed:
         raise SyncError("no commit of the branch says which FlagTree commit it replays "
                         "('(cherry picked from commit ...)'): pass --branch")
@@ -89,7 +89,7 @@ class _NoPin(SyncError):
 
 def _onto(repo: Repository, head, onto: str | None) -> Rev:
     if onto:
-        return Rev(onto, str(resolve_commit(repo, onto).id))
+        return resolve_rev(repo, onto)
     pin = read_pin(repo, head)
     if pin is None:
         raise _NoPin(f"it has no {PIN_FILE} at its tip (upgrade ends every branch it makes with one; it was "
@@ -102,7 +102,7 @@ def _onto(repo: Repository, head, onto: str | None) -> Rev:
 
 def _old(repo: Repository, source: Rev, old: str | None, recorded: RecordedRange | None = None) -> Rev:
     if old:
-        return Rev(old, str(resolve_commit(repo, old).id))
+        return resolve_rev(repo, old)
     if recorded is not None:
         return recorded.old
     pin = read_pin(repo, commit_of(repo, source.oid))

@@ -21,18 +21,18 @@ from sync.replay.applied import made_by_apply
 from sync.support.atomic import write_text_atomic
 from sync.errors import SyncError, UpgradeStopped
 from sync.support.faults import checkpoint
-from sync.records.pin import PIN_FILE, Pin, RecordedRange, commit_pin, pin_name, pinned_from, read_pin
+from sync.records.pin import Pin, RecordedRange, commit_pin, pin_name, read_pin
 from sync.git import Commit, GitError, Oid, Repository, file_in_tree, holds_conflict, tool_dir
 from sync.git.diff import missing_blobs
-from sync.git.repo import (branch_exists, commit_of, commit_range, commits_only_on, current_branch, delete_ref,
-                       direct_target, full_ref_name, has_object, has_ref, is_ancestor, is_commit, names_longer_than,
+from sync.git.repo import (branch_exists, commit_of, commit_range, commits_only_on, delete_ref,
+                       direct_target, full_ref_name, has_object, has_ref, is_commit, names_longer_than,
                        open_repo, ref_conflict, resolve_commit, resolves, set_ref, update_ref, valid_branch_name,
                        UpstreamScan)
 from sync.git.worktree import (Worktree, branches_in_use, branches_in_worktrees, is_linked_worktree, longest_name,
                            remove_worktree, stop_worktree)
 from sync.model.revs import Range, Rev
 from sync.replay.commits import CONFLICT_TRAILER, FileConflict, Replayer, ReplayedCommit, stops_on, summary_of
-from sync.replay.options import RunOptions
+from sync.replay.options import ConflictPolicy, RunOptions
 from sync.replay.state import STATE_VERSION, StateFormatError, parse_header, parse_journal_entry
 from sync.support.workers import holding_lock, released_lock
 
@@ -423,33 +423,6 @@ def run_lock(repo: Repository) -> Iterator[None]:
         os.close(descriptor)  # releases the lock
 
 
-def resolve_params(repo_path: str, old: str | None, onto: str, source_branch: str | None,
-                   target_branch: str | None, policy: str,
-                   drop_orphan_reverts: bool = False, stop_on: tuple[str, ...] = ()) -> tuple[Repository, UpgradeParams]:
-    """What the user typed (None: the default) as the typed parameters of a run; old defaults to the
-    tag pinned on the source branch, source_branch to the current branch, target_branch to sync/<onto>."""
-    repo = open_repo(repo_path)
-    source_branch = source_branch or current_branch(repo)
-    source = Rev(source_branch, str(resolve_commit(repo, source_branch).id))
-    if old is None:
-        pin = read_pin(repo, commit_of(repo, source.oid))
-        if pin is None:
-            raise SyncError(f"--from is required: {source_branch} has no {PIN_FILE}")
-        old = pinned_from(repo, pin, source_branch)
-        # its recorded commit, not what the name resolves to: refs/<tag> or a branch of that name may shadow it
-        old_rev = Rev(old, str(resolve_commit(repo, pin.commit).id))
-    else:
-        old_rev = Rev(old, str(resolve_commit(repo, old).id))
-    rng = Range(old_rev, Rev(onto, str(resolve_commit(repo, onto).id)), source)
-    target_branch = target_branch or f"sync/{onto}"
-    if not valid_branch_name(target_branch):
-        raise SyncError(f"{target_branch!r} is not a valid branch name: pass --target-branch")
-    if not is_ancestor(repo, rng.old.oid, rng.source.oid):
-        raise SyncError(f"{old} ({rng.old.short}) is not an ancestor of {source_branch}: "
-                        "pass the upstream tag the FlagTree branch is based on as --from")
-    return repo, UpgradeParams(repo_path, rng, target_branch, policy, drop_orphan_reverts, stop_on)
-
-
 def made_by_tool(repo: Repository, commit: Commit) -> bool:
     """Whether commit is exactly what a run of this tool writes (and so can be recreated by rerunning it):
 
@@ -734,8 +707,8 @@ def stored_options(repo: Repository) -> RunOptions:
 
 
 def continue_upgrade(repo_path: str, progress: Progress, options: RunOptions | None = None,
-                     policy: tuple[str, tuple[str, ...]] | None = None) -> UpgradeResult:
-    """Resume the run in progress; options (when given) replace the stored ones from now on, and policy (the
+                     conflicts: ConflictPolicy | None = None) -> UpgradeResult:
+    """Resume the run in progress; options (when given) replace the stored ones from now on, and conflicts (the
     --on-conflict and --stop-on given) the run's from the commit it stopped at: a way out of a long run of stops."""
     repo = open_repo(repo_path)
     store = StateStore(repo)
@@ -748,11 +721,11 @@ def continue_upgrade(repo_path: str, progress: Progress, options: RunOptions | N
     if kept != state.options:
         state.options = kept
         store.save(state)
-    if policy is not None:  # saved with the next header: the resolution taken, or the stop dropped
-        state.params = replace(state.params, policy=policy[0], stop_on=policy[1])
+    if conflicts is not None:  # saved with the next header: the resolution taken, or the stop dropped
+        state.params = replace(state.params, policy=conflicts.policy, stop_on=conflicts.stop_on)
     if state.stopped:
         _take_resolution(repo, store, state)
-    elif policy is not None:
+    elif conflicts is not None:
         store.save(state)
     return _drive(repo, store, state, progress, resumed=True)
 
