@@ -26,6 +26,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sync.jobs.upgrade import UpgradeOptions, run_upgrade  # noqa: E402
+from sync.replay.options import ReplayChoices  # noqa: E402
 from sync.report.document import render_json  # noqa: E402
 
 KEYS = Path(__file__).with_name("keys")
@@ -73,8 +74,8 @@ def run_move(path: Path, show_errors: bool) -> None:
         clone = Path(scratch) / "r"
         subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", key["mirror"], str(clone)], check=True)
         started = time.monotonic()
-        report = run_upgrade(str(clone), key["old"], key["onto"], key["source"],
-                             UpgradeOptions(target_branch="breaks/run", force=True))
+        report = run_upgrade(str(clone), old=key["old"], onto=key["onto"], source_branch=key["source"],
+                             options=UpgradeOptions(replay=ReplayChoices(target_branch="breaks/run"), force=True))
         print(f"upgrade: {time.monotonic() - started:.0f} s")
         score(key, json.loads(render_json(report)), show_errors)
         shutil.rmtree(clone, ignore_errors=True)
