@@ -11,10 +11,11 @@ from tests.test_symbols import commit
 UTIL = "#pragma once\nnamespace mlir::triton {\nint helper(int v);\n}\n"
 FLAGTREE_UTIL = UTIL + ("namespace ttg = mlir::triton::gpu;\n#define TRITON_FLAG 1\n"
                         "#ifndef TRITON_GUARDED\n#define TRITON_GUARDED 1\n#endif\n"
-                        "namespace same = mlir::triton;\n")
+                        "namespace same = mlir::triton;\nnamespace rel = mlir::triton::gpu;\n")
 PASS_OLD = '#include "triton/Util.h"\nint run() { return 0; }\n'
 PASS_NEW = ('#include "triton/Util.h"\nnamespace ttg = mlir::triton::gluon;\n#define TRITON_FLAG 2\n'
-            "#define TRITON_GUARDED 2\nnamespace same = mlir::triton;\nint run() { return 0; }\n")
+            "#define TRITON_GUARDED 2\nnamespace same = mlir::triton;\n"
+            "namespace mlir {\nnamespace rel = triton::gpu;\n}\nint run() { return 0; }\n")
 ELSEWHERE = "namespace ttg = mlir::other;\n#define TRITON_FLAG 3\n"  # includes nothing of FlagTree's
 
 
