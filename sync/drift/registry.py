@@ -72,6 +72,13 @@ class Analyzer:
     lines: str = FORK
 
 
+def boundary_findings(context: DriftContext) -> list[Finding]:
+    """FlagTree's definitions of what upstream declares, qualified names and headers whose declaration moved, and
+    definitions that clash in one unit: one process, so the headers upstream changed are parsed once for all three
+    (declindex's memo)."""
+    return [*definition_findings(context), *moved_findings(context), *clash_findings(context)]
+
+
 def backends_without_spec(context: DriftContext) -> list[Finding]:
     known = set(context.owners.backends) | {item.file.backend for item in context.classified}
     return [Finding("backend-without-spec", f"{backend_dir(backend)}/backend", "backend has no spec/ tree: "
@@ -172,9 +179,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
             parts=_parts_when_based_on_old(call_signature_part, call_signature_join, most=3)),
     _on_old("op verifiers", op_verifier_findings, 2.8),
     _on_old("method calls", call_no_overload_findings, 1.6),
-    _on_old("definitions upstream declares", definition_findings, 0.3),
-    _on_old("qualified names", moved_findings, 0.3),
-    _on_old("definition clashes", clash_findings, 0.3),
+    _on_old("declarations across the boundary", boundary_findings, 3.0),
     _on_old("python bindings", binding_findings, 0.8),
     _on_old("pybind calls", pybind_call_findings, 0.4),
     _on_old("build files", build_file_findings, 0.0),

@@ -19,7 +19,7 @@ from sync.drift.context import DriftContext
 from sync.facts.declindex import CPP_SUFFIXES, Decl, declarations_of
 from sync.facts.delta import backend_of, fork_added_lines
 from sync.facts.includes import IncludeGraph
-from sync.facts.layout import not_built
+from sync.facts.layout import not_built, third_party_owner
 from sync.facts.trees import read_text
 from sync.git import blob_hunks, changes_with_renames
 from sync.model import Finding
@@ -70,8 +70,9 @@ def _defined(lines: Iterable[str]) -> set[tuple[str, str]]:
 def _flagtree_candidates(context: DriftContext) -> dict[str, set[tuple[str, str]]]:
     """FlagTree's changed C/C++ files -> (name, line) of what its own lines there define (text only)."""
     found: dict[str, set[tuple[str, str]]] = {}
+    own_trunk = context.own_trunk_backends  # they compile against their own copies, never upstream's new files
     for path, lines in sorted(fork_added_lines(context.upstream_old, context.fork).items()):
-        if not path.endswith(CPP_SUFFIXES) or not_built(path):
+        if not path.endswith(CPP_SUFFIXES) or not_built(path) or third_party_owner(path) in own_trunk:
             continue
         text = read_text(context.fork, path) or ""
         defined = {_definition(match) for match in _DEFINES_ANYWHERE.finditer(text)

@@ -115,13 +115,16 @@ def definition_findings(context: DriftContext) -> list[Finding]:
     for item in changed:
         by_name.setdefault(item.qualified.rsplit("::", 1)[-1], []).append(item)
     added = fork_added_lines(context.upstream_old, context.fork)
-    # `name(` for the names alone: one scan of a file's lines, not a test of every identifier
-    opens = re.compile(r"\b(" + "|".join(sorted(map(re.escape, by_name), key=len, reverse=True)) + r")\s*\(")
+    # `name(params) {` (a definition: a call ends in `;`), for the names alone: one scan of a file's lines
+    opens = re.compile(r"\b(" + "|".join(sorted(map(re.escape, by_name), key=len, reverse=True))
+                       + r")\s*\([^;{}]*\)[\s\w&:(),<>]*\{")
     branch = context.backend_files
     fork_index = DeclarationIndex.of(context.fork)
     findings: list[Finding] = []
+    own_trunk = context.own_trunk_backends  # their files implement their own copies of the headers
     for path, lines in sorted(added.items()):
-        if not path.endswith(CPP_SUFFIXES) or not_built(path) or unbuilt(context.fork, path):
+        if not path.endswith(CPP_SUFFIXES) or not_built(path) or third_party_owner(path) in own_trunk \
+                or unbuilt(context.fork, path):
             continue
         fork_text = read_text(context.fork, path) or ""
         source = fork_text.splitlines()
