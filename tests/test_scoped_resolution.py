@@ -40,3 +40,25 @@ def test_uses_know_the_module_their_receiver_is_imported_as() -> None:
     assert uses == [PyUse(5, "struct"), PyUse(6, "triton.language.core"), PyUse(7, None), PyUse(8, "numpy.linalg")]
     assert [foreign(use) for use in uses] == [True, False, False, True]
     assert python_uses("def f(:\n", "unpack") is None
+
+
+DIALECT = 'def Triton_Dialect : Dialect {\n  let name = "tt";\n  let cppNamespace = "::mlir::triton";\n}\n'
+OPS_OLD = ('def TT_MakeTensorPtrOp : TT_Op<"make_tensor_ptr"> {\n}\n'
+           'def TT_LoadOp : TT_Op<"load"> {\n}\n')
+OPS_NEW = 'def TT_LoadOp : TT_Op<"load"> {\n}\n'
+BACKEND = ("namespace tt = mlir::triton;\nvoid f(OpBuilder &b) {\n"
+           "  b.create<mlir::tts::MakeTensorPtrOp>(loc);\n"   # 3: the backend's own dialect's op of that name
+           "  b.create<tts::MakeTensorPtrOp>(loc);\n"         # 4: the same, through its short namespace
+           "  b.create<tt::MakeTensorPtrOp>(loc);\n"          # 5: upstream's removed op, through an alias
+           "}\n")
+
+
+def test_an_op_of_another_dialect_with_a_removed_op_s_name_is_no_use(tmp_path: Path) -> None:
+    """The ODS record's C++ class lives in its dialect's cppNamespace: `tts::MakeTensorPtrOp` is not it."""
+    old = {"include/triton/Dialect/Triton/IR/TritonDialect.td": DIALECT,
+           "include/triton/Dialect/Triton/IR/TritonOps.td": OPS_OLD}
+    new = {**old, "include/triton/Dialect/Triton/IR/TritonOps.td": OPS_NEW}
+    repo, trees = history_trees(tmp_path, old, new, {"lib/Backend.cpp": BACKEND})
+    found = {f.details["declaration"]: f.details["sites"] for f in symbol_findings(repo, *trees, lambda p: ["x"])
+             if f.kind == "symbol-removed"}
+    assert found == {"MakeTensorPtrOp": ["lib/Backend.cpp:5"]}

@@ -511,7 +511,10 @@ class UpstreamIndex:
             declared_after = sorted(new_names & names)
             removed = sorted((old_names - new_names) & fewer)
             if removed and not old_path.endswith(PY):
-                scopes = {name: sorted(found) for name, found in _scopes(old_path, before, set(removed)).items()}
+                namespaces = dialect_namespaces(self.old).get(include_dir(old_path), frozenset()) \
+                    if old_path.endswith(TD) else frozenset()
+                scopes = {name: sorted(found) for name, found in
+                          _scopes(old_path, before, set(removed), namespaces).items()}
                 replacements = _replacements(removed, new_names - old_names)
         signatures = self._python_signatures(old_path, new_path, before, after, names)
         return ChangeNames(number, old_path, (new_path or old_path).endswith(PY), removed, declared_after, signatures,
@@ -594,9 +597,10 @@ class ChangeNames:
 _TD_DEF = re.compile(r"^(?:def|class)\s+(\w+)\b[^{;]*\{", re.MULTILINE)
 
 
-def _scopes(path: str, text: str, names: set[str]) -> dict[str, set[str]]:
+def _scopes(path: str, text: str, names: set[str], namespaces: frozenset[str] = frozenset()) -> dict[str, set[str]]:
     """Where a C++ or TableGen file declares these names (cppscope): TableGen records are types the dialect
-    generates (any qualifier can name them), their `$parameters`' accessors members of the record's class."""
+    generates, in the C++ namespaces its dialect's `cppNamespace` names (namespaces; none known: any qualifier
+    can name them), their `$parameters`' accessors members of the record's class."""
     if path.endswith(CPP):
         return declaration_scopes(text, names)
     found: dict[str, set[str]] = defaultdict(set)
@@ -604,7 +608,7 @@ def _scopes(path: str, text: str, names: set[str]) -> dict[str, set[str]]:
         found[function].add("type:")  # generated in whatever namespace the dialect's Passes.h opens: any qualifier
     for match in _TD_DEF.finditer(text):
         for alias in _accessor_aliases(match[1]) & names:
-            found[alias].add("type:")
+            found[alias].update({f"type:{namespace}" for namespace in namespaces} or {"type:"})
         end = text.find("\n}", match.end())
         body = text[match.end():end if end >= 0 else len(text)]
         classes = sorted(_accessor_aliases(match[1]) - {match[1]} - {a for a in _accessor_aliases(match[1])
