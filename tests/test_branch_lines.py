@@ -20,12 +20,14 @@ def _hunk(old_start: int, removed: list[str], new_start: int, added: list[str]) 
 def test_a_line_shifts_by_the_hunks_above_and_follows_its_text_inside_a_hunk() -> None:
     hunks = (_hunk(2, [], 3, ["a\n", "b\n"]),          # two lines inserted after line 2
              _hunk(5, ["x\n", "use\n"], 7, ["use\n"]),   # line 5 dropped, line 6 kept as the hunk's only line
-             _hunk(9, ["gone\n"], 10, ["other\n"]))
+             _hunk(9, ["fixed(a)\n"], 10, ["fixed(a, b)\n"]),
+             _hunk(14, ["dropped\n"], 14, []))       # deleted, nothing in its place
     assert moved_line(hunks, 1) == 1 and moved_line(hunks, 3) == 5
     assert moved_line(hunks, 6) == 7        # its text is among the hunk's new lines
     assert moved_line(hunks, 8) == 9        # below: shifted by +2 then -1
-    assert moved_line(hunks, 9) is None     # its text is gone from the branch
+    assert moved_line(hunks, 9) == 10       # rewritten in place: the line that replaced it
     assert moved_line(hunks, 12) == 13
+    assert moved_line(hunks, 14) is None    # deleted from the branch
 
 
 class _World:

@@ -4,8 +4,8 @@ An analysis reads FlagTree's lines on the source branch (or a CMake target on th
 the user edits the upgraded branch, where the replay moved those lines, and a file upstream renamed sits under
 its new name. Each finding's path, line and sites are moved there, through git's diff of the two blobs: a line
 outside every hunk shifts by the hunks above it; a line inside a hunk goes to the same text among the hunk's
-new lines (the nearest such line); a line whose text the branch no longer has keeps its path only (the site
-changed: no line there would be the one the finding read).
+new lines (the nearest such line), else to the line that replaced it at its place in the hunk (a signature fixed
+on the branch); a line the branch deleted with nothing in its place keeps its path only.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ _SITE = re.compile(r"^(?P<path>.+):(?P<line>\d+)$", re.DOTALL)
 
 def moved_line(hunks: tuple[Hunk, ...], line: int) -> int | None:
     """Where line of a blob is in the other blob of the diff whose hunks (no context) are given; None when
-    its text is not among the lines that replaced it."""
+    the diff deleted it and put nothing in its place."""
     shift = 0
     for hunk in hunks:
         if hunk.old_lines == 0:  # lines inserted after old_start
@@ -35,10 +35,12 @@ def moved_line(hunks: tuple[Hunk, ...], line: int) -> int | None:
         if line < hunk.old_start + hunk.old_lines:
             text = hunk.removed[line - hunk.old_start].rstrip()
             same = [index for index, added in enumerate(hunk.added) if added.rstrip() == text]
-            if not same:
-                return None
             offset = line - hunk.old_start
-            return hunk.new_start + min(same, key=lambda index: (abs(index - offset), index))
+            if same:
+                return hunk.new_start + min(same, key=lambda index: (abs(index - offset), index))
+            if hunk.new_lines:  # rewritten in place (a fixed signature): the line that stands where it stood
+                return hunk.new_start + min(offset, hunk.new_lines - 1)
+            return None
         shift += hunk.new_lines - hunk.old_lines
     return line + shift
 
