@@ -15,6 +15,7 @@ import pygit2
 from pygit2.enums import FileMode, ReferenceType, SortMode
 
 from sync.errors import NotARepository, SyncError, UnknownRef
+from sync.git.environment import adopt, tool_git
 
 _SUGGESTIONS = 3
 _RELEASE_TAG = re.compile(r"v?\d+(\.\d+)+(-?rc\d*)?")
@@ -40,6 +41,7 @@ def open_repo(path: Path | str) -> pygit2.Repository:
     if found is None:
         raise NotARepository(str(path))
     repo = pygit2.Repository(found)
+    adopt(Path(repo.path), common_git_dir(repo), Path(repo.workdir) if repo.workdir else None)
     if repo.is_shallow:
         raise SyncError(f"{path} is a shallow clone: the range cannot be read; run git fetch --unshallow first")
     return repo
@@ -169,8 +171,8 @@ class UpstreamScan:
         self._cherry: Any = None  # GitPython's handle: it ends git cherry if dropped unfinished
         self.unchecked: str | None = None  # why patch-ids could not be compared (then only REACHABLE is known)
         if own:  # else nothing is left that a patch-id could match
-            import git  # GitPython drives the git binary: patch-ids exactly as git computes them
-            self._cherry = git.Git().execute(["git", "--git-dir", repo.path, "cherry", str(onto.id), str(src.id),
+            # GitPython drives the git binary: patch-ids exactly as git computes them
+            self._cherry = tool_git(repo.path).execute(["git", "--git-dir", repo.path, "cherry", str(onto.id), str(src.id),
                                               str(old.id)], as_process=True)
 
     def result(self) -> dict[pygit2.Oid, str]:
@@ -360,7 +362,7 @@ def update_ref(repo: pygit2.Repository, name: str, new: str | None, old: str | N
     args = ["-d", name, old or zero] if new is None else [name, new, old or zero]
     try:
         # The reflog line is dated now: a GIT_COMMITTER_DATE meant for commits (even one git refuses) is not ours.
-        git.Repo(repo.path).git.update_ref("--no-deref", "-m", message, *args,
+        tool_git(repo.path).update_ref("--no-deref", "-m", message, *args,
                                            env={"GIT_COMMITTER_DATE": f"{int(time.time())} +0000"})
     except git.GitCommandError as exc:
         return str(exc.stderr or exc).strip().removeprefix("stderr:").strip().strip("'").strip()

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import IO, Callable, Iterator
 
 from sync.git import Repository, tool_dir
+from sync.git.environment import child_environment
 from sync.git.worktree import Worktree, detached_worktree
 from sync.model import GateResult, GateRun
 
@@ -53,7 +54,8 @@ def run_command(command: str, cwd: Path, timeout: float) -> tuple[int, str]:
     with tempfile.TemporaryFile() as output, _subreaper():
         try:
             process = subprocess.Popen(command, shell=True, cwd=cwd, stdin=subprocess.DEVNULL, stdout=output,
-                                       stderr=subprocess.STDOUT, start_new_session=True)
+                                       stderr=subprocess.STDOUT, start_new_session=True,
+                                       env=child_environment())  # git in it finds the worktree, not GIT_DIR's
             watchdog.stdin.write(f"{process.pid}\n")
             watchdog.stdin.flush()
             finished = _exited(process.pid, time.monotonic() + timeout)

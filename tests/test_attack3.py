@@ -1,0 +1,123 @@
+"""The third attack round (issue 47): nothing of the user's is touched, whatever the environment, and what the
+tool cannot do is a one-line error (exit 2), never a crash or a wrong answer."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import sync
+from sync.cli import cli
+from tests.conftest import git, snapshot
+from tests.test_hardening_state import ARGS, resolve_every_stop, state_dir, stop_at_first_conflict, upgrade
+
+CODE = str(Path(sync.__file__).parents[1])  # the code under test, for the subprocesses
+TARGET = "sync/v3.6.0"
+
+
+def rev(repo: Path, name: str) -> str:
+    return git(repo, "rev-parse", name).strip()
+
+
+def tool(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The CLI in a process of its own, with extra environment variables (as a git hook would have them)."""
+    done = subprocess.run([sys.executable, "-m", "sync", *args], env={**os.environ, "PYTHONPATH": CODE, **(env or {})},
+                          capture_output=True, text=True, cwd=cwd)
+    assert "Traceback" not in done.stderr and done.returncode != 3, done.stderr
+    return done
+
+
+def other_checkout(tmp_path: Path) -> Path:
+    """A repository of the user's with a staged file and an uncommitted edit."""
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q", "-b", "main")
+    (other / "a.txt").write_text("committed\n")
+    git(other, "add", "a.txt")
+    git(other, "commit", "-qm", "first")
+    (other / "a.txt").write_text("my uncommitted edit\n")
+    (other / "staged.txt").write_text("staged\n")
+    git(other, "add", "staged.txt")
+    return other
+
+
+# 1. git's repository variables
+
+@pytest.mark.parametrize("variable", ["GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_DIR", "GIT_OBJECT_DIRECTORY",
+                                      "GIT_COMMON_DIR"])
+def test_a_repository_variable_naming_another_repository_is_refused(world, tmp_path: Path, variable: str) -> None:
+    other = other_checkout(tmp_path)
+    value = {"GIT_WORK_TREE": other, "GIT_INDEX_FILE": other / ".git" / "index", "GIT_DIR": other / ".git",
+             "GIT_OBJECT_DIRECTORY": other / ".git" / "objects", "GIT_COMMON_DIR": other / ".git"}[variable]
+    before, status = snapshot(other), git(other, "status", "--porcelain")
+    done = tool(*ARGS, "--repo", str(world.fork), "--on-conflict", "stop", env={variable: str(value)})
+    assert done.returncode == 2 and variable in done.stderr, done.stderr
+    assert snapshot(other) == before and git(other, "status", "--porcelain") == status
+    assert not (state_dir(world) / "upgrade.json").exists()
+
+
+def test_repository_variables_naming_the_repository_are_followed_and_never_inherited(world, tmp_path: Path) -> None:
+    """As inside a hook of the fork itself: the tool works as git would, and neither its own git processes
+    (the stop worktree's cherry-pick and checkout) nor the gate's command see the variables."""
+    dot_git = world.fork / ".git"
+    env = {"GIT_DIR": str(dot_git), "GIT_WORK_TREE": str(world.fork), "GIT_INDEX_FILE": str(dot_git / "index"),
+           "GIT_OBJECT_DIRECTORY": str(dot_git / "objects"), "GIT_COMMON_DIR": str(dot_git)}
+    (world.fork / "mine.txt").write_text("an uncommitted file of mine\n")
+    git(world.fork, "add", "mine.txt")
+    before = snapshot(world.fork)
+    seen = tmp_path / "seen"
+    done = tool(*ARGS, "--repo", str(world.fork), "--on-conflict", "stop", "--exec",
+                f"git rev-parse --show-toplevel > {seen}; env | grep '^GIT_DIR=' >> {seen}; true", env=env)
+    assert done.returncode == 4, done.stderr
+    assert {key: value for key, value in snapshot(world.fork).items() if "flagtree-sync" not in key} == \
+        {key: value for key, value in before.items() if "flagtree-sync" not in key}
+    assert git(world.fork, "diff", "--cached", "--name-only") == "mine.txt\n"
+    stop = state_dir(world) / "worktree"
+    assert git(stop, "diff", "--name-only", "--diff-filter=U") != ""  # the conflict is in the tool's worktree
+    for path in git(stop, "diff", "--name-only", "--diff-filter=U").split():
+        git(stop, "checkout", "--theirs", "--", path)
+    git(stop, "add", "-A")
+    done = tool("upgrade", "--repo", str(world.fork), "--continue", "-q", "--on-conflict", "markers", env=env)
+    assert done.returncode == 1, done.stderr
+    assert seen.read_text().splitlines()[0] != str(world.fork)  # the gate's git found the gate's worktree
+    assert "GIT_DIR=" not in seen.read_text()
+    assert git(world.fork, "diff", "--cached", "--name-only") == "mine.txt\n"
+
+
+# 3. hooks
+
+def hooks_that_log(world, tmp_path: Path) -> Path:
+    """Hooks for every git operation the tool runs (core.hooksPath, as a relative one naming the replayed tree's
+    directory would be), each writing its name to a log."""
+    hooks, log = tmp_path / "hooks", tmp_path / "hooks.log"
+    hooks.mkdir()
+    for name in ("post-checkout", "post-index-change", "reference-transaction", "post-merge", "pre-commit",
+                 "post-commit", "pre-auto-gc", "post-rewrite"):
+        (hooks / name).write_text(f"#!/bin/sh\necho {name} >> {log}\n")
+        (hooks / name).chmod(0o755)
+    git(world.fork, "config", "core.hooksPath", str(hooks))
+    return log
+
+
+def test_the_tools_own_git_operations_run_no_hook(world, tmp_path: Path) -> None:
+    log = hooks_that_log(world, tmp_path)
+    stop_at_first_conflict(world, "--exec", "true", "--exec-at", "each")
+    worktree = state_dir(world) / "worktree"
+    while True:  # FlagTree's side of each conflict, taken with hooks off: the test's git is not the tool's
+        quiet = ["-c", f"core.hooksPath={os.devnull}"]
+        for path in git(worktree, *quiet, "diff", "--name-only", "--diff-filter=U").split():
+            if subprocess.run(["git", *quiet, "checkout", "--theirs", "--", path], cwd=worktree).returncode != 0:
+                git(worktree, *quiet, "rm", "-q", "--", path)
+        git(worktree, *quiet, "add", "-A")
+        result = CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--continue", "-q"])
+        if result.exit_code != 4:
+            break
+    assert result.exit_code == 1, result.output
+    stop_at_first_conflict(world, "--target-branch", "again")
+    assert upgrade(world, "--abort").exit_code == 0
+    assert not log.exists(), log.read_text()
