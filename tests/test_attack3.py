@@ -121,3 +121,61 @@ def test_the_tools_own_git_operations_run_no_hook(world, tmp_path: Path) -> None
     stop_at_first_conflict(world, "--target-branch", "again")
     assert upgrade(world, "--abort").exit_code == 0
     assert not log.exists(), log.read_text()
+
+
+# 2. refs the tool does not own
+
+@pytest.mark.parametrize("spelling", ["main~0", "main@{0}", "main^{commit}", "main^0", "heads/main~0", "ID"])
+def test_the_source_is_never_the_target_however_it_is_spelled(world, spelling: str) -> None:
+    git(world.fork, "checkout", "-q", "--detach", "main")  # main checked out would be refused for that alone
+    before = rev(world.fork, "main")
+    result = upgrade(world, "--branch", before if spelling == "ID" else spelling, "--target-branch", "main", "--force")
+    assert result.exit_code == 2 and "source branch" in result.output, result.output
+    assert rev(world.fork, "main") == before
+
+
+def test_an_edited_state_naming_a_branch_and_its_tip_moves_nothing(world) -> None:
+    git(world.fork, "checkout", "-q", "--detach", "main")  # main is in no worktree: only the state protects it
+    stop_at_first_conflict(world, "--branch", "main")
+    header = json.loads((state_dir(world) / "upgrade.json").read_text())
+    git(world.fork, "branch", "keep", "main")
+    header["params"]["target_branch"] = "keep"
+    header["target_was"] = rev(world.fork, "keep")  # as if --force had accepted it
+    (state_dir(world) / "upgrade.json").write_text(json.dumps(header))
+    before = rev(world.fork, "keep")
+    result = resolve_every_stop(world, "-q")
+    assert result.exit_code == 2 and "left as it is" in result.output, result.output
+    assert rev(world.fork, "keep") == before
+
+
+def test_force_still_replaces_the_branch_it_accepted(world) -> None:
+    git(world.fork, "branch", TARGET, "v3.6.0")
+    stop_at_first_conflict(world, "--force")
+    assert resolve_every_stop(world, "-q").exit_code == 1
+    assert rev(world.fork, TARGET) != rev(world.fork, "v3.6.0^{commit}")
+    assert git(world.fork, "for-each-ref", "refs/flagtree-sync/") == ""
+
+
+@pytest.mark.parametrize("how", ["made while stopped", "named in an edited state"])
+def test_abort_deletes_no_branch_the_user_made(world, how: str) -> None:
+    stop_at_first_conflict(world)
+    wip = rev(world.fork, "refs/flagtree-sync/wip")
+    name = TARGET if how == "made while stopped" else "mine"
+    git(world.fork, "branch", name, wip)  # at exactly what the run would have made
+    if name != TARGET:
+        header = json.loads((state_dir(world) / "upgrade.json").read_text())
+        header["params"]["target_branch"] = name
+        (state_dir(world) / "upgrade.json").write_text(json.dumps(header))
+    result = upgrade(world, "--abort")
+    assert result.exit_code == 0 and "deleted" not in result.output, result.output
+    assert rev(world.fork, name) == wip
+
+
+def test_abort_deletes_the_branch_the_run_wrote(world, monkeypatch) -> None:
+    """Killed after the branch was written, before the state went: --abort takes the branch with it."""
+    from sync.replay import engine
+    monkeypatch.setattr(engine, "finish_upgrade", lambda repo: None)  # the state outlives the run
+    assert upgrade(world).exit_code == 1
+    assert TARGET in git(world.fork, "branch")
+    result = upgrade(world, "--abort")
+    assert result.exit_code == 0 and TARGET not in git(world.fork, "branch"), result.output

@@ -359,7 +359,8 @@ def update_ref(repo: pygit2.Repository, name: str, new: str | None, old: str | N
     import git  # GitPython drives the git binary: its update-ref is the atomic check-and-write libgit2 lacks
 
     zero = "0" * 40
-    args = ["-d", name, old or zero] if new is None else [name, new, old or zero]
+    # --create-reflog: the log says the tool wrote it (last_written_by), also where reflogs are off (bare)
+    args = ["-d", name, old or zero] if new is None else ["--create-reflog", name, new, old or zero]
     try:
         # The reflog line is dated now: a GIT_COMMITTER_DATE meant for commits (even one git refuses) is not ours.
         tool_git(repo.path).update_ref("--no-deref", "-m", message, *args,
@@ -367,6 +368,33 @@ def update_ref(repo: pygit2.Repository, name: str, new: str | None, old: str | N
     except git.GitCommandError as exc:
         return str(exc.stderr or exc).strip().removeprefix("stderr:").strip().strip("'").strip()
     return None
+
+
+def last_written_by(repo: pygit2.Repository, name: str, message_prefix: str) -> bool:
+    """Whether the ref's newest reflog entry is a write whose message starts with message_prefix and that set it
+    to the value it holds now: the tool wrote it, and nobody has moved, deleted or recreated it since (each
+    writes a reflog entry of its own; a deleted ref loses its log)."""
+    try:
+        ref = repo.references[name]
+        if ref.type == ReferenceType.SYMBOLIC:
+            return False
+        newest = next(iter(ref.log()), None)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+        return False
+    return newest is not None and newest.oid_new == ref.target and (newest.message or "").startswith(message_prefix)
+
+
+_REVISION_SUFFIX = re.compile(r"(?:~\d*|\^\d*|\^\{[^{}]*\}|@\{[^{}]*\})+\Z")
+
+
+def branch_spelled(repo: pygit2.Repository, spelling: str) -> str | None:
+    """The branch (refs/heads/...) a revision spelling starts from, after git's lookup rules and symbolic refs:
+    main, heads/main, main~0, main^0, main^{commit}, main@{0} and HEAD~0 (HEAD on main) all start from
+    refs/heads/main. None when it starts from no branch (a commit id, a tag, a remote-tracking branch)."""
+    base = _REVISION_SUFFIX.sub("", spelling) if not spelling.startswith(":") else ""
+    base = "HEAD" if base in ("", "@") and spelling not in ("", ":") else base
+    name = full_ref_name(repo, base) if base else None
+    return name if name is not None and name.startswith("refs/heads/") else None
 
 
 def has_ref(repo: pygit2.Repository, name: str) -> bool:

@@ -24,8 +24,8 @@ from sync.support.faults import checkpoint
 from sync.records.pin import PIN_FILE, Pin, RecordedRange, commit_pin, pin_name, pinned_from, read_pin
 from sync.git import Commit, GitError, Oid, Repository, file_in_tree, holds_conflict, tool_dir
 from sync.git.diff import missing_blobs
-from sync.git.repo import (branch_exists, commit_of, commit_range, commits_only_on, current_branch, delete_ref,
-                       direct_target, full_ref_name, has_object, has_ref, is_ancestor, is_commit, names_longer_than,
+from sync.git.repo import (branch_exists, branch_spelled, commit_of, commit_range, commits_only_on, current_branch,
+                       delete_ref, last_written_by, direct_target, full_ref_name, has_object, has_ref, is_ancestor, is_commit, names_longer_than,
                        open_repo, ref_conflict, resolve_commit, resolves, set_ref, update_ref, valid_branch_name,
                        UpstreamScan)
 from sync.git.worktree import (Worktree, branches_in_use, branches_in_worktrees, is_linked_worktree, longest_name,
@@ -40,6 +40,10 @@ ORPHAN_REVERT = "orphan-revert"  # why a commit is left out: it reverts a commit
 LEFT_OUT, OUTSIDE_RANGE = "left-out", "outside-range"  # why a revert is an orphan
 _REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
 WIP_REF = "refs/flagtree-sync/wip"
+# refs/flagtree-sync/forced/<target branch>: the commit --force accepted to replace, written at the start; the state
+# file alone (which a hand may edit) never lets a run move a branch that exists
+FORCED_PREFIX = "refs/flagtree-sync/forced/"
+TARGET_MESSAGE = "flagtree-sync upgrade: "  # the reflog message of the tool's write of the target branch
 TOOL_EMAIL = "flagtree-sync@localhost"  # the committer of the commits the tool writes itself (pin, auto-merge)
 ABORT_HINT = "run flagtree-sync upgrade --abort (the user's branches are untouched) and start the upgrade again"
 
@@ -215,6 +219,8 @@ class StateStore:
             if not remove_worktree(self.repo, self.worktree, force=False):
                 kept = self.worktree
         _delete_ref(self.repo, WIP_REF)
+        for name in [name for name in self.repo.references if name.startswith(FORCED_PREFIX)]:
+            _delete_ref(self.repo, name)
         for path in (self.journal, self.file):
             moved = _remove_state_entry(path)
             if moved is not None:
@@ -505,7 +511,7 @@ def check_target(repo: Repository, params: UpgradeParams, hint: str) -> str | No
         raise SyncError(f"branch {target} cannot be created: {blocker} exists; rename that ref, or {hint}")
     current, symbolic = direct_target(repo, ref)
     odd = current is not None and not is_commit(repo, current)  # written by hand: git makes no such branch
-    if symbolic or odd or ref == full_ref_name(repo, params.source_branch):
+    if symbolic or odd or _is_source(repo, params, ref, current):
         why = ("a symbolic ref" if symbolic else f"a ref to {current[:9]}, which is no commit" if odd and current
                else f"the source branch (--branch {params.source_branch})")
         raise SyncError(f"refusing to overwrite branch {target}: it is {why}; {hint}")
@@ -517,14 +523,24 @@ def check_target(repo: Repository, params: UpgradeParams, hint: str) -> str | No
     return current
 
 
+def _is_source(repo: Repository, params: UpgradeParams, ref: str, current: str | None) -> bool:
+    """Whether the target ref is the source branch however --branch spelled it (main, heads/main, main~0,
+    main@{0}, main^{commit}, HEAD~0); where the spelling starts from no branch (a commit id, a tag), every
+    branch at the source commit may be the one meant, and counts as the source."""
+    spelled = branch_spelled(repo, params.source_branch)
+    if spelled is not None:
+        return ref == spelled
+    return current is not None and current == params.range.source.oid
+
+
 def _require_writable(repo: Repository, state: UpgradeState, current: str | None, tip: str | None) -> None:
     """The target may be written only when it is absent, already this run's tip (tip None: not known yet, so
     the replayed head or the pin on it) or the branch --force accepted at the start, still all the tool's."""
     target = state.params.target_branch
     if current is None or current == tip or (tip is None and _runs_tip(repo, state, current)):
         return
-    if current == state.target_was:
-        _check_replaceable(repo, target)
+    if current == state.target_was and direct_target(repo, FORCED_PREFIX + target)[0] == current:
+        _check_replaceable(repo, target)  # accepted by --force at the start (the tool's ref says so), still so
         return
     made = commit_of(repo, current)
     raise SyncError(f"branch {target} was made or moved since this upgrade started (it is at {current[:9]} "
@@ -550,7 +566,7 @@ def _write_target(repo: Repository, state: UpgradeState, tip: str) -> None:
     name = f"refs/heads/{state.params.target_branch}"
     if not has_object(repo, tip):  # libgit2 can report a commit written on a full disk that it never wrote
         raise OSError(errno.EIO, f"commit {tip} is not in the object store, though it was written")
-    failed = update_ref(repo, name, tip, current, f"flagtree-sync upgrade: {state.params.range.onto.ref}")
+    failed = update_ref(repo, name, tip, current, f"{TARGET_MESSAGE}{state.params.range.onto.ref}")
     if failed is not None:
         raise SyncError(f"cannot update {name}: {failed}; {_RESUME_HINT}")
 
@@ -601,6 +617,8 @@ def run_upgrade(repo: Repository, params: UpgradeParams, force: bool, progress: 
         on_start()  # the analysis starts ahead while git cherry's scan ends; the caller stops it on a refusal
         _refuse_only_upstream(repo, state)
         store.save(state)
+        if state.target_was is not None:
+            _set_ref(repo, FORCED_PREFIX + params.target_branch, state.target_was)
     return _drive(repo, store, state, progress, resumed)
 
 
@@ -868,6 +886,8 @@ def _branch_made_by(repo: Repository, store: StateStore) -> tuple[str, str] | No
     ref = f"refs/heads/{branch}" if isinstance(branch, str) and valid_branch_name(branch) else ""
     current = direct_target(repo, ref)[0] if ref else None  # a symbolic ref is no branch a run made
     if current is None or not is_commit(repo, current) or ref in branches_in_worktrees(repo):
+        return None
+    if not last_written_by(repo, ref, TARGET_MESSAGE):  # made or moved by someone else, whatever it holds
         return None
     tip = commit_of(repo, current)
     pinned = tip.parent_ids == [replayed] and made_by_tool(repo, tip)
