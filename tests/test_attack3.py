@@ -179,3 +179,26 @@ def test_abort_deletes_the_branch_the_run_wrote(world, monkeypatch) -> None:
     assert TARGET in git(world.fork, "branch")
     result = upgrade(world, "--abort")
     assert result.exit_code == 0 and TARGET not in git(world.fork, "branch"), result.output
+
+
+# 4. missing objects
+
+@pytest.fixture
+def promisor_gone(world, tmp_path: Path) -> Path:
+    """A blobless partial clone of the fork (tags included) whose promisor remote is gone."""
+    git(world.fork, "config", "uploadpack.allowFilter", "true")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--filter=blob:none", "--no-checkout", f"file://{world.fork}", str(clone)],
+                   check=True, capture_output=True)
+    git(clone, "fetch", "-q", "--filter=blob:none", "origin", "refs/tags/*:refs/tags/*")
+    world.fork.rename(tmp_path / "gone")
+    return clone
+
+
+@pytest.mark.parametrize("args", [["drift", "--from", "v3.5.0", "--onto", "v3.6.0"],
+                                  ["drift", "--from", "v3.5.0", "--onto", "v3.6.0", "--fast"],
+                                  ["describe"]])
+def test_missing_objects_are_an_error_naming_them(promisor_gone: Path, args: list[str]) -> None:
+    result = CliRunner().invoke(cli, [*args, "--repo", str(promisor_gone)])
+    assert result.exit_code == 2, result.output
+    assert "lacks the objects" in result.output and "CMakeLists.txt" in result.output, result.output
