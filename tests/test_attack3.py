@@ -202,3 +202,20 @@ def test_missing_objects_are_an_error_naming_them(promisor_gone: Path, args: lis
     result = CliRunner().invoke(cli, [*args, "--repo", str(promisor_gone)])
     assert result.exit_code == 2, result.output
     assert "lacks the objects" in result.output and "CMakeLists.txt" in result.output, result.output
+
+
+# 5. target names git reads otherwise
+
+@pytest.mark.parametrize("name", ["v3.6.0", "tags/v3.6.0", "heads/main", "remotes/x", "0" * 40, "a" * 64,
+                                  "FETCH_HEAD", "ORIG_HEAD"])
+def test_a_target_name_git_resolves_to_something_else_is_refused(world, name: str) -> None:
+    result = upgrade(world, "--target-branch", name)
+    assert result.exit_code == 2 and "refusing branch name" in result.output, result.output
+    assert not (state_dir(world) / "upgrade.json").exists()
+    assert git(world.fork, "for-each-ref", "--format=%(refname)", "refs/heads") == "refs/heads/main\n"
+
+
+def test_a_target_name_a_ref_shadows_is_refused(world) -> None:
+    git(world.fork, "update-ref", "refs/mine", "main")  # `git rev-parse mine` reads refs/mine first
+    result = upgrade(world, "--target-branch", "mine")
+    assert result.exit_code == 2 and "refs/mine exists" in result.output, result.output

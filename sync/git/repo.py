@@ -324,6 +324,27 @@ def valid_branch_name(name: str) -> bool:
     return pygit2.reference_is_valid_name(f"refs/heads/{name}")
 
 
+_OBJECT_ID = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
+_PSEUDO_REF = re.compile(r"[A-Z_]*HEAD")  # HEAD, FETCH_HEAD, ORIG_HEAD, ...: files of the git directory
+_NAMESPACES = ("heads", "tags", "remotes")
+
+
+def branch_name_shadowed(repo: pygit2.Repository, name: str) -> str | None:
+    """Why git would resolve the spelling `name` to something other than the branch refs/heads/name (git's
+    lookup order: an object id, a file of the git directory, refs/<name>, refs/tags/<name>, then the branch);
+    None when the name means the branch."""
+    if _OBJECT_ID.fullmatch(name):
+        return "it reads as a commit id"
+    if _PSEUDO_REF.fullmatch(name) or (Path(repo.path) / name).is_file():
+        return f"git reads {name} from the git directory first"
+    if name.split("/", 1)[0] in _NAMESPACES:
+        return f"git reads {name} as refs/{name}, not as a branch"
+    for shadow in (f"refs/{name}", f"refs/tags/{name}"):
+        if shadow in repo.references:
+            return f"{shadow} exists and git reads {name} as that"
+    return None
+
+
 def full_ref_name(repo: pygit2.Repository, spelled: str) -> str | None:
     """The ref a spelling names after git's lookup rules and every symbolic ref is followed (main,
     heads/main, refs/heads/main and HEAD on main are all refs/heads/main); None when it names no ref."""

@@ -24,9 +24,9 @@ from sync.support.faults import checkpoint
 from sync.records.pin import PIN_FILE, Pin, RecordedRange, commit_pin, pin_name, pinned_from, read_pin
 from sync.git import Commit, GitError, Oid, Repository, file_in_tree, holds_conflict, tool_dir
 from sync.git.diff import missing_blobs
-from sync.git.repo import (branch_exists, branch_spelled, commit_of, commit_range, commits_only_on, current_branch,
-                       delete_ref, last_written_by, direct_target, full_ref_name, has_object, has_ref, is_ancestor, is_commit, names_longer_than,
-                       open_repo, ref_conflict, resolve_commit, resolves, set_ref, update_ref, valid_branch_name,
+from sync.git.repo import (branch_exists, branch_name_shadowed, branch_spelled, commit_of, commit_range,
+                       commits_only_on, current_branch, delete_ref, last_written_by, direct_target, full_ref_name,
+                       has_object, has_ref, is_ancestor, is_commit, names_longer_than, open_repo, ref_conflict, resolve_commit, resolves, set_ref, update_ref, valid_branch_name,
                        UpstreamScan)
 from sync.git.worktree import (Worktree, branches_in_use, branches_in_worktrees, is_linked_worktree, longest_name,
                            remove_worktree, stop_worktree)
@@ -505,6 +505,9 @@ def check_target(repo: Repository, params: UpgradeParams, hint: str) -> str | No
     target = params.target_branch
     if not valid_branch_name(target):
         raise SyncError(f"{target!r} is not a valid branch name (git check-ref-format --branch refuses it); {hint}")
+    shadowed = branch_name_shadowed(repo, target)
+    if shadowed is not None:  # drift --target and git itself would read another commit by that name
+        raise SyncError(f"refusing branch name {target!r}: {shadowed}; {hint}")
     ref = f"refs/heads/{target}"
     blocker = ref_conflict(repo, ref)
     if blocker is not None:  # git keeps refs as paths: refs/heads/sync blocks refs/heads/sync/v3.6.0
