@@ -219,3 +219,24 @@ def test_a_target_name_a_ref_shadows_is_refused(world) -> None:
     git(world.fork, "update-ref", "refs/mine", "main")  # `git rev-parse mine` reads refs/mine first
     result = upgrade(world, "--target-branch", "mine")
     assert result.exit_code == 2 and "refs/mine exists" in result.output, result.output
+
+
+# 7. overlays committed as Git LFS pointers
+
+LFS_POINTER = ("version https://git-lfs.github.com/spec/v1\n"
+               "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345\n")
+
+
+def test_an_overlay_committed_as_an_lfs_pointer_is_said_unread(world) -> None:
+    overlays = ["third_party/alpha/backend/spec/triton/ops/matmul.py", "third_party/beta/backend/spec/lib/Analysis/Alias.cpp"]
+    for path in overlays:
+        (world.fork / path).write_text(LFS_POINTER)
+    git(world.fork, "commit", "-qam", "overlays moved to LFS")
+    result = CliRunner().invoke(cli, ["drift", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0",
+                                      "--json"])
+    assert result.exit_code == 1, result.output
+    findings = [f for group in json.loads(result.output)["groups"] for f in group["findings"]]
+    unread = sorted(f["path"] for f in findings if f["kind"] == "overlay-unreadable")
+    assert unread == sorted(overlays)
+    assert not [f for f in findings if f["path"] in overlays and f["kind"].startswith("overlay-")
+                and f["kind"] != "overlay-unreadable"]
