@@ -240,3 +240,58 @@ def test_an_overlay_committed_as_an_lfs_pointer_is_said_unread(world) -> None:
     assert unread == sorted(overlays)
     assert not [f for f in findings if f["path"] in overlays and f["kind"].startswith("overlay-")
                 and f["kind"] != "overlay-unreadable"]
+
+
+# 8. what a worktree cannot hold, in the middle of the range
+
+def long_name_in_between(world) -> None:
+    """A FlagTree commit adds a file of an over-long name; the next one deletes it: neither end holds it."""
+    from tests.test_hardening_names import LONG, commit_long_name
+    commit_long_name(world, conflicting=False)
+    index = {**os.environ, "GIT_INDEX_FILE": str(world.root / "gone.index")}
+    plumb = lambda *args: subprocess.run(["git", "-C", str(world.fork), *args], env=index, capture_output=True,  # noqa: E731
+                                         check=True, text=True).stdout.strip()
+    plumb("read-tree", "main")
+    plumb("update-index", "--remove", "--force-remove", LONG)
+    git(world.fork, "update-ref", "refs/heads/main", plumb("commit-tree", plumb("write-tree"), "-p", "main", "-m",
+                                                          "[alpha] drop the long name"))
+    git(world.fork, "reset", "-q", "--hard")
+
+
+@pytest.mark.parametrize("needs", [["--on-conflict", "stop"], ["--exec", "true", "--exec-at", "each"]])
+def test_a_name_too_long_in_an_intermediate_commit_is_refused_up_front(world, needs: list[str]) -> None:
+    long_name_in_between(world)
+    result = upgrade(world, *needs)
+    assert result.exit_code == 2 and "needs a worktree" in result.output and "writes" in result.output, result.output
+    assert not (state_dir(world) / "upgrade.json").exists()
+    assert upgrade(world).exit_code == 1  # the replay in memory takes it
+
+
+def test_a_gate_checkout_git_cannot_write_is_an_error_not_a_crash(world, monkeypatch) -> None:
+    """Where the up-front check cannot see it (a name limit that differs), the gate says what failed."""
+    from sync.replay import engine
+    long_name_in_between(world)
+    monkeypatch.setattr(engine, "require_checkoutable", lambda *args: None)
+    for _ in range(2):  # the run, then the same command again: explained each time
+        result = upgrade(world, "--exec", "true", "--exec-at", "each")
+        assert result.exit_code == 2 and "File name too long" in result.output and "--abort" in result.output, \
+            result.output
+    assert upgrade(world, "--abort").exit_code == 0
+
+
+def test_a_conflict_resolved_as_a_submodule_continues(world) -> None:
+    """A gitlink's commit is in the submodule's store, not the repository's: reading it as a file was a KeyError."""
+    stop_at_first_conflict(world)
+    worktree = state_dir(world) / "worktree"
+    conflicted = git(worktree, "diff", "--name-only", "--diff-filter=U").split()
+    for path in conflicted[1:]:
+        git(worktree, "checkout", "--theirs", "--", path)
+        git(worktree, "add", "--", path)
+    submodule = conflicted[0]
+    git(worktree, "rm", "-q", "--cached", "--", submodule)
+    (worktree / submodule).unlink()
+    git(worktree, "update-index", "--add", "--cacheinfo", f"160000,{'1' * 40},{submodule}")
+    (worktree / submodule).mkdir()
+    result = resolve_every_stop(world, "-q")
+    assert result.exit_code == 1, result.output
+    assert git(world.fork, "ls-tree", f"{TARGET}~1", "--", submodule).startswith("160000 commit 1111111111")

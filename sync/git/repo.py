@@ -443,6 +443,8 @@ def file_in_tree(repo: pygit2.Repository, tree_id: str | pygit2.Oid, path: str) 
         entry = repo[as_oid(tree_id)].peel(pygit2.Tree)[path]
     except KeyError:
         return None
+    if entry.filemode == FileMode.COMMIT:  # a submodule: its commit is in the submodule's store, not this one
+        return None
     found = repo[entry.id]
     return found.data if isinstance(found, pygit2.Blob) else None
 
@@ -473,6 +475,21 @@ def commits_only_on(repo: pygit2.Repository, ref: str, ignore_prefix: str) -> li
     if repo.head_is_detached:
         walker.hide(repo.head.target)
     return list(walker)
+
+
+def paths_written_longer_than(repo: pygit2.Repository, old: pygit2.Commit, src: pygit2.Commit, limit: int,
+                              path_limit: int) -> Iterator[tuple[pygit2.Commit, str]]:
+    """(commit, path) for each path a commit of old..src writes (against its first parent) with a component of
+    more than limit bytes or more than path_limit bytes in all: a replayed tree between the two ends holds it
+    even when the last one no longer does."""
+    for commit in _walk_range(repo, old, src):
+        diff = commit.parents[0].tree.diff_to_tree(commit.tree) if commit.parents else commit.tree.diff_to_tree(swap=True)
+        for delta in diff.deltas:
+            if delta.status == pygit2.enums.DeltaStatus.DELETED:
+                continue
+            raw = os.fsencode(delta.new_file.path)
+            if len(raw) > path_limit or any(len(part) > limit for part in raw.split(b"/")):
+                yield commit, delta.new_file.path
 
 
 def names_longer_than(repo: pygit2.Repository, tree_id: str | pygit2.Oid, limit: int,

@@ -25,7 +25,12 @@ class Worktree:
 
     def checkout(self, commit: str) -> None:
         """Check out commit detached and remove every untracked file: each run starts clean."""
-        self._git.checkout("--quiet", "--force", "--detach", commit)
+        try:
+            self._git.checkout("--quiet", "--force", "--detach", commit)
+        except git.GitCommandError as exc:  # a name the file system refuses, a full disk: said, never a crash
+            raise SyncError(f"git cannot check out {commit[:9]} in {self.path}: {_why(exc)}; the replay is kept: "
+                            "rerun without what needs a worktree (--exec, --on-conflict stop), or upgrade --abort"
+                            ) from exc
         self._git.clean("-xdfq")
 
     def cherry_pick_no_commit(self, commit: str) -> str | None:
@@ -94,9 +99,14 @@ class Worktree:
         try:
             self._git.checkout("--quiet", "--detach", commit)
         except git.GitCommandError as exc:
-            why = str(exc.stderr or exc).strip().removeprefix("stderr:").strip().strip("'").strip()
-            raise SyncError(f"git cannot check out {commit[:9]} in {self.path}: {why}; fix that and rerun "
+            raise SyncError(f"git cannot check out {commit[:9]} in {self.path}: {_why(exc)}; fix that and rerun "
                             "flagtree-sync upgrade --continue") from exc
+
+
+def _why(exc: git.GitCommandError) -> str:
+    """git's own message, its last line (the one that says what failed)."""
+    lines = str(exc.stderr or exc).strip().removeprefix("stderr:").strip().strip("'").strip().splitlines()
+    return lines[-1] if lines else "failed"
 
 
 def add_worktree(repo: pygit2.Repository, path: Path, commit: str) -> Worktree:

@@ -26,7 +26,8 @@ from sync.git import Commit, GitError, Oid, Repository, file_in_tree, holds_conf
 from sync.git.diff import missing_blobs
 from sync.git.repo import (branch_exists, branch_name_shadowed, branch_spelled, commit_of, commit_range,
                        commits_only_on, current_branch, delete_ref, last_written_by, direct_target, full_ref_name,
-                       has_object, has_ref, is_ancestor, is_commit, names_longer_than, open_repo, ref_conflict, resolve_commit, resolves, set_ref, update_ref, valid_branch_name,
+                       has_object, has_ref, is_ancestor, is_commit, names_longer_than, open_repo,
+                       paths_written_longer_than, ref_conflict, resolve_commit, resolves, set_ref, update_ref, valid_branch_name,
                        UpstreamScan)
 from sync.git.worktree import (Worktree, branches_in_use, branches_in_worktrees, is_linked_worktree, longest_name,
                            remove_worktree, stop_worktree)
@@ -730,6 +731,14 @@ def require_checkoutable(repo: Repository, rng: Range, needs: str, hint: str) ->
                     f"a path of {len(found.encode())} bytes; it takes {path_max} in all")
             raise SyncError(f"{needs} needs a worktree, and this file system cannot hold {rev.ref}'s file "
                             f"{found[:80]!r}{'...' if len(found) > 80 else ''} ({what}): {hint}")
+    # a path an intermediate commit adds (and a later one removes) is in the worktree at that commit's stop
+    written = next(paths_written_longer_than(repo, commit_of(repo, rng.old.oid), commit_of(repo, rng.source.oid),
+                                             name_max, path_max - 1), None)
+    if written is not None:
+        commit, found = written
+        raise SyncError(f"{needs} needs a worktree, and this file system cannot hold the file {found[:80]!r}"
+                        f"{'...' if len(found) > 80 else ''} that commit {str(commit.id)[:9]} writes (a name over "
+                        f"{name_max} bytes or a path over {path_max}): {hint}")
 
 
 def branch_in_the_making(repo: Repository, name: str) -> str | None:
