@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -295,3 +296,31 @@ def test_a_conflict_resolved_as_a_submodule_continues(world) -> None:
     result = resolve_every_stop(world, "-q")
     assert result.exit_code == 1, result.output
     assert git(world.fork, "ls-tree", f"{TARGET}~1", "--", submodule).startswith("160000 commit 1111111111")
+
+
+# 9. gate children that left the process group
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+@pytest.mark.parametrize("signal_number", [2, 15, 1, 9])  # SIGINT (Ctrl-C), SIGTERM, SIGHUP, SIGKILL
+@pytest.mark.parametrize("escape", ["setsid sleep 300 & echo $! > {pid}; wait",
+                                    "setsid sh -c 'sleep 300 & echo $! > {pid}; wait' & wait"])
+def test_ending_the_tool_during_the_gate_ends_what_left_the_gates_group(world, tmp_path: Path, signal_number: int,
+                                                                         escape: str) -> None:
+    from tests.test_gate import gone_soon
+    pid_file = tmp_path / "pid"
+    tool_process = subprocess.Popen([sys.executable, "-m", "sync", "upgrade", "-q", "--repo", str(world.fork),
+                                     "--onto", "v3.6.0", "--exec", escape.format(pid=pid_file)],
+                                    env={**os.environ, "PYTHONPATH": CODE}, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(2400):
+            if (pid_file.exists() and pid_file.read_text().strip()) or tool_process.poll() is not None:
+                break
+            time.sleep(0.05)
+        child = int(pid_file.read_text())
+        os.kill(tool_process.pid, signal_number)
+        tool_process.wait(60)
+        assert gone_soon(child), f"pid {child} outlived the tool"
+    finally:
+        if tool_process.poll() is None:
+            tool_process.kill()
