@@ -324,3 +324,87 @@ def test_ending_the_tool_during_the_gate_ends_what_left_the_gates_group(world, t
     finally:
         if tool_process.poll() is None:
             tool_process.kill()
+
+
+# 10. what the environment refuses: exit 2 and one line, never a crash
+
+def test_a_sha256_repository_is_said_unsupported(tmp_path: Path) -> None:
+    repo = tmp_path / "sha256"
+    subprocess.run(["git", "init", "-q", "--object-format=sha256", str(repo)], check=True)
+    git(repo, "commit", "-q", "--allow-empty", "-m", "first")
+    for args in (["drift", "--from", "HEAD", "--onto", "HEAD"], ["describe"], ["upgrade", "--onto", "HEAD"]):
+        done = tool(*args, "--repo", str(repo))
+        assert done.returncode == 2 and "SHA-256" in done.stderr, done.stderr
+    assert not (repo / ".git" / "flagtree-sync").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a repository to another user needs root")
+def test_a_repository_of_another_user_is_exit_2_and_gets_no_file_of_ours(world) -> None:
+    subprocess.run(["chown", "-R", "65534:65534", str(world.fork)], check=True)
+    done = tool("drift", "--from", "v3.5.0", "--onto", "v3.6.0", "--repo", str(world.fork))
+    assert done.returncode == 2 and "owned by another user" in done.stderr, done.stderr
+    assert not (world.fork / ".git" / "flagtree-sync").exists()
+
+
+@pytest.fixture
+def mounted(tmp_path: Path):
+    """A tmpfs of its own (root only), unmounted afterwards."""
+    mount = tmp_path / "mount"
+    mount.mkdir()
+    made: list[Path] = []
+
+    def make(size: str) -> Path:
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+        made.append(mount)
+        return mount
+    yield make
+    for path in made:
+        subprocess.run(["umount", "-l", str(path)], capture_output=True)
+
+
+def test_a_read_only_repository_is_exit_2(world, mounted) -> None:
+    disk = mounted("64m")
+    subprocess.run(["cp", "-a", str(world.fork), str(disk / "repo")], check=True)
+    subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+    for args in (ARGS, ["upgrade", "--continue"], ["upgrade", "--abort"]):
+        done = tool(*args, "--repo", str(disk / "repo"))
+        assert done.returncode == 2 and "Read-only file system" in done.stderr, done.stderr
+
+
+def test_demo_on_a_full_disk_is_exit_2(mounted) -> None:
+    disk = mounted("300k")  # full while git commits the demo's upstream
+    done = tool("demo", str(disk / "demo"))
+    assert done.returncode == 2 and "no space left on device" in done.stderr, done.stderr
+
+
+def test_a_closed_stdout_is_no_crash(world) -> None:
+    for args in (["drift", "--from", "v3.5.0", "--onto", "v3.6.0"], ["describe"], ["--help"]):
+        done = subprocess.run(["sh", "-c", '"$@" >&-', "sh", sys.executable, "-m", "sync", *args,
+                               *(["--repo", str(world.fork)] if args[0] != "--help" else [])],
+                              env={**os.environ, "PYTHONPATH": CODE}, capture_output=True, text=True)
+        assert done.returncode in (0, 1) and "Traceback" not in done.stderr and "error" not in done.stderr, done.stderr
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [["--help"], ["drift", "--help"], ["--version"]])
+def test_help_into_a_full_device_is_one_line(args: list[str]) -> None:
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "sync", *args], env={**os.environ, "PYTHONPATH": CODE},
+                              stdout=full, stderr=subprocess.PIPE, text=True)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.splitlines() == ["flagtree-sync: error: cannot write the output: No space left on device"]
+
+
+def test_a_non_ascii_repository_path_under_a_c_locale(world, tmp_path: Path) -> None:
+    moved = tmp_path / "dépôt"
+    world.fork.rename(moved)
+    env = {"PYTHONUTF8": "0", "LC_ALL": "C", "LANG": "C", "PYTHONCOERCECLOCALE": "0"}
+    done = tool(*ARGS, "--repo", str(moved), env=env)
+    assert done.returncode == 1, done.stderr
+    done = tool(*ARGS, "--target-branch", "stops", "--on-conflict", "stop", "--exec", "true", "--repo", str(moved),
+                env=env)
+    assert done.returncode == 4, done.stderr
+    assert tool("upgrade", "--abort", "--repo", str(moved), env=env).returncode == 0

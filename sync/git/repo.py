@@ -40,11 +40,25 @@ def open_repo(path: Path | str) -> pygit2.Repository:
     found = pygit2.discover_repository(str(path))
     if found is None:
         raise NotARepository(str(path))
-    repo = pygit2.Repository(found)
+    try:
+        repo = pygit2.Repository(found)
+    except pygit2.GitError as exc:
+        raise SyncError(_unopenable(path, str(exc))) from None
     adopt(Path(repo.path), common_git_dir(repo), Path(repo.workdir) if repo.workdir else None)
     if repo.is_shallow:
         raise SyncError(f"{path} is a shallow clone: the range cannot be read; run git fetch --unshallow first")
     return repo
+
+
+def _unopenable(path: Path, why: str) -> str:
+    """Why libgit2 will not open a repository git found, and what to do."""
+    if "object format" in why:
+        return (f"{path} is a SHA-256 repository (extensions.objectFormat), which flagtree-sync does not support: "
+                "it reads SHA-1 repositories only")
+    if "owned by current user" in why or "not owned" in why:
+        return (f"{path} is owned by another user, so git will not work in it (safe.directory): run as its owner, "
+                "or git config --global --add safe.directory <path> if you trust it")
+    return f"{path} cannot be opened as a git repository: {why}"
 
 
 LIBRARY_VERSIONS = f"pygit2 {pygit2.__version__}, libgit2 {pygit2.LIBGIT2_VERSION}"
@@ -69,7 +83,7 @@ def common_git_dir(repo: pygit2.Repository) -> Path:
     lock and cache there, so that every worktree of a repository sees the same upgrade."""
     common = Path(repo.path) / "commondir"
     if common.is_file():
-        return (Path(repo.path) / common.read_text(encoding="utf-8").strip()).resolve()
+        return (Path(repo.path) / os.fsdecode(common.read_bytes().strip())).resolve()  # a path: bytes as the kernel's
     return Path(repo.path)
 
 

@@ -210,7 +210,7 @@ def _worktree_of(git_dir: Path, common: Path) -> Path:
     if git_dir == common:
         return common.parent
     try:
-        return Path((git_dir / "gitdir").read_text(encoding="utf-8").strip()).parent
+        return Path(os.fsdecode((git_dir / "gitdir").read_bytes().strip())).parent
     except (OSError, UnicodeDecodeError):
         return git_dir
 
