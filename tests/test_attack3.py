@@ -408,3 +408,49 @@ def test_a_non_ascii_repository_path_under_a_c_locale(world, tmp_path: Path) -> 
                 env=env)
     assert done.returncode == 4, done.stderr
     assert tool("upgrade", "--abort", "--repo", str(moved), env=env).returncode == 0
+
+
+# 11. commit messages keep the bytes git keeps
+
+def raw_commit(world, name: str, body: bytes, author: bytes, encoding: bytes | None) -> str:
+    """A commit on main, written byte for byte, adding a file of its own (no conflict)."""
+    blob = subprocess.run(["git", "-C", str(world.fork), "hash-object", "-w", "--stdin"], input=name.encode(),
+                          capture_output=True, check=True).stdout.decode().strip()
+    parent = rev(world.fork, "main")
+    index = {**os.environ, "GIT_INDEX_FILE": str(world.root / f"{name}.index")}
+    subprocess.run(["git", "-C", str(world.fork), "read-tree", "main"], env=index, check=True)
+    subprocess.run(["git", "-C", str(world.fork), "update-index", "--add", "--cacheinfo", f"100644,{blob},{name}"],
+                   env=index, check=True)
+    tree = subprocess.run(["git", "-C", str(world.fork), "write-tree"], env=index, capture_output=True,
+                          check=True).stdout.decode().strip()
+    who = author + b" <a@example.com> 1700000000 +0100"
+    raw = (f"tree {tree}\nparent {parent}\n".encode() + b"author " + who + b"\ncommitter " + who + b"\n"
+           + (b"encoding " + encoding + b"\n" if encoding else b"") + b"\n" + body)
+    commit = subprocess.run(["git", "-C", str(world.fork), "hash-object", "-t", "commit", "-w", "--stdin"], input=raw,
+                            capture_output=True, check=True).stdout.decode().strip()
+    git(world.fork, "update-ref", "refs/heads/main", commit)
+    git(world.fork, "reset", "-q", "--hard")
+    return commit
+
+
+def body_and_header(repo: Path, commit: str) -> tuple[bytes, bytes]:
+    raw = subprocess.run(["git", "-C", str(repo), "cat-file", "commit", commit], capture_output=True,
+                         check=True).stdout
+    header, _, body = raw.partition(b"\n\n")
+    return b"\n".join(line for line in header.split(b"\n") if line.startswith((b"author", b"encoding"))), \
+        body.split(b"\n\n(cherry picked from commit")[0]
+
+
+def test_replayed_messages_keep_the_bytes_git_cherry_pick_keeps(world, tmp_path: Path) -> None:
+    sources = [raw_commit(world, "invalid.txt", b"[alpha] caf\xe9 \xff\xfe not UTF-8\n\nbody \xc3\n", b"A. Uthor", None),
+               raw_commit(world, "latin.txt", b"[alpha] Jos\xe9's fix\n", b"Jos\xe9", b"ISO-8859-1")]
+    assert upgrade(world, "--on-conflict", "ours").exit_code == 1
+    replayed = git(world.fork, "log", "--format=%H", "-n", "3", f"{TARGET}~1").split()[:2][::-1]
+    git(world.fork, "worktree", "add", "-q", "--detach", str(tmp_path / "pick"), "v3.6.0")
+    for source, ours in zip(sources, replayed):
+        subprocess.run(["git", "-C", str(tmp_path / "pick"), "-c", f"core.hooksPath={os.devnull}", "cherry-pick",
+                        "-x", "--allow-empty", source], capture_output=True, check=True)
+        assert body_and_header(world.fork, ours) == body_and_header(tmp_path / "pick", "HEAD")
+    git(world.fork, "worktree", "remove", "--force", str(tmp_path / "pick"))
+    result = upgrade(world, "--on-conflict", "ours", "--force")  # the tool knows these commits for its own
+    assert result.exit_code == 1, result.output

@@ -24,6 +24,7 @@ from sync.support.faults import checkpoint
 from sync.records.pin import PIN_FILE, Pin, RecordedRange, commit_pin, pin_name, pinned_from, read_pin
 from sync.git import Commit, GitError, Oid, Repository, file_in_tree, holds_conflict, tool_dir
 from sync.git.diff import missing_blobs
+from sync.git.pick import replayed_parts
 from sync.git.repo import (branch_exists, branch_name_shadowed, branch_spelled, commit_of, commit_range,
                        commits_only_on, current_branch, delete_ref, last_written_by, direct_target, full_ref_name,
                        has_object, has_ref, is_ancestor, is_commit, names_longer_than, open_repo,
@@ -471,14 +472,14 @@ def made_by_tool(repo: Repository, commit: Commit) -> bool:
         return False
     if commit.committer.email == TOOL_EMAIL or made_by_apply(commit):
         return True
-    found = re.search(r"\n\n\(cherry picked from commit ([0-9a-f]{40})\)\n(?:" + CONFLICT_TRAILER + r": [^\n]*\n)?\Z",
-                      commit.message)
-    if found is None or not has_object(repo, found.group(1)):
+    found = re.search(rb"\n\n\(cherry picked from commit ([0-9a-f]{40})\)\n(?:" + CONFLICT_TRAILER.encode()
+                      + rb": [^\n]*\n)?\Z", commit.raw_message)
+    if found is None or not has_object(repo, found.group(1).decode()):
         return False
-    source = commit_of(repo, found.group(1))
-    same = lambda a, b: (a.name, a.email, a.time, a.offset) == (b.name, b.email, b.time, b.offset)  # noqa: E731
-    return (commit.message[:found.start()] == source.message.rstrip("\n")
-            and same(commit.author, source.author) and same(commit.committer, source.committer))
+    author, committer, message, _ = replayed_parts(commit_of(repo, found.group(1).decode()))
+    same = lambda a, b: (a.raw_name, a.raw_email, a.time, a.offset) == (b.raw_name, b.raw_email, b.time, b.offset)  # noqa: E731
+    return (commit.raw_message[:found.start()] == message.rstrip(b"\n")
+            and same(commit.author, author) and same(commit.committer, committer))
 
 
 def _check_new_run(repo: Repository, params: UpgradeParams, force: bool) -> list[str]:
