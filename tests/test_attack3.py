@@ -454,3 +454,16 @@ def test_replayed_messages_keep_the_bytes_git_cherry_pick_keeps(world, tmp_path:
     git(world.fork, "worktree", "remove", "--force", str(tmp_path / "pick"))
     result = upgrade(world, "--on-conflict", "ours", "--force")  # the tool knows these commits for its own
     assert result.exit_code == 1, result.output
+
+
+# 13. smaller
+
+@pytest.mark.parametrize("name", ["flagtree-core", "shared-trunk", "ci"])
+def test_a_backend_named_like_a_built_in_group_is_refused(world, name: str) -> None:
+    spec = world.fork / "third_party" / name / "backend" / "spec" / "triton"
+    spec.mkdir(parents=True)
+    (spec / "__init__.py").write_text("")
+    git(world.fork, "add", "-A")
+    git(world.fork, "commit", "-qm", f"[{name}] a backend")
+    result = CliRunner().invoke(cli, ["drift", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0"])
+    assert result.exit_code == 2 and f"built-in group {name}" in result.output, result.output
