@@ -467,3 +467,40 @@ def test_a_backend_named_like_a_built_in_group_is_refused(world, name: str) -> N
     git(world.fork, "commit", "-qm", f"[{name}] a backend")
     result = CliRunner().invoke(cli, ["drift", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0"])
     assert result.exit_code == 2 and f"built-in group {name}" in result.output, result.output
+
+
+APPLY = ["drift", "--from", "v3.5.0", "--onto", "v3.6.0", "--target", TARGET, "--apply", "-q"]
+
+
+def test_a_second_drift_apply_while_one_runs_exits_2(world) -> None:
+    import fcntl
+    assert upgrade(world).exit_code == 1
+    state_dir(world).mkdir(exist_ok=True)
+    descriptor = os.open(state_dir(world) / "apply.lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)  # what a running drift --apply holds
+        before = rev(world.fork, TARGET)
+        result = CliRunner().invoke(cli, [*APPLY, "--repo", str(world.fork)])
+        assert result.exit_code == 2 and "another drift --apply is in progress" in result.output, result.output
+        assert rev(world.fork, TARGET) == before
+    finally:
+        os.close(descriptor)
+    assert CliRunner().invoke(cli, [*APPLY, "--repo", str(world.fork)]).exit_code == 1
+
+
+def test_a_branch_moved_under_drift_apply_loses_nothing(world, monkeypatch) -> None:
+    """The other run's commit lands between reading the branch and writing it: exit 2, the other commit kept."""
+    from sync.jobs import drift
+    assert upgrade(world).exit_code == 1
+    write = drift.commit_files
+    moved: list[str] = []
+
+    def moved_first(*args, **kwargs):
+        other = git(world.fork, "commit-tree", "-p", TARGET, "-m", "made meanwhile", f"{TARGET}^{{tree}}").strip()
+        git(world.fork, "update-ref", f"refs/heads/{TARGET}", other)
+        moved.append(other)
+        return write(*args, **kwargs)
+    monkeypatch.setattr(drift, "commit_files", moved_first)
+    result = CliRunner().invoke(cli, [*APPLY, "--repo", str(world.fork)])
+    assert result.exit_code == 2 and "moved while drift --apply ran" in result.output, result.output
+    assert rev(world.fork, TARGET) == moved[0]

@@ -402,8 +402,8 @@ def _check_entry(repo: Repository, state: UpgradeState, number: int, result: Rep
 
 
 @contextmanager
-def run_lock(repo: Repository) -> Iterator[None]:
-    """Hold <git dir>/flagtree-sync/upgrade.lock for a whole run: a second run on the same repository
+def run_lock(repo: Repository, name: str = "upgrade", running: str = "another upgrade") -> Iterator[None]:
+    """Hold <git dir>/flagtree-sync/<name>.lock for a whole run: a second run on the same repository
     fails at once (exit 2) instead of interleaving its journal with this one. The kernel drops the
     lock when the process dies, so a killed run never leaves it held."""
     directory = tool_dir(repo)
@@ -411,7 +411,7 @@ def run_lock(repo: Repository) -> Iterator[None]:
         raise SyncError(f"{directory} is not flagtree-sync's directory (a symbolic link or a file): move it away "
                         "and rerun")
     directory.mkdir(exist_ok=True)
-    path = directory / "upgrade.lock"
+    path = directory / f"{name}.lock"
     try:
         descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     except OSError as exc:
@@ -422,7 +422,7 @@ def run_lock(repo: Repository) -> Iterator[None]:
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as exc:
-            raise SyncError(f"another upgrade is in progress on {repo.workdir or repo.path} (it holds {path}); "
+            raise SyncError(f"{running} is in progress on {repo.workdir or repo.path} (it holds {path}); "
                             "wait for it to finish") from exc
         holding_lock(descriptor)  # forked workers close their copy (sync/support/workers.py)
         yield
