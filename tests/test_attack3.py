@@ -504,3 +504,10 @@ def test_a_branch_moved_under_drift_apply_loses_nothing(world, monkeypatch) -> N
     result = CliRunner().invoke(cli, [*APPLY, "--repo", str(world.fork)])
     assert result.exit_code == 2 and "moved while drift --apply ran" in result.output, result.output
     assert rev(world.fork, TARGET) == moved[0]
+
+
+@pytest.mark.parametrize("old", ["HEAD", "main", "main^{commit}"])
+def test_status_from_a_commit_that_drops_the_delta_is_an_error(world, old: str) -> None:
+    assert upgrade(world).exit_code == 1
+    result = CliRunner().invoke(cli, ["status", "--repo", str(world.fork), "--target", TARGET, "--from", old, "-q"])
+    assert result.exit_code == 2 and "--from" in result.output, result.output
