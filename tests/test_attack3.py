@@ -229,7 +229,8 @@ LFS_POINTER = ("version https://git-lfs.github.com/spec/v1\n"
 
 
 def test_an_overlay_committed_as_an_lfs_pointer_is_said_unread(world) -> None:
-    overlays = ["third_party/alpha/backend/spec/triton/ops/matmul.py", "third_party/beta/backend/spec/lib/Analysis/Alias.cpp"]
+    overlays = ["third_party/alpha/backend/spec/triton/ops/matmul.py",
+                "third_party/beta/backend/spec/lib/Analysis/Alias.cpp"]
     for path in overlays:
         (world.fork / path).write_text(LFS_POINTER)
     git(world.fork, "commit", "-qam", "overlays moved to LFS")
@@ -250,8 +251,9 @@ def long_name_in_between(world) -> None:
     from tests.test_hardening_names import LONG, commit_long_name
     commit_long_name(world, conflicting=False)
     index = {**os.environ, "GIT_INDEX_FILE": str(world.root / "gone.index")}
-    plumb = lambda *args: subprocess.run(["git", "-C", str(world.fork), *args], env=index, capture_output=True,  # noqa: E731
-                                         check=True, text=True).stdout.strip()
+    def plumb(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(world.fork), *args], env=index, capture_output=True, check=True,
+                              text=True).stdout.strip()
     plumb("read-tree", "main")
     plumb("update-index", "--remove", "--force-remove", LONG)
     git(world.fork, "update-ref", "refs/heads/main", plumb("commit-tree", plumb("write-tree"), "-p", "main", "-m",
@@ -442,7 +444,8 @@ def body_and_header(repo: Path, commit: str) -> tuple[bytes, bytes]:
 
 
 def test_replayed_messages_keep_the_bytes_git_cherry_pick_keeps(world, tmp_path: Path) -> None:
-    sources = [raw_commit(world, "invalid.txt", b"[alpha] caf\xe9 \xff\xfe not UTF-8\n\nbody \xc3\n", b"A. Uthor", None),
+    sources = [raw_commit(world, "invalid.txt", b"[alpha] caf\xe9 \xff\xfe not UTF-8\n\nbody \xc3\n", b"A. Uthor",
+                          None),
                raw_commit(world, "latin.txt", b"[alpha] Jos\xe9's fix\n", b"Jos\xe9", b"ISO-8859-1")]
     assert upgrade(world, "--on-conflict", "ours").exit_code == 1
     replayed = git(world.fork, "log", "--format=%H", "-n", "3", f"{TARGET}~1").split()[:2][::-1]

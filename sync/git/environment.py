@@ -14,8 +14,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sync.errors import SyncError
+
+if TYPE_CHECKING:
+    import git
 
 # Each names a path git reads instead of the repository's own (compared with what the tool opened).
 PATH_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR")
@@ -59,8 +63,8 @@ def adopt(git_dir: Path, common_dir: Path, work_tree: Path | None) -> None:
     for name in PATH_VARIABLES:
         value = taken.get(name)
         if value and _resolved(value) not in {_resolved(str(path)) for path in expected[name]}:
-            raise SyncError(f"{name}={value} is set (as inside a git hook) and names another "
-                            f"{'work tree' if name == 'GIT_WORK_TREE' else 'index' if name == 'GIT_INDEX_FILE' else 'repository'} "
+            what = {"GIT_WORK_TREE": "work tree", "GIT_INDEX_FILE": "index"}.get(name, "repository")
+            raise SyncError(f"{name}={value} is set (as inside a git hook) and names another {what} "
                             f"than {work_tree or git_dir}, which flagtree-sync works on: unset {name} "
                             f"(env -u {name} flagtree-sync ...) and name the repository with --repo")
     for name in UNFOLLOWED_VARIABLES:
@@ -76,7 +80,7 @@ def _resolved(path: str) -> Path:
         return Path(os.path.abspath(path))
 
 
-def tool_git(path: Path | str) -> "git.Git":  # noqa: F821 (GitPython is imported lazily)
+def tool_git(path: Path | str) -> "git.Git":  # GitPython is imported when first needed
     """GitPython's git for a repository or worktree the tool works in: no repository variable inherited, no
     hook run (the hooks a relative core.hooksPath names would come from the replayed tree)."""
     import git

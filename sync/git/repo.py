@@ -186,7 +186,8 @@ class UpstreamScan:
         self.unchecked: str | None = None  # why patch-ids could not be compared (then only REACHABLE is known)
         if own:  # else nothing is left that a patch-id could match
             # GitPython drives the git binary: patch-ids exactly as git computes them
-            self._cherry = tool_git(repo.path).execute(["git", "--git-dir", repo.path, "cherry", str(onto.id), str(src.id),
+            self._cherry = tool_git(repo.path).execute(["git", "--git-dir", repo.path, "cherry", str(onto.id),
+                                                        str(src.id),
                                               str(old.id)], as_process=True)
 
     def result(self) -> dict[pygit2.Oid, str]:
@@ -497,7 +498,8 @@ def paths_written_longer_than(repo: pygit2.Repository, old: pygit2.Commit, src: 
     more than limit bytes or more than path_limit bytes in all: a replayed tree between the two ends holds it
     even when the last one no longer does."""
     for commit in _walk_range(repo, old, src):
-        diff = commit.parents[0].tree.diff_to_tree(commit.tree) if commit.parents else commit.tree.diff_to_tree(swap=True)
+        diff = (commit.parents[0].tree.diff_to_tree(commit.tree) if commit.parents
+                else commit.tree.diff_to_tree(swap=True))
         for delta in diff.deltas:
             if delta.status == pygit2.enums.DeltaStatus.DELETED:
                 continue

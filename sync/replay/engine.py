@@ -28,8 +28,8 @@ from sync.git.pick import replayed_parts
 from sync.git.repo import (branch_exists, branch_name_shadowed, branch_spelled, commit_of, commit_range,
                        commits_only_on, current_branch, delete_ref, last_written_by, direct_target, full_ref_name,
                        has_object, has_ref, is_ancestor, is_commit, names_longer_than, open_repo,
-                       paths_written_longer_than, ref_conflict, resolve_commit, resolves, set_ref, update_ref, valid_branch_name,
-                       UpstreamScan)
+                       paths_written_longer_than, ref_conflict, resolve_commit, resolves, set_ref, update_ref,
+                       valid_branch_name, UpstreamScan)
 from sync.git.worktree import (Worktree, branches_in_use, branches_in_worktrees, is_linked_worktree, longest_name,
                            remove_worktree, stop_worktree)
 from sync.model.revs import Range, Rev
@@ -477,7 +477,8 @@ def made_by_tool(repo: Repository, commit: Commit) -> bool:
     if found is None or not has_object(repo, found.group(1).decode()):
         return False
     author, committer, message, _ = replayed_parts(commit_of(repo, found.group(1).decode()))
-    same = lambda a, b: (a.raw_name, a.raw_email, a.time, a.offset) == (b.raw_name, b.raw_email, b.time, b.offset)  # noqa: E731
+    same = lambda a, b: ((a.raw_name, a.raw_email, a.time, a.offset)  # noqa: E731
+                         == (b.raw_name, b.raw_email, b.time, b.offset))
     return (commit.raw_message[:found.start()] == message.rstrip(b"\n")
             and same(commit.author, author) and same(commit.committer, committer))
 
