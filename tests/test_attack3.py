@@ -514,3 +514,22 @@ def test_status_from_a_commit_that_drops_the_delta_is_an_error(world, old: str) 
     assert upgrade(world).exit_code == 1
     result = CliRunner().invoke(cli, ["status", "--repo", str(world.fork), "--target", TARGET, "--from", old, "-q"])
     assert result.exit_code == 2 and "--from" in result.output, result.output
+
+
+def test_a_python_overlay_of_short_statements_under_the_byte_limit_is_bounded(tmp_path: Path) -> None:
+    """2 MB of `x = 1` lines, under the 2 MiB parse limit in bytes, took 506 MB in drift (822 MB through
+    ast.parse alone): its million tokens are over the limit's token budget, so no parser sees it."""
+    from sync.demo.world import build_world
+    from sync.support.parselimit import DEFAULT
+    from tests.test_hardening_resources import OVERLAY, peak_rss_bytes
+    tiny, big = build_world(tmp_path / "tiny"), build_world(tmp_path / "big")
+    data = b"x = 1\n" * ((DEFAULT - 100_000) // 6)
+    (big.fork / OVERLAY).write_bytes(data)
+    git(big.fork, "commit", "-qam", "[alpha] a long overlay")
+    args = ["drift", *["--from", "v3.5.0", "--onto", "v3.6.0"]]
+    baseline = peak_rss_bytes(tmp_path, "tiny", [*args, "--repo", str(tiny.fork), "--out", str(tmp_path / "t")])
+    peak = peak_rss_bytes(tmp_path, "big", [*args, "--repo", str(big.fork), "--out", str(tmp_path / "b")])
+    assert peak <= baseline + 40 * len(data), (peak, baseline, len(data))
+    document = json.loads((tmp_path / "b" / "report.json").read_text())
+    assert [f for g in document["groups"] for f in g["findings"]
+            if f["kind"] == "analysis-skipped" and f["path"] == OVERLAY and "tokens" in f["message"]]
