@@ -508,6 +508,29 @@ def paths_written_longer_than(repo: pygit2.Repository, old: pygit2.Commit, src: 
                 yield commit, delta.new_file.path
 
 
+def missing_in_history(repo: pygit2.Repository, tip: str | pygit2.Oid, stop: str | pygit2.Oid) -> list[str]:
+    """What the commits stop..tip lack of their own objects (commits, trees, the blobs each writes against its
+    first parent), as "<commit> <path>": a run's objects a `git prune` or gc removed while it ran."""
+    found: list[str] = []
+    try:
+        walker = repo.walk(as_oid(tip), SortMode.TOPOLOGICAL)
+        walker.hide(as_oid(stop))
+        commits = list(walker)
+    except (KeyError, ValueError, pygit2.GitError) as exc:
+        return [f"{str(tip)[:9]} (its history cannot be walked: {exc})"]
+    for commit in commits:
+        try:
+            tree = commit.tree
+            diff = commit.parents[0].tree.diff_to_tree(tree) if commit.parents else tree.diff_to_tree(swap=True)
+        except (KeyError, ValueError, pygit2.GitError):
+            found.append(f"{str(commit.id)[:9]} (a tree)")
+            continue
+        found.extend(f"{str(commit.id)[:9]} {delta.new_file.path}" for delta in diff.deltas
+                     if delta.status != pygit2.enums.DeltaStatus.DELETED
+                     and delta.new_file.mode != FileMode.COMMIT and delta.new_file.id not in repo)
+    return found
+
+
 def names_longer_than(repo: pygit2.Repository, tree_id: str | pygit2.Oid, limit: int,
                       path_limit: int = 1 << 30) -> Iterator[str]:
     """The paths of a tree with a component of more than limit bytes, or of more than path_limit bytes in all

@@ -27,7 +27,7 @@ from sync.git.diff import missing_blobs
 from sync.git.pick import replayed_parts
 from sync.git.repo import (branch_exists, branch_name_shadowed, branch_spelled, commit_of, commit_range,
                        commits_only_on, current_branch, delete_ref, last_written_by, direct_target, full_ref_name,
-                       has_object, has_ref, is_ancestor, is_commit, names_longer_than, open_repo,
+                       has_object, has_ref, is_ancestor, is_commit, missing_in_history, names_longer_than, open_repo,
                        paths_written_longer_than, ref_conflict, resolve_commit, resolves, set_ref, update_ref,
                        valid_branch_name, UpstreamScan)
 from sync.git.worktree import (Worktree, branches_in_use, branches_in_worktrees, is_linked_worktree, longest_name,
@@ -572,6 +572,11 @@ def _write_target(repo: Repository, state: UpgradeState, tip: str) -> None:
     name = f"refs/heads/{state.params.target_branch}"
     if not has_object(repo, tip):  # libgit2 can report a commit written on a full disk that it never wrote
         raise OSError(errno.EIO, f"commit {tip} is not in the object store, though it was written")
+    gone = missing_in_history(repo, tip, state.params.range.onto.oid)
+    if gone:  # a git prune or gc racing the run removed what it wrote: never a branch that lacks it
+        raise SyncError(f"objects this run wrote are gone from the object store (a git prune or gc while it ran?): "
+                        f"{', '.join(gone[:3])}{f' and {len(gone) - 3} more' if len(gone) > 3 else ''}; "
+                        f"{name} was not written: drop the run with upgrade --abort and run the upgrade again")
     failed = update_ref(repo, name, tip, current, f"{TARGET_MESSAGE}{state.params.range.onto.ref}")
     if failed is not None:
         raise SyncError(f"cannot update {name}: {failed}; {_RESUME_HINT}")
@@ -656,7 +661,12 @@ def _drive(repo: Repository, store: StateStore, state: UpgradeState, progress: P
             checkpoint(f"commit:{number + 1}")
             progress(number + 1, total, commit, result)
             continue
-        head = commit_of(repo, state.head)
+        try:
+            head = commit_of(repo, state.head)
+        except KeyError:  # written by this run, then removed before a ref kept it
+            raise SyncError(f"commit {state.head[:9]}, which this run wrote, is gone from the object store (a git "
+                            "prune or gc while it ran?): drop the run with upgrade --abort and run the upgrade "
+                            "again") from None
         try:
             outcome = replayer.pick_tree(commit, head.tree)
         except GitError as exc:  # e.g. an object missing from a partial clone
