@@ -186,9 +186,8 @@ class UpstreamScan:
         self.unchecked: str | None = None  # why patch-ids could not be compared (then only REACHABLE is known)
         if own:  # else nothing is left that a patch-id could match
             # GitPython drives the git binary: patch-ids exactly as git computes them
-            self._cherry = tool_git(repo.path).execute(["git", "--git-dir", repo.path, "cherry", str(onto.id),
-                                                        str(src.id),
-                                              str(old.id)], as_process=True)
+            command = ["git", "--git-dir", repo.path, "cherry", str(onto.id), str(src.id), str(old.id)]
+            self._cherry = tool_git(repo.workdir or repo.path).execute(command, as_process=True)
 
     def result(self) -> dict[pygit2.Oid, str]:
         if self._cherry is not None:
@@ -399,7 +398,7 @@ def update_ref(repo: pygit2.Repository, name: str, new: str | None, old: str | N
     args = ["-d", name, old or zero] if new is None else ["--create-reflog", name, new, old or zero]
     try:
         # The reflog line is dated now: a GIT_COMMITTER_DATE meant for commits (even one git refuses) is not ours.
-        tool_git(repo.path).update_ref("--no-deref", "-m", message, *args,
+        tool_git(repo.workdir or repo.path).update_ref("--no-deref", "-m", message, *args,
                                            env={"GIT_COMMITTER_DATE": f"{int(time.time())} +0000"})
     except git.GitCommandError as exc:
         return str(exc.stderr or exc).strip().removeprefix("stderr:").strip().strip("'").strip()

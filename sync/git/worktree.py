@@ -117,7 +117,7 @@ def add_worktree(repo: pygit2.Repository, path: Path, commit: str) -> Worktree:
     elif os.path.lexists(path) and (path.is_symlink() or not path.is_dir() or any(path.iterdir())):
         raise SyncError(f"{path} is in the way of the worktree flagtree-sync needs there and is not one of this "
                         "repository's worktrees, so it is left alone: move it away and rerun")
-    main = tool_git(repo.path)
+    main = tool_git(repo.workdir or repo.path)
     main.worktree("prune")  # forget a registered worktree whose directory is gone
     main.worktree("add", "--detach", "--quiet", str(path), commit)
     return Worktree(path)
@@ -146,7 +146,7 @@ def is_linked_worktree(repo: pygit2.Repository, path: Path) -> bool:
     """path is a real directory (no symlink followed) that git lists as a linked worktree of this repository."""
     if path.is_symlink() or not path.is_dir():
         return False
-    listing = tool_git(repo.path).worktree("list", "--porcelain", "-z")
+    listing = tool_git(repo.workdir or repo.path).worktree("list", "--porcelain", "-z")
     paths = [Path(field[len("worktree "):]) for field in listing.split("\0") if field.startswith("worktree ")]
     return path.resolve() in {listed.resolve() for listed in paths[1:]}  # the first entry is the main worktree
 
@@ -155,7 +155,7 @@ def remove_worktree(repo: pygit2.Repository, path: Path, force: bool = True) -> 
     """git worktree remove; without force git keeps a worktree with changes or untracked files (False).
     Ignored files go either way: git treats them as expendable build output."""
     try:
-        tool_git(repo.path).worktree("remove", *(["--force"] if force else []), str(path))
+        tool_git(repo.workdir or repo.path).worktree("remove", *(["--force"] if force else []), str(path))
     except git.GitCommandError:
         if force:
             raise
@@ -175,7 +175,7 @@ def detached_worktree(repo: pygit2.Repository, path: Path, commit: str = "HEAD")
 
 def branches_in_worktrees(repo: pygit2.Repository) -> dict[str, Path]:
     """Every branch checked out in the main or a linked worktree (refs/heads/... -> its worktree)."""
-    listing = tool_git(repo.path).worktree("list", "--porcelain", "-z")
+    listing = tool_git(repo.workdir or repo.path).worktree("list", "--porcelain", "-z")
     found: dict[str, Path] = {}
     path = None
     for field in listing.split("\0"):
