@@ -54,6 +54,11 @@ def _run_reported(command: Callable[..., int], again: str, args: Any, kwargs: An
         click.echo(f"{PROG}: interrupted; rerun the same command: {again}", err=True)
         sys.exit(130)
     except Exception as exc:  # a bug, unless the disk is full: keep the user's terminal clean, keep the evidence
+        refused = _not_writable(exc)
+        if refused is not None:
+            click.echo(f"{PROG}: error: {printable(refused)}; make it writable (or run as a user who may write "
+                       f"there), then rerun the same command: {again}", err=True)
+            sys.exit(EXIT_USAGE)
         where = _no_space_at(exc, kwargs)
         if where is None:
             _crash(exc, kwargs.get("repo_path"))
@@ -92,6 +97,20 @@ def _nearly_full(paths: Iterable[object]) -> str | None:
                 return str(existing)
         except OSError:
             continue
+    return None
+
+
+_REFUSED = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+def _not_writable(exc: Exception) -> str | None:
+    """What the file system refused (a read-only mount, a directory the user may not write), or None: the
+    environment's answer, not a bug. libgit2's errors say so only in their message."""
+    if isinstance(exc, OSError) and exc.errno in _REFUSED:
+        return f"cannot write {exc.filename}: {exc.strerror}" if exc.filename else f"cannot write: {exc.strerror}"
+    said = next((os.strerror(number) for number in _REFUSED if os.strerror(number) in str(exc)), None)
+    if said is not None and (isinstance(exc, OSError) or _is_git_error(exc)):
+        return f"cannot write: {str(exc).strip()}"
     return None
 
 
@@ -149,14 +168,21 @@ def _repository_log_dir(repo_path: str | None) -> list[Path]:
         return []
     # --repo defaults to the current directory, which may be anywhere inside the work tree
     git_dir = next((folder / ".git" for folder in (start, *start.parents) if (folder / ".git").is_dir()), None)
-    if git_dir is None or git_dir.is_symlink():
-        return []
+    if git_dir is None or git_dir.is_symlink() or not _owned_by_me(git_dir):
+        return []  # another user's repository (git's safe.directory case) gets no file of ours
     directory = git_dir / "flagtree-sync"
     try:
         directory.mkdir(exist_ok=True)
     except OSError:
         return []
     return [] if directory.is_symlink() else [directory]
+
+
+def _owned_by_me(path: Path) -> bool:
+    try:
+        return path.stat().st_uid == os.geteuid()
+    except OSError:
+        return False
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -487,4 +513,36 @@ def demo_command(**given: Any) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
-    cli.main(args=argv, prog_name=PROG)
+    _open_closed_standard_streams()
+    try:
+        cli.main(args=argv, prog_name=PROG)
+    except OSError as exc:  # click's own output (--help, --version, usage) could not be written: /dev/full
+        _output_failed(exc)
+
+
+def _open_closed_standard_streams() -> None:
+    """A closed stdin, stdout or stderr (`>&-`) reads and writes /dev/null, as git does: else the next file the
+    process opens would take its descriptor, and what it prints would land in that file."""
+    for number, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(number)
+            continue
+        except OSError:
+            pass
+        descriptor = os.open(os.devnull, os.O_RDWR)
+        if descriptor != number:
+            os.dup2(descriptor, number)
+            os.close(descriptor)
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(number, mode, encoding="utf-8", errors="backslashreplace", closefd=False))
+
+
+def _output_failed(exc: OSError) -> None:
+    """Say once, on stderr where it can, that the output could not be written; exit 2 (no traceback, and
+    nothing more for the interpreter to flush into the same failing file at exit)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno() if sys.stdout is not None else 1)
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(f"{PROG}: error: cannot write the output: {exc.strerror or exc}\n")
+        sys.stderr.flush()
+    sys.exit(EXIT_USAGE)

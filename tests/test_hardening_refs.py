@@ -210,7 +210,8 @@ def test_a_target_was_edited_into_the_state_still_keeps_commits_made_by_hand(wor
     header["params"]["target_branch"], header["target_was"] = "keep", mine
     (state_dir(world) / "upgrade.json").write_text(json.dumps(header))
     result = resolve_every_stop(world, "-q")
-    assert result.exit_code == 2 and "did not make" in result.output, result.output
+    # no --force accepted it (refs/flagtree-sync/forced/keep is the tool's record of that): left as it is
+    assert result.exit_code == 2 and "left as it is" in result.output, result.output
     assert rev(world, "keep") == mine
 
 

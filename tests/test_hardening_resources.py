@@ -90,9 +90,13 @@ def test_the_parse_limit_is_configurable(world, monkeypatch: pytest.MonkeyPatch)
     args = ["drift", "--repo", str(world.fork), *RANGE, "--json"]
     monkeypatch.setenv(ENV, "500")  # the demo's files are under 1 KB
     document = json.loads(invoke(*args).output)
-    skipped = {f["path"] for g in document["groups"] for f in g["findings"] if f["kind"] == "analysis-skipped"}
-    sizes = {path: len(git(world.fork, "show", f"main:{path}").encode()) for path in skipped}
-    assert skipped and all(size > 500 for size in sizes.values()), sizes
+    skipped = {f["path"]: f["message"] for g in document["groups"] for f in g["findings"]
+               if f["kind"] == "analysis-skipped"}
+    by_size = [path for path, message in skipped.items() if "tokens" not in message]  # else over the token budget
+    sizes = {path: len(git(world.fork, "show", f"main:{path}").encode()) for path in by_size}
+    assert by_size and all(size > 500 for size in sizes.values()), sizes
+    assert all(" tokens are over the parse limit's 31 " in message for path, message in skipped.items()
+               if path not in by_size)
     monkeypatch.setenv(ENV, "0")  # no limit
     assert "analysis-skipped" not in invoke(*args).output
     monkeypatch.setenv(ENV, "lots")

@@ -228,11 +228,12 @@ _PARSED_SUFFIXES = (".py", ".pyi", ".c", ".h", ".hpp", ".hh", ".hxx", ".cpp", ".
 def _over_the_parse_limit(context: "DriftContext") -> list[Finding]:
     """An analysis-skipped finding for each parsed file the analyses may read (one the fork, the new tag or
     the target has other than the old tag, or a backend's) that is over the parse limit."""
-    from sync.support.parselimit import ENV
+    from sync.support.parselimit import ENV, TOKEN_BYTES, too_many_tokens
     limit = parse_limit()
     if limit is None:
         return []
     sizes: dict[str, int] = {}
+    tokens: dict[str, int] = {}  # under the limit in bytes, over it in tokens (parselimit.TOKEN_BYTES)
     old = context.upstream_old
     for tree in [tree for tree in (context.fork, context.upstream_new, context.target) if tree is not None]:
         for path in tree.paths():
@@ -247,9 +248,17 @@ def _over_the_parse_limit(context: "DriftContext") -> list[Finding]:
                 continue
             if size > limit:
                 sizes[path] = size
+            elif size > limit // TOKEN_BYTES and path not in tokens:
+                count = too_many_tokens(tree.read(path) or b"")
+                if count is not None:
+                    tokens[path] = count
     return [Finding("analysis-skipped", path, f"parsing analyses: {path} was left out: {size} bytes is over the "
                     f"parse limit of {limit} bytes (raise it with {ENV}); merges and diffs still read it")
-            for path, size in sorted(sizes.items())]
+            for path, size in sorted(sizes.items())] + \
+        [Finding("analysis-skipped", path, f"parsing analyses: {path} was left out: its {count} tokens are over the "
+                 f"parse limit's {limit // TOKEN_BYTES} (one per {TOKEN_BYTES} bytes of {limit}: parsers' memory "
+                 f"follows the tokens; raise it with {ENV}); merges and diffs still read it")
+         for path, count in sorted(tokens.items()) if path not in sizes]
 
 
 def _on_the_branch(context: "DriftContext") -> "Callable[[Analyzer, list[Finding]], list[Finding]] | None":

@@ -8,6 +8,7 @@ from posixpath import basename
 from sync.facts.layout import (TRUNK, backend_names, commit_tag_owners, configured_owners, configured_roots,
                       enclosing_gate_groups, gate_groups, is_under, owning_backend, package_of, spec_files,
                       third_party_groups, trunk_rel)
+from sync.errors import SyncError
 from sync.facts.trees import FileTree, read_text
 from sync.facts.backends import BackendExports, backend_exports
 from sync.facts.cpp import backend_macros, mentions_spec_macro
@@ -18,6 +19,18 @@ SHARED = "shared-trunk"
 _CORE_FILES = {f"{TRUNK}/flagtree_spec.py", f"{TRUNK}/_flagtree_backend.py", "setup.py", "pyproject.toml",
                "python/setup.py", "python/pyproject.toml"}
 _CORE_PREFIXES = ("cmake/", ".github/", ".ci/")
+BUILT_IN_GROUPS = (CORE, SHARED, "ci")  # the report's own groups (model.report CORE, SHARED, CI)
+
+
+def require_distinct_groups(tree: FileTree, backends: Sequence[str]) -> None:
+    """Refuse a backend or third_party/ directory named like one of the report's built-in groups: its findings
+    and conflicts would merge silently into that group's row."""
+    clashing = sorted((set(backends) | set(third_party_groups(tree))) & set(BUILT_IN_GROUPS))
+    if clashing:
+        name = clashing[0]
+        raise SyncError(f"{tree.label}: the directory third_party/{name}/ (or a spec tree of backend {name}) is named "
+                        f"like the report's built-in group {name}, and the two would merge into one row: rename the "
+                        "backend's directory")
 
 
 class OwnerIndex:
@@ -29,6 +42,7 @@ class OwnerIndex:
         self.extra = configured_roots(tree)
         self.hooks = hooks if hooks is not None else index_trunk_hooks(tree)
         self.backends = backend_names(tree)  # a spec tree, or files a setup helper installs in trunk's place
+        require_distinct_groups(tree, self.backends)
         if exports is None:
             exports = {backend: backend_exports(tree, backend) for backend in self.backends}
         self.exports = {backend: set(exports[backend].functions) for backend in self.backends if backend in exports}

@@ -35,8 +35,10 @@ GitError = pygit2.GitError
 
 
 def is_git_error(exc: BaseException) -> bool:
-    """Whether exc was raised by the git libraries (libgit2 through pygit2), for callers that must not name them."""
-    return isinstance(exc, GitError)
+    """Whether exc was raised by the git libraries (libgit2 through pygit2, or the git binary through GitPython),
+    for callers that must not name them: what it says is git's, errno aside."""
+    from git.exc import GitCommandError  # GitPython, loaded by the few operations that run the git binary
+    return isinstance(exc, (GitError, GitCommandError))
 
 __all__ = [
     "Change", "Commit", "ConflictHunk", "GitError", "GitTree", "MergeOutcome", "Oid", "Repository", "Tree",

@@ -195,15 +195,66 @@ def _settled_blob(repo: pygit2.Repository, path: str, base: pygit2.Oid | None, o
     return repo.create_blob(data), list(marked.hunks)
 
 
-def commit_like(repo: pygit2.Repository, source: pygit2.Commit, message: str, tree: pygit2.Oid | str,
+def commit_like(repo: pygit2.Repository, source: pygit2.Commit, trailer: bytes, tree: pygit2.Oid | str,
                 head: pygit2.Oid | str) -> pygit2.Oid:
-    """A commit with source's author and committer, so that replaying twice gives the same hashes."""
+    """A commit with source's message (trailer appended), author and committer, as git cherry-pick writes them, so
+    that replaying twice gives the same hashes (see replayed_parts)."""
+    author, committer, message, encoding = replayed_parts(source)
+    # the tool's own trailer names a path byte for byte (a file name that is not UTF-8 stays findable)
+    message = message.rstrip(b"\n") + trailer
+    if encoding is not None:
+        return repo.create_commit(None, author, committer, message, _oid(tree), [_oid(head)], encoding)
+    return repo.create_commit(None, author, committer, message, _oid(tree), [_oid(head)])
+
+
+def replayed_parts(source: pygit2.Commit) -> tuple[pygit2.Signature, pygit2.Signature, bytes, str | None]:
+    """Author, committer, message and encoding header of source's replay, as git cherry-pick writes them: a message
+    and signatures in a declared encoding (an `encoding` header) are re-encoded to UTF-8 together, without the
+    header (where they do not decode, kept as they are, header included); then, as git commit does, every byte
+    that is not valid UTF-8 is read as Latin-1."""
+    signatures = [(sig.raw_name, sig.raw_email, sig.time, sig.offset) for sig in (source.author, source.committer)]
+    message = source.raw_message
+    declared = (source.message_encoding or "utf-8").lower().replace("_", "-")
+    if declared not in ("utf-8", "utf8"):
+        try:
+            message = message.decode(declared).encode("utf-8")
+            signatures = [(name.decode(declared).encode("utf-8"), email.decode(declared).encode("utf-8"), time,
+                           offset) for name, email, time, offset in signatures]
+        except (LookupError, UnicodeDecodeError):  # git keeps what it cannot re-encode, and says its encoding
+            return source.author, source.committer, message, source.message_encoding
+    author, committer = (pygit2.Signature(git_utf8(name).decode("utf-8"), git_utf8(email).decode("utf-8"), time, offset)
+                         for name, email, time, offset in signatures)
+    return author, committer, git_utf8(message), None
+
+
+def git_utf8(data: bytes) -> bytes:
+    """data as git commit stores a commit meant to be UTF-8 (commit.c, verify_utf8): each byte that starts no valid
+    UTF-8 character (git also refuses surrogates, overlong forms, U+FDD0..U+FDEF and U+xxFFFE/F) is taken as Latin-1."""
+    out, index = bytearray(), 0
+    while index < len(data):
+        size = _utf8_length(data, index)
+        if size:
+            out += data[index:index + size]
+            index += size
+        else:
+            out += bytes([data[index]]).decode("latin-1").encode("utf-8")
+            index += 1
+    return bytes(out)
+
+
+def _utf8_length(data: bytes, index: int) -> int:
+    """The length of the valid UTF-8 character at index by git's rules; 0 when none starts there."""
+    lead = data[index]
+    if lead < 0x80:
+        return 1
+    size = 2 if lead & 0xE0 == 0xC0 else 3 if lead & 0xF0 == 0xE0 else 4 if lead & 0xF8 == 0xF0 else 0
     try:
-        message.encode("utf-8")
-    except UnicodeEncodeError:  # a path in the trailer that is not UTF-8 (surrogate-escaped): write its bytes
-        return repo.create_commit(None, source.author, source.committer, message.encode("utf-8", "surrogateescape"),
-                                  _oid(tree), [_oid(head)])
-    return repo.create_commit(None, source.author, source.committer, message, _oid(tree), [_oid(head)])
+        point = ord(data[index:index + size].decode("utf-8")) if size else -1  # refuses overlong and surrogates
+    except (UnicodeDecodeError, TypeError):
+        return 0
+    if point < 0 or (point & 0xFFFE) == 0xFFFE or 0xFDD0 <= point <= 0xFDEF:
+        return 0
+    return size
 
 
 def _oid(value: pygit2.Oid | str) -> pygit2.Oid:

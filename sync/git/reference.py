@@ -94,7 +94,7 @@ def cherry_picker(repo: pygit2.Repository) -> Iterator[CherryPicker]:
     try:
         subprocess.run(["git", "init", "-q", str(directory)], env=_env(), capture_output=True, check=True)
         alternates = directory / ".git" / "objects" / "info" / "alternates"
-        alternates.write_text(f"{(common_git_dir(repo) / 'objects').resolve()}\n", encoding="utf-8")
+        alternates.write_bytes(os.fsencode((common_git_dir(repo) / "objects").resolve()) + b"\n")
         yield CherryPicker(directory)
     finally:
         shutil.rmtree(directory, ignore_errors=True)

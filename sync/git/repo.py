@@ -15,6 +15,7 @@ import pygit2
 from pygit2.enums import FileMode, ReferenceType, SortMode
 
 from sync.errors import NotARepository, SyncError, UnknownRef
+from sync.git.environment import adopt, tool_git
 
 _SUGGESTIONS = 3
 _RELEASE_TAG = re.compile(r"v?\d+(\.\d+)+(-?rc\d*)?")
@@ -39,10 +40,25 @@ def open_repo(path: Path | str) -> pygit2.Repository:
     found = pygit2.discover_repository(str(path))
     if found is None:
         raise NotARepository(str(path))
-    repo = pygit2.Repository(found)
+    try:
+        repo = pygit2.Repository(found)
+    except pygit2.GitError as exc:
+        raise SyncError(_unopenable(path, str(exc))) from None
+    adopt(Path(repo.path), common_git_dir(repo), Path(repo.workdir) if repo.workdir else None)
     if repo.is_shallow:
         raise SyncError(f"{path} is a shallow clone: the range cannot be read; run git fetch --unshallow first")
     return repo
+
+
+def _unopenable(path: Path, why: str) -> str:
+    """Why libgit2 will not open a repository git found, and what to do."""
+    if "object format" in why:
+        return (f"{path} is a SHA-256 repository (extensions.objectFormat), which flagtree-sync does not support: "
+                "it reads SHA-1 repositories only")
+    if "owned by current user" in why or "not owned" in why:
+        return (f"{path} is owned by another user, so git will not work in it (safe.directory): run as its owner, "
+                "or git config --global --add safe.directory <path> if you trust it")
+    return f"{path} cannot be opened as a git repository: {why}"
 
 
 LIBRARY_VERSIONS = f"pygit2 {pygit2.__version__}, libgit2 {pygit2.LIBGIT2_VERSION}"
@@ -67,7 +83,7 @@ def common_git_dir(repo: pygit2.Repository) -> Path:
     lock and cache there, so that every worktree of a repository sees the same upgrade."""
     common = Path(repo.path) / "commondir"
     if common.is_file():
-        return (Path(repo.path) / common.read_text(encoding="utf-8").strip()).resolve()
+        return (Path(repo.path) / os.fsdecode(common.read_bytes().strip())).resolve()  # a path: bytes as the kernel's
     return Path(repo.path)
 
 
@@ -169,9 +185,9 @@ class UpstreamScan:
         self._cherry: Any = None  # GitPython's handle: it ends git cherry if dropped unfinished
         self.unchecked: str | None = None  # why patch-ids could not be compared (then only REACHABLE is known)
         if own:  # else nothing is left that a patch-id could match
-            import git  # GitPython drives the git binary: patch-ids exactly as git computes them
-            self._cherry = git.Git().execute(["git", "--git-dir", repo.path, "cherry", str(onto.id), str(src.id),
-                                              str(old.id)], as_process=True)
+            # GitPython drives the git binary: patch-ids exactly as git computes them
+            command = ["git", "--git-dir", repo.path, "cherry", str(onto.id), str(src.id), str(old.id)]
+            self._cherry = tool_git(repo.workdir or repo.path).execute(command, as_process=True)
 
     def result(self) -> dict[pygit2.Oid, str]:
         if self._cherry is not None:
@@ -322,6 +338,27 @@ def valid_branch_name(name: str) -> bool:
     return pygit2.reference_is_valid_name(f"refs/heads/{name}")
 
 
+_OBJECT_ID = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
+_PSEUDO_REF = re.compile(r"[A-Z_]*HEAD")  # HEAD, FETCH_HEAD, ORIG_HEAD, ...: files of the git directory
+_NAMESPACES = ("heads", "tags", "remotes")
+
+
+def branch_name_shadowed(repo: pygit2.Repository, name: str) -> str | None:
+    """Why git would resolve the spelling `name` to something other than the branch refs/heads/name (git's
+    lookup order: an object id, a file of the git directory, refs/<name>, refs/tags/<name>, then the branch);
+    None when the name means the branch."""
+    if _OBJECT_ID.fullmatch(name):
+        return "it reads as a commit id"
+    if _PSEUDO_REF.fullmatch(name) or (Path(repo.path) / name).is_file():
+        return f"git reads {name} from the git directory first"
+    if name.split("/", 1)[0] in _NAMESPACES:
+        return f"git reads {name} as refs/{name}, not as a branch"
+    for shadow in (f"refs/{name}", f"refs/tags/{name}"):
+        if shadow in repo.references:
+            return f"{shadow} exists and git reads {name} as that"
+    return None
+
+
 def full_ref_name(repo: pygit2.Repository, spelled: str) -> str | None:
     """The ref a spelling names after git's lookup rules and every symbolic ref is followed (main,
     heads/main, refs/heads/main and HEAD on main are all refs/heads/main); None when it names no ref."""
@@ -357,14 +394,42 @@ def update_ref(repo: pygit2.Repository, name: str, new: str | None, old: str | N
     import git  # GitPython drives the git binary: its update-ref is the atomic check-and-write libgit2 lacks
 
     zero = "0" * 40
-    args = ["-d", name, old or zero] if new is None else [name, new, old or zero]
+    # --create-reflog: the log says the tool wrote it (last_written_by), also where reflogs are off (bare)
+    args = ["-d", name, old or zero] if new is None else ["--create-reflog", name, new, old or zero]
     try:
         # The reflog line is dated now: a GIT_COMMITTER_DATE meant for commits (even one git refuses) is not ours.
-        git.Repo(repo.path).git.update_ref("--no-deref", "-m", message, *args,
+        tool_git(repo.workdir or repo.path).update_ref("--no-deref", "-m", message, *args,
                                            env={"GIT_COMMITTER_DATE": f"{int(time.time())} +0000"})
     except git.GitCommandError as exc:
         return str(exc.stderr or exc).strip().removeprefix("stderr:").strip().strip("'").strip()
     return None
+
+
+def last_written_by(repo: pygit2.Repository, name: str, message_prefix: str) -> bool:
+    """Whether the ref's newest reflog entry is a write whose message starts with message_prefix and that set it
+    to the value it holds now: the tool wrote it, and nobody has moved, deleted or recreated it since (each
+    writes a reflog entry of its own; a deleted ref loses its log)."""
+    try:
+        ref = repo.references[name]
+        if ref.type == ReferenceType.SYMBOLIC:
+            return False
+        newest = next(iter(ref.log()), None)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+        return False
+    return newest is not None and newest.oid_new == ref.target and (newest.message or "").startswith(message_prefix)
+
+
+_REVISION_SUFFIX = re.compile(r"(?:~\d*|\^\d*|\^\{[^{}]*\}|@\{[^{}]*\})+\Z")
+
+
+def branch_spelled(repo: pygit2.Repository, spelling: str) -> str | None:
+    """The branch (refs/heads/...) a revision spelling starts from, after git's lookup rules and symbolic refs:
+    main, heads/main, main~0, main^0, main^{commit}, main@{0} and HEAD~0 (HEAD on main) all start from
+    refs/heads/main. None when it starts from no branch (a commit id, a tag, a remote-tracking branch)."""
+    base = _REVISION_SUFFIX.sub("", spelling) if not spelling.startswith(":") else ""
+    base = "HEAD" if base in ("", "@") and spelling not in ("", ":") else base
+    name = full_ref_name(repo, base) if base else None
+    return name if name is not None and name.startswith("refs/heads/") else None
 
 
 def has_ref(repo: pygit2.Repository, name: str) -> bool:
@@ -391,6 +456,8 @@ def file_in_tree(repo: pygit2.Repository, tree_id: str | pygit2.Oid, path: str) 
     try:
         entry = repo[as_oid(tree_id)].peel(pygit2.Tree)[path]
     except KeyError:
+        return None
+    if entry.filemode == FileMode.COMMIT:  # a submodule: its commit is in the submodule's store, not this one
         return None
     found = repo[entry.id]
     return found.data if isinstance(found, pygit2.Blob) else None
@@ -422,6 +489,45 @@ def commits_only_on(repo: pygit2.Repository, ref: str, ignore_prefix: str) -> li
     if repo.head_is_detached:
         walker.hide(repo.head.target)
     return list(walker)
+
+
+def paths_written_longer_than(repo: pygit2.Repository, old: pygit2.Commit, src: pygit2.Commit, limit: int,
+                              path_limit: int) -> Iterator[tuple[pygit2.Commit, str]]:
+    """(commit, path) for each path a commit of old..src writes (against its first parent) with a component of
+    more than limit bytes or more than path_limit bytes in all: a replayed tree between the two ends holds it
+    even when the last one no longer does."""
+    for commit in _walk_range(repo, old, src):
+        diff = (commit.parents[0].tree.diff_to_tree(commit.tree) if commit.parents
+                else commit.tree.diff_to_tree(swap=True))
+        for delta in diff.deltas:
+            if delta.status == pygit2.enums.DeltaStatus.DELETED:
+                continue
+            raw = os.fsencode(delta.new_file.path)
+            if len(raw) > path_limit or any(len(part) > limit for part in raw.split(b"/")):
+                yield commit, delta.new_file.path
+
+
+def missing_in_history(repo: pygit2.Repository, tip: str | pygit2.Oid, stop: str | pygit2.Oid) -> list[str]:
+    """What the commits stop..tip lack of their own objects (commits, trees, the blobs each writes against its
+    first parent), as "<commit> <path>": a run's objects a `git prune` or gc removed while it ran."""
+    found: list[str] = []
+    try:
+        walker = repo.walk(as_oid(tip), SortMode.TOPOLOGICAL)
+        walker.hide(as_oid(stop))
+        commits = list(walker)
+    except (KeyError, ValueError, pygit2.GitError) as exc:
+        return [f"{str(tip)[:9]} (its history cannot be walked: {exc})"]
+    for commit in commits:
+        try:
+            tree = commit.tree
+            diff = commit.parents[0].tree.diff_to_tree(tree) if commit.parents else tree.diff_to_tree(swap=True)
+        except (KeyError, ValueError, pygit2.GitError):
+            found.append(f"{str(commit.id)[:9]} (a tree)")
+            continue
+        found.extend(f"{str(commit.id)[:9]} {delta.new_file.path}" for delta in diff.deltas
+                     if delta.status != pygit2.enums.DeltaStatus.DELETED
+                     and delta.new_file.mode != FileMode.COMMIT and delta.new_file.id not in repo)
+    return found
 
 
 def names_longer_than(repo: pygit2.Repository, tree_id: str | pygit2.Oid, limit: int,

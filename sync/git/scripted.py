@@ -7,6 +7,8 @@ from typing import Union
 
 import git
 
+from sync.git.environment import forget_repository_variables
+
 # What a scripted commit does to a path: None deletes it, (old, new path, text) renames it, text writes it.
 Change = Union[None, str, tuple[str, str, str]]
 
@@ -20,6 +22,7 @@ class ScriptedRepo:
 
     @classmethod
     def init(cls, path: Path, branch: str, user: tuple[str, str], clock: int) -> "ScriptedRepo":
+        forget_repository_variables()  # GIT_DIR and the like name the user's repository, never the script's
         path.mkdir(parents=True, exist_ok=True)
         repo = git.Repo.init(path, initial_branch=branch)
         with repo.config_writer() as config:
@@ -32,6 +35,7 @@ class ScriptedRepo:
     def clone(cls, source: Path, path: Path, branch: str, start: str, user: tuple[str, str],
               clock: int) -> "ScriptedRepo":
         """Clone without checkout, then put branch at start."""
+        forget_repository_variables()
         repo = git.Repo.clone_from(str(source), str(path), no_checkout=True)
         repo.git.checkout("-q", "-B", branch, start)
         with repo.config_writer() as config:

@@ -32,7 +32,8 @@ def scratch_repository(repo: pygit2.Repository) -> Iterator[pygit2.Repository]:
                      else tempfile.mkdtemp(prefix="flagtree-sync-scratch-"))
     try:
         scratch = pygit2.init_repository(str(directory), bare=True)
-        (directory / "objects" / "info" / "alternates").write_text(f"{objects.resolve()}\n", encoding="utf-8")
+        # bytes: a path that is not UTF-8 (or under a C locale without PYTHONUTF8) is written as the kernel has it
+        (directory / "objects" / "info" / "alternates").write_bytes(os.fsencode(objects.resolve()) + b"\n")
         yield pygit2.Repository(scratch.path)
     finally:
         shutil.rmtree(directory, ignore_errors=True)

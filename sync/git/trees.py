@@ -8,6 +8,37 @@ import pygit2
 from sync.errors import SyncError
 
 SYMLINK_MODE = 0o120000
+GITLINK_MODE = 0o160000  # a submodule's commit: in the submodule's store, never in this one
+_SHOWN = 5
+
+
+class MissingObjects(SyncError):
+    """Files of a tree whose blobs the object store lacks: reading them as empty would give a wrong answer."""
+
+    def __init__(self, label: str, paths: list[str]) -> None:
+        more = f" and {len(paths) - _SHOWN} more" if len(paths) > _SHOWN else ""
+        super().__init__(f"{label} cannot be read: this clone lacks the objects of {len(paths)} file(s): "
+                         f"{', '.join(paths[:_SHOWN])}{more} (a partial clone whose promisor remote cannot be "
+                         "reached, or a pruned store); fetch them (git fetch --refetch, or a full clone), then rerun")
+
+
+# Blob ids known to be in each open repository's store: trees of one run share most of their files.
+_PRESENT: "weakref.WeakKeyDictionary[pygit2.Repository, set[pygit2.Oid]]" = weakref.WeakKeyDictionary()
+
+
+def _missing_paths(repo: pygit2.Repository, entries: dict[str, tuple[pygit2.Oid, int]]) -> list[str]:
+    present = _PRESENT.get(repo)
+    if present is None:
+        present = _PRESENT[repo] = set()
+    missing = []
+    for path, (oid, mode) in entries.items():
+        if mode == GITLINK_MODE or oid in present:
+            continue
+        if oid in repo:
+            present.add(oid)
+        else:
+            missing.append(path)
+    return sorted(missing)
 
 
 # Blob contents by id, per open repository: the trees of a run (old tag, new tag, fork, target) share most of
@@ -32,11 +63,18 @@ class GitTree:
         index = pygit2.Index()
         try:
             index.read_tree(tree)
+        except KeyError:  # a subtree is not in the store (a tree-filtered partial clone)
+            raise MissingObjects(label, ["(a directory's tree)"]) from None
         except pygit2.GitError as exc:  # libgit2 validates every path: a '..' or '.git' component is refused
+            if "not found" in str(exc):
+                raise MissingObjects(label, ["(a directory's tree)"]) from None
             raise SyncError(f"{label} cannot be read: {exc} (a path with a '.', '..' or '.git' component, which git "
                             "refuses to check out); fix the repository (rewrite the commit that added it), then rerun"
                             ) from None
         self._entries = {entry.path: (entry.id, entry.mode) for entry in index}
+        missing = _missing_paths(repo, self._entries)
+        if missing:  # never read as empty: a finding judged on an absent file would be a wrong answer
+            raise MissingObjects(label, missing)
         self._cache: dict[str, bytes] = {}
         self.missing: set[str] = set()  # paths whose blob is not in the object store
 

@@ -12,6 +12,7 @@ import git
 import pygit2
 
 from sync.errors import SyncError
+from sync.git.environment import tool_git
 from sync.git.repo import common_git_dir
 
 
@@ -20,11 +21,16 @@ class Worktree:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._git = git.Repo(path).git
+        self._git = tool_git(path)
 
     def checkout(self, commit: str) -> None:
         """Check out commit detached and remove every untracked file: each run starts clean."""
-        self._git.checkout("--quiet", "--force", "--detach", commit)
+        try:
+            self._git.checkout("--quiet", "--force", "--detach", commit)
+        except git.GitCommandError as exc:  # a name the file system refuses, a full disk: said, never a crash
+            raise SyncError(f"git cannot check out {commit[:9]} in {self.path}: {_why(exc)}; the replay is kept: "
+                            "rerun without what needs a worktree (--exec, --on-conflict stop), or upgrade --abort"
+                            ) from exc
         self._git.clean("-xdfq")
 
     def cherry_pick_no_commit(self, commit: str) -> str | None:
@@ -93,9 +99,14 @@ class Worktree:
         try:
             self._git.checkout("--quiet", "--detach", commit)
         except git.GitCommandError as exc:
-            why = str(exc.stderr or exc).strip().removeprefix("stderr:").strip().strip("'").strip()
-            raise SyncError(f"git cannot check out {commit[:9]} in {self.path}: {why}; fix that and rerun "
+            raise SyncError(f"git cannot check out {commit[:9]} in {self.path}: {_why(exc)}; fix that and rerun "
                             "flagtree-sync upgrade --continue") from exc
+
+
+def _why(exc: git.GitCommandError) -> str:
+    """git's own message, its last line (the one that says what failed)."""
+    lines = str(exc.stderr or exc).strip().removeprefix("stderr:").strip().strip("'").strip().splitlines()
+    return lines[-1] if lines else "failed"
 
 
 def add_worktree(repo: pygit2.Repository, path: Path, commit: str) -> Worktree:
@@ -106,9 +117,9 @@ def add_worktree(repo: pygit2.Repository, path: Path, commit: str) -> Worktree:
     elif os.path.lexists(path) and (path.is_symlink() or not path.is_dir() or any(path.iterdir())):
         raise SyncError(f"{path} is in the way of the worktree flagtree-sync needs there and is not one of this "
                         "repository's worktrees, so it is left alone: move it away and rerun")
-    main = git.Repo(repo.path)
-    main.git.worktree("prune")  # forget a registered worktree whose directory is gone
-    main.git.worktree("add", "--detach", "--quiet", str(path), commit)
+    main = tool_git(repo.workdir or repo.path)
+    main.worktree("prune")  # forget a registered worktree whose directory is gone
+    main.worktree("add", "--detach", "--quiet", str(path), commit)
     return Worktree(path)
 
 
@@ -135,7 +146,7 @@ def is_linked_worktree(repo: pygit2.Repository, path: Path) -> bool:
     """path is a real directory (no symlink followed) that git lists as a linked worktree of this repository."""
     if path.is_symlink() or not path.is_dir():
         return False
-    listing = git.Repo(repo.path).git.worktree("list", "--porcelain", "-z")
+    listing = tool_git(repo.workdir or repo.path).worktree("list", "--porcelain", "-z")
     paths = [Path(field[len("worktree "):]) for field in listing.split("\0") if field.startswith("worktree ")]
     return path.resolve() in {listed.resolve() for listed in paths[1:]}  # the first entry is the main worktree
 
@@ -144,7 +155,7 @@ def remove_worktree(repo: pygit2.Repository, path: Path, force: bool = True) -> 
     """git worktree remove; without force git keeps a worktree with changes or untracked files (False).
     Ignored files go either way: git treats them as expendable build output."""
     try:
-        git.Repo(repo.path).git.worktree("remove", *(["--force"] if force else []), str(path))
+        tool_git(repo.workdir or repo.path).worktree("remove", *(["--force"] if force else []), str(path))
     except git.GitCommandError:
         if force:
             raise
@@ -164,7 +175,7 @@ def detached_worktree(repo: pygit2.Repository, path: Path, commit: str = "HEAD")
 
 def branches_in_worktrees(repo: pygit2.Repository) -> dict[str, Path]:
     """Every branch checked out in the main or a linked worktree (refs/heads/... -> its worktree)."""
-    listing = git.Repo(repo.path).git.worktree("list", "--porcelain", "-z")
+    listing = tool_git(repo.workdir or repo.path).worktree("list", "--porcelain", "-z")
     found: dict[str, Path] = {}
     path = None
     for field in listing.split("\0"):
@@ -199,7 +210,7 @@ def _worktree_of(git_dir: Path, common: Path) -> Path:
     if git_dir == common:
         return common.parent
     try:
-        return Path((git_dir / "gitdir").read_text(encoding="utf-8").strip()).parent
+        return Path(os.fsdecode((git_dir / "gitdir").read_bytes().strip())).parent
     except (OSError, UnicodeDecodeError):
         return git_dir
 
@@ -208,7 +219,7 @@ def fast_forward(path: Path, commit: str) -> str | None:
     """git merge --ff-only in the worktree at path: its branch, index and files move together, and git
     refuses when a local change would be overwritten. None when done, else git's message."""
     try:
-        git.Repo(path).git.merge("--ff-only", "--quiet", commit)
+        tool_git(path).merge("--ff-only", "--quiet", commit)
     except git.GitCommandError as exc:
         return str(exc.stderr or exc).strip().removeprefix("stderr:").strip().strip("'").strip()
     return None

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import Callable
 
@@ -12,9 +13,9 @@ from sync.errors import SyncError
 from sync.support.gcpolicy import job
 from sync.model import DriftInfo, Finding, Range, Report, build_report
 from sync.model.report import BACKEND
-from sync.git import GitTree, Repository, branch_exists, branch_head, commit_files, open_repo
+from sync.git import GitError, GitTree, Repository, branch_exists, branch_head, commit_files, open_repo
 from sync.support.progress import Progress, Silent
-from sync.replay.engine import branch_in_the_making
+from sync.replay.engine import branch_in_the_making, run_lock
 from sync.jobs.revs import from_doubt, require_based_on, require_forward, resolve_rev
 from sync.jobs.upgraded import range_of
 
@@ -49,11 +50,13 @@ def run_drift(repo_path: str, *, old: str | None, onto: str | None, source: str 
     target = resolve_rev(repo, options.target) if options.target else None
     if options.apply and (target is None or not branch_exists(repo, target.ref)):
         raise SyncError("--apply commits the clean merges on a branch: pass that branch as --target")
-    try:
-        result = analyse_drift(repo, rng, target, set(options.backends) or None, options.symbols, progress)
-    finally:
-        (progress or Silent()).close()
-    applied = _apply_merges(repo, target.ref, rng, result) if options.apply and target else None
+    # two --apply at once: the second waits for nothing and exits 2 (each would commit on the same tip)
+    with run_lock(repo, "apply", "another drift --apply") if options.apply else nullcontext():
+        try:
+            result = analyse_drift(repo, rng, target, set(options.backends) or None, options.symbols, progress)
+        finally:
+            (progress or Silent()).close()
+        applied = _apply_merges(repo, target.ref, rng, result) if options.apply and target else None
     findings = _marked_applied(result, applied) if applied else result.findings
     if target is not None:
         from sync.jobs.review import review_on_branch
@@ -102,7 +105,11 @@ def _apply_merges(repo: Repository, branch: str, rng: Range, result: DriftResult
     files.update({path: text.encode("utf-8") for path, text in manifests.items()})
     checkout = branches_in_worktrees(repo).get(ref)
     if checkout is None:
-        commit = commit_files(repo, head, files, message, ref, by_user=True)
+        try:  # libgit2 moves the ref only while it is still at head: a commit made meanwhile loses nothing
+            commit = commit_files(repo, head, files, message, ref, by_user=True)
+        except GitError as exc:
+            raise SyncError(f"{branch} moved while drift --apply ran ({str(exc).strip()}); nothing was changed: "
+                            "run drift --apply again") from exc
         return None if commit == head.id else str(commit)  # the merges were already on the branch
     commit = commit_files(repo, head, files, message, by_user=True)
     if commit == head.id:

@@ -38,6 +38,15 @@ def require_based_on(repo: Repository, rng: Range) -> None:
         raise not_based_on(rng.old, rng.source)
 
 
+def require_delta(rng: Range) -> None:
+    """OLD..SRC must hold the FlagTree commits: --from at SRC itself (or after it) leaves none, and a report of
+    that range would drop the whole delta."""
+    if rng.old.oid == rng.source.oid:
+        raise SyncError(f"--from {rng.old.ref} is {rng.source.ref} itself ({rng.old.short}): {rng.old.ref}.."
+                        f"{rng.source.ref} holds no FlagTree commit, so the report would leave the whole delta out; "
+                        "pass the upstream tag the FlagTree branch is based on as --from")
+
+
 def require_forward(repo: Repository, rng: Range, verb: str) -> None:
     """NEW must come after OLD: the same commit leaves nothing to compare, and a NEW that OLD descends from
     turns every file upstream added since into one it "deleted"."""

@@ -31,6 +31,7 @@ from sync.support.progress import Progress, Silent
 from sync.replay.commits import CONFLICT_TRAILER, RESOLVED_TRAILER, Replayer, summary_of
 from sync.jobs.review import review_on_branch
 from sync.replay.engine import branch_in_the_making
+from sync.jobs.revs import require_based_on, require_delta
 from sync.jobs.upgraded import CHERRY_PICKED, Replayed, upgraded_range
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,6 +62,8 @@ def refresh_status(repo_path: str, options: StatusOptions, progress: Progress | 
             if options.target or _made_by_upgrade(head):  # made by upgrade: only something is missing
                 raise
             raise SyncError(f"{exc}; run status on the upgraded branch or pass it as --target (sync/<NEW>)") from exc
+        require_based_on(repo, rng)
+        require_delta(rng)  # --from HEAD (at SRC) would report the branch with its delta left out
         backends = set(options.backends) or None
         progress.phase("analysing the branch")
         drift = analyse_drift(repo, rng, Rev(branch, str(head.id)), backends, symbols=True)

@@ -124,6 +124,9 @@ CATALOGUE: tuple[Kind, ...] = (
        "compare it with the trunk file at the new tag by hand"),
     _k("overlay-unparsable", "overlay", "error", "the overlay is not valid Python", "fix the syntax error; it "
        "would fail at import"),
+    _k("overlay-unreadable", "overlay", "error", "the overlay is committed as a Git LFS pointer: its content is not "
+       "in the repository, so it was not analysed (and a build without git-lfs compiles or imports the pointer)",
+       "commit the file itself (git lfs migrate export --include=PATH), then rerun"),
     # Spec functions: what spec/triton/__init__.py exports for spec and spec_func.
     _k("spec-module-unparsable", "spec", "error", "a spec-function module does not parse", "fix the syntax error"),
     _k("spec-dead", "spec", "error", "no trunk call site of the spec function is left", "restore the hook "

@@ -99,8 +99,9 @@ class Replayer:
 
     def commit(self, source: Commit, tree: Oid | str, head: Oid | str, conflicts: list[FileConflict]) -> Oid:
         """Keep author and committer so that replaying the same range twice gives the same hashes."""
-        message = source.message.rstrip("\n") + f"\n\n(cherry picked from commit {source.id})\n"
+        # the trailer is added to the message's own bytes (git cherry-pick -x): invalid UTF-8 stays as it was
+        trailer = f"\n\n(cherry picked from commit {source.id})\n"
         if conflicts:
             paths = ", ".join(sorted({conflict.path for conflict in conflicts}))
-            message += f"{CONFLICT_TRAILER}: {paths}\n"
-        return commit_like(self.repo, source, message, tree, head)
+            trailer += f"{CONFLICT_TRAILER}: {paths}\n"
+        return commit_like(self.repo, source, trailer.encode("utf-8", "surrogateescape"), tree, head)

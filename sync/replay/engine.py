@@ -24,10 +24,12 @@ from sync.support.faults import checkpoint
 from sync.records.pin import Pin, RecordedRange, commit_pin, pin_name, read_pin
 from sync.git import Commit, GitError, Oid, Repository, file_in_tree, holds_conflict, tool_dir
 from sync.git.diff import missing_blobs
-from sync.git.repo import (branch_exists, commit_of, commit_range, commits_only_on, delete_ref,
-                       direct_target, full_ref_name, has_object, has_ref, is_commit, names_longer_than,
-                       open_repo, ref_conflict, resolve_commit, resolves, set_ref, update_ref, valid_branch_name,
-                       UpstreamScan)
+from sync.git.pick import replayed_parts
+from sync.git.repo import (branch_exists, branch_name_shadowed, branch_spelled, commit_of, commit_range,
+                       commits_only_on, delete_ref, last_written_by, direct_target, full_ref_name,
+                       has_object, has_ref, is_commit, missing_in_history, names_longer_than, open_repo,
+                       paths_written_longer_than, ref_conflict, resolve_commit, resolves, set_ref, update_ref,
+                       valid_branch_name, UpstreamScan)
 from sync.git.worktree import (Worktree, branches_in_use, branches_in_worktrees, is_linked_worktree, longest_name,
                            remove_worktree, stop_worktree)
 from sync.model.revs import Range, Rev
@@ -40,6 +42,10 @@ ORPHAN_REVERT = "orphan-revert"  # why a commit is left out: it reverts a commit
 LEFT_OUT, OUTSIDE_RANGE = "left-out", "outside-range"  # why a revert is an orphan
 _REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
 WIP_REF = "refs/flagtree-sync/wip"
+# refs/flagtree-sync/forced/<target branch>: the commit --force accepted to replace, written at the start; the state
+# file alone (which a hand may edit) never lets a run move a branch that exists
+FORCED_PREFIX = "refs/flagtree-sync/forced/"
+TARGET_MESSAGE = "flagtree-sync upgrade: "  # the reflog message of the tool's write of the target branch
 TOOL_EMAIL = "flagtree-sync@localhost"  # the committer of the commits the tool writes itself (pin, auto-merge)
 ABORT_HINT = "run flagtree-sync upgrade --abort (the user's branches are untouched) and start the upgrade again"
 
@@ -215,6 +221,8 @@ class StateStore:
             if not remove_worktree(self.repo, self.worktree, force=False):
                 kept = self.worktree
         _delete_ref(self.repo, WIP_REF)
+        for name in [name for name in self.repo.references if name.startswith(FORCED_PREFIX)]:
+            _delete_ref(self.repo, name)
         for path in (self.journal, self.file):
             moved = _remove_state_entry(path)
             if moved is not None:
@@ -394,8 +402,8 @@ def _check_entry(repo: Repository, state: UpgradeState, number: int, result: Rep
 
 
 @contextmanager
-def run_lock(repo: Repository) -> Iterator[None]:
-    """Hold <git dir>/flagtree-sync/upgrade.lock for a whole run: a second run on the same repository
+def run_lock(repo: Repository, name: str = "upgrade", running: str = "another upgrade") -> Iterator[None]:
+    """Hold <git dir>/flagtree-sync/<name>.lock for a whole run: a second run on the same repository
     fails at once (exit 2) instead of interleaving its journal with this one. The kernel drops the
     lock when the process dies, so a killed run never leaves it held."""
     directory = tool_dir(repo)
@@ -403,7 +411,7 @@ def run_lock(repo: Repository) -> Iterator[None]:
         raise SyncError(f"{directory} is not flagtree-sync's directory (a symbolic link or a file): move it away "
                         "and rerun")
     directory.mkdir(exist_ok=True)
-    path = directory / "upgrade.lock"
+    path = directory / f"{name}.lock"
     try:
         descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     except OSError as exc:
@@ -414,7 +422,7 @@ def run_lock(repo: Repository) -> Iterator[None]:
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as exc:
-            raise SyncError(f"another upgrade is in progress on {repo.workdir or repo.path} (it holds {path}); "
+            raise SyncError(f"{running} is in progress on {repo.workdir or repo.path} (it holds {path}); "
                             "wait for it to finish") from exc
         holding_lock(descriptor)  # forked workers close their copy (sync/support/workers.py)
         yield
@@ -437,14 +445,15 @@ def made_by_tool(repo: Repository, commit: Commit) -> bool:
         return False
     if commit.committer.email == TOOL_EMAIL or made_by_apply(commit):
         return True
-    found = re.search(r"\n\n\(cherry picked from commit ([0-9a-f]{40})\)\n(?:" + CONFLICT_TRAILER + r": [^\n]*\n)?\Z",
-                      commit.message)
-    if found is None or not has_object(repo, found.group(1)):
+    found = re.search(rb"\n\n\(cherry picked from commit ([0-9a-f]{40})\)\n(?:" + CONFLICT_TRAILER.encode()
+                      + rb": [^\n]*\n)?\Z", commit.raw_message)
+    if found is None or not has_object(repo, found.group(1).decode()):
         return False
-    source = commit_of(repo, found.group(1))
-    same = lambda a, b: (a.name, a.email, a.time, a.offset) == (b.name, b.email, b.time, b.offset)  # noqa: E731
-    return (commit.message[:found.start()] == source.message.rstrip("\n")
-            and same(commit.author, source.author) and same(commit.committer, source.committer))
+    author, committer, message, _ = replayed_parts(commit_of(repo, found.group(1).decode()))
+    same = lambda a, b: ((a.raw_name, a.raw_email, a.time, a.offset)  # noqa: E731
+                         == (b.raw_name, b.raw_email, b.time, b.offset))
+    return (commit.raw_message[:found.start()] == message.rstrip(b"\n")
+            and same(commit.author, author) and same(commit.committer, committer))
 
 
 def _check_new_run(repo: Repository, params: UpgradeParams, force: bool) -> list[str]:
@@ -472,13 +481,16 @@ def check_target(repo: Repository, params: UpgradeParams, hint: str) -> str | No
     target = params.target_branch
     if not valid_branch_name(target):
         raise SyncError(f"{target!r} is not a valid branch name (git check-ref-format --branch refuses it); {hint}")
+    shadowed = branch_name_shadowed(repo, target)
+    if shadowed is not None:  # drift --target and git itself would read another commit by that name
+        raise SyncError(f"refusing branch name {target!r}: {shadowed}; {hint}")
     ref = f"refs/heads/{target}"
     blocker = ref_conflict(repo, ref)
     if blocker is not None:  # git keeps refs as paths: refs/heads/sync blocks refs/heads/sync/v3.6.0
         raise SyncError(f"branch {target} cannot be created: {blocker} exists; rename that ref, or {hint}")
     current, symbolic = direct_target(repo, ref)
     odd = current is not None and not is_commit(repo, current)  # written by hand: git makes no such branch
-    if symbolic or odd or ref == full_ref_name(repo, params.source_branch):
+    if symbolic or odd or _is_source(repo, params, ref, current):
         why = ("a symbolic ref" if symbolic else f"a ref to {current[:9]}, which is no commit" if odd and current
                else f"the source branch (--branch {params.source_branch})")
         raise SyncError(f"refusing to overwrite branch {target}: it is {why}; {hint}")
@@ -490,14 +502,24 @@ def check_target(repo: Repository, params: UpgradeParams, hint: str) -> str | No
     return current
 
 
+def _is_source(repo: Repository, params: UpgradeParams, ref: str, current: str | None) -> bool:
+    """Whether the target ref is the source branch however --branch spelled it (main, heads/main, main~0,
+    main@{0}, main^{commit}, HEAD~0); where the spelling starts from no branch (a commit id, a tag), every
+    branch at the source commit may be the one meant, and counts as the source."""
+    spelled = branch_spelled(repo, params.source_branch)
+    if spelled is not None:
+        return ref == spelled
+    return current is not None and current == params.range.source.oid
+
+
 def _require_writable(repo: Repository, state: UpgradeState, current: str | None, tip: str | None) -> None:
     """The target may be written only when it is absent, already this run's tip (tip None: not known yet, so
     the replayed head or the pin on it) or the branch --force accepted at the start, still all the tool's."""
     target = state.params.target_branch
     if current is None or current == tip or (tip is None and _runs_tip(repo, state, current)):
         return
-    if current == state.target_was:
-        _check_replaceable(repo, target)
+    if current == state.target_was and direct_target(repo, FORCED_PREFIX + target)[0] == current:
+        _check_replaceable(repo, target)  # accepted by --force at the start (the tool's ref says so), still so
         return
     made = commit_of(repo, current)
     raise SyncError(f"branch {target} was made or moved since this upgrade started (it is at {current[:9]} "
@@ -523,7 +545,12 @@ def _write_target(repo: Repository, state: UpgradeState, tip: str) -> None:
     name = f"refs/heads/{state.params.target_branch}"
     if not has_object(repo, tip):  # libgit2 can report a commit written on a full disk that it never wrote
         raise OSError(errno.EIO, f"commit {tip} is not in the object store, though it was written")
-    failed = update_ref(repo, name, tip, current, f"flagtree-sync upgrade: {state.params.range.onto.ref}")
+    gone = missing_in_history(repo, tip, state.params.range.onto.oid)
+    if gone:  # a git prune or gc racing the run removed what it wrote: never a branch that lacks it
+        raise SyncError(f"objects this run wrote are gone from the object store (a git prune or gc while it ran?): "
+                        f"{', '.join(gone[:3])}{f' and {len(gone) - 3} more' if len(gone) > 3 else ''}; "
+                        f"{name} was not written: drop the run with upgrade --abort and run the upgrade again")
+    failed = update_ref(repo, name, tip, current, f"{TARGET_MESSAGE}{state.params.range.onto.ref}")
     if failed is not None:
         raise SyncError(f"cannot update {name}: {failed}; {_RESUME_HINT}")
 
@@ -574,6 +601,8 @@ def run_upgrade(repo: Repository, params: UpgradeParams, force: bool, progress: 
         on_start()  # the analysis starts ahead while git cherry's scan ends; the caller stops it on a refusal
         _refuse_only_upstream(repo, state)
         store.save(state)
+        if state.target_was is not None:
+            _set_ref(repo, FORCED_PREFIX + params.target_branch, state.target_was)
     return _drive(repo, store, state, progress, resumed)
 
 
@@ -605,7 +634,12 @@ def _drive(repo: Repository, store: StateStore, state: UpgradeState, progress: P
             checkpoint(f"commit:{number + 1}")
             progress(number + 1, total, commit, result)
             continue
-        head = commit_of(repo, state.head)
+        try:
+            head = commit_of(repo, state.head)
+        except KeyError:  # written by this run, then removed before a ref kept it
+            raise SyncError(f"commit {state.head[:9]}, which this run wrote, is gone from the object store (a git "
+                            "prune or gc while it ran?): drop the run with upgrade --abort and run the upgrade "
+                            "again") from None
         try:
             outcome = replayer.pick_tree(commit, head.tree)
         except GitError as exc:  # e.g. an object missing from a partial clone
@@ -682,6 +716,14 @@ def require_checkoutable(repo: Repository, rng: Range, needs: str, hint: str) ->
                     f"a path of {len(found.encode())} bytes; it takes {path_max} in all")
             raise SyncError(f"{needs} needs a worktree, and this file system cannot hold {rev.ref}'s file "
                             f"{found[:80]!r}{'...' if len(found) > 80 else ''} ({what}): {hint}")
+    # a path an intermediate commit adds (and a later one removes) is in the worktree at that commit's stop
+    written = next(paths_written_longer_than(repo, commit_of(repo, rng.old.oid), commit_of(repo, rng.source.oid),
+                                             name_max, path_max - 1), None)
+    if written is not None:
+        commit, found = written
+        raise SyncError(f"{needs} needs a worktree, and this file system cannot hold the file {found[:80]!r}"
+                        f"{'...' if len(found) > 80 else ''} that commit {str(commit.id)[:9]} writes (a name over "
+                        f"{name_max} bytes or a path over {path_max}): {hint}")
 
 
 def branch_in_the_making(repo: Repository, name: str) -> str | None:
@@ -841,6 +883,8 @@ def _branch_made_by(repo: Repository, store: StateStore) -> tuple[str, str] | No
     ref = f"refs/heads/{branch}" if isinstance(branch, str) and valid_branch_name(branch) else ""
     current = direct_target(repo, ref)[0] if ref else None  # a symbolic ref is no branch a run made
     if current is None or not is_commit(repo, current) or ref in branches_in_worktrees(repo):
+        return None
+    if not last_written_by(repo, ref, TARGET_MESSAGE):  # made or moved by someone else, whatever it holds
         return None
     tip = commit_of(repo, current)
     pinned = tip.parent_ids == [replayed] and made_by_tool(repo, tip)

@@ -2,35 +2,79 @@
 replayed commit that broke it (every commit with --exec-at each; at the end plus a bisection otherwise)."""
 from __future__ import annotations
 
-import ctypes
+import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
-import time
-from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import IO, Callable, Iterator
+from typing import IO
 
+from sync.errors import SyncError
 from sync.git import Repository, tool_dir
+from sync.git.environment import child_environment
 from sync.git.worktree import Worktree, detached_worktree
 from sync.model import GateResult, GateRun
 
 # Enough for a C++ compiler diagnostic with its template notes; the report keeps only this tail.
 OUTPUT_TAIL = 8000
 
-_PR_SET_CHILD_SUBREAPER = 36
-_ROUNDS = 20  # of killing escaped processes and then their orphaned children
-
-# Kills the gate's process group when the tool dies before saying "done" (kill -9 included: the pipe closes).
-_WATCHDOG = """import os, signal, sys
-group = sys.stdin.readline().strip()
-if group and sys.stdin.read() != "done":
+# The gate's command runs as a child of this watchdog, which is a subreaper (Linux PR_SET_CHILD_SUBREAPER): what
+# the command leaves orphaned, a daemon that left its group and session with setsid included, becomes the
+# watchdog's child. When the command ends, times out, or the tool dies (Ctrl-C, SIGTERM, SIGHUP, kill -9: its
+# end of the pipe closes), the watchdog kills the command's group and then every process left under it.
+_WATCHDOG = r"""import ctypes, json, os, select, signal, subprocess, sys, time
+job = json.loads(sys.stdin.readline())
+try:
+    ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)
+except (AttributeError, OSError):
+    pass
+process = subprocess.Popen(job["command"], shell=True, cwd=job["cwd"], stdin=subprocess.DEVNULL,
+                           stdout=job["output"], stderr=subprocess.STDOUT, start_new_session=True)
+os.close(job["output"])
+sys.stdout.write(f"{process.pid}\n")
+sys.stdout.flush()
+deadline, status = time.monotonic() + job["timeout"], None
+while status is None:
+    ready, _, _ = select.select([sys.stdin], [], [], 0.05)
+    if ready and not os.read(sys.stdin.fileno(), 1):
+        break  # the tool is gone: end everything
+    status = process.poll()
+    if status is None and time.monotonic() >= deadline:
+        status = 124
+def children():
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    if stat.read().rsplit(")", 1)[1].split()[1] == str(os.getpid()):
+                        found.add(int(entry))
+            except (OSError, IndexError):
+                pass
+    return found
+for _ in range(50):
     try:
-        os.killpg(int(group), signal.SIGKILL)
+        os.killpg(process.pid, signal.SIGKILL)
     except OSError:
         pass
+    left = children() if os.path.isdir("/proc") else set()
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                break
+        except ChildProcessError:
+            break
+    if not left:
+        break
+    time.sleep(0.01)
+sys.stdout.write(f"{status if status is not None else -9}\n")
+sys.stdout.flush()
 """
 
 
@@ -41,102 +85,30 @@ def _run_at(worktree: Worktree, commit: str, label: str, command: str, timeout: 
 
 
 def run_command(command: str, cwd: Path, timeout: float) -> tuple[int, str]:
-    """Run a shell command in a process group of its own, and leave nothing of it running: the group is
-    killed when the command ends or times out (its background children too), and by a watchdog process
-    when this one dies first. Its output (stdout and stderr as they came) goes to a file, never a pipe a
-    background child could hold open. Status 124 when it timed out."""
-    known = _children()
-    watchdog = subprocess.Popen([sys.executable, "-I", "-S", "-c", _WATCHDOG], stdin=subprocess.PIPE,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
-                                start_new_session=True)  # not in the terminal's group: Ctrl-C leaves it its job
-    assert watchdog.stdin is not None
-    with tempfile.TemporaryFile() as output, _subreaper():
+    """Run a shell command in a process group of its own, under the watchdog, and leave nothing of it running:
+    its group and every process it left behind are killed when it ends or times out, and when this process
+    dies first, however. Its output (stdout and stderr as they came) goes to a file, never a pipe a background
+    child could hold open. Status 124 when it timed out."""
+    with tempfile.TemporaryFile() as output:
+        watchdog = subprocess.Popen([sys.executable, "-I", "-S", "-c", _WATCHDOG], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                    start_new_session=True,  # not in the terminal's group: Ctrl-C leaves it its job
+                                    pass_fds=(output.fileno(),), env=child_environment())
+        assert watchdog.stdin is not None and watchdog.stdout is not None
         try:
-            process = subprocess.Popen(command, shell=True, cwd=cwd, stdin=subprocess.DEVNULL, stdout=output,
-                                       stderr=subprocess.STDOUT, start_new_session=True)
-            watchdog.stdin.write(f"{process.pid}\n")
+            watchdog.stdin.write(json.dumps({"command": command, "cwd": str(cwd), "timeout": timeout,
+                                             "output": output.fileno()}) + "\n")
             watchdog.stdin.flush()
-            finished = _exited(process.pid, time.monotonic() + timeout)
-            _kill_group(process.pid)  # the shell is not reaped yet: its group id cannot have been reused
-            code = process.wait()
-            _kill_escaped(process.pid, known | {watchdog.pid})
-            status = code if finished else 124
-            watchdog.stdin.write("done")
+            watchdog.stdout.readline()  # the command's pid: it runs
+            said = watchdog.stdout.readline().strip()
         finally:
-            watchdog.stdin.close()
+            watchdog.stdin.close()  # on Ctrl-C or any error: the watchdog ends the command and what it left
             watchdog.wait()
+        if not said.lstrip("-").isdigit():
+            raise SyncError(f"the test gate could not run {command!r}: its watchdog process failed")
+        status = int(said)
         text = _tail(output)
-    return status, text if finished else f"timed out after {timeout:g} s\n{text}"
-
-
-def _exited(pid: int, deadline: float) -> bool:
-    """Whether pid exited before deadline; it is left unreaped (WNOWAIT), so its id stays taken."""
-    pause = 0.001
-    while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(pause)
-        pause = min(pause * 2, 0.05)
-    return True
-
-
-@contextmanager
-def _subreaper() -> Iterator[None]:
-    """While the command runs, what it leaves orphaned (a daemon that left its group with setsid) becomes a
-    child of this process (Linux PR_SET_CHILD_SUBREAPER), where _kill_escaped finds it."""
-    prctl = getattr(ctypes.CDLL(None), "prctl", None) if sys.platform.startswith("linux") else None
-    if prctl is not None:
-        prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    try:
-        yield
-    finally:
-        if prctl is not None:
-            prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
-
-
-def _kill_escaped(group: int, known: set[int]) -> None:
-    """Kill and reap the command's processes that left its group: once the group is gone (its killed members'
-    orphans come to this process then), every child that was not there before; theirs next, a few rounds."""
-    deadline = time.monotonic() + 5
-    while _processes(lambda fields: fields[2] == str(group)) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    for _ in range(_ROUNDS):
-        strays = _children() - known
-        if not strays:
-            return
-        for pid in strays:
-            with suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        for pid in strays:
-            with suppress(ChildProcessError):
-                os.waitpid(pid, 0)
-
-
-def _children() -> set[int]:
-    """This process's children, exited ones too (an orphan that died here is reaped with the rest)."""
-    me = str(os.getpid())
-    return _processes(lambda fields: fields[1] == me, zombies=True)
-
-
-def _processes(wanted: Callable[[list[str]], bool], zombies: bool = False) -> set[int]:
-    """Processes whose /proc stat fields after the name (state, ppid, pgrp, ...) are wanted, running ones
-    unless zombies; none without /proc."""
-    found: set[int] = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue  # gone meanwhile
-        if (zombies or fields[0] not in ("Z", "X")) and wanted(fields):
-            found.add(int(stat.parent.name))
-    return found
-
-
-def _kill_group(group: int) -> None:
-    try:
-        os.killpg(group, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    return status, text if status != 124 else f"timed out after {timeout:g} s\n{text}"
 
 
 def _tail(output: IO[bytes]) -> str:

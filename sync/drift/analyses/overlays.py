@@ -210,10 +210,19 @@ def overlay_findings(context: DriftContext) -> list[Finding]:
     merged = context.merged
     findings = []
     for classified in context.classified:
-        if not shadows_trunk(classified):
-            continue  # spec modules, new modules, C++ spec libraries: not copies of a trunk file
         if not context.backend_files.exists(classified.file.path):
             continue  # deleted on the upgraded branch
+        data = context.backend_files.read(classified.file.path) or b""
+        if is_lfs_pointer(data):
+            # whatever it is (its role is judged by content: a C++ overlay by the trunk lines it copies), it is
+            # unread; a package no longer loaded is still said
+            findings.append(_lfs_pointer(classified.file, len(data)))
+            found = classify_overlay(context, classified, merged) if shadows_trunk(classified) else None
+            if found is not None and found.kind == "hijack-lost":
+                findings.append(found)
+            continue
+        if not shadows_trunk(classified):
+            continue  # spec modules, new modules, C++ spec libraries: not copies of a trunk file
         unusable = _unusable(context, classified.file)
         if unusable is not None:
             findings.append(unusable)
@@ -223,6 +232,21 @@ def overlay_findings(context: DriftContext) -> list[Finding]:
         if found is not None:
             findings.append(found)
     return findings
+
+
+_LFS_HEADER = b"version https://git-lfs.github.com/spec/"
+_LFS_POINTER_LIMIT = 1024  # the LFS specification: a pointer file is under 1024 bytes
+
+
+def is_lfs_pointer(data: bytes) -> bool:
+    """Whether a blob is a Git LFS pointer file (the real content lives in an LFS store, not in git)."""
+    return len(data) < _LFS_POINTER_LIMIT and data.startswith(_LFS_HEADER) and b"\noid sha256:" in data
+
+
+def _lfs_pointer(spec_file: SpecFile, size: int) -> Finding:
+    return Finding("overlay-unreadable", spec_file.path, f"committed as a Git LFS pointer ({size} bytes): its content "
+                   "is not in the repository and was not analysed", kind_of("overlay-unreadable").action,
+                   backend=spec_file.backend)
 
 
 def _unusable(context: DriftContext, spec_file: SpecFile) -> Finding | None:
