@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from sync.support.atomic import write_text_atomic
+from sync.support.terminal import printable_lines
 from sync.errors import SyncError
 from sync.model import Finding, Review
 
@@ -70,7 +71,7 @@ def render_baseline(root: Path, findings: Iterable[Finding]) -> str:
 def write_baseline(file: Path, root: Path, findings: Iterable[Finding]) -> None:
     if file.is_symlink():  # never write through a planted link
         raise SyncError(f"{file} is a symbolic link: refusing to write the baseline through it")
-    write_text_atomic(file, render_baseline(root, findings))
+    write_text_atomic(file, printable_lines(render_baseline(root, findings)))  # JSON's own escapes: same text
 
 
 def load_baseline(file: Path) -> Counter[Key]:
