@@ -56,8 +56,8 @@ def run_drift_command(repo_path: str, old: str | None, onto: str | None, source_
 def print_groups(report: Report) -> None:
     for group in report.groups:
         counts = group.counts
-        echo_line(f"{group.name}: {group.verdict} (errors={counts['error']} warnings={counts['warning']} "
-                   f"info={counts['info']} reviewed={counts['suppressed']})")
+        echo_line(f"{group.name}: {group.verdict} (conflicts={counts['conflicts']} errors={counts['error']} "
+                  f"warnings={counts['warning']} info={counts['info']} reviewed={counts['suppressed']})")
         for finding in group.findings:
             reviewed = f" (reviewed: {finding.suppressed.reason})" if finding.suppressed else ""
             if finding.expired:  # the review no longer holds: say so, or it reads as never reviewed

@@ -10,7 +10,7 @@ from sync.replay.applied import apply_message
 from sync.drift.run import DriftResult, analyse_drift
 from sync.errors import SyncError
 from sync.support.gcpolicy import job
-from sync.model import DriftInfo, Finding, Range, Report, build_report
+from sync.model import DriftInfo, Finding, Range, ReplayedCommit, Report, build_report
 from sync.model.report import BACKEND
 from sync.git import GitTree, Repository, branch_exists, branch_head, commit_files, open_repo
 from sync.support.progress import Progress, Silent
@@ -49,8 +49,12 @@ def run_drift(repo_path: str, old: str | None, onto: str | None, source: str | N
     target = resolve_rev(repo, options.target) if options.target else None
     if options.apply and (target is None or not branch_exists(repo, target.ref)):
         raise SyncError("--apply commits the clean merges on a branch: pass that branch as --target")
+    commits: tuple[ReplayedCommit, ...] = ()
     try:
         result = analyse_drift(repo, rng, target, set(options.backends) or None, options.symbols, progress)
+        if target is not None:  # its open conflicts block, as status says (issue 48.6)
+            from sync.jobs.status import branch_conflicts
+            commits = branch_conflicts(repo, target, rng, result.owners.owners, progress or Silent())
     finally:
         (progress or Silent()).close()
     applied = _apply_merges(repo, target.ref, rng, result) if options.apply and target else None
@@ -58,9 +62,9 @@ def run_drift(repo_path: str, old: str | None, onto: str | None, source: str | N
     if target is not None:
         from sync.jobs.review import review_on_branch
         findings = review_on_branch(findings, repo, target.oid, rng.onto.oid, result.owners.backends)
-    return build_report(rng, result.owners.backends, findings,
+    return build_report(rng, result.owners.backends, findings, commits,
                         drift=DriftInfo(target.ref if target else "(replayed in memory)", applied),
-                        only=set(options.backends) or None, tool_version=__version__)
+                        only=set(options.backends) or None, tool_version=__version__, strict=True)
 
 
 def looks_like_flagtree(repo_path: str, report: Report) -> bool:

@@ -8,9 +8,9 @@ from sync.drift.run import analyse_drift
 from sync.errors import SyncError
 from sync.git import (GitTree, Repository, branch_exists, branch_head, checked_out_branch, commit_files, current_branch,
                    open_repo)
-from sync.facts.layout import backend_names
+from sync.facts.layout import backend_names, third_party_backends
 from sync.model import Finding
-from sync.records.provenance import Recorded, write_manifest
+from sync.records.provenance import Recorded, manifest_path, write_manifest
 from sync.records.suppressions import (add_suppression, added_suppression, apply_suppressions, site_paths, subject_of,
                                        subjects_of, suppressions_path)
 from sync.jobs.revs import resolve_rev
@@ -125,6 +125,8 @@ def record_provenance(repo_path: str, tag: str, backend: str, source: str | None
     source = source or current_branch(repo)
     branch = GitTree.of_commit(repo, resolve_rev(repo, source).oid, source)
     if backend not in backend_names(branch):
+        if backend in third_party_backends(branch):  # a backend of the tree with nothing to record (issue 48.4)
+            return Recorded(work_tree / manifest_path(backend), 0, (), True, nothing=True)
         raise SyncError(f"no spec tree for backend {backend} on {source}")
     tag_tree = GitTree.of_commit(repo, resolve_rev(repo, tag).oid, tag)
     return write_manifest(repo, work_tree, branch, backend, tag, tag_tree, _old_tree(repo, source, tag, old))

@@ -25,13 +25,13 @@ from sync.git import Commit, GitTree, Repository, open_repo
 from sync.git.merge import holds_conflict
 from sync.git.repo import commit_of, current_branch, resolve_commit, tree_of
 from sync.git.store import scratch_repository
-from sync.model import Report, ReplayedCommit, Rev, UpgradeInfo, build_report
+from sync.model import Range, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
 from sync.model.build import OwnersOf
 from sync.support.progress import Progress, Silent
 from sync.replay.commits import CONFLICT_TRAILER, RESOLVED_TRAILER, Replayer, summary_of
 from sync.jobs.review import review_on_branch
 from sync.replay.engine import branch_in_the_making
-from sync.jobs.upgraded import CHERRY_PICKED, Replayed, upgraded_range
+from sync.jobs.upgraded import CHERRY_PICKED, Replayed, replayed_commits, upgraded_range
 
 @dataclass(frozen=True)
 class StatusOptions:
@@ -65,18 +65,32 @@ def refresh_status(repo_path: str, options: StatusOptions, progress: Progress | 
         progress.phase("analysing the branch")
         drift = analyse_drift(repo, rng, Rev(branch, str(head.id)), backends, symbols=True)
         findings = review_on_branch(drift.findings, repo, str(head.id), rng.onto.oid, drift.owners.backends)
-        progress.phase("conflicts on the branch", len(replayed))
-        commits = _conflicts_now(repo, replayed, head, rng.onto.ref, drift.owners.owners, progress)
+        commits = conflicts_now(repo, replayed, head, rng.onto.ref, drift.owners.owners, progress)
     finally:
         progress.close()
     still_marked = any(c.resolution == "markers" for commit in commits for c in commit.conflicts)
     return build_report(rng, drift.owners.backends, findings, commits,
                         UpgradeInfo(branch, str(head.id), "markers" if still_marked else "manual"),
-                        only=backends, tool_version=__version__)
+                        only=backends, tool_version=__version__, strict=True)
 
 
-def _conflicts_now(repo: Repository, replayed: list[Replayed], head: Commit, onto_label: str, owners_of: OwnersOf,
-                   progress: Progress) -> tuple[ReplayedCommit, ...]:
+def branch_conflicts(repo: Repository, branch: Rev, rng: Range, owners_of: OwnersOf,
+                     progress: Progress) -> tuple[ReplayedCommit, ...]:
+    """The conflicts of a branch upgrade made, open or resolved, as status derives them: drift --target counts
+    the same ones, so the two never disagree on a group's verdict. A branch with no replayed commit above
+    NEW (not one upgrade made) has none."""
+    head = resolve_commit(repo, branch.oid)
+    try:
+        replayed = replayed_commits(repo, head, rng.onto.oid)
+    except SyncError:
+        return ()
+    return conflicts_now(repo, replayed, head, rng.onto.ref, owners_of, progress)
+
+
+def conflicts_now(repo: Repository, replayed: list[Replayed], head: Commit, onto_label: str, owners_of: OwnersOf,
+                  progress: Progress) -> tuple[ReplayedCommit, ...]:
+    """Each replayed commit's conflicts, each open while the branch tip still holds it (module docstring)."""
+    progress.phase("conflicts on the branch", len(replayed))
     tip = GitTree.of_commit(repo, head.id, "status:tip")
     replay_end = GitTree.of_commit(repo, replayed[-1].commit.id, "status:replayed") if replayed else tip
     kept_as_is = _said_resolved(head, str(replayed[-1].commit.id)) if replayed else set()

@@ -1,6 +1,7 @@
 """Assemble a Report from what a run produced: replayed commits, findings, a gate result."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterable, Protocol, Sequence
 
 from sync.model.finding import Finding, sort_findings
@@ -31,15 +32,21 @@ def group_kind(name: str) -> str:
 def build_report(range_: Range, backends: Iterable[str], findings: Iterable[Finding],
                  commits: Sequence[ReplayedCommit] = (), upgrade: UpgradeInfo | None = None,
                  drift: DriftInfo | None = None, gate: GateResult | None = None,
-                 only: set[str] | None = None, tool_version: str = "") -> Report:
+                 only: set[str] | None = None, tool_version: str = "", strict: bool = False) -> Report:
     """Groups are every backend (or `only` those, each a row even when it has nothing: the caller checked the
-    names are groups of the tree), plus core and shared where they have something."""
+    names are groups of the tree), plus core and shared where they have something. strict (drift, status):
+    `only` those groups and nothing else, so a report of B shows and exits on B alone (an upgrade keeps core and
+    shared: its replay is of the whole branch). A conflict no kept group owns is left out of the commits too."""
     conflicts: dict[str, list[Conflict]] = {}
     grouped: dict[str, list[Finding]] = {}
     names = sorted(only) if only else list(backends)
 
     def keep(name: str) -> bool:
-        return not only or name in only or name in (CORE, SHARED)
+        return not only or name in only or (not strict and name in (CORE, SHARED))
+
+    if only and strict:
+        commits = [replace(commit, conflicts=tuple(c for c in commit.conflicts if any(map(keep, c.owners))))
+                   for commit in commits]
 
     for commit in commits:
         for conflict in commit.conflicts:
