@@ -66,15 +66,17 @@ def record_suppression(repo_path: str, old: str | None, onto: str | None, source
         raise SyncError(f"{request.kind} on {request.path} is already suppressed for {finding.suppressed.reviewed_for}")
     new = GitTree.of_commit(repo, rng.onto.oid, rng.onto.ref)
     if request.target is None:
-        return ReviewWritten(add_suppression(work_tree, finding, new, rng.onto.ref, request.reason),
+        return ReviewWritten(add_suppression(work_tree, finding, new, rng.onto.ref, request.reason, request.subject),
                              work_tree_on=checked_out_branch(repo))
     checkout = _checkout_of(repo, request.target)
     if checkout is not None:
         if not checkout.is_dir():
             raise SyncError(f"{request.target} is checked out in {checkout}, which is gone: run git worktree prune "
                             "and rerun (the review is then committed on the branch)")
-        return ReviewWritten(add_suppression(checkout, finding, new, rng.onto.ref, request.reason), request.target)
-    return ReviewWritten(commit=_commit_review(repo, request.target, finding, new, rng.onto.ref, request.reason))
+        return ReviewWritten(add_suppression(checkout, finding, new, rng.onto.ref, request.reason, request.subject),
+                             request.target)
+    return ReviewWritten(commit=_commit_review(repo, request.target, finding, new, rng.onto.ref, request.reason,
+                                               request.subject))
 
 
 def _require_local_branch(repo: Repository, name: str) -> None:
@@ -86,11 +88,12 @@ def _require_local_branch(repo: Repository, name: str) -> None:
 
 
 def _commit_review(repo: Repository, branch: str, finding: Finding, new: GitTree, reviewed_for: str,
-                   reason: str) -> str:
+                   reason: str, only_subject: str | None = None) -> str:
     head = branch_head(repo, branch)
     assert head is not None  # _require_local_branch
-    rel, text = added_suppression(GitTree.of_commit(repo, head.id, branch), finding, new, reviewed_for, reason)
-    subject = subject_of(finding)
+    rel, text = added_suppression(GitTree.of_commit(repo, head.id, branch), finding, new, reviewed_for, reason,
+                                  only_subject)
+    subject = only_subject or subject_of(finding)
     message = (f"Review {finding.kind} on {finding.path}{f' ({subject})' if subject else ''} for {reviewed_for}"
                f"\n\n{reason}\n")
     return str(commit_files(repo, head, {rel: text.encode("utf-8")}, message, f"refs/heads/{branch}", by_user=True))
@@ -102,15 +105,16 @@ def _the_finding(findings: list[Finding], request: SuppressRequest) -> Finding:
     if not matches:
         known = sorted({f.kind for f in on_path})
         raise SyncError(f"no {request.kind} finding on {request.path}" + (f" (it has: {', '.join(known)})" if known else ""))
-    subjects = sorted({subject for f in matches for subject in subjects_of(f)})
+    subjects = sorted({subject for f in matches for subject in subjects_of(f) if subject})
     if request.subject is not None:  # a finding folded from several declarations: any of theirs
         matches = [f for f in matches if request.subject in subjects_of(f)]
         if not matches:
             raise SyncError(f"no {request.kind} finding on {request.path} about {request.subject} "
                             f"(--subject is one of: {', '.join(subjects)})")
-    elif len(matches) > 1 and len(subjects) > 1:  # a folded finding alone may name several
+    elif len(subjects) > 1:  # one folded finding too: a reason is about one subject (issue 48.3)
+        count = f"{len(matches)} {request.kind} findings" if len(matches) > 1 else f"a {request.kind} finding"
         about = f" about {len(subjects)} subjects" if len(subjects) != len(matches) else ""
-        raise SyncError(f"{len(matches)} {request.kind} findings on {request.path}{about}: pass --subject "
+        raise SyncError(f"{count} on {request.path}{about}: pass --subject "
                         f"(one of: {', '.join(subjects)}; a review covers every finding about its subject)")
     return matches[0]
 
