@@ -178,20 +178,24 @@ def cli() -> None:
               help="Findings recorded in FILE (by --write-baseline) are shown as in the baseline and fail nothing: "
               "only new ones do [default: PATH/.flagtree-sync/check-baseline.json when it exists].")
 @click.option("--write-baseline", "write_baseline", type=click.Path(path_type=Path), metavar="FILE",
-              help="Record the current findings in FILE (rule, path and a fingerprint that survives line moves) "
-              "and exit 0; commit PATH/.flagtree-sync/check-baseline.json for every check to read it.")
+              help="Record the current findings in FILE (rule, path and a stable subject: the flagged line's "
+              "text, not the message) and exit 0; commit PATH/.flagtree-sync/check-baseline.json for every check "
+              "to read it.")
 @click.option("--no-baseline", is_flag=True, help="Ignore the committed default baseline: every finding counts.")
+@click.option("--all", "show_all", is_flag=True, help="Also print the findings the baseline holds (text format; "
+              "by default only new ones are printed, with a count of the rest).")
 @_reported
 def check_command(path: Path | None, backends: tuple[str, ...], output_format: str, list_rules: bool,
                   allow_markers: tuple[str, ...], baseline: Path | None, write_baseline: Path | None,
-                  no_baseline: bool) -> int:
+                  no_baseline: bool, show_all: bool) -> int:
     """Enforce the FlagTree directory policy on the tree at PATH.
 
     PATH must hold python/triton (trunk) and may hold third_party/<b>/backend/spec/triton.
     Every finding has a rule id (see --list-rules), file:line and a fix hint. Committed
     conflict markers in any file are an error (FT014) unless --allow-markers lists it.
     With a baseline (--baseline, or the committed .flagtree-sync/check-baseline.json) only
-    findings not recorded in it count: pre-existing debt is listed but fails nothing.
+    findings not recorded in it count: pre-existing debt fails nothing, and is listed with --all.
+    Directories holding a report this tool wrote (--out) are skipped.
     Exit 1 when an error is found, 0 when clean (warnings allowed), 2 for unusable input.
     """
     from sync.commands.check import BaselineOptions, rules_table, run_check_command
@@ -204,7 +208,7 @@ def check_command(path: Path | None, backends: tuple[str, ...], output_format: s
     if write_baseline is not None and (baseline is not None or no_baseline):
         raise SyncError("--write-baseline records every finding: leave out --baseline and --no-baseline")
     return run_check_command(path, backends, output_format, allow_markers,
-                             BaselineOptions(baseline, write_baseline, no_baseline))
+                             BaselineOptions(baseline, write_baseline, no_baseline), show_all)
 
 
 @cli.command("describe")

@@ -83,7 +83,9 @@ def test_check_baseline_fails_only_on_new_findings_and_survives_line_moves(world
     assert written.exit_code == 0 and "check reads it from now on" in written.stderr
     known = invoke("check", str(tree))  # the committed default location is read when present
     assert known.exit_code == 0, known.output
-    assert "FT014 error (in the baseline)" in known.output and " 0 error," in known.output
+    assert "(in the baseline)" not in known.output and " 0 error," in known.output  # only what is new is printed
+    assert "--all prints them" in known.output
+    assert "FT014 error (in the baseline)" in invoke("check", str(tree), "--all").output
     cmake = tree / "CMakeLists.txt"
     cmake.write_text("# moved\n# down\n" + cmake.read_text())  # the flagged line moves: still the same finding
     assert invoke("check", str(tree)).exit_code == 0
@@ -94,6 +96,35 @@ def test_check_baseline_fails_only_on_new_findings_and_survives_line_moves(world
     errors = [f["path"] for f in document["findings"] if f["severity"] == "error" and "suppressed" not in f]
     assert errors == ["python/triton/fresh.py"] and document["baseline"]["known"] >= 1
     assert invoke("check", str(tree), "--no-baseline").output.count("(in the baseline)") == 0
+
+
+def test_the_baseline_key_is_rule_path_and_subject_never_the_message(tmp_path: Path) -> None:
+    """Issue 48.5: a release that rewords a message must not turn old findings into new ones."""
+    from dataclasses import replace
+    from sync.check.baseline import Baseline, apply_baseline, key, render_baseline, SCHEMA
+    from sync.model import Finding
+    (tmp_path / "a.py").write_text("x = 1\n<<<<<<< ours\n")
+    finding = Finding("conflict-markers", "a.py", "committed conflict markers at line 2", "resolve", line=2)
+    reworded = replace(finding, message="a conflict block was committed (2 markers)")
+    assert key(tmp_path, finding) == key(tmp_path, reworded) == ("FT014", "a.py", "<<<<<<< ours")
+    document = json.loads(render_baseline(tmp_path, [finding]))
+    from collections import Counter
+    known = Baseline(document["schema"], Counter({key(tmp_path, finding): 1}))
+    assert document["schema"] == SCHEMA and apply_baseline(tmp_path, [reworded], known, "b").known == 1
+
+
+def test_a_report_written_inside_the_tree_is_no_source_for_check(world) -> None:
+    """Issue 48.5: status --out report/ inside the worktree, then check .: the report's files (conflict hunks
+    quoted with their markers) are skipped, by the marker file every report directory carries."""
+    tree = _checked_out_upgrade(world)
+    assert invoke("check", str(tree), "--write-baseline", str(tree / ".flagtree-sync" / "check-baseline.json")
+                  ).exit_code == 0
+    status = invoke("status", "--repo", str(tree), "--out", str(tree / "report"), "-q")
+    assert status.exit_code == 1 and (tree / "report" / ".flagtree-sync-report.json").is_file()
+    (tree / "report" / "extra.md").write_text("<<<<<<< a\nx\n=======\ny\n>>>>>>> b\n")  # whatever it holds
+    checked = invoke("check", str(tree))
+    assert checked.exit_code == 0, checked.output
+    assert "report/" not in checked.output
 
 
 def test_a_broken_baseline_is_one_line_exit_2(world, tmp_path: Path) -> None:

@@ -46,7 +46,8 @@ def _write_baseline(path: Path, backends: tuple[str, ...], allow_markers: tuple[
 
 
 def run_check_command(path: Path, backends: tuple[str, ...], output_format: str,
-                      allow_markers: tuple[str, ...] = (), baseline: BaselineOptions = BaselineOptions()) -> int:
+                      allow_markers: tuple[str, ...] = (), baseline: BaselineOptions = BaselineOptions(),
+                      show_all: bool = False) -> int:
     if path.is_dir() and not (path / TRUNK).is_dir():
         root = next((parent for parent in path.resolve().parents if (parent / TRUNK).is_dir()), None)
         if root is not None:  # e.g. PATH was python/triton itself
@@ -69,11 +70,14 @@ def run_check_command(path: Path, backends: tuple[str, ...], output_format: str,
         click.echo(render_github(result.findings), nl=False)
     else:
         for finding in result.findings:
+            if finding.suppressed and not show_all:  # what is new is what a person reads (issue 48.5)
+                continue
             known = " (in the baseline)" if finding.suppressed else ""
             echo_finding(f"{finding.location()}: {finding.code} {finding.severity}{known}: ",
                          f"{finding.message}  [fix: {finding.next_step}]")
         counts = result.counts
-        in_baseline = f", {result.known} in the baseline {result.baseline}" if result.baseline is not None else ""
+        hidden = "" if show_all or not result.known else " (not printed: --all prints them)"
+        in_baseline = f", {result.known} in the baseline {result.baseline}{hidden}" if result.baseline is not None else ""
         echo_line(f"{len(result.findings)} finding(s): {counts['error']} error, {counts['warning']} warning, "
                    f"{counts['info']} info{in_baseline}")
     return result.exit_status
