@@ -345,12 +345,15 @@ def upgrade_command(repo_path: str, old: str | None, onto: str | None, source_br
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
               show_default=True, help="text: a line per finding; json: the report document (as --json); "
               "sarif: SARIF 2.1.0 for code scanning; github: workflow annotations.")
+@click.option("--min-severity", type=click.Choice(["info", "warning", "error"]), default="info", show_default=True,
+              help="The least severity the text lists (info findings are folded, a line per kind with its count); "
+              "verdicts, counts, the exit status and the report files are the same whatever it is.")
 @click.option("-q", "--quiet", is_flag=True, help="Print no progress bar on stderr (there is one only on a "
               "terminal). The report (text, JSON, SARIF or annotations), hints and errors are still printed.")
 @_reported
 def drift_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None, backends: tuple[str, ...],
                   out: Path | None, as_json: bool, target: str | None, apply: bool, fast: bool, symbols: bool,
-                  output_format: str, quiet: bool) -> int:
+                  output_format: str, min_severity: str, quiet: bool) -> int:
     """Tell each backend which overlays, spec functions and C++ guards drifted from OLD to NEW.
 
     Overlay files (spec/triton, spec/include, spec/lib) are classified against their trunk
@@ -378,7 +381,7 @@ def drift_command(repo_path: str, old: str | None, onto: str | None, source_bran
         click.echo(f"{PROG}: warning: --symbols is deprecated and does nothing: drift runs every analysis by "
                    "default (--fast leaves the slow ones out)", err=True)
     return run_drift_command(repo_path, old, onto, source_branch, target, backends, out, apply, as_json,
-                             not fast, output_format, quiet)
+                             not fast, output_format, quiet, min_severity)
 
 
 @cli.command("status")

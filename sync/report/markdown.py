@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from html import escape as html_escape
 from typing import Any, Callable, Sequence
 
 from sync.model import (Conflict, ConflictTally, Finding, GateResult, Group, Hunk, Report, ReplayedCommit,
@@ -359,6 +360,26 @@ def _finding(finding: Finding) -> list[str]:
     return lines
 
 
+def _one_line(finding: Finding) -> str:
+    reviewed = f" (reviewed for {code(finding.suppressed.reviewed_for)}: {text(short_message(finding.suppressed.reason))})" \
+        if finding.suppressed else ""
+    return f"- {code(finding.location())}: {text(short_message(finding.message))}{reviewed}"
+
+
+def folded_by_kind(findings: Sequence[Finding]) -> list[str]:
+    """What needs no action (info, reviewed), a collapsed list per kind with its count, a line per finding and no
+    diff: a backend of 0 errors and 0 warnings got a 22,000-line page (issue 48.7); report.json has every text."""
+    by_kind: dict[str, list[Finding]] = {}
+    for finding in findings:
+        by_kind.setdefault(finding.kind, []).append(finding)
+    lines = []
+    for kind, chosen in sorted(by_kind.items(), key=lambda item: (-len(item[1]), item[0])):
+        lines += ["<details>", f"<summary>{html_escape(kind)}: {len(chosen)}</summary>", "",
+                  f"[{code(kind)}]({report_link(kind_of(kind).anchor)}): {text(kind_of(kind).meaning)}", "",
+                  *(_one_line(finding) for finding in chosen), "", "</details>", ""]
+    return lines
+
+
 def open_findings(group: Group) -> list[Finding]:
     """Errors, then warnings, that no review covers: what the group must do."""
     return [f for severity in ("error", "warning") for f in group.findings if f.severity == severity
@@ -399,10 +420,7 @@ def render_group(report: Report, group: Group) -> str:
     for title, chosen in (("Reviewed", [f for f in group.findings if f.suppressed]),
                           ("Info", [f for f in group.findings if f.severity == "info" and not f.suppressed])):
         if chosen:
-            lines += [f"## {title} ({len(chosen)})", ""]
-            for finding in chosen:
-                lines += _finding(finding)
-            lines.append("")
+            lines += [f"## {title} ({len(chosen)})", "", *folded_by_kind(chosen)]
     if not group.conflicts and not group.findings and not group.gate_failed:
         lines.append("Nothing to do.")
     return "\n".join(lines).rstrip("\n") + "\n"
