@@ -455,6 +455,28 @@ def suppress_command(repo_path: str, old: str | None, onto: str | None, source_b
     return run_suppress(repo_path, old, onto, source_branch, SuppressRequest(kind, finding_path, reason, subject, target))
 
 
+@cli.command("resolve")
+@click.argument("paths", nargs=-1, metavar="[PATH]...")
+@click.option("--repo", "repo_path", default=".", show_default=True, metavar="PATH",
+              help="The work tree with the upgraded branch checked out.")
+@click.option("--all", "every", is_flag=True, help="Every file of the branch that still holds the conflict markers "
+              "a replayed commit committed.")
+@click.option("--target", metavar="BRANCH", help="The upgraded branch [default: the branch checked out].")
+@_reported
+def resolve_command(paths: tuple[str, ...], repo_path: str, every: bool, target: str | None) -> int:
+    """Write each file's single-level 3-way merge into the work tree: base the file at OLD, ours the file
+    at NEW, theirs FlagTree's final file at SRC (the range is read from the branch, as status reads it).
+
+    In markers mode a file that several replayed commits conflicted in holds nested markers; this gives
+    one conflict per file instead. A file with local changes is refused (nothing is written). Exit 0 when
+    every file merged cleanly, 1 when conflict blocks are left for you, 2 for unusable input. Then resolve
+    what is left, git add and commit; status tells what is still open.
+    """
+    from sync.commands.resolve import run_resolve
+
+    return run_resolve(repo_path, paths, every, target)
+
+
 @cli.command("provenance")
 @click.option("--repo", "repo_path", default=".", show_default=True, metavar="PATH",
               help="The FlagTree repository; the manifest is written in its work tree.")

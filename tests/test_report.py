@@ -71,7 +71,7 @@ SECTIONS = {  # what a reader must find, whichever rendering they open
     "conflicts and hunks": ["lib/x.cpp", "upgraded_line", "base_line", "flagtree_line", "gone.py", "deleted-upstream"],
     "deleted-upstream next step": ["port the FlagTree change to where upstream moved the code"],
     "conflicted commits": ["ddddddddd", "Fix " + EVIL],
-    "conflict resolutions": ["ir.cc", "manual", "theirs_ir"],
+    "conflict resolutions": ["ir.cc", "resolved by hand", "theirs_ir"],
     "findings": ["overlay-conflicting", "merge conflicts in 1 hunk", "new_api()", "trunk_side", "overlay_side"],
     "suppression": ["reviewed_reason_text"],
     "expired suppression": ["old_review_reason", "v3.5.9"],

@@ -62,8 +62,8 @@ def refresh_status(repo_path: str, options: StatusOptions, progress: Progress | 
                 raise
             raise SyncError(f"{exc}; run status on the upgraded branch or pass it as --target (sync/<NEW>)") from exc
         backends = set(options.backends) or None
-        progress.phase("analysing the branch")
-        drift = analyse_drift(repo, rng, Rev(branch, str(head.id)), backends, symbols=True)
+        progress.phase("reading the branch")  # the analyses then show their own count (issue 48.9)
+        drift = analyse_drift(repo, rng, Rev(branch, str(head.id)), backends, symbols=True, progress=progress)
         findings = review_on_branch(drift.findings, repo, str(head.id), rng.onto.oid, drift.owners.backends)
         commits = conflicts_now(repo, replayed, head, rng.onto.ref, drift.owners.owners, progress)
     finally:
@@ -132,6 +132,11 @@ def _paths_in(message: str, trailer: str) -> set[str]:
     prefix = trailer + ": "
     return {path.strip() for line in message.splitlines() if line.startswith(prefix)
             for path in line[len(prefix):].split(",") if path.strip()}
+
+
+def conflict_trailer_paths(commit: Commit) -> set[str]:
+    """The files a replayed commit says it committed in conflict (its CONFLICT_TRAILER)."""
+    return _trailer_paths(commit.raw_message.decode("utf-8", "surrogateescape"))
 
 
 def _trailer_paths(message: str) -> set[str]:

@@ -10,10 +10,9 @@ from html import escape
 
 from sync.report.catalogue import report_link
 from sync.model.kinds import kind_of
-from sync.model import (Conflict, Finding, GateResult, Group, Hunk, Report, change_of, open_errors, unnamed_findings,
-                        upstream_changes)
-from sync.report.markdown import (MAX_DIFF_LINES, MAX_SIDE_LINES, capped, change_label, conflicted_heading,
-                                  conflicts_by_state, counted, cut_note, folded_declarations, open_findings, page_name,
+from sync.model import (Conflict, FileConflict, Finding, GateResult, Group, Hunk, Report, change_of, conflicts_by_file,
+                        open_errors, unnamed_findings, upstream_changes)
+from sync.report.markdown import (MAX_DIFF_LINES, MAX_SIDE_LINES, capped, change_label, conflicted_heading, counted, cut_note, folded_declarations, open_findings, page_name,
                                   range_line, shared_note, short_message, shown_errors, shown_hunks, totals,
                                   unnamed_sentence)
 
@@ -179,29 +178,32 @@ def _conflicted(report: Report) -> list[str]:
     parts = [f'<section id="conflicted"><h2>{escape(conflicted_heading(report))}</h2>']
     if not report.conflicted_files:
         return parts + ["<p>None.</p></section>"]
-    for resolved, title in ((False, "Open (resolve these)"), (True, "Resolved by hand")):
-        listed = conflicts_by_state(report, resolved)
+    for opened, title in ((True, "Open (resolve these)"), (False, "Resolved by hand")):
+        listed = [item for item in report.files_in_conflict if item.open is opened]
         if not listed:
             continue
-        files = len({conflict.path for _, conflicts in listed for conflict in conflicts})
-        parts.append(f"<details><summary>{title}: {files} file(s) in {len(listed)} commit(s)</summary><ul>")
-        for commit, conflicts in listed:
-            parts.append(f"<li>commit <code>{commit.source[:9]}</code> {escape(commit.summary)}<ul>")
-            for conflict in conflicts:
-                parts.append(f"<li><code>{escape(conflict.path)}</code> ({escape(conflict.kind)}, "
-                             f"{escape(conflict.resolution)}) owned by "
-                             + ", ".join(f"<code>{escape(owner)}</code>" for owner in conflict.owners) + "</li>")
-            parts.append("</ul></li>")
+        commits = len({c.commit for item in listed for c in item.conflicts})
+        parts.append(f"<details{' open' if opened else ''}><summary>{title}: {len(listed)} file(s) in {commits} "
+                     "commit(s)</summary><ul>")
+        for item in listed:  # a file once, with its commits (issue 48.1)
+            parts.append(f"<li><code>{escape(item.path)}</code> ({escape(', '.join(item.kinds))}; "
+                         f"{escape(item.state)}) owned by "
+                         + ", ".join(f"<code>{escape(owner)}</code>" for owner in item.owners) + "; commits: "
+                         + "; ".join(f"<code>{c.commit[:9]}</code> {escape(c.summary)}" for c in item.conflicts)
+                         + (f". <em>next step:</em> {escape(item.next_step)}" if opened and len(item.conflicts) > 1
+                            else "") + "</li>")
         parts.append("</ul></details>")
     return parts + ["</section>"]
 
 
-def _conflict(conflict: Conflict) -> list[str]:
-    parts = [f"<h4>conflict: <code>{escape(conflict.path)}</code> ({escape(conflict.kind)}, resolved: "
-             f"{escape(conflict.resolution)})</h4>",
-             f"<p>commit <code>{conflict.commit[:9]}</code> {escape(conflict.summary)}"
-             + (f"; the file was <code>{escape(conflict.base_path)}</code> before" if conflict.base_path else "")
-             + "</p>", f"<p><em>next step:</em> {escape(conflict.next_step)}.</p>"]
+def _conflict(item: FileConflict) -> list[str]:
+    conflict = item.last
+    parts = [f"<h4>conflict: <code>{escape(item.path)}</code> ({escape(', '.join(item.kinds))}; "
+             f"{escape(item.state)})</h4>",
+             "<ul>" + "".join(f"<li>commit <code>{c.commit[:9]}</code> {escape(c.summary)} ({escape(c.state)})"
+                              + (f"; the file was <code>{escape(c.base_path)}</code> before" if c.base_path else "")
+                              + "</li>" for c in item.conflicts) + "</ul>",
+             f"<p><em>next step:</em> {escape(item.next_step)}.</p>"]
     return parts + [_conflict_hunks(conflict)]
 
 
@@ -254,14 +256,16 @@ def _declarations(finding: Finding) -> str:
 
 def _open_rows(group: Group) -> list[str]:
     rows = []
-    for conflict in group.open_conflicts:
+    for item in conflicts_by_file(group.open_conflicts):  # a file once, with its commits
+        conflict = item.last
         hunks = (f"<details><summary>{len(conflict.hunks)} hunk(s)</summary>{_conflict_hunks(conflict)}</details>"
                  if conflict.hunks else "")
-        moved = f"; the file was <code>{escape(conflict.base_path)}</code> before" if conflict.base_path else ""
+        commits = "; ".join(f"commit <code>{c.commit[:9]}</code> {escape(c.summary)}"
+                            + (f"; the file was <code>{escape(c.base_path)}</code> before" if c.base_path else "")
+                            for c in item.conflicts)
         rows.append(f'<tr><td class="conflict">conflict</td><td class="kind">{_kind_link(conflict.kind)}</td>'
-                    f"<td><code>{escape(conflict.path)}</code><div class=\"msg\">commit <code>{conflict.commit[:9]}"
-                    f"</code> {escape(conflict.summary)}{moved}</div>{hunks}</td>"
-                    f"<td>{escape(conflict.next_step)}</td></tr>")
+                    f"<td><code>{escape(item.path)}</code><div class=\"msg\">{commits}</div>{hunks}</td>"
+                    f"<td>{escape(item.next_step)}</td></tr>")
     for finding in open_findings(group):
         rows.append(f'<tr><td class="{finding.severity}">{finding.severity}</td><td class="kind">{_kind_link(finding.kind)}</td>'
                     f"<td><code>{escape(finding.location())}</code><div class=\"msg\">{escape(finding.message)}"
@@ -293,7 +297,7 @@ def _group(report: Report, group: Group, most: int) -> list[str]:
     if rows:
         parts += [f"<h3>Open ({len(rows)})</h3>", '<div class="scroll"><table class="open"><tr><th>what</th>'
                   "<th>kind</th><th>file</th><th>action</th></tr>", *rows, "</table></div>"]
-    resolved = "".join("".join(_conflict(conflict)) for conflict in group.resolutions)
+    resolved = "".join("".join(_conflict(item)) for item in conflicts_by_file(group.resolutions))
     parts += _folded("Resolved conflicts", len(group.resolutions), resolved, "resolved")
     for title, css, chosen in (("Reviewed", "reviewed", [f for f in group.findings if f.suppressed]),
                                ("Info", "info", [f for f in group.findings if f.severity == "info"

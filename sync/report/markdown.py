@@ -10,8 +10,9 @@ import re
 from html import escape as html_escape
 from typing import Any, Callable, Sequence
 
-from sync.model import (Conflict, ConflictTally, Finding, GateResult, Group, Hunk, Report, ReplayedCommit,
-                        UpstreamChange, change_of, open_errors, unnamed_findings, upstream_changes)
+from sync.model import (Conflict, ConflictTally, FileConflict, Finding, GateResult, Group, Hunk, Report,
+                        ReplayedCommit, UpstreamChange, change_of, conflicts_by_file, open_errors, unnamed_findings,
+                        upstream_changes)
 from sync.model.kinds import kind_of
 from sync.report.catalogue import report_link
 
@@ -213,26 +214,20 @@ def conflicted_heading(report: Report) -> str:
     return f"Conflicted files ({tally.files}): {tally.open} open, {tally.resolved} resolved"
 
 
-def conflicts_by_state(report: Report, resolved: bool) -> list[tuple[ReplayedCommit, list[Conflict]]]:
-    """The conflicted commits with their open (or resolved) conflicts only, in replay order."""
-    picked = [(commit, [c for c in commit.conflicts if c.resolved is resolved]) for commit in report.conflicted_commits]
-    return [(commit, conflicts) for commit, conflicts in picked if conflicts]
-
-
 def _conflicted(report: Report) -> list[str]:
     lines = [f"## {conflicted_heading(report)}", ""]
     if not report.conflicted_files:
         return lines + ["None.", ""]
-    for resolved, title in ((False, "Open (resolve these):"), (True, "Resolved by hand:")):
-        listed = conflicts_by_state(report, resolved)
+    for opened, title in ((True, "Open (resolve these):"), (False, "Resolved by hand:")):
+        listed = [item for item in report.files_in_conflict if item.open is opened]
         if not listed:
             continue
         lines += [title, ""]
-        for commit, conflicts in listed:
-            lines.append(f"- commit {code(commit.source[:9])} {text(commit.summary)}:")
-            for conflict in conflicts:
-                lines.append(f"  - {code(conflict.path)} ({conflict.kind}, {conflict.resolution}) owned by "
-                             + ", ".join(code(owner) for owner in conflict.owners))
+        for item in listed:  # a file once, with its commits (issue 48.1)
+            commits = "; ".join(f"{code(c.commit[:9])} {text(c.summary)}" for c in item.conflicts)
+            nested = f" Next: {text(item.next_step)}." if opened and len(item.conflicts) > 1 else ""
+            lines.append(f"- {code(item.path)} ({', '.join(item.kinds)}; {item.state}) owned by "
+                         + ", ".join(code(owner) for owner in item.owners) + f"; commits: {commits}.{nested}")
         lines.append("")
     return lines
 
@@ -317,11 +312,16 @@ def _hunk_lines(hunk: Hunk, where: str = "the conflict's hunk") -> list[str]:
             "FlagTree side:", *_capped_fence(hunk.theirs, MAX_SIDE_LINES, where)]
 
 
-def _conflict(conflict: Conflict) -> list[str]:
-    lines = [f"### {code(conflict.path)} ({conflict.kind}, resolved: {conflict.resolution})", "",
-             f"Commit {code(conflict.commit[:9])} {text(conflict.summary)}"
-             + (f"; the file was {code(conflict.base_path)} before" if conflict.base_path else ""), "",
-             f"Next step: {text(conflict.next_step)}.", ""]
+def _file_conflict(item: FileConflict) -> list[str]:
+    """A file once: its commits, and the hunks of the last commit that conflicted there."""
+    conflict = item.last
+    commits = [f"- {code(c.commit[:9])} {text(c.summary)} ({c.kind}; {c.state})"
+               + (f"; the file was {code(c.base_path)} before" if c.base_path else "") for c in item.conflicts]
+    lines = [f"### {code(item.path)} ({', '.join(item.kinds)}; {item.state})", "",
+             f"Commit{'s' if len(commits) > 1 else ''}:", "", *commits, "",
+             f"Next step: {text(item.next_step)}.", ""]
+    if len(item.conflicts) > 1:
+        lines += [f"The hunks of the last, {code(conflict.commit[:9])}:", ""]
     hunks, left_out = shown_hunks(conflict.hunks)
     for number, hunk in enumerate(hunks, start=1):
         lines += [f"Hunk {number} at line {hunk.line}:", "", *_hunk_lines(hunk, "under commits[].conflicts[].hunks"),
@@ -388,8 +388,9 @@ def open_findings(group: Group) -> list[Finding]:
 
 def _open_table(group: Group) -> list[str]:
     """One compact table of everything open: conflicts, then errors, then warnings."""
-    rows = [f"| conflict | [{code(c.kind)}]({report_link(kind_of(c.kind).anchor)}) | {code(c.path)} (commit "
-            f"{code(c.commit[:9])}) | {text(c.next_step)} |" for c in group.open_conflicts]
+    rows = [f"| conflict | [{code(f.last.kind)}]({report_link(kind_of(f.last.kind).anchor)}) | {code(f.path)} "
+            f"(commit{'s' if len(f.conflicts) > 1 else ''} {', '.join(code(c.commit[:9]) for c in f.conflicts)}) | "
+            f"{text(f.next_step)} |" for f in conflicts_by_file(group.open_conflicts)]
     rows += [f"| {f.severity} | [{code(f.kind)}]({report_link(f.spec.anchor)}) | {code(f.location())}: "
              f"{text(f.message)} | {text(f.next_step)} |" for f in open_findings(group)]
     if not rows:
@@ -405,8 +406,8 @@ def render_group(report: Report, group: Group) -> str:
     lines += _open_table(group)
     if group.open_conflicts:
         lines += ["## Conflicts while replaying", ""]
-        for conflict in group.open_conflicts:
-            lines += _conflict(conflict)
+        for item in conflicts_by_file(group.open_conflicts):
+            lines += _file_conflict(item)
     opened = open_findings(group)
     if opened:
         lines += ["## Findings to act on", ""]
@@ -415,8 +416,8 @@ def render_group(report: Report, group: Group) -> str:
         lines.append("")
     if group.resolutions:
         lines += ["## Conflict resolutions", ""]
-        for conflict in group.resolutions:
-            lines += _conflict(conflict)
+        for item in conflicts_by_file(group.resolutions):
+            lines += _file_conflict(item)
     for title, chosen in (("Reviewed", [f for f in group.findings if f.suppressed]),
                           ("Info", [f for f in group.findings if f.severity == "info" and not f.suppressed])):
         if chosen:
