@@ -31,6 +31,20 @@ def print_summary(report: Report, out: Path | None) -> None:
         echo_line(f"  {note}")
 
 
+DELETE_MODIFY = ("deleted-upstream", "deleted-by-flagtree")
+
+
+def _say_kept_deletions(report: Report) -> None:
+    """A delete/modify conflict taken from a stop's index counts as resolved by hand, though `git add -A` there
+    only keeps the file git left: say so, or it passes unnoticed (issue 48.9)."""
+    for commit in report.commits:
+        for conflict in commit.conflicts:
+            if conflict.kind in DELETE_MODIFY and conflict.resolved:
+                echo_line(f"note: {conflict.path} ({conflict.kind}, commit {commit.source[:9]}) counts as resolved "
+                          "by hand as the stop's index had it (git add -A keeps the file git left there); if the "
+                          "other side should win, change it on the branch and commit", err=True)
+
+
 def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None,
                         target_branch: str | None, out: Path | None, policy: str | None, force: bool,
                         do_continue: bool, do_abort: bool, quiet: bool, as_json: bool, backends: tuple[str, ...],
@@ -66,6 +80,7 @@ def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, sourc
                                   backends=frozenset(backends),
                                   policy=None if policy is None else (policy, tuple(stop_on)))
         out = report_dir
+        _say_kept_deletions(report)
     else:
         if not onto:
             raise SyncError("--onto is required (or --continue / --abort)")
