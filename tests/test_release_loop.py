@@ -176,7 +176,7 @@ def test_group_pages_and_index_html_cap_diffs_and_hunks_and_say_where_the_whole_
 
 def test_html_puts_open_items_first_in_one_table_and_folds_the_rest() -> None:
     from sync.report.html import render_html
-    section = render_html(_big_report()).split('<section id="group-hcu">')[1]
+    section = render_html(_big_report()).split('<section id="group-hcu" data-group="hcu">')[1]
     table = section.index('<table class="open">')
     assert table < section.index("Resolved conflicts") < section.index(">Info (")
     assert section.count('<td class="warning">warning</td>') == 16 and section.count('class="conflict">conflict<') == 1

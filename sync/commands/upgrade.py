@@ -34,15 +34,21 @@ def print_summary(report: Report, out: Path | None) -> None:
 DELETE_MODIFY = ("deleted-upstream", "deleted-by-flagtree")
 
 
-def _say_kept_deletions(report: Report) -> None:
+def _say_kept_deletions(repo_path: str, report: Report) -> None:
     """A delete/modify conflict taken from a stop's index counts as resolved by hand, though `git add -A` there
-    only keeps the file git left: say so, or it passes unnoticed (issue 48.9)."""
-    for commit in report.commits:
-        for conflict in commit.conflicts:
-            if conflict.kind in DELETE_MODIFY and conflict.resolved:
-                echo_line(f"note: {conflict.path} ({conflict.kind}, commit {commit.source[:9]}) counts as resolved "
-                          "by hand as the stop's index had it (git add -A keeps the file git left there); if the "
-                          "other side should win, change it on the branch and commit", err=True)
+    only keeps the file git left: say so where the branch still has it, or it passes unnoticed (issue 48.9).
+    A file deleted at the stop (git rm) was a choice: nothing to say."""
+    kept = [conflict for commit in report.commits for conflict in commit.conflicts
+            if conflict.kind in DELETE_MODIFY and conflict.resolved]
+    if not kept or report.upgrade is None:
+        return
+    from sync.jobs.status import existing_paths
+    still = existing_paths(repo_path, report.upgrade.head, [conflict.path for conflict in kept])
+    for conflict in kept:
+        if conflict.path in still:
+            echo_line(f"note: {conflict.path} ({conflict.kind}, commit {conflict.commit[:9]}) counts as resolved by "
+                      "hand as the stop's index had it (git add -A keeps the file git left there); if the other "
+                      "side should win, change it on the branch and commit", err=True)
 
 
 def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, source_branch: str | None,
@@ -80,7 +86,7 @@ def run_upgrade_command(repo_path: str, old: str | None, onto: str | None, sourc
                                   backends=frozenset(backends),
                                   policy=None if policy is None else (policy, tuple(stop_on)))
         out = report_dir
-        _say_kept_deletions(report)
+        _say_kept_deletions(repo_path, report)
     else:
         if not onto:
             raise SyncError("--onto is required (or --continue / --abort)")

@@ -31,6 +31,7 @@ from sync.support.progress import Progress, Silent
 from sync.replay.commits import CONFLICT_TRAILER, RESOLVED_TRAILER, Replayer, summary_of
 from sync.jobs.review import review_on_branch
 from sync.replay.engine import branch_in_the_making
+from sync.jobs.revs import repository_forges
 from sync.jobs.upgraded import CHERRY_PICKED, Replayed, replayed_commits, upgraded_range
 
 @dataclass(frozen=True)
@@ -71,7 +72,13 @@ def refresh_status(repo_path: str, options: StatusOptions, progress: Progress | 
     still_marked = any(c.resolution == "markers" for commit in commits for c in commit.conflicts)
     return build_report(rng, drift.owners.backends, findings, commits,
                         UpgradeInfo(branch, str(head.id), "markers" if still_marked else "manual"),
-                        only=backends, tool_version=__version__, strict=True)
+                        only=backends, tool_version=__version__, strict=True, forges=repository_forges(repo))
+
+
+def existing_paths(repo_path: str, commit: str, paths: list[str]) -> set[str]:
+    """Which of paths the commit's tree has."""
+    tree = GitTree.of_commit(open_repo(repo_path), commit, "paths")
+    return {path for path in paths if tree.exists(path)}
 
 
 def branch_conflicts(repo: Repository, branch: Rev, rng: Range, owners_of: OwnersOf,

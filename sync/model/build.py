@@ -5,8 +5,8 @@ from dataclasses import replace
 from typing import Iterable, Protocol, Sequence
 
 from sync.model.finding import Finding, sort_findings
-from sync.model.report import (BACKEND, CI, CORE, CORE_KIND, SHARED, SHARED_KIND, Conflict, DriftInfo, GateResult, Group,
-                     Report, ReplayedCommit, UpgradeInfo)
+from sync.model.report import (BACKEND, CI, CORE, CORE_KIND, SHARED, SHARED_KIND, Conflict, DriftInfo, Forge, Forges,
+                               GateResult, Group, Report, ReplayedCommit, UpgradeInfo)
 from sync.model.revs import Range
 
 class OwnersOf(Protocol):
@@ -32,7 +32,8 @@ def group_kind(name: str) -> str:
 def build_report(range_: Range, backends: Iterable[str], findings: Iterable[Finding],
                  commits: Sequence[ReplayedCommit] = (), upgrade: UpgradeInfo | None = None,
                  drift: DriftInfo | None = None, gate: GateResult | None = None,
-                 only: set[str] | None = None, tool_version: str = "", strict: bool = False) -> Report:
+                 only: set[str] | None = None, tool_version: str = "", strict: bool = False,
+                 forges: Forges = Forges()) -> Report:
     """Groups are every backend (or `only` those, each a row even when it has nothing: the caller checked the
     names are groups of the tree), plus core and shared where they have something. strict (drift, status):
     `only` those groups and nothing else, so a report of B shows and exits on B alone (an upgrade keeps core and
@@ -62,4 +63,12 @@ def build_report(range_: Range, backends: Iterable[str], findings: Iterable[Find
     ordered = sorted(set(names), key=lambda name: (group_kind(name) != BACKEND, name))
     groups = tuple(Group(name, group_kind(name), tuple(conflicts.get(name, ())), tuple(grouped.get(name, ())),
                          gate_failed=name in blamed) for name in ordered)
-    return Report(range_, groups, tuple(commits), upgrade, drift, gate, tool_version)
+    return Report(range_, groups, tuple(commits), upgrade, drift, gate, tool_version, forges=forges)
+
+
+def forges_of(remotes: dict[str, str]) -> Forges:
+    """The forges a repository's remotes (name -> URL) name: upstream's is the remote called upstream (else the
+    first other than origin that names one), FlagTree's the one called origin."""
+    named = {name: forge for name, url in remotes.items() if (forge := Forge.of_remote(url)) is not None}
+    upstream = named.get("upstream") or next((forge for name, forge in named.items() if name != "origin"), None)
+    return Forges(upstream, named.get("origin"))

@@ -5,6 +5,7 @@ never patched in afterwards. JSON, Markdown and HTML are renderings of these typ
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -232,6 +233,44 @@ class Group:
                 "findings": [finding.to_json() for finding in self.findings]}
 
 
+_REMOTE = re.compile(r"^(?:(?:https?|ssh|git)://(?:[^@/]+@)?(?P<host>[^/:]+)(?::\d+)?/|(?:[^@/]+@)?"
+                     r"(?P<scp>[^/:]+):)(?P<path>[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+)/?$")
+
+
+@dataclass(frozen=True)
+class Forge:
+    """Where a repository's commits and pull requests are on the web, when its remote names a forge."""
+
+    kind: str  # github | gitlab
+    base: str  # https://github.com/owner/name
+
+    @classmethod
+    def of_remote(cls, url: str) -> Forge | None:
+        """github.com, gitlab.com or a gitlab.* host, over https, ssh or scp-style; anything else None."""
+        found = _REMOTE.match(url.strip())
+        if found is None:
+            return None
+        host = (found.group("host") or found.group("scp") or "").lower()
+        kind = "github" if host == "github.com" else "gitlab" if host == "gitlab.com" or host.startswith("gitlab.") \
+            else None
+        path = found.group("path").removesuffix(".git")
+        return cls(kind, f"https://{host}/{path}") if kind and ".." not in path else None
+
+    def commit(self, commit_id: str) -> str:
+        return f"{self.base}{'/-' if self.kind == 'gitlab' else ''}/commit/{commit_id}"
+
+    def pull(self, number: str) -> str:
+        return f"{self.base}/-/merge_requests/{number}" if self.kind == "gitlab" else f"{self.base}/pull/{number}"
+
+
+@dataclass(frozen=True)
+class Forges:
+    """Upstream's forge (its commits and PRs: the findings' upstream changes) and FlagTree's (its commits)."""
+
+    upstream: Forge | None = None
+    fork: Forge | None = None
+
+
 @dataclass(frozen=True)
 class UpgradeInfo:
     branch: str
@@ -289,6 +328,7 @@ class Report:
     gate: GateResult | None = None
     tool_version: str = ""
     notes: tuple[Finding, ...] = field(default=())  # findings of no group (kept for completeness)
+    forges: Forges = field(default=Forges())  # where commits and PRs link to, from the repository's remotes
 
     @property
     def findings(self) -> list[Finding]:

@@ -129,12 +129,17 @@ def _table(report: Report) -> list[str]:
 # The summary's error list stays a screen per group: the group page has the rest, and every message whole.
 MAX_ERRORS_PER_GROUP = 10
 MAX_MESSAGE = 200
-_PR_TAIL = re.compile(r"\s*\(#\d+\)\s*$")
+PR_TAIL = re.compile(r"\s*\(#\d+\)\s*$")
 
 
 def short_message(message: str, most: int = MAX_MESSAGE) -> str:
-    """A message cut at about `most` characters, before escaping (an escape is never cut in two)."""
-    return message if len(message) <= most else message[:most - 1].rstrip() + "\u2026"
+    """A message cut at about `most` characters, at a word's end, before escaping (an escape is never cut in
+    two); the group page and report.json keep the whole message."""
+    if len(message) <= most:
+        return message
+    cut = message[:most - 1]
+    at_space = cut.rfind(" ")
+    return (cut[:at_space] if at_space > most // 2 else cut).rstrip(" ,;:") + "\u2026"
 
 
 def counted(count: int, noun: str) -> str:
@@ -152,7 +157,7 @@ def change_label(change: UpstreamChange, literal: Callable[[str], str] = code,
     short, _, subject = change.commits[0].partition(" ")
     more = len(change.commits) - 1
     head = f"{plain(change.key)}: " if change.prs else ""
-    return (f"{head}{literal(short)} {plain(_PR_TAIL.sub('', subject) if change.prs else subject)}"
+    return (f"{head}{literal(short)} {plain(PR_TAIL.sub('', subject) if change.prs else subject)}"
             + (f" (and {counted(more, 'more commit')})" if more else ""))
 
 
