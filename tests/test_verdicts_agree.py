@@ -46,3 +46,21 @@ def test_drift_for_one_backend_shows_and_exits_on_it_alone(world, tmp_path: Path
         code, found, _ = verdicts(*command, "--repo", str(world.fork), *TARGET, "--backend", "beta")
         assert list(found) == ["beta"], (command, found)
         assert code == (0 if found["beta"] == "clean" else 1)
+
+
+def test_markers_committed_by_hand_block_in_drift_and_status_alike(world, tmp_path: Path) -> None:
+    """Conflict blocks no replayed commit accounts for (committed after the replay) are open too: drift's exit
+    0 must mean nothing is left."""
+    from tests.conftest import git
+    upgraded(world)
+    resolve_on_branch(world, tmp_path, ["CMakeLists.txt", "python/src/ir.cc", "python/triton/language/__init__.py"],
+                      ["python/triton/ops/matmul.py"])
+    checkout = tmp_path / "checkout"
+    path = "third_party/beta/backend/spec/triton/_runtime.py"
+    (checkout / path).write_text((checkout / path).read_text() + "<<<<<<< mine\nA = 1\n=======\nA = 2\n>>>>>>> theirs\n")
+    git(checkout, "commit", "-qam", "beta: a half-done merge")
+    for command in (["status", "-q"], ["drift"]):
+        code, found, document = verdicts(*command, "--repo", str(world.fork), *TARGET)
+        assert code == 1 and found["beta"] == "blocked", (command, found)
+        marked = [f for g in document["groups"] for f in g["findings"] if f["kind"] == "conflict-markers"]
+        assert [f["path"] for f in marked] == [path], command

@@ -50,18 +50,20 @@ def run_drift(repo_path: str, old: str | None, onto: str | None, source: str | N
     if options.apply and (target is None or not branch_exists(repo, target.ref)):
         raise SyncError("--apply commits the clean merges on a branch: pass that branch as --target")
     commits: tuple[ReplayedCommit, ...] = ()
+    marked: list[Finding] = []
     try:
         result = analyse_drift(repo, rng, target, set(options.backends) or None, options.symbols, progress)
         if target is not None:  # its open conflicts block, as status says (issue 48.6)
-            from sync.jobs.status import branch_conflicts
+            from sync.jobs.status import branch_conflicts, markers_left
             commits = branch_conflicts(repo, target, rng, result.owners.owners, progress or Silent())
+            marked = markers_left(repo, rng, target.oid, commits, result.owners.owners)
     finally:
         (progress or Silent()).close()
     applied = _apply_merges(repo, target.ref, rng, result) if options.apply and target else None
     findings = _marked_applied(result, applied) if applied else result.findings
     if target is not None:
         from sync.jobs.review import review_on_branch
-        findings = review_on_branch(findings, repo, target.oid, rng.onto.oid, result.owners.backends)
+        findings = review_on_branch(findings, repo, target.oid, rng.onto.oid, result.owners.backends) + marked
     return build_report(rng, result.owners.backends, findings, commits,
                         drift=DriftInfo(target.ref if target else "(replayed in memory)", applied),
                         only=set(options.backends) or None, tool_version=__version__, strict=True,

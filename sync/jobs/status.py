@@ -22,10 +22,11 @@ from sync import __version__
 from sync.drift.run import analyse_drift
 from sync.errors import SyncError, UnknownRef
 from sync.git import Commit, GitTree, Repository, open_repo
-from sync.git.merge import holds_conflict
+from sync.git import changes_with_renames
+from sync.git.merge import conflict_hunks, holds_conflict
 from sync.git.repo import commit_of, current_branch, resolve_commit, tree_of
 from sync.git.store import scratch_repository
-from sync.model import Range, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
+from sync.model import SHARED, Finding, Range, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
 from sync.model.build import OwnersOf
 from sync.support.progress import Progress, Silent
 from sync.replay.commits import CONFLICT_TRAILER, RESOLVED_TRAILER, Replayer, summary_of
@@ -69,6 +70,7 @@ def refresh_status(repo_path: str, options: StatusOptions, progress: Progress | 
         commits = conflicts_now(repo, replayed, head, rng.onto.ref, drift.owners.owners, progress)
     finally:
         progress.close()
+    findings += markers_left(repo, rng, str(head.id), commits, drift.owners.owners)
     still_marked = any(c.resolution == "markers" for commit in commits for c in commit.conflicts)
     return build_report(rng, drift.owners.backends, findings, commits,
                         UpgradeInfo(branch, str(head.id), "markers" if still_marked else "manual"),
@@ -79,6 +81,27 @@ def existing_paths(repo_path: str, commit: str, paths: list[str]) -> set[str]:
     """Which of paths the commit's tree has."""
     tree = GitTree.of_commit(open_repo(repo_path), commit, "paths")
     return {path for path in paths if tree.exists(path)}
+
+
+def markers_left(repo: Repository, rng: Range, head: str, commits: tuple[ReplayedCommit, ...],
+                 owners_of: OwnersOf) -> list[Finding]:
+    """Conflict blocks at the branch tip that no replayed commit's conflict accounts for (committed by hand, or
+    on a branch upgrade did not make), in files the branch changed from NEW: open, and blocking their group in
+    status and drift alike (issue 48.6: drift's exit 0 means nothing is left)."""
+    known = {conflict.path for commit in commits for conflict in commit.conflicts}
+    onto, tip = GitTree.of_commit(repo, rng.onto.oid, "markers:onto"), GitTree.of_commit(repo, head, "markers:tip")
+    found = []
+    for change in changes_with_renames(onto, tip):
+        path = change.new_path
+        data = tip.read(path) if path and path not in known else None
+        if path is None or data is None or not holds_conflict(data):
+            continue
+        hunks = conflict_hunks(data.decode("utf-8", errors="replace"))
+        owner = next(iter(owners_of(path)), SHARED)
+        found.append(Finding("conflict-markers", path, f"{len(hunks)} conflict block(s) committed on the branch "
+                             "(no replayed commit's conflict): resolve them", line=hunks[0].line if hunks else None,
+                             backend=None if owner == SHARED else owner))
+    return found
 
 
 def branch_conflicts(repo: Repository, branch: Rev, rng: Range, owners_of: OwnersOf,
