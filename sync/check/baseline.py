@@ -103,7 +103,8 @@ def load_baseline(file: Path) -> Baseline:
     if schema not in (SCHEMA, SCHEMA_V1) or not isinstance(entries, list):
         raise SyncError(f"{file}: not a check baseline (expected schema {SCHEMA} and a findings list)")
     third = "fingerprint" if schema == SCHEMA_V1 else "subject"
-    return Baseline(str(schema), Counter(_entry_key(file, number, entry, third) for number, entry in enumerate(entries)))
+    keys = Counter(_entry_key(file, number, entry, third) for number, entry in enumerate(entries))
+    return Baseline(str(schema), keys)
 
 
 def _entry_key(file: Path, number: int, entry: Any, third: str) -> Key:

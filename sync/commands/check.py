@@ -77,7 +77,8 @@ def run_check_command(path: Path, backends: tuple[str, ...], output_format: str,
                          f"{finding.message}  [fix: {finding.next_step}]")
         counts = result.counts
         hidden = "" if show_all or not result.known else " (not printed: --all prints them)"
-        in_baseline = f", {result.known} in the baseline {result.baseline}{hidden}" if result.baseline is not None else ""
+        in_baseline = f", {result.known} in the baseline {result.baseline}{hidden}" \
+            if result.baseline is not None else ""
         echo_line(f"{len(result.findings)} finding(s): {counts['error']} error, {counts['warning']} warning, "
                    f"{counts['info']} info{in_baseline}")
     return result.exit_status

@@ -32,7 +32,8 @@ class TerminalProgress:
 
     def _ensure_bar(self) -> Progress:
         if self.bar is None:
-            self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(), CountColumn(),
+            self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(),
+                                CountColumn(),
                                 TextColumn("{task.fields[label]}", markup=False), TimeElapsedColumn(), console=self.console,
                                 transient=True)
             self.bar.start()

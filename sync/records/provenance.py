@@ -13,7 +13,6 @@ from pathlib import Path
 
 import tomlkit
 
-from sync.errors import SyncError
 from sync.git import ConflictHunk, GitTree, Oid, Repository, as_oid, has_object, merge_blobs
 from sync.git.merge import MergeFavor, holds_conflict
 from sync.facts.layout import SpecFile, backend_spec_dir, copy_files, spec_files

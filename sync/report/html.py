@@ -14,9 +14,9 @@ from html import escape
 from sync.model.kinds import BY_ID, kind_of
 from sync.model import (Conflict, FileConflict, Finding, GateResult, Group, Hunk, Report, conflicts_by_file,
                         open_errors, unnamed_findings, upstream_changes)
-from sync.model.changes import UpstreamChange
 from sync.model.report import Forge, Forges
-from sync.report.markdown import (PR_TAIL, MAX_DIFF_LINES, MAX_SIDE_LINES, capped, conflicted_heading, counted, cut_note, folded_declarations, open_findings, page_name,
+from sync.report.markdown import (PR_TAIL, MAX_DIFF_LINES, MAX_SIDE_LINES, capped, conflicted_heading, counted,
+                                  cut_note, folded_declarations, open_findings, page_name,
                                   range_line, shared_note, short_message, shown_errors, shown_hunks, totals,
                                   unnamed_sentence)
 
@@ -70,7 +70,8 @@ def _upstream_links(forges: Forges, prs: list[str], commits: list[str]) -> str:
         more = f" (and {counted(len(commits) - 1, 'more commit')})" if len(commits) > 1 else ""
         url = forge.commit(short) if forge and len(short) >= 7 and all(c in "0123456789abcdef" for c in short) \
             else None  # the forge resolves a short id of upstream's history
-        linked.append(_link(url, f"<code>{escape(short)}</code>") + f" {escape(PR_TAIL.sub('', subject) if prs else subject)}{more}")
+        title = PR_TAIL.sub("", subject) if prs else subject
+        linked.append(_link(url, f"<code>{escape(short)}</code>") + f" {escape(title)}{more}")
     return ", ".join(linked)
 
 
@@ -134,7 +135,8 @@ def _range(report: Report) -> str:
 
 def _table(report: Report) -> list[str]:
     most = max((sum(_bar_counts(group)) for group in report.groups), default=0)
-    parts = ['<div class="scroll"><table id="groups"><tr><th>group</th><th>kind</th><th>verdict</th><th>errors / warnings</th>'
+    parts = ['<div class="scroll"><table id="groups"><tr><th>group</th><th>kind</th><th>verdict</th>'
+             "<th>errors / warnings</th>"
              "<th>conflicts</th><th>errors</th><th>warnings</th><th>info</th><th>reviewed</th><th>resolved</th></tr>"]
     for group in report.groups:
         counts = group.counts
@@ -253,7 +255,8 @@ def _conflict(item: FileConflict, forges: Forges = Forges()) -> list[str]:
     conflict = item.last
     parts = [f"<h4>conflict: <code>{escape(item.path)}</code> ({escape(', '.join(item.kinds))}; "
              f"{escape(item.state)})</h4>",
-             "<ul>" + "".join(f"<li>commit {_commit_link(forges.fork, c.commit)} {escape(c.summary)} ({escape(c.state)})"
+             "<ul>" + "".join(f"<li>commit {_commit_link(forges.fork, c.commit)} {escape(c.summary)} "
+                              f"({escape(c.state)})"
                               + (f"; the file was <code>{escape(c.base_path)}</code> before" if c.base_path else "")
                               + "</li>" for c in item.conflicts) + "</ul>",
              f"<p><em>next step:</em> {escape(item.next_step)}.</p>"]
@@ -399,7 +402,8 @@ _SCRIPT = """(function(){var f=document.getElementById('filters');if(!f)return;f
 function has(list,value){return !value||(' '+(list||'')+' ').indexOf(' '+value+' ')>=0;}
 function apply(){var g=f.group.value,s=f.severity.value,k=f.kind.value;
 document.querySelectorAll('[data-kind]').forEach(function(e){
-e.hidden=!(has(e.getAttribute('data-group'),g)&&has(e.getAttribute('data-severity'),s)&&has(e.getAttribute('data-kind'),k));});
+var a=function(n){return e.getAttribute('data-'+n);};
+e.hidden=!(has(a('group'),g)&&has(a('severity'),s)&&has(a('kind'),k));});
 document.querySelectorAll('section[data-group]').forEach(function(e){e.hidden=!!g&&e.getAttribute('data-group')!==g;});
 var h=['group','severity','kind'].filter(function(n){return f[n].value;}).map(function(n){
 return n+'='+encodeURIComponent(f[n].value);}).join('&');

@@ -11,7 +11,7 @@ from html import escape as html_escape
 from typing import Any, Callable, Sequence
 
 from sync.model import (Conflict, ConflictTally, FileConflict, Finding, GateResult, Group, Hunk, Report,
-                        ReplayedCommit, UpstreamChange, change_of, conflicts_by_file, open_errors, unnamed_findings,
+                        UpstreamChange, change_of, conflicts_by_file, open_errors, unnamed_findings,
                         upstream_changes)
 from sync.model.kinds import kind_of
 from sync.report.catalogue import report_link
@@ -239,11 +239,12 @@ def _conflicted(report: Report) -> list[str]:
 
 def render_summary(report: Report) -> str:
     lines = ["# FlagTree upgrade summary", "", range_line(report), "", *_releasable(report), *_table(report),
-             *_errors(report), *_changes(report)]
+             *_errors(report)]
+    if report.upgrade is not None or report.commits:  # open conflicts next to the errors: they block as errors do
+        lines += _conflicted(report)
+    lines += _changes(report)
     if report.gate is not None:
         lines += _gate(report.gate)
-    if report.upgrade is not None:
-        lines += _conflicted(report)
     if report.drift is not None and report.drift.applied_commit:
         lines += [f"Applied the clean overlay merges as {code(report.drift.applied_commit[:9])}.", ""]
     return "\n".join(lines)
@@ -366,8 +367,8 @@ def _finding(finding: Finding) -> list[str]:
 
 
 def _one_line(finding: Finding) -> str:
-    reviewed = f" (reviewed for {code(finding.suppressed.reviewed_for)}: {text(short_message(finding.suppressed.reason))})" \
-        if finding.suppressed else ""
+    review = finding.suppressed
+    reviewed = f" (reviewed for {code(review.reviewed_for)}: {text(short_message(review.reason))})" if review else ""
     return f"- {code(finding.location())}: {text(short_message(finding.message))}{reviewed}"
 
 
