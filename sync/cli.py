@@ -208,9 +208,12 @@ def cli() -> None:
               help="Findings recorded in FILE (by --write-baseline) are shown as in the baseline and fail nothing: "
               "only new ones do [default: PATH/.flagtree-sync/check-baseline.json when it exists].")
 @click.option("--write-baseline", "write_baseline", type=click.Path(path_type=Path), metavar="FILE",
-              help="Record the current findings in FILE (rule, path and a fingerprint that survives line moves) "
-              "and exit 0; commit PATH/.flagtree-sync/check-baseline.json for every check to read it.")
+              help="Record the current findings in FILE (rule, path and a stable subject: the flagged line's "
+              "text, not the message) and exit 0; commit PATH/.flagtree-sync/check-baseline.json for every check "
+              "to read it.")
 @click.option("--no-baseline", is_flag=True, help="Ignore the committed default baseline: every finding counts.")
+@click.option("--all", "show_all", is_flag=True, help="Also print the findings the baseline holds (text format; "
+              "by default only new ones are printed, with a count of the rest).")
 @_reported
 def check_command(**given: Any) -> int:
     """Enforce the FlagTree directory policy on the tree at PATH.
@@ -219,7 +222,8 @@ def check_command(**given: Any) -> int:
     Every finding has a rule id (see --list-rules), file:line and a fix hint. Committed
     conflict markers in any file are an error (FT014) unless --allow-markers lists it.
     With a baseline (--baseline, or the committed .flagtree-sync/check-baseline.json) only
-    findings not recorded in it count: pre-existing debt is listed but fails nothing.
+    findings not recorded in it count: pre-existing debt fails nothing, and is listed with --all.
+    Directories holding a report this tool wrote (--out) are skipped.
     Exit 1 when an error is found, 0 when clean (warnings allowed), 2 for unusable input.
     """
     from sync.commands.check import CheckRequest, run_check_command
@@ -353,6 +357,9 @@ def upgrade_command(**given: Any) -> int:
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
               show_default=True, help="text: a line per finding; json: the report document (as --json); "
               "sarif: SARIF 2.1.0 for code scanning; github: workflow annotations.")
+@click.option("--min-severity", type=click.Choice(["info", "warning", "error"]), default="info", show_default=True,
+              help="The least severity the text lists (info findings are folded, a line per kind with its count); "
+              "verdicts, counts, the exit status and the report files are the same whatever it is.")
 @click.option("-q", "--quiet", is_flag=True, help="Print no progress bar on stderr (there is one only on a "
               "terminal). The report (text, JSON, SARIF or annotations), hints and errors are still printed.")
 @_reported
@@ -453,6 +460,28 @@ def suppress_command(**given: Any) -> int:
     from sync.commands.suppress import SuppressCommandRequest, run_suppress
 
     return run_suppress(SuppressCommandRequest(**given))
+
+
+@cli.command("resolve")
+@click.argument("paths", nargs=-1, metavar="[PATH]...")
+@click.option("--repo", "repo_path", default=".", show_default=True, metavar="PATH",
+              help="The work tree with the upgraded branch checked out.")
+@click.option("--all", "every", is_flag=True, help="Every file of the branch that still holds the conflict markers "
+              "a replayed commit committed.")
+@click.option("--target", metavar="BRANCH", help="The upgraded branch [default: the branch checked out].")
+@_reported
+def resolve_command(**given: Any) -> int:
+    """Write each file's single-level 3-way merge into the work tree: base the file at OLD, ours the file
+    at NEW, theirs FlagTree's final file at SRC (the range is read from the branch, as status reads it).
+
+    In markers mode a file that several replayed commits conflicted in holds nested markers; this gives
+    one conflict per file instead. A file with local changes is refused (nothing is written). Exit 0 when
+    every file merged cleanly, 1 when conflict blocks are left for you, 2 for unusable input. Then resolve
+    what is left, git add and commit; status tells what is still open.
+    """
+    from sync.commands.resolve import ResolveRequest, run_resolve
+
+    return run_resolve(ResolveRequest(**given))
 
 
 @cli.command("provenance")

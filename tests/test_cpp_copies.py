@@ -136,3 +136,27 @@ def test_provenance_keeps_the_old_base_of_a_conflicting_copy_nobody_merged(tmp_p
     assert recorded.exit_code == 0, recorded.output
     entry = (load_manifest(DiskTree(repo_dir), "b") or {})[SPEC + "Untouched.cpp"]
     assert entry.tag == "new"
+
+
+UNTOUCHED_MARKED = UNTOUCHED_OLD.replace("step2()", "step2(ctx)").replace(
+    "  step9();\n", "<<<<<<< b\n  backendStep9();\n=======\n  step9(ctx);\n>>>>>>> new\n")
+
+
+def test_a_copy_holding_a_committed_conflict_block_is_never_recorded_nor_in_sync(tmp_path: Path) -> None:
+    """Issue 47.6: the clean hunk merged, the conflicting one committed with its markers. provenance leaves the
+    file at its old base and says why (exit 1); drift never calls it in sync, even with the new tag recorded."""
+    repo_dir = _repo(tmp_path)
+    (repo_dir / SPEC / "Untouched.cpp").write_text(UNTOUCHED_MARKED)
+    commit(repo_dir, {}, "b: merge 'new', one conflict left")
+    args = ("provenance", "--repo", str(repo_dir), "--tag", "new", "--from", "old", "--backend", "b")
+    left = invoke(*args)
+    assert left.exit_code == 1, left.output
+    assert SPEC + "Untouched.cpp" in left.output and "conflict markers" in left.output
+    assert SPEC + "Untouched.cpp" not in (load_manifest(DiskTree(repo_dir), "b") or {})
+    # A manifest that names the new tag anyway (written by hand, or by an older release): still not in sync.
+    new_blob = _git(repo_dir, "rev-parse", "new:lib/Pass/Untouched.cpp").strip()
+    (repo_dir / manifest_path("b")).write_text(
+        f'[[file]]\npath = "{SPEC}Untouched.cpp"\ntrunk = "lib/Pass/Untouched.cpp"\ntag = "new"\nblob = "{new_blob}"\n')
+    commit(repo_dir, {}, "b: record new")
+    marked = _findings(repo_dir)[SPEC + "Untouched.cpp"]
+    assert marked.kind == "overlay-marked" and marked.severity == "error", (marked.kind, marked.message)

@@ -162,7 +162,8 @@ def test_suppress_finds_a_folded_finding_by_any_declaration_s_subject() -> None:
     from sync.jobs.review import SuppressRequest, _the_finding
     folded = _folded_call_signature()
     request = SuppressRequest(kind="call-signature", path="third_party/zeta/lib/B.cpp", reason="ok")
-    assert _the_finding([folded], request) is folded  # one finding: no --subject asked for
+    with pytest.raises(Exception, match="about 2 subjects: pass --subject"):  # one reason is about one of them
+        _the_finding([folded], request)
     bar = SuppressRequest(kind="call-signature", path="third_party/zeta/lib/A.cpp", reason="ok",
                           subject="x::BarType::get (type BarType)")
     assert _the_finding([folded], bar) is folded
@@ -209,3 +210,30 @@ def test_python_calls_of_pybind_methods_fold_as_what_will_not_run() -> None:
     (cpp,) = one_per_upstream_change([_removed("f", "third_party/b/A.cpp:3", drop, kind="call-no-overload"),
                                       _removed("g", "third_party/b/A.cpp:5", drop, kind="call-no-overload")])
     assert "(will not build as is)" in cpp.message
+
+
+def _verifier(op: str, site: str, trunk: str) -> Finding:
+    return Finding("op-verifier-changed", site.rpartition(":")[0], f"FlagTree creates {op}", line=1, backend="zeta",
+                   related_path=trunk, details={"op": op, "dialect_dir": "D", "sites": [site],
+                                                "commits": ["371b6445f Verify more (#9000)"], "prs": ["9000"]})
+
+
+def test_suppress_without_a_subject_refuses_a_folded_finding_about_several_ops() -> None:
+    """Issue 48.3: four op verifiers of one upstream change, folded; a review without --subject covered all four
+    (their findings had no subject) and recorded one trunk file. Now the error lists them, and a review of one
+    records that op's own trunk file alone."""
+    from sync.jobs.review import SuppressRequest, _the_finding
+    from sync.records.suppressions import parse_suppressions, with_suppression
+    (folded,) = one_per_upstream_change([_verifier("LoadOp", "third_party/zeta/lib/A.cpp:3", "lib/D/Load.cpp"),
+                                         _verifier("StoreOp", "third_party/zeta/lib/A.cpp:9", "lib/D/Store.cpp")])
+    request = SuppressRequest("op-verifier-changed", "third_party/zeta/lib/A.cpp", "LoadOp is fine")
+    with pytest.raises(Exception, match=r"about 2 subjects: pass --subject \(one of: LoadOp, StoreOp"):
+        _the_finding([folded], request)
+    assert _the_finding([folded], replace(request, subject="LoadOp")) is folded
+    blobs = {"lib/D/Load.cpp": "a" * 40, "lib/D/Store.cpp": "b" * 40}
+    new = SimpleNamespace(blob_id=blobs.get, tree=SimpleNamespace(id="c" * 40))
+    written = with_suppression(None, folded, new, "v2", "LoadOp is fine", "LoadOp")  # type: ignore[arg-type]
+    assert [(e.subject, e.trunk) for e in parse_suppressions(written, "x")] == [("LoadOp", "lib/D/Load.cpp")]
+    both = with_suppression(written, folded, new, "v2", "StoreOp too", "StoreOp")  # type: ignore[arg-type]
+    assert [(e.subject, e.trunk, e.trunk_blob) for e in parse_suppressions(both, "x")] == [
+        ("LoadOp", "lib/D/Load.cpp", "a" * 40), ("StoreOp", "lib/D/Store.cpp", "b" * 40)]

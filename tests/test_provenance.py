@@ -110,3 +110,20 @@ def test_a_redundant_overlay_is_advised_deletion_not_a_merge(world) -> None:
     assert result.exit_code == 1, result.output
     advice = [line for line in result.output.splitlines() if autotuner in line]
     assert len(advice) == 1 and "delete them (git rm)" in advice[0] and "drift --apply" not in advice[0], advice
+
+
+def test_provenance_with_nothing_to_record_is_one_line_and_exit_0(world) -> None:
+    """Issue 48.4: a backend of the tree with no file that stands in for trunk (no spec tree at all, or only
+    files of its own) has nothing to record: not an error. A name that is no backend still is."""
+    (world.fork / "third_party/gamma/backend").mkdir(parents=True)
+    (world.fork / "third_party/gamma/backend/driver.py").write_text("X = 1\n")
+    (world.fork / "third_party/delta/backend/spec/triton").mkdir(parents=True)
+    (world.fork / "third_party/delta/backend/spec/triton/own_module.py").write_text("Y = 1\n")
+    git(world.fork, "add", "-A")
+    git(world.fork, "commit", "-qm", "gamma and delta: nothing over trunk")
+    for backend in ("gamma", "delta"):
+        result = CliRunner().invoke(cli, ["provenance", "--repo", str(world.fork), "--tag", "v3.6.0",
+                                          "--backend", backend])
+        assert result.exit_code == 0, result.output
+        assert result.output.count("\n") == 1 and "nothing to record" in result.output
+        assert not (world.fork / f"third_party/{backend}/backend/spec/provenance.toml").exists()

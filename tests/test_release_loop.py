@@ -83,7 +83,9 @@ def test_check_baseline_fails_only_on_new_findings_and_survives_line_moves(world
     assert written.exit_code == 0 and "check reads it from now on" in written.stderr
     known = invoke("check", str(tree))  # the committed default location is read when present
     assert known.exit_code == 0, known.output
-    assert "FT014 error (in the baseline)" in known.output and " 0 error," in known.output
+    assert "(in the baseline)" not in known.output and " 0 error," in known.output  # only what is new is printed
+    assert "--all prints them" in known.output
+    assert "FT014 error (in the baseline)" in invoke("check", str(tree), "--all").output
     cmake = tree / "CMakeLists.txt"
     cmake.write_text("# moved\n# down\n" + cmake.read_text())  # the flagged line moves: still the same finding
     assert invoke("check", str(tree)).exit_code == 0
@@ -94,6 +96,35 @@ def test_check_baseline_fails_only_on_new_findings_and_survives_line_moves(world
     errors = [f["path"] for f in document["findings"] if f["severity"] == "error" and "suppressed" not in f]
     assert errors == ["python/triton/fresh.py"] and document["baseline"]["known"] >= 1
     assert invoke("check", str(tree), "--no-baseline").output.count("(in the baseline)") == 0
+
+
+def test_the_baseline_key_is_rule_path_and_subject_never_the_message(tmp_path: Path) -> None:
+    """Issue 48.5: a release that rewords a message must not turn old findings into new ones."""
+    from dataclasses import replace
+    from sync.check.baseline import Baseline, apply_baseline, key, render_baseline, SCHEMA
+    from sync.model import Finding
+    (tmp_path / "a.py").write_text("x = 1\n<<<<<<< ours\n")
+    finding = Finding("conflict-markers", "a.py", "committed conflict markers at line 2", "resolve", line=2)
+    reworded = replace(finding, message="a conflict block was committed (2 markers)")
+    assert key(tmp_path, finding) == key(tmp_path, reworded) == ("FT014", "a.py", "<<<<<<< ours")
+    document = json.loads(render_baseline(tmp_path, [finding]))
+    from collections import Counter
+    known = Baseline(document["schema"], Counter({key(tmp_path, finding): 1}))
+    assert document["schema"] == SCHEMA and apply_baseline(tmp_path, [reworded], known, "b").known == 1
+
+
+def test_a_report_written_inside_the_tree_is_no_source_for_check(world) -> None:
+    """Issue 48.5: status --out report/ inside the worktree, then check .: the report's files (conflict hunks
+    quoted with their markers) are skipped, by the marker file every report directory carries."""
+    tree = _checked_out_upgrade(world)
+    assert invoke("check", str(tree), "--write-baseline", str(tree / ".flagtree-sync" / "check-baseline.json")
+                  ).exit_code == 0
+    status = invoke("status", "--repo", str(tree), "--out", str(tree / "report"), "-q")
+    assert status.exit_code == 1 and (tree / "report" / ".flagtree-sync-report.json").is_file()
+    (tree / "report" / "extra.md").write_text("<<<<<<< a\nx\n=======\ny\n>>>>>>> b\n")  # whatever it holds
+    checked = invoke("check", str(tree))
+    assert checked.exit_code == 0, checked.output
+    assert "report/" not in checked.output
 
 
 def test_a_broken_baseline_is_one_line_exit_2(world, tmp_path: Path) -> None:
@@ -145,7 +176,7 @@ def test_group_pages_and_index_html_cap_diffs_and_hunks_and_say_where_the_whole_
 
 def test_html_puts_open_items_first_in_one_table_and_folds_the_rest() -> None:
     from sync.report.html import render_html
-    section = render_html(_big_report()).split('<section id="group-hcu">')[1]
+    section = render_html(_big_report()).split('<section id="group-hcu" data-group="hcu">')[1]
     table = section.index('<table class="open">')
     assert table < section.index("Resolved conflicts") < section.index(">Info (")
     assert section.count('<td class="warning">warning</td>') == 16 and section.count('class="conflict">conflict<') == 1
@@ -162,4 +193,5 @@ def test_markdown_group_page_starts_with_the_open_table() -> None:
     report = _big_report()
     page = render_group(report, report.groups[0])
     assert page.index("## Open (17)") < page.index("## Conflict resolutions") < page.index("## Reviewed (1)")
-    assert "- **reviewed** [`overlay-auto-mergeable`]" in page
+    reviewed = page.split("## Reviewed (1)")[1]  # a collapsed list per kind, a line each (issue 48.7)
+    assert "<summary>overlay-auto-mergeable: 1</summary>" in reviewed and "(reviewed for `v3.7.0`: checked by hand)" in reviewed

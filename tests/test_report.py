@@ -71,7 +71,7 @@ SECTIONS = {  # what a reader must find, whichever rendering they open
     "conflicts and hunks": ["lib/x.cpp", "upgraded_line", "base_line", "flagtree_line", "gone.py", "deleted-upstream"],
     "deleted-upstream next step": ["port the FlagTree change to where upstream moved the code"],
     "conflicted commits": ["ddddddddd", "Fix " + EVIL],
-    "conflict resolutions": ["ir.cc", "manual", "theirs_ir"],
+    "conflict resolutions": ["ir.cc", "resolved by hand", "theirs_ir"],
     "findings": ["overlay-conflicting", "merge conflicts in 1 hunk", "new_api()", "trunk_side", "overlay_side"],
     "suppression": ["reviewed_reason_text"],
     "expired suppression": ["old_review_reason", "v3.5.9"],
@@ -153,13 +153,17 @@ def test_group_pages_cannot_clash_with_report_files() -> None:
 
 
 def test_kind_links_resolve_inside_the_report_directory() -> None:
-    """Every kind link of summary.md, the group pages and index.html points at an anchor of the
-    report's own kinds.md, so the links work wherever the report directory is opened."""
+    """Every kind link of summary.md and the group pages points at an anchor of the report's own kinds.md, and
+    index.html's at its own rendered kinds section (issue 48.8: not raw Markdown), so the links work wherever
+    the report directory is opened."""
     files = report_files(rich_report())
     anchors = set(re.findall(r'<a id="([^"]+)"></a>', files["kinds.md"]))
-    links = [link for name, text in files.items() if name.endswith((".md", ".html")) and name != "kinds.md"
-             for link in re.findall(r'(?:\]\(|href=")([^)"#]*#kind-[^)"]+)', text)]  # not in-page links
+    links = [link for name, text in files.items() if name.endswith(".md") and name != "kinds.md"
+             for link in re.findall(r'(?:\]\(|href=")([^)"#]*#kind-[^)"]+)', text)]
     assert links and all(link.split("#")[0] == "kinds.md" and link.split("#")[1] in anchors for link in links), links
+    page = files["index.html"]
+    in_page = re.findall(r'href="#(kind-[^"]+)"', page)
+    assert in_page and "kinds.md" not in page and all(f'id="{anchor}"' in page for anchor in in_page)
 
 
 def test_a_conflict_resolved_by_a_person_asks_for_nothing_more() -> None:
@@ -216,3 +220,40 @@ def test_a_hunk_with_lone_crs_and_backticks_stays_inside_its_fence() -> None:
     blocks = [t.content for t in tokens if t.type == "fence"]
     assert len(blocks) == len([t for t in plain if t.type == "fence"]) >= 1
     assert all("<img src=x onerror=alert(1)>\n[link]" in block for block in blocks)
+
+
+def _triage_report(forges=None) -> Report:
+    from sync.model import build_report
+    from sync.model.report import Forges
+    long = "upstream renamed the builder " + "and its overloads " * 20 + "Xyzzy_end_word"
+    findings = [Finding("overlay-in-sync", f"third_party/quiet/backend/spec/triton/m{n}.py", "nothing", "",
+                        backend="quiet") for n in range(50)]
+    findings += [Finding("symbol-removed", "third_party/loud/lib/a.cpp", long, "port it", line=3, backend="loud",
+                         details={"commits": ["371b6445f Rename CTAEncoding (#8850)"], "prs": ["8850"]})]
+    return build_report(Range(Rev("v3.5.0", A), Rev("v3.6.0", B), Rev("main", C)), ["loud", "quiet"], findings,
+                        drift=DriftInfo("(replayed in memory)"), forges=forges or Forges())
+
+
+def test_the_html_bar_leaves_info_out_and_texts_expand_instead_of_being_cut() -> None:
+    """Issue 48.8: a backend of 0 errors and 50 info findings drew the longest bar; a long error was cut
+    mid-word with no way to read the rest."""
+    page = render_html(_triage_report())
+    quiet = page.split('id="group-quiet"')[1].split("</h2>")[0]
+    assert "<rect x=" not in quiet  # nothing drawn: info asks nothing of anyone
+    assert 'aria-label="0 errors and open conflicts, 0 warnings"' in quiet
+    errors = page.split('<section id="errors">')[1].split("</section>")[0]
+    assert '<details class="more"><summary>' in errors and "Xyzzy_end_word" in errors
+    summary = errors.split("<summary>")[1].split("</summary>")[0]
+    assert summary.endswith("…") and summary[:-1].split()[-1] in ("builder", "and", "its", "overloads")  # a whole word
+
+
+def test_html_links_commits_and_prs_to_the_forge_the_remotes_name() -> None:
+    from sync.model.build import forges_of
+    forges = forges_of({"origin": "git@github.com:flagos-ai/FlagTree.git",
+                        "upstream": "https://github.com/triton-lang/triton.git"})
+    page = render_html(_triage_report(forges))
+    assert 'href="https://github.com/triton-lang/triton/pull/8850"' in page
+    assert 'href="https://github.com/triton-lang/triton/commit/371b6445f"' in page
+    assert "https://" not in render_html(_triage_report(forges_of({"origin": "/srv/git/flagtree.git"})))
+    gitlab = forges_of({"upstream": "ssh://git@gitlab.example.org:2222/mirrors/triton.git"}).upstream
+    assert gitlab is not None and gitlab.pull("7") == "https://gitlab.example.org/mirrors/triton/-/merge_requests/7"

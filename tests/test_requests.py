@@ -15,12 +15,13 @@ from sync.commands.describe import DescribeRequest
 from sync.commands.drift import DriftRequest
 from sync.commands.hookset_check import HooksRequest
 from sync.commands.provenance import ProvenanceRequest
+from sync.commands.resolve import ResolveRequest
 from sync.commands.status import StatusRequest
 from sync.commands.suppress import SuppressCommandRequest
 from sync.commands.upgrade import UpgradeRequest
 
 REQUESTS = {"check": CheckRequest, "demo": DemoRequest, "describe": DescribeRequest, "drift": DriftRequest,
-            "hooks": HooksRequest, "provenance": ProvenanceRequest, "status": StatusRequest,
+            "hooks": HooksRequest, "provenance": ProvenanceRequest, "resolve": ResolveRequest, "status": StatusRequest,
             "suppress": SuppressCommandRequest, "upgrade": UpgradeRequest}
 ROOT = Path(__file__).resolve().parent.parent / "sync"
 

@@ -74,6 +74,9 @@ def test_drift_prints_hostile_names_and_reasons_escaped(tmp_path: Path) -> None:
                    "third_party/alpha/backend/spec/triton/runtime/autotuner.py", "--reason", "ok \x1b]0;t\x07 \x9b2J",
                    cwd=world.fork)
     assert reviewed.returncode == 0, reviewed.stderr
+    written = [world.fork / line[3:] for line in git(world.fork, "status", "--porcelain", "-uall").splitlines()]
+    assert written and all(b"\x1b" not in path.read_bytes() and "\x9b".encode() not in path.read_bytes()
+                           for path in written), written  # issue 47.12: the record escapes them too
     git(world.fork, "add", "-A")
     git(world.fork, "commit", "-qm", "review")
     for output in ([], ["--format", "sarif"], ["--format", "github"], ["--json"]):
@@ -83,3 +86,25 @@ def test_drift_prints_hostile_names_and_reasons_escaped(tmp_path: Path) -> None:
         assert "pwned" in shown and "2J" in shown
         if output[-1:] in (["sarif"], ["--json"]):
             assert "\x9b2J" in json.dumps(json.loads(done.stdout), ensure_ascii=False)  # the same text, as JSON escapes
+
+
+SUBJECT_EVIL = "[CORE] evil \x1b]0;retitled\x07 \x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\ \x9b2J"
+WRITTEN_RAW = [b"\x1b", b"\x07", "\x9b".encode()]
+
+
+def test_report_files_escape_controls_of_commit_subjects(tmp_path: Path) -> None:
+    """Issue 47.12: a commit subject with ESC, BEL, an OSC-8 link and a C1 CSI reaches summary.md, the group
+    pages, index.html and report.json only escaped; report.json stays valid JSON of the same text."""
+    world = build_scripted_world(tmp_path / "w", "Triton", {**UPSTREAM_BASE, TRUNK: "a = 0\nb = 0\n"},
+                                 [*UPSTREAM_COMMITS, ("evil", {TRUNK: "a = 1\nb = 0\n"})],
+                                 [*FORK_COMMITS, (SUBJECT_EVIL, {TRUNK: "a = 2\nb = 0\n"})])
+    out = tmp_path / "report"
+    done = run("upgrade", "--repo", str(world.fork), *RANGE, "--out", str(out))
+    assert done.returncode == 1, done.stderr
+    written = {path.name: path.read_bytes() for path in out.iterdir()}
+    assert {"summary.md", "index.html", "report.json", "shared-trunk.md"} <= set(written)
+    for name, data in written.items():
+        assert not [raw for raw in WRITTEN_RAW if raw in data], (name, data[:2000])
+    assert b"retitled" in written["summary.md"] and b"retitled" in written["shared-trunk.md"]
+    document = json.loads(written["report.json"])
+    assert SUBJECT_EVIL in [commit["summary"] for commit in document["commits"]]

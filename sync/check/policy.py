@@ -12,7 +12,7 @@ from sync.model.kinds import BY_CODE
 from sync.model import Finding
 from sync.facts.layout import (HOOK_NAMES, LEGACY_HOOK_MODULES, TRUNK, backend_names, is_under, package_init,
                                package_of, seed_policy, spec_files, spec_path_verdict, trunk_rel)
-from sync.records.provenance import load_manifest, manifest_path, records_base
+from sync.records.provenance import backend_files, load_manifest, manifest_path, records_base
 from sync.git.merge import conflict_hunks
 from sync.records.pin import PIN_FILE, parse_pin
 from sync.records.suppressions import parse_suppressions, suppressions_path
@@ -270,7 +270,7 @@ def _provenance(tree: FileTree, backends: list[str]) -> list[Finding]:
                 gone = entry.path if not tree.exists(entry.path) else entry.trunk
                 findings.append(_finding("FT015", where, f"lists {entry.path}, but {gone} does not exist",
                                          backend=backend))
-        for spec_file in spec_files(tree, {backend}):
+        for spec_file in backend_files(tree, {backend}):  # every route drift merges from the record
             trunk = spec_file.trunk_path
             if trunk and tree.exists(trunk) and spec_file.path not in manifest and records_base(tree, spec_file):
                 findings.append(_finding("FT016", spec_file.path, f"not in {where}", backend=backend,

@@ -33,6 +33,7 @@ class CheckRequest:
     baseline: Path | None = None  # --baseline
     write_baseline: Path | None = None  # --write-baseline
     no_baseline: bool = False  # not even the committed default
+    show_all: bool = False  # --all: print the baselined findings too
 
 
 def baseline_file(path: Path, request: CheckRequest) -> Path | None:
@@ -62,6 +63,7 @@ def run_check_command(request: CheckRequest) -> int:
     if request.write_baseline is not None and (request.baseline is not None or request.no_baseline):
         raise SyncError("--write-baseline records every finding: leave out --baseline and --no-baseline")
     backends, allow_markers, output_format = request.backends, request.allow_markers, request.output_format
+    show_all = request.show_all
     if path.is_dir() and not (path / TRUNK).is_dir():
         root = next((parent for parent in path.resolve().parents if (parent / TRUNK).is_dir()), None)
         if root is not None:  # e.g. PATH was python/triton itself
@@ -84,11 +86,15 @@ def run_check_command(request: CheckRequest) -> int:
         click.echo(render_github(result.findings), nl=False)
     else:
         for finding in result.findings:
+            if finding.suppressed and not show_all:  # what is new is what a person reads (issue 48.5)
+                continue
             known = " (in the baseline)" if finding.suppressed else ""
             echo_finding(f"{finding.location()}: {finding.code} {finding.severity}{known}: ",
                          f"{finding.message}  [fix: {finding.next_step}]")
         counts = result.counts
-        in_baseline = f", {result.known} in the baseline {result.baseline}" if result.baseline is not None else ""
+        hidden = "" if show_all or not result.known else " (not printed: --all prints them)"
+        in_baseline = f", {result.known} in the baseline {result.baseline}{hidden}" \
+            if result.baseline is not None else ""
         echo_line(f"{len(result.findings)} finding(s): {counts['error']} error, {counts['warning']} warning, "
                    f"{counts['info']} info{in_baseline}")
     return result.exit_status

@@ -8,7 +8,7 @@ import click
 
 from sync.errors import SyncError
 from sync.jobs.drift import DriftOptions, looks_like_flagtree, run_drift
-from sync.model import Report
+from sync.model import Finding, Report
 from sync.commands import echo_finding, echo_line, print_warning
 
 
@@ -29,12 +29,14 @@ class DriftRequest:
     symbols: bool = False  # deprecated --symbols, which does nothing
     output_format: str = "text"
     quiet: bool = False
+    min_severity: str = "info"  # --min-severity: what the text output leaves out (never the verdicts)
 
 
 def run_drift_command(request: DriftRequest) -> int:
     repo_path, old, onto, source_branch = request.repo_path, request.old, request.onto, request.source_branch
     target, out, apply, output_format = request.target, request.out, request.apply, request.output_format
     symbols = not request.fast
+    min_severity = request.min_severity
     # Modules are imported where used: a cached drift is mostly the time it takes to import them.
     if out is not None:  # before the analysis, not after it
         from sync.jobs.upgrade import check_out
@@ -72,19 +74,40 @@ def run_drift_command(request: DriftRequest) -> int:
         from sync.report.github import render_github
         click.echo(render_github(report.findings), nl=False)
     else:
-        print_groups(report)
+        print_groups(report, min_severity)
     return report.exit_status
 
 
-def print_groups(report: Report) -> None:
+_RANK = {"info": 0, "warning": 1, "error": 2}
+FOLDED_PATHS = 3  # paths named on an info kind's line
+
+
+def print_groups(report: Report, min_severity: str = "info") -> None:
+    """A line per group, then its errors and warnings (reviewed ones too) a line each, and its info findings a
+    line per kind: 1,114 of drift's 1,175 lines were info on the 3.7 move (issue 48.7)."""
+    least = _RANK[min_severity]
     for group in report.groups:
         counts = group.counts
-        echo_line(f"{group.name}: {group.verdict} (errors={counts['error']} warnings={counts['warning']} "
-                   f"info={counts['info']} reviewed={counts['suppressed']})")
-        for finding in group.findings:
+        echo_line(f"{group.name}: {group.verdict} (conflicts={counts['conflicts']} errors={counts['error']} "
+                  f"warnings={counts['warning']} info={counts['info']} reviewed={counts['suppressed']})")
+        shown = [f for f in group.findings if _RANK.get(f.severity, 0) >= least]
+        for finding in shown:
+            if finding.severity == "info" and not finding.suppressed and not finding.expired:
+                continue
             reviewed = f" (reviewed: {finding.suppressed.reason})" if finding.suppressed else ""
             if finding.expired:  # the review no longer holds: say so, or it reads as never reviewed
                 reviewed = (f" (review for {finding.expired.reviewed_for} expired: the trunk counterpart changed "
                             f"again; it said: {finding.expired.reason})")
             severity = "reviewed" if finding.suppressed else finding.severity
             echo_finding(f"  {severity:<8} {finding.kind:<30} {finding.location()}  ", f"{finding.message}{reviewed}")
+        _print_folded_info([f for f in shown if f.severity == "info" and not f.suppressed and not f.expired])
+
+
+def _print_folded_info(findings: list[Finding]) -> None:
+    by_kind: dict[str, list[Finding]] = {}
+    for finding in findings:
+        by_kind.setdefault(finding.kind, []).append(finding)
+    for kind, chosen in sorted(by_kind.items(), key=lambda item: (-len(item[1]), item[0])):
+        paths = ", ".join(finding.location() for finding in chosen[:FOLDED_PATHS])
+        more = f" and {len(chosen) - FOLDED_PATHS} more" if len(chosen) > FOLDED_PATHS else ""
+        echo_finding(f"  {'info':<8} {kind:<30} {len(chosen)}: ", f"{paths}{more}")

@@ -4,9 +4,19 @@ from __future__ import annotations
 import sys
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, Task, TaskID, TextColumn,
+                           TimeElapsedColumn)
+from rich.text import Text
 
 from sync.support.terminal import fit, printable, unfiltered
+
+
+class CountColumn(MofNCompleteColumn):
+    """n/N where the total is known; nothing where it is not (rich would show 0/? for seconds, issue 48.9): the
+    spinner beside it says the phase is at work."""
+
+    def render(self, task: Task) -> Text:
+        return super().render(task) if task.total is not None else Text("")
 
 
 class TerminalProgress:
@@ -22,7 +32,8 @@ class TerminalProgress:
 
     def _ensure_bar(self) -> Progress:
         if self.bar is None:
-            self.bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
+            self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(),
+                                CountColumn(),
                                 TextColumn("{task.fields[label]}", markup=False), TimeElapsedColumn(), console=self.console,
                                 transient=True)
             self.bar.start()

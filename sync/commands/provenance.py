@@ -22,11 +22,18 @@ def run_provenance(request: ProvenanceRequest) -> int:
     tag = request.tag
     recorded = record_provenance(request.repo_path, tag=tag, backend=request.backend, source=request.source_branch,
                                  old=request.old)
+    if recorded.nothing:
+        echo_line(f"nothing to record: no file of backend {request.backend} stands in for a trunk file at {tag} "
+                  f"({recorded.manifest.name} not written)")
+        return 0
     if recorded.count == 0 and not recorded.unmerged:
         echo_line(f"{recorded.manifest} already records these bases: nothing changed")
     elif recorded.count:
         echo_line(f"recorded {recorded.count} file(s) in {recorded.manifest}; commit it with the backend")
-    to_merge = [path for path in recorded.unmerged if path not in recorded.redundant]
+    if recorded.marked:
+        echo_line(f"left at their old base: {', '.join(recorded.marked)}: they hold committed conflict markers; "
+                  "resolve them, commit, and run provenance again", err=True)
+    to_merge = [path for path in recorded.unmerged if path not in recorded.redundant + recorded.marked]
     if to_merge:
         echo_line(f"left at their old base: {', '.join(to_merge)}: {tag}'s change is not in them (merging "
                    "it from their base would still change them); merge it (drift --apply, or by hand) and run provenance again",

@@ -90,6 +90,26 @@ class UpgradeRequest:
                               force=self.force)
 
 
+DELETE_MODIFY = ("deleted-upstream", "deleted-by-flagtree")
+
+
+def _say_kept_deletions(repo_path: str, report: Report) -> None:
+    """A delete/modify conflict taken from a stop's index counts as resolved by hand, though `git add -A` there
+    only keeps the file git left: say so where the branch still has it, or it passes unnoticed (issue 48.9).
+    A file deleted at the stop (git rm) was a choice: nothing to say."""
+    kept = [conflict for commit in report.commits for conflict in commit.conflicts
+            if conflict.kind in DELETE_MODIFY and conflict.resolved]
+    if not kept or report.upgrade is None:
+        return
+    from sync.jobs.status import existing_paths
+    still = existing_paths(repo_path, report.upgrade.head, [conflict.path for conflict in kept])
+    for conflict in kept:
+        if conflict.path in still:
+            echo_line(f"note: {conflict.path} ({conflict.kind}, commit {conflict.commit[:9]}) counts as resolved by "
+                      "hand as the stop's index had it (git add -A keeps the file git left there); if the other "
+                      "side should win, change it on the branch and commit", err=True)
+
+
 def run_upgrade_command(request: UpgradeRequest) -> int:
     request.conflicts()  # a --stop-on that contradicts --on-conflict is refused first
     if request.do_abort and request.do_continue:
@@ -105,6 +125,7 @@ def run_upgrade_command(request: UpgradeRequest) -> int:
         out = out or stored_report_dir(request.repo_path)  # where the summary line says the report went
         report = continue_upgrade(request.repo_path, progress, lambda text: click.echo(text, err=True),
                                   overrides=request.overrides())
+        _say_kept_deletions(request.repo_path, report)
     else:
         if not request.onto:
             raise SyncError("--onto is required (or --continue / --abort)")

@@ -5,6 +5,8 @@ import os
 from pathlib import Path
 from typing import Iterable, Protocol
 
+from sync.support.atomic import DIRECTORY_MARKER as REPORT_DIRECTORY_MARKER
+
 class FileTree(Protocol):
     """Paths are POSIX, relative to the tree's root."""
 
@@ -37,6 +39,9 @@ class DiskTree:
         if self._paths is None:
             found: list[str] = []
             for directory, dirnames, filenames in os.walk(self.root):
+                if REPORT_DIRECTORY_MARKER in filenames and Path(directory) != self.root:
+                    dirnames[:] = []  # a report this tool wrote (status --out report/): its text is no source
+                    continue
                 dirnames[:] = sorted(d for d in dirnames if d != ".git")
                 base = Path(directory).relative_to(self.root)
                 found.extend((base / name).as_posix() for name in filenames)

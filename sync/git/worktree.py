@@ -13,6 +13,7 @@ import pygit2
 
 from sync.errors import SyncError
 from sync.git.environment import tool_git
+from sync.git.merge import merge_blobs
 from sync.git.repo import common_git_dir
 
 
@@ -41,6 +42,24 @@ class Worktree:
             return None
         except git.GitCommandError as exc:
             return str(exc.stderr or exc).strip().removeprefix("stderr:").strip().strip("'").strip() or "failed"
+
+    def relabel_conflicts(self, repo: pygit2.Repository, labels: tuple[str, str, str]) -> None:
+        """Rewrite each content conflict git left (stages 1, 2 and 3 at one path) as the markers policy writes it:
+        diff3 style, with its labels (base, ours, theirs), so stop and markers mode read the same (issue 48.1)."""
+        stages: dict[str, dict[str, str]] = {}
+        for line in self._git.ls_files("-u", "-z").split("\0"):
+            info, _, path = line.partition("\t")
+            if path and len(info.split()) == 3:
+                _, oid, stage = info.split()
+                stages.setdefault(path, {})[stage] = oid
+        for path, found in sorted(stages.items()):
+            target = self.path / path
+            if set(found) != {"1", "2", "3"} or target.is_symlink() or not target.is_file():
+                continue
+            base, ours, theirs = (pygit2.Oid(hex=found[stage]) for stage in ("1", "2", "3"))
+            outcome = merge_blobs(repo, path, base, ours, theirs, labels)
+            if not outcome.clean:
+                target.write_bytes(outcome.data)
 
     def unmerged_paths(self) -> list[str]:
         return sorted({line.split("\t", 1)[1] for line in self._git.ls_files("-u").splitlines() if "\t" in line})

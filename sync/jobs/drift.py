@@ -11,12 +11,12 @@ from sync.replay.applied import apply_message
 from sync.drift.run import DriftResult, analyse_drift
 from sync.errors import SyncError
 from sync.support.gcpolicy import job
-from sync.model import DriftInfo, Finding, Range, Report, build_report
+from sync.model import DriftInfo, Finding, Range, ReplayedCommit, Report, build_report
 from sync.model.report import BACKEND
 from sync.git import GitError, GitTree, Repository, branch_exists, branch_head, commit_files, open_repo
 from sync.support.progress import Progress, Silent
 from sync.replay.engine import branch_in_the_making, run_lock
-from sync.jobs.revs import from_doubt, require_based_on, require_forward, resolve_rev
+from sync.jobs.revs import from_doubt, repository_forges, require_based_on, require_forward, resolve_rev
 from sync.jobs.upgraded import range_of
 
 # review (suppressions, provenance) and worktree (GitPython) are imported where used: a cached drift
@@ -50,20 +50,27 @@ def run_drift(repo_path: str, *, old: str | None, onto: str | None, source: str 
     target = resolve_rev(repo, options.target) if options.target else None
     if options.apply and (target is None or not branch_exists(repo, target.ref)):
         raise SyncError("--apply commits the clean merges on a branch: pass that branch as --target")
+    commits: tuple[ReplayedCommit, ...] = ()
+    marked: list[Finding] = []
     # two --apply at once: the second waits for nothing and exits 2 (each would commit on the same tip)
     with run_lock(repo, "apply", "another drift --apply") if options.apply else nullcontext():
         try:
             result = analyse_drift(repo, rng, target, set(options.backends) or None, options.symbols, progress)
+            if target is not None:  # its open conflicts block, as status says (issue 48.6)
+                from sync.jobs.status import branch_conflicts, markers_left
+                commits = branch_conflicts(repo, target, rng, result.owners.owners, progress or Silent())
+                marked = markers_left(repo, rng, target.oid, commits, result.owners.owners)
         finally:
             (progress or Silent()).close()
         applied = _apply_merges(repo, target.ref, rng, result) if options.apply and target else None
     findings = _marked_applied(result, applied) if applied else result.findings
     if target is not None:
         from sync.jobs.review import review_on_branch
-        findings = review_on_branch(findings, repo, target.oid, rng.onto.oid, result.owners.backends)
-    return build_report(rng, result.owners.backends, findings,
+        findings = review_on_branch(findings, repo, target.oid, rng.onto.oid, result.owners.backends) + marked
+    return build_report(rng, result.owners.backends, findings, commits,
                         drift=DriftInfo(target.ref if target else "(replayed in memory)", applied),
-                        only=set(options.backends) or None, tool_version=__version__)
+                        only=set(options.backends) or None, tool_version=__version__, strict=True,
+                        forges=repository_forges(repo))
 
 
 def looks_like_flagtree(repo_path: str, report: Report) -> bool:

@@ -8,9 +8,9 @@ from sync.drift.run import analyse_drift
 from sync.errors import SyncError
 from sync.git import (GitTree, Repository, branch_exists, branch_head, checked_out_branch, commit_files, current_branch,
                    open_repo)
-from sync.facts.layout import backend_names
+from sync.facts.layout import backend_names, third_party_backends
 from sync.model import Finding
-from sync.records.provenance import Recorded, write_manifest
+from sync.records.provenance import Recorded, manifest_path, write_manifest
 from sync.records.suppressions import (add_suppression, added_suppression, apply_suppressions, site_paths, subject_of,
                                        subjects_of, suppressions_path)
 from sync.jobs.revs import resolve_rev
@@ -66,15 +66,17 @@ def record_suppression(repo_path: str, *, old: str | None, onto: str | None, sou
         raise SyncError(f"{request.kind} on {request.path} is already suppressed for {finding.suppressed.reviewed_for}")
     new = GitTree.of_commit(repo, rng.onto.oid, rng.onto.ref)
     if request.target is None:
-        return ReviewWritten(add_suppression(work_tree, finding, new, rng.onto.ref, request.reason),
+        return ReviewWritten(add_suppression(work_tree, finding, new, rng.onto.ref, request.reason, request.subject),
                              work_tree_on=checked_out_branch(repo))
     checkout = _checkout_of(repo, request.target)
     if checkout is not None:
         if not checkout.is_dir():
             raise SyncError(f"{request.target} is checked out in {checkout}, which is gone: run git worktree prune "
                             "and rerun (the review is then committed on the branch)")
-        return ReviewWritten(add_suppression(checkout, finding, new, rng.onto.ref, request.reason), request.target)
-    return ReviewWritten(commit=_commit_review(repo, request.target, finding, new, rng.onto.ref, request.reason))
+        return ReviewWritten(add_suppression(checkout, finding, new, rng.onto.ref, request.reason, request.subject),
+                             request.target)
+    return ReviewWritten(commit=_commit_review(repo, request.target, finding, new, rng.onto.ref, request.reason,
+                                               request.subject))
 
 
 def _require_local_branch(repo: Repository, name: str) -> None:
@@ -86,11 +88,12 @@ def _require_local_branch(repo: Repository, name: str) -> None:
 
 
 def _commit_review(repo: Repository, branch: str, finding: Finding, new: GitTree, reviewed_for: str,
-                   reason: str) -> str:
+                   reason: str, only_subject: str | None = None) -> str:
     head = branch_head(repo, branch)
     assert head is not None  # _require_local_branch
-    rel, text = added_suppression(GitTree.of_commit(repo, head.id, branch), finding, new, reviewed_for, reason)
-    subject = subject_of(finding)
+    rel, text = added_suppression(GitTree.of_commit(repo, head.id, branch), finding, new, reviewed_for, reason,
+                                  only_subject)
+    subject = only_subject or subject_of(finding)
     message = (f"Review {finding.kind} on {finding.path}{f' ({subject})' if subject else ''} for {reviewed_for}"
                f"\n\n{reason}\n")
     return str(commit_files(repo, head, {rel: text.encode("utf-8")}, message, f"refs/heads/{branch}", by_user=True))
@@ -102,15 +105,16 @@ def _the_finding(findings: list[Finding], request: SuppressRequest) -> Finding:
     if not matches:
         known = sorted({f.kind for f in on_path})
         raise SyncError(f"no {request.kind} finding on {request.path}" + (f" (it has: {', '.join(known)})" if known else ""))
-    subjects = sorted({subject for f in matches for subject in subjects_of(f)})
+    subjects = sorted({subject for f in matches for subject in subjects_of(f) if subject})
     if request.subject is not None:  # a finding folded from several declarations: any of theirs
         matches = [f for f in matches if request.subject in subjects_of(f)]
         if not matches:
             raise SyncError(f"no {request.kind} finding on {request.path} about {request.subject} "
                             f"(--subject is one of: {', '.join(subjects)})")
-    elif len(matches) > 1 and len(subjects) > 1:  # a folded finding alone may name several
+    elif len(subjects) > 1:  # one folded finding too: a reason is about one subject (issue 48.3)
+        count = f"{len(matches)} {request.kind} findings" if len(matches) > 1 else f"a {request.kind} finding"
         about = f" about {len(subjects)} subjects" if len(subjects) != len(matches) else ""
-        raise SyncError(f"{len(matches)} {request.kind} findings on {request.path}{about}: pass --subject "
+        raise SyncError(f"{count} on {request.path}{about}: pass --subject "
                         f"(one of: {', '.join(subjects)}; a review covers every finding about its subject)")
     return matches[0]
 
@@ -125,6 +129,8 @@ def record_provenance(repo_path: str, *, tag: str, backend: str, source: str | N
     source = source or current_branch(repo)
     branch = GitTree.of_commit(repo, resolve_rev(repo, source).oid, source)
     if backend not in backend_names(branch):
+        if backend in third_party_backends(branch):  # a backend of the tree with nothing to record (issue 48.4)
+            return Recorded(work_tree / manifest_path(backend), 0, (), True, nothing=True)
         raise SyncError(f"no spec tree for backend {backend} on {source}")
     tag_tree = GitTree.of_commit(repo, resolve_rev(repo, tag).oid, tag)
     return write_manifest(repo, work_tree, branch, backend, tag, tag_tree, _old_tree(repo, source, tag, old))

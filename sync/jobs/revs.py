@@ -7,6 +7,8 @@ from sync.records.pin import PIN_FILE, pinned_from, read_pin
 from sync.git import (Commit, Repository, author_emails, commit_of, current_branch, first_parent_line, is_ancestor,
                    merge_base, range_commits, resolve_commit)
 from sync.model import Range, Rev
+from sync.model.build import forges_of
+from sync.model.report import Forges
 
 
 def resolve_rev(repo: Repository, ref: str) -> Rev:
@@ -126,3 +128,13 @@ def looks_like_upstream_after(repo: Repository, rng: Range) -> str | None:
             f"are by authors of commits in {rng.onto.ref}'s history, and would be "
             f"replayed as FlagTree's; if {str(last.id)[:9]} is the upstream commit {rng.source.ref} is based on, "
             f"pass --from {str(last.id)[:9]}")
+
+
+def repository_forges(repo: Repository) -> Forges:
+    """Where the report links commits and PRs: the forges the repository's remotes name (none: no links)."""
+    from sync.git.repo import config_entries
+    remotes: dict[str, str] = {}
+    for name, value in config_entries(repo):
+        if name.startswith("remote.") and name.endswith(".url"):
+            remotes.setdefault(name[len("remote."):-len(".url")], value)
+    return forges_of(remotes)

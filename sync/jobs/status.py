@@ -22,17 +22,18 @@ from sync import __version__
 from sync.drift.run import analyse_drift
 from sync.errors import SyncError, UnknownRef
 from sync.git import Commit, GitTree, Repository, open_repo
-from sync.git.merge import holds_conflict
+from sync.git import changes_with_renames
+from sync.git.merge import conflict_hunks, holds_conflict
 from sync.git.repo import commit_of, current_branch, resolve_commit, tree_of
 from sync.git.store import scratch_repository
-from sync.model import Report, ReplayedCommit, Rev, UpgradeInfo, build_report
+from sync.model import SHARED, Finding, Range, Report, ReplayedCommit, Rev, UpgradeInfo, build_report
 from sync.model.build import OwnersOf
 from sync.support.progress import Progress, Silent
 from sync.replay.commits import CONFLICT_TRAILER, RESOLVED_TRAILER, Replayer, summary_of
 from sync.jobs.review import review_on_branch
 from sync.replay.engine import branch_in_the_making
-from sync.jobs.revs import require_based_on, require_delta
-from sync.jobs.upgraded import CHERRY_PICKED, Replayed, upgraded_range
+from sync.jobs.revs import repository_forges, require_based_on, require_delta
+from sync.jobs.upgraded import CHERRY_PICKED, Replayed, replayed_commits, upgraded_range
 
 @dataclass(frozen=True, kw_only=True)
 class StatusOptions:
@@ -65,21 +66,63 @@ def refresh_status(repo_path: str, options: StatusOptions, progress: Progress | 
         require_based_on(repo, rng)
         require_delta(rng)  # --from HEAD (at SRC) would report the branch with its delta left out
         backends = set(options.backends) or None
-        progress.phase("analysing the branch")
-        drift = analyse_drift(repo, rng, Rev(branch, str(head.id)), backends, symbols=True)
+        progress.phase("reading the branch")  # the analyses then show their own count (issue 48.9)
+        drift = analyse_drift(repo, rng, Rev(branch, str(head.id)), backends, symbols=True, progress=progress)
         findings = review_on_branch(drift.findings, repo, str(head.id), rng.onto.oid, drift.owners.backends)
-        progress.phase("conflicts on the branch", len(replayed))
-        commits = _conflicts_now(repo, replayed, head, rng.onto.ref, drift.owners.owners, progress)
+        commits = conflicts_now(repo, replayed, head, rng.onto.ref, drift.owners.owners, progress)
     finally:
         progress.close()
+    findings += markers_left(repo, rng, str(head.id), commits, drift.owners.owners)
     still_marked = any(c.resolution == "markers" for commit in commits for c in commit.conflicts)
     return build_report(rng, drift.owners.backends, findings, commits,
                         UpgradeInfo(branch, str(head.id), "markers" if still_marked else "manual"),
-                        only=backends, tool_version=__version__)
+                        only=backends, tool_version=__version__, strict=True, forges=repository_forges(repo))
 
 
-def _conflicts_now(repo: Repository, replayed: list[Replayed], head: Commit, onto_label: str, owners_of: OwnersOf,
-                   progress: Progress) -> tuple[ReplayedCommit, ...]:
+def existing_paths(repo_path: str, commit: str, paths: list[str]) -> set[str]:
+    """Which of paths the commit's tree has."""
+    tree = GitTree.of_commit(open_repo(repo_path), commit, "paths")
+    return {path for path in paths if tree.exists(path)}
+
+
+def markers_left(repo: Repository, rng: Range, head: str, commits: tuple[ReplayedCommit, ...],
+                 owners_of: OwnersOf) -> list[Finding]:
+    """Conflict blocks at the branch tip that no replayed commit's conflict accounts for (committed by hand, or
+    on a branch upgrade did not make), in files the branch changed from NEW: open, and blocking their group in
+    status and drift alike (issue 48.6: drift's exit 0 means nothing is left)."""
+    known = {conflict.path for commit in commits for conflict in commit.conflicts}
+    onto, tip = GitTree.of_commit(repo, rng.onto.oid, "markers:onto"), GitTree.of_commit(repo, head, "markers:tip")
+    found = []
+    for change in changes_with_renames(onto, tip):
+        path = change.new_path
+        data = tip.read(path) if path and path not in known else None
+        if path is None or data is None or not holds_conflict(data):
+            continue
+        hunks = conflict_hunks(data.decode("utf-8", errors="replace"))
+        owner = next(iter(owners_of(path)), SHARED)
+        found.append(Finding("conflict-markers", path, f"{len(hunks)} conflict block(s) committed on the branch "
+                             "(no replayed commit's conflict): resolve them", line=hunks[0].line if hunks else None,
+                             backend=None if owner == SHARED else owner))
+    return found
+
+
+def branch_conflicts(repo: Repository, branch: Rev, rng: Range, owners_of: OwnersOf,
+                     progress: Progress) -> tuple[ReplayedCommit, ...]:
+    """The conflicts of a branch upgrade made, open or resolved, as status derives them: drift --target counts
+    the same ones, so the two never disagree on a group's verdict. A branch with no replayed commit above
+    NEW (not one upgrade made) has none."""
+    head = resolve_commit(repo, branch.oid)
+    try:
+        replayed = replayed_commits(repo, head, rng.onto.oid)
+    except SyncError:
+        return ()
+    return conflicts_now(repo, replayed, head, rng.onto.ref, owners_of, progress)
+
+
+def conflicts_now(repo: Repository, replayed: list[Replayed], head: Commit, onto_label: str, owners_of: OwnersOf,
+                  progress: Progress) -> tuple[ReplayedCommit, ...]:
+    """Each replayed commit's conflicts, each open while the branch tip still holds it (module docstring)."""
+    progress.phase("conflicts on the branch", len(replayed))
     tip = GitTree.of_commit(repo, head.id, "status:tip")
     replay_end = GitTree.of_commit(repo, replayed[-1].commit.id, "status:replayed") if replayed else tip
     kept_as_is = _said_resolved(head, str(replayed[-1].commit.id)) if replayed else set()
@@ -121,6 +164,11 @@ def _paths_in(message: str, trailer: str) -> set[str]:
     prefix = trailer + ": "
     return {path.strip() for line in message.splitlines() if line.startswith(prefix)
             for path in line[len(prefix):].split(",") if path.strip()}
+
+
+def conflict_trailer_paths(commit: Commit) -> set[str]:
+    """The files a replayed commit says it committed in conflict (its CONFLICT_TRAILER)."""
+    return _trailer_paths(commit.raw_message.decode("utf-8", "surrogateescape"))
 
 
 def _trailer_paths(message: str) -> set[str]:

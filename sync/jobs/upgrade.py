@@ -30,7 +30,7 @@ from sync.replay.commits import ReplayedCommit as EngineCommit
 from sync.support.atomic import check_report_target
 from sync.report.write import write_report
 from sync.support.progress import Progress, Silent
-from sync.jobs.revs import from_doubt, pinned_rev, require_based_on, require_forward, resolve_rev
+from sync.jobs.revs import from_doubt, pinned_rev, repository_forges, require_based_on, require_forward, resolve_rev
 
 if TYPE_CHECKING:
     from sync.drift.ahead import Ahead
@@ -267,7 +267,7 @@ def _finish(repo_path: str, result: engine.UpgradeResult, options: RunOptions, p
                                                                                 result.orphan_reverts,
                                                                                 params.drop_orphan_reverts),
                           UpgradeInfo(params.target_branch, result.head, params.policy, result.resumed), gate=gate,
-                          only=backends, tool_version=__version__)
+                          only=backends, tool_version=__version__, forges=repository_forges(repo))
     if options.out is not None:
         write_report(options.out, report)
     kept = engine.finish_upgrade(repo)

@@ -1,11 +1,12 @@
 """Assemble a Report from what a run produced: replayed commits, findings, a gate result."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterable, Protocol, Sequence
 
 from sync.model.finding import Finding, sort_findings
-from sync.model.report import (BACKEND, CI, CORE, CORE_KIND, SHARED, SHARED_KIND, Conflict, DriftInfo, GateResult, Group,
-                     Report, ReplayedCommit, UpgradeInfo)
+from sync.model.report import (BACKEND, CI, CORE, CORE_KIND, SHARED, SHARED_KIND, Conflict, DriftInfo, Forge, Forges,
+                               GateResult, Group, Report, ReplayedCommit, UpgradeInfo)
 from sync.model.revs import Range
 
 class OwnersOf(Protocol):
@@ -31,15 +32,22 @@ def group_kind(name: str) -> str:
 def build_report(range_: Range, backends: Iterable[str], findings: Iterable[Finding],
                  commits: Sequence[ReplayedCommit] = (), upgrade: UpgradeInfo | None = None,
                  drift: DriftInfo | None = None, gate: GateResult | None = None,
-                 only: set[str] | None = None, tool_version: str = "") -> Report:
+                 only: set[str] | None = None, tool_version: str = "", strict: bool = False,
+                 forges: Forges = Forges()) -> Report:
     """Groups are every backend (or `only` those, each a row even when it has nothing: the caller checked the
-    names are groups of the tree), plus core and shared where they have something."""
+    names are groups of the tree), plus core and shared where they have something. strict (drift, status):
+    `only` those groups and nothing else, so a report of B shows and exits on B alone (an upgrade keeps core and
+    shared: its replay is of the whole branch). A conflict no kept group owns is left out of the commits too."""
     conflicts: dict[str, list[Conflict]] = {}
     grouped: dict[str, list[Finding]] = {}
     names = sorted(only) if only else list(backends)
 
     def keep(name: str) -> bool:
-        return not only or name in only or name in (CORE, SHARED)
+        return not only or name in only or (not strict and name in (CORE, SHARED))
+
+    if only and strict:
+        commits = [replace(commit, conflicts=tuple(c for c in commit.conflicts if any(map(keep, c.owners))))
+                   for commit in commits]
 
     for commit in commits:
         for conflict in commit.conflicts:
@@ -55,4 +63,12 @@ def build_report(range_: Range, backends: Iterable[str], findings: Iterable[Find
     ordered = sorted(set(names), key=lambda name: (group_kind(name) != BACKEND, name))
     groups = tuple(Group(name, group_kind(name), tuple(conflicts.get(name, ())), tuple(grouped.get(name, ())),
                          gate_failed=name in blamed) for name in ordered)
-    return Report(range_, groups, tuple(commits), upgrade, drift, gate, tool_version)
+    return Report(range_, groups, tuple(commits), upgrade, drift, gate, tool_version, forges=forges)
+
+
+def forges_of(remotes: dict[str, str]) -> Forges:
+    """The forges a repository's remotes (name -> URL) name: upstream's is the remote called upstream (else the
+    first other than origin that names one), FlagTree's the one called origin."""
+    named = {name: forge for name, url in remotes.items() if (forge := Forge.of_remote(url)) is not None}
+    upstream = named.get("upstream") or next((forge for name, forge in named.items() if name != "origin"), None)
+    return Forges(upstream, named.get("origin"))

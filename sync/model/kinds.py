@@ -74,6 +74,9 @@ CATALOGUE: tuple[Kind, ...] = (
        "overlay's base, or the overlay already holds upstream's change (applied by drift --apply or merged by hand), "
        "or it is a C++/TableGen copy identical to trunk (the backend's build compiles it, so it stays)",
        "none; after a hand merge, record the new base with flagtree-sync provenance"),
+    _k("overlay-marked", "overlay", "error", "the overlay (or copy) holds committed conflict markers: it cannot "
+       "build or load as it is, and provenance records no base for it; drift judges it no further",
+       "resolve the conflict blocks, commit, then run drift (and provenance) again"),
     _k("overlay-auto-mergeable", "overlay", "warning", "upstream changed the trunk counterpart and the 3-way "
        "merge (base trunk@OLD, ours overlay, theirs trunk@NEW) is clean",
        "apply the merged file (drift --apply) and review"),

@@ -5,6 +5,7 @@ never patched in afterwards. JSON, Markdown and HTML are renderings of these typ
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -50,6 +51,13 @@ class Conflict:
         return self.resolution == "manual"
 
     @property
+    def state(self) -> str:
+        """Said so that an open conflict never reads as resolved (issue 48.9)."""
+        return {"manual": "resolved by hand", "markers": "open: committed with markers",
+                "ours": "open: the upgraded side kept, unreviewed",
+                "theirs": "open: FlagTree's side kept, unreviewed"}.get(self.resolution, f"open: {self.resolution}")
+
+    @property
     def next_step(self) -> str:
         if self.resolved:
             return "nothing: a person resolved it on the branch (check the hunks below against the result)"
@@ -57,10 +65,56 @@ class Conflict:
 
     def to_json(self, with_commit: bool = True) -> dict[str, Any]:
         data: dict[str, Any] = {"path": self.path, "kind": self.kind, "resolution": self.resolution,
-                                "open": not self.resolved,
+                                "open": not self.resolved, "state": self.state,
                                 "hunks": [hunk.to_json() for hunk in self.hunks], "base_path": self.base_path,
                                 "owners": list(self.owners), "action": kind_of(self.kind).action}
         return {"commit": self.commit, "summary": self.summary, **data} if with_commit else data
+
+
+@dataclass(frozen=True)
+class FileConflict:
+    """A conflicted file once, with the conflict of each replayed commit that met one there (issue 48.1)."""
+
+    path: str
+    conflicts: tuple[Conflict, ...]  # in replay order
+
+    @property
+    def open(self) -> bool:
+        return any(not conflict.resolved for conflict in self.conflicts)
+
+    @property
+    def last(self) -> Conflict:
+        return self.conflicts[-1]
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(conflict.kind for conflict in self.conflicts))
+
+    @property
+    def owners(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(owner for conflict in self.conflicts for owner in conflict.owners))
+
+    @property
+    def state(self) -> str:
+        opened = [conflict for conflict in self.conflicts if not conflict.resolved]
+        return opened[-1].state if opened else "resolved by hand"
+
+    @property
+    def next_step(self) -> str:
+        if not self.open:
+            return self.last.next_step
+        if len(self.conflicts) > 1 and "content" in self.kinds:
+            return (f"{len(self.conflicts)} commits conflicted here, their markers nested: flagtree-sync resolve "
+                    f"{self.path} writes one conflict (OLD, NEW and FlagTree's final file), then resolve it")
+        return self.last.next_step
+
+
+def conflicts_by_file(conflicts: Iterable[Conflict]) -> list[FileConflict]:
+    """Each conflicted path once, in the order it first conflicted."""
+    found: dict[str, list[Conflict]] = {}
+    for conflict in conflicts:
+        found.setdefault(conflict.path, []).append(conflict)
+    return [FileConflict(path, tuple(listed)) for path, listed in found.items()]
 
 
 @dataclass(frozen=True)
@@ -179,6 +233,44 @@ class Group:
                 "findings": [finding.to_json() for finding in self.findings]}
 
 
+_REMOTE = re.compile(r"^(?:(?:https?|ssh|git)://(?:[^@/]+@)?(?P<host>[^/:]+)(?::\d+)?/|(?:[^@/]+@)?"
+                     r"(?P<scp>[^/:]+):)(?P<path>[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+)/?$")
+
+
+@dataclass(frozen=True)
+class Forge:
+    """Where a repository's commits and pull requests are on the web, when its remote names a forge."""
+
+    kind: str  # github | gitlab
+    base: str  # https://github.com/owner/name
+
+    @classmethod
+    def of_remote(cls, url: str) -> Forge | None:
+        """github.com, gitlab.com or a gitlab.* host, over https, ssh or scp-style; anything else None."""
+        found = _REMOTE.match(url.strip())
+        if found is None:
+            return None
+        host = (found.group("host") or found.group("scp") or "").lower()
+        kind = "github" if host == "github.com" else "gitlab" if host == "gitlab.com" or host.startswith("gitlab.") \
+            else None
+        path = found.group("path").removesuffix(".git")
+        return cls(kind, f"https://{host}/{path}") if kind and ".." not in path else None
+
+    def commit(self, commit_id: str) -> str:
+        return f"{self.base}{'/-' if self.kind == 'gitlab' else ''}/commit/{commit_id}"
+
+    def pull(self, number: str) -> str:
+        return f"{self.base}/-/merge_requests/{number}" if self.kind == "gitlab" else f"{self.base}/pull/{number}"
+
+
+@dataclass(frozen=True)
+class Forges:
+    """Upstream's forge (its commits and PRs: the findings' upstream changes) and FlagTree's (its commits)."""
+
+    upstream: Forge | None = None
+    fork: Forge | None = None
+
+
 @dataclass(frozen=True)
 class UpgradeInfo:
     branch: str
@@ -236,6 +328,7 @@ class Report:
     gate: GateResult | None = None
     tool_version: str = ""
     notes: tuple[Finding, ...] = field(default=())  # findings of no group (kept for completeness)
+    forges: Forges = field(default=Forges())  # where commits and PRs link to, from the repository's remotes
 
     @property
     def findings(self) -> list[Finding]:
@@ -248,6 +341,10 @@ class Report:
     @property
     def conflicts(self) -> ConflictTally:
         return ConflictTally.of(conflict for commit in self.commits for conflict in commit.conflicts)
+
+    @property
+    def files_in_conflict(self) -> list[FileConflict]:
+        return conflicts_by_file(conflict for commit in self.commits for conflict in commit.conflicts)
 
     @property
     def conflicted_commits(self) -> list[ReplayedCommit]:

@@ -13,10 +13,9 @@ from pathlib import Path
 
 import tomlkit
 
-from sync.errors import SyncError
 from sync.git import ConflictHunk, GitTree, Oid, Repository, as_oid, has_object, merge_blobs
-from sync.git.merge import MergeFavor
-from sync.facts.layout import SpecFile, backend_spec_dir, spec_files
+from sync.git.merge import MergeFavor, holds_conflict
+from sync.facts.layout import SpecFile, backend_spec_dir, copy_files, spec_files
 from sync.records.tomlfiles import OID, Table, Text, load_toml, write_in_work_tree
 from sync.facts.trees import FileTree, read_text
 
@@ -70,10 +69,20 @@ def load_manifest(tree: FileTree, backend: str) -> dict[str, Derivation] | None:
     return parse_manifest(text, manifest_path(backend))
 
 
+def backend_files(tree: FileTree, backends: set[str] | None = None) -> list[SpecFile]:
+    """Every file by which a backend stands in for trunk, whatever its route: its spec tree, and the files its
+    setup helper copies over trunk or ships as the triton package (drift merges each from the same record)."""
+    found = {spec_file.path: spec_file for spec_file in spec_files(tree, backends)}
+    for copy in copy_files(tree, backends):
+        found.setdefault(copy.path, copy)
+    return list(found.values())
+
+
 def derived_files(tree: GitTree, backend: str) -> list[SpecFile]:
-    """Backend files whose trunk counterpart the tree has: overlays, C++ and TableGen copies and same-named spec
-    modules (a trunk file gone from the tree would make the entry stale: check's FT015)."""
-    return [spec_file for spec_file in spec_files(tree, {backend})
+    """Backend files whose trunk counterpart the tree has: overlays, C++ and TableGen copies, setup-helper and
+    package copies, and same-named spec modules (a trunk file gone from the tree would make the entry stale:
+    check's FT015)."""
+    return [spec_file for spec_file in backend_files(tree, {backend})
             if spec_file.trunk_path and tree.exists(spec_file.trunk_path) and records_base(tree, spec_file)]
 
 
@@ -96,6 +105,8 @@ class Recorded:
     unmerged: tuple[str, ...]  # files left at their old base: the tag's change is not in them yet
     checked: bool  # whether each file's old base was known, so that unmerged could be told
     redundant: tuple[str, ...] = ()  # of unmerged, those identical to their old base: nothing of FlagTree's to keep
+    marked: tuple[str, ...] = ()  # of unmerged, those holding committed conflict markers: no base is true of them
+    nothing: bool = False  # the backend has no file with a trunk counterpart: nothing to record, nothing written
 
 
 def write_manifest(repo: Repository, work_tree: Path, branch: GitTree, backend: str, tag: str,
@@ -112,12 +123,19 @@ def write_manifest(repo: Repository, work_tree: Path, branch: GitTree, backend: 
             return as_oid(entry.blob)
         return old_tree.blob_id(spec_file.trunk_path or "") if old_tree is not None else None
 
-    entries, unmerged, redundant = [], [], []
+    entries, unmerged, redundant, marked = [], [], [], []
     for spec_file in derived_files(branch, backend):
         blob = tag_tree.blob_id(spec_file.trunk_path or "")
         if blob is None:
             continue
         base = old_base(spec_file)
+        data = branch.read(spec_file.path)
+        if data is not None and holds_conflict(data):  # whatever merged cleanly beside it (issue 47.6)
+            marked.append(spec_file.path)
+            unmerged.append(spec_file.path)
+            if spec_file.path in previous:
+                entries.append(previous[spec_file.path])
+            continue
         if _misses_change(repo, branch, spec_file, base, blob):
             unmerged.append(spec_file.path)
             if branch.blob_id(spec_file.path) == base:  # a plain copy of its old base: deleting it is the fix
@@ -126,18 +144,19 @@ def write_manifest(repo: Repository, work_tree: Path, branch: GitTree, backend: 
                 entries.append(previous[spec_file.path])
             continue
         entries.append(Derivation(spec_file.path, spec_file.trunk_path or "", tag, str(blob)))
-    if not entries and not unmerged:
-        raise SyncError(f"backend {backend} has no file with a trunk counterpart at {tag}")
     checked = old_tree is not None or bool(previous)
     target = work_tree / manifest_path(backend)
+    if not entries and not unmerged:  # nothing to record is no error (issue 48.4)
+        return Recorded(target, 0, (), checked, nothing=True)
     if not entries:
-        return Recorded(target, 0, tuple(unmerged), checked, tuple(redundant))
+        return Recorded(target, 0, tuple(unmerged), checked, tuple(redundant), tuple(marked))
     text = render_manifest(entries)
     committed = read_text(branch, manifest_path(backend))
     if committed == text and target.is_file() and not target.is_symlink() and target.read_text(encoding="utf-8") == text:
-        return Recorded(target, 0, tuple(unmerged), checked, tuple(redundant))  # already recorded and committed: nothing written
+        # already recorded and committed: nothing written
+        return Recorded(target, 0, tuple(unmerged), checked, tuple(redundant), tuple(marked))
     return Recorded(write_in_work_tree(work_tree, manifest_path(backend), text), len(entries), tuple(unmerged),
-                    checked, tuple(redundant))
+                    checked, tuple(redundant), tuple(marked))
 
 
 def _misses_change(repo: Repository, branch: GitTree, spec_file: SpecFile, base: Oid | None, theirs: Oid) -> bool:
@@ -186,7 +205,7 @@ def applied_manifests(branch: GitTree, applied: set[str], tag: str, tag_tree: Gi
     applied file's base becomes TAG's blob, since it holds TAG's change now (merged again from the old base, it
     can conflict with its own merge where git aligns the two diffs differently). Every other file keeps the base
     drift used: its entry, else its trunk counterpart at OLD, so that nothing else changes meaning."""
-    backends = {spec_file.backend for spec_file in spec_files(branch) if spec_file.path in applied}
+    backends = {spec_file.backend for spec_file in backend_files(branch) if spec_file.path in applied}
     manifests = {}
     for backend in sorted(backends):
         previous = load_manifest(branch, backend) or {}

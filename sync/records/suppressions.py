@@ -37,7 +37,9 @@ def suppressions_path(backend: str) -> str:
 
 
 # Which detail of a finding tells it from the other findings of its kind in the same file.
-SUBJECT_DETAILS = ("macro", "function", "key", "callee", "entry")
+# "op" (op-verifier-changed) and "declaration" (call-signature, symbol kinds) come last: an entry written with
+# an earlier one still names the same finding.
+SUBJECT_DETAILS = ("macro", "function", "key", "callee", "entry", "op", "declaration")
 
 
 def subject_of(finding: Finding) -> str:
@@ -223,16 +225,17 @@ def apply_suppressions(findings: list[Finding], fork: FileTree, new: GitTree, ba
     return out
 
 
-def add_suppression(work_tree: Path, finding: Finding, new: GitTree, reviewed_for: str, reason: str) -> Path:
+def add_suppression(work_tree: Path, finding: Finding, new: GitTree, reviewed_for: str, reason: str,
+                    only_subject: str | None = None) -> Path:
     """Append an entry for finding to its backend's suppressions.toml in the work tree."""
     rel = _backend_file(finding)
     target = work_tree_path(work_tree, rel)  # refuse a symlink before reading through it
     text = target.read_text(encoding="utf-8", errors="replace") if target.exists() else None
-    return write_in_work_tree(work_tree, rel, with_suppression(text, finding, new, reviewed_for, reason))
+    return write_in_work_tree(work_tree, rel, with_suppression(text, finding, new, reviewed_for, reason, only_subject))
 
 
 def added_suppression(branch: GitTree, finding: Finding, new: GitTree, reviewed_for: str,
-                      reason: str) -> tuple[str, str]:
+                      reason: str, only_subject: str | None = None) -> tuple[str, str]:
     """(path, text): the backend's suppressions.toml of a branch's tree with an entry for finding appended,
     for a commit made in memory. A symlink committed there is refused, as in a work tree."""
     rel = _backend_file(finding)
@@ -243,7 +246,7 @@ def added_suppression(branch: GitTree, finding: Finding, new: GitTree, reviewed_
                             "through it")
     data = branch.read(rel)
     text = data.decode("utf-8", errors="replace") if data is not None else None
-    return rel, with_suppression(text, finding, new, reviewed_for, reason)
+    return rel, with_suppression(text, finding, new, reviewed_for, reason, only_subject)
 
 
 def _backend_file(finding: Finding) -> str:
@@ -253,8 +256,10 @@ def _backend_file(finding: Finding) -> str:
     return suppressions_path(finding.backend)
 
 
-def with_suppression(text: str | None, finding: Finding, new: GitTree, reviewed_for: str, reason: str) -> str:
-    """text (the backend's suppressions.toml, None: none yet) with an entry for finding appended."""
+def with_suppression(text: str | None, finding: Finding, new: GitTree, reviewed_for: str, reason: str,
+                     only_subject: str | None = None) -> str:
+    """text (the backend's suppressions.toml, None: none yet) with an entry for finding appended; with
+    only_subject, for the declarations of a folded finding that subject names alone (the reason is about it)."""
     assert finding.backend
     rel = suppressions_path(finding.backend)
     subject = subject_of(finding)
@@ -268,7 +273,10 @@ def with_suppression(text: str | None, finding: Finding, new: GitTree, reviewed_
     written: set[tuple[str, str, str]] = set()
     # a finding per upstream change: an entry for each file among its sites that has none yet (a folded
     # finding: for each of its declarations, with that declaration's subject and trunk file)
-    for part in parts_of(finding):
+    parts = parts_of(finding)
+    if only_subject is not None and parts != [finding]:
+        parts = [part for part in parts if only_subject in _subjects(part)] or parts
+    for part in parts:
         part_subject = subject if part is finding else next((s for s in _subjects(part) if s), "")
         trunk = trunk_counterpart(part)
         blob = new.blob_id(trunk) if not is_third_party(trunk) else None

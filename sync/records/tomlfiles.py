@@ -9,6 +9,7 @@ from pathlib import Path
 
 from sync.support.atomic import write_text_atomic
 from sync.support.schema import Mapping, Strings, Table, Text, TomlDocument, TomlFileError, load_toml, locate
+from sync.support.terminal import printable_lines
 from sync.errors import SyncError
 
 __all__ = ["OID", "Mapping", "Strings", "Table", "Text", "TomlDocument", "TomlFileError", "load_toml", "locate",
@@ -37,8 +38,11 @@ def work_tree_path(work_tree: Path, rel: str) -> Path:
 
 
 def write_in_work_tree(work_tree: Path, rel: str, text: str) -> Path:
-    """Write rel under work_tree atomically (temporary file + rename), through no symlink."""
+    """Write rel under work_tree atomically (temporary file + rename), through no symlink. Control characters
+    tomlkit leaves raw (C1, bidi) are written as TOML's `\\uXXXX` escapes: the same string values, and a file
+    `cat` cannot drive a terminal with (issue 47.12)."""
     target = work_tree_path(work_tree, rel)
+    text = printable_lines(text)
     mode = target.stat().st_mode & 0o777 if target.exists() else _default_mode()
     try:
         write_text_atomic(target, text)

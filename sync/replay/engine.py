@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from sync.replay.applied import made_by_apply
+from sync.git.pick import marker_labels
 from sync.support.atomic import write_text_atomic
 from sync.errors import SyncError, UpgradeStopped
 from sync.support.faults import checkpoint
@@ -693,6 +694,7 @@ def _stop_in_worktree(repo: Repository, store: StateStore, state: UpgradeState, 
     store.save(state)
     # The worktree outlives this run on purpose: the user resolves the conflict there.
     failed = worktree.cherry_pick_no_commit(str(commit.id))
+    worktree.relabel_conflicts(repo, marker_labels(commit, state.params.range.onto.ref))  # as markers mode writes
     if failed is not None and not worktree.unmerged_paths():  # git stopped on what it could not write
         worktree.discard()
         _stop_again(store, state)

@@ -1,19 +1,22 @@
-"""A static HTML page of a Report: no script, no server, no network assets.
+"""A static HTML page of a Report, a triage page: no server, no network assets, one small inline script.
 
-Per group, what is open comes first in one compact table (what, kind, file, action); resolved conflicts,
-reviewed and info findings are folded below it. Diffs and conflict sides are cut at the Markdown pages'
-lengths, and folded: the whole text is in report.json.
+Errors and open conflicts come first; per group, what is open comes first in one compact table (what, kind,
+file, action); resolved conflicts, reviewed and info findings are folded below it. The script only filters
+(by group, severity and kind; also from the address, e.g. index.html#severity=error&group=alpha): without it
+everything shows. Diffs and conflict sides are cut at the Markdown pages' lengths, and folded: the whole text
+is in report.json. A text cut short expands in place. Kind links go to the kinds section of the page; commits
+and pull requests link to the forge the repository's remotes name (GitHub, GitLab), when one does.
 """
 from __future__ import annotations
 
 from html import escape
 
-from sync.report.catalogue import report_link
-from sync.model.kinds import kind_of
-from sync.model import (Conflict, Finding, GateResult, Group, Hunk, Report, change_of, open_errors, unnamed_findings,
-                        upstream_changes)
-from sync.report.markdown import (MAX_DIFF_LINES, MAX_SIDE_LINES, capped, change_label, conflicted_heading,
-                                  conflicts_by_state, counted, cut_note, folded_declarations, open_findings, page_name,
+from sync.model.kinds import BY_ID, kind_of
+from sync.model import (Conflict, FileConflict, Finding, GateResult, Group, Hunk, Report, conflicts_by_file,
+                        open_errors, unnamed_findings, upstream_changes)
+from sync.model.report import Forge, Forges
+from sync.report.markdown import (PR_TAIL, MAX_DIFF_LINES, MAX_SIDE_LINES, capped, conflicted_heading, counted,
+                                  cut_note, folded_declarations, open_findings, page_name,
                                   range_line, shared_note, short_message, shown_errors, shown_hunks, totals,
                                   unnamed_sentence)
 
@@ -31,11 +34,45 @@ summary{cursor:pointer}.cut{color:#555;font-style:italic}
 .hunk{color:#0550ae;display:block}section{border-top:1px solid #ddd;margin-top:1.5rem}
 h2 svg{margin-left:.6rem;vertical-align:middle}.scroll{overflow-x:auto}
 td.kind code,td.group{white-space:nowrap}
+[hidden]{display:none!important}#filters{margin:.5rem 0}#filters label{margin-right:1rem}
+details.more{display:inline;margin:0}details.more[open] summary{display:none}
 @media (max-width:900px){body{margin:.5rem}td,th{padding:.2rem .3rem}
 #groups td:nth-child(2),#groups th:nth-child(2){display:none}#groups svg.bar{width:80px}#groups{font-size:.88em}}
 """
 _BAR_WIDTH, _BAR_HEIGHT = 140, 10
-_BAR_COLOURS = (("errors", "#b00020"), ("warnings", "#e08a00"), ("info", "#9e9e9e"))
+_BAR_COLOURS = (("errors and open conflicts", "#b00020"), ("warnings", "#e08a00"))  # info asks nothing: not drawn
+
+
+def _message(value: str) -> str:
+    """A message, cut at a word's end when long, the whole of it a click away (never cut with no way back)."""
+    short = short_message(value)
+    if short == value:
+        return escape(value)
+    return f'<details class="more"><summary>{escape(short)}</summary>{escape(value)}</details>'
+
+
+def _link(url: str | None, label: str) -> str:
+    """label (already HTML) linked to url, a forge address built here from a checked remote (never raw text)."""
+    return f'<a href="{escape(url)}">{label}</a>' if url else label
+
+
+def _commit_link(forge: Forge | None, commit_id: str, shown: int = 9) -> str:
+    full = commit_id if len(commit_id) == 40 else None  # a short id may be ambiguous on the forge: shown plain
+    return _link(forge.commit(full) if forge and full else None, f"<code>{escape(commit_id[:shown])}</code>")
+
+
+def _upstream_links(forges: Forges, prs: list[str], commits: list[str]) -> str:
+    """A finding's upstream change: each PR and the first commit, linked to upstream's forge."""
+    forge = forges.upstream
+    linked = [_link(forge.pull(pr) if forge and pr.isdigit() else None, f"#{escape(pr)}") for pr in prs]
+    if commits:
+        short, _, subject = commits[0].partition(" ")
+        more = f" (and {counted(len(commits) - 1, 'more commit')})" if len(commits) > 1 else ""
+        url = forge.commit(short) if forge and len(short) >= 7 and all(c in "0123456789abcdef" for c in short) \
+            else None  # the forge resolves a short id of upstream's history
+        title = PR_TAIL.sub("", subject) if prs else subject
+        linked.append(_link(url, f"<code>{escape(short)}</code>") + f" {escape(title)}{more}")
+    return ", ".join(linked)
 
 
 def _pre(value: str) -> str:
@@ -68,10 +105,11 @@ def _hunk(title: str, hunk: Hunk, where: str) -> str:
             "</details>")
 
 
-def _bar_counts(group: Group) -> tuple[int, int, int]:
-    """errors (open conflicts block as errors do), warnings, info: what the group's bar draws."""
+def _bar_counts(group: Group) -> tuple[int, int]:
+    """errors (open conflicts block as errors do) and warnings: what the group's bar draws. Info is left out: a
+    backend of 0 errors and many info findings looked worst (issue 48.8)."""
     counts = group.counts
-    return counts["error"] + counts["conflicts"], counts["warning"], counts["info"]
+    return counts["error"] + counts["conflicts"], counts["warning"]
 
 
 def _bar(group: Group, most: int) -> str:
@@ -97,7 +135,8 @@ def _range(report: Report) -> str:
 
 def _table(report: Report) -> list[str]:
     most = max((sum(_bar_counts(group)) for group in report.groups), default=0)
-    parts = ['<div class="scroll"><table id="groups"><tr><th>group</th><th>kind</th><th>verdict</th><th>errors / warnings / info</th>'
+    parts = ['<div class="scroll"><table id="groups"><tr><th>group</th><th>kind</th><th>verdict</th>'
+             "<th>errors / warnings</th>"
              "<th>conflicts</th><th>errors</th><th>warnings</th><th>info</th><th>reviewed</th><th>resolved</th></tr>"]
     for group in report.groups:
         counts = group.counts
@@ -119,6 +158,11 @@ def _group_link(name: str) -> str:
     return f'<a href="#group-{escape(name)}">{escape(name)}</a>'
 
 
+def _details_list(finding: Finding, name: str) -> list[str]:
+    value = finding.details.get(name)
+    return [str(item) for item in value] if isinstance(value, list) else []
+
+
 def _errors(report: Report) -> list[str]:
     """Every open error, per group in the table's order; MAX_ERRORS_PER_GROUP each, the rest on the group."""
     listed = open_errors(report)
@@ -127,12 +171,14 @@ def _errors(report: Report) -> list[str]:
         return parts + ["<p>None.</p></section>"]
     for group, errors in listed:
         shown, left_out = shown_errors(errors)
-        parts.append(f"<p><strong>{_group_link(group.name)}</strong> ({len(errors)}):</p><ul>")
+        parts.append(f'<p data-group="{escape(group.name)}"><strong>{_group_link(group.name)}</strong> '
+                     f"({len(errors)}):</p><ul>")
         for finding in shown:
-            change = change_of(finding)
-            parts.append(f"<li>{_kind_link(finding.kind)} <code>{escape(finding.location())}</code>"
-                         + (f" (upstream {escape(change)})" if change else "")
-                         + f": {escape(short_message(finding.message))}</li>")
+            change = _upstream_links(report.forges, _details_list(finding, "prs"), _details_list(finding, "commits"))
+            parts.append(f'<li {_data(group.name, "error", finding.kind)}>{_kind_link(finding.kind)} '
+                         f"<code>{escape(finding.location())}</code>"
+                         + (f" (upstream {change})" if change else "")
+                         + f": {_message(finding.message)}</li>")
         if left_out:
             parts.append(f"<li>and {left_out} more on {_group_link(group.name)}</li>")
         parts.append("</ul>")
@@ -149,10 +195,11 @@ def _changes(report: Report) -> list[str]:
     parts.append('<div class="scroll"><table id="changes"><tr><th>upstream change</th><th>worst</th><th>kinds</th>'
                  "<th>groups</th><th>sites</th></tr>")
     for change in changes:
-        label = change_label(change, lambda value: f"<code>{escape(value)}</code>", escape)
+        label = _upstream_links(report.forges, [pr.lstrip("#") for pr in change.prs], list(change.commits))
         groups = ", ".join(f"{_group_link(share.name)} ({counted(share.findings, 'finding')}, "
                            f"{counted(share.sites, 'site')})" for share in change.groups)
-        parts.append(f'<tr><td>{label}</td><td class="{change.severity}">{change.severity}</td>'
+        data = _data(" ".join(share.name for share in change.groups), change.severity, " ".join(change.kinds))
+        parts.append(f'<tr {data}><td>{label}</td><td class="{change.severity}">{change.severity}</td>'
                      f'<td class="kind">{", ".join(_kind_link(kind) for kind in change.kinds)}</td>'
                      f"<td>{groups}</td><td>{change.sites}</td></tr>")
     return parts + ["</table></div>", f"<p>{escape(unnamed_sentence(report))}</p></section>"]
@@ -175,33 +222,44 @@ def _gate(gate: GateResult) -> list[str]:
     return parts + ["</ul></section>"]
 
 
+def _data(groups: str, severity: str, kinds: str) -> str:
+    """What the filters read: space-separated group names, severities and kinds."""
+    return f'data-group="{escape(groups)}" data-severity="{escape(severity)}" data-kind="{escape(kinds)}"'
+
+
 def _conflicted(report: Report) -> list[str]:
     parts = [f'<section id="conflicted"><h2>{escape(conflicted_heading(report))}</h2>']
     if not report.conflicted_files:
         return parts + ["<p>None.</p></section>"]
-    for resolved, title in ((False, "Open (resolve these)"), (True, "Resolved by hand")):
-        listed = conflicts_by_state(report, resolved)
+    for opened, title in ((True, "Open (resolve these)"), (False, "Resolved by hand")):
+        listed = [item for item in report.files_in_conflict if item.open is opened]
         if not listed:
             continue
-        files = len({conflict.path for _, conflicts in listed for conflict in conflicts})
-        parts.append(f"<details><summary>{title}: {files} file(s) in {len(listed)} commit(s)</summary><ul>")
-        for commit, conflicts in listed:
-            parts.append(f"<li>commit <code>{commit.source[:9]}</code> {escape(commit.summary)}<ul>")
-            for conflict in conflicts:
-                parts.append(f"<li><code>{escape(conflict.path)}</code> ({escape(conflict.kind)}, "
-                             f"{escape(conflict.resolution)}) owned by "
-                             + ", ".join(f"<code>{escape(owner)}</code>" for owner in conflict.owners) + "</li>")
-            parts.append("</ul></li>")
+        commits = len({c.commit for item in listed for c in item.conflicts})
+        parts.append(f"<details{' open' if opened else ''}><summary>{title}: {len(listed)} file(s) in {commits} "
+                     "commit(s)</summary><ul>")
+        for item in listed:  # a file once, with its commits (issue 48.1)
+            data = _data(" ".join(item.owners), "conflict" if opened else "resolved", " ".join(item.kinds))
+            parts.append(f"<li {data}><code>{escape(item.path)}</code> ({escape(', '.join(item.kinds))}; "
+                         f"{escape(item.state)}) owned by "
+                         + ", ".join(f"<code>{escape(owner)}</code>" for owner in item.owners) + "; commits: "
+                         + "; ".join(f"{_commit_link(report.forges.fork, c.commit)} {escape(c.summary)}"
+                                     for c in item.conflicts)
+                         + (f". <em>next step:</em> {escape(item.next_step)}" if opened and len(item.conflicts) > 1
+                            else "") + "</li>")
         parts.append("</ul></details>")
     return parts + ["</section>"]
 
 
-def _conflict(conflict: Conflict) -> list[str]:
-    parts = [f"<h4>conflict: <code>{escape(conflict.path)}</code> ({escape(conflict.kind)}, resolved: "
-             f"{escape(conflict.resolution)})</h4>",
-             f"<p>commit <code>{conflict.commit[:9]}</code> {escape(conflict.summary)}"
-             + (f"; the file was <code>{escape(conflict.base_path)}</code> before" if conflict.base_path else "")
-             + "</p>", f"<p><em>next step:</em> {escape(conflict.next_step)}.</p>"]
+def _conflict(item: FileConflict, forges: Forges = Forges()) -> list[str]:
+    conflict = item.last
+    parts = [f"<h4>conflict: <code>{escape(item.path)}</code> ({escape(', '.join(item.kinds))}; "
+             f"{escape(item.state)})</h4>",
+             "<ul>" + "".join(f"<li>commit {_commit_link(forges.fork, c.commit)} {escape(c.summary)} "
+                              f"({escape(c.state)})"
+                              + (f"; the file was <code>{escape(c.base_path)}</code> before" if c.base_path else "")
+                              + "</li>" for c in item.conflicts) + "</ul>",
+             f"<p><em>next step:</em> {escape(item.next_step)}.</p>"]
     return parts + [_conflict_hunks(conflict)]
 
 
@@ -213,7 +271,8 @@ def _conflict_hunks(conflict: Conflict) -> str:
 
 
 def _kind_link(kind: str) -> str:
-    return f'<a href="{escape(report_link(kind_of(kind).anchor))}"><code>{escape(kind)}</code></a>'
+    """To the kind's entry in this page's kinds section (rendered, wherever the page is opened)."""
+    return f'<a href="#{escape(kind_of(kind).anchor)}"><code>{escape(kind)}</code></a>'
 
 
 def _notes(finding: Finding) -> str:
@@ -252,28 +311,35 @@ def _declarations(finding: Finding) -> str:
             f"{_cut(left_out, 'under groups[].findings[].details.declarations', 'declarations')}</details>")
 
 
-def _open_rows(group: Group) -> list[str]:
+def _open_rows(group: Group, forges: Forges) -> list[str]:
     rows = []
-    for conflict in group.open_conflicts:
+    for item in conflicts_by_file(group.open_conflicts):  # a file once, with its commits
+        conflict = item.last
         hunks = (f"<details><summary>{len(conflict.hunks)} hunk(s)</summary>{_conflict_hunks(conflict)}</details>"
                  if conflict.hunks else "")
-        moved = f"; the file was <code>{escape(conflict.base_path)}</code> before" if conflict.base_path else ""
-        rows.append(f'<tr><td class="conflict">conflict</td><td class="kind">{_kind_link(conflict.kind)}</td>'
-                    f"<td><code>{escape(conflict.path)}</code><div class=\"msg\">commit <code>{conflict.commit[:9]}"
-                    f"</code> {escape(conflict.summary)}{moved}</div>{hunks}</td>"
-                    f"<td>{escape(conflict.next_step)}</td></tr>")
+        commits = "; ".join(f"commit {_commit_link(forges.fork, c.commit)} {escape(c.summary)}"
+                            + (f"; the file was <code>{escape(c.base_path)}</code> before" if c.base_path else "")
+                            for c in item.conflicts)
+        rows.append(f'<tr {_data(group.name, "conflict", conflict.kind)}><td class="conflict">conflict</td>'
+                    f'<td class="kind">{_kind_link(conflict.kind)}</td>'
+                    f"<td><code>{escape(item.path)}</code><div class=\"msg\">{commits}</div>{hunks}</td>"
+                    f"<td>{escape(item.next_step)}</td></tr>")
     for finding in open_findings(group):
-        rows.append(f'<tr><td class="{finding.severity}">{finding.severity}</td><td class="kind">{_kind_link(finding.kind)}</td>'
-                    f"<td><code>{escape(finding.location())}</code><div class=\"msg\">{escape(finding.message)}"
-                    f"{_notes(finding)}</div></td><td>{escape(finding.next_step)}</td></tr>")
+        change = _upstream_links(forges, _details_list(finding, "prs"), _details_list(finding, "commits"))
+        rows.append(f'<tr {_data(group.name, finding.severity, finding.kind)}><td class="{finding.severity}">'
+                    f'{finding.severity}</td><td class="kind">{_kind_link(finding.kind)}</td>'
+                    f"<td><code>{escape(finding.location())}</code><div class=\"msg\">{_message(finding.message)}"
+                    + (f"<br><em>upstream:</em> {change}" if change else "")
+                    + f"{_notes(finding)}</div></td><td>{escape(finding.next_step)}</td></tr>")
     return rows
 
 
-def _finding(finding: Finding) -> str:
+def _finding(group: str, finding: Finding) -> str:
     """A folded finding (reviewed or info): one line, its notes after it."""
     severity = "reviewed" if finding.suppressed else finding.severity  # reviewed: no longer a warning
-    return (f'<li><span class="{severity}">{severity}</span> {_kind_link(finding.kind)} '
-            f"<code>{escape(finding.location())}</code>: {escape(finding.message)}{_notes(finding)}</li>")
+    return (f'<li {_data(group, severity, finding.kind)}><span class="{severity}">{severity}</span> '
+            f"{_kind_link(finding.kind)} <code>{escape(finding.location())}</code>: {_message(finding.message)}"
+            f"{_notes(finding)}</li>")
 
 
 def _folded(title: str, count: int, body: str, css: str) -> list[str]:
@@ -284,21 +350,21 @@ def _folded(title: str, count: int, body: str, css: str) -> list[str]:
 
 
 def _group(report: Report, group: Group, most: int) -> list[str]:
-    parts = [f'<section id="group-{escape(group.name)}"><h2>{escape(group.name)} '
+    parts = [f'<section id="group-{escape(group.name)}" data-group="{escape(group.name)}"><h2>{escape(group.name)} '
              f'<span class="{group.verdict}">({group.verdict})</span>{_bar(group, most)}</h2>']
     if group.gate_failed and report.gate is not None:
         parts.append(f'<p class="blocked"><strong>Test gate:</strong> <code>{escape(report.gate.command)}</code> '
                      f"{escape(report.gate.verdict())}; the failing commit changed this group's code.</p>")
-    rows = _open_rows(group)
+    rows = _open_rows(group, report.forges)
     if rows:
         parts += [f"<h3>Open ({len(rows)})</h3>", '<div class="scroll"><table class="open"><tr><th>what</th>'
                   "<th>kind</th><th>file</th><th>action</th></tr>", *rows, "</table></div>"]
-    resolved = "".join("".join(_conflict(conflict)) for conflict in group.resolutions)
+    resolved = "".join("".join(_conflict(item, report.forges)) for item in conflicts_by_file(group.resolutions))
     parts += _folded("Resolved conflicts", len(group.resolutions), resolved, "resolved")
     for title, css, chosen in (("Reviewed", "reviewed", [f for f in group.findings if f.suppressed]),
                                ("Info", "info", [f for f in group.findings if f.severity == "info"
                                                  and not f.suppressed])):
-        parts += _folded(title, len(chosen), "<ul>" + "".join(_finding(f) for f in chosen) + "</ul>", css)
+        parts += _folded(title, len(chosen), "<ul>" + "".join(_finding(group.name, f) for f in chosen) + "</ul>", css)
     if not group.conflicts and not group.findings and not group.gate_failed:
         parts.append("<p>Nothing to do.</p>")
     return parts + ["</section>"]
@@ -313,16 +379,64 @@ def render_html(report: Report) -> str:
         parts.append('<p class="blocked" id="not-releasable"><strong>Not releasable:</strong> '
                      f"{escape('; '.join(report.not_releasable_because))}.</p>")
     parts += _table(report)
+    parts += _filters(report)
     parts += _errors(report)
+    if report.upgrade is not None or report.commits:  # open conflicts next to the errors: they block as errors do
+        parts += _conflicted(report)
     parts += _changes(report)
     if report.gate is not None:
         parts += _gate(report.gate)
-    if report.upgrade is not None:
-        parts += _conflicted(report)
     if report.drift is not None and report.drift.applied_commit:
         parts.append(f"<p>Applied the clean overlay merges as <code>{report.drift.applied_commit[:9]}</code>.</p>")
     most = max((sum(_bar_counts(group)) for group in report.groups), default=0)
     for group in report.groups:
         parts += _group(report, group, most)
-    parts.append("</body></html>")
+    parts += _kinds(report)
+    parts.append(f"<script>{_SCRIPT}</script></body></html>")
     return "\n".join(parts) + "\n"
+
+
+_SEVERITIES = ("conflict", "error", "warning", "info", "reviewed", "resolved")
+# Filters what carries data-kind (and the group sections); reads and writes the address's #group=..&severity=..
+_SCRIPT = """(function(){var f=document.getElementById('filters');if(!f)return;f.hidden=false;
+function has(list,value){return !value||(' '+(list||'')+' ').indexOf(' '+value+' ')>=0;}
+function apply(){var g=f.group.value,s=f.severity.value,k=f.kind.value;
+document.querySelectorAll('[data-kind]').forEach(function(e){
+var a=function(n){return e.getAttribute('data-'+n);};
+e.hidden=!(has(a('group'),g)&&has(a('severity'),s)&&has(a('kind'),k));});
+document.querySelectorAll('section[data-group]').forEach(function(e){e.hidden=!!g&&e.getAttribute('data-group')!==g;});
+var h=['group','severity','kind'].filter(function(n){return f[n].value;}).map(function(n){
+return n+'='+encodeURIComponent(f[n].value);}).join('&');
+if(h||location.hash)history.replaceState(null,'',h?'#'+h:location.pathname);}
+location.hash.replace(/^#/,'').split('&').forEach(function(p){var kv=p.split('=');
+if(f[kv[0]]&&kv[1]!==undefined){f[kv[0]].value=decodeURIComponent(kv[1]);}});
+f.addEventListener('change',apply);apply();})();"""
+
+
+def _kinds_used(report: Report) -> list[str]:
+    found = {finding.kind for finding in report.findings}
+    found |= {conflict.kind for commit in report.commits for conflict in commit.conflicts}
+    return sorted(found)
+
+
+def _filters(report: Report) -> list[str]:
+    """The filter form: hidden until the script runs (without it, everything shows and no form is dead)."""
+    def select(name: str, values: list[str], label: str) -> str:
+        options = "".join(f'<option value="{escape(value)}">{escape(value)}</option>' for value in values)
+        return f'<label>{label} <select name="{name}"><option value="">all</option>{options}</select></label>'
+    return ['<form id="filters" hidden>', select("group", [group.name for group in report.groups], "group"),
+            select("severity", list(_SEVERITIES), "severity"), select("kind", _kinds_used(report), "kind"), "</form>"]
+
+
+def _kinds(report: Report) -> list[str]:
+    """Every kind this report names, rendered: what the kind links point to."""
+    parts = ['<section id="kinds"><h2>Finding kinds in this report</h2><dl>']
+    for kind in _kinds_used(report):
+        spec = BY_ID.get(kind)
+        if spec is None:
+            continue
+        parts.append(f'<dt id="{escape(spec.anchor)}"><code>{escape(spec.id)}</code>'
+                     + (f" ({escape(spec.code)})" if spec.code else "") + f" {escape(spec.severity)}</dt>"
+                     f"<dd>{escape(spec.meaning)}" + (f"<br><em>what to do:</em> {escape(spec.action)}" if spec.action
+                                                     else "") + "</dd>")
+    return parts + ["</dl></section>"]

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import hashlib
 import re
+from html import escape as html_escape
 from typing import Any, Callable, Sequence
 
-from sync.model import (Conflict, ConflictTally, Finding, GateResult, Group, Hunk, Report, ReplayedCommit,
-                        UpstreamChange, change_of, open_errors, unnamed_findings, upstream_changes)
+from sync.model import (Conflict, ConflictTally, FileConflict, Finding, GateResult, Group, Hunk, Report,
+                        UpstreamChange, change_of, conflicts_by_file, open_errors, unnamed_findings,
+                        upstream_changes)
 from sync.model.kinds import kind_of
 from sync.report.catalogue import report_link
 
@@ -127,12 +129,17 @@ def _table(report: Report) -> list[str]:
 # The summary's error list stays a screen per group: the group page has the rest, and every message whole.
 MAX_ERRORS_PER_GROUP = 10
 MAX_MESSAGE = 200
-_PR_TAIL = re.compile(r"\s*\(#\d+\)\s*$")
+PR_TAIL = re.compile(r"\s*\(#\d+\)\s*$")
 
 
 def short_message(message: str, most: int = MAX_MESSAGE) -> str:
-    """A message cut at about `most` characters, before escaping (an escape is never cut in two)."""
-    return message if len(message) <= most else message[:most - 1].rstrip() + "\u2026"
+    """A message cut at about `most` characters, at a word's end, before escaping (an escape is never cut in
+    two); the group page and report.json keep the whole message."""
+    if len(message) <= most:
+        return message
+    cut = message[:most - 1]
+    at_space = cut.rfind(" ")
+    return (cut[:at_space] if at_space > most // 2 else cut).rstrip(" ,;:") + "\u2026"
 
 
 def counted(count: int, noun: str) -> str:
@@ -150,7 +157,7 @@ def change_label(change: UpstreamChange, literal: Callable[[str], str] = code,
     short, _, subject = change.commits[0].partition(" ")
     more = len(change.commits) - 1
     head = f"{plain(change.key)}: " if change.prs else ""
-    return (f"{head}{literal(short)} {plain(_PR_TAIL.sub('', subject) if change.prs else subject)}"
+    return (f"{head}{literal(short)} {plain(PR_TAIL.sub('', subject) if change.prs else subject)}"
             + (f" (and {counted(more, 'more commit')})" if more else ""))
 
 
@@ -212,37 +219,32 @@ def conflicted_heading(report: Report) -> str:
     return f"Conflicted files ({tally.files}): {tally.open} open, {tally.resolved} resolved"
 
 
-def conflicts_by_state(report: Report, resolved: bool) -> list[tuple[ReplayedCommit, list[Conflict]]]:
-    """The conflicted commits with their open (or resolved) conflicts only, in replay order."""
-    picked = [(commit, [c for c in commit.conflicts if c.resolved is resolved]) for commit in report.conflicted_commits]
-    return [(commit, conflicts) for commit, conflicts in picked if conflicts]
-
-
 def _conflicted(report: Report) -> list[str]:
     lines = [f"## {conflicted_heading(report)}", ""]
     if not report.conflicted_files:
         return lines + ["None.", ""]
-    for resolved, title in ((False, "Open (resolve these):"), (True, "Resolved by hand:")):
-        listed = conflicts_by_state(report, resolved)
+    for opened, title in ((True, "Open (resolve these):"), (False, "Resolved by hand:")):
+        listed = [item for item in report.files_in_conflict if item.open is opened]
         if not listed:
             continue
         lines += [title, ""]
-        for commit, conflicts in listed:
-            lines.append(f"- commit {code(commit.source[:9])} {text(commit.summary)}:")
-            for conflict in conflicts:
-                lines.append(f"  - {code(conflict.path)} ({conflict.kind}, {conflict.resolution}) owned by "
-                             + ", ".join(code(owner) for owner in conflict.owners))
+        for item in listed:  # a file once, with its commits (issue 48.1)
+            commits = "; ".join(f"{code(c.commit[:9])} {text(c.summary)}" for c in item.conflicts)
+            nested = f" Next: {text(item.next_step)}." if opened and len(item.conflicts) > 1 else ""
+            lines.append(f"- {code(item.path)} ({', '.join(item.kinds)}; {item.state}) owned by "
+                         + ", ".join(code(owner) for owner in item.owners) + f"; commits: {commits}.{nested}")
         lines.append("")
     return lines
 
 
 def render_summary(report: Report) -> str:
     lines = ["# FlagTree upgrade summary", "", range_line(report), "", *_releasable(report), *_table(report),
-             *_errors(report), *_changes(report)]
+             *_errors(report)]
+    if report.upgrade is not None or report.commits:  # open conflicts next to the errors: they block as errors do
+        lines += _conflicted(report)
+    lines += _changes(report)
     if report.gate is not None:
         lines += _gate(report.gate)
-    if report.upgrade is not None:
-        lines += _conflicted(report)
     if report.drift is not None and report.drift.applied_commit:
         lines += [f"Applied the clean overlay merges as {code(report.drift.applied_commit[:9])}.", ""]
     return "\n".join(lines)
@@ -316,11 +318,16 @@ def _hunk_lines(hunk: Hunk, where: str = "the conflict's hunk") -> list[str]:
             "FlagTree side:", *_capped_fence(hunk.theirs, MAX_SIDE_LINES, where)]
 
 
-def _conflict(conflict: Conflict) -> list[str]:
-    lines = [f"### {code(conflict.path)} ({conflict.kind}, resolved: {conflict.resolution})", "",
-             f"Commit {code(conflict.commit[:9])} {text(conflict.summary)}"
-             + (f"; the file was {code(conflict.base_path)} before" if conflict.base_path else ""), "",
-             f"Next step: {text(conflict.next_step)}.", ""]
+def _file_conflict(item: FileConflict) -> list[str]:
+    """A file once: its commits, and the hunks of the last commit that conflicted there."""
+    conflict = item.last
+    commits = [f"- {code(c.commit[:9])} {text(c.summary)} ({c.kind}; {c.state})"
+               + (f"; the file was {code(c.base_path)} before" if c.base_path else "") for c in item.conflicts]
+    lines = [f"### {code(item.path)} ({', '.join(item.kinds)}; {item.state})", "",
+             f"Commit{'s' if len(commits) > 1 else ''}:", "", *commits, "",
+             f"Next step: {text(item.next_step)}.", ""]
+    if len(item.conflicts) > 1:
+        lines += [f"The hunks of the last, {code(conflict.commit[:9])}:", ""]
     hunks, left_out = shown_hunks(conflict.hunks)
     for number, hunk in enumerate(hunks, start=1):
         lines += [f"Hunk {number} at line {hunk.line}:", "", *_hunk_lines(hunk, "under commits[].conflicts[].hunks"),
@@ -359,6 +366,26 @@ def _finding(finding: Finding) -> list[str]:
     return lines
 
 
+def _one_line(finding: Finding) -> str:
+    review = finding.suppressed
+    reviewed = f" (reviewed for {code(review.reviewed_for)}: {text(short_message(review.reason))})" if review else ""
+    return f"- {code(finding.location())}: {text(short_message(finding.message))}{reviewed}"
+
+
+def folded_by_kind(findings: Sequence[Finding]) -> list[str]:
+    """What needs no action (info, reviewed), a collapsed list per kind with its count, a line per finding and no
+    diff: a backend of 0 errors and 0 warnings got a 22,000-line page (issue 48.7); report.json has every text."""
+    by_kind: dict[str, list[Finding]] = {}
+    for finding in findings:
+        by_kind.setdefault(finding.kind, []).append(finding)
+    lines = []
+    for kind, chosen in sorted(by_kind.items(), key=lambda item: (-len(item[1]), item[0])):
+        lines += ["<details>", f"<summary>{html_escape(kind)}: {len(chosen)}</summary>", "",
+                  f"[{code(kind)}]({report_link(kind_of(kind).anchor)}): {text(kind_of(kind).meaning)}", "",
+                  *(_one_line(finding) for finding in chosen), "", "</details>", ""]
+    return lines
+
+
 def open_findings(group: Group) -> list[Finding]:
     """Errors, then warnings, that no review covers: what the group must do."""
     return [f for severity in ("error", "warning") for f in group.findings if f.severity == severity
@@ -367,8 +394,9 @@ def open_findings(group: Group) -> list[Finding]:
 
 def _open_table(group: Group) -> list[str]:
     """One compact table of everything open: conflicts, then errors, then warnings."""
-    rows = [f"| conflict | [{code(c.kind)}]({report_link(kind_of(c.kind).anchor)}) | {code(c.path)} (commit "
-            f"{code(c.commit[:9])}) | {text(c.next_step)} |" for c in group.open_conflicts]
+    rows = [f"| conflict | [{code(f.last.kind)}]({report_link(kind_of(f.last.kind).anchor)}) | {code(f.path)} "
+            f"(commit{'s' if len(f.conflicts) > 1 else ''} {', '.join(code(c.commit[:9]) for c in f.conflicts)}) | "
+            f"{text(f.next_step)} |" for f in conflicts_by_file(group.open_conflicts)]
     rows += [f"| {f.severity} | [{code(f.kind)}]({report_link(f.spec.anchor)}) | {code(f.location())}: "
              f"{text(f.message)} | {text(f.next_step)} |" for f in open_findings(group)]
     if not rows:
@@ -384,8 +412,8 @@ def render_group(report: Report, group: Group) -> str:
     lines += _open_table(group)
     if group.open_conflicts:
         lines += ["## Conflicts while replaying", ""]
-        for conflict in group.open_conflicts:
-            lines += _conflict(conflict)
+        for item in conflicts_by_file(group.open_conflicts):
+            lines += _file_conflict(item)
     opened = open_findings(group)
     if opened:
         lines += ["## Findings to act on", ""]
@@ -394,15 +422,12 @@ def render_group(report: Report, group: Group) -> str:
         lines.append("")
     if group.resolutions:
         lines += ["## Conflict resolutions", ""]
-        for conflict in group.resolutions:
-            lines += _conflict(conflict)
+        for item in conflicts_by_file(group.resolutions):
+            lines += _file_conflict(item)
     for title, chosen in (("Reviewed", [f for f in group.findings if f.suppressed]),
                           ("Info", [f for f in group.findings if f.severity == "info" and not f.suppressed])):
         if chosen:
-            lines += [f"## {title} ({len(chosen)})", ""]
-            for finding in chosen:
-                lines += _finding(finding)
-            lines.append("")
+            lines += [f"## {title} ({len(chosen)})", "", *folded_by_kind(chosen)]
     if not group.conflicts and not group.findings and not group.gate_failed:
         lines.append("Nothing to do.")
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -5,6 +5,7 @@ from sync.model import Finding, MergedOverlay
 from sync.model.kinds import kind_of
 from sync.facts.layout import SpecFile, package_init
 from sync.git import ConflictHunk, Oid, Repository, blob_patch, merge_blobs
+from sync.git.merge import conflict_hunks, holds_conflict
 from sync.facts.cmakebuilt import unbuilt
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
@@ -74,6 +75,10 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
                        backend=spec_file.backend, related_path=related, diff=diff,
                        details={"base": base, **details, **({"mechanism": classified.role} if route else {})})
 
+    blocks = _conflict_blocks(overlay_tree.read(spec_file.path))
+    if blocks:  # a marked file is never "in sync", whatever its recorded base says (issue 47.6)
+        return finding("overlay-marked", f"holds {blocks} committed conflict block(s)",
+                       kind_of("overlay-marked").action)
     lost = _hijack_lost(context, classified)
     if lost:
         return finding("hijack-lost", f"overlay is no longer loaded: {lost}",
@@ -155,6 +160,10 @@ _DRIFT_KINDS = frozenset({"overlay-conflicting", "overlay-auto-mergeable", "over
                           "copy-stale", "copy-conflicting", "copy-mergeable", "copy-orphan"})
 _COMPILED = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".c", ".inc")
 _UNBUILT = "overlay-unbuilt"
+
+
+def _conflict_blocks(data: bytes | None) -> int:
+    return len(conflict_hunks(data.decode("utf-8", errors="replace"))) if data and holds_conflict(data) else 0
 
 
 def _forked(classified: Classified) -> bool:
