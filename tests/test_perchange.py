@@ -226,7 +226,7 @@ def test_suppress_without_a_subject_refuses_a_folded_finding_about_several_ops()
     from sync.records.suppressions import parse_suppressions, with_suppression
     (folded,) = one_per_upstream_change([_verifier("LoadOp", "third_party/zeta/lib/A.cpp:3", "lib/D/Load.cpp"),
                                          _verifier("StoreOp", "third_party/zeta/lib/A.cpp:9", "lib/D/Store.cpp")])
-    request = SuppressRequest("op-verifier-changed", "third_party/zeta/lib/A.cpp", "LoadOp is fine")
+    request = SuppressRequest(kind="op-verifier-changed", path="third_party/zeta/lib/A.cpp", reason="LoadOp is fine")
     with pytest.raises(Exception, match=r"about 2 subjects: pass --subject \(one of: LoadOp, StoreOp"):
         _the_finding([folded], request)
     assert _the_finding([folded], replace(request, subject="LoadOp")) is folded
