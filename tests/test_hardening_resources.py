@@ -95,7 +95,7 @@ def test_the_parse_limit_is_configurable(world, monkeypatch: pytest.MonkeyPatch)
     by_size = [path for path, message in skipped.items() if "tokens" not in message]  # else over the token budget
     sizes = {path: len(git(world.fork, "show", f"main:{path}").encode()) for path in by_size}
     assert by_size and all(size > 500 for size in sizes.values()), sizes
-    assert all(" tokens are over the parse limit's 31 " in message for path, message in skipped.items()
+    assert all(" tokens are over the parse limit's 62 " in message for path, message in skipped.items()
                if path not in by_size)
     monkeypatch.setenv(ENV, "0")  # no limit
     assert "analysis-skipped" not in invoke(*args).output

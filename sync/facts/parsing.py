@@ -180,7 +180,7 @@ def cpython_tree(text: str) -> ast.Module:
     callers must not change the tree."""
     if not _TREES.budget:
         _TREES.budget = max(PY_MEMO_TOTAL // max(jobs(), 1), 1024 * 1024)
-    return _TREES.get(text, _kept_tree)
+    return _TREES.get(within_limit(text), _kept_tree)  # over the parse limit: parsed as empty, like every parse
 
 
 def forget_python_trees() -> None:

@@ -31,9 +31,6 @@ CONTEXT_VARIABLES = ("GIT_IMPLICIT_WORK_TREE", "GIT_PREFIX", "GIT_INTERNAL_SUPER
                      "GIT_CONFIG_COUNT", "GIT_QUARANTINE_PATH")
 REPOSITORY_VARIABLES = PATH_VARIABLES + UNFOLLOWED_VARIABLES + CONTEXT_VARIABLES
 
-# `-c core.hooksPath=/dev/null`: git finds no hook there (a relative core.hooksPath would name the replayed tree's).
-NO_HOOKS = ("-c", f"core.hooksPath={os.devnull}")
-
 _taken: dict[str, str] = {}  # what the process had, kept to check every repository it opens against
 
 

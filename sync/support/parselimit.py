@@ -7,9 +7,9 @@ FLAGTREE_SYNC_PARSE_LIMIT sets the limit in bytes (a suffix K, M or G multiplies
 
 A parser's memory follows the number of nodes it makes, not bytes: 2 MB of `x = 1` lines (a token every 2 bytes)
 took 506 MB in drift, 822 MB in `ast.parse` alone, 3 GB in libcst. So the limit also caps the tokens (words and
-punctuation) at one per TOKEN_BYTES bytes of it: real code has one every 5 bytes, so a real file of up to 30% of
+punctuation) at one per TOKEN_BYTES bytes of it: real code has one every 5 bytes, so a real file of up to 60% of
 the limit passes (Triton's largest are under 10% of the default), and a file of short statements is left out
-before its parse costs hundreds of megabytes.
+before its parse costs a gigabyte (the most a parse under the budget cost: 350 MB).
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def parse_limit() -> int | None:
     return limit or None
 
 
-TOKEN_BYTES = 16
+TOKEN_BYTES = 8
 # Each byte as a word byte (a), a space ( ) or punctuation (.): a token is a run of word bytes or one punctuation
 # byte, about what a parser makes a node of; counted with bytes.count, in C, with one copy of the text.
 _WORD = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_" + bytes(range(0x80, 0x100))
