@@ -210,6 +210,18 @@ def _function_declarator(node: Node) -> Node | None:
     return declarator
 
 
+def namespaces_around(node: "Node | None") -> list[str]:
+    """The names of the namespaces enclosing a node, outermost first (`namespace a::b` counts as two)."""
+    parts: list[str] = []
+    while node is not None:
+        if node.type == "namespace_definition":
+            name = node.child_by_field_name("name")
+            if name is not None:
+                parts[:0] = node_text(name).split("::")
+        node = node.parent
+    return parts
+
+
 def node_text(node: Node) -> str:
     return (node.text or b"").decode("utf-8", errors="replace")
 

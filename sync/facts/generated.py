@@ -11,7 +11,7 @@ import weakref
 from posixpath import dirname, join, normpath
 from typing import Any
 
-from sync.facts.cpp import node_text, parse_tree
+from sync.facts.cpp import namespaces_around, parse_tree
 from sync.facts.declindex import CPP_SUFFIXES, Decl
 from sync.facts.trees import FileTree, read_text
 
@@ -73,11 +73,4 @@ def _registrations(tree: FileTree) -> list[Decl]:
 def _namespaces_at(text: str, line: int) -> str:
     """The namespaces enclosing a line of a C++ text, `::`-joined."""
     node = parse_tree(text).root_node.descendant_for_point_range((line - 1, 0), (line - 1, 0))
-    scope: list[str] = []
-    while node is not None:
-        if node.type == "namespace_definition":
-            name = node.child_by_field_name("name")
-            if name is not None:
-                scope[:0] = node_text(name).split("::")
-        node = node.parent
-    return "::".join(scope)
+    return "::".join(namespaces_around(node))

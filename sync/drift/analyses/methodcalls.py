@@ -29,7 +29,7 @@ from sync.facts.delta import fork_added_lines, fork_lines_where
 from sync.model import Finding
 from sync.facts.trees import FileTree, read_text
 from sync.drift.context import DriftContext
-from sync.facts.cpp import node_text, nodes_of_types, parse_tree
+from sync.facts.cpp import namespaces_around, node_text, nodes_of_types, parse_tree
 from sync.facts.cppscope import declared_types, namespace_aliases, own_header_copy
 from sync.facts.declindex import Decl, DeclarationIndex, cpp_declarations
 from sync.facts.delta import backend_of
@@ -251,14 +251,7 @@ def _names_namespace(qualifier: str, namespace: str, aliases: dict[str, str]) ->
 
 def _enclosing_namespaces(node: Node) -> list[str]:
     """Every namespace an unqualified name at node is looked up in (innermost first): each enclosing one."""
-    parts: list[str] = []
-    parent = node.parent
-    while parent is not None:
-        if parent.type == "namespace_definition":
-            name = parent.child_by_field_name("name")
-            if name is not None:
-                parts[:0] = node_text(name).split("::")
-        parent = parent.parent
+    parts = namespaces_around(node.parent)
     return ["::".join(parts[:length]) for length in range(len(parts), -1, -1)]
 
 
