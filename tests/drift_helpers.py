@@ -1,6 +1,9 @@
 """Run the drift analysis on a demo world from tests."""
 from __future__ import annotations
 
+from pathlib import Path
+from types import SimpleNamespace
+
 from sync.drift.run import DriftResult, analyse_drift
 from sync.git import open_repo
 from sync.jobs.revs import resolve_range, resolve_rev
@@ -16,3 +19,8 @@ def drift_of(world, old: str = "v3.5.0", onto: str = "v3.6.0", source: str = "ma
 
 def alpha_findings(world, onto: str = "v3.6.0") -> dict[tuple[str, str], Finding]:
     return {(f.kind, f.path): f for f in drift_of(world, onto=onto, backends={"alpha"}).findings}
+
+
+def fork_world(fork: Path) -> SimpleNamespace:
+    """What drift_of needs of a world: the FlagTree repository, for tests that build their own history."""
+    return SimpleNamespace(fork=fork)

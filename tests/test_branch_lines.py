@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 from sync.drift.branchlines import moved_line
 from sync.git import Hunk
 from tests.conftest import git
-from tests.drift_helpers import drift_of
+from tests.drift_helpers import drift_of, fork_world
 from tests.test_symbols import commit
 
 HEADER = "namespace mlir::triton {\nint legacyHelper(int v);\nint keptHelper(int v);\n}\n"
@@ -30,12 +31,8 @@ def test_a_line_shifts_by_the_hunks_above_and_follows_its_text_inside_a_hunk() -
     assert moved_line(hunks, 14) is None    # deleted from the branch
 
 
-class _World:
-    def __init__(self, fork: Path) -> None:
-        self.fork = fork
 
-
-def _world(tmp_path: Path, rename: bool) -> _World:
+def _world(tmp_path: Path, rename: bool) -> SimpleNamespace:
     repo = tmp_path / "fork"
     git(tmp_path, "init", "-q", "-b", "main", str(repo))
     commit(repo, {"include/triton/Utility.h": HEADER, "lib/Pass.cpp": PASS}, "v1")
@@ -54,10 +51,10 @@ def _world(tmp_path: Path, rename: bool) -> _World:
     git(repo, "checkout", "-q", "-b", "sync/v2", "v2")
     git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "cherry-pick", "main")
     git(repo, "checkout", "-q", "main")
-    return _World(repo)
+    return fork_world(repo)
 
 
-def _removed(world: _World, target: str | None) -> dict:
+def _removed(world: SimpleNamespace, target: str | None) -> dict:
     findings = drift_of(world, "v1", "v2", "main", target=target, symbols=True).findings
     return next(f for f in findings if f.kind == "symbol-removed" and f.details.get("declaration") == "legacyHelper")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import git
-from tests.drift_helpers import drift_of
+from tests.drift_helpers import drift_of, fork_world
 from tests.test_symbols import commit
 
 UTIL = "#pragma once\nnamespace mlir::triton {\nint helper(int v);\n}\n"
@@ -19,10 +19,6 @@ PASS_NEW = ('#include "triton/Util.h"\nnamespace ttg = mlir::triton::gluon;\n#de
 ELSEWHERE = "namespace ttg = mlir::other;\n#define TRITON_FLAG 3\n"  # includes nothing of FlagTree's
 
 
-class _World:
-    def __init__(self, fork: Path) -> None:
-        self.fork = fork
-
 
 def test_definitions_that_meet_upstream_s_new_ones_in_one_unit_clash(tmp_path: Path) -> None:
     repo = tmp_path / "fork"
@@ -34,7 +30,7 @@ def test_definitions_that_meet_upstream_s_new_ones_in_one_unit_clash(tmp_path: P
     commit(repo, {"lib/Pass.cpp": PASS_NEW, "lib/Other.cpp": ELSEWHERE}, "v2")
     git(repo, "tag", "v2")
     git(repo, "checkout", "-q", "main")
-    findings = drift_of(_World(repo), "v1", "v2", "main", symbols=True).findings
+    findings = drift_of(fork_world(repo), "v1", "v2", "main", symbols=True).findings
     clashes = {(f.path, f.line, f.details["declaration"], f.related_path) for f in findings
                if f.kind == "definition-clash"}
     assert clashes == {("include/triton/Util.h", 5, "ttg", "lib/Pass.cpp"),

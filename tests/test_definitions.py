@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 from tests.conftest import git
-from tests.drift_helpers import drift_of
+from tests.drift_helpers import drift_of, fork_world
 from tests.test_symbols import commit
 
 OLD_HEADER = ("namespace mlir::triton {\nvoid registerPlugin(int level);\n"
@@ -17,12 +18,8 @@ PLUGIN = ("#include \"triton/Plugin.h\"\nnamespace mlir::triton {\n"
 UNCHANGED = "namespace mlir::triton {\nvoid keep(int a);\n}\n"
 
 
-class _World:
-    def __init__(self, fork: Path) -> None:
-        self.fork = fork
 
-
-def _world(tmp_path: Path, plugin: str = PLUGIN, fix: str | None = None, test_dir: bool = False) -> _World:
+def _world(tmp_path: Path, plugin: str = PLUGIN, fix: str | None = None, test_dir: bool = False) -> SimpleNamespace:
     repo = tmp_path / "fork"
     tmp_path.mkdir(parents=True, exist_ok=True)
     git(tmp_path, "init", "-q", "-b", "main", str(repo))
@@ -40,10 +37,10 @@ def _world(tmp_path: Path, plugin: str = PLUGIN, fix: str | None = None, test_di
     if fix is not None:
         commit(repo, {where: fix}, "fix the plugin")
     git(repo, "checkout", "-q", "main")
-    return _World(repo)
+    return fork_world(repo)
 
 
-def _mismatches(world: _World) -> dict[str, tuple[str, int | None]]:
+def _mismatches(world: SimpleNamespace) -> dict[str, tuple[str, int | None]]:
     findings = drift_of(world, "v1", "v2", "main", target="sync/v2", symbols=True).findings
     return {f.details["declaration"]: (f.path, f.line) for f in findings if f.kind == "definition-mismatch"}
 

@@ -3,11 +3,12 @@ namespace, no longer does -- generated pass registrations included (triton_v3.3.
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 from sync.facts.generated import pass_registrations
 from sync.git import GitTree, open_repo
 from tests.conftest import git
-from tests.drift_helpers import drift_of
+from tests.drift_helpers import drift_of, fork_world
 from tests.test_symbols import commit
 
 CMAKE = "set(LLVM_TARGET_DEFINITIONS Passes.td)\nmlir_tablegen(Passes.h.inc -gen-pass-decls -name Triton)\n"
@@ -27,12 +28,8 @@ TOOL = ("#include \"triton/Transforms/Passes.h\"\nnamespace tt = mlir::triton;\n
         "}\n")
 
 
-class _World:
-    def __init__(self, fork: Path) -> None:
-        self.fork = fork
 
-
-def _world(tmp_path: Path) -> _World:
+def _world(tmp_path: Path) -> SimpleNamespace:
     repo = tmp_path / "fork"
     git(tmp_path, "init", "-q", "-b", "main", str(repo))
     base = {"include/triton/Transforms/CMakeLists.txt": CMAKE, "include/triton/Transforms/Passes.td": TD,
@@ -46,7 +43,7 @@ def _world(tmp_path: Path) -> _World:
     commit(repo, {"include/triton/Transforms/Passes.h": NEW_PASSES, "include/triton/Util.h": NEW_UTIL}, "v2 (#88)")
     git(repo, "tag", "v2")
     git(repo, "checkout", "-q", "main")
-    return _World(repo)
+    return fork_world(repo)
 
 
 def test_generated_pass_registrations_land_in_the_namespaces_of_their_header(tmp_path: Path) -> None:
@@ -94,6 +91,6 @@ def test_a_declaration_moved_to_a_header_the_file_does_not_reach_is_an_error(tmp
     commit(repo, {"include/triton/A.h": A_NEW, "include/triton/B.h": B_NEW, "include/triton/C.h": C_NEW}, "v2")
     git(repo, "tag", "v2")
     git(repo, "checkout", "-q", "main")
-    findings = drift_of(_World(repo), "v1", "v2", "main", symbols=True).findings
+    findings = drift_of(fork_world(repo), "v1", "v2", "main", symbols=True).findings
     moved = [(f.details["sites"], f.details.get("moved_to_headers")) for f in findings if f.kind == "symbol-moved"]
     assert moved == [(["lib/Still.cpp:2"], ["include/triton/B.h"])]
