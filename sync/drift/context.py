@@ -65,6 +65,16 @@ class DriftContext:
         """Upstream renames old path -> new path, by git's similarity detection (shared with symbols)."""
         return renames(self.upstream_old, self.upstream_new)
 
+    @property
+    def branch(self) -> GitTree:
+        """The upgraded tree when known (the branch, or the delta replayed in memory), else the new tag."""
+        return self.target if self.target is not None else self.upstream_new
+
+    def branch_path(self, path: str) -> str:
+        """Where a file of the FlagTree branch sits in `branch`: its own path, or upstream's new name for a file
+        upstream renamed (the replay follows renames)."""
+        return path if self.branch.exists(path) else self.renames.get(path, path)
+
     def new_path(self, old_path: str) -> str | None:
         """Where an upstream file lives at the new tag: same path, renamed path, or None (deleted)."""
         if self.upstream_new.exists(old_path):

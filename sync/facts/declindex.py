@@ -58,6 +58,8 @@ from sync.facts.tdsigs import records
 from sync.facts.trees import FileTree, read_text
 
 CPP_SUFFIXES = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx")
+# Files other files include: where a declaration others see lives (.inc and .def: included, not compiled).
+HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx", ".inc", ".def")
 TD_SUFFIXES = (".td",)
 PY_SUFFIXES = (".py",)
 CMAKE_SUFFIXES = ("CMakeLists.txt", ".cmake")

@@ -12,10 +12,10 @@ import weakref
 from posixpath import dirname, join, normpath
 from typing import Any
 
+from sync.facts.declindex import HEADER_SUFFIXES
 from sync.facts.trees import FileTree, read_text
 
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.MULTILINE)
-_HEADERS = (".h", ".hpp", ".hh", ".hxx", ".inc", ".def")
 
 
 class IncludeGraph:
@@ -41,7 +41,7 @@ class IncludeGraph:
         if self._under_include is None:
             found: dict[str, list[str]] = {}
             for path in self.tree.paths():
-                if path.endswith(_HEADERS):
+                if path.endswith(HEADER_SUFFIXES):
                     parts = path.split("/")
                     for index, part in enumerate(parts[:-1]):
                         if part == "include":

@@ -7,12 +7,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sync.facts.declindex import Decl, declarations_of
+from sync.facts.declindex import HEADER_SUFFIXES, Decl, declarations_of
 from sync.facts.layout import not_built
 from sync.facts.trees import read_text
 from sync.git import GitTree, blob_hunks, changes_with_renames
 
-HEADERS = (".h", ".hpp", ".hh", ".hxx", ".inc")
+HEADERS = HEADER_SUFFIXES
 SCOPED_KINDS = frozenset({"function", "method", "class", "struct", "union", "enum", "enumerator", "alias",
                           "namespace-alias"})
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")

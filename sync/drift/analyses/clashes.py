@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from sync.drift.context import DriftContext
-from sync.facts.declindex import CPP_SUFFIXES, Decl, declarations_of
+from sync.facts.declindex import CPP_SUFFIXES, HEADER_SUFFIXES as HEADERS, Decl, declarations_of
 from sync.facts.delta import backend_of, fork_added_lines
 from sync.facts.includes import IncludeGraph
 from sync.facts.layout import not_built, third_party_owner
@@ -25,7 +25,6 @@ from sync.git import blob_hunks, changes_with_renames
 from sync.model import Finding
 
 _KINDS = frozenset({"macro", "namespace-alias", "alias"})
-HEADERS = (".h", ".hpp", ".hh", ".hxx", ".inc", ".def")
 # A line that can define one of those: `#define`, `namespace a = b;`, `using A = B;`, `typedef` (a text test first).
 # An alias of a class or function body is indented, one at namespace scope is not (namespaces are not indented):
 # only the latter is a candidate; the parse then says where each one stands.
@@ -140,14 +139,13 @@ def clash_findings(context: DriftContext) -> list[Finding]:
         text = read_text(context.fork, path) or ""
         mine += [Definition(path, decl) for decl in _definitions(path, text) if decl.line in added[path]
                  and decl.name in wanted and not (decl.kind == "macro" and _guarded(text, decl))]
-    branch = context.target if context.target is not None else context.upstream_new
-    graph = IncludeGraph.of(branch)
+    graph = IncludeGraph.of(context.branch)
     findings: list[Finding] = []
     for flagtree in mine:
         for upstream in theirs:
             if upstream.key != flagtree.key or _same(upstream.decl, flagtree.decl):
                 continue
-            path = flagtree.path if branch.exists(flagtree.path) else context.renames.get(flagtree.path, flagtree.path)
+            path = context.branch_path(flagtree.path)
             if upstream.path not in graph.closure(path) and path not in graph.closure(upstream.path):
                 continue  # they never meet in one translation unit
             findings.append(_finding(context, flagtree, upstream))

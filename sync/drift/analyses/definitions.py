@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from sync.drift.context import DriftContext
 from sync.facts.cmakebuilt import unbuilt
-from sync.facts.declindex import CPP_SUFFIXES, Decl, DeclarationIndex, declarations_of
+from sync.facts.declindex import CPP_SUFFIXES, HEADER_SUFFIXES, Decl, DeclarationIndex, declarations_of
 from sync.facts.delta import backend_of, fork_added_lines
 from sync.facts.cppscope import own_header_copy
 from sync.facts.layout import backend_dir, not_built, third_party_owner
@@ -58,13 +58,10 @@ def _declared(decls: tuple[Decl, ...]) -> dict[str, list[Decl]]:
     return found
 
 
-# Where upstream declares what other files define: headers, and the binding sources that declare each module's
-# init function (python/src/main.cc declares every backend's init_triton_<b>).
-HEADERS = (".h", ".hpp", ".hh", ".hxx", ".inc")
-
-
 def _declaring(path: str) -> bool:
-    return path.endswith(HEADERS) or (path.startswith("python/src/") and path.endswith(CPP_SUFFIXES))
+    """Where upstream declares what other files define: headers, and the binding sources that declare each
+    module's init function (python/src/main.cc declares every backend's init_triton_<b>)."""
+    return path.endswith(HEADER_SUFFIXES) or (path.startswith("python/src/") and path.endswith(CPP_SUFFIXES))
 
 
 def redeclared(context: DriftContext) -> list[Redeclared]:
@@ -99,7 +96,7 @@ def redeclared(context: DriftContext) -> list[Redeclared]:
 def _overloads_now(context: DriftContext, item: Redeclared) -> frozenset[Signature]:
     """Every signature the new tag's headers declare for the name (another header may keep the old one)."""
     return item.new | {_signature(decl) for _, decl in DeclarationIndex.of(context.upstream_new).overloads(
-        item.qualified, suffixes=HEADERS) if decl.qualified == item.qualified and decl.params is not None}
+        item.qualified, suffixes=HEADER_SUFFIXES) if decl.qualified == item.qualified and decl.params is not None}
 
 
 def _definitions(text: str, path: str, names: set[str]) -> list[Decl]:

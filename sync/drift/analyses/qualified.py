@@ -25,7 +25,7 @@ from sync.facts.declindex import CPP_SUFFIXES, Decl, DeclarationIndex, declarati
 from sync.facts.delta import backend_of, fork_added_lines
 from sync.facts.generated import pass_registrations
 from sync.facts.includes import IncludeGraph
-from sync.facts.moves import HEADERS, SCOPED_KINDS, declarations_that_left
+from sync.facts.moves import HEADERS, SCOPED_KINDS, Left, declarations_that_left
 from sync.facts.layout import not_built, third_party_owner
 from sync.facts.trees import FileTree, read_text
 from sync.facts.upstreamlog import one_per_change
@@ -97,18 +97,15 @@ def _qualified_names(context: DriftContext, files: dict[str, frozenset[int]]) ->
     return found
 
 
-def _scopes_upstream_left(context: DriftContext, names: set[str]) -> dict[str, list[Decl]]:
-    """Names some header upstream changed declared at the old tag in a scope where the new tag declares them
-    nowhere (facts/moves.py), generated pass registrations too: name -> those old declarations. Only these can
-    answer a qualifier at the old tag and not at the new one."""
-    moved = declarations_that_left(context.upstream_old, context.upstream_new)
+def _scopes_upstream_left(moved: dict[str, list[Left]], generated: list[Decl], names: set[str],
+                          now: dict[str, list[tuple[str, Decl]]]) -> dict[str, list[Decl]]:
+    """Names some header upstream changed declared at the old tag in a scope where the new tag (its declarations:
+    now) declares them nowhere (facts/moves.py), generated pass registrations too: name -> those old declarations.
+    Only these can answer a qualifier at the old tag and not at the new one."""
     candidates = {name: [left.decl for left in moved[name]] for name in names & moved.keys()}
-    for decl in pass_registrations(context.upstream_old):
+    for decl in generated:
         if decl.name in names:
             candidates.setdefault(decl.name, []).append(decl)
-    if not candidates:
-        return {}
-    now = _declarations(context.upstream_new, set(candidates))
     left: dict[str, list[Decl]] = {}
     for name, decls in candidates.items():
         scopes = {decl.scope for _, decl in now[name]}
@@ -133,16 +130,20 @@ def _uses(context: DriftContext, files: dict[str, frozenset[int]], by_name: dict
 def moved_findings(context: DriftContext) -> list[Finding]:
     files = _spelled(context)
     by_name = _qualified_names(context, files)
-    left = _scopes_upstream_left(context, set(by_name)) if by_name else {}
+    moved = declarations_that_left(context.upstream_old, context.upstream_new)
+    generated = [decl for decl in pass_registrations(context.upstream_old) if decl.name in by_name]
+    # the new tag's declarations of every name either question asks about, looked up once
+    now = _declarations(context.upstream_new, set(moved) | {decl.name for decl in generated})
+    left = _scopes_upstream_left(moved, generated, set(by_name), now)
     uses = _uses(context, files, by_name, set(left))
-    return _namespace_moves(context, uses, left) + _header_moves(context, files)
+    return _namespace_moves(context, uses, left) + _header_moves(context, files, moved, now)
 
 
 def _namespace_moves(context: DriftContext, uses: list[QualifiedUse], left: dict[str, list[Decl]]) -> list[Finding]:
     if not uses:
         return []
     names = {use.name for use in uses}
-    after = _declarations(context.target if context.target is not None else context.upstream_new, names)
+    after = _declarations(context.branch, names)
     sited: list[tuple[tuple[str, ...], list[str], Finding]] = []
     for use in uses:
         old = [decl for decl in left[use.name] if _meant(decl, use.qualifier)]
@@ -162,14 +163,13 @@ def _namespace_moves(context: DriftContext, uses: list[QualifiedUse], left: dict
     return one_per_change(sited, None)
 
 
-def _header_moves(context: DriftContext, files: dict[str, frozenset[int]]) -> list[Finding]:
+def _header_moves(context: DriftContext, files: dict[str, frozenset[int]], moved: dict[str, list[Left]],
+                  now: dict[str, list[tuple[str, Decl]]]) -> list[Finding]:
     """Declarations upstream moved to another header (same name and scope), used on FlagTree's lines of a file
     that reached the old header through its includes and reaches none of the new ones (facts/includes.py): the
     name no longer resolves there, so the file will not build as is."""
-    moved = declarations_that_left(context.upstream_old, context.upstream_new)
     if not moved:
         return []
-    now = _declarations(context.upstream_new, set(moved))
     to: dict[tuple[str, str], tuple[list[str], list[str]]] = {}  # (name, scope) -> (old headers, new headers)
     for name, lefts in moved.items():
         for left in lefts:
@@ -181,8 +181,7 @@ def _header_moves(context: DriftContext, files: dict[str, frozenset[int]]) -> li
     if not to:
         return []
     names = {name for name, _ in to}
-    branch = context.target if context.target is not None else context.upstream_new
-    before, after = IncludeGraph.of(context.fork), IncludeGraph.of(branch)
+    before, after = IncludeGraph.of(context.fork), IncludeGraph.of(context.branch)
     sited: list[tuple[tuple[str, ...], list[str], Finding]] = []
     for path, lines in sorted(files.items()):
         text = read_text(context.fork, path) or ""
@@ -200,7 +199,7 @@ def _header_moves(context: DriftContext, files: dict[str, frozenset[int]]) -> li
                 kinds = {f"free:{scope}", f"member:{scope.rsplit('::', 1)[-1]}", f"type:{scope}"}
                 if not any(resolves(use, kinds) for use in found):
                     continue
-                if not before.closure(path) & set(olds) or after.closure(_on_branch(context, path)) & set(news):
+                if not before.closure(path) & set(olds) or after.closure(context.branch_path(path)) & set(news):
                     continue  # it never reached the old header, or it reaches the new one
                 qualified = f"{scope}::{name}" if scope else name
                 sited.append((("header", qualified), [f"{path}:{line}"], Finding(
@@ -211,10 +210,3 @@ def _header_moves(context: DriftContext, files: dict[str, frozenset[int]]) -> li
                     details={"declaration": qualified, "moved_from": olds, "moved_to_headers": news})))
     return one_per_change(sited, None)
 
-
-def _on_branch(context: DriftContext, path: str) -> str:
-    """A FlagTree file's path on the upgraded branch (a file upstream renamed moved with it)."""
-    branch = context.target
-    if branch is None or branch.exists(path):
-        return path
-    return context.renames.get(path, path)
