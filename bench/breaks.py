@@ -43,7 +43,9 @@ def _sites(finding: dict[str, Any]) -> set[str]:
 def score(key: dict[str, Any], document: dict[str, Any], show_errors: bool) -> None:
     findings = [f for group in document["groups"] for f in group.get("findings", [])
                 if f["severity"] in ("error", "warning") and not f.get("suppressed")]
-    conflicted = {c["path"] for commit in document.get("commits", []) for c in commit.get("conflicts", [])}
+    # a file deleted upstream counts where the report says upstream moved it (the user ports the change there)
+    conflicted = {path for commit in document.get("commits", []) for c in commit.get("conflicts", [])
+                  for path in (c["path"], c.get("moved_to")) if path}
     counts = {"error": 0, "warning": 0, "missed": 0}
     new_kind = {"error": 0, "warning": 0, "missed": 0}
     for item in key.get("break", []):

@@ -22,7 +22,7 @@ def test_fires_on_a_created_op_whose_verifier_changed(tmp_path) -> None:
     assert findings[0].details["sites"] == ["lib/T/Pass.cpp:4", "lib/T/Pass.cpp:5"]
     assert all('+    return emitError("x must be >= 0");' in f.diff for f in findings)
     assert findings[0].related_path == "lib/D/Ops.cpp"
-    assert findings[0].severity == "warning" and findings[0].details["dialect_dir"] == "D"
+    assert findings[0].severity == "info" and findings[0].details["dialect_dir"] == "D"
 
 
 def test_silent_out_of_scope_or_unchanged_verifier(tmp_path) -> None:

@@ -36,7 +36,7 @@ def _findings() -> list[Finding]:
         Finding("call-signature", "third_party/mthreads/c.cpp", "calls get(ctx)", line=4, backend="mthreads",
                 details={**PR, "sites": _sites("third_party/mthreads/c.cpp", 3)}),
         # a warning-only change with the most sites, named by its commit (no PR): after every error row
-        Finding("op-verifier-changed", "third_party/mthreads/d.cpp", "creates LoadOp", line=1, backend="mthreads",
+        Finding("co-change", "third_party/mthreads/d.cpp", "creates LoadOp", line=1, backend="mthreads",
                 details={"commits": [EVIL], "prs": [], "sites": _sites("third_party/mthreads/d.cpp", 100)}),
         # a warning-only change with fewer sites
         Finding("call-signature", "third_party/enflame/e.cpp", "calls f", line=2, backend="enflame",

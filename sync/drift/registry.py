@@ -23,6 +23,7 @@ from sync.drift.analyses.tdoverlays import td_overlay_findings
 from sync.drift.analyses.packages import missing_package_findings
 from sync.drift.analyses.abstracts import abstract_findings
 from sync.drift.analyses.conventions import DECORATED, convention_findings
+from sync.drift.analyses.contracts import contract_findings
 from sync.drift.analyses.dataclassfields import dataclass_field_findings
 from sync.drift.analyses.keys import KEY_READS, KEY_WRITES, key_string_findings, key_string_join, key_string_part
 from sync.drift.analyses.opverifiers import op_verifier_findings
@@ -190,6 +191,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
     _on_old("overrides", override_findings, 1.0, in_parent=True),
     _on_old("abstract methods", abstract_findings, 0.1, in_parent=True),
     _on_old("dataclass fields", dataclass_field_findings, 0.1, in_parent=True),
+    _on_old("backend contracts", contract_findings, 0.2, in_parent=True),
     _on_old("decorator keywords", convention_findings, 0.7, in_parent=True),
     _on_old("python imports", removed_import_findings, 0.1, in_parent=True),
 )

@@ -94,12 +94,17 @@ def removing_commits(repo: Repository, old: str, new: str, path: str, name: str,
     return [(short, subject) for _, short, subject in found[:most]]
 
 
+# Kinds whose details name a declaration upstream dropped from related_path.
+_DROPPED = ("symbol-removed", "call-no-overload", "result-shape-changed", "field-renamed")
+
+
 def with_upstream_commits(repo: Repository, old: str, new: str, findings: list[Finding]) -> list[Finding]:
-    """symbol-removed findings with the commits that removed their declaration and those commits' PR numbers."""
+    """Findings of a removed or changed declaration with the commits that dropped it and those commits' PR
+    numbers."""
     out = []
     for finding in findings:
         name = finding.details.get("declaration")
-        if finding.kind not in ("symbol-removed", "call-no-overload") or not name or not finding.related_path:
+        if finding.kind not in _DROPPED or not name or not finding.related_path:
             out.append(finding)
             continue
         commits = removing_commits(repo, old, new, finding.related_path, str(name).rsplit("/", 1)[-1])

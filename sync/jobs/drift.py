@@ -16,7 +16,8 @@ from sync.model.report import BACKEND
 from sync.git import GitError, GitTree, Repository, branch_exists, branch_head, commit_files, open_repo
 from sync.support.progress import Progress, Silent
 from sync.replay.engine import branch_in_the_making, run_lock
-from sync.jobs.revs import from_doubt, repository_forges, require_based_on, require_forward, resolve_rev
+from sync.jobs.revs import (from_doubt, repository_forges, require_based_on, require_forward, resolve_rev,
+                             upstream_moves)
 from sync.jobs.upgraded import range_of
 
 # review (suppressions, provenance) and worktree (GitPython) are imported where used: a cached drift
@@ -70,7 +71,7 @@ def run_drift(repo_path: str, *, old: str | None, onto: str | None, source: str 
     return build_report(rng, result.owners.backends, findings, commits,
                         drift=DriftInfo(target.ref if target else "(replayed in memory)", applied),
                         only=set(options.backends) or None, tool_version=__version__, strict=True,
-                        forges=repository_forges(repo))
+                        forges=repository_forges(repo), moves=upstream_moves(repo, rng, commits))
 
 
 def looks_like_flagtree(repo_path: str, report: Report) -> bool:

@@ -2,11 +2,13 @@
 parameters) resolves a name here, and says here that --from is not what the branch is based on."""
 from __future__ import annotations
 
+from typing import Iterable
+
 from sync.errors import SyncError
 from sync.records.pin import PIN_FILE, pinned_from, read_pin
-from sync.git import (Commit, Repository, author_emails, commit_of, current_branch, first_parent_line, is_ancestor,
-                   merge_base, range_commits, resolve_commit)
-from sync.model import Range, Rev
+from sync.git import (Commit, GitTree, Repository, author_emails, commit_of, current_branch, first_parent_line, is_ancestor,
+                   merge_base, range_commits, renames, resolve_commit)
+from sync.model import Range, ReplayedCommit, Rev
 from sync.model.build import forges_of
 from sync.model.report import Forges
 
@@ -138,3 +140,13 @@ def repository_forges(repo: Repository) -> Forges:
         if name.startswith("remote.") and name.endswith(".url"):
             remotes.setdefault(name[len("remote."):-len(".url")], value)
     return forges_of(remotes)
+
+
+def upstream_moves(repo: Repository, rng: Range, commits: Iterable[ReplayedCommit]) -> dict[str, str]:
+    """Where upstream's own diff OLD -> NEW moved each file a replayed commit met as deleted upstream (git's
+    similarity detection on upstream's versions; the pick compared FlagTree's, often too changed to follow)."""
+    deleted = {c.path for commit in commits for c in commit.conflicts if c.kind == "deleted-upstream"}
+    if not deleted:
+        return {}
+    moved = renames(GitTree.of_commit(repo, rng.old.oid, "old"), GitTree.of_commit(repo, rng.onto.oid, "new"))
+    return {path: moved[path] for path in deleted if path in moved}

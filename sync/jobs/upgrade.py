@@ -30,7 +30,8 @@ from sync.replay.commits import ReplayedCommit as EngineCommit
 from sync.support.atomic import check_report_target
 from sync.report.write import write_report
 from sync.support.progress import Progress, Silent
-from sync.jobs.revs import from_doubt, pinned_rev, repository_forges, require_based_on, require_forward, resolve_rev
+from sync.jobs.revs import (from_doubt, pinned_rev, repository_forges, require_based_on, require_forward, resolve_rev,
+                             upstream_moves)
 
 if TYPE_CHECKING:
     from sync.drift.ahead import Ahead
@@ -263,11 +264,11 @@ def _finish(repo_path: str, result: engine.UpgradeResult, options: RunOptions, p
     if options.gate:
         progress.phase(f"test gate: {options.gate.command}")
     gate = _gate(repo, result, options.gate, owners_of) if options.gate else None
-    report = build_report(params.range, drift.owners.backends, drift.findings, _commits(result.results, owners_of, result.upstream,
-                                                                                result.orphan_reverts,
-                                                                                params.drop_orphan_reverts),
+    commits = _commits(result.results, owners_of, result.upstream, result.orphan_reverts, params.drop_orphan_reverts)
+    report = build_report(params.range, drift.owners.backends, drift.findings, commits,
                           UpgradeInfo(params.target_branch, result.head, params.policy, result.resumed), gate=gate,
-                          only=backends, tool_version=__version__, forges=repository_forges(repo))
+                          only=backends, tool_version=__version__, forges=repository_forges(repo),
+                          moves=upstream_moves(repo, params.range, commits))
     if options.out is not None:
         write_report(options.out, report)
     kept = engine.finish_upgrade(repo)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Iterable, Protocol, Sequence
+from typing import Iterable, Mapping, Protocol, Sequence
 
 from sync.model.finding import Finding, sort_findings
 from sync.model.report import (BACKEND, CI, CORE, CORE_KIND, SHARED, SHARED_KIND, Conflict, DriftInfo, Forge, Forges,
@@ -33,11 +33,17 @@ def build_report(range_: Range, backends: Iterable[str], findings: Iterable[Find
                  commits: Sequence[ReplayedCommit] = (), upgrade: UpgradeInfo | None = None,
                  drift: DriftInfo | None = None, gate: GateResult | None = None,
                  only: set[str] | None = None, tool_version: str = "", strict: bool = False,
-                 forges: Forges = Forges()) -> Report:
+                 forges: Forges = Forges(), moves: Mapping[str, str] | None = None) -> Report:
     """Groups are every backend (or `only` those, each a row even when it has nothing: the caller checked the
     names are groups of the tree), plus core and shared where they have something. strict (drift, status):
     `only` those groups and nothing else, so a report of B shows and exits on B alone (an upgrade keeps core and
-    shared: its replay is of the whole branch). A conflict no kept group owns is left out of the commits too."""
+    shared: its replay is of the whole branch). A conflict no kept group owns is left out of the commits too.
+    moves: upstream's renames OLD -> NEW, so a file deleted upstream names where upstream moved it (git's
+    cherry-pick compares FlagTree's version, often too changed to follow the rename)."""
+    if moves:
+        commits = [replace(commit, conflicts=tuple(
+            replace(c, moved_to=moves[c.path]) if c.kind == "deleted-upstream" and c.path in moves else c
+            for c in commit.conflicts)) for commit in commits]
     conflicts: dict[str, list[Conflict]] = {}
     grouped: dict[str, list[Finding]] = {}
     names = sorted(only) if only else list(backends)

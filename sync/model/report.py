@@ -44,6 +44,7 @@ class Conflict:
     owners: tuple[str, ...]
     hunks: tuple[Hunk, ...] = ()
     base_path: str | None = None  # where the file was at the commit's parent, when renamed
+    moved_to: str | None = None  # deleted-upstream: where upstream's own diff OLD -> NEW moved the file
 
     @property
     def resolved(self) -> bool:
@@ -61,13 +62,20 @@ class Conflict:
     def next_step(self) -> str:
         if self.resolved:
             return "nothing: a person resolved it on the branch (check the hunks below against the result)"
+        return self.action
+
+    @property
+    def action(self) -> str:
+        if self.moved_to:
+            return f"port the FlagTree change to {self.moved_to}, where upstream moved this file, then delete it"
         return kind_of(self.kind).action
 
     def to_json(self, with_commit: bool = True) -> dict[str, Any]:
         data: dict[str, Any] = {"path": self.path, "kind": self.kind, "resolution": self.resolution,
                                 "open": not self.resolved, "state": self.state,
                                 "hunks": [hunk.to_json() for hunk in self.hunks], "base_path": self.base_path,
-                                "owners": list(self.owners), "action": kind_of(self.kind).action}
+                                "owners": list(self.owners), "action": self.action,
+                                **({"moved_to": self.moved_to} if self.moved_to else {})}
         return {"commit": self.commit, "summary": self.summary, **data} if with_commit else data
 
 

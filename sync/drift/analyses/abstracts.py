@@ -147,7 +147,7 @@ def abstract_findings(context: DriftContext) -> list[Finding]:
             if resolved not in gained:
                 gained[resolved] = gained_abstracts(context, resolved)
             missing = {method: declaring for method, declaring in gained[resolved].items() if method not in own}
-            if missing and _never_imported(context.fork, path):
+            if missing and never_imported(context.fork, path):
                 continue  # nothing creates it
             if missing:
                 shown = ", ".join(f"{method} ({declaring})" for method, declaring in sorted(missing.items()))
@@ -161,7 +161,7 @@ def abstract_findings(context: DriftContext) -> list[Finding]:
     return findings
 
 
-def _never_imported(fork: FileTree, path: str) -> bool:
+def never_imported(fork: FileTree, path: str) -> bool:
     """Whether path is a backend module that no other code or build file of the fork names (see the module's
     text). In Python only an import of the module or a string can load it: `import x.cpu_driver`, `from
     .cpu_driver import X`, `from . import cpu_driver`, `import_module("x.cpu_driver")`; a name bound by `as
