@@ -540,13 +540,13 @@ def test_a_python_overlay_of_short_statements_under_the_byte_limit_is_bounded(tm
 def test_objects_pruned_under_the_run_never_make_a_branch(world, monkeypatch) -> None:
     """A blob the replay wrote (a file with its conflict markers) is gone when the branch is to be written."""
     from sync.replay import engine
-    write = engine._write_target
+    write = engine.write_target
 
     def pruned_first(repo, state, tip) -> None:
         blob = git(world.fork, "rev-parse", f"{state.results[0].result}:CMakeLists.txt").strip()
         (world.fork / ".git" / "objects" / blob[:2] / blob[2:]).unlink()  # loose: the run wrote it just now
         write(repo, state, tip)
-    monkeypatch.setattr(engine, "_write_target", pruned_first)
+    monkeypatch.setattr(engine, "write_target", pruned_first)
     result = upgrade(world)
     assert result.exit_code == 2 and "gone from the object store" in result.output, result.output
     assert TARGET not in git(world.fork, "branch")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sync.replay import engine as resumable_replay
+from sync.replay import target as target_branch
 import sync
 from sync.cli import cli
 from sync.git.repo import valid_branch_name
@@ -127,14 +127,14 @@ def test_the_branch_name_check_never_accepts_what_git_refuses(name: str) -> None
 
 def test_a_branch_made_between_the_check_and_the_write_loses_nothing(world, monkeypatch) -> None:
     """The last check passes, then a concurrent `git branch` makes the target: the compare-and-swap refuses."""
-    checked = resumable_replay._require_writable
+    checked = target_branch.require_writable
     mine: list[str] = []
 
     def then_made(repo, state, current, tip) -> None:
         checked(repo, state, current, tip)
         if tip is not None:
             mine.append(commit_on_new_branch(world, TARGET, "made in the race"))
-    monkeypatch.setattr(resumable_replay, "_require_writable", then_made)
+    monkeypatch.setattr(target_branch, "require_writable", then_made)
     result = upgrade(world)
     assert result.exit_code == 2 and f"cannot update refs/heads/{TARGET}" in result.output, result.output
     assert rev(world, TARGET) == mine[0]

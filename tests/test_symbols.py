@@ -123,7 +123,7 @@ last = driver.active
 
 def test_a_large_module_is_tokenized_only_around_the_lines_asked_about(monkeypatch) -> None:
     """Its names are the whole text's: the runs of statements that hold the lines, with the statement after."""
-    from sync.drift.analyses import symbols
+    from sync.drift.analyses import symboluses as symbols  # where the tokenizing lives
     whole = lambda lines: symbols._python_trunk_names(FRAGMENT_MODULE, lines)
     every = set(range(1, FRAGMENT_MODULE.count("\n") + 2))
     cases = [every, {2}, {6}, {7}, {13, 14}, {15}, {17, 18}, {20}, {21}, {1, 21}, {10, 11}]
