@@ -4,8 +4,10 @@
 
 Each key was written from git alone before the tool ran on its move (bench/keys/README.md). Per move: a throw-away
 `git clone --shared` of the key's mirror under /tmp (deleted afterwards), the full upgrade (sync.jobs.run_upgrade),
-then each key break scored: reported as an error when the replay conflicted on its path or an open error names
-its path among its sites and one of the words of its declaration; as a warning likewise. Breaks of a kind no rule
+then each key break scored: reported as an error when the replay conflicted on its path (or the report says
+upstream moved the conflicted file there) or an open error names its path among its sites and one of the words
+of its declaration; as a warning likewise. A key names the hand port's paths: where the person who ported moved
+a file (git's renames source..hand), the report's path counts as the hand port's. Breaks of a kind no rule
 was written for (`new_kind = true`) are counted apart. --show-errors lists every open error, for judging.
 Nothing here knows a verdict: the keys are read, never written.
 """
@@ -35,22 +37,36 @@ _GENERIC = frozenset({"triton", "header", "module", "backend", "target", "remove
                       "python", "options", "library", "function", "include", "abstract"})
 
 
-def _sites(finding: dict[str, Any]) -> set[str]:
+def _sites(finding: dict[str, Any], moved: dict[str, str]) -> set[str]:
     sites = finding.get("details", {}).get("sites") or []
-    return {site.rpartition(":")[0] or site for site in sites} | {finding["path"]}
+    paths = {site.rpartition(":")[0] or site for site in sites} | {finding["path"]}
+    return paths | {moved[path] for path in paths if path in moved}
+
+
+def hand_renames(key: dict[str, Any]) -> dict[str, str]:
+    """Source path -> the hand port's path, where the person who ported moved a file (git's rename detection of
+    source..hand): a key names the hand port's paths, the report the replayed branch's, which keeps the source's."""
+    if not key.get("hand"):
+        return {}
+    out = subprocess.run(["git", "-C", key["mirror"], "diff", "-M", "--name-status", "--diff-filter=R", key["source"],
+                          key["hand"]], check=True, capture_output=True, text=True).stdout
+    # a move keeps the file's name (git pairs empty files of any two names: not a move)
+    return {fields[1]: fields[2] for line in out.splitlines() if len(fields := line.split("\t")) == 3
+            and fields[1].rpartition("/")[2] == fields[2].rpartition("/")[2]}
 
 
 def score(key: dict[str, Any], document: dict[str, Any], show_errors: bool) -> None:
+    moved = hand_renames(key)
     findings = [f for group in document["groups"] for f in group.get("findings", [])
                 if f["severity"] in ("error", "warning") and not f.get("suppressed")]
     # a file deleted upstream counts where the report says upstream moved it (the user ports the change there)
     conflicted = {path for commit in document.get("commits", []) for c in commit.get("conflicts", [])
-                  for path in (c["path"], c.get("moved_to")) if path}
+                  for path in (c["path"], c.get("moved_to"), moved.get(c["path"])) if path}
     counts = {"error": 0, "warning": 0, "missed": 0}
     new_kind = {"error": 0, "warning": 0, "missed": 0}
     for item in key.get("break", []):
         words = set(_WORD.findall(item["decl"])) - _GENERIC
-        named = [f for f in findings if item["path"] in _sites(f) and any(w in json.dumps(f) for w in words)]
+        named = [f for f in findings if item["path"] in _sites(f, moved) and any(w in json.dumps(f) for w in words)]
         how = "error" if item["path"] in conflicted or any(f["severity"] == "error" for f in named) \
             else "warning" if named else "missed"
         counts[how] += 1

@@ -24,6 +24,7 @@ from sync.drift.analyses.packages import missing_package_findings
 from sync.drift.analyses.abstracts import abstract_findings
 from sync.drift.analyses.conventions import DECORATED, convention_findings
 from sync.drift.analyses.contracts import contract_findings
+from sync.drift.analyses.pins import pin_findings
 from sync.drift.analyses.dataclassfields import dataclass_field_findings
 from sync.drift.analyses.keys import KEY_READS, KEY_WRITES, key_string_findings, key_string_join, key_string_part
 from sync.drift.analyses.opverifiers import op_verifier_findings
@@ -184,6 +185,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
     _on_old("python bindings", binding_findings, 0.8),
     _on_old("pybind calls", pybind_call_findings, 0.4),
     _on_old("build files", build_file_findings, 0.0),
+    _on_old("toolchain pins", pin_findings, 0.0),
     _on_old("build dependencies", generated_dependency_findings, 0.1, lines=NEW),
     _on_old("key strings", key_string_findings, 0.9,
             parts=_parts_when_based_on_old(key_string_part, key_string_join, most=3)),

@@ -258,6 +258,10 @@ CATALOGUE: tuple[Kind, ...] = (
        "finding per upstream change and backend, listing each verifier it changed, every site and the upstream "
        "commit and PR); a look, not a break the tool has shown", "read the verifier's upstream diff and check the "
        "operands and types FlagTree passes at every site the finding lists", confidence="low"),
+    _k("pin-stale", "symbol", "error", "a FlagTree line of a code or build file names the toolchain commit upstream "
+       "pinned at the old tag (a one-hash file such as cmake/llvm-hash.txt), which the new tag moved: the build "
+       "fetches or checks a toolchain the new trunk is not written for", "move the pin (and the toolchain it "
+       "downloads or checks) to the new hash", confidence="high"),
     _k("build-file", "symbol", "error", "a FlagTree-added CMake entry names a source, object, directory or target "
        "that upstream removed, renamed or moved between the tags: CMake or the link stops (will not build as "
        "is)", "point the entry at where upstream moved it, or drop it", confidence="high"),
