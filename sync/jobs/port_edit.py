@@ -13,6 +13,7 @@ line may mean another declaration: the edit is made only where it is certain.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -24,6 +25,7 @@ from sync.facts.cppscope import resolves, use_contexts
 from sync.facts.parsing import Unparseable, parsed_ast, parsed_python
 from sync.facts.pyresolve import foreign, python_uses
 from sync.git import conflict_sections
+from sync.drift.analyses.symbols import own_names
 
 _IDENTIFIERS = ("identifier", "field_identifier", "type_identifier", "namespace_identifier")
 _MACROS = ("preproc_def", "preproc_function_def")
@@ -45,6 +47,8 @@ def conflicted_lines(text: str) -> set[int]:
 def rename_cpp(text: str, old: str, new: str, lines: set[int], scopes: set[str]) -> Edit:
     """old -> new on the identifier nodes of the given lines that are uses resolving to scopes."""
     edit = Edit(text)
+    if old in own_names("port.cpp", text):  # a variable or parameter of the file's own spells it: not upstream's
+        return _refuse_all(edit, lines, "the file binds the name itself")
     blocked = conflicted_lines(text)
     data = text.encode("utf-8")
     root = parse_tree(text).root_node
@@ -63,10 +67,23 @@ def rename_cpp(text: str, old: str, new: str, lines: set[int], scopes: set[str])
             continue
         replaced += by_line[line]
         edit.changed.append(line)
+    for line in _macro_uses(root, old):  # the preprocessor's text: no parse says what it means, a person must
+        edit.refused.setdefault(line, "inside a macro's body")
     for node in sorted(replaced, key=lambda node: node.start_byte, reverse=True):
         data = data[:node.start_byte] + new.encode("utf-8") + data[node.end_byte:]
     edit.text = data.decode("utf-8")
     return edit
+
+
+def _macro_uses(root: Node, old: str) -> list[int]:
+    """Lines of macro bodies that spell old as a word."""
+    word = re.compile(rf"\b{re.escape(old)}\b")
+    found = []
+    for node in nodes_of_types(root, _MACROS):
+        for offset, line in enumerate(node_text(node).splitlines()):
+            if word.search(line):
+                found.append(node.start_point[0] + 1 + offset)
+    return found
 
 
 def _cpp_refusal(line: int, blocked: set[int], macro_spans: list[tuple[int, int]], nodes: list[Node],
