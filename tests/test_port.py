@@ -16,6 +16,8 @@ UTIL_V1 = ("namespace mlir::triton {\nint oldHelper(int v);\nint keep(int v);\ni
 UTIL_RENAMED = ("namespace mlir::triton {\nint newHelper(int v);\nint keep(int v);\nint overHelper(int v);\n"
                 "int overHelper(int v, int w);\nint twinHelper(int v);\n}\n")
 UTIL_TWINS = UTIL_RENAMED.replace("int twinHelper(int v);\n", "int twinHelperA(int v);\nint twinHelperB(int v);\n")
+UTIL_OVER_TARGET = ("namespace mlir::triton {\nint keep(int v);\nint targetHelper(int v);\n"
+                    "int targetHelper(int v, int w);\n}\n")
 UTIL_OVER = UTIL_TWINS.replace("int overHelper(int v);\nint overHelper(int v, int w);\n",
                                "int overHelperNew(int v);\nint overHelperNew(int v, int w);\n")
 PY_V1 = "def old_api(x, y=1):\n    return x + y\n"
@@ -98,6 +100,26 @@ def test_ambiguous_and_overloaded_renames_are_refused(tmp_path: Path) -> None:
     assert reasons["twinHelper"].startswith("ambiguous rename: twinHelperA, twinHelperB")
     assert reasons["overHelper"].startswith("overloaded")
     assert not any(change.pr in ("103", "104") and change.sites for change in result.changes)
+
+
+def test_a_rename_onto_an_overloaded_name_is_refused(tmp_path: Path) -> None:
+    repo = tmp_path / "fork"
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    commit(repo, {"include/triton/Util.h": "namespace mlir::triton {\nint keep(int v);\nint sourceHelper(int v);\n}\n"},
+           "v1")
+    git(repo, "tag", "v1")
+    commit(repo, {"third_party/alpha/lib/A.cpp": "int a() { return mlir::triton::sourceHelper(1); }\n"}, "[FlagTree] a")
+    git(repo, "checkout", "-q", "-b", "upstream", "v1")
+    commit(repo, {"include/triton/Util.h": UTIL_OVER_TARGET}, "Fold sourceHelper into targetHelper (#105)")
+    git(repo, "tag", "v2")
+    git(repo, "branch", "sync/v2", "v2")
+    git(repo, "checkout", "-q", "sync/v2")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "cherry-pick", "main")
+    git(repo, "checkout", "-q", "main")
+    result = _port(repo, dry_run=True)
+    assert [change.left for change in result.changes] == [
+        [("sourceHelper", "overloaded target: targetHelper has more than one signature")]]
+    assert not result.changes[0].sites
 
 
 def test_dry_run_prints_the_patch_and_writes_nothing(tmp_path: Path) -> None:

@@ -65,7 +65,8 @@ def certain_rename(repo: Repository, commit_id: str, old: str, path: str, hint: 
     text_after = read_text(after, new_path) or ""
     olds = [decl for decl in declarations_of(path, text_before) if decl.name == old and decl.kind != "builder"]
     if not olds:
-        return Refusal(old, f"{path} does not declare it (an accessor or a generated name: not ported)")
+        return Refusal(old, f"{path} declares no {old} of its own at the commit's parent (a generated name or "
+                            "accessor, or declared elsewhere): not ported")
     if len({_signature(decl, {}) for decl in olds}) > 1 or _overloaded(before, olds[0]):
         return Refusal(old, "overloaded: more than one signature declares it")
     declared_after = declarations_of(new_path, text_after)
