@@ -169,7 +169,7 @@ def test_a_site_inside_conflict_markers_is_never_touched() -> None:
     assert edit.changed == [8] and edit.refused == {3: "inside a conflict block", 5: "inside a conflict block"}
     assert edit.text == text.replace("oldHelper(3)", "newHelper(3)")
     python = "<<<<<<< ours\nfrom triton.util import old_api\n=======\nx = 1\n>>>>>>> theirs\n"
-    assert rename_python(python, "old_api", "new_api", {2}).text == python
+    assert rename_python(python, "old_api", "new_api", {2}, "triton.util").text == python
 
 
 def test_a_site_in_a_macro_body_is_refused() -> None:
@@ -194,5 +194,17 @@ def test_a_cpp_file_that_binds_the_name_itself_is_refused() -> None:
 
 def test_a_python_module_that_binds_the_name_itself_is_refused() -> None:
     text = "from triton.util import old_api\n\n\ndef old_api_user():\n    old_api = 1\n    return old_api\n"
-    edit = rename_python(text, "old_api", "new_api", {1})
+    edit = rename_python(text, "old_api", "new_api", {1}, "triton.util")
     assert edit.text == text and edit.refused == {1: "the module binds the name itself"}
+
+
+def test_a_python_use_its_imports_do_not_tie_to_the_declaring_module_is_refused() -> None:
+    tied = "import triton.util as tu\nfrom triton import util\n\n\ndef f():\n    return tu.old_api(1) + util.old_api(2)\n"
+    edit = rename_python(tied, "old_api", "new_api", {6}, "triton.util")
+    assert edit.text == tied.replace("old_api", "new_api") and edit.changed == [6]
+    for text in ("def f(obj):\n    return obj.old_api(1)\n",  # a receiver nothing ties to the module
+                 "from triton.other import old_api\n\nold_api(1)\n",  # another module's old_api
+                 "from .util import old_api\n\nold_api(1)\n"):  # relative: not read here
+        edit = rename_python(text, "old_api", "new_api", {2}, "triton.util")
+        assert edit.text == text and set(edit.refused.values()) == {
+            "a use the module's imports do not tie to triton.util"}, text

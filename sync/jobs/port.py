@@ -26,6 +26,7 @@ from sync.model import Finding, GateRun, Report
 from sync.git import GitError, GitTree, Repository, branch_exists, branch_head, commit_files, open_repo, tool_dir
 from sync.facts.trees import read_text
 from sync.facts.upstreamlog import pr_of
+from sync.facts.pymodules import TRUNK_PACKAGE, module_of
 from sync.support.progress import Progress
 from sync.replay.engine import run_lock
 from sync.replay.options import GATE_TIMEOUT
@@ -274,7 +275,10 @@ def _rename_in(path: str, text: str, rename: Rename, lines: set[int]) -> Edit:
     if path.endswith(CPP) and not rename.path.endswith(PY):
         return rename_cpp(text, rename.old, rename.new, lines, set(rename.scopes))
     if path.endswith(PY) and rename.path.endswith(PY):
-        return rename_python(text, rename.old, rename.new, lines)
+        if rename.path.startswith(TRUNK_PACKAGE) and not rename.scope:
+            return rename_python(text, rename.old, rename.new, lines, module_of(rename.path))
+        return Edit(text, refused={line: "a method or a name outside trunk's package: its uses are not tied to "
+                                         "its module" for line in lines})
     return Edit(text, refused={line: "a site in another language than its declaration: not ported" for line in lines})
 
 

@@ -3,12 +3,12 @@
 C++ through tree-sitter (the shared parse of sync/facts/cpp.py): the identifier nodes spelled as the old name on
 a site line, each of which must be a use that resolves to the renamed declaration's scopes (sync/facts/cppscope.py,
 the reading symbol drift made the site from). Python through a libcst transformer over the module's own parse
-(sync/facts/parsing.py): `Name` nodes, bare or as an attribute, on a site line, whose imports let them mean
-trunk's declaration (sync/facts/pyresolve.py).
+(sync/facts/parsing.py): every `Name` node of the old name in the module, its import included, once the module's
+imports tie every use to the declaring module (sync/facts/pyresolve.py).
 
 A site is refused, and left for a person, when it sits inside a conflict block (markers included), inside a
-macro's body (the preprocessor's text, which no parse reads as code), under a parse error, or when a use on its
-line may mean another declaration: the edit is made only where it is certain.
+macro's body (the preprocessor's text, which no parse reads as code), under a parse error, in a file that binds
+the name itself, or when a use may mean another declaration: the edit is made only where it is certain.
 """
 from __future__ import annotations
 
@@ -110,32 +110,44 @@ def _under_error(node: Node) -> bool:
     return False
 
 
-def rename_python(text: str, old: str, new: str, lines: set[int]) -> Edit:
-    """old -> new on every Name node of the module spelled old (bare, imported, or the attribute of a.b.old):
-    a Python name is bound once for the whole module, so its import and every use change together. Refused
-    for the whole file when the module binds the name itself, a use reaches a module outside trunk, or a site
-    line sits in a conflict block."""
+def rename_python(text: str, old: str, new: str, lines: set[int], module: str) -> Edit:
+    """old -> new on every Name node of the module spelled old (imported, bare, or the attribute of a name an
+    import binds): a Python name is bound once for the whole module, so its import and every use change together.
+    Every use must be tied by the module's imports to `module`, the declaring module (`from m import old`,
+    `m.old` after `import m` or `from p import m`), the import absolute; else the whole file is refused, as it is
+    when the module binds the name itself or a site line sits in a conflict block."""
     edit = Edit(text)
-    module = parsed_python(text)
+    parsed = parsed_python(text)
     uses = python_uses(text, old)
     tree = parsed_ast(text)
-    if isinstance(module, Unparseable) or isinstance(tree, Unparseable) or uses is None:
+    if isinstance(parsed, Unparseable) or isinstance(tree, Unparseable) or uses is None:
         return _refuse_all(edit, lines, "the module does not parse")
     blocked = conflicted_lines(text)
     if lines & blocked:
         return _refuse_all(edit, lines, "inside a conflict block")
     if _binds(tree, old):
         return _refuse_all(edit, lines, "the module binds the name itself")
-    if any(foreign(use) for use in uses):
-        return _refuse_all(edit, lines, "a use in the module reaches a module outside trunk")
+    if any(use.module not in (module, f"{module}.{old}") for use in uses) or not _imports_from(tree, old, module):
+        return _refuse_all(edit, lines, f"a use the module's imports do not tie to {module}")
     renamer = _PythonRename(old, new)
-    edit.text = MetadataWrapper(module).visit(renamer).code
+    edit.text = MetadataWrapper(parsed).visit(renamer).code
     if renamer.changed & blocked:
         return _refuse_all(Edit(text), lines, "a use in the module sits in a conflict block")
     edit.changed = sorted(renamer.changed)
     for line in lines - renamer.changed:
         edit.refused[line] = "no name node of that spelling on the line"
     return edit
+
+
+def _imports_from(tree: ast.Module, name: str, module: str) -> bool:
+    """Every import that names `name` imports it from `module` itself, absolutely."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and any(alias.name == name for alias in node.names):
+            if node.level or node.module != module:
+                return False
+        elif isinstance(node, ast.Import) and any(alias.name.split(".")[-1] == name for alias in node.names):
+            return False
+    return True
 
 
 def _refuse_all(edit: Edit, lines: set[int], why: str) -> Edit:

@@ -37,6 +37,7 @@ class Rename:
     path: str  # the declaring file at the commit's parent
     new_path: str  # the file declaring NEW after the commit
     kind: str  # the declaration's kind (declindex)
+    scope: str  # where it is declared (declindex): namespaces and classes, or a Python class
     scopes: frozenset[str]  # cppscope's scopes of OLD: what a C++ use must resolve to
     upstream_uses: tuple[int, int]  # (lines of the commit that dropped OLD, lines that added NEW): its own port
 
@@ -88,7 +89,7 @@ def certain_rename(repo: Repository, commit_id: str, old: str, path: str, hint: 
         return Refusal(old, f"overloaded target: {new} has more than one signature")
     scopes = frozenset(declaration_scopes(text_before, {old}).get(old, set())) if before_decl.kind not in \
         _RECORD_KINDS else frozenset({"type:"})
-    return Rename(old, new, path, new_path, before_decl.kind, scopes, _upstream_uses(before, after, old, new))
+    return Rename(old, new, path, new_path, before_decl.kind, before_decl.scope, scopes, _upstream_uses(before, after, old, new))
 
 
 def _renamed_to(before: GitTree, after: GitTree, path: str) -> str | None:
