@@ -91,6 +91,9 @@ def test_a_cpp_rename_across_two_backends_and_a_python_rename_are_one_commit_eac
     left = _errors(repo)
     assert "old_api" not in left and "twinHelper" in left and "overHelper" in left
     assert "oldHelper" not in left
+    # a second run finds nothing more to port and commits nothing
+    tip = git(repo, "rev-parse", "sync/v2")
+    assert not any(change.sites for change in _port(repo).changes) and git(repo, "rev-parse", "sync/v2") == tip
 
 
 def test_ambiguous_and_overloaded_renames_are_refused(tmp_path: Path) -> None:

@@ -52,7 +52,7 @@ def print_summary(result: PortResult, err: bool = False) -> None:
             echo_line(f"left {change.label}: the --exec gate failed on its port commit (status {change.gate.status})",
                       err=err)
         for what, why in change.left:
-            echo_line(f"  left {what} ({change.label.split(' ', 1)[0]}): {why}", err=err)
+            echo_line(f"  left {what} ({change.short}): {why}", err=err)
     if result.other_errors:
         echo_line(f"{result.other_errors} other error finding(s) are of kinds port does not rewrite "
                   "(see drift)", err=err)

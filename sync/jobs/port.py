@@ -39,6 +39,7 @@ __all__ = ["PortOptions", "PortResult", "PortedChange", "run_port"]
 CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
 PY = (".py",)
 SUBJECT_LIMIT = 72
+_TYPE_KINDS = ("attr", "type", "op", "class", "struct", "enum", "alias")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,6 +66,11 @@ class PortedChange:
     gate: GateRun | None = None
     sites_of: dict[str, list[str]] = field(default_factory=dict)  # a rename's old name -> the findings' sites
     ported_sites: dict[str, list[str]] = field(default_factory=dict)  # a rename's old name -> the sites rewritten
+
+    @property
+    def short(self) -> str:
+        """#8850, or the commit's short id, or what stands for the commits when there is not one."""
+        return f"#{self.pr}" if self.pr else self.commit_id[:9] if self.commit_id else self.label
 
     @property
     def ported(self) -> bool:
@@ -289,7 +295,9 @@ def _patch(path: str, before: str, after: str) -> str:
 
 def _message(change: PortedChange) -> str:
     tail = f" (#{change.pr})" if change.pr else f" ({change.commit_id[:9]})"
-    first = change.renames[0]
+    # the subject names a type the change renamed before a function, then the rename with the most sites
+    first = min(change.renames, key=lambda rename: (rename.kind not in _TYPE_KINDS,
+                                                    -len(change.ported_sites.get(rename.old, [])), rename.old))
     more = f" and {len(change.renames) - 1} more" if len(change.renames) > 1 else ""
     subject = f"port: {first.old} -> {first.new}{more}{tail}"
     if len(subject) > SUBJECT_LIMIT:
