@@ -148,6 +148,20 @@ def test_a_branch_checked_out_is_refused_in_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 2 and result.output.startswith("flagtree-sync: error:")
 
 
+def test_a_symbolic_link_or_an_executable_file_is_never_rewritten(tmp_path: Path) -> None:
+    repo = _world(tmp_path)
+    git(repo, "checkout", "-q", "sync/v2")
+    (repo / "third_party/beta/lib/Beta.cpp").chmod(0o755)
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qam", "[FlagTree] executable")
+    git(repo, "checkout", "-q", "main")
+    result = _port(repo)
+    helper = next(change for change in result.changes if change.pr == "101")
+    assert helper.sites == ["third_party/alpha/lib/Alpha.cpp:5"]
+    assert ("third_party/beta/lib/Beta.cpp:5", "a symbolic link or an executable file: never rewritten") in helper.left
+    assert git(repo, "ls-tree", "sync/v2", "third_party/beta/lib/Beta.cpp").startswith("100755")
+    assert "oldHelper(2)" in git(repo, "show", "sync/v2:third_party/beta/lib/Beta.cpp")
+
+
 def test_a_failing_gate_keeps_the_commit_off_the_branch(tmp_path: Path) -> None:
     repo = _world(tmp_path)
     tip = git(repo, "rev-parse", "sync/v2")
