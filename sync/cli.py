@@ -339,6 +339,43 @@ def upgrade_command(**given: Any) -> int:
     return run_upgrade_command(request)
 
 
+@cli.command("port")
+@click.option("--repo", "repo_path", default=".", show_default=True, metavar="PATH",
+              help="The FlagTree repository (it must hold the upstream tags too).")
+@click.option("--target", required=True, metavar="BRANCH", help="The upgraded branch (sync/<NEW>): its drift is read, "
+              "and the port commits go on it. Never a branch checked out in a worktree.")
+@click.option("--from", "old", metavar="OLD", help=f"{FROM_HELP} [default: the range the --target branch records].")
+@click.option("--onto", metavar="NEW", help=f"{ONTO_HELP} [default: the --target branch's flagtree-upstream.toml].")
+@click.option("--branch", "source_branch", metavar="SRC", help="The FlagTree branch [default: the one --target replays].")
+@click.option("--backend", "backends", multiple=True, metavar="B",
+              help="Port only the sites of this backend's findings (repeatable) [default: all].")
+@click.option("--dry-run", is_flag=True, help="Print the unified patch on stdout (the summary on stderr); write "
+              "nothing, neither commit nor ref.")
+@click.option("--exec", "exec_command", metavar="CMD", help="Gate: run CMD (a shell command) on each port commit, "
+              "checked out in a worktree of the tool's own; a commit that fails is not put on the branch and its "
+              "change is left [default: the commits are left for review].")
+@click.option("--exec-timeout", type=click.FloatRange(min=0, min_open=True), default=GATE_TIMEOUT,
+              show_default=True, metavar="SECONDS", help="Stop the gate's command after this long (a failure).")
+@click.option("-q", "--quiet", is_flag=True, help="Print no progress bar on stderr.")
+@_reported
+def port_command(**given: Any) -> int:
+    """Rewrite FlagTree's sites for upstream's certain renames, one commit per upstream change.
+
+    Reads the drift of --target and, for each symbol-removed error that stands on one upstream commit,
+    checks that this commit removed the declaration and added exactly one of the same kind, scope and
+    signature in its place (rule renamed-declaration: read from upstream's declarations, not from the
+    spelling). Each site is then rewritten on the exact identifier (C++: tree-sitter; Python: libcst), and
+    the change committed on --target with a subject naming the PR and a body listing the sites and the rule.
+    Overloaded or ambiguous renames, sites in a macro body or a conflict block, and everything else that is
+    not certain, are left as findings and listed with the reason. Nothing is pushed; no work tree is touched.
+
+    Exit status: 0 everything ported, 1 findings left for a person, 2 unusable input.
+    """
+    from sync.commands.port import PortRequest, run_port_command
+
+    return run_port_command(PortRequest(**given))
+
+
 @cli.command("drift")
 @_repo_range_options(f"{FROM_HELP} [required, unless --target is a branch upgrade made: then the range it "
                      "records, as status reads it].",

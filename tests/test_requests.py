@@ -14,6 +14,7 @@ from sync.commands.demo import DemoRequest
 from sync.commands.describe import DescribeRequest
 from sync.commands.drift import DriftRequest
 from sync.commands.hookset_check import HooksRequest
+from sync.commands.port import PortRequest
 from sync.commands.provenance import ProvenanceRequest
 from sync.commands.resolve import ResolveRequest
 from sync.commands.status import StatusRequest
@@ -21,6 +22,7 @@ from sync.commands.suppress import SuppressCommandRequest
 from sync.commands.upgrade import UpgradeRequest
 
 REQUESTS = {"check": CheckRequest, "demo": DemoRequest, "describe": DescribeRequest, "drift": DriftRequest,
+            "port": PortRequest,
             "hooks": HooksRequest, "provenance": ProvenanceRequest, "resolve": ResolveRequest, "status": StatusRequest,
             "suppress": SuppressCommandRequest, "upgrade": UpgradeRequest}
 ROOT = Path(__file__).resolve().parent.parent / "sync"

@@ -92,6 +92,11 @@ class GitTree:
         entry = self._entries.get(path)
         return entry is not None and entry[1] == SYMLINK_MODE
 
+    def is_regular_file(self, path: str) -> bool:
+        """A plain, non-executable file: what a rewrite may replace without changing its mode."""
+        entry = self._entries.get(path)
+        return entry is not None and entry[1] == pygit2.enums.FileMode.BLOB
+
     def blob_id(self, path: str) -> pygit2.Oid | None:
         entry = self._entries.get(path)
         return entry[0] if entry else None

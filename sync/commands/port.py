@@ -1,0 +1,60 @@
+"""`port`: FlagTree's sites rewritten for upstream's certain renames, one commit per upstream change."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import click
+
+from sync.jobs.port import PortOptions, PortResult, run_port
+from sync.replay.options import GATE_TIMEOUT
+from sync.commands import echo_line, print_warning
+
+
+@dataclass(frozen=True, kw_only=True)
+class PortRequest:
+    """What `port` was given, by name (None or empty: not given)."""
+
+    repo_path: str = "."
+    old: str | None = None  # --from
+    onto: str | None = None
+    source_branch: str | None = None  # --branch
+    target: str = ""
+    backends: tuple[str, ...] = ()
+    dry_run: bool = False
+    exec_command: str | None = None  # --exec
+    exec_timeout: float = GATE_TIMEOUT
+    quiet: bool = False
+
+
+def run_port_command(request: PortRequest) -> int:
+    from sync.commands.progress import TerminalProgress
+    result = run_port(request.repo_path, old=request.old, onto=request.onto, source=request.source_branch,
+                      options=PortOptions(target=request.target, backends=frozenset(request.backends),
+                                          dry_run=request.dry_run, gate=request.exec_command,
+                                          gate_timeout=request.exec_timeout),
+                      progress=TerminalProgress(request.quiet), warn=print_warning)
+    if request.dry_run:
+        click.echo("".join(change.patch for change in result.changes), nl=False)
+    print_summary(result, err=request.dry_run)  # a dry run's stdout is the patch alone
+    return 1 if result.left_any else 0
+
+
+def print_summary(result: PortResult, err: bool = False) -> None:
+    done = "would port" if result.dry_run else "ported"
+    for change in result.changes:
+        if change.ported:
+            files = len({site.rpartition(":")[0] for site in change.sites})
+            where = "" if result.dry_run else f" as {change.committed[:9] if change.committed else '?'}"
+            renames = ", ".join(f"{r.old} -> {r.new}" for r in change.renames)
+            echo_line(f"{done} {change.label}{where}: {renames}; {len(set(change.sites))} site(s) in {files} "
+                      "file(s)", err=err)
+        elif change.gate is not None and not change.gate.passed:
+            echo_line(f"left {change.label}: the --exec gate failed on its port commit (status {change.gate.status})",
+                      err=err)
+        for what, why in change.left:
+            echo_line(f"  left {what} ({change.short}): {why}", err=err)
+    if result.other_errors:
+        echo_line(f"{result.other_errors} other error finding(s) are of kinds port does not rewrite "
+                  "(see drift)", err=err)
+    if not result.dry_run:
+        echo_line(f"{result.target} is at {result.head[:9]}", err=err)

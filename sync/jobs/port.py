@@ -1,0 +1,339 @@
+"""The port job: FlagTree's sites rewritten for upstream's mechanical changes, one commit per upstream change.
+
+It reads the drift of the upgraded branch (run_drift with --target), takes each error finding of kind
+symbol-removed that stands on one upstream commit, and asks port_rules whether that commit renamed the
+declaration (rule `renamed-declaration`). For each upstream change with a certain rename, every site the findings
+list is rewritten (port_edit: tree-sitter nodes in C++, libcst in Python) and the files are committed on the
+branch, one commit per change, the oldest change first, each on the previous one. What is not certain stays a
+finding and is listed with its reason.
+
+Commits are written like drift --apply's: in memory, through sync.git.commit_files, the branch moved only while it
+is still where the run read it. Unlike --apply, a branch checked out in any worktree is refused: port never
+touches a work tree. A file that is a symbolic link, executable or not UTF-8 is never rewritten. With a gate
+(--exec), each commit is checked out in a worktree of the tool's own (<git dir>/flagtree-sync/port-gate) and
+the command run there; a commit whose gate fails is not put on the branch, and its change is left.
+"""
+from __future__ import annotations
+
+import difflib
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from sync.errors import SyncError
+from sync.model import Finding, GateRun, Report
+from sync.git import GitError, GitTree, Repository, branch_exists, branch_head, commit_files, open_repo, tool_dir
+from sync.facts.trees import read_text
+from sync.facts.upstreamlog import pr_of
+from sync.facts.pymodules import TRUNK_PACKAGE, module_of
+from sync.support.progress import Progress
+from sync.replay.engine import run_lock
+from sync.replay.options import GATE_TIMEOUT
+from sync.jobs.drift import DriftOptions, run_drift
+from sync.jobs.port_edit import Edit, rename_cpp, rename_python
+from sync.jobs.port_rules import RULE, Refusal, Rename, certain_rename
+
+__all__ = ["PortOptions", "PortResult", "PortedChange", "run_port"]
+
+CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
+PY = (".py",)
+SUBJECT_LIMIT = 72
+_TYPE_KINDS = ("attr", "type", "op", "class", "struct", "enum", "alias")
+
+
+@dataclass(frozen=True, kw_only=True)
+class PortOptions:
+    target: str  # the upgraded branch: read, and committed on
+    backends: frozenset[str] = frozenset()  # only the findings of these groups ([]: all)
+    dry_run: bool = False  # print the patch; write nothing
+    gate: str | None = None  # --exec: the command each commit must pass
+    gate_timeout: float = GATE_TIMEOUT
+
+
+@dataclass
+class PortedChange:
+    """One upstream change: what was rewritten and committed, and what was left with its reason."""
+    label: str  # #8850 (371b6445f "[NFC] Rename CTAEncoding as CGAEncoding")
+    commit_id: str  # upstream's commit
+    pr: str | None = None
+    renames: list[Rename] = field(default_factory=list)
+    sites: list[str] = field(default_factory=list)  # path:line rewritten
+    left: list[tuple[str, str]] = field(default_factory=list)  # (declaration or site, why it was left)
+    findings: int = 0  # error findings that stand on the change
+    patch: str = ""
+    committed: str | None = None  # the commit made on the branch
+    gate: GateRun | None = None
+    sites_of: dict[str, list[str]] = field(default_factory=dict)  # a rename's old name -> the findings' sites
+    ported_sites: dict[str, list[str]] = field(default_factory=dict)  # a rename's old name -> the sites rewritten
+
+    @property
+    def short(self) -> str:
+        """#8850, or the commit's short id, or what stands for the commits when there is not one."""
+        return f"#{self.pr}" if self.pr else self.commit_id[:9] if self.commit_id else self.label
+
+    @property
+    def ported(self) -> bool:
+        return bool(self.sites) and (self.gate is None or self.gate.passed)
+
+
+@dataclass
+class PortResult:
+    target: str
+    changes: list[PortedChange]
+    other_errors: int  # error findings of kinds port does not rewrite
+    head: str  # the branch after the run (before it, on a dry run)
+    dry_run: bool
+
+    @property
+    def left_any(self) -> bool:
+        return any(change.left or not change.ported for change in self.changes) or self.other_errors > 0
+
+
+def run_port(repo_path: str, *, old: str | None, onto: str | None, source: str | None, options: PortOptions,
+             progress: Progress | None = None, warn: Callable[[str], None] | None = None) -> PortResult:
+    repo = open_repo(repo_path)
+    if not branch_exists(repo, options.target):
+        raise SyncError(f"port commits on a branch, and there is no branch {options.target}: pass the upgraded branch "
+                        "(sync/<NEW>) as --target")
+    ref = f"refs/heads/{options.target}"
+    if not options.dry_run:
+        from sync.git.worktree import branches_in_use
+        checkout = branches_in_use(repo).get(ref)
+        if checkout is not None:
+            raise SyncError(f"{options.target} is checked out in {checkout}: port never touches a work tree; check "
+                            "out another branch there (or pass --dry-run), then rerun")
+    with run_lock(repo, "apply", "another drift --apply or port"):
+        report = run_drift(repo_path, old=old, onto=onto, source=source,
+                           options=DriftOptions(target=options.target, backends=options.backends),
+                           progress=progress, warn=warn)
+        head = branch_head(repo, options.target)
+        assert head is not None  # branch_exists above, and the lock keeps another port away
+        changes, other_errors = _changes(repo, report)
+        start = str(head.id)
+        tip = _port_all(repo, ref, head, changes, options)
+    return PortResult(options.target, changes, other_errors, tip if not options.dry_run else start, options.dry_run)
+
+
+# --- the findings, by upstream change ---------------------------------------------------------------------------
+
+@dataclass
+class _Declaration:
+    name: str
+    path: str  # where it was declared (old tag)
+    hint: str | None  # the replacement the analysis named from spelling
+    sites: list[str]
+
+
+def _changes(repo: Repository, report: Report) -> tuple[list[PortedChange], int]:
+    """The upstream changes that symbol-removed errors stand on, oldest first, with their declarations (sites of
+    every backend together); and how many error findings are of other kinds."""
+    seen: set[tuple[str, str, int | None, str]] = set()
+    by_commit: dict[str, tuple[PortedChange, dict[str, _Declaration]]] = {}
+    other = 0
+    for finding in report.findings:
+        key = (finding.kind, finding.path, finding.line, finding.message)
+        if finding.severity != "error" or key in seen:
+            continue
+        seen.add(key)
+        commits = [str(line) for line in finding.details.get("commits") or []]
+        if finding.kind != "symbol-removed":
+            other += 1
+            continue
+        if len(commits) != 1 or finding.details.get("commits_more"):
+            label = ", ".join(commits) or "no upstream commit known"
+            change = by_commit.setdefault(label, (PortedChange(label, ""), {}))[0]
+            change.findings += 1
+            change.left.append((finding.details.get("declaration") or finding.path,
+                                "not one known upstream commit: nothing to read the rename from"))
+            continue
+        short, _, subject = commits[0].partition(" ")
+        commit_id = str(repo.revparse_single(short).id)
+        change, declarations = by_commit.setdefault(
+            commit_id, (PortedChange(_label(short, subject), commit_id, pr_of(subject)), {}))
+        change.findings += 1
+        for name, path, hint, sites in _declarations_of(finding):
+            found = declarations.setdefault(f"{name}\0{path}", _Declaration(name, path, hint, []))
+            found.sites += [site for site in sites if site not in found.sites]
+    ordered = sorted(by_commit.values(), key=lambda item: _commit_time(repo, item[0].commit_id))
+    for change, declarations in ordered:
+        _rules(repo, change, list(declarations.values()))
+    return [change for change, _ in ordered], other
+
+
+def _commit_time(repo: Repository, commit_id: str) -> int:
+    return int(repo[commit_id].commit_time) if commit_id else 0  # type: ignore[attr-defined]
+
+
+def _label(short: str, subject: str) -> str:
+    pr = pr_of(subject)
+    title = subject[: -len(f"(#{pr})")].rstrip() if pr else subject
+    return f"{f'#{pr} ' if pr else ''}({short} \"{title}\")"
+
+
+def _declarations_of(finding: Finding) -> list[tuple[str, str, str | None, list[str]]]:
+    """(name, declaring path, spelled replacement, sites) of each declaration a finding (folded or not) covers."""
+    parts = finding.details.get("declarations")
+    if isinstance(parts, list) and parts:
+        return [(str(part["declaration"]), str(part.get("related_path") or ""),
+                 dict(part.get("details", {}).get("replacements") or {}).get(str(part["declaration"])),
+                 [str(site) for site in part.get("sites") or []]) for part in parts]
+    name = str(finding.details.get("declaration") or "")
+    return [(name, finding.related_path or "", dict(finding.details.get("replacements") or {}).get(name),
+             [str(site) for site in finding.details.get("sites") or [finding.location()]])]
+
+
+def _rules(repo: Repository, change: PortedChange, declarations: list[_Declaration]) -> None:
+    """change.renames: the certain ones; the others in change.left with their reason."""
+    hints = {declaration.name: declaration.hint for declaration in declarations if declaration.hint}
+    for declaration in declarations:
+        if not declaration.name or not declaration.path:
+            change.left.append((declaration.name or "?", "the finding names no declaring file"))
+            continue
+        found = certain_rename(repo, change.commit_id, declaration.name, declaration.path, declaration.hint, hints)
+        if isinstance(found, Refusal):
+            change.left.append((declaration.name, found.reason))
+            continue
+        change.renames.append(found)
+        change.sites_of[found.old] = declaration.sites
+
+
+# --- the edits and the commits ----------------------------------------------------------------------------------
+
+def _port_all(repo: Repository, ref: str, head: object, changes: list[PortedChange], options: PortOptions) -> str:
+    """Each change with a certain rename: its edits on the previous change's result, and (not on a dry run) its
+    commit on the branch. The tip reached."""
+    current = head
+    files: dict[str, str] = {}  # what the dry run's earlier changes made of each file
+    gate_tree = tool_dir(repo) / "port-gate"
+    for change in changes:
+        if not change.renames:
+            continue
+        tree = GitTree.of_commit(repo, current.id, "port")  # type: ignore[attr-defined]
+        edited = _edit_change(tree, change, files)
+        if not edited:
+            continue
+        change.patch = "".join(_patch(path, before, after) for path, (before, after) in sorted(edited.items()))
+        if options.dry_run:
+            files.update({path: after for path, (_, after) in edited.items()})
+            continue
+        data = {path: after.encode("utf-8") for path, (_, after) in edited.items()}
+        message = _message(change)
+        made = commit_files(repo, current, data, message)  # type: ignore[arg-type]
+        if options.gate is not None:
+            change.gate = _gate(repo, gate_tree, str(made), change, options)
+            if not change.gate.passed:
+                change.left.append((change.label, f"the gate failed on the port commit (status {change.gate.status})"))
+                continue
+        try:  # libgit2 moves the ref only while it is still at current: a commit made meanwhile loses nothing
+            moved = commit_files(repo, current, data, message, ref)  # type: ignore[arg-type]
+        except GitError as exc:
+            raise SyncError(f"{ref.removeprefix('refs/heads/')} moved while port ran ({str(exc).strip()}); the "
+                            "changes ported before it stay committed: run port again") from exc
+        change.committed = str(moved)
+        current = repo[moved]
+    return str(current.id)  # type: ignore[attr-defined]
+
+
+def _edit_change(tree: GitTree, change: PortedChange, files: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """path -> (text before, text after) of every file the change's renames rewrite; the sites refused go to
+    change.left."""
+    edited: dict[str, tuple[str, str]] = {}
+    for rename in change.renames:
+        lines_by_path: dict[str, set[int]] = {}
+        for site in change.sites_of[rename.old]:
+            path, _, line = site.rpartition(":")
+            if path and line.isdigit():
+                lines_by_path.setdefault(path, set()).add(int(line))
+        for path, lines in sorted(lines_by_path.items()):
+            text = edited[path][1] if path in edited else files.get(path) or _readable(tree, path, change, lines)
+            if text is None:
+                continue
+            edit = _rename_in(path, text, rename, lines)
+            for number, why in sorted(edit.refused.items()):
+                change.left.append((f"{path}:{number}", f"{rename.old}: {why}"))
+            if edit.changed and edit.text != text:
+                edited[path] = (edited[path][0] if path in edited else text, edit.text)
+                done = [f"{path}:{number}" for number in edit.changed]
+                change.ported_sites.setdefault(rename.old, []).extend(done)
+                change.sites += [site for site in done if site not in change.sites]
+    return edited
+
+
+def _readable(tree: GitTree, path: str, change: PortedChange, lines: set[int]) -> str | None:
+    """The file's text on the branch, or None (its sites left) when port may not rewrite it."""
+    why = None
+    if not tree.exists(path):
+        why = "the file is not on the branch"
+    elif not tree.is_regular_file(path):
+        why = "a symbolic link or an executable file: never rewritten"
+    else:
+        data = tree.read(path) or b""
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            why = "the file is not UTF-8"
+    change.left += [(f"{path}:{line}", why) for line in sorted(lines)]
+    return None
+
+
+def _rename_in(path: str, text: str, rename: Rename, lines: set[int]) -> Edit:
+    if path.endswith(CPP) and not rename.path.endswith(PY):
+        return rename_cpp(text, rename.old, rename.new, lines, set(rename.scopes))
+    if path.endswith(PY) and rename.path.endswith(PY):
+        if rename.path.startswith(TRUNK_PACKAGE) and not rename.scope:
+            return rename_python(text, rename.old, rename.new, lines, module_of(rename.path))
+        return Edit(text, refused={line: "a method or a name outside trunk's package: its uses are not tied to "
+                                         "its module" for line in lines})
+    return Edit(text, refused={line: "a site in another language than its declaration: not ported" for line in lines})
+
+
+def _patch(path: str, before: str, after: str) -> str:
+    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                        f"a/{path}", f"b/{path}"))
+
+
+def _message(change: PortedChange) -> str:
+    tail = f" (#{change.pr})" if change.pr else f" ({change.commit_id[:9]})"
+    # the subject names a type the change renamed before a function, then the rename with the most sites
+    first = min(change.renames, key=lambda rename: (rename.kind not in _TYPE_KINDS,
+                                                    -len(change.ported_sites.get(rename.old, [])), rename.old))
+    more = f" and {len(change.renames) - 1} more" if len(change.renames) > 1 else ""
+    subject = f"port: {first.old} -> {first.new}{more}{tail}"
+    if len(subject) > SUBJECT_LIMIT:
+        subject = f"port: {len(change.renames)} upstream rename(s){tail}"
+    body = [_wrapped(f"Upstream change {change.label} renamed {len(change.renames)} declaration(s) that "
+                     "FlagTree's code uses; flagtree-sync port rewrote each site on the exact identifier."), "",
+            _wrapped(f"Rule: {RULE}: the commit removed each declaration and added one of the same kind, scope "
+                     "and signature in its place (read from the declarations of the commit's parent and of the "
+                     "commit, not from the spelling)."), ""]
+    for rename in change.renames:
+        dropped, added = rename.upstream_uses
+        where = rename.path if rename.path == rename.new_path else f"{rename.path} -> {rename.new_path}"
+        body.append(_wrapped(f"{rename.old} -> {rename.new} ({rename.kind} in {where}; upstream's own code in the "
+                             f"commit: {dropped} use(s) of the old name dropped, {added} of the new added):"))
+        body += [f"  {site}" for site in change.ported_sites.get(rename.old, [])] or ["  (no site rewritten)"]
+        prefix = f"{rename.old}:"
+        left = [f"  {site}: {why.removeprefix(prefix).strip()}" for site, why in change.left if why.startswith(prefix)]
+        if left:
+            body += ["left for a person:", *left]
+    return subject + "\n\n" + "\n".join(body) + "\n"
+
+
+def _wrapped(text: str) -> str:
+    return textwrap.fill(text, SUBJECT_LIMIT, break_long_words=False, break_on_hyphens=False)
+
+
+def _gate(repo: Repository, where: Path, commit: str, change: PortedChange, options: PortOptions) -> GateRun:
+    from sync.git.worktree import detached_worktree
+    from sync.replay.gate import run_command
+    assert options.gate is not None
+    with detached_worktree(repo, where, commit) as worktree:
+        status, output = run_command(options.gate, worktree.path, options.gate_timeout)
+    return GateRun(commit, f"port {change.label}", status == 0, status, output[-8000:])
+
+
+def read_branch_text(repo: Repository, branch: str, path: str) -> str | None:
+    """A file of the branch's tip (for the command's summary and tests)."""
+    head = branch_head(repo, branch)
+    return None if head is None else read_text(GitTree.of_commit(repo, head.id, branch), path)
