@@ -23,7 +23,9 @@ from sync.drift.analyses.tdoverlays import td_overlay_findings
 from sync.drift.analyses.packages import missing_package_findings
 from sync.drift.analyses.abstracts import abstract_findings
 from sync.drift.analyses.conventions import DECORATED, convention_findings
+from sync.drift.analyses.callbacks import callback_findings
 from sync.drift.analyses.contracts import contract_findings
+from sync.drift.analyses.entryscripts import entry_script_findings
 from sync.drift.analyses.pins import pin_findings
 from sync.drift.analyses.dataclassfields import dataclass_field_findings
 from sync.drift.analyses.keys import KEY_READS, KEY_WRITES, key_string_findings, key_string_join, key_string_part
@@ -186,6 +188,8 @@ ANALYZERS: tuple[Analyzer, ...] = (
     _on_old("pybind calls", pybind_call_findings, 0.4),
     _on_old("build files", build_file_findings, 0.0),
     _on_old("toolchain pins", pin_findings, 0.0),
+    _on_old("entry scripts", entry_script_findings, 0.0),
+    _on_old("callable parameters", callback_findings, 0.3),
     _on_old("build dependencies", generated_dependency_findings, 0.1, lines=NEW),
     _on_old("key strings", key_string_findings, 0.9,
             parts=_parts_when_based_on_old(key_string_part, key_string_join, most=3)),

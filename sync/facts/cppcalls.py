@@ -161,6 +161,25 @@ def trunk_dialect_dirs(tree: GitTree, path: str) -> set[str]:
     return included - _directories_under(tree, own) if own else included
 
 
+@lru_cache(maxsize=64)
+def backend_include_roots(tree: GitTree, owned: str) -> tuple[str, ...]:
+    """A backend's own include trees (owned: `third_party/<b>/`): every directory named include above one of its
+    headers or TableGen files; its build searches them before trunk's include/."""
+    return tuple(sorted({path.split("/include/")[0] + "/include" for path in tree.paths()
+                         if path.startswith(owned) and "/include/" in path and path.endswith(HEADERS_AND_TD)}))
+
+
+HEADERS_AND_TD = (".h", ".hpp", ".hh", ".inc") + TD  # what other files can include (TableGen through its .inc)
+
+
+def reached_include(tree: GitTree, path: str, include: str) -> str | None:
+    """The file an #include of path reaches as FlagTree's build searches: the including file's directory, the
+    backend's own include trees, the repository root, trunk's include/."""
+    owner = third_party_owner(path)
+    roots = backend_include_roots(tree, f"{backend_dir(owner)}/") if owner is not None else ()
+    return include_target(tree, path, include, roots)
+
+
 def _own_include_root(path: str) -> str | None:
     """third_party/<b>/include for a file of backend b; None for trunk files."""
     backend = third_party_owner(path)

@@ -258,6 +258,11 @@ CATALOGUE: tuple[Kind, ...] = (
        "finding per upstream change and backend, listing each verifier it changed, every site and the upstream "
        "commit and PR); a look, not a break the tool has shown", "read the verifier's upstream diff and check the "
        "operands and types FlagTree passes at every site the finding lists", confidence="low"),
+    _k("entry-script-moved", "symbol", "error", "upstream moved an entry script (setup.py, or a file run as "
+       "__main__) to another directory, and FlagTree code it runs still resolves from the old one: a top-level "
+       "import of a module beside the old script, or a path spelled `../` from the directory the build ran in",
+       "import or spell the path from the script's new directory (as upstream's own script does now)",
+       confidence="high"),
     _k("pin-stale", "symbol", "error", "a FlagTree line of a code or build file names the toolchain commit upstream "
        "pinned at the old tag (a one-hash file such as cmake/llvm-hash.txt), which the new tag moved: the build "
        "fetches or checks a toolchain the new trunk is not written for", "move the pin (and the toolchain it "

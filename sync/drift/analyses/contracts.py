@@ -14,7 +14,8 @@ Each question is answered from upstream's own diff, never from a spelling alone:
   move: `deprecated_fp8_dtypes` became `deprecated_fp8_dot_operand_dtypes` in the interpreter's, nvidia's and
   amd's options; the frontend reads `options.deprecated_fp8_dot_operand_dtypes`; tsingmicro's options keep the old.
 
-No claim in a backend module that nothing imports (abstracts.never_imported), nor where the backend installs its own copy of every trunk module that reads or unpacks (context.own_copy).
+No claim in a backend module that nothing imports (abstracts.never_imported), nor where the backend installs its
+own copy of every trunk module that reads or unpacks (context.own_copy).
 Kinds result-shape-changed and field-renamed, both errors.
 """
 from __future__ import annotations
@@ -128,7 +129,8 @@ def unpackings(tree: ast.Module) -> dict[str, dict[int, int]]:
     assignment `a, b = x.NAME(...)` (a starred name makes the count open: not counted)."""
     found: dict[str, dict[int, int]] = defaultdict(dict)
     for node in walk_nodes(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], (ast.Tuple, ast.List)) \
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], (ast.Tuple, ast.List)) \
                 and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) \
                 and not any(isinstance(item, ast.Starred) for item in node.targets[0].elts):
             found[node.value.func.attr].setdefault(len(node.targets[0].elts), node.lineno)

@@ -1,7 +1,8 @@
 """A toolchain pin upstream moved that FlagTree's build still names (issue 45, class 1: the build's own
 dependencies). Upstream pins what its tree compiles against in small files (`cmake/llvm-hash.txt` holds the
 LLVM commit; 3.7 moved it to `cmake/llvm-info.json`'s `llvm_hash`); when a pin of one name goes from one commit
-hash to another, trunk's C++ at the new tag is written for the new one. A FlagTree line of a code or build file (a setup helper's download name, a CMake variable) that
+hash to another, trunk's C++ at the new tag is written for the new one. A FlagTree line of a code or build file
+(a setup helper's download name, a CMake variable) that
 spells the old hash (its first eight hex digits or more) and not the new one keeps fetching or checking the old
 toolchain, which the new trunk no longer compiles against. The 3.3.x -> 3.4.0 move: the setup helper downloads
 `llvm-a66376b0-...` while 3.4.0 pins LLVM 8957e64a. A backend that pins its own toolchain spells another hash and

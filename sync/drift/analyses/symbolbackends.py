@@ -9,7 +9,8 @@ from typing import Callable
 
 from sync.drift.analyses.symboldecls import declared_names
 from sync.drift.analyses.symbolterms import CPP, Drift, TD, Use, _TOKEN, _header
-from sync.facts.cppcalls import CPP_NAMESPACE, dialect_namespaces, include_dir, include_target
+from sync.facts.cppcalls import (CPP_NAMESPACE, backend_include_roots, dialect_namespaces, include_dir,
+                                  include_target)
 from sync.facts.delta import fork_added_lines, fork_lines_where
 from sync.facts.layout import is_third_party, third_party_owner
 from sync.facts.names import significant_name
@@ -91,11 +92,7 @@ def _backend_header_hits(old: GitTree, fork: GitTree, gone: dict[str, str], own_
     return found
 
 
-@lru_cache(maxsize=64)
-def _include_roots(tree: GitTree, owned: str) -> tuple[str, ...]:
-    """The backend's own include trees: every directory named include above one of its headers."""
-    return tuple(sorted({found.split("/include/")[0] + "/include" for found in _backend_headers(tree, owned)
-                         if "/include/" in found}))
+_include_roots = backend_include_roots  # the backend's own include trees (facts.cppcalls)
 
 
 def _first_use(old: GitTree, fork: GitTree, path: str, name: str) -> Use:
