@@ -12,12 +12,12 @@ from itertools import chain
 from dataclasses import dataclass
 from posixpath import basename
 
-from sync.facts.layout import TRUNK, is_test_path, is_third_party, third_party_owner
+from sync.facts.filekinds import COPY_SUFFIXES, is_test_path
+from sync.facts.layout import TRUNK, is_third_party, third_party_owner
 from sync.facts.trees import FileTree, read_text
 
 NEAR = 0.8  # at least this share of lines in common: the same file (git's copy detection starts at 0.5)
 MIN_LINES = 10  # fewer non-blank lines than this, and identity says little (a 3-line __init__.py matches many)
-COPY_SUFFIXES = (".py", ".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc", ".td", ".c")  # Python, C/C++ and TableGen
 _COMMON = 20  # a line in more trunk files than this (an import, a closing brace) points at no file in particular
 _SHORTLIST = 5  # trunk files sharing the most specific lines, measured in full
 

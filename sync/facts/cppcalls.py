@@ -13,6 +13,7 @@ from tree_sitter import Node
 
 from sync.facts.cpp import captures
 from sync.facts.delta import CPP, TD
+from sync.facts.filekinds import CPP_HEADERS, INC_SUFFIXES, TD_SUFFIXES
 from sync.facts.layout import backend_dir, is_third_party, third_party_owner
 from sync.facts.trees import read_text
 from sync.git import GitTree
@@ -169,7 +170,7 @@ def backend_include_roots(tree: GitTree, owned: str) -> tuple[str, ...]:
                          if path.startswith(owned) and "/include/" in path and path.endswith(HEADERS_AND_TD)}))
 
 
-HEADERS_AND_TD = (".h", ".hpp", ".hh", ".inc") + TD  # what other files can include (TableGen through its .inc)
+HEADERS_AND_TD = CPP_HEADERS + INC_SUFFIXES + TD_SUFFIXES  # what others include (TableGen through its .inc)
 
 
 def reached_include(tree: GitTree, path: str, include: str) -> str | None:

@@ -52,17 +52,14 @@ from tree_sitter import Node, QueryCursor
 
 from sync.support.cache import content_id, memoized
 from sync.facts.cpp import node_text, parse_tree, query
+# the vocabulary (facts/filekinds.py), also imported from here
+from sync.facts.filekinds import (CMAKE_SOURCES, CMAKE_SUFFIXES, CPP_SUFFIXES, HEADER_SUFFIXES,  # noqa: F401
+                                  PY_SUFFIXES, TD_SUFFIXES, language_of)
 from sync.facts.parsing import Unparseable, guarded, cpython_tree
 from sync.facts.pyblobs import Extractor, known_fact
 from sync.facts.tdsigs import records
 from sync.facts.trees import FileTree, read_text
 
-CPP_SUFFIXES = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx")
-# Files other files include: where a declaration others see lives (.inc and .def: included, not compiled).
-HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx", ".inc", ".def")
-TD_SUFFIXES = (".td",)
-PY_SUFFIXES = (".py",)
-CMAKE_SUFFIXES = ("CMakeLists.txt", ".cmake")
 VERSIONS = {"cpp": 3, "td": 2, "py": 4, "cmake": 1}
 PARSES: Counter[str] = Counter()  # parses done by this process, per language (tests: a cached run parses nothing)
 _MEMO_LIMIT = 20_000  # blobs; content-addressed, so only memory is at stake
@@ -110,18 +107,6 @@ class Decl:
         return cls(str(kind), str(name), str(scope), int(line), None if owner is None else str(owner),
                    None if params is None else tuple(Param(str(n), str(t), bool(d), str(k)) for n, t, d, k in params),
                    frozenset(map(str, flags)), tuple(map(str, members)), str(target))
-
-
-def language_of(path: str) -> str | None:
-    if path.endswith(CMAKE_SUFFIXES) and (path.endswith(".cmake") or path.rsplit("/", 1)[-1] == "CMakeLists.txt"):
-        return "cmake"
-    if path.endswith(CPP_SUFFIXES):
-        return "cpp"
-    if path.endswith(TD_SUFFIXES):
-        return "td"
-    if path.endswith(PY_SUFFIXES):
-        return "py"
-    return None
 
 
 _memo: dict[tuple[str, str], tuple[Decl, ...]] = {}
@@ -561,7 +546,6 @@ _CMAKE_KEYWORDS = {"DEPENDS", "LINK_LIBS", "LINK_COMPONENTS", "PUBLIC", "PRIVATE
                    "PARTIAL_SOURCES_INTENDED"}
 _CMAKE_FLAGS = {"STATIC", "SHARED", "OBJECT", "MODULE", "EXCLUDE_FROM_ALL", "EXCLUDE_FROM_LIBMLIR", "DISABLE_INSTALL",
                 "PARTIAL_SOURCES_INTENDED"}
-_CMAKE_SOURCES = (".cpp", ".cc", ".cxx", ".c")
 _CMAKE_DEPENDING = ("DEPENDS", "LINK_LIBS", "PUBLIC", "PRIVATE", "INTERFACE")
 
 
@@ -581,7 +565,7 @@ def _cmake_declarations(text: str) -> tuple[Decl, ...]:
                 continue  # a library's kind, not a section: `add_library(X STATIC a.cc)` lists a.cc as a source
             if word.upper() in _CMAKE_KEYWORDS:
                 section = word.upper()
-            elif section == "sources" and word.endswith(_CMAKE_SOURCES) and "$" not in word:
+            elif section == "sources" and word.endswith(CMAKE_SOURCES) and "$" not in word:
                 sources.append(word)
             elif section in _CMAKE_DEPENDING:
                 depends.append(word)

@@ -13,17 +13,12 @@ from unidiff import PatchSet
 from sync.support.cache import memoized_by, stored_by
 from sync.git import GitTree, Oid
 from sync.git import added_lines as tree_added_lines
+from sync.model.report import backend_among
+from sync.facts.filekinds import CPP_CODE, PY_SUFFIXES, TD_SUFFIXES, is_cmake  # noqa: F401 (is_cmake: also from here)
 from sync.facts.layout import in_own_trunk_copy
 from sync.facts.trees import read_text
 
-PY = (".py",)
-CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
-TD = (".td",)
-CMAKE_NAMES = ("CMakeLists.txt",)
-
-
-def is_cmake(path: str) -> bool:
-    return path.rsplit("/", 1)[-1] in CMAKE_NAMES or path.endswith(".cmake")
+PY, CPP, TD = PY_SUFFIXES, CPP_CODE, TD_SUFFIXES  # the vocabulary's (facts/filekinds.py), by their short names
 
 
 _FORK_ADDED = ("fork-added-lines", 2)  # kind and version in the fact cache
@@ -113,7 +108,7 @@ def text_diff(before: str, after: str, old_path: str, new_path: str, context: in
 
 
 def backend_of(owners_of: Callable[[str], list[str]], path: str) -> str | None:
-    return next((owner for owner in owners_of(path) if owner not in ("shared-trunk", "flagtree-core")), None)
+    return backend_among(owners_of(path))
 
 
 def hunks_with(diff: str, key: str) -> str:

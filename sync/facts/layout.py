@@ -10,6 +10,8 @@ from typing import Any
 from posixpath import basename, dirname, join, normpath
 
 from sync.facts.astwalk import walk_nodes
+# is_test_path and not_built are the vocabulary's (facts/filekinds.py), also imported from here
+from sync.facts.filekinds import SPEC_TREE_CODE, is_test_path, not_built  # noqa: F401
 from sync.facts.trees import FileTree, read_text
 from sync.support.schema import Mapping, Strings, Table, Text, load_table, load_toml
 
@@ -57,7 +59,6 @@ def seed_policy() -> SeedPolicy:
     return load_seed_policy(POLICY_FILE)
 
 # \A and \Z with DOTALL: a git path may hold a newline, and "$" would also match before a trailing one
-_CPP_SUFFIXES = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc", ".td")
 # The layouts FlagTree has used for a backend's spec tree (read from its history):
 # - third_party/<b>/backend/spec/{triton,include,lib}/...: the seed's layout (main, 3.6 branches);
 # - python/triton/spec/<b>/...: the Python mirror inside trunk's package (triton_v3.5.x, ascend).
@@ -131,7 +132,7 @@ class SpecFile:
 
     @property
     def is_cpp(self) -> bool:
-        return self.area in ("include", "lib") and self.rel.endswith(_CPP_SUFFIXES)
+        return self.area in ("include", "lib") and self.rel.endswith(SPEC_TREE_CODE)
 
     @property
     def is_tablegen(self) -> bool:
@@ -290,24 +291,6 @@ RENAMED_COPY = "renamed-copy"
 _COPY_FUNCTIONS = frozenset({"copy", "copy2", "copyfile", "copytree"})
 _PATH_TYPES = frozenset({"Path", "PurePath", "PosixPath", "PurePosixPath"})
 _SAME_PATH = frozenset({"resolve", "absolute", "abspath", "normpath", "realpath", "expanduser", "fspath", "str"})
-# Tests, tutorials and examples run against trunk; they are not installed in its place.
-_NOT_INSTALLED = frozenset({"test", "tests", "unittest", "tutorials", "examples"})
-
-
-def is_test_path(path: str) -> bool:
-    return any(part in _NOT_INSTALLED for part in path.split("/")[:-1])
-
-
-# What a build neither installs nor loads, for the analyses of what FlagTree's code calls and imports: the test
-# directories above and enflame's C++ `unittests` (copy detection keeps reading those: is_test_path).
-_NOT_BUILT = _NOT_INSTALLED | {"unittests"}
-
-
-def not_built(path: str) -> bool:
-    """Whether a file sits in a tests, tutorials or examples directory (a test's stub defines nothing)."""
-    return any(part in _NOT_BUILT for part in path.split("/")[:-1])
-
-
 class _HelperPaths:
     """Evaluates the path expressions of one setup helper to repository paths; None where a value is not
     literal (a function's result, an environment variable): such a copy is not guessed at."""

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 
 from sync.facts.declindex import HEADER_SUFFIXES, Decl, declarations_of
-from sync.facts.layout import not_built
+from sync.facts.filekinds import not_built
 from sync.facts.trees import read_text
 from sync.git import GitTree, blob_hunks, changes_with_renames
 

@@ -13,13 +13,12 @@ from sync.facts.trees import FileTree, read_text
 from sync.facts.backends import BackendExports, backend_exports
 from sync.facts.cpp import backend_macros, mentions_spec_macro
 from sync.facts.callsites import TrunkHooks, index_trunk_hooks
+from sync.model.report import CI, CORE, SHARED
 
-CORE = "flagtree-core"
-SHARED = "shared-trunk"
 _CORE_FILES = {f"{TRUNK}/flagtree_spec.py", f"{TRUNK}/_flagtree_backend.py", "setup.py", "pyproject.toml",
                "python/setup.py", "python/pyproject.toml"}
 _CORE_PREFIXES = ("cmake/", ".github/", ".ci/")
-BUILT_IN_GROUPS = (CORE, SHARED, "ci")  # the report's own groups (model.report CORE, SHARED, CI)
+BUILT_IN_GROUPS = (CORE, SHARED, CI)  # the report's own groups
 
 
 def require_distinct_groups(tree: FileTree, backends: Sequence[str]) -> None:

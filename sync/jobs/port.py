@@ -32,12 +32,13 @@ from sync.replay.engine import run_lock
 from sync.replay.options import GATE_TIMEOUT
 from sync.jobs.drift import DriftOptions, run_drift
 from sync.jobs.port_edit import Edit, rename_cpp, rename_python
+from sync.facts.filekinds import CPP_CODE, PY_SUFFIXES
 from sync.jobs.port_rules import RULE, Refusal, Rename, certain_rename
 
 __all__ = ["PortOptions", "PortResult", "PortedChange", "run_port"]
 
-CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
-PY = (".py",)
+CPP = CPP_CODE
+PY = PY_SUFFIXES
 SUBJECT_LIMIT = 72
 _TYPE_KINDS = ("attr", "type", "op", "class", "struct", "enum", "alias")
 

@@ -21,6 +21,11 @@ CI = "ci"  # .github/workflows (layout.DEFAULT_OWNERS): FlagTree's own infrastru
 VERDICTS = ("clean", "needs-review", "blocked")
 
 
+def backend_among(owners: Iterable[str]) -> str | None:
+    """The first of a file's owner groups that is a backend's: neither shared trunk nor FlagTree's core."""
+    return next((owner for owner in owners if owner not in (SHARED, CORE)), None)
+
+
 @dataclass(frozen=True)
 class Hunk:
     line: int  # first line of the <<<<<<< marker in the merged text (1-based)

@@ -21,6 +21,7 @@ from sync.facts.astwalk import walk_nodes
 from sync.facts.declindex import Decl, declarations_of
 from sync.facts.parsing import Unparseable, parsed_ast
 from sync.facts.delta import PY, backend_of, fork_added_lines
+from sync.facts.filekinds import NAMING_SUFFIXES
 from sync.facts.layout import is_third_party
 from sync.facts.pymodules import TRUNK_PACKAGE, module_files, package_of
 from sync.git import changes_with_renames
@@ -29,7 +30,6 @@ from sync.model import Finding
 
 _DEPTH = 4  # trunk ancestors followed above the base
 # Files that can import or load a module by name: code (Python, and C/C++ through the C API) and build files.
-_NAMING = (".py", ".pyi", ".c", ".cc", ".cpp", ".h", ".hpp", ".txt", ".cmake", ".toml", ".cfg", ".ini", ".in", ".sh")
 
 
 def _class(tree: FileTree, dotted: str) -> tuple[str, tuple[Decl, ...], Decl] | None:
@@ -173,7 +173,7 @@ def never_imported(fork: FileTree, path: str) -> bool:
     module = directory.rpartition("/")[2] if name == "__init__.py" else name.removesuffix(".py")
     word = re.compile(rf"(?<!\w){re.escape(module)}(?!\w)")
     for other in fork.paths():
-        if other != path and other.endswith(_NAMING):
+        if other != path and other.endswith(NAMING_SUFFIXES):
             text = read_text(fork, other) or ""
             if module in text and word.search(text) and (not other.endswith(".py") or _loads(text, module, word)):
                 return False

@@ -25,11 +25,12 @@ from sync.drift.context import DriftContext
 from sync.facts.declindex import Decl, cpp_declarations
 from sync.facts.delta import backend_of
 from sync.facts.upstreamlog import with_upstream_commits
-from sync.facts.layout import TRUNK, backend_root, is_third_party, not_built
+from sync.facts.filekinds import PYBIND_SOURCES, not_built
+from sync.facts.layout import TRUNK, backend_root, is_third_party
 from sync.facts.astwalk import walk_nodes
 from sync.facts.parsing import cpython_tree
 
-BINDING_FILES = (".cc", ".cpp")
+BINDING_FILES = PYBIND_SOURCES
 TRUNK_PYTHON = f"{TRUNK}/"
 
 

@@ -20,6 +20,7 @@ from sync.model import Finding
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
 from sync.facts.delta import CPP, PY, TD, backend_of, fork_added_lines, is_cmake, text_diff
+from sync.facts.filekinds import OBJECT_SUFFIXES
 from sync.facts.layout import backend_dir, is_third_party, third_party_owner
 from sync.facts.upstreamlog import deleting_commits, one_per_change
 
@@ -52,7 +53,7 @@ def _object_source(word: str) -> str | None:
     (enflame's triton_gcu*.cmake on the 3.5.x -> 3.7 move) names trunk's sources that way."""
     head, found, tail = word.partition("/CMakeFiles/")
     target_dir, slash, obj = tail.partition("/")
-    if not found or not slash or not target_dir.endswith(".dir") or not obj.endswith((".o", ".obj")) \
+    if not found or not slash or not target_dir.endswith(".dir") or not obj.endswith(OBJECT_SUFFIXES) \
             or "}/" not in head:
         return None
     head = head[head.rfind("}/") + 2:]  # below the variable that names the build tree

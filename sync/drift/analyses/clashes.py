@@ -19,7 +19,8 @@ from sync.drift.context import DriftContext
 from sync.facts.declindex import CPP_SUFFIXES, HEADER_SUFFIXES as HEADERS, Decl, declarations_of
 from sync.facts.delta import backend_of, fork_added_lines
 from sync.facts.includes import IncludeGraph
-from sync.facts.layout import not_built, third_party_owner
+from sync.facts.filekinds import not_built
+from sync.facts.layout import third_party_owner
 from sync.facts.trees import read_text
 from sync.git import blob_hunks, changes_with_renames
 from sync.model import Finding

@@ -27,6 +27,7 @@ from sync.drift.context import DriftContext
 from sync.facts.declindex import Decl, declarations_of, python_def
 from sync.facts.pyblobs import Extractor, python_fact
 from sync.facts.delta import PY, backend_of, fork_added_lines
+from sync.facts.filekinds import not_built
 from sync.facts.layout import is_third_party
 from sync.facts.pymodules import MODULE_SUFFIX, TRUNK_PACKAGE, absolute, module_files, module_of, package_of
 from sync.facts.trees import read_text
@@ -175,7 +176,7 @@ def _conventions(context: DriftContext, decorators: set[str]) -> dict[str, Conve
     for change in changes_with_renames(context.upstream_old, context.upstream_new):
         for tree, path, into in ((context.upstream_old, change.old_path, before),
                                  (context.upstream_new, change.new_path, after)):
-            if path is None or not path.endswith(MODULE_SUFFIX) or "/test" in path:
+            if path is None or not path.endswith(MODULE_SUFFIX) or not_built(path):
                 continue  # every module of upstream's tree: its own backends' (third_party/nvidia/...) too
             text = read_text(tree, path) or ""
             if not spelled.search(text):

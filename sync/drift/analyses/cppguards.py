@@ -21,11 +21,13 @@ from sync.drift.context import DriftContext
 from sync.facts.tdsigs import records
 from sync.facts.cpp import (CppFunction, GuardRegion, backend_macros, declarations, functions, functions_in, guard_regions,
                   header_path, mentions_spec_macro, scope_spans, stray_macros)
-from sync.facts.layout import backend_dir, backend_spec_dir, is_third_party, not_built
+from sync.facts.filekinds import CPP_CODE, CPP_HEADERS, CPP_SOURCES, INC_SUFFIXES, TD_SUFFIXES, not_built
+from sync.facts.layout import backend_dir, backend_spec_dir, is_third_party
 
-CPP_SUFFIXES = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
-_SOURCES = (".cpp", ".cc", ".cxx")  # a compile unit: what it defines and no header declares stays in it
-TD = (".td",)
+CPP_SUFFIXES, TD = CPP_CODE, TD_SUFFIXES
+_SOURCES = CPP_SOURCES  # a compile unit: what it defines and no header declares stays in it
+
+
 def both_sides(text: str) -> str | None:
     """A text holding committed conflict markers with both sides of each conflict kept, the upgraded side
     first (a guard FlagTree closes at the end of a file often sits in its side of a conflict, after code upstream
@@ -413,7 +415,7 @@ def _replacement_unaffected(context: DriftContext, backend: str, function: CppFu
     if "::" not in function.name and not _within(function, bodies):
         return not _defined_alike(context.upstream_new, function)
     return _spelled_in(context.backend_files, name, lambda path: path.startswith(backend_dir(backend) + "/")
-                       and path.endswith(TD + (".h", ".hpp", ".hh", ".inc")))
+                       and path.endswith(TD + CPP_HEADERS + INC_SUFFIXES))
 
 
 def _defined_alike(tree: GitTree, function: CppFunction) -> bool:
@@ -422,7 +424,7 @@ def _defined_alike(tree: GitTree, function: CppFunction) -> bool:
     name = function.name.split("::")[-1]
     word = re.compile(rf"\b{re.escape(name)}\b")
     return any(other.name.split("::")[-1] == name and other.params == function.params
-               for path in tree.paths() if _trunk_code(path) and path.endswith(_SOURCES + (".h", ".hpp", ".hh"))
+               for path in tree.paths() if _trunk_code(path) and path.endswith(_SOURCES + CPP_HEADERS)
                for text in [read_text(tree, path) or ""] if word.search(text) for other in functions(text))
 
 

@@ -22,7 +22,8 @@ from sync.facts.cmakebuilt import unbuilt
 from sync.facts.declindex import CPP_SUFFIXES, HEADER_SUFFIXES, Decl, DeclarationIndex, declarations_of
 from sync.facts.delta import backend_of, fork_added_lines
 from sync.facts.cppscope import own_header_copy
-from sync.facts.layout import backend_dir, not_built, third_party_owner
+from sync.facts.filekinds import not_built
+from sync.facts.layout import backend_dir, third_party_owner
 from sync.facts.trees import read_text
 from sync.git import blob_hunks, changes_with_renames
 from sync.model import Finding

@@ -33,6 +33,7 @@ from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
 from sync.facts.delta import PY, backend_of, fork_added_lines, hunks_with, text_diff
 from sync.facts.pyblobs import Extractor, python_fact
+from sync.facts.filekinds import is_built, is_test_file
 from sync.facts.layout import backend_root
 from sync.facts.names import significant_name
 from sync.facts.astwalk import walk_levels
@@ -41,12 +42,10 @@ from sync.facts.pychunks import merge_levels, over_chunks
 
 _READ_CALLS = {"get", "pop", "setdefault"}
 _ENVIRONMENT = frozenset({"environ"})  # container names of the process environment (os.environ, environ)
-_NOT_PRODUCERS = ("/test/", "/tests/", "/tutorials/", "/unittest/", "/examples/")  # tests and examples feed no runtime data
 
 
 def _produces_runtime_data(path: str) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    return not any(part in "/" + path for part in _NOT_PRODUCERS) and not name.startswith("test_")
+    return is_built(path) and not is_test_file(path)  # tests and examples feed no runtime data
 
 
 def container_name(node: ast.AST) -> str | None:

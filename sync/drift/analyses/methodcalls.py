@@ -34,12 +34,11 @@ from sync.facts.cppscope import declared_types, namespace_aliases, own_header_co
 from sync.facts.declindex import Decl, DeclarationIndex, cpp_declarations
 from sync.facts.delta import backend_of
 from sync.facts.upstreamlog import with_upstream_commits
+from sync.facts.filekinds import CPP_HEADERS, CPP_SUFFIXES, TD_SUFFIXES, is_built
 from sync.facts.layout import backend_root, is_third_party
 
-HEADERS = (".h", ".hpp", ".hh")
-CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx")
+HEADERS, CPP = CPP_HEADERS, CPP_SUFFIXES
 _TRUNK = ("include/", "lib/", "python/src/", "bin/")
-_NOT_BUILT = ("/test/", "/tests/", "/unittest/", "/unittests/")
 
 
 _LITERALS = frozenset({"true", "false", "number_literal", "string_literal", "char_literal", "nullptr"})
@@ -193,7 +192,8 @@ def _overloads_elsewhere(context: DriftContext, key: tuple[str, str], header: st
 
 def _enums(context: DriftContext, names: set[str]) -> frozenset[str]:
     """Which of the type names the new tree's trunk declares as an enum (C++ headers, ODS enum attributes)."""
-    return DeclarationIndex.of(context.upstream_new).enums(names, under=("include/", "lib/"), suffixes=HEADERS + (".td",))
+    return DeclarationIndex.of(context.upstream_new).enums(names, under=("include/", "lib/"),
+                                                           suffixes=HEADERS + TD_SUFFIXES)
 
 
 def _calls(root: Node, names: set[str]) -> Iterator[tuple[str, Node, int, frozenset[int], int]]:
@@ -294,7 +294,7 @@ def call_no_overload_findings(context: DriftContext) -> list[Finding]:
     free = {name: [c for c in changes if not c.member] for name, changes in narrowed.items()}
     members, free = {n: c for n, c in members.items() if c}, {n: c for n, c in free.items() if c}
     lines_by_path = fork_lines_where(context.upstream_old, context.fork, lambda path: path.endswith(CPP) and (
-        path.startswith(_TRUNK) or is_third_party(path)) and not any(p in "/" + path for p in _NOT_BUILT)
+        path.startswith(_TRUNK) or is_third_party(path)) and is_built(path)
         and not unbuilt(context.fork, path))
     spelled = re.compile(r"(?:\.|->)\s*(" + "|".join(re.escape(name) for name in members) + r")\s*\(") \
         if members else None

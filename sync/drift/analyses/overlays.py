@@ -7,6 +7,7 @@ from sync.facts.layout import SpecFile, package_init
 from sync.git import ConflictHunk, Oid, Repository, blob_patch, merge_blobs
 from sync.git.merge import conflict_hunks, holds_conflict
 from sync.facts.cmakebuilt import unbuilt
+from sync.facts.filekinds import COMPILED
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
 from sync.facts.roles import OVERLAY, PACKAGE_COPY, RENAMED_COPY, SETUP_COPY, Classified, contained_in, shadows_trunk
@@ -67,7 +68,7 @@ def classify_overlay(context: DriftContext, classified: Classified, merged: list
         if kind in _COPY_KINDS and _forked(classified):
             kind = _COPY_KINDS[kind] if spec_file.backend in context.own_trunk_backends else _STALE_COPY
             action = kind_of(kind).action
-        if kind in _DRIFT_KINDS and spec_file.path.endswith(_COMPILED) and unbuilt(context.backend_files, spec_file.path):
+        if kind in _DRIFT_KINDS and spec_file.path.endswith(COMPILED) and unbuilt(context.backend_files, spec_file.path):
             # a directory above it is added only in comments: the build never compiles it, whatever upstream did
             kind, action = _UNBUILT, kind_of(_UNBUILT).action
             message = f"not built (a CMakeLists.txt above it names it or its directory only in a comment); {message}"
@@ -158,7 +159,6 @@ _COPY_KINDS = {"overlay-conflicting": "copy-conflicting", "overlay-auto-mergeabl
 _STALE_COPY = "copy-stale"
 _DRIFT_KINDS = frozenset({"overlay-conflicting", "overlay-auto-mergeable", "overlay-orphan", "overlay-redundant",
                           "copy-stale", "copy-conflicting", "copy-mergeable", "copy-orphan"})
-_COMPILED = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".c", ".inc")
 _UNBUILT = "overlay-unbuilt"
 
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from sync.drift.context import DriftContext, cached_function_table
 from sync.facts.declindex import Decl, declarations_of
 from sync.facts.delta import PY, backend_of, fork_added_lines, text_diff
+from sync.facts.filekinds import is_built, not_built
 from sync.facts.layout import backend_root, is_third_party
 from sync.facts.pymodules import MODULE_SUFFIX, TRUNK_PACKAGE, absolute, module_files, module_of, package_of
 from sync.facts.trees import FileTree, read_text
@@ -97,7 +98,7 @@ def changed_methods(context: DriftContext) -> dict[tuple[str, str], ChangedMetho
     implementations: dict[tuple[str, str], list[ChangedMethod]] = {}
     for change in changes_with_renames(context.upstream_old, context.upstream_new):
         if change.new_path is None or change.status == "added" or not change.old_path.endswith(MODULE_SUFFIX) \
-                or "/test/" in change.old_path:
+                or not_built(change.old_path):
             continue
         text = read_text(context.upstream_old, change.old_path) or ""
         new_text = read_text(context.upstream_new, change.new_path) or ""
@@ -151,7 +152,7 @@ def trunk_callers(tree: FileTree, methods: set[str]) -> dict[str, list[str]]:
     spelled = re.compile(r"\.(" + "|".join(map(re.escape, sorted(methods))) + r")\s*\(")
     for path in tree.paths():
         if path.startswith(TRUNK_PACKAGE) and path.endswith(MODULE_SUFFIX) and not is_third_party(path) \
-                and "/test/" not in path:
+                and is_built(path):
             for method in set(spelled.findall(read_text(tree, path) or "")):
                 found[method].append(path)
     return found

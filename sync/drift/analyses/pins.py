@@ -15,6 +15,7 @@ import re
 
 from sync.drift.context import DriftContext
 from sync.facts.delta import backend_of, fork_added_lines
+from sync.facts.filekinds import PIN_SUFFIXES
 from sync.facts.trees import FileTree, read_text
 from sync.git import changes_with_renames
 from sync.model import Finding
@@ -65,7 +66,7 @@ def moved_pins(context: DriftContext) -> list[tuple[str, str, str]]:
 
 
 def _read_pins(tree: FileTree, path: str) -> dict[str, str]:
-    if not (path.endswith((".txt", ".json")) or "." not in path.rpartition("/")[2]):
+    if not (path.endswith(PIN_SUFFIXES) or "." not in path.rpartition("/")[2]):
         return {}
     text = read_text(tree, path) or ""
     return pins_in(path, text) if len(text) <= _LARGEST else {}

@@ -32,7 +32,8 @@ from sync.drift.analyses.bindings import (BINDING_FILES, TRUNK_PYTHON, backend_r
 from sync.drift.context import DriftContext
 from sync.facts.declindex import Decl, cpp_declarations, declarations_of
 from sync.facts.delta import PY, backend_of, fork_lines_where
-from sync.facts.layout import backend_root, is_third_party, not_built
+from sync.facts.filekinds import not_built
+from sync.facts.layout import backend_root, is_third_party
 from sync.facts.astwalk import walk_nodes
 from sync.facts.parsing import cpython_tree
 from sync.facts.pymodules import TRUNK_PACKAGE, absolute, package_of

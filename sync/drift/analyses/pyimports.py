@@ -26,7 +26,8 @@ from sync.facts.declindex import declarations_of
 from sync.facts.delta import PY, backend_of, fork_added_lines
 from sync.facts.pyblobs import python_fact
 from sync.facts.parsing import cpython_tree
-from sync.facts.layout import PACKAGE_COPY, SETUP_COPY, backend_root, is_third_party, not_built, third_party_owner
+from sync.facts.filekinds import is_test_file, not_built
+from sync.facts.layout import PACKAGE_COPY, SETUP_COPY, backend_root, is_third_party, third_party_owner
 from sync.facts.pymodules import TRUNK_PACKAGE, absolute, module_files, module_of, package_of
 from sync.git import changes_with_renames
 from sync.facts.roles import OVERLAY
@@ -91,8 +92,7 @@ def removed_import_findings(context: DriftContext) -> list[Finding]:
     where: dict[Site, tuple[str, str]] = {}  # -> (module's old path, why)
     gone: dict[tuple[str, str, str], str | None] = {}  # (module, its old path, name) -> why the import fails
     for path, lines in sorted(added.items()):
-        if not path.endswith(PY) or not_built(path) \
-                or path.rsplit("/", 1)[-1].startswith("test_"):
+        if not path.endswith(PY) or not_built(path) or is_test_file(path):
             continue  # tests and examples are no part of what loads
         text = read_text(fork, path) or ""
         still_called: set[tuple[str, str]] | None = None  # on the upgraded branch: read once a call proves gone

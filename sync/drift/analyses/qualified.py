@@ -26,7 +26,8 @@ from sync.facts.delta import backend_of, fork_added_lines
 from sync.facts.generated import pass_registrations
 from sync.facts.includes import IncludeGraph
 from sync.facts.moves import HEADERS, SCOPED_KINDS, Left, declarations_that_left
-from sync.facts.layout import not_built, third_party_owner
+from sync.facts.filekinds import not_built
+from sync.facts.layout import third_party_owner
 from sync.facts.trees import FileTree, read_text
 from sync.facts.upstreamlog import one_per_change
 from sync.model import Finding

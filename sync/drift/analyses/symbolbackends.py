@@ -12,6 +12,7 @@ from sync.drift.analyses.symbolterms import CPP, Drift, TD, Use, _TOKEN, _header
 from sync.facts.cppcalls import (CPP_NAMESPACE, backend_include_roots, dialect_namespaces, include_dir,
                                   include_target)
 from sync.facts.delta import fork_added_lines, fork_lines_where
+from sync.facts.filekinds import is_built
 from sync.facts.layout import is_third_party, third_party_owner
 from sync.facts.names import significant_name
 from sync.facts.trees import read_text
@@ -20,7 +21,6 @@ from sync.support.cache import memoized_by
 from sync.support.parselimit import oversized
 
 
-_NOT_BUILT_WITH_BACKEND = ("/test/", "/tests/", "/unittest/", "/unittests/")
 
 
 def backend_uses(old: GitTree, fork: GitTree) -> dict[str, list[str]]:
@@ -35,8 +35,7 @@ def backend_uses(old: GitTree, fork: GitTree) -> dict[str, list[str]]:
 
 
 def _backend_lines(old: GitTree, fork: GitTree) -> dict[str, set[int]]:
-    return fork_lines_where(old, fork, lambda path: is_third_party(path) and path.endswith(CPP)
-                            and not any(part in "/" + path for part in _NOT_BUILT_WITH_BACKEND))
+    return fork_lines_where(old, fork, lambda path: is_third_party(path) and path.endswith(CPP) and is_built(path))
 
 
 def _backend_uses(old: GitTree, fork: GitTree) -> dict[str, list[str]]:

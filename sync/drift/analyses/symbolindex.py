@@ -14,6 +14,7 @@ from sync.drift.analyses.symboldecls import (_accessor_aliases, _fewer_occurrenc
 from sync.drift.analyses.symbolterms import CODE, CPP, Drift, PY, TD, TRUNK_PREFIXES, _PY_DEF_LINE, _TOKEN, _header
 from sync.facts.cppcalls import dialect_namespaces, include_dir
 from sync.facts.cppscope import declaration_scopes
+from sync.facts.filekinds import is_built
 from sync.facts.layout import is_third_party
 from sync.facts.trees import read_text
 from sync.git import GitTree, Repository, changes_with_renames
@@ -26,7 +27,7 @@ def _indexed(upstream_path: str) -> bool:
     their deleted headers are read as any header (removed_headers). Not their Python: a name is read by its token."""
     if upstream_path.startswith(TRUNK_PREFIXES):
         return upstream_path.endswith(CODE)
-    return is_third_party(upstream_path) and upstream_path.endswith(TD) and "/test/" not in upstream_path
+    return is_third_party(upstream_path) and upstream_path.endswith(TD) and is_built(upstream_path)
 
 
 class UpstreamIndex:

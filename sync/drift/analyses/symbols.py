@@ -47,10 +47,11 @@ from sync.facts.roles import td_overlays
 from sync.facts.trees import read_text
 from sync.git import GitTree, Repository, conflict_sections, holds_conflict
 from sync.model import Finding
+from sync.model.report import backend_among
 
 # Re-exported: every name this module held before it was split (issue 49) is still imported from here
 # (the registry, other analyses, the tests and the benches do).
-from sync.drift.analyses.symbolbackends import (_COMMENT, _INCLUDES, _NOT_BUILT_WITH_BACKEND, _added_source,
+from sync.drift.analyses.symbolbackends import (_COMMENT, _INCLUDES, _added_source,
                                                 _backend_headers, _backend_lines, _backend_namespaces, _backend_uses,
                                                 _first_added_line, _include_roots, backend_uses)  # noqa: F401
 from sync.drift.analyses.symboldecls import (PythonShape, _DECLARATION_QUERY, _DECLARED, _TD_CONSTRUCTOR,
@@ -213,7 +214,7 @@ def _findings(hits_by_file: Hits, owners_of: Callable[[str], list[str]]) -> list
     groups: dict[tuple[str | None, str, str], list[tuple[str, Use, Drift]]] = {}
     for path, hits in hits_by_file.items():
         owners = owners_of(path)
-        backend = next((owner for owner in owners if owner not in ("shared-trunk", "flagtree-core")), None)
+        backend = backend_among(owners)
         for use, drift in hits:
             if drift.change in ("removed", "header"):
                 groups.setdefault((backend, drift.path, drift.name), []).append((path, use, drift))

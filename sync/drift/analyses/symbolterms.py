@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from sync.facts.filekinds import CPP_CODE, CPP_HEADERS, INC_SUFFIXES, PY_SUFFIXES, TD_SUFFIXES
 
-PY = (".py",)
-CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
-TD = (".td",)
+
+PY, CPP, TD = PY_SUFFIXES, CPP_CODE, TD_SUFFIXES
 CODE = PY + CPP + TD
 TRUNK_PREFIXES = ("python/triton/", "python/src/", "include/", "lib/", "bin/")
 # Too generic to stand for one trunk symbol: they appear and vanish all over a release.
@@ -37,4 +37,4 @@ class Drift:
 
 def _header(path: str) -> bool:
     """A declaration other files can reach: a header, or TableGen (its generated .inc is included)."""
-    return path.endswith((".h", ".hpp", ".hh", ".inc") + TD)
+    return path.endswith(CPP_HEADERS + INC_SUFFIXES + TD)

@@ -21,6 +21,7 @@ from sync.drift.context import DriftContext
 from sync.facts.cmakebuilt import unbuilt
 from sync.facts.cpp import backend_macros, guard_regions
 from sync.facts.declindex import declarations_of
+from sync.facts.filekinds import CPP_CODE, is_built
 from sync.facts.layout import backend_dir, is_third_party
 from sync.facts.roles import Classified
 from sync.facts.trees import read_text
@@ -28,8 +29,6 @@ from sync.git import GitTree
 from sync.model import Finding
 
 TD = ".td"
-_CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
-_NOT_BUILT = ("test/", "unittest/", "docs/")
 _CLASS_KINDS = ("attr", "type", "op", "enum-attr")
 _INCLUDE = re.compile(r'^\s*include\s+"([^"]+)"', re.MULTILINE)
 _TD_DEFINITION = re.compile(r"^\s*(?:def|class|multiclass|defvar)\s+([A-Za-z_]\w*)", re.MULTILINE)
@@ -114,8 +113,8 @@ def _trunk_uses(context: DriftContext, tree: GitTree, backend: str, names: set[s
             return None
         return [(region.start, region.end) for region in guard_regions(text)
                 if region.macro in macros and region.directive == "ifndef"]
-    return _uses(tree, names, lambda path: not is_third_party(path) and path.endswith(_CPP)
-                 and not path.startswith(_NOT_BUILT) and "/test/" not in path
+    return _uses(tree, names, lambda path: not is_third_party(path) and path.endswith(CPP_CODE)
+                 and is_built(path) and not path.startswith("docs/")
                  and (backend, path) not in context.replaced_by_backend, turned_off)
 
 
