@@ -13,6 +13,7 @@ JOURNAL_LIMIT = 1 << 30  # bytes: a line per commit, conflict hunks included
 
 
 def journal_lines(journal: Path) -> list[str]:
+    """The journal's lines (none: no journal); a last line a kill left torn is dropped from the file too."""
     text = read_bounded(journal, JOURNAL_LIMIT)
     if text is None:
         return []
@@ -24,6 +25,7 @@ def journal_lines(journal: Path) -> list[str]:
 
 
 def append_entry(journal: Path, result: ReplayedCommit, head: str) -> None:
+    """Append one replayed commit and the head after it, on disk before this returns."""
     with open(journal, "a", encoding="utf-8") as handle:
         handle.write(json.dumps({"result": result.to_json(), "head": head}) + "\n")
         handle.flush()
