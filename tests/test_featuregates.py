@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 from sync.drift.analyses.featuregates import (_upstream_form, cmake_definitions, component_names, feature_gate_findings,
-                                         gated_lines)
+                                         gated_lines, unconditional_definitions)
 from tests.upstream_fixture import context_of
 
 UPSTREAM_PASS = '#include "core/Ops.h"\n\nvoid run() {\n  core::build();\n}\n'
 OLD = {"CMakeLists.txt": "project(x)\n", "lib/Pass.cpp": UPSTREAM_PASS, "lib/Other.cpp": UPSTREAM_PASS,
        "lib/Plain.cpp": UPSTREAM_PASS}
-BUILD = "project(x)\nadd_definitions(-D__FEAT__)\n"
+# The fork's build defines the macro only when its option is on: a build without it exists.
+BUILD = "project(x)\noption(FEAT \"feature\" OFF)\nif(FEAT)\n  add_definitions(-D__FEAT__)\nendif()\n"
 GATED = ('#include "core/Ops.h"\n#ifdef __FEAT__\n#include "feat/Dialect.h"\n#endif\n\nvoid run() {\n'
          '  core::build();\n#if defined(__FEAT__)\n  feat::registerAll(op == "feat.other");\n#endif\n}\n')
 UNGATED = ('#include "core/Ops.h"\n#include "feat/Dialect.h"\n\nvoid run() {\n  core::build();\n'
@@ -133,3 +134,16 @@ def test_a_literal_use_reads_as_its_pattern_does() -> None:
     for kind in ("namespace", "op", "include"):
         form = _upstream_form(kind, "tle")
         assert [_uses(text, (kind, "tle"), form) for text in texts] == [bool(form.search(text)) for text in texts]
+
+
+def test_a_macro_every_configuration_defines_gates_nothing(tmp_path) -> None:
+    """The 3.5.x -> 3.6.0 move: `add_definitions(-D__TLE__)` at the top of the root CMakeLists.txt (and in 3.6.x
+    inside `if(FLAGTREE_TLE)` right after `set(FLAGTREE_TLE ON)`): no build leaves __TLE__ out, so ungated TLE
+    lines break nothing."""
+    for name, build in {"top": "project(x)\nadd_definitions(-D__FEAT__)\n",
+                        "set on": "set(FEAT ON)\nif(FEAT)\n  add_definitions(-D__FEAT__)\nendif()\n"}.items():
+        fork = {**fork_of(**{"lib/Other.cpp": UNGATED}), "CMakeLists.txt": build}
+        assert feature_gate_findings(context_of(tmp_path / name.replace(" ", "-"), OLD, {**OLD, **NEW_TAG}, fork)) == [], name
+    assert unconditional_definitions("if(A)\nadd_definitions(-DX)\nelse()\nadd_definitions(-DY)\nendif()\n"
+                                     "set(B ON)\nif(B)\nadd_definitions(-DZ)\nelse()\nadd_definitions(-DW)\nendif()\n"
+                                     "add_definitions(-DV) # top\n") == {"Z", "V"}

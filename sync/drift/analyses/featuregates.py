@@ -8,7 +8,9 @@ the component), each absent from upstream's C++ at the old tag. FlagTree-added t
 region that name the component are reported once per file of upstream's (a file FlagTree added is the
 component's own: its CMake decides whether it is built): they are built whatever M says, unlike the same
 component elsewhere, so a build without M breaks there and the fork's gating is inconsistent. Nothing here
-rests on an upstream change; the evidence is the fork's own gated use of the same names."""
+rests on an upstream change; the evidence is the fork's own gated use of the same names. A macro that a CMake
+file reaching the file defines in every configuration (unconditional_definitions) has no build without it: no
+finding (the 3.5.x -> 3.6.0 move: `add_definitions(-D__TLE__)` at the top of the root CMakeLists.txt)."""
 from __future__ import annotations
 
 import posixpath
@@ -35,6 +37,43 @@ def cmake_definitions(text: str) -> set[str]:
     found = {name for match in _ADD_DEFINITIONS.finditer(text) for name in re.findall(r"-D([A-Za-z_]\w*)", match[1])}
     return found | {name for match in _ADD_COMPILE_DEFINITIONS.finditer(text)
                     for name in re.findall(r"(?:^|\s)([A-Za-z_]\w*)", match[1])}
+
+
+_BLOCK = re.compile(r"^\s*(if|elseif|else|endif|foreach|endforeach|while|endwhile|function|endfunction|macro|endmacro)"
+                    r"\s*\((.*)\)", re.IGNORECASE)
+_SET_ON = re.compile(r"^\s*set\s*\(\s*([A-Za-z_]\w*)\s+(ON|TRUE|YES|1)\s*\)", re.IGNORECASE)
+_OPENS = {"if", "foreach", "while", "function", "macro"}
+_CLOSES = {"endif", "endforeach", "endwhile", "endfunction", "endmacro"}
+
+
+def unconditional_definitions(text: str) -> set[str]:
+    """Macros a CMake text defines for every configuration: at the top level, or inside `if(V)` blocks whose V
+    the text sets ON at the top level before (FlagTree's `set(FLAGTREE_TLE ON)` then `if(FLAGTREE_TLE)`). A
+    definition under any other condition, an else branch, a loop or a function may be left out of a build."""
+    always_on: set[str] = set()
+    found: set[str] = set()
+    stack: list[bool] = []  # per open block: whether it runs in every configuration
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0]
+        block = _BLOCK.match(line)
+        if block:
+            word, condition = block[1].lower(), block[2].strip()
+            if word == "if":
+                stack.append(condition in always_on)
+            elif word in _OPENS:
+                stack.append(False)
+            elif word in ("elseif", "else") and stack:
+                stack[-1] = False
+            elif word in _CLOSES and stack:
+                stack.pop()
+            continue
+        if not stack:
+            setting = _SET_ON.match(line)
+            if setting:
+                always_on.add(setting[1])
+        if all(stack):
+            found |= cmake_definitions(line)
+    return found
 
 
 def defined_macros(tree: GitTree) -> dict[str, str]:
@@ -210,6 +249,8 @@ def feature_gate_findings(context: DriftContext) -> list[Finding]:
         if own:
             gates.append(_Gate(macro, frozenset(own), tuple(sorted({w for n in own for w in uses[n]}))))
     findings = []
+    always = {macro: [cmake for cmake in paths if macro in unconditional_definitions(read_text(context.fork, cmake) or "")]
+              for macro, paths in definitions.items()}
     for path, (text, regions, known) in sorted(files.items()):
         if is_third_party(path) or not context.upstream_old.exists(path):
             continue  # a file FlagTree added is the component's own (its build decides), not trunk code
@@ -219,6 +260,8 @@ def feature_gate_findings(context: DriftContext) -> list[Finding]:
         for gate in gates:
             if not any(reaches(cmake, path) for cmake in definitions[gate.macro]):
                 continue  # the build never defines the macro for this file: its #ifdef cannot be the gate here
+            if any(reaches(cmake, path) for cmake in always[gate.macro]):
+                continue  # every configuration defines it for this file: no build leaves the gate out
             ungated = [(line, sorted(names[line] & gate.names)) for line in sorted(added[path])
                        if gate.macro not in regions.get(line, set()) and names.get(line, set()) & gate.names]
             if ungated:
