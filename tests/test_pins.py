@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sync.drift.analyses.pins import pin_findings
-from tests.upstream_fixture import context_of
+from sync.drift.analyses.pins import pin_findings, toolchain_name_findings
+from tests.upstream_fixture import context_of, context_with_history
 
 PIN = "cmake/llvm-hash.txt"
 OLD_HASH, NEW_HASH = "a66376b0dc3b2ea8a84fda26faca287980986f78", "8957e64a20fc7f4277565c6cfe3e555c119783ce"
@@ -41,3 +41,29 @@ def test_a_pin_upstream_moved_into_a_json_file_is_followed_by_its_name(tmp_path:
     fork = {**old, HELPER: "import os\n" + DOWNLOAD.format(hash=OLD_HASH[:8])}
     found = pin_findings(context_of(tmp_path, old, new, fork, removed_upstream=(PIN,)))
     assert [(f.kind, f.line, f.related_path) for f in found] == [("pin-stale", 2, "cmake/llvm-info.json")]
+
+
+NVVM_USE = "void lower(Value v) {{\n  auto space = NVVM::NVVMMemorySpace::{name};\n  use(space);\n}}\n"
+
+
+def test_a_name_the_toolchain_bump_took_away_is_an_error(tmp_path: Path) -> None:
+    """3.5.1 -> 3.6.0: the LLVM bump #8299 rewrote upstream's kSharedMemorySpace as Shared; TLE still spells it."""
+    old = {PIN: OLD_HASH + "\n", "lib/Lower.cpp": NVVM_USE.format(name="kSharedMemorySpace"), "README": "x\n"}
+    bump = {PIN: NEW_HASH + "\n", "lib/Lower.cpp": NVVM_USE.format(name="Shared")}
+    fork = {**old, "third_party/tle/lib/Barrier.cpp": NVVM_USE.format(name="kSharedMemorySpace"),
+            "third_party/tle/lib/Other.cpp": "int kSharedMemorySpaceCount = 0;\n"}
+    found = toolchain_name_findings(context_with_history(tmp_path, old, [("Bump LLVM (#8299)", bump)], fork))
+    assert [(f.kind, f.severity, f.path, f.line, f.details["replacement"]) for f in found] == [
+        ("toolchain-name-gone", "error", "third_party/tle/lib/Barrier.cpp", 2, "NVVM::NVVMMemorySpace::Shared")]
+    assert found[0].details["prs"] == ["8299"]
+
+
+def test_no_toolchain_claim_for_a_name_upstream_still_spells_or_a_change_outside_the_bump(tmp_path: Path) -> None:
+    old = {PIN: OLD_HASH + "\n", "lib/Lower.cpp": NVVM_USE.format(name="kSharedMemorySpace"), "README": "x\n"}
+    fork = {**old, "third_party/tle/lib/Barrier.cpp": NVVM_USE.format(name="kSharedMemorySpace")}
+    still = {PIN: NEW_HASH + "\n", "lib/Lower.cpp": NVVM_USE.format(name="Shared"),
+             "lib/Keep.cpp": NVVM_USE.format(name="kSharedMemorySpace")}
+    assert toolchain_name_findings(context_with_history(tmp_path / "still", old, [("Bump", still)], fork)) == []
+    # the rewrite came in a commit that did not move the pin: a refactor, not the toolchain
+    apart = [("Refactor", {"lib/Lower.cpp": NVVM_USE.format(name="Shared")}), ("Bump", {PIN: NEW_HASH + "\n"})]
+    assert toolchain_name_findings(context_with_history(tmp_path / "apart", old, apart, fork)) == []

@@ -26,7 +26,7 @@ from sync.drift.analyses.conventions import DECORATED, convention_findings
 from sync.drift.analyses.callbacks import callback_findings
 from sync.drift.analyses.contracts import contract_findings
 from sync.drift.analyses.entryscripts import entry_script_findings
-from sync.drift.analyses.pins import pin_findings
+from sync.drift.analyses.pins import pin_findings, toolchain_name_findings
 from sync.drift.analyses.dataclassfields import dataclass_field_findings
 from sync.drift.analyses.keys import KEY_READS, KEY_WRITES, key_string_findings, key_string_join, key_string_part
 from sync.drift.analyses.opverifiers import op_verifier_findings
@@ -188,6 +188,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
     _on_old("pybind calls", pybind_call_findings, 0.4),
     _on_old("build files", build_file_findings, 0.0),
     _on_old("toolchain pins", pin_findings, 0.0),
+    _on_old("toolchain names", toolchain_name_findings, 0.3),
     _on_old("entry scripts", entry_script_findings, 0.0),
     _on_old("callable parameters", callback_findings, 0.3),
     _on_old("build dependencies", generated_dependency_findings, 0.1, lines=NEW),

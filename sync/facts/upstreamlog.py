@@ -40,6 +40,12 @@ def _path_changes(repo: Repository, old: str, new: str, path: str) -> tuple[tupl
     return tuple(found)
 
 
+def commits_changing(repo: Repository, old: str, new: str, paths: tuple[str, ...]) -> list[Any]:
+    """The non-merge commits old..new that changed any of paths, oldest first."""
+    changed = {commit.id for path in paths for commit, _, _ in _path_changes(repo, old, new, path)}
+    return [commit for commit in _commits(repo, old, new) if commit.id in changed]
+
+
 def _entry_id(tree: Any, path: str) -> Any:
     try:
         return tree[path].id

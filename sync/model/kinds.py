@@ -263,6 +263,11 @@ CATALOGUE: tuple[Kind, ...] = (
        "import of a module beside the old script, or a path spelled `../` from the directory the build ran in",
        "import or spell the path from the script's new directory (as upstream's own script does now)",
        confidence="high"),
+    _k("toolchain-name-gone", "symbol", "error", "FlagTree's compiled C++ spells a name that upstream stopped "
+       "using in the commit that moved its toolchain pin (an LLVM bump) and spells nowhere at the new tag: the new "
+       "toolchain no longer declares it as such (the finding names upstream's replacement where one line became "
+       "another); upstream's own migration is the evidence, the toolchain's source is not read", "write it as upstream's own "
+       "code does after the bump commit", confidence="medium"),
     _k("pin-stale", "symbol", "error", "a FlagTree line of a code or build file names the toolchain commit upstream "
        "pinned at the old tag (a one-hash file such as cmake/llvm-hash.txt), which the new tag moved: the build "
        "fetches or checks a toolchain the new trunk is not written for", "move the pin (and the toolchain it "

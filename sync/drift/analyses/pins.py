@@ -7,17 +7,27 @@ spells the old hash (its first eight hex digits or more) and not the new one kee
 toolchain, which the new trunk no longer compiles against. The 3.3.x -> 3.4.0 move: the setup helper downloads
 `llvm-a66376b0-...` while 3.4.0 pins LLVM 8957e64a. A backend that pins its own toolchain spells another hash and
 is not asked. Kind pin-stale, an error.
+
+What the toolchain took away: the commit that moved a pin rewrote upstream's own uses of the toolchain's API (the
+3.5.1 -> 3.6.0 move's LLVM bump #8299: `NVVM::NVVMMemorySpace::kSharedMemorySpace` became `...::Shared`). A
+name on lines that commit removed and on none it added, spelled nowhere in upstream's C/C++ at the new tag, that
+FlagTree's compiled C++ lines still spell (as written, or by a qualified tail) is most likely gone from the new
+toolchain. Upstream's own migration is the evidence; the toolchain's source is not read. Kind toolchain-name-gone,
+an error, one per name, listing every site and upstream's replacement where one line became another.
 """
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 
 from sync.drift.context import DriftContext
 from sync.facts.delta import backend_of, fork_added_lines
-from sync.facts.filekinds import PIN_SUFFIXES
+from sync.facts.filekinds import COMPILED, CPP_CODE, PIN_SUFFIXES, is_built
+from sync.facts.layout import third_party_owner
+from sync.facts.upstreamlog import commits_changing, pr_of
 from sync.facts.trees import FileTree, read_text
-from sync.git import changes_with_renames
+from sync.git import GitTree, blob_hunks, changes_with_renames
 from sync.model import Finding
 
 _HASH = re.compile(r"\A\s*([0-9a-f]{12,40})\s*\Z")  # a pin file holds one commit hash and nothing else
@@ -43,25 +53,34 @@ def pins_in(path: str, text: str) -> dict[str, str]:
             if "hash" in key.lower() and isinstance(value, str) and _HEX.match(value)} if isinstance(data, dict) else {}
 
 
-def moved_pins(context: DriftContext) -> list[tuple[str, str, str]]:
-    """(where the new tag pins it, old hash, new hash) of each pin upstream moved between the tags: a pin of one
-    name in a file upstream changed, deleted or added (cmake/llvm-hash.txt became cmake/llvm-info.json's
-    llvm_hash in 3.7), one hash at each tag."""
-    before: dict[str, set[str]] = {}
+@dataclass(frozen=True)
+class MovedPin:
+    name: str  # llvm_hash
+    old: str
+    new: str
+    old_path: str  # the file that pinned it at the old tag
+    new_path: str  # ... and at the new one
+
+
+def moved_pins(context: DriftContext) -> list[MovedPin]:
+    """Each pin upstream moved between the tags: a pin of one name in a file upstream changed, deleted or added
+    (cmake/llvm-hash.txt became cmake/llvm-info.json's llvm_hash in 3.7), one hash at each tag."""
+    before: dict[str, dict[str, str]] = {}
     after: dict[str, dict[str, str]] = {}
     for change in changes_with_renames(context.upstream_old, context.upstream_new):
         if change.status != "added":
             for name, value in _read_pins(context.upstream_old, change.old_path).items():
-                before.setdefault(name, set()).add(value)
+                before.setdefault(name, {})[value] = change.old_path
         if change.new_path is not None:
             for name, value in _read_pins(context.upstream_new, change.new_path).items():
                 after.setdefault(name, {})[value] = change.new_path
     found = []
     for name, olds in sorted(before.items()):
         news = after.get(name, {})
-        if len(olds) == 1 and len(news) == 1 and olds != news.keys():
-            (new, where), = news.items()
-            found.append((where, next(iter(olds)), new))
+        if len(olds) == 1 and len(news) == 1 and olds.keys() != news.keys():
+            (old, old_path), = olds.items()
+            (new, new_path), = news.items()
+            found.append(MovedPin(name, old, new, old_path, new_path))
     return found
 
 
@@ -79,7 +98,8 @@ def pin_findings(context: DriftContext) -> list[Finding]:
     findings: list[Finding] = []
     for path, lines in sorted(fork_added_lines(context.upstream_old, context.fork).items()):
         text = read_text(context.fork, path) or ""
-        for pin, old, new in pins:
+        for moved in pins:
+            pin, old, new = moved.new_path, moved.old, moved.new
             if old[:_SPELLED] not in text:
                 continue
             spelled = re.compile(rf"(?<![0-9a-f]){old[:_SPELLED]}[0-9a-f]*")
@@ -94,3 +114,119 @@ def pin_findings(context: DriftContext) -> list[Finding]:
                         number, backend_of(context.owners.owners, path), related_path=pin,
                         details={"declaration": old, "replacement": new, "sites": [f"{path}:{number}"]}))
     return findings
+
+
+# ---------------------------------------------------------------- names the toolchain bump took away
+
+_NAME = re.compile(r"[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*")
+_SHORTEST = 6  # a name this short is too common to stand for one declaration of the toolchain
+
+
+@dataclass(frozen=True)
+class Migrated:
+    """A name upstream stopped using in the commit that moved a toolchain pin, and what it wrote instead."""
+
+    name: str  # as upstream spelled it: `NVVM::NVVMMemorySpace::kSharedMemorySpace`
+    replacement: str | None
+    commit: str  # short id
+    subject: str
+    path: str  # a file where upstream rewrote it (new tag)
+
+
+def _names(line: str) -> set[str]:
+    """Names a C++ line spells (qualified as written, blanks around `::` dropped), without // comments and
+    string literals."""
+    code = re.sub(r'"(?:\\.|[^"\\])*"', '""', line.split("//", 1)[0])
+    return {re.sub(r"\s+", "", match) for match in _NAME.findall(code)}
+
+
+def bump_migrations(context: DriftContext, pins: list[MovedPin]) -> list[Migrated]:
+    """Names each commit that moved a pin stopped using in C++: on the lines it removed and on none it added,
+    with the replacement where a removed line and an added line of one hunk differ in that name alone."""
+    if context.range is None or not pins:
+        return []
+    repo, old, onto = context.repo, context.range.old.oid, context.range.onto.oid
+    paths = tuple(sorted({pin.old_path for pin in pins} | {pin.new_path for pin in pins}))
+    found: dict[str, Migrated] = {}
+    for commit in commits_changing(repo, old, onto, paths):
+        parent, after = GitTree(repo, commit.parents[0].tree, "bump^"), GitTree(repo, commit.tree, "bump")
+        subject = commit.message.splitlines()[0] if commit.message else ""
+        for change in changes_with_renames(parent, after):
+            if change.status != "modified" or change.new_path is None or not change.new_path.endswith(CPP_CODE):
+                continue
+            for hunk in blob_hunks(repo, parent.tree[change.old_path].id, after.tree[change.new_path].id):
+                removed = [_names(line) for line in hunk.removed]
+                added = [_names(line) for line in hunk.added]
+                gone = set().union(*removed) - set().union(*added) if removed else set()
+                for name in sorted(gone):
+                    if len(name.rpartition("::")[2]) < _SHORTEST or name in found:
+                        continue
+                    swaps = {next(iter(now - was)) for was in removed if name in was for now in added
+                             if was - now == {name} and len(now - was) == 1}
+                    found[name] = Migrated(name, next(iter(swaps)) if len(swaps) == 1 else None,
+                                           str(commit.id)[:9], subject, change.new_path)
+    return list(found.values())
+
+
+def _used_anywhere(tree: GitTree, names: set[str]) -> set[str]:
+    """Which of the names (by their last component, a word) a C/C++ file of the tree still spells."""
+    lasts = {name: name.rpartition("::")[2] for name in names}
+    words = {last: re.compile(rf"\b{re.escape(last)}\b") for last in lasts.values()}
+    seen: set[str] = set()
+    for path in tree.paths():
+        if not path.endswith(COMPILED) or len(seen) == len(words):
+            continue
+        text = read_text(tree, path) or ""
+        seen |= {last for last, word in words.items() if last not in seen and last in text and word.search(text)}
+    return {name for name, last in lasts.items() if last in seen}
+
+
+def toolchain_name_findings(context: DriftContext) -> list[Finding]:
+    """FlagTree's compiled C++ lines that spell a name the toolchain bump took away (see the module's text)."""
+    migrated = bump_migrations(context, moved_pins(context))
+    if not migrated:
+        return []
+    own_trunk = context.own_trunk_backends
+    sites: dict[str, list[tuple[str, int]]] = {}
+    for path, lines in sorted(fork_added_lines(context.upstream_old, context.fork).items()):
+        if not path.endswith(CPP_CODE) or third_party_owner(path) in own_trunk or not is_built(path):
+            continue
+        text = read_text(context.fork, path) or ""
+        source = text.splitlines()
+        for item in migrated:
+            last = item.name.rpartition("::")[2]
+            if last not in text:
+                continue
+            for line in sorted(lines):
+                if 0 < line <= len(source) and any(_same_name(spelled, item.name) for spelled in _names(source[line - 1])):
+                    sites.setdefault(item.name, []).append((path, line))
+    if not sites:
+        return []
+    still = _used_anywhere(context.upstream_new, set(sites))  # upstream still spells it somewhere: no claim
+    findings = []
+    for item in migrated:
+        where = sites.get(item.name)
+        if not where or item.name in still:
+            continue
+        path, line = where[0]
+        instead = f", now {item.replacement}" if item.replacement else ""
+        findings.append(Finding(
+            "toolchain-name-gone", path,
+            f"FlagTree uses {item.name}, which upstream stopped using in the commit that moved its toolchain pin "
+            f"({item.commit} {item.subject}; {item.path}{instead}) and spells nowhere at the new tag: the new "
+            f"toolchain most likely no longer offers it (will not build as is); {len(where)} site(s)",
+            f"write it as upstream's own code does after {item.commit}"
+            + (f" ({item.replacement})" if item.replacement else ""),
+            line, backend_of(context.owners.owners, path), related_path=item.path,
+            details={"declaration": item.name, "replacement": item.replacement, "commits": [f"{item.commit} {item.subject}"],
+                     "prs": [pr] if (pr := pr_of(item.subject)) else [],
+                     "sites": [f"{site_path}:{site_line}" for site_path, site_line in where]}))
+    return findings
+
+
+def _same_name(spelled: str, name: str) -> bool:
+    """Whether a name as a line spells it is the migrated one: equal, or one of them a qualified tail of the
+    other (`NVVMMemorySpace::kSharedMemorySpace` for `NVVM::NVVMMemorySpace::kSharedMemorySpace`)."""
+    a, b = spelled.split("::"), name.split("::")
+    shorter, longer = (a, b) if len(a) <= len(b) else (b, a)
+    return longer[-len(shorter):] == shorter
