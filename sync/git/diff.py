@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 import pygit2
 from pygit2.enums import DeltaStatus
@@ -120,6 +120,21 @@ class Hunk:
     new_lines: int
     removed: tuple[str, ...]
     added: tuple[str, ...]
+
+
+def commit_hunks(repo: pygit2.Repository, commit: pygit2.Commit,
+                 wanted: Callable[[str], bool]) -> Iterator[tuple[str, Hunk]]:
+    """(new path, hunk without context) of each file a single-parent commit modified that wanted() accepts: one
+    tree diff of the commit against its parent, no index of either tree."""
+    diff = repo.diff(commit.parents[0].tree, commit.tree, context_lines=0)  # type: ignore[call-overload]
+    for patch in diff:
+        delta = patch.delta
+        if delta.status != DeltaStatus.MODIFIED or not wanted(delta.new_file.path):
+            continue
+        for hunk in patch.hunks:
+            yield delta.new_file.path, Hunk(hunk.old_start, hunk.old_lines, hunk.new_start, hunk.new_lines,
+                                            tuple(line.content for line in hunk.lines if line.origin == "-"),
+                                            tuple(line.content for line in hunk.lines if line.origin == "+"))
 
 
 def blob_hunks(repo: pygit2.Repository, old: pygit2.Oid, new: pygit2.Oid) -> tuple[Hunk, ...]:

@@ -35,7 +35,7 @@ from sync.facts.parsing import Unparseable, parsed_ast
 from sync.facts.pymodules import TRUNK_PACKAGE
 from sync.facts.trees import FileTree, read_text
 from sync.facts.upstreamlog import with_upstream_commits
-from sync.git import changes_with_renames
+from sync.git import blob_hunks, changes_with_renames
 from sync.model import Finding
 
 _ANNOTATED = re.compile(r"^[ \t]+[A-Za-z_]\w*[ \t]*:[ \t]*[A-Za-z_]", re.MULTILINE)  # a class field, cheaply
@@ -142,9 +142,8 @@ def _changed_shapes(context: DriftContext, trunk: list[tuple[str, str]]) -> dict
     file upstream changed that unpacks it (names where the files disagree are left out)."""
     seen: dict[str, list[_Shape | None]] = defaultdict(list)
     for old_path, new_path in trunk:
-        text = read_text(context.upstream_new, new_path) or ""
-        if "= " not in text or "," not in text:
-            continue
+        if not _touches_unpacking(context, old_path, new_path):
+            continue  # cheap: upstream's hunks of the file change no line of a tuple assignment
         after_tree, before_tree = _parsed(context.upstream_new, new_path), _parsed(context.upstream_old, old_path)
         if after_tree is None or before_tree is None:
             continue
@@ -162,6 +161,16 @@ def _changed_shapes(context: DriftContext, trunk: list[tuple[str, str]]) -> dict
                                      for shape in shapes):
             agreed[name] = first
     return agreed
+
+
+_TUPLE_TARGET = re.compile(r"^[^=#'\"]*,[^=#'\"]*[^=!<>+\-*/%&|^]=[^=]|^\s*[\w.]+\s*,\s*(?:[\w.]+\s*,?\s*)*\)?\s*=?\s*$")
+
+
+def _touches_unpacking(context: DriftContext, old_path: str, new_path: str) -> bool:
+    """Whether upstream's hunks of a file remove or add a line of a tuple assignment (`a, b = ...`, or a line
+    of names of a target spread over lines)."""
+    hunks = blob_hunks(context.repo, context.upstream_old.tree[old_path].id, context.upstream_new.tree[new_path].id)
+    return any(_TUPLE_TARGET.search(line) for hunk in hunks for line in (*hunk.removed, *hunk.added))
 
 
 def _own_returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]:

@@ -27,7 +27,7 @@ from sync.facts.filekinds import COMPILED, CPP_CODE, PIN_SUFFIXES, is_built
 from sync.facts.layout import third_party_owner
 from sync.facts.upstreamlog import commits_changing, pr_of
 from sync.facts.trees import FileTree, read_text
-from sync.git import GitTree, blob_hunks, changes_with_renames
+from sync.git import GitTree, changes_with_renames, commit_hunks
 from sync.model import Finding
 
 _HASH = re.compile(r"\A\s*([0-9a-f]{12,40})\s*\Z")  # a pin file holds one commit hash and nothing else
@@ -149,22 +149,18 @@ def bump_migrations(context: DriftContext, pins: list[MovedPin]) -> list[Migrate
     paths = tuple(sorted({pin.old_path for pin in pins} | {pin.new_path for pin in pins}))
     found: dict[str, Migrated] = {}
     for commit in commits_changing(repo, old, onto, paths):
-        parent, after = GitTree(repo, commit.parents[0].tree, "bump^"), GitTree(repo, commit.tree, "bump")
         subject = commit.message.splitlines()[0] if commit.message else ""
-        for change in changes_with_renames(parent, after):
-            if change.status != "modified" or change.new_path is None or not change.new_path.endswith(CPP_CODE):
-                continue
-            for hunk in blob_hunks(repo, parent.tree[change.old_path].id, after.tree[change.new_path].id):
-                removed = [_names(line) for line in hunk.removed]
-                added = [_names(line) for line in hunk.added]
-                gone = set().union(*removed) - set().union(*added) if removed else set()
-                for name in sorted(gone):
-                    if len(name.rpartition("::")[2]) < _SHORTEST or name in found:
-                        continue
-                    swaps = {next(iter(now - was)) for was in removed if name in was for now in added
-                             if was - now == {name} and len(now - was) == 1}
-                    found[name] = Migrated(name, next(iter(swaps)) if len(swaps) == 1 else None,
-                                           str(commit.id)[:9], subject, change.new_path)
+        for path, hunk in commit_hunks(repo, commit, lambda name: name.endswith(CPP_CODE)):
+            removed = [_names(line) for line in hunk.removed]
+            added = [_names(line) for line in hunk.added]
+            gone = set().union(*removed) - set().union(*added) if removed else set()
+            for name in sorted(gone):
+                if len(name.rpartition("::")[2]) < _SHORTEST or name in found:
+                    continue
+                swaps = {next(iter(now - was)) for was in removed if name in was for now in added
+                         if was - now == {name} and len(now - was) == 1}
+                found[name] = Migrated(name, next(iter(swaps)) if len(swaps) == 1 else None, str(commit.id)[:9],
+                                       subject, path)
     return list(found.values())
 
 
@@ -187,19 +183,28 @@ def toolchain_name_findings(context: DriftContext) -> list[Finding]:
     if not migrated:
         return []
     own_trunk = context.own_trunk_backends
+    by_last: dict[str, list[Migrated]] = {}
+    for item in migrated:
+        by_last.setdefault(item.name.rpartition("::")[2], []).append(item)
+    # one pass per file and line for every name: a line is split into names only where one of them is a word
+    spelled = re.compile(r"\b(" + "|".join(map(re.escape, sorted(by_last, key=len, reverse=True))) + r")\b")
     sites: dict[str, list[tuple[str, int]]] = {}
     for path, lines in sorted(fork_added_lines(context.upstream_old, context.fork).items()):
         if not path.endswith(CPP_CODE) or third_party_owner(path) in own_trunk or not is_built(path):
             continue
         text = read_text(context.fork, path) or ""
+        if not spelled.search(text):
+            continue
         source = text.splitlines()
-        for item in migrated:
-            last = item.name.rpartition("::")[2]
-            if last not in text:
+        for line in sorted(lines):
+            words = set(spelled.findall(source[line - 1])) if 0 < line <= len(source) else set()
+            if not words:
                 continue
-            for line in sorted(lines):
-                if 0 < line <= len(source) and any(_same_name(spelled, item.name) for spelled in _names(source[line - 1])):
-                    sites.setdefault(item.name, []).append((path, line))
+            names = _names(source[line - 1])
+            for word in sorted(words):
+                for item in by_last[word]:
+                    if any(_same_name(name, item.name) for name in names):
+                        sites.setdefault(item.name, []).append((path, line))
     if not sites:
         return []
     still = _used_anywhere(context.upstream_new, set(sites))  # upstream still spells it somewhere: no claim
