@@ -30,10 +30,14 @@ def test_fires_on_changed_builders_python_signatures_and_pybind_chains(tmp_path)
             "third_party/tle/binding.cc": BINDING,
             "python/triton/tle.py": "from triton.semantic import make\n\n\ndef g(b, builder):\n"
                                     "    builder.make_foo()\n    builder.make_other()\n    return make(b, [1])\n"}
-    found = {(f.path, f.line, f.details["resolved_by"]) for f in call_signature_findings(_context(tmp_path, fork))}
+    findings = call_signature_findings(_context(tmp_path, fork))
+    found = {(f.path, f.line, f.details["resolved_by"]) for f in findings}
     assert found == {("lib/Use.cpp", 3, "includes"), ("lib/Use.cpp", 4, "includes"),
                      ("third_party/tle/binding.cc", 3, "includes"),
                      ("python/triton/tle.py", 5, "pybind binding"), ("python/triton/tle.py", 7, "import")}
+    # the Python call fits its binding; the break is in the binding's body (binding.cc:3): a look, not a warning
+    (caller,) = [f for f in findings if f.details["resolved_by"] == "pybind binding"]
+    assert (caller.kind, caller.severity) == ("binding-caller-review", "info")
 
 
 def test_a_builder_call_no_new_overload_takes_is_an_error_and_a_renamed_parameter_a_warning(tmp_path) -> None:

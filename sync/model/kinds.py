@@ -214,6 +214,10 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("co-change", "symbol", "warning", "FlagTree-added lines sit inside a function whose upstream body changed "
        "between the tags, in a file that merged without a textual conflict", "read the upstream diff of the "
        "function and check FlagTree's lines still fit it", confidence="medium"),
+    _k("binding-caller-review", "symbol", "info", "FlagTree's Python calls a pybind method of FlagTree's own whose "
+       "C++ body calls a declaration upstream changed in meaning (renamed, added or dropped parameters): the call "
+       "fits the binding, and the break is in the body, reported at the C++ site", "when fixing the binding's "
+       "body, check whether the values this call passes still mean what the new parameters ask", confidence="low"),
     _k("co-change-review", "symbol", "info", "as co-change, but FlagTree's lines use no name that upstream's "
        "change brought into or took out of the function", "glance at the upstream diff of the function; "
        "usually nothing to do", confidence="low"),

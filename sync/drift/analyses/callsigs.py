@@ -10,8 +10,9 @@ The callee is resolved by scope, never by a bare name alone:
 - a Python call of a pybind method (`builder.name(...)`) resolves to the `.def("name", ...)` of a C++
   file of the branch; when that binding's body holds a call reported above whose parameters changed
   meaning (renamed, added, dropped), the Python call is reported too (the values it passes through the
-  binding may carry the old meaning: the v3.6 fix of tle changed both); when only a type changed, the fix
-  is where the C++ value is built and the Python call is listed in that finding (python_callers).
+  binding may carry the old meaning: the v3.6 fix of tle changed both) as binding-caller-review, an info: the
+  call fits its binding and the break is in the C++ body; when only a type changed, the fix is where the C++
+  value is built and the Python call is listed in that finding (python_callers).
 A call is reported when its argument count fits an old overload and no new one (kind call-no-overload, an error:
 a C++ call will not compile, a Python call raises TypeError each time it runs), or fits both but the parameters at
 the positions it passes were renamed (call-signature, a warning); a parameter that only changed type breaks a call only
@@ -436,8 +437,10 @@ def _python_findings(context: DriftContext, path: str, lines: frozenset[int], bi
                 continue
             change = ("builder", first.upstream_path, first.new_upstream_path, first.declaration,
                       f"pybind {call.attribute} {first.call_path}:{first.line}")
+            # info: the call fits the binding, and the break is in the binding's C++ body, reported there;
+            # judged on three moves, none of these calls broke (what they pass follows how the body is fixed)
             findings.append((change, [f"{path}:{call.line}"], Finding(
-                "call-signature", path,
+                "binding-caller-review", path,
                 f"FlagTree calls the pybind method {call.attribute}, bound in {first.call_path}, whose body calls "
                 f"{first.callee}: {first.why}; what the call passes may carry the parameter's old meaning",
                 line=call.line, backend=backend_of(context.owners.owners, path), related_path=first.upstream_path,
