@@ -112,6 +112,26 @@ def test_a_redundant_overlay_is_advised_deletion_not_a_merge(world) -> None:
     assert len(advice) == 1 and "delete them (git rm)" in advice[0] and "drift --apply" not in advice[0], advice
 
 
+def test_advice_that_provenance_reads_the_commit_not_the_work_tree(world) -> None:
+    """Found on the 3.7 move (issue 48): the advice "delete them (git rm), then run provenance again", followed
+    to the letter, failed again, because provenance reads the branch's commit. The advice says to commit, and
+    a named file whose change is only in the work tree is named as such; once committed, provenance passes."""
+    autotuner = A + "runtime/autotuner.py"
+    (world.fork / autotuner).write_text(git(world.fork, "show", "v3.5.0:python/triton/runtime/autotuner.py"))
+    git(world.fork, "commit", "-qam", "alpha: autotuner back to trunk's")
+    args = ["provenance", "--repo", str(world.fork), "--tag", "v3.6.0", "--backend", "alpha", "--from", "v3.5.0"]
+    first = CliRunner().invoke(cli, args)
+    assert "git rm" in first.output and "commit" in first.output.split("git rm", 1)[1], first.output
+    git(world.fork, "rm", "-q", autotuner)
+    staged = CliRunner().invoke(cli, args)
+    assert staged.exit_code == 1, staged.output
+    uncommitted = [line for line in staged.output.splitlines() if "not committed" in line]
+    assert len(uncommitted) == 1 and autotuner in uncommitted[0], staged.output
+    git(world.fork, "commit", "-qm", "alpha: drop the redundant autotuner")
+    done = CliRunner().invoke(cli, args)
+    assert autotuner not in done.output and "not committed" not in done.output, done.output
+
+
 def test_provenance_with_nothing_to_record_is_one_line_and_exit_0(world) -> None:
     """Issue 48.4: a backend of the tree with no file that stands in for trunk (no spec tree at all, or only
     files of its own) has nothing to record: not an error. A name that is no backend still is."""

@@ -1,7 +1,7 @@
 """Review jobs: record a reviewed finding (suppressions.toml) or each file's upstream base (provenance.toml)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sync.drift.run import analyse_drift
@@ -11,6 +11,7 @@ from sync.git import (GitTree, Repository, branch_exists, branch_head, checked_o
 from sync.facts.layout import backend_names, third_party_backends
 from sync.model import Finding
 from sync.records.provenance import Recorded, manifest_path, write_manifest
+from sync.records.tomlfiles import work_tree_path
 from sync.records.suppressions import (add_suppression, added_suppression, apply_suppressions, site_paths, subject_of,
                                        subjects_of, suppressions_path)
 from sync.jobs.revs import resolve_rev
@@ -133,7 +134,18 @@ def record_provenance(repo_path: str, *, tag: str, backend: str, source: str | N
             return Recorded(work_tree / manifest_path(backend), 0, (), True, nothing=True)
         raise SyncError(f"no spec tree for backend {backend} on {source}")
     tag_tree = GitTree.of_commit(repo, resolve_rev(repo, tag).oid, tag)
-    return write_manifest(repo, work_tree, branch, backend, tag, tag_tree, _old_tree(repo, source, tag, old))
+    recorded = write_manifest(repo, work_tree, branch, backend, tag, tag_tree, _old_tree(repo, source, tag, old))
+    if checked_out_branch(repo) != source:  # the work tree holds another branch: its files say nothing of source
+        return recorded
+    # provenance reads the branch's commit: a fix made in the work tree (a git rm, a hand merge) only counts once
+    # committed, so a file left at its old base whose fix is not committed yet is named as such
+    uncommitted = tuple(path for path in recorded.unmerged if _on_disk(work_tree, path) != branch.read(path))
+    return replace(recorded, uncommitted=uncommitted)
+
+
+def _on_disk(work_tree: Path, path: str) -> bytes | None:
+    target = work_tree_path(work_tree, path)
+    return target.read_bytes() if target.is_file() and not target.is_symlink() else None
 
 
 def _old_tree(repo: Repository, branch: str, tag: str, old: str | None) -> GitTree | None:

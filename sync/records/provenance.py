@@ -107,6 +107,7 @@ class Recorded:
     redundant: tuple[str, ...] = ()  # of unmerged, those identical to their old base: nothing of FlagTree's to keep
     marked: tuple[str, ...] = ()  # of unmerged, those holding committed conflict markers: no base is true of them
     nothing: bool = False  # the backend has no file with a trunk counterpart: nothing to record, nothing written
+    uncommitted: tuple[str, ...] = ()  # of unmerged, those changed in the work tree but not committed
 
 
 def write_manifest(repo: Repository, work_tree: Path, branch: GitTree, backend: str, tag: str,
