@@ -1,6 +1,7 @@
 """Review jobs: record a reviewed finding (suppressions.toml) or each file's upstream base (provenance.toml)."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -161,9 +162,38 @@ def _old_tree(repo: Repository, branch: str, tag: str, old: str | None) -> GitTr
 def review_on_branch(findings: list[Finding], repo: Repository, branch_commit: str, onto: str,
                      backends: list[str]) -> list[Finding]:
     """Reviews committed on the upgraded branch count too (the maintainer reviews the branch that will be
-    released); an entry there wins over the FlagTree branch's entry for the same finding."""
+    released); an entry there wins over the FlagTree branch's entry for the same finding. A finding fixed by a
+    commit on the branch is gone (fixed_on_branch)."""
     branch = GitTree.of_commit(repo, branch_commit, "reviews:branch")
-    return apply_suppressions(findings, branch, GitTree.of_commit(repo, onto, "new"), backends)
+    kept = [finding for finding in findings if not fixed_on_branch(finding, branch)]
+    return apply_suppressions(kept, branch, GitTree.of_commit(repo, onto, "new"), backends)
+
+
+_SITE_LINE = re.compile(r":\d+$")
+
+
+def fixed_on_branch(finding: Finding, branch: GitTree) -> bool:
+    """A fix committed on the upgraded branch clears its finding (issue 48). The analyses read FlagTree's
+    lines on the source branch and only move them to the branch, so a finding about names FlagTree uses at
+    sites (a removed declaration, a CMake entry) is judged here: fixed once no file of its sites on the branch
+    names any of them. A qualified name counts by its last part, so a doubt keeps the finding."""
+    sites = finding.details.get("sites")
+    names = _used_names(finding)
+    if not names or not isinstance(sites, list) or not sites:
+        return False
+    named = re.compile("|".join(rf"(?<![\w$]){re.escape(name)}(?![\w$])" for name in sorted(names)))
+    for path in {_SITE_LINE.sub("", str(site)) for site in sites}:
+        data = branch.read(path)
+        if data is not None and named.search(data.decode("utf-8", errors="replace")):
+            return False
+    return True
+
+
+def _used_names(finding: Finding) -> set[str]:
+    """The names a finding says FlagTree uses: its declaration and each removed symbol's name."""
+    details = finding.details
+    names = [details.get("declaration")] + [str(symbol).split(":", 1)[0] for symbol in details.get("symbols") or []]
+    return {re.split(r"::|\.", name)[-1] for name in names if isinstance(name, str) and name.strip()}
 
 
 def uncommitted_suppressions(repo_path: str, read_from: str, backends: list[str]) -> list[str]:

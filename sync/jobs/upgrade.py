@@ -31,6 +31,7 @@ from sync.support.atomic import check_report_target
 from sync.report.write import write_report
 from sync.support.progress import Progress, Silent
 from sync.jobs.revs import from_doubt, pinned_rev, repository_forges, require_based_on, require_forward, resolve_rev
+from sync.jobs.review import fixed_on_branch
 
 if TYPE_CHECKING:
     from sync.drift.ahead import Ahead
@@ -263,7 +264,9 @@ def _finish(repo_path: str, result: engine.UpgradeResult, options: RunOptions, p
     if options.gate:
         progress.phase(f"test gate: {options.gate.command}")
     gate = _gate(repo, result, options.gate, owners_of) if options.gate else None
-    report = build_report(params.range, drift.owners.backends, drift.findings, _commits(result.results, owners_of, result.upstream,
+    branch = GitTree.of_commit(repo, result.head, params.target_branch)  # as drift --target and status judge it
+    findings = [finding for finding in drift.findings if not fixed_on_branch(finding, branch)]
+    report = build_report(params.range, drift.owners.backends, findings, _commits(result.results, owners_of, result.upstream,
                                                                                 result.orphan_reverts,
                                                                                 params.drop_orphan_reverts),
                           UpgradeInfo(params.target_branch, result.head, params.policy, result.resumed), gate=gate,
