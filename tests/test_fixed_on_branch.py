@@ -7,8 +7,10 @@ finding cannot be reviewed either, so drift could never exit 0.
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 from sync.jobs.drift import DriftOptions, run_drift
+from sync.jobs.review import fixed_on_branch
 from sync.model import Finding
 from tests.conftest import git
 from tests.test_bindings import NEW_CC, OLD_CC
@@ -54,3 +56,16 @@ def test_a_name_still_on_the_branch_keeps_its_finding(tmp_path: Path) -> None:
     moved = USE.replace("return b.create_old_load(2)", "return 2") + "def again(b):\n    return b.create_old_load(3)\n"
     commit(repo, {SEMANTIC: moved}, "Move the call")
     assert len(_removed(repo)) == 1
+
+
+def test_a_declaration_named_with_its_kind_is_matched_by_its_last_identifier() -> None:
+    """Findings name what FlagTree calls as "op LoadOp" or "TargetInfoBase::barrier": the call on the branch
+    reads create<triton::LoadOp> or targetInfo.barrier(...), which still uses it."""
+    branch = SimpleNamespace(read=lambda path: {"a.cpp": b"auto v = rewriter.create<triton::LoadOp>(loc, p);\n",
+                                                "b.cpp": b"targetInfo.barrier(loc, rewriter);\n"}.get(path))
+    for declaration, site in (("op LoadOp", "a.cpp:1"), ("TargetInfoBase::barrier", "b.cpp:1")):
+        finding = Finding("call-no-overload", site.split(":")[0], "m", details={"declaration": declaration,
+                                                                               "sites": [site]})
+        assert not fixed_on_branch(finding, branch), declaration  # type: ignore[arg-type]
+    gone = Finding("call-no-overload", "a.cpp", "m", details={"declaration": "op StoreOp", "sites": ["a.cpp:1"]})
+    assert fixed_on_branch(gone, branch)  # type: ignore[arg-type]

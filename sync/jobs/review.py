@@ -190,10 +190,14 @@ def fixed_on_branch(finding: Finding, branch: GitTree) -> bool:
 
 
 def _used_names(finding: Finding) -> set[str]:
-    """The names a finding says FlagTree uses: its declaration and each removed symbol's name."""
+    """The names a finding says FlagTree uses: its declaration ("op LoadOp", "TargetInfoBase::barrier": the last
+    identifier) and each removed symbol's name."""
     details = finding.details
     names = [details.get("declaration")] + [str(symbol).split(":", 1)[0] for symbol in details.get("symbols") or []]
-    return {re.split(r"::|\.", name)[-1] for name in names if isinstance(name, str) and name.strip()}
+    return {words[-1] for name in names if isinstance(name, str) and (words := _IDENTIFIER.findall(name))}
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 
 
 def uncommitted_suppressions(repo_path: str, read_from: str, backends: list[str]) -> list[str]:
