@@ -13,7 +13,7 @@ from sync.facts.layout import backend_names, third_party_backends
 from sync.model import Finding
 from sync.records.provenance import Recorded, manifest_path, write_manifest
 from sync.records.tomlfiles import work_tree_path
-from sync.records.suppressions import (add_suppression, added_suppression, apply_suppressions, site_paths, subject_of,
+from sync.records.suppressions import (TRUNK_SUPPRESSIONS, add_suppression, added_suppression, apply_suppressions, site_paths, subject_of,
                                        subjects_of, suppressions_path)
 from sync.jobs.revs import resolve_rev
 from sync.jobs.upgraded import range_of, upgraded_range
@@ -211,8 +211,7 @@ def uncommitted_suppressions(repo_path: str, read_from: str, backends: list[str]
     tree = GitTree.of_commit(repo, resolve_rev(repo, read_from).oid, "reviews")
     here = repo.workdir is not None and work_tree.resolve() == Path(repo.workdir).resolve()
     changed = []
-    for backend in backends:
-        rel = suppressions_path(backend)
+    for rel in [suppressions_path(backend) for backend in backends] + [TRUNK_SUPPRESSIONS]:
         on_disk = work_tree / rel
         if on_disk.is_symlink() or not on_disk.is_file():
             continue
