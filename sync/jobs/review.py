@@ -13,8 +13,8 @@ from sync.facts.layout import backend_names, third_party_backends
 from sync.model import Finding
 from sync.records.provenance import Recorded, manifest_path, write_manifest
 from sync.records.tomlfiles import work_tree_path
-from sync.records.suppressions import (TRUNK_SUPPRESSIONS, add_suppression, added_suppression, apply_suppressions, site_paths, subject_of,
-                                       subjects_of, suppressions_path)
+from sync.records.suppressions import (TRUNK_SUPPRESSIONS, add_suppression, added_suppression, apply_suppressions,
+                                       site_paths, subject_of, subjects_of, suppressions_path)
 from sync.jobs.revs import resolve_rev
 from sync.jobs.upgraded import range_of, upgraded_range
 

@@ -30,6 +30,7 @@ from sync.replay.commits import ReplayedCommit as EngineCommit
 from sync.support.atomic import check_report_target
 from sync.report.write import write_report
 from sync.support.progress import Progress, Silent
+from sync.jobs.filehunks import hunks_on_branch
 from sync.jobs.revs import from_doubt, pinned_rev, repository_forges, require_based_on, require_forward, resolve_rev
 from sync.jobs.review import fixed_on_branch
 
@@ -271,6 +272,7 @@ def _finish(repo_path: str, result: engine.UpgradeResult, options: RunOptions, p
                                                                                 params.drop_orphan_reverts),
                           UpgradeInfo(params.target_branch, result.head, params.policy, result.resumed), gate=gate,
                           only=backends, tool_version=__version__, forges=repository_forges(repo))
+    report = replace(report, file_hunks=hunks_on_branch(repo, params.range, result.head, report.commits))
     if options.out is not None:
         write_report(options.out, report)
     kept = engine.finish_upgrade(repo)

@@ -30,7 +30,8 @@ from sync.facts.trees import FileTree, read_text
 from sync.facts.layout import backend_spec_dir, is_third_party
 
 NEW_FILE_HEADER = "Findings reviewed by the backend maintainer; see flagtree-sync suppress --help."
-TRUNK_HEADER = "Findings of no backend (shared-trunk) reviewed by FlagTree's maintainers; see flagtree-sync suppress --help."
+TRUNK_HEADER = ("Findings of no backend (shared-trunk) reviewed by FlagTree's maintainers; "
+                "see flagtree-sync suppress --help.")
 # Reviews of findings no backend owns (shared-trunk): a warning that asks for a check must have somewhere to be
 # recorded once checked, or drift can never exit 0 (issue 48). Beside check's baseline.
 TRUNK_SUPPRESSIONS = ".flagtree-sync/suppressions.toml"
