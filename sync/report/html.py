@@ -12,8 +12,8 @@ from __future__ import annotations
 from html import escape
 
 from sync.model.kinds import BY_ID, kind_of
-from sync.model import (Conflict, FileConflict, Finding, GateResult, Group, Hunk, Report, conflicts_by_file,
-                        open_errors, unnamed_findings, upstream_changes)
+from sync.model import (FileConflict, Finding, GateResult, Group, Hunk, Report, open_errors, unnamed_findings,
+                        upstream_changes)
 from sync.model.report import Forge, Forges
 from sync.report.markdown import (PR_TAIL, MAX_DIFF_LINES, MAX_SIDE_LINES, capped, conflicted_heading, counted,
                                   cut_note, folded_declarations, open_findings, page_name,
