@@ -130,3 +130,13 @@ def test_the_reports_hunks_of_a_file_are_those_the_branch_holds(tmp_path: Path) 
     for hunk in committed["hunks"]:
         assert lines[hunk["line"] - 1].startswith("<<<<<<< ")
         assert hunk["theirs"] in (world.fork / FILE).read_text()
+
+
+def test_a_delete_conflict_never_reads_as_holding_markers() -> None:
+    """On the 3.7 move the 9 workflows FlagTree deleted read "open: committed with markers", though the branch
+    held upstream's files without a marker; a content conflict still reads so."""
+    from sync.model import Conflict
+    deleted = Conflict("c", "s", ".github/workflows/wheels.yml", "deleted-by-flagtree", "markers", ("ci",))
+    content = Conflict("c", "s", "CMakeLists.txt", "content", "markers", ("ci",))
+    assert deleted.state == "open: committed as git left it, no markers" and not deleted.resolved
+    assert content.state == "open: committed with markers"

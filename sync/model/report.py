@@ -21,6 +21,9 @@ CI = "ci"  # .github/workflows (layout.DEFAULT_OWNERS): FlagTree's own infrastru
 VERDICTS = ("clean", "needs-review", "blocked")
 
 
+MARKED_KINDS = ("content", "add/add", "renamed-upstream")  # the conflicts whose file holds markers
+
+
 @dataclass(frozen=True)
 class Hunk:
     line: int  # first line of the <<<<<<< marker in the merged text (1-based)
@@ -52,7 +55,10 @@ class Conflict:
 
     @property
     def state(self) -> str:
-        """Said so that an open conflict never reads as resolved (issue 48.9)."""
+        """Said so that an open conflict never reads as resolved (issue 48.9), nor a file without markers as
+        holding some (a delete or rename conflict is committed as git left the files)."""
+        if self.resolution == "markers" and self.kind not in MARKED_KINDS:
+            return "open: committed as git left it, no markers"
         return {"manual": "resolved by hand", "markers": "open: committed with markers",
                 "ours": "open: the upgraded side kept, unreviewed",
                 "theirs": "open: FlagTree's side kept, unreviewed"}.get(self.resolution, f"open: {self.resolution}")
