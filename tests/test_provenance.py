@@ -55,6 +55,19 @@ def test_check_reports_stale_and_missing_entries(world) -> None:
     assert codes == {("FT015", MANIFEST), ("FT016", A + "tools/disasm.py")}
 
 
+def test_a_file_left_at_its_old_base_is_on_record_with_it(world) -> None:
+    """Found on the 3.7 move (issue 48): provenance wrote a manifest without the files it left at their old
+    base, and check then asked for each (FT016: "rerun provenance"), which could not add them. Such a file is
+    recorded with its old base, what drift merges from anyway."""
+    result = CliRunner().invoke(cli, ["provenance", "--repo", str(world.fork), "--tag", "v3.6.0", "--backend", "alpha",
+                                      "--from", "v3.5.0"])
+    left = result.output.split("left at their old base: ", 1)[1].split(":", 1)[0].split(", ")
+    assert result.exit_code == 1 and A + "runtime/autotuner.py" in left, result.output
+    manifest = load_manifest(DiskTree(world.fork), "alpha")
+    assert manifest is not None and manifest[A + "runtime/autotuner.py"].tag == "v3.5.0"
+    assert not [f for f in check_tree(DiskTree(world.fork)) if f.code == "FT016"]
+
+
 def test_provenance_for_unknown_backend(world) -> None:
     result = CliRunner().invoke(cli, ["provenance", "--repo", str(world.fork), "--tag", "v3.5.0", "--backend", "x"])
     assert result.exit_code == 2 and "no spec tree for backend x" in result.output
@@ -110,6 +123,26 @@ def test_a_redundant_overlay_is_advised_deletion_not_a_merge(world) -> None:
     assert result.exit_code == 1, result.output
     advice = [line for line in result.output.splitlines() if autotuner in line]
     assert len(advice) == 1 and "delete them (git rm)" in advice[0] and "drift --apply" not in advice[0], advice
+
+
+def test_advice_that_provenance_reads_the_commit_not_the_work_tree(world) -> None:
+    """Found on the 3.7 move (issue 48): the advice "delete them (git rm), then run provenance again", followed
+    to the letter, failed again, because provenance reads the branch's commit. The advice says to commit, and
+    a named file whose change is only in the work tree is named as such; once committed, provenance passes."""
+    autotuner = A + "runtime/autotuner.py"
+    (world.fork / autotuner).write_text(git(world.fork, "show", "v3.5.0:python/triton/runtime/autotuner.py"))
+    git(world.fork, "commit", "-qam", "alpha: autotuner back to trunk's")
+    args = ["provenance", "--repo", str(world.fork), "--tag", "v3.6.0", "--backend", "alpha", "--from", "v3.5.0"]
+    first = CliRunner().invoke(cli, args)
+    assert "git rm" in first.output and "commit" in first.output.split("git rm", 1)[1], first.output
+    git(world.fork, "rm", "-q", autotuner)
+    staged = CliRunner().invoke(cli, args)
+    assert staged.exit_code == 1, staged.output
+    uncommitted = [line for line in staged.output.splitlines() if "not committed" in line]
+    assert len(uncommitted) == 1 and autotuner in uncommitted[0], staged.output
+    git(world.fork, "commit", "-qm", "alpha: drop the redundant autotuner")
+    done = CliRunner().invoke(cli, args)
+    assert autotuner not in done.output and "not committed" not in done.output, done.output
 
 
 def test_provenance_with_nothing_to_record_is_one_line_and_exit_0(world) -> None:

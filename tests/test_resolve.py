@@ -101,3 +101,42 @@ def test_continue_says_a_delete_modify_conflict_taken_from_the_index(world) -> N
     assert result.exit_code == 1, result.output
     notes = [line for line in result.stderr.splitlines() if line.startswith("note: ") and "deleted-" in line]
     assert notes and all("git add -A keeps the file" in note for note in notes), result.stderr
+
+
+def _file_entry(report_dir: Path) -> dict:
+    document = json.loads((report_dir / "report.json").read_text())
+    return next(item for item in document["summary"]["files"] if item["path"] == FILE)
+
+
+def test_the_reports_hunks_of_a_file_are_those_the_branch_holds(tmp_path: Path) -> None:
+    """Issue 48: for a file several commits conflicted in, the report showed the last commit's hunks, which no
+    longer matched the file (later merges nested them). While the file is nested, its hunks are those of the
+    single-level merge resolve writes; once resolve's merge is committed, those parsed from the file itself:
+    each hunk's line is where its <<<<<<< marker is on the branch, and its sides are the file's."""
+    world, out = _upgraded_checkout(tmp_path)
+    nested = _file_entry(out)
+    assert nested["hunks_from"] == "resolve" and len(nested["hunks"]) == 1, nested
+    assert "flagtree two" in nested["hunks"][0]["theirs"] and "upstream" in nested["hunks"][0]["ours"]
+    assert "flagtree one" not in json.dumps(nested["hunks"])  # the first commit's side is no longer in the file
+    page = (out / "shared-trunk.md").read_text()
+    assert "as flagtree-sync resolve writes it" in page and "The hunks of the last" not in page
+    invoke("resolve", "--repo", str(world.fork), FILE)
+    git(world.fork, "commit", "-qam", "One conflict for the nested file")
+    status = invoke("status", "--repo", str(world.fork), "-q", "--out", str(tmp_path / "after"))
+    assert status.exit_code == 1, status.output
+    committed = _file_entry(tmp_path / "after")
+    assert committed["hunks_from"] == "branch", committed
+    lines = (world.fork / FILE).read_text().splitlines()
+    for hunk in committed["hunks"]:
+        assert lines[hunk["line"] - 1].startswith("<<<<<<< ")
+        assert hunk["theirs"] in (world.fork / FILE).read_text()
+
+
+def test_a_delete_conflict_never_reads_as_holding_markers() -> None:
+    """On the 3.7 move the 9 workflows FlagTree deleted read "open: committed with markers", though the branch
+    held upstream's files without a marker; a content conflict still reads so."""
+    from sync.model import Conflict
+    deleted = Conflict("c", "s", ".github/workflows/wheels.yml", "deleted-by-flagtree", "markers", ("ci",))
+    content = Conflict("c", "s", "CMakeLists.txt", "content", "markers", ("ci",))
+    assert deleted.state == "open: committed as git left it, no markers" and not deleted.resolved
+    assert content.state == "open: committed with markers"

@@ -217,11 +217,24 @@ def test_several_findings_of_a_kind_on_one_path_need_a_subject() -> None:
         _the_finding(found, _review("r", subject="FLAGTREE_SPEC_C"))
 
 
-def test_a_finding_of_no_backend_says_why_it_cannot_be_reviewed(world, monkeypatch) -> None:
+def test_a_finding_of_no_backend_is_reviewed_in_the_trunk_file(world, monkeypatch) -> None:
+    """Issue 48: a shared-trunk warning that asks for a check (op-verifier-changed, a key string) had nowhere
+    to be recorded once checked (suppress refused: no backend), so drift could never exit 0. Its review goes to
+    .flagtree-sync/suppressions.toml, beside check's baseline, and counts as a backend's does."""
     monkeypatch.chdir(world.fork)
     result = invoke("suppress", *RANGE, "--kind", "spec-unimplemented", "--path", "python/triton/errors.py",
-                    "--reason", "x")
-    assert result.exit_code == 2 and "belongs to no backend" in result.output, result.output
+                    "--reason", "checked: the hook is optional")
+    assert result.exit_code == 0, result.output
+    assert "spec-unimplemented" in (world.fork / ".flagtree-sync/suppressions.toml").read_text()
+    git(world.fork, "add", "-A")
+    git(world.fork, "commit", "-qm", "Review the optional hook")
+    report = json.loads(invoke("drift", "--repo", str(world.fork), *RANGE, "--json").output)
+    reviewed = [f for group in report["groups"] for f in group["findings"]
+                if (f["kind"], f["path"]) == ("spec-unimplemented", "python/triton/errors.py")]
+    assert reviewed and all(f.get("suppressed") for f in reviewed), reviewed
+    (world.fork / ".flagtree-sync/suppressions.toml").write_text("[[suppress]]\nkind = 1\n")
+    checked = invoke("check", str(world.fork))
+    assert "FT017" in checked.output and ".flagtree-sync/suppressions.toml" in checked.output, checked.output
 
 
 def test_an_overlay_still_in_conflict_keeps_its_old_base(world, tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from sync.facts.layout import (HOOK_NAMES, LEGACY_HOOK_MODULES, TRUNK, backend_n
 from sync.records.provenance import backend_files, load_manifest, manifest_path, records_base
 from sync.git.merge import conflict_hunks
 from sync.records.pin import PIN_FILE, parse_pin
-from sync.records.suppressions import parse_suppressions, suppressions_path
+from sync.records.suppressions import TRUNK_SUPPRESSIONS, parse_suppressions, suppressions_path
 from sync.records.tomlfiles import TomlFileError
 from sync.facts.trees import FileTree, read_text
 from sync.facts.callsites import TrunkHooks, index_trunk_hooks
@@ -251,6 +251,12 @@ def _config_files(tree: FileTree, backends: list[str]) -> list[Finding]:
                 parse_suppressions(text, suppressions_path(backend))
             except TomlFileError as error:
                 findings.append(_config_invalid(error, backend))
+    text = read_text(tree, TRUNK_SUPPRESSIONS)  # the reviews of findings of no backend
+    if text is not None:
+        try:
+            parse_suppressions(text, TRUNK_SUPPRESSIONS)
+        except TomlFileError as error:
+            findings.append(_config_invalid(error))
     return findings
 
 

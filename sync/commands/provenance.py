@@ -36,12 +36,16 @@ def run_provenance(request: ProvenanceRequest) -> int:
     to_merge = [path for path in recorded.unmerged if path not in recorded.redundant + recorded.marked]
     if to_merge:
         echo_line(f"left at their old base: {', '.join(to_merge)}: {tag}'s change is not in them (merging "
-                   "it from their base would still change them); merge it (drift --apply, or by hand) and run provenance again",
+                   "it from their base would still change them); merge it (drift --apply, or by hand and "
+                   "commit) and run provenance again",
                    err=True)
     if recorded.redundant:  # a merge would only make them copies of the new trunk file: nothing of FlagTree's
         echo_line(f"left at their old base: {', '.join(recorded.redundant)}: identical to their trunk file at their "
                    f"base, so they hold nothing of FlagTree's (drift: overlay-redundant); delete them (git rm) rather "
-                   "than merge, then run provenance again", err=True)
+                   "than merge and commit, then run provenance again", err=True)
+    if recorded.uncommitted:  # provenance reads the branch's commit, never the work tree
+        echo_line(f"changed here but not committed: {', '.join(recorded.uncommitted)}: provenance reads the "
+                   "branch's commit; commit the change, then run provenance again", err=True)
     if recorded.unmerged:
         return 1
     if not recorded.checked:

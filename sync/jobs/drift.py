@@ -16,6 +16,7 @@ from sync.model.report import BACKEND
 from sync.git import GitError, GitTree, Repository, branch_exists, branch_head, commit_files, open_repo
 from sync.support.progress import Progress, Silent
 from sync.replay.engine import branch_in_the_making, run_lock
+from sync.jobs.filehunks import hunks_on_branch
 from sync.jobs.revs import (from_doubt, repository_forges, require_based_on, require_forward, resolve_rev,
                              upstream_moves)
 from sync.jobs.upgraded import range_of
@@ -68,10 +69,13 @@ def run_drift(repo_path: str, *, old: str | None, onto: str | None, source: str 
     if target is not None:
         from sync.jobs.review import review_on_branch
         findings = review_on_branch(findings, repo, target.oid, rng.onto.oid, result.owners.backends) + marked
-    return build_report(rng, result.owners.backends, findings, commits,
-                        drift=DriftInfo(target.ref if target else "(replayed in memory)", applied),
-                        only=set(options.backends) or None, tool_version=__version__, strict=True,
-                        forges=repository_forges(repo), moves=upstream_moves(repo, rng, commits))
+    report = build_report(rng, result.owners.backends, findings, commits,
+                          drift=DriftInfo(target.ref if target else "(replayed in memory)", applied),
+                          only=set(options.backends) or None, tool_version=__version__, strict=True,
+                          forges=repository_forges(repo), moves=upstream_moves(repo, rng, commits))
+    if target is None or not report.commits:
+        return report
+    return replace(report, file_hunks=hunks_on_branch(repo, rng, target.oid, report.commits))
 
 
 def looks_like_flagtree(repo_path: str, report: Report) -> bool:

@@ -19,6 +19,7 @@ from sync.git import GitTree, Repository, holds_conflict, merge_blobs, open_repo
 from sync.git.merge import conflict_hunks
 from sync.git.repo import checked_out_branch, resolve_commit
 from sync.jobs.status import conflict_trailer_paths
+from sync.jobs.filehunks import merge_labels
 from sync.jobs.upgraded import upgraded_range
 from sync.model import Range
 from sync.records.tomlfiles import work_tree_path
@@ -30,11 +31,6 @@ class Resolved:
     blocks: int  # conflict blocks left in the written file (0: it merged cleanly)
     blocks_before: int  # marker blocks (<<<<<<< lines) the file held, nesting included
     note: str = ""  # why nothing was written
-
-
-def merge_labels(rng: Range) -> tuple[str, str, str]:
-    """base, ours, theirs: the upgraded side is labelled as the replay labels it."""
-    return f"{rng.old.ref} (old upstream)", f"{rng.onto.ref} (upgraded)", f"{rng.source.ref} (FlagTree)"
 
 
 def resolve_files(repo_path: str, paths: tuple[str, ...], every: bool, target: str | None = None) -> list[Resolved]:
@@ -92,3 +88,4 @@ def _write(work_tree: Path, path: str, data: bytes) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+

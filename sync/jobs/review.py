@@ -1,7 +1,8 @@
 """Review jobs: record a reviewed finding (suppressions.toml) or each file's upstream base (provenance.toml)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sync.drift.run import analyse_drift
@@ -11,8 +12,9 @@ from sync.git import (GitTree, Repository, branch_exists, branch_head, checked_o
 from sync.facts.layout import backend_names, third_party_backends
 from sync.model import Finding
 from sync.records.provenance import Recorded, manifest_path, write_manifest
-from sync.records.suppressions import (add_suppression, added_suppression, apply_suppressions, site_paths, subject_of,
-                                       subjects_of, suppressions_path)
+from sync.records.tomlfiles import work_tree_path
+from sync.records.suppressions import (TRUNK_SUPPRESSIONS, add_suppression, added_suppression, apply_suppressions,
+                                       site_paths, subject_of, subjects_of, suppressions_path)
 from sync.jobs.revs import resolve_rev
 from sync.jobs.upgraded import range_of, upgraded_range
 
@@ -133,7 +135,18 @@ def record_provenance(repo_path: str, *, tag: str, backend: str, source: str | N
             return Recorded(work_tree / manifest_path(backend), 0, (), True, nothing=True)
         raise SyncError(f"no spec tree for backend {backend} on {source}")
     tag_tree = GitTree.of_commit(repo, resolve_rev(repo, tag).oid, tag)
-    return write_manifest(repo, work_tree, branch, backend, tag, tag_tree, _old_tree(repo, source, tag, old))
+    recorded = write_manifest(repo, work_tree, branch, backend, tag, tag_tree, _old_tree(repo, source, tag, old))
+    if checked_out_branch(repo) != source:  # the work tree holds another branch: its files say nothing of source
+        return recorded
+    # provenance reads the branch's commit: a fix made in the work tree (a git rm, a hand merge) only counts once
+    # committed, so a file left at its old base whose fix is not committed yet is named as such
+    uncommitted = tuple(path for path in recorded.unmerged if _on_disk(work_tree, path) != branch.read(path))
+    return replace(recorded, uncommitted=uncommitted)
+
+
+def _on_disk(work_tree: Path, path: str) -> bytes | None:
+    target = work_tree_path(work_tree, path)
+    return target.read_bytes() if target.is_file() and not target.is_symlink() else None
 
 
 def _old_tree(repo: Repository, branch: str, tag: str, old: str | None) -> GitTree | None:
@@ -149,9 +162,42 @@ def _old_tree(repo: Repository, branch: str, tag: str, old: str | None) -> GitTr
 def review_on_branch(findings: list[Finding], repo: Repository, branch_commit: str, onto: str,
                      backends: list[str]) -> list[Finding]:
     """Reviews committed on the upgraded branch count too (the maintainer reviews the branch that will be
-    released); an entry there wins over the FlagTree branch's entry for the same finding."""
+    released); an entry there wins over the FlagTree branch's entry for the same finding. A finding fixed by a
+    commit on the branch is gone (fixed_on_branch)."""
     branch = GitTree.of_commit(repo, branch_commit, "reviews:branch")
-    return apply_suppressions(findings, branch, GitTree.of_commit(repo, onto, "new"), backends)
+    kept = [finding for finding in findings if not fixed_on_branch(finding, branch)]
+    return apply_suppressions(kept, branch, GitTree.of_commit(repo, onto, "new"), backends)
+
+
+_SITE_LINE = re.compile(r":\d+$")
+
+
+def fixed_on_branch(finding: Finding, branch: GitTree) -> bool:
+    """A fix committed on the upgraded branch clears its finding (issue 48). The analyses read FlagTree's
+    lines on the source branch and only move them to the branch, so a finding about names FlagTree uses at
+    sites (a removed declaration, a CMake entry) is judged here: fixed once no file of its sites on the branch
+    names any of them. A qualified name counts by its last part, so a doubt keeps the finding."""
+    sites = finding.details.get("sites")
+    names = _used_names(finding)
+    if not names or not isinstance(sites, list) or not sites:
+        return False
+    named = re.compile("|".join(rf"(?<![\w$]){re.escape(name)}(?![\w$])" for name in sorted(names)))
+    for path in {_SITE_LINE.sub("", str(site)) for site in sites}:
+        data = branch.read(path)
+        if data is not None and named.search(data.decode("utf-8", errors="replace")):
+            return False
+    return True
+
+
+def _used_names(finding: Finding) -> set[str]:
+    """The names a finding says FlagTree uses: its declaration ("op LoadOp", "TargetInfoBase::barrier": the last
+    identifier) and each removed symbol's name."""
+    details = finding.details
+    names = [details.get("declaration")] + [str(symbol).split(":", 1)[0] for symbol in details.get("symbols") or []]
+    return {words[-1] for name in names if isinstance(name, str) and (words := _IDENTIFIER.findall(name))}
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 
 
 def uncommitted_suppressions(repo_path: str, read_from: str, backends: list[str]) -> list[str]:
@@ -165,8 +211,7 @@ def uncommitted_suppressions(repo_path: str, read_from: str, backends: list[str]
     tree = GitTree.of_commit(repo, resolve_rev(repo, read_from).oid, "reviews")
     here = repo.workdir is not None and work_tree.resolve() == Path(repo.workdir).resolve()
     changed = []
-    for backend in backends:
-        rel = suppressions_path(backend)
+    for rel in [suppressions_path(backend) for backend in backends] + [TRUNK_SUPPRESSIONS]:
         on_disk = work_tree / rel
         if on_disk.is_symlink() or not on_disk.is_file():
             continue

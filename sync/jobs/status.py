@@ -32,6 +32,7 @@ from sync.support.progress import Progress, Silent
 from sync.replay.commits import CONFLICT_TRAILER, RESOLVED_TRAILER, Replayer, summary_of
 from sync.jobs.review import review_on_branch
 from sync.replay.engine import branch_in_the_making
+from sync.jobs.filehunks import hunks_on_branch
 from sync.jobs.revs import repository_forges, require_based_on, require_delta, upstream_moves
 from sync.jobs.upgraded import CHERRY_PICKED, Replayed, replayed_commits, upgraded_range
 
@@ -74,10 +75,11 @@ def refresh_status(repo_path: str, options: StatusOptions, progress: Progress | 
         progress.close()
     findings += markers_left(repo, rng, str(head.id), commits, drift.owners.owners)
     still_marked = any(c.resolution == "markers" for commit in commits for c in commit.conflicts)
-    return build_report(rng, drift.owners.backends, findings, commits,
-                        UpgradeInfo(branch, str(head.id), "markers" if still_marked else "manual"),
-                        only=backends, tool_version=__version__, strict=True, forges=repository_forges(repo),
-                        moves=upstream_moves(repo, rng, commits))
+    report = build_report(rng, drift.owners.backends, findings, commits,
+                          UpgradeInfo(branch, str(head.id), "markers" if still_marked else "manual"),
+                          only=backends, tool_version=__version__, strict=True, forges=repository_forges(repo),
+                          moves=upstream_moves(repo, rng, commits))
+    return replace(report, file_hunks=hunks_on_branch(repo, rng, str(head.id), report.commits))
 
 
 def existing_paths(repo_path: str, commit: str, paths: list[str]) -> set[str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from sync.model.kinds import kind_of
 from sync.model.finding import Finding, count_by_severity
@@ -24,6 +24,9 @@ VERDICTS = ("clean", "needs-review", "blocked")
 def backend_among(owners: Iterable[str]) -> str | None:
     """The first of a file's owner groups that is a backend's: neither shared trunk nor FlagTree's core."""
     return next((owner for owner in owners if owner not in (SHARED, CORE)), None)
+
+
+MARKED_KINDS = ("content", "add/add", "renamed-upstream")  # the conflicts whose file holds markers
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,10 @@ class Conflict:
 
     @property
     def state(self) -> str:
-        """Said so that an open conflict never reads as resolved (issue 48.9)."""
+        """Said so that an open conflict never reads as resolved (issue 48.9), nor a file without markers as
+        holding some (a delete or rename conflict is committed as git left the files)."""
+        if self.resolution == "markers" and self.kind not in MARKED_KINDS:
+            return "open: committed as git left it, no markers"
         return {"manual": "resolved by hand", "markers": "open: committed with markers",
                 "ours": "open: the upgraded side kept, unreviewed",
                 "theirs": "open: FlagTree's side kept, unreviewed"}.get(self.resolution, f"open: {self.resolution}")
@@ -85,11 +91,46 @@ class Conflict:
 
 
 @dataclass(frozen=True)
+class FileHunks:
+    """The hunks a conflicted file has now, as the branch holds it (issue 48): read from the file on the branch
+    when it holds one level of markers ("branch"), else those of the single-level 3-way merge that `resolve`
+    writes ("resolve"). A commit's own hunks stop matching the file once a later commit merged over them."""
+
+    hunks: tuple[Hunk, ...]
+    source: str  # branch | resolve
+
+    def note(self, path: str) -> str:
+        if self.source == "branch":
+            return f"The hunks of {path} as the branch holds it:"
+        return (f"The hunks of {path} as flagtree-sync resolve writes it (OLD, NEW and FlagTree's final file; "
+                "the branch holds them nested):")
+
+
+@dataclass(frozen=True)
 class FileConflict:
     """A conflicted file once, with the conflict of each replayed commit that met one there (issue 48.1)."""
 
     path: str
     conflicts: tuple[Conflict, ...]  # in replay order
+    now: FileHunks | None = None  # its hunks on the branch; None: those of its last commit
+
+    @property
+    def hunks(self) -> tuple[Hunk, ...]:
+        """What the file's conflicts look like: as it is now where known, else as its last commit left it."""
+        return self.now.hunks if self.now is not None else self.last.hunks
+
+    @property
+    def hunks_note(self) -> str:
+        """Whose hunks `hunks` are, said above them when it is not plain (several commits, or read anew)."""
+        if self.now is not None and (self.now.source != "branch" or len(self.conflicts) > 1):
+            return self.now.note(self.path)
+        return f"The hunks of the last, {self.last.commit[:9]}:" if len(self.conflicts) > 1 and not self.now else ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "commits": [conflict.commit for conflict in self.conflicts],
+                "kinds": list(self.kinds), "open": self.open, "state": self.state,
+                "hunks": [hunk.to_json() for hunk in self.hunks],
+                "hunks_from": self.now.source if self.now is not None else "commit"}
 
     @property
     def open(self) -> bool:
@@ -122,12 +163,14 @@ class FileConflict:
         return self.last.next_step
 
 
-def conflicts_by_file(conflicts: Iterable[Conflict]) -> list[FileConflict]:
-    """Each conflicted path once, in the order it first conflicted."""
+def conflicts_by_file(conflicts: Iterable[Conflict],
+                      now: Mapping[str, FileHunks] | None = None) -> list[FileConflict]:
+    """Each conflicted path once, in the order it first conflicted; with now, each with its hunks on the
+    branch (Report.file_hunks)."""
     found: dict[str, list[Conflict]] = {}
     for conflict in conflicts:
         found.setdefault(conflict.path, []).append(conflict)
-    return [FileConflict(path, tuple(listed)) for path, listed in found.items()]
+    return [FileConflict(path, tuple(listed), (now or {}).get(path)) for path, listed in found.items()]
 
 
 @dataclass(frozen=True)
@@ -342,6 +385,7 @@ class Report:
     tool_version: str = ""
     notes: tuple[Finding, ...] = field(default=())  # findings of no group (kept for completeness)
     forges: Forges = field(default=Forges())  # where commits and PRs link to, from the repository's remotes
+    file_hunks: Mapping[str, FileHunks] = field(default_factory=dict)  # each conflicted file's hunks on the branch
 
     @property
     def findings(self) -> list[Finding]:
@@ -357,7 +401,12 @@ class Report:
 
     @property
     def files_in_conflict(self) -> list[FileConflict]:
-        return conflicts_by_file(conflict for commit in self.commits for conflict in commit.conflicts)
+        return conflicts_by_file((conflict for commit in self.commits for conflict in commit.conflicts),
+                                 self.file_hunks)
+
+    def by_file(self, conflicts: Iterable[Conflict]) -> list[FileConflict]:
+        """conflicts_by_file with each file's hunks on the branch: what every rendering shows."""
+        return conflicts_by_file(conflicts, self.file_hunks)
 
     @property
     def conflicted_commits(self) -> list[ReplayedCommit]:

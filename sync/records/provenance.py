@@ -107,6 +107,7 @@ class Recorded:
     redundant: tuple[str, ...] = ()  # of unmerged, those identical to their old base: nothing of FlagTree's to keep
     marked: tuple[str, ...] = ()  # of unmerged, those holding committed conflict markers: no base is true of them
     nothing: bool = False  # the backend has no file with a trunk counterpart: nothing to record, nothing written
+    uncommitted: tuple[str, ...] = ()  # of unmerged, those changed in the work tree but not committed
 
 
 def write_manifest(repo: Repository, work_tree: Path, branch: GitTree, backend: str, tag: str,
@@ -124,39 +125,48 @@ def write_manifest(repo: Repository, work_tree: Path, branch: GitTree, backend: 
         return old_tree.blob_id(spec_file.trunk_path or "") if old_tree is not None else None
 
     entries, unmerged, redundant, marked = [], [], [], []
+
+    def keep_old_base(spec_file: SpecFile) -> None:
+        """A file left at its old base keeps it on record: its previous entry, else the old tag's blob, so that
+        the manifest names every file (check's FT016) and drift merges from the base it would use anyway."""
+        if spec_file.path in previous:
+            entries.append(previous[spec_file.path])
+        elif old_tree is not None and (old_blob := old_tree.blob_id(spec_file.trunk_path or "")) is not None:
+            entries.append(Derivation(spec_file.path, spec_file.trunk_path or "", old_tree.label, str(old_blob)))
+
     for spec_file in derived_files(branch, backend):
         blob = tag_tree.blob_id(spec_file.trunk_path or "")
-        if blob is None:
+        if blob is None:  # no counterpart at the tag: its base stays the old one
+            keep_old_base(spec_file)
             continue
         base = old_base(spec_file)
         data = branch.read(spec_file.path)
         if data is not None and holds_conflict(data):  # whatever merged cleanly beside it (issue 47.6)
             marked.append(spec_file.path)
             unmerged.append(spec_file.path)
-            if spec_file.path in previous:
-                entries.append(previous[spec_file.path])
+            keep_old_base(spec_file)
             continue
         if _misses_change(repo, branch, spec_file, base, blob):
             unmerged.append(spec_file.path)
             if branch.blob_id(spec_file.path) == base:  # a plain copy of its old base: deleting it is the fix
                 redundant.append(spec_file.path)
-            if spec_file.path in previous:
-                entries.append(previous[spec_file.path])
+            keep_old_base(spec_file)
             continue
         entries.append(Derivation(spec_file.path, spec_file.trunk_path or "", tag, str(blob)))
     checked = old_tree is not None or bool(previous)
     target = work_tree / manifest_path(backend)
-    if not entries and not unmerged:  # nothing to record is no error (issue 48.4)
+    if not unmerged and not any(entry.tag == tag for entry in entries):  # nothing to record is no error (48.4)
         return Recorded(target, 0, (), checked, nothing=True)
-    if not entries:
+    if not any(entry.tag == tag for entry in entries):  # nothing holds the tag's change: nothing new to record
         return Recorded(target, 0, tuple(unmerged), checked, tuple(redundant), tuple(marked))
     text = render_manifest(entries)
     committed = read_text(branch, manifest_path(backend))
     if committed == text and target.is_file() and not target.is_symlink() and target.read_text(encoding="utf-8") == text:
         # already recorded and committed: nothing written
         return Recorded(target, 0, tuple(unmerged), checked, tuple(redundant), tuple(marked))
-    return Recorded(write_in_work_tree(work_tree, manifest_path(backend), text), len(entries), tuple(unmerged),
-                    checked, tuple(redundant), tuple(marked))
+    return Recorded(write_in_work_tree(work_tree, manifest_path(backend), text),
+                    sum(1 for entry in entries if entry.tag == tag), tuple(unmerged), checked, tuple(redundant),
+                    tuple(marked))
 
 
 def _misses_change(repo: Repository, branch: GitTree, spec_file: SpecFile, base: Oid | None, theirs: Oid) -> bool:

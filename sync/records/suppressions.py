@@ -30,10 +30,20 @@ from sync.facts.trees import FileTree, read_text
 from sync.facts.layout import backend_spec_dir, is_third_party
 
 NEW_FILE_HEADER = "Findings reviewed by the backend maintainer; see flagtree-sync suppress --help."
+TRUNK_HEADER = ("Findings of no backend (shared-trunk) reviewed by FlagTree's maintainers; "
+                "see flagtree-sync suppress --help.")
+# Reviews of findings no backend owns (shared-trunk): a warning that asks for a check must have somewhere to be
+# recorded once checked, or drift can never exit 0 (issue 48). Beside check's baseline.
+TRUNK_SUPPRESSIONS = ".flagtree-sync/suppressions.toml"
 
 
 def suppressions_path(backend: str) -> str:
     return f"{backend_spec_dir(backend)}/suppressions.toml"
+
+
+def review_file(finding: Finding) -> str:
+    """Where a finding's review lives: its backend's suppressions.toml, or the trunk one for no backend."""
+    return suppressions_path(finding.backend) if finding.backend else TRUNK_SUPPRESSIONS
 
 
 # Which detail of a finding tells it from the other findings of its kind in the same file.
@@ -104,11 +114,11 @@ def parse_suppressions(text: str, where: str) -> list[Suppression]:
     return [Suppression(**{name: entry.get(name, "") for name in FIELDS}) for entry in entries]
 
 
-def append_suppression(existing: str | None, entry: Suppression) -> str:
+def append_suppression(existing: str | None, entry: Suppression, header: str = NEW_FILE_HEADER) -> str:
     """existing (a reviewed file, comments and order kept) with entry added at the end."""
     document = tomlkit.parse(existing) if existing else tomlkit.document()
     if not existing:
-        document.add(tomlkit.comment(NEW_FILE_HEADER))
+        document.add(tomlkit.comment(header))
         document.add(tomlkit.nl())
     entries = document.get("suppress")
     if isinstance(entries, tomlkit.items.AoT):
@@ -124,10 +134,11 @@ def append_suppression(existing: str | None, entry: Suppression) -> str:
     return tomlkit.dumps(document)
 
 
-def load_suppressions(tree: FileTree, backends: list[str]) -> dict[tuple[str, str, str], Suppression]:
+def load_suppressions(tree: FileTree, backends: list[str],
+                      trunk: bool = False) -> dict[tuple[str, str, str], Suppression]:
+    """The entries of the backends' files; with trunk, of the trunk file alone (findings of no backend)."""
     table = {}
-    for backend in backends:
-        path = suppressions_path(backend)
+    for path in [TRUNK_SUPPRESSIONS] if trunk else [suppressions_path(backend) for backend in backends]:
         text = read_text(tree, path)
         if text:
             for entry in parse_suppressions(text, path):
@@ -209,11 +220,12 @@ def apply_suppressions(findings: list[Finding], fork: FileTree, new: GitTree, ba
     """Mark the reviewed findings; the reviews of every backend a finding belongs to are read, spec tree or
     not (`suppress` writes third_party/<b>/backend/spec/suppressions.toml for any of them)."""
     table = load_suppressions(fork, sorted(set(backends) | {finding.backend for finding in findings if finding.backend}))
-    if not table:
+    trunk_table = load_suppressions(fork, [], trunk=True)
+    if not table and not trunk_table:
         return findings
     out = []
     for finding in findings:
-        entries = entries_for(table, finding)
+        entries = entries_for(table if finding.backend else trunk_table, finding)
         if not entries:
             out.append(finding)
             continue
@@ -250,18 +262,14 @@ def added_suppression(branch: GitTree, finding: Finding, new: GitTree, reviewed_
 
 
 def _backend_file(finding: Finding) -> str:
-    if not finding.backend:
-        raise SyncError(f"{finding.kind} on {finding.path} belongs to no backend, and reviews live in a backend's "
-                        "suppressions.toml: fix it instead")
-    return suppressions_path(finding.backend)
+    return review_file(finding)
 
 
 def with_suppression(text: str | None, finding: Finding, new: GitTree, reviewed_for: str, reason: str,
                      only_subject: str | None = None) -> str:
-    """text (the backend's suppressions.toml, None: none yet) with an entry for finding appended; with
+    """text (the finding's review file, None: none yet) with an entry for finding appended; with
     only_subject, for the declarations of a folded finding that subject names alone (the reason is about it)."""
-    assert finding.backend
-    rel = suppressions_path(finding.backend)
+    rel = review_file(finding)
     subject = subject_of(finding)
     table = {e.key: e for e in parse_suppressions(text, rel)} if text is not None else {}
     if entry_for(table, finding) is not None:
@@ -289,7 +297,7 @@ def with_suppression(text: str | None, finding: Finding, new: GitTree, reviewed_
                 entry = Suppression(finding.kind, path, reviewed_for, trunk, str(blob), reason, part_subject)
             else:  # no trunk file at the new tag to expire on: the review holds for this upstream release only
                 entry = Suppression(finding.kind, path, reviewed_for, "", "", reason, part_subject, str(new.tree.id))
-            updated = append_suppression(updated, entry)
+            updated = append_suppression(updated, entry, NEW_FILE_HEADER if finding.backend else TRUNK_HEADER)
     assert updated is not None
     parse_suppressions(updated, rel)  # never write a file the next run would refuse to read
     return updated

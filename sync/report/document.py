@@ -16,6 +16,7 @@ def to_document(report: Report) -> dict[str, Any]:
         "groups": [group.to_json() for group in report.groups],
         "summary": {
             "conflicted_files": report.conflicted_files,
+            "files": [item.to_json() for item in report.files_in_conflict],  # each once, hunks as on the branch
             "conflicts": report.conflicts.to_json(),  # open and resolved, each (commit, file) once
             "findings": report.counts,
             "needs_a_person": report.needs_a_person,

@@ -12,8 +12,8 @@ from __future__ import annotations
 from html import escape
 
 from sync.model.kinds import BY_ID, kind_of
-from sync.model import (Conflict, FileConflict, Finding, GateResult, Group, Hunk, Report, conflicts_by_file,
-                        open_errors, unnamed_findings, upstream_changes)
+from sync.model import (FileConflict, Finding, GateResult, Group, Hunk, Report, open_errors, unnamed_findings,
+                        upstream_changes)
 from sync.model.report import Forge, Forges
 from sync.report.markdown import (PR_TAIL, MAX_DIFF_LINES, MAX_SIDE_LINES, capped, conflicted_heading, counted,
                                   cut_note, folded_declarations, open_findings, page_name,
@@ -252,7 +252,6 @@ def _conflicted(report: Report) -> list[str]:
 
 
 def _conflict(item: FileConflict, forges: Forges = Forges()) -> list[str]:
-    conflict = item.last
     parts = [f"<h4>conflict: <code>{escape(item.path)}</code> ({escape(', '.join(item.kinds))}; "
              f"{escape(item.state)})</h4>",
              "<ul>" + "".join(f"<li>commit {_commit_link(forges.fork, c.commit)} {escape(c.summary)} "
@@ -260,13 +259,15 @@ def _conflict(item: FileConflict, forges: Forges = Forges()) -> list[str]:
                               + (f"; the file was <code>{escape(c.base_path)}</code> before" if c.base_path else "")
                               + "</li>" for c in item.conflicts) + "</ul>",
              f"<p><em>next step:</em> {escape(item.next_step)}.</p>"]
-    return parts + [_conflict_hunks(conflict)]
+    return parts + [_conflict_hunks(item)]
 
 
-def _conflict_hunks(conflict: Conflict) -> str:
-    where = "under commits[].conflicts[].hunks"
-    hunks, left_out = shown_hunks(conflict.hunks)
-    return "".join(_hunk(f"hunk {number} at line {hunk.line}", hunk, where)
+def _conflict_hunks(item: FileConflict) -> str:
+    """The file's hunks as the branch holds them (else as its last commit left them), said whose they are."""
+    where = "under summary.files[].hunks"
+    hunks, left_out = shown_hunks(item.hunks)
+    note = f"<p><em>{escape(item.hunks_note)}</em></p>" if item.hunks_note else ""
+    return note + "".join(_hunk(f"hunk {number} at line {hunk.line}", hunk, where)
                    for number, hunk in enumerate(hunks, start=1)) + _cut(left_out, where, "hunks")
 
 
@@ -311,12 +312,12 @@ def _declarations(finding: Finding) -> str:
             f"{_cut(left_out, 'under groups[].findings[].details.declarations', 'declarations')}</details>")
 
 
-def _open_rows(group: Group, forges: Forges) -> list[str]:
+def _open_rows(group: Group, forges: Forges, report: Report) -> list[str]:
     rows = []
-    for item in conflicts_by_file(group.open_conflicts):  # a file once, with its commits
+    for item in report.by_file(group.open_conflicts):  # a file once, with its commits
         conflict = item.last
-        hunks = (f"<details><summary>{len(conflict.hunks)} hunk(s)</summary>{_conflict_hunks(conflict)}</details>"
-                 if conflict.hunks else "")
+        hunks = (f"<details><summary>{len(item.hunks)} hunk(s)</summary>{_conflict_hunks(item)}</details>"
+                 if item.hunks else "")
         commits = "; ".join(f"commit {_commit_link(forges.fork, c.commit)} {escape(c.summary)}"
                             + (f"; the file was <code>{escape(c.base_path)}</code> before" if c.base_path else "")
                             for c in item.conflicts)
@@ -355,11 +356,11 @@ def _group(report: Report, group: Group, most: int) -> list[str]:
     if group.gate_failed and report.gate is not None:
         parts.append(f'<p class="blocked"><strong>Test gate:</strong> <code>{escape(report.gate.command)}</code> '
                      f"{escape(report.gate.verdict())}; the failing commit changed this group's code.</p>")
-    rows = _open_rows(group, report.forges)
+    rows = _open_rows(group, report.forges, report)
     if rows:
         parts += [f"<h3>Open ({len(rows)})</h3>", '<div class="scroll"><table class="open"><tr><th>what</th>'
                   "<th>kind</th><th>file</th><th>action</th></tr>", *rows, "</table></div>"]
-    resolved = "".join("".join(_conflict(item, report.forges)) for item in conflicts_by_file(group.resolutions))
+    resolved = "".join("".join(_conflict(item, report.forges)) for item in report.by_file(group.resolutions))
     parts += _folded("Resolved conflicts", len(group.resolutions), resolved, "resolved")
     for title, css, chosen in (("Reviewed", "reviewed", [f for f in group.findings if f.suppressed]),
                                ("Info", "info", [f for f in group.findings if f.severity == "info"

@@ -319,21 +319,20 @@ def _hunk_lines(hunk: Hunk, where: str = "the conflict's hunk") -> list[str]:
 
 
 def _file_conflict(item: FileConflict) -> list[str]:
-    """A file once: its commits, and the hunks of the last commit that conflicted there."""
-    conflict = item.last
+    """A file once: its commits, and its hunks as the branch holds them (else as its last commit left them)."""
     commits = [f"- {code(c.commit[:9])} {text(c.summary)} ({c.kind}; {c.state})"
                + (f"; the file was {code(c.base_path)} before" if c.base_path else "") for c in item.conflicts]
     lines = [f"### {code(item.path)} ({', '.join(item.kinds)}; {item.state})", "",
              f"Commit{'s' if len(commits) > 1 else ''}:", "", *commits, "",
              f"Next step: {text(item.next_step)}.", ""]
-    if len(item.conflicts) > 1:
-        lines += [f"The hunks of the last, {code(conflict.commit[:9])}:", ""]
-    hunks, left_out = shown_hunks(conflict.hunks)
+    if item.hunks_note:
+        lines += [text(item.hunks_note), ""]
+    hunks, left_out = shown_hunks(item.hunks)
     for number, hunk in enumerate(hunks, start=1):
-        lines += [f"Hunk {number} at line {hunk.line}:", "", *_hunk_lines(hunk, "under commits[].conflicts[].hunks"),
+        lines += [f"Hunk {number} at line {hunk.line}:", "", *_hunk_lines(hunk, "under summary.files[].hunks"),
                   ""]
     if left_out:
-        lines += [cut_note(left_out, "under commits[].conflicts[].hunks", "hunks"), ""]
+        lines += [cut_note(left_out, "under summary.files[].hunks", "hunks"), ""]
     return lines
 
 
@@ -412,7 +411,7 @@ def render_group(report: Report, group: Group) -> str:
     lines += _open_table(group)
     if group.open_conflicts:
         lines += ["## Conflicts while replaying", ""]
-        for item in conflicts_by_file(group.open_conflicts):
+        for item in report.by_file(group.open_conflicts):
             lines += _file_conflict(item)
     opened = open_findings(group)
     if opened:
@@ -422,7 +421,7 @@ def render_group(report: Report, group: Group) -> str:
         lines.append("")
     if group.resolutions:
         lines += ["## Conflict resolutions", ""]
-        for item in conflicts_by_file(group.resolutions):
+        for item in report.by_file(group.resolutions):
             lines += _file_conflict(item)
     for title, chosen in (("Reviewed", [f for f in group.findings if f.suppressed]),
                           ("Info", [f for f in group.findings if f.severity == "info" and not f.suppressed])):
