@@ -77,10 +77,11 @@ class Analyzer:
 
 
 def boundary_findings(context: DriftContext) -> list[Finding]:
-    """FlagTree's definitions of what upstream declares, qualified names and headers whose declaration moved, and
-    definitions that clash in one unit: one process, so the headers upstream changed are parsed once for all three
-    (declindex's memo)."""
-    return [*definition_findings(context), *moved_findings(context), *clash_findings(context)]
+    """FlagTree's definitions of what upstream declares, qualified names and headers whose declaration moved,
+    definitions that clash in one unit, and callables passed to a parameter upstream retyped: one process, so the
+    headers upstream changed are parsed once for all four (declindex's memo)."""
+    return [*definition_findings(context), *moved_findings(context), *clash_findings(context),
+            *callback_findings(context)]
 
 
 def backends_without_spec(context: DriftContext) -> list[Finding]:
@@ -190,7 +191,6 @@ ANALYZERS: tuple[Analyzer, ...] = (
     _on_old("toolchain pins", pin_findings, 0.0),
     _on_old("toolchain names", toolchain_name_findings, 0.3),
     _on_old("entry scripts", entry_script_findings, 0.0),
-    _on_old("callable parameters", callback_findings, 0.3),
     _on_old("build dependencies", generated_dependency_findings, 0.1, lines=NEW),
     _on_old("key strings", key_string_findings, 0.9,
             parts=_parts_when_based_on_old(key_string_part, key_string_join, most=3)),
