@@ -31,8 +31,9 @@ from sync.support.progress import Progress
 from sync.replay.engine import run_lock
 from sync.replay.options import GATE_TIMEOUT
 from sync.jobs.drift import DriftOptions, run_drift
-from sync.jobs.port_edit import Edit, rename_cpp, rename_python
-from sync.jobs.port_rules import RULE, Refusal, Rename, certain_rename
+from sync.jobs.port_edit import Edit, rename_cpp, rename_members_cpp, rename_python
+from sync.jobs.port_rules import MEMBER_KIND, MEMBER_RULE, RULE, Refusal, Rename, certain_rename, member_rename
+from sync.drift.analyses.accessors import KIND as MEMBER_FINDING
 
 __all__ = ["PortOptions", "PortResult", "PortedChange", "run_port"]
 
@@ -137,6 +138,9 @@ def _changes(repo: Repository, report: Report) -> tuple[list[PortedChange], int]
             continue
         seen.add(key)
         commits = [str(line) for line in finding.details.get("commits") or []]
+        if finding.kind == MEMBER_FINDING:
+            _member_change(repo, finding, commits, by_commit)
+            continue
         if finding.kind != "symbol-removed":
             other += 1
             continue
@@ -159,6 +163,30 @@ def _changes(repo: Repository, report: Report) -> tuple[list[PortedChange], int]
     for change, declarations in ordered:
         _rules(repo, change, list(declarations.values()))
     return [change for change, _ in ordered], other
+
+
+def _member_change(repo: Repository, finding: Finding, commits: list[str],
+                   by_commit: dict[str, tuple[PortedChange, dict[str, _Declaration]]]) -> None:
+    """A member-removed finding: its sites under the rename the finding read from upstream's one commit, or the
+    finding left with the reason it gives."""
+    name = str(finding.details.get("declaration") or "")
+    new = finding.details.get("renamed_to")
+    if len(commits) != 1 or not new:
+        label = ", ".join(commits) or "no upstream commit known"
+        change = by_commit.setdefault(label, (PortedChange(label, ""), {}))[0]
+        change.findings += 1
+        change.left.append((f".{name}()", str(finding.details.get("not_certain") or "no certain rename")))
+        return
+    short, _, subject = commits[0].partition(" ")
+    commit_id = str(repo.revparse_single(short).id)
+    change = by_commit.setdefault(commit_id, (PortedChange(_label(short, subject), commit_id, pr_of(subject)), {}))[0]
+    change.findings += 1
+    rename = next((found for found in change.renames if found.key == f".{name}"), None)
+    if rename is None:
+        rename = member_rename(repo, commit_id, name, str(new), finding.related_path or "")
+        change.renames.insert(0, rename)  # before a declaration's rename of the same name: a line holding both
+    sites = change.sites_of.setdefault(rename.key, [])
+    sites += [str(site) for site in finding.details.get("sites") or [] if site not in sites]
 
 
 def _commit_time(repo: Repository, commit_id: str) -> int:
@@ -195,7 +223,7 @@ def _rules(repo: Repository, change: PortedChange, declarations: list[_Declarati
             change.left.append((declaration.name, found.reason))
             continue
         change.renames.append(found)
-        change.sites_of[found.old] = declaration.sites
+        change.sites_of[found.key] = declaration.sites
 
 
 # --- the edits and the commits ----------------------------------------------------------------------------------
@@ -241,7 +269,7 @@ def _edit_change(tree: GitTree, change: PortedChange, files: dict[str, str]) -> 
     edited: dict[str, tuple[str, str]] = {}
     for rename in change.renames:
         lines_by_path: dict[str, set[int]] = {}
-        for site in change.sites_of[rename.old]:
+        for site in change.sites_of[rename.key]:
             path, _, line = site.rpartition(":")
             if path and line.isdigit():
                 lines_by_path.setdefault(path, set()).add(int(line))
@@ -251,11 +279,11 @@ def _edit_change(tree: GitTree, change: PortedChange, files: dict[str, str]) -> 
                 continue
             edit = _rename_in(path, text, rename, lines)
             for number, why in sorted(edit.refused.items()):
-                change.left.append((f"{path}:{number}", f"{rename.old}: {why}"))
+                change.left.append((f"{path}:{number}", f"{rename.key}: {why}"))
             if edit.changed and edit.text != text:
                 edited[path] = (edited[path][0] if path in edited else text, edit.text)
                 done = [f"{path}:{number}" for number in edit.changed]
-                change.ported_sites.setdefault(rename.old, []).extend(done)
+                change.ported_sites.setdefault(rename.key, []).extend(done)
                 change.sites += [site for site in done if site not in change.sites]
     return edited
 
@@ -278,6 +306,10 @@ def _readable(tree: GitTree, path: str, change: PortedChange, lines: set[int]) -
 
 
 def _rename_in(path: str, text: str, rename: Rename, lines: set[int]) -> Edit:
+    if rename.kind == MEMBER_KIND:
+        if path.endswith(CPP):
+            return rename_members_cpp(text, rename.old, rename.new, lines)
+        return Edit(text, refused={line: "a member call outside C++: not ported" for line in lines})
     if path.endswith(CPP) and not rename.path.endswith(PY):
         return rename_cpp(text, rename.old, rename.new, lines, set(rename.scopes))
     if path.endswith(PY) and rename.path.endswith(PY):
@@ -297,27 +329,40 @@ def _message(change: PortedChange) -> str:
     tail = f" (#{change.pr})" if change.pr else f" ({change.commit_id[:9]})"
     # the subject names a type the change renamed before a function, then the rename with the most sites
     first = min(change.renames, key=lambda rename: (rename.kind not in _TYPE_KINDS,
-                                                    -len(change.ported_sites.get(rename.old, [])), rename.old))
+                                                    -len(change.ported_sites.get(rename.key, [])), rename.key))
     more = f" and {len(change.renames) - 1} more" if len(change.renames) > 1 else ""
     subject = f"port: {first.old} -> {first.new}{more}{tail}"
     if len(subject) > SUBJECT_LIMIT:
         subject = f"port: {len(change.renames)} upstream rename(s){tail}"
     body = [_wrapped(f"Upstream change {change.label} renamed {len(change.renames)} declaration(s) that "
                      "FlagTree's code uses; flagtree-sync port rewrote each site on the exact identifier."), "",
-            _wrapped(f"Rule: {RULE}: the commit removed each declaration and added one of the same kind, scope "
-                     "and signature in its place (read from the declarations of the commit's parent and of the "
-                     "commit, not from the spelling)."), ""]
+            *_rules_said(change.renames)]
     for rename in change.renames:
         dropped, added = rename.upstream_uses
         where = rename.path if rename.path == rename.new_path else f"{rename.path} -> {rename.new_path}"
-        body.append(_wrapped(f"{rename.old} -> {rename.new} ({rename.kind} in {where}; upstream's own code in the "
+        what = "member calls, declared in" if rename.kind == MEMBER_KIND else f"{rename.kind} in"
+        body.append(_wrapped(f"{rename.old} -> {rename.new} ({what} {where}; upstream's own code in the "
                              f"commit: {dropped} use(s) of the old name dropped, {added} of the new added):"))
-        body += [f"  {site}" for site in change.ported_sites.get(rename.old, [])] or ["  (no site rewritten)"]
-        prefix = f"{rename.old}:"
+        body += [f"  {site}" for site in change.ported_sites.get(rename.key, [])] or ["  (no site rewritten)"]
+        prefix = f"{rename.key}:"
         left = [f"  {site}: {why.removeprefix(prefix).strip()}" for site, why in change.left if why.startswith(prefix)]
         if left:
             body += ["left for a person:", *left]
     return subject + "\n\n" + "\n".join(body) + "\n"
+
+
+def _rules_said(renames: list[Rename]) -> list[str]:
+    said = []
+    if any(rename.kind != MEMBER_KIND for rename in renames):
+        said += [_wrapped(f"Rule: {RULE}: the commit removed each declaration and added one of the same kind, "
+                          "scope and signature in its place (read from the declarations of the commit's parent "
+                          "and of the commit, not from the spelling)."), ""]
+    if any(rename.kind == MEMBER_KIND for rename in renames):
+        said += [_wrapped(f"Rule: {MEMBER_RULE}: the member name is declared nowhere in upstream's new tree nor "
+                          "by FlagTree where the call sees it, and the commit renamed every declaration of it (ODS "
+                          "accessors, interface methods, C++ methods) to the one new name: each `x.old()` and "
+                          "`x->old()` is renamed, whatever the receiver."), ""]
+    return said
 
 
 def _wrapped(text: str) -> str:
