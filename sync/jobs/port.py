@@ -33,6 +33,8 @@ from sync.replay.options import GATE_TIMEOUT
 from sync.jobs.drift import DriftOptions, run_drift
 from sync.jobs.port_edit import Edit, rename_cpp, rename_members_cpp, rename_python
 from sync.jobs.port_rules import MEMBER_KIND, MEMBER_RULE, RULE, Refusal, Rename, certain_rename, member_rename
+from sync.jobs.port_cmake import TARGET_KIND, TARGET_RULE, certain_target_rename, rename_cmake
+from sync.facts.delta import is_cmake
 from sync.drift.analyses.accessors import KIND as MEMBER_FINDING
 
 __all__ = ["PortOptions", "PortResult", "PortedChange", "run_port"]
@@ -141,6 +143,8 @@ def _changes(repo: Repository, report: Report) -> tuple[list[PortedChange], int]
         if finding.kind == MEMBER_FINDING:
             _member_change(repo, finding, commits, by_commit)
             continue
+        if finding.kind == "build-file" and _target_change(repo, report, finding, by_commit):
+            continue
         if finding.kind != "symbol-removed":
             other += 1
             continue
@@ -187,6 +191,33 @@ def _member_change(repo: Repository, finding: Finding, commits: list[str],
         change.renames.insert(0, rename)  # before a declaration's rename of the same name: a line holding both
     sites = change.sites_of.setdefault(rename.key, [])
     sites += [str(site) for site in finding.details.get("sites") or [] if site not in sites]
+
+
+def _target_change(repo: Repository, report: Report, finding: Finding,
+                   by_commit: dict[str, tuple[PortedChange, dict[str, _Declaration]]]) -> bool:
+    """A build-file finding whose entry is a CMake target the old tag defines: its sites under the rename upstream's
+    commit made (rule renamed-target), or the finding left with the reason. False for another entry."""
+    name = str(finding.details.get("entry") or "")
+    found = certain_target_rename(repo, report.range.old.oid, report.range.onto.oid, name) if name else None
+    if found is None:
+        return False
+    if found.new is None or found.commit is None:
+        label = f"{found.commit[:9]} {found.subject}" if found.commit else "no upstream commit known"
+        change = by_commit.setdefault(found.commit or label, (PortedChange(label, found.commit or ""), {}))[0]
+        change.findings += 1
+        change.left.append((name, found.why))
+        return True
+    short = found.commit[:9]
+    change = by_commit.setdefault(found.commit, (PortedChange(_label(short, found.subject), found.commit,
+                                                               pr_of(found.subject)), {}))[0]
+    change.findings += 1
+    rename = next((known for known in change.renames if known.key == f"cmake:{name}"), None)
+    if rename is None:
+        rename = member_rename(repo, found.commit, name, found.new, found.path, TARGET_KIND)
+        change.renames.insert(0, rename)
+    sites = change.sites_of.setdefault(rename.key, [])
+    sites += [str(site) for site in finding.details.get("sites") or [finding.location()] if site not in sites]
+    return True
 
 
 def _commit_time(repo: Repository, commit_id: str) -> int:
@@ -306,6 +337,10 @@ def _readable(tree: GitTree, path: str, change: PortedChange, lines: set[int]) -
 
 
 def _rename_in(path: str, text: str, rename: Rename, lines: set[int]) -> Edit:
+    if rename.kind == TARGET_KIND:
+        if is_cmake(path):
+            return rename_cmake(text, rename.old, rename.new, lines)
+        return Edit(text, refused={line: "a target named outside a CMake file: not ported" for line in lines})
     if rename.kind == MEMBER_KIND:
         if path.endswith(CPP):
             return rename_members_cpp(text, rename.old, rename.new, lines)
@@ -340,7 +375,8 @@ def _message(change: PortedChange) -> str:
     for rename in change.renames:
         dropped, added = rename.upstream_uses
         where = rename.path if rename.path == rename.new_path else f"{rename.path} -> {rename.new_path}"
-        what = "member calls, declared in" if rename.kind == MEMBER_KIND else f"{rename.kind} in"
+        what = {MEMBER_KIND: "member calls, declared in", TARGET_KIND: "CMake target of"}.get(rename.kind,
+                                                                                           f"{rename.kind} in")
         body.append(_wrapped(f"{rename.old} -> {rename.new} ({what} {where}; upstream's own code in the "
                              f"commit: {dropped} use(s) of the old name dropped, {added} of the new added):"))
         body += [f"  {site}" for site in change.ported_sites.get(rename.key, [])] or ["  (no site rewritten)"]
@@ -357,6 +393,10 @@ def _rules_said(renames: list[Rename]) -> list[str]:
         said += [_wrapped(f"Rule: {RULE}: the commit removed each declaration and added one of the same kind, "
                           "scope and signature in its place (read from the declarations of the commit's parent "
                           "and of the commit, not from the spelling)."), ""]
+    if any(rename.kind == TARGET_KIND for rename in renames):
+        said += [_wrapped(f"Rule: {TARGET_RULE}: no CMake file defines the target at the new tag, and the commit "
+                          "that removed its one definition defined exactly one new target in its place (same "
+                          "file, same add_* command): each unquoted use is renamed."), ""]
     if any(rename.kind == MEMBER_KIND for rename in renames):
         said += [_wrapped(f"Rule: {MEMBER_RULE}: the member name is declared nowhere in upstream's new tree nor "
                           "by FlagTree where the call sees it, and the commit renamed every declaration of it (ODS "

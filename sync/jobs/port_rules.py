@@ -52,7 +52,8 @@ class Rename:
     def key(self) -> str:
         """What the change's sites are filed under: a member call's rename apart from a declaration's of the same
         old name (`getCTALayout` the free function, `.getCTALayout` the accessor)."""
-        return f".{self.old}" if self.kind == MEMBER_KIND else self.old
+        return f".{self.old}" if self.kind == MEMBER_KIND else f"cmake:{self.old}" if self.kind == "cmake-target" \
+            else self.old
 
 
 @dataclass(frozen=True)
@@ -106,12 +107,13 @@ def certain_rename(repo: Repository, commit_id: str, old: str, path: str, hint: 
                   upstream_uses(before, after, old, new))
 
 
-def member_rename(repo: Repository, commit_id: str, old: str, new: str, path: str) -> Rename:
-    """The rename of every member call of old, which the finding read from upstream's commit."""
+def member_rename(repo: Repository, commit_id: str, old: str, new: str, path: str, kind: str = MEMBER_KIND) -> Rename:
+    """A rename read elsewhere from upstream's commit (a member call's, a CMake target's), with upstream's own
+    use counts."""
     commit = repo[commit_id]
     before = GitTree.of_commit(repo, commit.parents[0].id, "parent")  # type: ignore[attr-defined]
     after = GitTree.of_commit(repo, commit.id, "commit")
-    return Rename(old, new, path, path, MEMBER_KIND, "", frozenset(), upstream_uses(before, after, old, new))
+    return Rename(old, new, path, path, kind, "", frozenset(), upstream_uses(before, after, old, new))
 
 
 def _renamed_to(before: GitTree, after: GitTree, path: str) -> str | None:

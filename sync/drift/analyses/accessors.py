@@ -188,7 +188,7 @@ def member_rename(repo: Repository, old: str, new: str, old_tree: FileTree, name
     if len(ids) != 1:
         return MemberRename(name, None, None, "", described, "its declarations left in different upstream commits "
                             f"({', '.join(ids)})")
-    commit = next(iter(commits.values()))
+    commit: Any = next(iter(commits.values()))
     subject = commit.message.splitlines()[0] if commit.message else ""
     parent = GitTree.of_commit(repo, commit.parents[0].id, "parent")
     after = GitTree.of_commit(repo, commit.id, "commit")
@@ -197,7 +197,7 @@ def member_rename(repo: Repository, old: str, new: str, old_tree: FileTree, name
     exact = False
     for path in paths:
         before_text = read_text(parent, path) or ""
-        after_text = read_text(after, renamed.get(path, path)) or ""
+        after_text = read_text(after, renamed.get(path) or path) or ""
         before_places, after_places = places(path, before_text), places(path, after_text)
         for place in _declaring(path, before_text, name):
             fits, certain = _in_its_place(place, name, before_places[place], after_places.get(place))
@@ -324,7 +324,7 @@ def member_findings(context: DriftContext) -> list[Finding]:
             for (name, backend), found in sorted(sites.items(), key=lambda item: (item[0][0], item[0][1] or ""))]
 
 
-class _AllLines(set):  # type: ignore[type-arg]
+class _AllLines(set[int]):
     """Every line: a file's calls wherever they stand."""
     def __contains__(self, item: object) -> bool:
         return True
