@@ -16,8 +16,9 @@ the command run there; a commit whose gate fails is not put on the branch, and i
 from __future__ import annotations
 
 import difflib
+import re
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -33,6 +34,7 @@ from sync.replay.options import GATE_TIMEOUT
 from sync.jobs.drift import DriftOptions, run_drift
 from sync.jobs.port_edit import Edit, rename_cpp, rename_members_cpp, rename_python
 from sync.jobs.port_rules import MEMBER_KIND, MEMBER_RULE, RULE, Refusal, Rename, certain_rename, member_rename
+from sync.jobs.port_example import Example, upstream_example
 from sync.jobs.port_cmake import TARGET_KIND, TARGET_RULE, certain_target_rename, rename_cmake
 from sync.facts.delta import is_cmake
 from sync.drift.analyses.accessors import KIND as MEMBER_FINDING
@@ -64,6 +66,7 @@ class PortedChange:
     sites: list[str] = field(default_factory=list)  # path:line rewritten
     left: list[tuple[str, str]] = field(default_factory=list)  # (declaration or site, why it was left)
     findings: int = 0  # error findings that stand on the change
+    stands_on: list[tuple[Finding, tuple[str, ...]]] = field(default_factory=list)  # each finding, its rename keys
     patch: str = ""
     committed: str | None = None  # the commit made on the branch
     gate: GateRun | None = None
@@ -87,6 +90,7 @@ class PortResult:
     other_errors: int  # error findings of kinds port does not rewrite
     head: str  # the branch after the run (before it, on a dry run)
     dry_run: bool
+    report: Report | None = None  # the drift read, the findings port left with upstream's worked example
 
     @property
     def left_any(self) -> bool:
@@ -115,7 +119,8 @@ def run_port(repo_path: str, *, old: str | None, onto: str | None, source: str |
         changes, other_errors = _changes(repo, report)
         start = str(head.id)
         tip = _port_all(repo, ref, head, changes, options)
-    return PortResult(options.target, changes, other_errors, tip if not options.dry_run else start, options.dry_run)
+    return PortResult(options.target, changes, other_errors, tip if not options.dry_run else start, options.dry_run,
+                      with_examples(repo, report, changes))
 
 
 # --- the findings, by upstream change ---------------------------------------------------------------------------
@@ -160,6 +165,7 @@ def _changes(repo: Repository, report: Report) -> tuple[list[PortedChange], int]
         change, declarations = by_commit.setdefault(
             commit_id, (PortedChange(_label(short, subject), commit_id, pr_of(subject)), {}))
         change.findings += 1
+        change.stands_on.append((finding, tuple(name for name, _, _, _ in _declarations_of(finding))))
         for name, path, hint, sites in _declarations_of(finding):
             found = declarations.setdefault(f"{name}\0{path}", _Declaration(name, path, hint, []))
             found.sites += [site for site in sites if site not in found.sites]
@@ -175,16 +181,19 @@ def _member_change(repo: Repository, finding: Finding, commits: list[str],
     finding left with the reason it gives."""
     name = str(finding.details.get("declaration") or "")
     new = finding.details.get("renamed_to")
-    if len(commits) != 1 or not new:
+    if len(commits) == 1:
+        short, _, subject = commits[0].partition(" ")
+        commit_id = str(repo.revparse_single(short).id)
+        change = by_commit.setdefault(commit_id, (PortedChange(_label(short, subject), commit_id, pr_of(subject)),
+                                                  {}))[0]
+    else:
         label = ", ".join(commits) or "no upstream commit known"
         change = by_commit.setdefault(label, (PortedChange(label, ""), {}))[0]
-        change.findings += 1
+    change.findings += 1
+    change.stands_on.append((finding, (f".{name}",)))
+    if len(commits) != 1 or not new:
         change.left.append((f".{name}()", str(finding.details.get("not_certain") or "no certain rename")))
         return
-    short, _, subject = commits[0].partition(" ")
-    commit_id = str(repo.revparse_single(short).id)
-    change = by_commit.setdefault(commit_id, (PortedChange(_label(short, subject), commit_id, pr_of(subject)), {}))[0]
-    change.findings += 1
     rename = next((found for found in change.renames if found.key == f".{name}"), None)
     if rename is None:
         rename = member_rename(repo, commit_id, name, str(new), finding.related_path or "")
@@ -206,11 +215,13 @@ def _target_change(repo: Repository, report: Report, finding: Finding,
         change = by_commit.setdefault(found.commit or label, (PortedChange(label, found.commit or ""), {}))[0]
         change.findings += 1
         change.left.append((name, found.why))
+        change.stands_on.append((finding, (f"cmake:{name}",)))
         return True
     short = found.commit[:9]
     change = by_commit.setdefault(found.commit, (PortedChange(_label(short, found.subject), found.commit,
                                                                pr_of(found.subject)), {}))[0]
     change.findings += 1
+    change.stands_on.append((finding, (f"cmake:{name}",)))
     rename = next((known for known in change.renames if known.key == f"cmake:{name}"), None)
     if rename is None:
         rename = member_rename(repo, found.commit, name, found.new, found.path, TARGET_KIND)
@@ -255,6 +266,55 @@ def _rules(repo: Repository, change: PortedChange, declarations: list[_Declarati
             continue
         change.renames.append(found)
         change.sites_of[found.key] = declaration.sites
+
+
+# --- upstream's worked example on what is left -------------------------------------------------------------------
+
+def with_examples(repo: Repository, report: Report, changes: list[PortedChange]) -> Report:
+    """The report with upstream's own before/after attached to each finding port left of an upstream change
+    (details.upstream_example, and the finding's diff where it has none): every other finding as it was."""
+    attached: dict[int, Finding] = {}
+    examples: dict[tuple[str, str], Example | None] = {}
+    for change in changes:
+        if not change.commit_id:
+            continue
+        left = _left_keys(change)
+        news = {rename.key: rename.new for rename in change.renames}
+        for finding, keys in change.stands_on:
+            key = next((key for key in keys if key in left), None)
+            if key is None or id(finding) in attached:
+                continue
+            if (change.commit_id, key) not in examples:
+                old = key.removeprefix(".").removeprefix("cmake:")
+                hint = news.get(key) or dict(finding.details.get("replacements") or {}).get(old)
+                examples[(change.commit_id, key)] = upstream_example(repo, change.commit_id, old, hint,
+                                                                     finding.related_path or "")
+            example = examples[(change.commit_id, key)]
+            if example is not None:
+                attached[id(finding)] = replace(finding, details={**finding.details,
+                                                                  "upstream_example": example.details()},
+                                                diff=finding.diff or example.diff)
+    if not attached:
+        return report
+    groups = tuple(replace(group, findings=tuple(attached.get(id(finding), finding) for finding in group.findings))
+                   for group in report.groups)
+    return replace(report, groups=groups)
+
+
+def _left_keys(change: PortedChange) -> set[str]:
+    """The rename keys of what the change left: a declaration refused, a site refused, or the whole change when
+    its commit stayed off the branch."""
+    if change.renames and not change.ported:
+        return {key for _, keys in change.stands_on for key in keys}
+    keys = set()
+    for what, why in change.left:
+        if re.search(r":\d+$", what):
+            keys.add(why.split(": ", 1)[0])
+        elif what.startswith(".") and what.endswith("()"):
+            keys.add(what[:-2])
+        else:
+            keys |= {what, f"cmake:{what}"}
+    return keys
 
 
 # --- the edits and the commits ----------------------------------------------------------------------------------

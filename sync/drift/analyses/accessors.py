@@ -350,7 +350,7 @@ def _new_accessors(tree: FileTree, names: set[str]) -> set[str]:
 def _finding(rename: MemberRename, backend: str | None, sites: list[str], new_label: str) -> Finding:
     path, _, line = sites[0].rpartition(":")
     declared = rename.declarations
-    details: dict[str, Any] = {"declaration": rename.old, "sites": sites, "declarations": list(declared)}
+    details: dict[str, Any] = {"declaration": rename.old, "sites": sites, "declared_at": list(declared)}
     message = (f"`.{rename.old}()` is called on {len(sites)} line(s); upstream declares no member of that name at "
                f"{new_label}")
     if rename.commit:
