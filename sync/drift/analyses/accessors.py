@@ -120,8 +120,8 @@ def _declared_at(tree: FileTree, names: set[str], under: tuple[str, ...] = ()) -
     index = DeclarationIndex.of(tree)
     for path in index.paths(under, _CODE + TD_SUFFIXES):
         text = index.text(path)
-        if not path.endswith(TD_SUFFIXES) and not any(name in text for name in names):
-            continue
+        if not path.endswith(TD_SUFFIXES) and names.isdisjoint(_WORD.findall(text)):
+            continue  # a C++ file that declares a name spells it as a word
         for place, declared in places(path, text).items():
             for name in names.intersection(declared):
                 found.setdefault(name, []).append((path, place_text(place)))
@@ -133,14 +133,11 @@ def spelled_in(tree: FileTree, names: set[str]) -> set[str]:
     left, seen = set(names), set()
     index = DeclarationIndex.of(tree)
     for path in index.paths((), _CODE + TD_SUFFIXES + (".py",)):
-        text = index.text(path)
-        hits = {name for name in left if name in text}
-        if hits:
-            found = hits.intersection(_WORD.findall(text))
-            seen |= found
-            left -= found
-            if not left:
-                break
+        found = left.intersection(_WORD.findall(index.text(path)))  # one pass over the text, whatever |left|
+        seen |= found
+        left -= found
+        if not left:
+            break
     return seen
 
 
@@ -150,6 +147,13 @@ def spelled_in(tree: FileTree, names: set[str]) -> set[str]:
 def _commits(repo: Repository, old: str, new: str) -> tuple[Any, ...]:
     return tuple(commit for commit in range_commits(repo, repo[old], repo[new])  # type: ignore[arg-type]
                  if len(commit.parents) == 1)
+
+
+def _entry(tree: Any, path: str) -> Any:
+    try:
+        return tree[path].id
+    except KeyError:
+        return None
 
 
 def _blob_text(repo: Repository, tree: Any, path: str) -> str | None:
@@ -163,6 +167,8 @@ def _blob_text(repo: Repository, tree: Any, path: str) -> str | None:
 def _removal(repo: Repository, old: str, new: str, path: str, name: str) -> Any | None:
     """The first commit old..new after which the file (under its name at the old tag) declares no `name`."""
     for commit in _commits(repo, old, new):
+        if _entry(commit.parents[0].tree, path) == _entry(commit.tree, path):
+            continue  # the commit left the file alone: no blob read
         before = _blob_text(repo, commit.parents[0].tree, path)
         if before is None or (name not in before and not path.endswith(TD_SUFFIXES)):
             continue  # a C++ file that declares the name spells it; a record's accessor is not spelled
@@ -259,7 +265,7 @@ def _flagtree_declarations(context: DriftContext, names: set[str]) -> dict[str, 
     found: dict[str, set[str]] = {}
     for path in changed:
         text = read_text(context.fork, path) or ""
-        spelled = {name for name in names if name in text or path.endswith(TD_SUFFIXES)}
+        spelled = set(names) if path.endswith(TD_SUFFIXES) else names.intersection(_WORD.findall(text))
         if not spelled:
             continue
         ours, theirs = places(path, text), places(path, read_text(context.upstream_old, path) or "")
@@ -304,8 +310,9 @@ def member_findings(context: DriftContext) -> list[Finding]:
     free = {name for name, places_of in declared.items()  # a free function a header declares
             if any(path.endswith((".h", ".hpp", ".hh")) and place.startswith("function ") for path, place in places_of)}
     for path, text in sorted(texts.items()):
-        contexts = use_contexts(text, gone)
-        for name, line, _ in member_calls(text, lines_by_path[path], gone):
+        calls = member_calls(text, lines_by_path[path], gone)
+        contexts = use_contexts(text, {name for name, _, _ in calls}) if calls else {}
+        for name, line, _ in calls:
             seen = own.get(name, set())
             if "" in seen or (backend_root(path) or "") in seen:
                 continue  # a declaration of FlagTree's own may take the call
