@@ -162,3 +162,15 @@ def test_a_finding_port_leaves_carries_upstream_worked_example(tmp_path: Path) -
     ported = run_port(str(_world(tmp_path / "all")), old="v1", onto="v2", source="main",
                       options=PortOptions(target="sync/v2", dry_run=True)).report
     assert ported is not None and not any("upstream_example" in f.details for f in ported.findings)
+
+
+def test_a_name_flagtree_trunk_declares_is_no_finding_anywhere(tmp_path: Path) -> None:
+    repo = _world(tmp_path)
+    git(repo, "checkout", "-q", "main")
+    commit(repo, {"include/triton/Dialect/Mine.h": OWN.replace("namespace beta", "namespace trunk")},
+           "[FlagTree] a trunk class of its own")
+    git(repo, "checkout", "-q", "sync/v2")
+    commit(repo, {"include/triton/Dialect/Mine.h": OWN.replace("namespace beta", "namespace trunk")},
+           "[FlagTree] a trunk class of its own")
+    git(repo, "checkout", "-q", "main")
+    assert _members(repo) == {}  # every call may mean FlagTree's own getOldLayout
