@@ -369,8 +369,10 @@ def _finding(rename: MemberRename, backend: str | None, sites: list[str], new_la
         message += f", which renamed it to {rename.new} in every declaring record"
     else:
         details["not_certain"] = rename.why
+    # the trunk file to read: an ODS record's or interface's, which generates the member, before a C++ file
+    first = next((item for item in declared if item.endswith(")")), declared[0] if declared else None)
     return Finding(KIND, path, message, line=int(line), backend=backend,
-                   related_path=declared[0].split(": ", 1)[0] if declared else None, details=details)
+                   related_path=first.split(": ", 1)[0] if first else None, details=details)
 
 
 def member_names(findings: Iterable[Finding]) -> set[str]:
