@@ -356,6 +356,9 @@ def upgrade_command(**given: Any) -> int:
               "change is left [default: the commits are left for review].")
 @click.option("--exec-timeout", type=click.FloatRange(min=0, min_open=True), default=GATE_TIMEOUT,
               show_default=True, metavar="SECONDS", help="Stop the gate's command after this long (a failure).")
+@click.option("--out", type=click.Path(path_type=Path), metavar="DIR", help="Write the drift report port read "
+              "here (summary.md, <group>.md, report.json, index.html), each finding port left with upstream's own "
+              "before/after of the change.")
 @click.option("-q", "--quiet", is_flag=True, help="Print no progress bar on stderr.")
 @_reported
 def port_command(**given: Any) -> int:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import click
 
@@ -24,6 +25,7 @@ class PortRequest:
     exec_command: str | None = None  # --exec
     exec_timeout: float = GATE_TIMEOUT
     quiet: bool = False
+    out: Path | None = None  # --out: the report, findings left with upstream's worked example
 
 
 def run_port_command(request: PortRequest) -> int:
@@ -33,6 +35,9 @@ def run_port_command(request: PortRequest) -> int:
                                           dry_run=request.dry_run, gate=request.exec_command,
                                           gate_timeout=request.exec_timeout),
                       progress=TerminalProgress(request.quiet), warn=print_warning)
+    if request.out is not None and result.report is not None:
+        from sync.report.write import write_report
+        write_report(request.out, result.report)
     if request.dry_run:
         click.echo("".join(change.patch for change in result.changes), nl=False)
     print_summary(result, err=request.dry_run)  # a dry run's stdout is the patch alone
@@ -53,6 +58,14 @@ def print_summary(result: PortResult, err: bool = False) -> None:
                       err=err)
         for what, why in change.left:
             echo_line(f"  left {what} ({change.short}): {why}", err=err)
+    said: set[str] = set()
+    for finding in result.report.findings if result.report is not None else ():
+        example = finding.details.get("upstream_example")
+        name = str(finding.details.get("declaration") or finding.location())
+        if isinstance(example, dict) and name not in said:
+            said.add(name)
+            echo_line(f"  upstream's own migration for {name} "
+                      f"({example['commit']}): {example['path']}:{example['line']}", err=err)
     if result.other_errors:
         echo_line(f"{result.other_errors} other error finding(s) are of kinds port does not rewrite "
                   "(see drift)", err=err)

@@ -16,8 +16,9 @@ the command run there; a commit whose gate fails is not put on the branch, and i
 from __future__ import annotations
 
 import difflib
+import re
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -31,9 +32,13 @@ from sync.support.progress import Progress
 from sync.replay.engine import run_lock
 from sync.replay.options import GATE_TIMEOUT
 from sync.jobs.drift import DriftOptions, run_drift
-from sync.jobs.port_edit import Edit, rename_cpp, rename_python
+from sync.jobs.port_edit import Edit, rename_cpp, rename_members_cpp, rename_python
+from sync.jobs.port_rules import MEMBER_KIND, MEMBER_RULE, RULE, Refusal, Rename, certain_rename, member_rename
+from sync.jobs.port_example import Example, upstream_example
+from sync.jobs.port_cmake import TARGET_KIND, TARGET_RULE, certain_target_rename, rename_cmake
+from sync.facts.delta import is_cmake
+from sync.drift.analyses.accessors import KIND as MEMBER_FINDING
 from sync.facts.filekinds import CPP_CODE, PY_SUFFIXES
-from sync.jobs.port_rules import RULE, Refusal, Rename, certain_rename
 
 __all__ = ["PortOptions", "PortResult", "PortedChange", "run_port"]
 
@@ -62,6 +67,7 @@ class PortedChange:
     sites: list[str] = field(default_factory=list)  # path:line rewritten
     left: list[tuple[str, str]] = field(default_factory=list)  # (declaration or site, why it was left)
     findings: int = 0  # error findings that stand on the change
+    stands_on: list[tuple[Finding, tuple[str, ...]]] = field(default_factory=list)  # each finding, its rename keys
     patch: str = ""
     committed: str | None = None  # the commit made on the branch
     gate: GateRun | None = None
@@ -85,6 +91,7 @@ class PortResult:
     other_errors: int  # error findings of kinds port does not rewrite
     head: str  # the branch after the run (before it, on a dry run)
     dry_run: bool
+    report: Report | None = None  # the drift read, the findings port left with upstream's worked example
 
     @property
     def left_any(self) -> bool:
@@ -113,7 +120,8 @@ def run_port(repo_path: str, *, old: str | None, onto: str | None, source: str |
         changes, other_errors = _changes(repo, report)
         start = str(head.id)
         tip = _port_all(repo, ref, head, changes, options)
-    return PortResult(options.target, changes, other_errors, tip if not options.dry_run else start, options.dry_run)
+    return PortResult(options.target, changes, other_errors, tip if not options.dry_run else start, options.dry_run,
+                      with_examples(repo, report, changes))
 
 
 # --- the findings, by upstream change ---------------------------------------------------------------------------
@@ -138,6 +146,11 @@ def _changes(repo: Repository, report: Report) -> tuple[list[PortedChange], int]
             continue
         seen.add(key)
         commits = [str(line) for line in finding.details.get("commits") or []]
+        if finding.kind == MEMBER_FINDING:
+            _member_change(repo, finding, commits, by_commit)
+            continue
+        if finding.kind == "build-file" and _target_change(repo, report, finding, by_commit):
+            continue
         if finding.kind != "symbol-removed":
             other += 1
             continue
@@ -153,6 +166,7 @@ def _changes(repo: Repository, report: Report) -> tuple[list[PortedChange], int]
         change, declarations = by_commit.setdefault(
             commit_id, (PortedChange(_label(short, subject), commit_id, pr_of(subject)), {}))
         change.findings += 1
+        change.stands_on.append((finding, tuple(name for name, _, _, _ in _declarations_of(finding))))
         for name, path, hint, sites in _declarations_of(finding):
             found = declarations.setdefault(f"{name}\0{path}", _Declaration(name, path, hint, []))
             found.sites += [site for site in sites if site not in found.sites]
@@ -160,6 +174,62 @@ def _changes(repo: Repository, report: Report) -> tuple[list[PortedChange], int]
     for change, declarations in ordered:
         _rules(repo, change, list(declarations.values()))
     return [change for change, _ in ordered], other
+
+
+def _member_change(repo: Repository, finding: Finding, commits: list[str],
+                   by_commit: dict[str, tuple[PortedChange, dict[str, _Declaration]]]) -> None:
+    """A member-removed finding: its sites under the rename the finding read from upstream's one commit, or the
+    finding left with the reason it gives."""
+    name = str(finding.details.get("declaration") or "")
+    new = finding.details.get("renamed_to")
+    if len(commits) == 1:
+        short, _, subject = commits[0].partition(" ")
+        commit_id = str(repo.revparse_single(short).id)
+        change = by_commit.setdefault(commit_id, (PortedChange(_label(short, subject), commit_id, pr_of(subject)),
+                                                  {}))[0]
+    else:
+        label = ", ".join(commits) or "no upstream commit known"
+        change = by_commit.setdefault(label, (PortedChange(label, ""), {}))[0]
+    change.findings += 1
+    change.stands_on.append((finding, (f".{name}",)))
+    if len(commits) != 1 or not new:
+        change.left.append((f".{name}()", str(finding.details.get("not_certain") or "no certain rename")))
+        return
+    rename = next((found for found in change.renames if found.key == f".{name}"), None)
+    if rename is None:
+        rename = member_rename(repo, commit_id, name, str(new), finding.related_path or "")
+        change.renames.insert(0, rename)  # before a declaration's rename of the same name: a line holding both
+    sites = change.sites_of.setdefault(rename.key, [])
+    sites += [str(site) for site in finding.details.get("sites") or [] if site not in sites]
+
+
+def _target_change(repo: Repository, report: Report, finding: Finding,
+                   by_commit: dict[str, tuple[PortedChange, dict[str, _Declaration]]]) -> bool:
+    """A build-file finding whose entry is a CMake target the old tag defines: its sites under the rename upstream's
+    commit made (rule renamed-target), or the finding left with the reason. False for another entry."""
+    name = str(finding.details.get("entry") or "")
+    found = certain_target_rename(repo, report.range.old.oid, report.range.onto.oid, name) if name else None
+    if found is None:
+        return False
+    if found.new is None or found.commit is None:
+        label = f"{found.commit[:9]} {found.subject}" if found.commit else "no upstream commit known"
+        change = by_commit.setdefault(found.commit or label, (PortedChange(label, found.commit or ""), {}))[0]
+        change.findings += 1
+        change.left.append((name, found.why))
+        change.stands_on.append((finding, (f"cmake:{name}",)))
+        return True
+    short = found.commit[:9]
+    change = by_commit.setdefault(found.commit, (PortedChange(_label(short, found.subject), found.commit,
+                                                               pr_of(found.subject)), {}))[0]
+    change.findings += 1
+    change.stands_on.append((finding, (f"cmake:{name}",)))
+    rename = next((known for known in change.renames if known.key == f"cmake:{name}"), None)
+    if rename is None:
+        rename = member_rename(repo, found.commit, name, found.new, found.path, TARGET_KIND)
+        change.renames.insert(0, rename)
+    sites = change.sites_of.setdefault(rename.key, [])
+    sites += [str(site) for site in finding.details.get("sites") or [finding.location()] if site not in sites]
+    return True
 
 
 def _commit_time(repo: Repository, commit_id: str) -> int:
@@ -196,7 +266,56 @@ def _rules(repo: Repository, change: PortedChange, declarations: list[_Declarati
             change.left.append((declaration.name, found.reason))
             continue
         change.renames.append(found)
-        change.sites_of[found.old] = declaration.sites
+        change.sites_of[found.key] = declaration.sites
+
+
+# --- upstream's worked example on what is left -------------------------------------------------------------------
+
+def with_examples(repo: Repository, report: Report, changes: list[PortedChange]) -> Report:
+    """The report with upstream's own before/after attached to each finding port left of an upstream change
+    (details.upstream_example, and the finding's diff where it has none): every other finding as it was."""
+    attached: dict[int, Finding] = {}
+    examples: dict[tuple[str, str], Example | None] = {}
+    for change in changes:
+        if not change.commit_id:
+            continue
+        left = _left_keys(change)
+        news = {rename.key: rename.new for rename in change.renames}
+        for finding, keys in change.stands_on:
+            key = next((key for key in keys if key in left), None)
+            if key is None or id(finding) in attached:
+                continue
+            if (change.commit_id, key) not in examples:
+                old = key.removeprefix(".").removeprefix("cmake:")
+                hint = news.get(key) or dict(finding.details.get("replacements") or {}).get(old)
+                examples[(change.commit_id, key)] = upstream_example(repo, change.commit_id, old, hint,
+                                                                     finding.related_path or "")
+            example = examples[(change.commit_id, key)]
+            if example is not None:
+                attached[id(finding)] = replace(finding, details={**finding.details,
+                                                                  "upstream_example": example.details()},
+                                                diff=finding.diff or example.diff)
+    if not attached:
+        return report
+    groups = tuple(replace(group, findings=tuple(attached.get(id(finding), finding) for finding in group.findings))
+                   for group in report.groups)
+    return replace(report, groups=groups)
+
+
+def _left_keys(change: PortedChange) -> set[str]:
+    """The rename keys of what the change left: a declaration refused, a site refused, or the whole change when
+    its commit stayed off the branch."""
+    if change.renames and not change.ported:
+        return {key for _, keys in change.stands_on for key in keys}
+    keys = set()
+    for what, why in change.left:
+        if re.search(r":\d+$", what):
+            keys.add(why.split(": ", 1)[0])
+        elif what.startswith(".") and what.endswith("()"):
+            keys.add(what[:-2])
+        else:
+            keys |= {what, f"cmake:{what}"}
+    return keys
 
 
 # --- the edits and the commits ----------------------------------------------------------------------------------
@@ -242,7 +361,7 @@ def _edit_change(tree: GitTree, change: PortedChange, files: dict[str, str]) -> 
     edited: dict[str, tuple[str, str]] = {}
     for rename in change.renames:
         lines_by_path: dict[str, set[int]] = {}
-        for site in change.sites_of[rename.old]:
+        for site in change.sites_of[rename.key]:
             path, _, line = site.rpartition(":")
             if path and line.isdigit():
                 lines_by_path.setdefault(path, set()).add(int(line))
@@ -252,11 +371,11 @@ def _edit_change(tree: GitTree, change: PortedChange, files: dict[str, str]) -> 
                 continue
             edit = _rename_in(path, text, rename, lines)
             for number, why in sorted(edit.refused.items()):
-                change.left.append((f"{path}:{number}", f"{rename.old}: {why}"))
+                change.left.append((f"{path}:{number}", f"{rename.key}: {why}"))
             if edit.changed and edit.text != text:
                 edited[path] = (edited[path][0] if path in edited else text, edit.text)
                 done = [f"{path}:{number}" for number in edit.changed]
-                change.ported_sites.setdefault(rename.old, []).extend(done)
+                change.ported_sites.setdefault(rename.key, []).extend(done)
                 change.sites += [site for site in done if site not in change.sites]
     return edited
 
@@ -279,6 +398,14 @@ def _readable(tree: GitTree, path: str, change: PortedChange, lines: set[int]) -
 
 
 def _rename_in(path: str, text: str, rename: Rename, lines: set[int]) -> Edit:
+    if rename.kind == TARGET_KIND:
+        if is_cmake(path):
+            return rename_cmake(text, rename.old, rename.new, lines)
+        return Edit(text, refused={line: "a target named outside a CMake file: not ported" for line in lines})
+    if rename.kind == MEMBER_KIND:
+        if path.endswith(CPP):
+            return rename_members_cpp(text, rename.old, rename.new, lines)
+        return Edit(text, refused={line: "a member call outside C++: not ported" for line in lines})
     if path.endswith(CPP) and not rename.path.endswith(PY):
         return rename_cpp(text, rename.old, rename.new, lines, set(rename.scopes))
     if path.endswith(PY) and rename.path.endswith(PY):
@@ -298,27 +425,45 @@ def _message(change: PortedChange) -> str:
     tail = f" (#{change.pr})" if change.pr else f" ({change.commit_id[:9]})"
     # the subject names a type the change renamed before a function, then the rename with the most sites
     first = min(change.renames, key=lambda rename: (rename.kind not in _TYPE_KINDS,
-                                                    -len(change.ported_sites.get(rename.old, [])), rename.old))
+                                                    -len(change.ported_sites.get(rename.key, [])), rename.key))
     more = f" and {len(change.renames) - 1} more" if len(change.renames) > 1 else ""
     subject = f"port: {first.old} -> {first.new}{more}{tail}"
     if len(subject) > SUBJECT_LIMIT:
         subject = f"port: {len(change.renames)} upstream rename(s){tail}"
     body = [_wrapped(f"Upstream change {change.label} renamed {len(change.renames)} declaration(s) that "
                      "FlagTree's code uses; flagtree-sync port rewrote each site on the exact identifier."), "",
-            _wrapped(f"Rule: {RULE}: the commit removed each declaration and added one of the same kind, scope "
-                     "and signature in its place (read from the declarations of the commit's parent and of the "
-                     "commit, not from the spelling)."), ""]
+            *_rules_said(change.renames)]
     for rename in change.renames:
         dropped, added = rename.upstream_uses
         where = rename.path if rename.path == rename.new_path else f"{rename.path} -> {rename.new_path}"
-        body.append(_wrapped(f"{rename.old} -> {rename.new} ({rename.kind} in {where}; upstream's own code in the "
+        what = {MEMBER_KIND: "member calls, declared in", TARGET_KIND: "CMake target of"}.get(rename.kind,
+                                                                                           f"{rename.kind} in")
+        body.append(_wrapped(f"{rename.old} -> {rename.new} ({what} {where}; upstream's own code in the "
                              f"commit: {dropped} use(s) of the old name dropped, {added} of the new added):"))
-        body += [f"  {site}" for site in change.ported_sites.get(rename.old, [])] or ["  (no site rewritten)"]
-        prefix = f"{rename.old}:"
+        body += [f"  {site}" for site in change.ported_sites.get(rename.key, [])] or ["  (no site rewritten)"]
+        prefix = f"{rename.key}:"
         left = [f"  {site}: {why.removeprefix(prefix).strip()}" for site, why in change.left if why.startswith(prefix)]
         if left:
             body += ["left for a person:", *left]
     return subject + "\n\n" + "\n".join(body) + "\n"
+
+
+def _rules_said(renames: list[Rename]) -> list[str]:
+    said = []
+    if any(rename.kind != MEMBER_KIND for rename in renames):
+        said += [_wrapped(f"Rule: {RULE}: the commit removed each declaration and added one of the same kind, "
+                          "scope and signature in its place (read from the declarations of the commit's parent "
+                          "and of the commit, not from the spelling)."), ""]
+    if any(rename.kind == TARGET_KIND for rename in renames):
+        said += [_wrapped(f"Rule: {TARGET_RULE}: no CMake file defines the target at the new tag, and the commit "
+                          "that removed its one definition defined exactly one new target in its place (same "
+                          "file, same add_* command): each unquoted use is renamed."), ""]
+    if any(rename.kind == MEMBER_KIND for rename in renames):
+        said += [_wrapped(f"Rule: {MEMBER_RULE}: the member name is declared nowhere in upstream's new tree nor "
+                          "by FlagTree where the call sees it, and the commit renamed every declaration of it (ODS "
+                          "accessors, interface methods, C++ methods) to the one new name: each `x.old()` and "
+                          "`x->old()` is renamed, whatever the receiver."), ""]
+    return said
 
 
 def _wrapped(text: str) -> str:

@@ -26,6 +26,7 @@ from sync.facts.parsing import Unparseable, parsed_ast, parsed_python
 from sync.facts.pyresolve import foreign, python_uses
 from sync.git import conflict_sections
 from sync.drift.analyses.symbols import own_names
+from sync.drift.analyses.accessors import member_calls
 
 _IDENTIFIERS = ("identifier", "field_identifier", "type_identifier", "namespace_identifier")
 _MACROS = ("preproc_def", "preproc_function_def")
@@ -69,6 +70,37 @@ def rename_cpp(text: str, old: str, new: str, lines: set[int], scopes: set[str])
         edit.changed.append(line)
     for line in _macro_uses(root, old):  # the preprocessor's text: no parse says what it means, a person must
         edit.refused.setdefault(line, "inside a macro's body")
+    for node in sorted(replaced, key=lambda node: node.start_byte, reverse=True):
+        data = data[:node.start_byte] + new.encode("utf-8") + data[node.end_byte:]
+    edit.text = data.decode("utf-8")
+    return edit
+
+
+def rename_members_cpp(text: str, old: str, new: str, lines: set[int]) -> Edit:
+    """old -> new on the member name of each call `x.old(...)`, `x->old(...)`, `x.old<T>(...)` on the given lines
+    (the name left upstream's whole tree, so whatever the receiver, the call means the renamed member)."""
+    edit = Edit(text)
+    blocked = conflicted_lines(text)
+    root = parse_tree(text).root_node
+    macro_spans = [(node.start_point[0] + 1, node.end_point[0] + 1) for node in nodes_of_types(root, _MACROS)]
+    calls: dict[int, list[Node]] = {}
+    for _, line, node in member_calls(text, lines, {old}):
+        calls.setdefault(line, []).append(node)
+    replaced: list[Node] = []
+    for line in sorted(lines):
+        nodes = calls.get(line, [])
+        reason = ("inside a conflict block" if line in blocked
+                  else "inside a macro's body" if any(start <= line <= end for start, end in macro_spans)
+                  else "no member call of that name on the line" if not nodes
+                  else "the parse of the line has an error" if any(_under_error(node) for node in nodes) else "")
+        if reason:
+            edit.refused[line] = reason
+            continue
+        replaced += nodes
+        edit.changed.append(line)
+    for line in _macro_uses(root, old):
+        edit.refused.setdefault(line, "inside a macro's body")
+    data = text.encode("utf-8")
     for node in sorted(replaced, key=lambda node: node.start_byte, reverse=True):
         data = data[:node.start_byte] + new.encode("utf-8") + data[node.end_byte:]
     edit.text = data.decode("utf-8")

@@ -6,6 +6,11 @@ NEW of the same kind, scope and signature, OLD's spelling mapped to NEW's. Both 
 index (sync/facts/declindex.py) of the commit's parent and of the commit; the signature is compared through the
 rename pairs of the same commit (a function whose return type the commit renamed along still matches).
 
+Rule `renamed-member` (a member call `x.old()`, whatever the receiver): the finding member-removed says
+(sync/drift/analyses/accessors.py) that the name left upstream's whole tree and that one upstream commit renamed
+every declaration of it (ODS accessors, interface methods, C++ methods) to one single new name; port takes it
+from the finding's details.
+
 Refused, with the reason, and left a finding: a commit that is not one known commit (several, or more than the
 finding lists), OLD overloaded (two signatures in its file, or two overloads by its qualified name in the parent's
 tree), OLD still declared after the commit, no declaration or several of the same signature in its place
@@ -22,6 +27,8 @@ from sync.facts.trees import read_text
 from sync.git import GitTree, Repository, changes_with_renames
 
 RULE = "renamed-declaration"
+MEMBER_RULE = "renamed-member"
+MEMBER_KIND = "member-call"  # a Rename of every `x.old()` / `x->old()`: the name left the whole tree
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _RECORD_KINDS = ("attr", "type", "op")
 _TRUNK = ("include/", "lib/", "python/", "bin/")
@@ -40,6 +47,13 @@ class Rename:
     scope: str  # where it is declared (declindex): namespaces and classes, or a Python class
     scopes: frozenset[str]  # cppscope's scopes of OLD: what a C++ use must resolve to
     upstream_uses: tuple[int, int]  # (lines of the commit that dropped OLD, lines that added NEW): its own port
+
+    @property
+    def key(self) -> str:
+        """What the change's sites are filed under: a member call's rename apart from a declaration's of the same
+        old name (`getCTALayout` the free function, `.getCTALayout` the accessor)."""
+        return f".{self.old}" if self.kind == MEMBER_KIND else f"cmake:{self.old}" if self.kind == "cmake-target" \
+            else self.old
 
 
 @dataclass(frozen=True)
@@ -89,7 +103,17 @@ def certain_rename(repo: Repository, commit_id: str, old: str, path: str, hint: 
         return Refusal(old, f"overloaded target: {new} has more than one signature")
     scopes = frozenset(declaration_scopes(text_before, {old}).get(old, set())) if before_decl.kind not in \
         _RECORD_KINDS else frozenset({"type:"})
-    return Rename(old, new, path, new_path, before_decl.kind, before_decl.scope, scopes, _upstream_uses(before, after, old, new))
+    return Rename(old, new, path, new_path, before_decl.kind, before_decl.scope, scopes,
+                  upstream_uses(before, after, old, new))
+
+
+def member_rename(repo: Repository, commit_id: str, old: str, new: str, path: str, kind: str = MEMBER_KIND) -> Rename:
+    """A rename read elsewhere from upstream's commit (a member call's, a CMake target's), with upstream's own
+    use counts."""
+    commit = repo[commit_id]
+    before = GitTree.of_commit(repo, commit.parents[0].id, "parent")  # type: ignore[attr-defined]
+    after = GitTree.of_commit(repo, commit.id, "commit")
+    return Rename(old, new, path, path, kind, "", frozenset(), upstream_uses(before, after, old, new))
 
 
 def _renamed_to(before: GitTree, after: GitTree, path: str) -> str | None:
@@ -155,7 +179,7 @@ def _record_text(text: str, def_name: str, pairs: dict[str, str]) -> str | None:
     return " ".join(_mapped(body, pairs).split())
 
 
-def _upstream_uses(before: GitTree, after: GitTree, old: str, new: str) -> tuple[int, int]:
+def upstream_uses(before: GitTree, after: GitTree, old: str, new: str) -> tuple[int, int]:
     """How upstream ported its own code in the commit: occurrences of old it dropped, of new it added."""
     old_word, new_word = re.compile(rf"\b{re.escape(old)}\b"), re.compile(rf"\b{re.escape(new)}\b")
     dropped = added = 0

@@ -184,6 +184,13 @@ CATALOGUE: tuple[Kind, ...] = (
        "the new one, so the code will not build or import as is (one finding per upstream change and backend, "
        "listing each declaration it removed and every site)", "port the uses to what upstream put in its "
        "place (the finding names it when the same change declared one of the same shape)", confidence="high"),
+    _k("member-removed", "symbol", "error", "FlagTree-added lines call a member (`x.m()`, `x->m()`) whose name "
+       "upstream's trunk declared at the old tag (C++ method or function, ODS accessor, interface method) and its "
+       "new tree neither declares nor spells, while FlagTree declares no member of that name where the call sees "
+       "it: whatever the receiver's type, the call will not build (one finding per name and backend, every site, "
+       "the upstream commit, and the new name where that commit renamed every declaration to one)",
+       "rename the calls to the name the finding gives (flagtree-sync port does it), or port them to what "
+       "upstream put in its place", confidence="high"),
     _k("symbol-moved", "symbol", "error", "FlagTree's lines use a trunk declaration that resolved at the old tag "
        "and that upstream moved: to another namespace or class, so the qualified name FlagTree spells "
        "(`mlir::registerTritonPasses()`, generated pass registrations included) no longer resolves; or to another "
