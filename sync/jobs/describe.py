@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sync.facts.filekinds import CPP_CODE
 from sync.facts.backends import backend_exports
 from sync.facts.callsites import index_trunk_hooks
 from sync.facts.cpp import backend_macros, functions, guard_regions, mentions_spec_macro, stray_macros
@@ -18,7 +19,7 @@ from sync.facts.trees import FileTree, read_text
 from sync.git import GitTree, current_branch, open_repo
 from sync.jobs.revs import resolve_rev
 
-CPP = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inc")
+CPP = CPP_CODE
 
 
 def describe_branch(repo_path: str, source_branch: str | None) -> dict[str, Any]:
