@@ -359,7 +359,8 @@ def upgrade_command(**given: Any) -> int:
 @click.option("--out", type=click.Path(path_type=Path), metavar="DIR", help="Write the drift report port read "
               "here (summary.md, <group>.md, report.json, index.html), each finding port left with upstream's own "
               "before/after of the change.")
-@click.option("-q", "--quiet", is_flag=True, help="Print no progress bar on stderr.")
+@click.option("-q", "--quiet", is_flag=True, help="Print no progress bar on stderr (there is one only on a "
+              "terminal). What was ported and what was left, the patch of --dry-run, and errors are still printed.")
 @_reported
 def port_command(**given: Any) -> int:
     """Rewrite FlagTree's sites for upstream's certain renames, one commit per upstream change.

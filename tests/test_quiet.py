@@ -14,7 +14,7 @@ def test_every_quiet_option_says_what_it_suppresses_and_what_is_still_printed() 
                 having.append(name)
                 text = option.help or ""
                 assert "progress" in text and "still printed" in text and "errors" in text, (name, text)
-    assert sorted(having) == ["drift", "status", "upgrade"]
+    assert sorted(having) == ["drift", "port", "status", "upgrade"]
 
 
 def test_quiet_drops_the_conflict_lines_and_keeps_the_summary(world) -> None:
