@@ -27,7 +27,7 @@ from sync.facts.trees import read_text
 from sync.support.workers import Dispatch, stop_pool, worker_pool
 from sync.facts.delta import PY, adopt_fork_diff, fork_diff, fork_diff_stored
 from sync.facts import pyblobs
-from sync.facts.pyblobs import PythonFacts, adopt, encoded_facts, jobs, known, prefetch, reading, store
+from sync.facts.pyblobs import PythonFacts, adopt, encoded_facts, jobs, known, prefetch, reading, stored
 
 Diff = dict[str, frozenset[int]]
 Facts = tuple[str, dict[str, Any]]  # content id, encoded facts
@@ -158,7 +158,9 @@ def _diff(old: str, fork: str) -> Diff | None:
 
 
 def _parse(fork: str, path: str) -> Facts | None:
-    """In a worker: the facts of one fork file, unless the fact cache has them (or the blob is missing)."""
+    """In a worker: the facts of one fork file, unless the fact cache has them (or the blob is missing).
+    Facts the worker could put in the fact cache stay there: the caller reads them back when an analysis asks
+    (pyblobs._lookup), instead of holding every file's facts, sent through the pipe, until it settles."""
     text = read_text(_worker_tree(fork), path)
     if text is None:
         return None
@@ -168,8 +170,9 @@ def _parse(fork: str, path: str) -> Facts | None:
         if known(text):
             return None  # the analysis reads it from the cache
         key, encoded = content_id(text), encoded_facts(text)
-        store(cache, key, encoded)  # here, not in the caller, which takes it over on its way to the analyses
-    return key, encoded
+        if stored(cache, key, encoded):  # here, not in the caller
+            return None
+    return key, encoded  # no cache to read it back from: the caller takes it over
 
 
 def _worker_source() -> tuple[Repository, PythonFacts]:
