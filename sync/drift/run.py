@@ -312,8 +312,8 @@ def _analysed(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev
     progress.phase("analyses", len(analyzers))
     placed = _on_the_branch(context) if target_rev is not None else None
     with recording_skips() as skips:
-        findings.extend(run_analyses(analyzers, context, progress, skips, context.prefetched_bytes, context.trees,
-                                     placed))
+        analysed = run_analyses(analyzers, context, progress, skips, context.prefetched_bytes, context.trees, placed)
+    findings.extend(analysed.findings)
     findings.extend(Finding("analysis-skipped", path, f"{analysis}: {path} was left out: {reason}")
                     for (analysis, path), reason in sorted(skips.skipped.items()))
     findings.extend(_over_the_parse_limit(context))
@@ -322,4 +322,4 @@ def _analysed(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev
     if backends:
         findings = [f for f in findings if f.backend is None or f.backend in backends]
     findings = apply_suppressions(findings, fork, context.upstream_new, known)
-    return DriftResult(context.owners, findings, list(context.merged)), context
+    return DriftResult(context.owners, findings, analysed.merged), context
