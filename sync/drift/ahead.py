@@ -24,7 +24,7 @@ from sync.support.cache import FactCache, content_id, using
 from sync.git import GitTree, Oid, Repository, blobs_added_or_changed, commit_of, is_ancestor
 from sync.model import Range
 from sync.facts.trees import read_text
-from sync.support.workers import Dispatch, stop_pool, worker_pool
+from sync.support.workers import Dispatch, inherited, stop_pool, worker_pool
 from sync.facts.delta import PY, adopt_fork_diff, fork_diff, fork_diff_stored
 from sync.facts import pyblobs
 from sync.facts.pyblobs import PythonFacts, adopt, encoded_facts, jobs, known, prefetch, reading, stored
@@ -52,9 +52,8 @@ class Ahead:
     begun: _Begun | None = None
 
 
-# What the workers read: the repository and the run's PythonFacts. A module global, set only while the pool
-# forks: the workers inherit it from the parent's memory, where a task's arguments would be pickled per task.
-_source: tuple[Repository, PythonFacts] | None = None
+# In a worker (each its own): what it read once for all its tasks. The repository and the run's PythonFacts come
+# with the pool (workers.inherited).
 _fork_trees: dict[str, GitTree] = {}  # in a worker: the trees of the two commits, indexed once
 _caches: dict[int, FactCache | None] = {}  # in a worker (by its pid): one fact cache for all its tasks
 
@@ -63,7 +62,6 @@ _caches: dict[int, FactCache | None] = {}  # in a worker (by its pid): one fact 
 def parsing_ahead(repo: Repository, rng: Range, facts: PythonFacts) -> Iterator[Ahead]:
     """Begin the diff and the parse in worker processes when it pays (see the module's text); leaving the
     context stops whatever settle() did not take."""
-    global _source
     ahead = Ahead(facts)
     paths = _python_to_parse(repo, rng) if jobs() >= 2 else []
     if not paths:
@@ -71,12 +69,8 @@ def parsing_ahead(repo: Repository, rng: Range, facts: PythonFacts) -> Iterator[
         return
     trees = (_tree_of(repo, rng.old.oid), _tree_of(repo, rng.source.oid))
     with ExitStack() as stack:
-        _source = (repo, facts)
         workers = min(jobs() - 1, len(paths) + 1)  # the caller replays, then parses too
-        try:
-            pool = stack.enter_context(worker_pool(workers))
-        finally:
-            _source = None  # the workers have their copy
+        pool = stack.enter_context(worker_pool(workers, inherited=(repo, facts)))
         diff = pool.submit(_diff, rng.old.oid, rng.source.oid)
         parses = Dispatch(paths, workers, lambda path: pool.submit(_parse, rng.source.oid, path), queued=1)
         begun = _Begun(os.getpid(), pool, repo, rng.source.oid, trees, diff, parses)
@@ -176,8 +170,7 @@ def _parse(fork: str, path: str) -> Facts | None:
 
 
 def _worker_source() -> tuple[Repository, PythonFacts]:
-    source = _source
-    assert source is not None, "set before the pool forks"
+    source: tuple[Repository, PythonFacts] = inherited()
     return source
 
 

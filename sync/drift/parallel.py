@@ -29,7 +29,7 @@ from sync.git import GitTree
 from sync.model import Finding
 from sync.drift.outcome import Found, found
 from sync.support.progress import Progress
-from sync.support.workers import Dispatch, worker_pool
+from sync.support.workers import Dispatch, inherited, worker_pool
 from sync.facts.parsing import SkipLog, Unparseable, analysing, guarded_walk, recording_skips
 from sync.facts.pyblobs import PARALLEL_BYTES, jobs
 
@@ -41,11 +41,9 @@ Skipped = dict[tuple[str, str], str]
 Task = tuple[int, int, int]  # the analyzer's number, the part, of how many parts (1: the whole analysis)
 Outcome = tuple[Any, Skipped, list[list[str]]]  # a Found or a part's share, skips, unreadable paths per tree
 
-# What forked workers read, set by _start alone just before the pool forks and cleared after. A module global on
-# purpose: a worker inherits it from the parent's memory for free, where an argument of submit would be pickled
-# (the context holds the trees and the facts parsed up front). The context copy carries the run's fact cache
-# and PythonFacts (pyblobs.reading).
-_WORK: tuple[Context, Sequence["Analyzer"], "DriftContext", Sequence[GitTree]] | None = None
+# What forked workers read, handed to their pool (workers.inherited): the context copy carries the run's fact
+# cache and PythonFacts (pyblobs.reading).
+_Work = tuple[Context, Sequence["Analyzer"], "DriftContext", Sequence[GitTree]]
 
 
 def guarded_analysis(name: str, analyze: Callable[[], Found | Iterable[Finding]]) -> Found:
@@ -160,19 +158,14 @@ def _tasks(analyzers: Sequence["Analyzer"], heavy: list[int]) -> list[Task]:
 def _start(stack: ExitStack, analyzers: Sequence["Analyzer"], context: "DriftContext", tasks: list[Task],
            trees: Sequence[GitTree], workers: int) -> Dispatch[Task, Outcome]:
     """The pool (left with the stack: terminated on an exception, Ctrl-C included) and its dispatch."""
-    global _WORK
-    # The context carries the active fact cache; the workers fork on entering the pool, so _WORK is set before.
-    _WORK = (copy_context(), analyzers, context, trees)
-    try:
-        pool = stack.enter_context(worker_pool(workers))
-    finally:
-        _WORK = None
+    work: _Work = (copy_context(), analyzers, context, trees)
+    pool = stack.enter_context(worker_pool(workers, inherited=work))
     return Dispatch(tasks, workers, lambda task: pool.submit(_in_worker, task))
 
 
 def _in_worker(task: Task) -> Outcome:
-    assert _WORK is not None, "run_analyses sets the work before the pool forks"
-    variables, analyzers, context, trees = _WORK
+    work: _Work = inherited()
+    variables, analyzers, context, trees = work
     return variables.run(_one, analyzers[task[0]], context, task, trees)
 
 
