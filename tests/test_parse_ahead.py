@@ -205,3 +205,18 @@ def test_the_workers_parse_with_the_extractors_of_the_run(world: World, workers_
         ahead.settle(held)
     assert sent and all(names == {"calls"} for names in sent)
     assert only_calls.memo and all(set(facts) == {"calls"} for facts in only_calls.memo.values())
+
+
+def test_a_drift_leaves_no_parse_in_memory(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 46: once the analyses are done, the trees, declarations, fork diff and Python facts they kept go,
+    so that the report is built in that memory instead of on top of it (the fact cache keeps what a rerun reads)."""
+    from sync.facts import cpp, declindex, delta, parsing
+    monkeypatch.setenv("FLAGTREE_SYNC_JOBS", "1")
+    from sync.drift import registry
+    kept: list[pyblobs.PythonFacts] = []
+    made = registry.python_facts
+    monkeypatch.setattr(registry, "python_facts", lambda: kept.append(made()) or kept[-1])
+    assert json.loads(_drift_findings(world)), "the demo's drift has findings"
+    assert kept and not kept[-1].memo
+    assert not cpp._TREES._trees and not parsing._TREES._trees
+    assert not declindex._memo and not delta._added_memo
