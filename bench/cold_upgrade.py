@@ -6,7 +6,9 @@ of this process and of its largest worker.
 
 --phases also prints when each part of the run started and how long it took (wall seconds from the start, and
 the CPU seconds of the process it ran in):
-the replay, the up-front parse of the fork's Python, and each analysis, with the process it ran in.
+the replay, the up-front parse of the fork's Python, each analysis, and the steps after them (the files over the
+parse limit, the result cache, the report), with the process it ran in, its
+resident memory after the part and its peak so far.
 
 To compare two commits, make a worktree of the other one and alternate the runs (CPU time moves less
 than wall time when other processes share the cores):
@@ -73,6 +75,12 @@ def main() -> int:
     return 0
 
 
+def _resident_mb() -> int:
+    """This process's resident set now (Linux)."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // (1024 * 1024)
+
+
 def _time_phases(origin: float) -> None:
     """Wrap the replay, the up-front parse and each analysis (also in worker processes) to print their spans."""
     from sync.replay import engine as resumable_replay
@@ -86,7 +94,8 @@ def _time_phases(origin: float) -> None:
                 return function(*args, **kwargs)
             finally:
                 print(f"  {begin - origin:6.2f} s +{time.perf_counter() - begin:5.2f} s"
-                      f" ({time.process_time() - cpu:5.2f} s CPU)  pid {os.getpid()}  {name}", flush=True)
+                      f" ({time.process_time() - cpu:5.2f} s CPU, {_resident_mb():4d} MB after,"
+                      f" {peak_mb(resource.RUSAGE_SELF):4d} MB peak)  pid {os.getpid()}  {name}", flush=True)
         return run
 
     resumable_replay.run_upgrade = timed("replay", resumable_replay.run_upgrade)
@@ -99,6 +108,12 @@ def _time_phases(origin: float) -> None:
         return registry.Parts(lambda context, k, n: timed(f"{a.name}, part {k + 1} of {n}", part)(context, k, n),
                               timed(f"{a.name}, the parts joined", a.parts.join), a.parts.most)
 
+    from sync.drift import run as drift_run
+    from sync.jobs import upgrade as upgrade_job
+    drift_run._over_the_parse_limit = timed("files over the parse limit", drift_run._over_the_parse_limit)
+    drift_run.result_cache.store = timed("result cache, store", drift_run.result_cache.store)
+    upgrade_job.build_report = timed("report, build", upgrade_job.build_report)
+    upgrade_job.write_report = timed("report, write", upgrade_job.write_report)
     registry.ANALYZERS = tuple(dataclasses.replace(a, analyze=timed(a.name, a.analyze), parts=parts(a))
                                for a in registry.ANALYZERS)
 

@@ -66,7 +66,7 @@ def test_recursion_limit_and_stack_size_are_restored() -> None:
 def test_an_analysis_that_still_overflows_is_a_finding_and_a_bug_stays_a_bug() -> None:
     def overflow(n: int = 0) -> list:
         return overflow(n + 1)
-    [finding] = guarded_analysis("symbols", overflow)
+    [finding] = guarded_analysis("symbols", overflow).findings
     assert finding.kind == "analysis-skipped" and finding.message.startswith("symbols:")
 
     def bug() -> list:

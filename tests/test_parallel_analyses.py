@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from sync.drift import parallel
+from sync.drift import outcome, parallel
 from sync.drift import registry
 from sync.drift.context import DriftContext
 from sync.facts.parsing import recording_skips, skipped
 from sync.drift.registry import ANALYZERS, Analyzer
 from sync.support.cache import FactCache, using
-from sync.model import Finding
+from sync.model import Finding, MergedOverlay
 from sync.support.progress import Silent
 from tests.test_speed_parity import _forget, _world
 from .cache_rows import rows
@@ -31,12 +31,12 @@ def _pid_finding(context: DriftContext) -> list[Finding]:
 def _run(context: DriftContext, analyzers: tuple[Analyzer, ...], cache: FactCache | None,
          parse_bytes: int, trees: tuple = ()) -> tuple[str, dict[tuple[str, str], str]]:
     _forget()
-    fresh = dataclasses.replace(context, merged=[], _facts={}, _tables={})
+    fresh = dataclasses.replace(context, _facts={}, _tables={})
     with using(cache), recording_skips() as skips:
         fresh.prefetch_fork_python()
         found = parallel.run_analyses(analyzers, fresh, Silent(), skips,
                                       parse_bytes, trees)
-    return json.dumps([dataclasses.asdict(f) for f in found], sort_keys=True, default=str), dict(skips.skipped)
+    return json.dumps([dataclasses.asdict(f) for f in found.findings], sort_keys=True, default=str), dict(skips.skipped)
 
 
 @pytest.fixture
@@ -95,6 +95,27 @@ def test_heavy_analyses_run_in_other_processes_and_their_skips_come_back(tmp_pat
 
     serial, _ = _run(context, probe, None, parse_bytes=0)  # "heavy one" has begun before: the light one goes on
     assert {finding["message"] for finding in json.loads(serial)} == {f"ran in {os.getpid()}"}
+
+
+def _merging(context: DriftContext) -> outcome.Found:
+    """An analysis that made a clean merge, as the overlays analysis does, and says where it ran."""
+    return outcome.Found(_pid_finding(context), [MergedOverlay(f"merged/in/{os.getpid()}.py", b"merged\n")])
+
+
+def test_merges_come_back_from_whichever_process_made_them(tmp_path: Path, two_workers: None) -> None:
+    """Issue 49: an analysis returns its merges, never writes them into the shared context (a worker's writes
+    stay in the worker's copy); the runner gives them in registry order, as it gives the findings."""
+    context = _world(tmp_path / "repo")
+    probe = (Analyzer("light", _probe(tmp_path, "light", waits_for="heavy one")),
+             Analyzer("heavy one", _probe(tmp_path, "heavy one", waits_for="heavy two"), on_request=True),
+             Analyzer("heavy two", _merging, on_request=True))
+    fresh = dataclasses.replace(context, _facts={}, _tables={})
+    with recording_skips() as skips:
+        found = parallel.run_analyses(probe, fresh, Silent(), skips, parallel.PARALLEL_BYTES)
+    pids = [finding.message.split()[-1] for finding in found.findings]
+    assert pids[1] != str(os.getpid()), "the first heavy one ran in the worker"
+    assert [merge.path for merge in found.merged] == [f"merged/in/{pids[2]}.py"]
+    assert not hasattr(fresh, "merged")
 
 
 def test_the_parent_takes_heavy_tasks_no_worker_has_begun(tmp_path: Path, two_workers: None) -> None:

@@ -15,10 +15,10 @@ import pytest
 from sync.drift import run as drift
 from sync.drift import ahead
 from sync.facts import pyblobs
-from sync.facts.delta import forget_fork_diffs
-from sync.support.cache import FactCache, using
+from sync.facts.delta import forget_fork_diffs, fork_python_texts
+from sync.support.cache import FactCache, content_id, using
 from sync.demo.world import World
-from sync.git import open_repo
+from sync.git import GitTree, open_repo
 from sync.jobs import ReplayChoices, UpgradeOptions, run_upgrade
 from sync.jobs import upgrade as upgrade_job
 from sync.drift.analyses.callsigs import CALLS
@@ -146,20 +146,33 @@ def test_known_facts_are_those_in_memory_or_the_cache(tmp_path: Path) -> None:
         assert not pyblobs.known("def g():\n    pass\n")
 
 
-def test_the_workers_put_what_they_parse_in_the_fact_cache(world: World, workers_pay: None, adopted: list[str],
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """The workers store the facts they send, and the caller only keeps them in memory: a later run reads them."""
+def test_the_workers_put_what_they_parse_in_the_fact_cache_and_send_none_of_it(
+        world: World, workers_pay: None, adopted: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Facts a worker stored stay in the fact cache, where the caller reads them as its analyses ask: sent through
+    the pipe too, the caller held every file's facts twice while it replayed (issue 46: 25 MB on the 3.7 move)."""
+    monkeypatch.setenv("FLAGTREE_SYNC_CACHE", "on")
     put_here: list[tuple[str, str]] = []  # (kind, key) this process stored (a forked worker's list is its own)
     real = FactCache.put
     monkeypatch.setattr(FactCache, "put", lambda self, kind, version, key, value: put_here.append((kind, key))
                         or real(self, kind, version, key, value))
     _drift_findings(world)
-    assert adopted
-    assert not {(pyblobs._CACHE_KIND, key) for key in adopted} & set(put_here)
-    pyblobs.current().memo.clear()
+    assert not adopted, "nothing sent back: the cache holds it"
     repo = open_repo(world.fork)
+    rng = resolve_range(repo, world.old_tag, world.new_tag, world.fork_branch)
+    keys = {content_id(text) for text in fork_python_texts(GitTree.of_commit(repo, rng.old.oid, "old"),
+                                                           GitTree.of_commit(repo, rng.source.oid, "fork"))}
+    assert keys - {key for kind, key in put_here if kind == pyblobs._CACHE_KIND}, "the workers parsed some"
+    pyblobs.current().memo.clear()
     with using(FactCache.for_git_dir(repo.path)):
-        assert all(pyblobs._lookup(key) is not None for key in adopted)
+        assert all(pyblobs._lookup(key) is not None for key in keys)
+
+
+def test_without_a_fact_cache_the_workers_send_what_they_parse(world: World, workers_pay: None,
+                                                               adopted: list[str],
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLAGTREE_SYNC_CACHE", "off")
+    _drift_findings(world)
+    assert adopted
 
 
 def test_a_begun_parse_is_taken_only_by_the_run_that_holds_it(world: World, workers_pay: None,
@@ -192,3 +205,18 @@ def test_the_workers_parse_with_the_extractors_of_the_run(world: World, workers_
         ahead.settle(held)
     assert sent and all(names == {"calls"} for names in sent)
     assert only_calls.memo and all(set(facts) == {"calls"} for facts in only_calls.memo.values())
+
+
+def test_a_drift_leaves_no_parse_in_memory(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 46: once the analyses are done, the trees, declarations, fork diff and Python facts they kept go,
+    so that the report is built in that memory instead of on top of it (the fact cache keeps what a rerun reads)."""
+    from sync.facts import cpp, declindex, delta, parsing
+    monkeypatch.setenv("FLAGTREE_SYNC_JOBS", "1")
+    from sync.drift import registry
+    kept: list[pyblobs.PythonFacts] = []
+    made = registry.python_facts
+    monkeypatch.setattr(registry, "python_facts", lambda: kept.append(made()) or kept[-1])
+    assert json.loads(_drift_findings(world)), "the demo's drift has findings"
+    assert kept and not kept[-1].memo
+    assert not cpp._TREES._trees and not parsing._TREES._trees
+    assert not declindex._memo and not delta._added_memo

@@ -49,3 +49,15 @@ def test_each_run_keeps_its_own_facts_with_its_own_extractors() -> None:
     with reading(second):
         assert pyblobs.encoded_facts(text).keys() == {registry.EXTRACTORS[0].name}
     assert first.cache_version != second.cache_version  # a cache entry of one never reads as the other's
+
+
+def test_the_shared_parse_keeps_the_facts_and_not_the_tree() -> None:
+    """Once every extractor has read a text's nodes, its tree goes (issue 46): kept in the parse memo, the fork's
+    trees took memory from the trees other readers ask again, and held some 30 bytes a character of text."""
+    from sync.facts import parsing
+    text = "def kept_or_not(x):\n    return g(x)\n"
+    parsing.forget_python_trees()
+    with reading(registry.python_facts()):
+        assert [call.line for call in pyblobs.python_fact("calls", text)] == [2]
+    assert text not in parsing._TREES._trees
+    assert parsing.python_ast(text) is parsing.python_ast(text)  # what another reader parses is still shared

@@ -14,6 +14,7 @@ from sync.facts import pyblobs
 from sync.facts import pyfacts
 from sync.facts import pyfacts_cst
 from sync.drift.analyses import symbols
+from sync.drift import outcome
 from sync.drift.context import DriftContext
 from sync.facts.delta import forget_fork_diffs
 from sync.drift.registry import ANALYZERS, EXTRACTORS
@@ -57,10 +58,10 @@ def _forget() -> None:
 
 def _findings(context: DriftContext, cache: FactCache | None) -> str:
     _forget()
-    fresh = dataclasses.replace(context, merged=[], _facts={}, _tables={})  # no cached_property carried over
+    fresh = dataclasses.replace(context, _facts={}, _tables={})  # no cached_property carried over
     with using(cache):
         fresh.prefetch_fork_python()
-        found = [finding for analyzer in ANALYZERS for finding in analyzer.analyze(fresh)]
+        found = [finding for analyzer in ANALYZERS for finding in outcome.found(analyzer.analyze(fresh)).findings]
     return json.dumps([dataclasses.asdict(finding) for finding in found], sort_keys=True, default=str)
 
 

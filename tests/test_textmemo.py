@@ -58,12 +58,12 @@ def test_cpp_trees_are_shared_between_readers_of_the_same_text() -> None:
 def test_the_cpp_memo_is_split_between_the_processes_of_a_job(monkeypatch) -> None:
     """A worker per core, each with its own memo: 16 cores must not hold eight times what 2 do."""
     from sync.facts import cpp
-    assert cpp.memo_budget(2) == 8 * 1024 * 1024 and cpp.memo_budget(1) == 16 * 1024 * 1024
+    assert cpp.memo_budget(2) == cpp.CPP_MEMO_TOTAL // 2 and cpp.memo_budget(1) == cpp.CPP_MEMO_TOTAL
     assert cpp.memo_budget(16) == cpp.memo_budget(64) == 1024 * 1024
-    monkeypatch.setenv("FLAGTREE_SYNC_JOBS", "4")
+    monkeypatch.setenv("FLAGTREE_SYNC_JOBS", "2")
     cpp.forget_trees()
     cpp.parse_tree("int x;\n")
-    assert cpp._TREES.budget == 4 * 1024 * 1024
+    assert cpp._TREES.budget == cpp.CPP_MEMO_TOTAL // 2
     cpp.forget_trees()
 
 

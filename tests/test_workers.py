@@ -135,3 +135,19 @@ def test_a_dispatch_whose_pool_is_shut_hands_out_nothing_more_quietly(caplog: py
     with pytest.raises(RuntimeError, match="after shutdown"):
         dispatch.futures[1].result()
     assert dispatch.take_last() == 1999 and "exception calling callback" not in caplog.text
+
+
+def _what_the_worker_inherited(_: int) -> tuple[int, str]:
+    from sync.support.workers import inherited
+    given = inherited()
+    return given["one"], given["unpicklable"]()
+
+
+def test_a_worker_reads_what_its_pool_was_given_through_the_fork() -> None:
+    """Issue 49: the runner hands the workers their inputs through the pool, not through a module global it sets
+    before the fork; the inputs are never pickled (a lambda cannot be), and the caller reads none of it."""
+    from sync.support.workers import inherited, worker_pool
+    with worker_pool(2, inherited={"one": 1, "unpicklable": lambda: "from the parent"}) as pool:
+        assert set(pool.map(_what_the_worker_inherited, range(4))) == {(1, "from the parent")}
+    with pytest.raises(RuntimeError, match="worker"):
+        inherited()

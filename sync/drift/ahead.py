@@ -24,10 +24,10 @@ from sync.support.cache import FactCache, content_id, using
 from sync.git import GitTree, Oid, Repository, blobs_added_or_changed, commit_of, is_ancestor
 from sync.model import Range
 from sync.facts.trees import read_text
-from sync.support.workers import Dispatch, stop_pool, worker_pool
+from sync.support.workers import Dispatch, inherited, stop_pool, worker_pool
 from sync.facts.delta import PY, adopt_fork_diff, fork_diff, fork_diff_stored
 from sync.facts import pyblobs
-from sync.facts.pyblobs import PythonFacts, adopt, encoded_facts, jobs, known, prefetch, reading, store
+from sync.facts.pyblobs import PythonFacts, adopt, encoded_facts, jobs, known, prefetch, reading, stored
 
 Diff = dict[str, frozenset[int]]
 Facts = tuple[str, dict[str, Any]]  # content id, encoded facts
@@ -52,9 +52,8 @@ class Ahead:
     begun: _Begun | None = None
 
 
-# What the workers read: the repository and the run's PythonFacts. A module global, set only while the pool
-# forks: the workers inherit it from the parent's memory, where a task's arguments would be pickled per task.
-_source: tuple[Repository, PythonFacts] | None = None
+# In a worker (each its own): what it read once for all its tasks. The repository and the run's PythonFacts come
+# with the pool (workers.inherited).
 _fork_trees: dict[str, GitTree] = {}  # in a worker: the trees of the two commits, indexed once
 _caches: dict[int, FactCache | None] = {}  # in a worker (by its pid): one fact cache for all its tasks
 
@@ -63,7 +62,6 @@ _caches: dict[int, FactCache | None] = {}  # in a worker (by its pid): one fact 
 def parsing_ahead(repo: Repository, rng: Range, facts: PythonFacts) -> Iterator[Ahead]:
     """Begin the diff and the parse in worker processes when it pays (see the module's text); leaving the
     context stops whatever settle() did not take."""
-    global _source
     ahead = Ahead(facts)
     paths = _python_to_parse(repo, rng) if jobs() >= 2 else []
     if not paths:
@@ -71,12 +69,8 @@ def parsing_ahead(repo: Repository, rng: Range, facts: PythonFacts) -> Iterator[
         return
     trees = (_tree_of(repo, rng.old.oid), _tree_of(repo, rng.source.oid))
     with ExitStack() as stack:
-        _source = (repo, facts)
         workers = min(jobs() - 1, len(paths) + 1)  # the caller replays, then parses too
-        try:
-            pool = stack.enter_context(worker_pool(workers))
-        finally:
-            _source = None  # the workers have their copy
+        pool = stack.enter_context(worker_pool(workers, inherited=(repo, facts)))
         diff = pool.submit(_diff, rng.old.oid, rng.source.oid)
         parses = Dispatch(paths, workers, lambda path: pool.submit(_parse, rng.source.oid, path), queued=1)
         begun = _Begun(os.getpid(), pool, repo, rng.source.oid, trees, diff, parses)
@@ -158,7 +152,9 @@ def _diff(old: str, fork: str) -> Diff | None:
 
 
 def _parse(fork: str, path: str) -> Facts | None:
-    """In a worker: the facts of one fork file, unless the fact cache has them (or the blob is missing)."""
+    """In a worker: the facts of one fork file, unless the fact cache has them (or the blob is missing).
+    Facts the worker could put in the fact cache stay there: the caller reads them back when an analysis asks
+    (pyblobs._lookup), instead of holding every file's facts, sent through the pipe, until it settles."""
     text = read_text(_worker_tree(fork), path)
     if text is None:
         return None
@@ -168,13 +164,13 @@ def _parse(fork: str, path: str) -> Facts | None:
         if known(text):
             return None  # the analysis reads it from the cache
         key, encoded = content_id(text), encoded_facts(text)
-        store(cache, key, encoded)  # here, not in the caller, which takes it over on its way to the analyses
-    return key, encoded
+        if stored(cache, key, encoded):  # here, not in the caller
+            return None
+    return key, encoded  # no cache to read it back from: the caller takes it over
 
 
 def _worker_source() -> tuple[Repository, PythonFacts]:
-    source = _source
-    assert source is not None, "set before the pool forks"
+    source: tuple[Repository, PythonFacts] = inherited()
     return source
 
 

@@ -6,7 +6,7 @@ from functools import cached_property
 
 from sync.support.cache import memoized
 from sync.facts.layout import SpecFile, backend_dir, own_trunk_backends, third_party_owner
-from sync.model import MergedOverlay, Range
+from sync.model import Range
 from sync.records.provenance import Derivation, load_manifest
 from sync.git import GitTree, Oid, Repository, as_oid, has_object, renames
 from sync.facts.trees import read_text
@@ -50,7 +50,6 @@ class DriftContext:
     filtered: bool = False  # True when backends is a selection, not every backend of the branch
     range: Range | None = None  # the revisions as the user named them (labels in findings)
     fork_based_on_old: bool = True  # False: OLD is not an ancestor of the branch
-    merged: list[MergedOverlay] = field(default_factory=list)  # clean 3-way merges that --apply may commit
     prefetched_bytes: int = 0  # fork Python parsed up front (prefetch_fork_python): sizes the parallel run
     _facts: dict[tuple[str, str], ModuleFacts] = field(default_factory=dict)
     _tables: dict[tuple[str, str], dict[str, FunctionFacts] | None] = field(default_factory=dict)

@@ -18,7 +18,7 @@ Findings come back in the registry's order whoever ran them, so a report never d
 (tests/test_speed_parity.py and tests/test_parallel_analyses.py compare them)."""
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import as_completed
 from contextlib import ExitStack
 from contextvars import Context, copy_context
@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Any
 from sync.support.cache import active
 from sync.git import GitTree
 from sync.model import Finding
+from sync.drift.outcome import Found, found
 from sync.support.progress import Progress
-from sync.support.workers import Dispatch, worker_pool
+from sync.support.workers import Dispatch, inherited, worker_pool
 from sync.facts.parsing import SkipLog, Unparseable, analysing, guarded_walk, recording_skips
 from sync.facts.pyblobs import PARALLEL_BYTES, jobs
 
@@ -38,48 +39,46 @@ if TYPE_CHECKING:
 
 Skipped = dict[tuple[str, str], str]
 Task = tuple[int, int, int]  # the analyzer's number, the part, of how many parts (1: the whole analysis)
-Outcome = tuple[Any, Skipped, list[list[str]]]  # findings or a part's share, skips, unreadable paths per tree
+Outcome = tuple[Any, Skipped, list[list[str]]]  # a Found or a part's share, skips, unreadable paths per tree
 
-# What forked workers read, set by _start alone just before the pool forks and cleared after. A module global on
-# purpose: a worker inherits it from the parent's memory for free, where an argument of submit would be pickled
-# (the context holds the trees and the facts parsed up front). The context copy carries the run's fact cache
-# and PythonFacts (pyblobs.reading).
-_WORK: tuple[Context, Sequence["Analyzer"], "DriftContext", Sequence[GitTree]] | None = None
+# What forked workers read, handed to their pool (workers.inherited): the context copy carries the run's fact
+# cache and PythonFacts (pyblobs.reading).
+_Work = tuple[Context, Sequence["Analyzer"], "DriftContext", Sequence[GitTree]]
 
 
-def guarded_analysis(name: str, analyze: Callable[[], list[Finding]]) -> list[Finding]:
+def guarded_analysis(name: str, analyze: Callable[[], Found | Iterable[Finding]]) -> Found:
     """The last net under the parsers: an analysis whose walk still overflows is reported, not a crash."""
-    result = guarded_walk(analyze)
+    result = guarded_walk(lambda: found(analyze()))
     return _left_out(name, result) if isinstance(result, Unparseable) else result
 
 
-def _left_out(name: str, why: Unparseable) -> list[Finding]:
-    return [Finding("analysis-skipped", ".", f"{name}: the whole analysis was left out: {why.reason}")]
+def _left_out(name: str, why: Unparseable) -> Found:
+    return Found([Finding("analysis-skipped", ".", f"{name}: the whole analysis was left out: {why.reason}")])
 
 
 def run_task(analyzer: "Analyzer", context: "DriftContext", part: int, parts: int) -> Any:
-    """The findings of the whole analysis (parts 1), else part `part`'s share, or why its walk gave up."""
+    """What the whole analysis found (parts 1), else part `part`'s share, or why its walk gave up."""
     if parts == 1:
-        return guarded_analysis(analyzer.name, lambda: list(analyzer.analyze(context)))
+        return guarded_analysis(analyzer.name, lambda: analyzer.analyze(context))
     assert analyzer.parts is not None
     split = analyzer.parts
     return guarded_walk(lambda: split.part(context, part, parts))
 
 
-def join_shares(analyzer: "Analyzer", context: "DriftContext", shares: list[Any]) -> list[Finding]:
+def join_shares(analyzer: "Analyzer", context: "DriftContext", shares: list[Any]) -> Found:
     failed = next((share for share in shares if isinstance(share, Unparseable)), None)
     if failed is not None:
         return _left_out(analyzer.name, failed)
     assert analyzer.parts is not None
     split = analyzer.parts
-    return guarded_analysis(analyzer.name, lambda: list(split.join(context, shares)))
+    return guarded_analysis(analyzer.name, lambda: split.join(context, shares))
 
 
 def run_analyses(analyzers: Sequence["Analyzer"], context: "DriftContext", progress: Progress, skips: SkipLog,
                  parse_bytes: int, trees: Sequence[GitTree] = (),
-                 placed: Callable[["Analyzer", list[Finding]], list[Finding]] | None = None) -> list[Finding]:
-    """Every analyzer's findings, in analyzer order; skips of workers are added to skips, and the blobs
-    they could not read to trees' `missing` (a result that met one is never cached). placed: moves an
+                 placed: Callable[["Analyzer", list[Finding]], list[Finding]] | None = None) -> Found:
+    """Every analyzer's findings and clean merges, in analyzer order; skips of workers are added to skips, and
+    the blobs they could not read to trees' `missing` (a result that met one is never cached). placed: moves an
     analyzer's findings to the branch the user edits (drift/branchlines.py), in the parent.
 
     parse_bytes: the fork Python the up-front parse covered; below PARALLEL_BYTES a worker costs more
@@ -89,13 +88,13 @@ def run_analyses(analyzers: Sequence["Analyzer"], context: "DriftContext", progr
     workers = min(jobs() - 1, len(tasks) - 1)  # the parent is one of the processes
     if workers < 1 or parse_bytes < PARALLEL_BYTES:
         heavy, tasks = [], []
-    found: dict[int, list[Finding]] = {}
+    results: dict[int, Found] = {}
     shares: dict[Task, Any] = {}
     done = 0
 
-    def finished(number: int, findings: list[Finding]) -> None:
+    def finished(number: int, result: Found) -> None:
         nonlocal done
-        found[number] = findings
+        results[number] = result
         done += 1
         progress.advance(analyzers[number].name, done)
 
@@ -134,8 +133,10 @@ def run_analyses(analyzers: Sequence["Analyzer"], context: "DriftContext", progr
                 skips.skipped.setdefault(key, reason)
             for tree, paths in zip(trees, missing):
                 tree.missing.update(paths)
-    return [finding for number in range(len(analyzers))
-            for finding in (placed(analyzers[number], found[number]) if placed else found[number])]
+    ordered = [results[number] for number in range(len(analyzers))]
+    return Found([finding for analyzer, result in zip(analyzers, ordered)
+                  for finding in (placed(analyzer, result.findings) if placed else result.findings)],
+                 [merge for result in ordered for merge in result.merged])
 
 
 def _tasks(analyzers: Sequence["Analyzer"], heavy: list[int]) -> list[Task]:
@@ -157,19 +158,14 @@ def _tasks(analyzers: Sequence["Analyzer"], heavy: list[int]) -> list[Task]:
 def _start(stack: ExitStack, analyzers: Sequence["Analyzer"], context: "DriftContext", tasks: list[Task],
            trees: Sequence[GitTree], workers: int) -> Dispatch[Task, Outcome]:
     """The pool (left with the stack: terminated on an exception, Ctrl-C included) and its dispatch."""
-    global _WORK
-    # The context carries the active fact cache; the workers fork on entering the pool, so _WORK is set before.
-    _WORK = (copy_context(), analyzers, context, trees)
-    try:
-        pool = stack.enter_context(worker_pool(workers))
-    finally:
-        _WORK = None
+    work: _Work = (copy_context(), analyzers, context, trees)
+    pool = stack.enter_context(worker_pool(workers, inherited=work))
     return Dispatch(tasks, workers, lambda task: pool.submit(_in_worker, task))
 
 
 def _in_worker(task: Task) -> Outcome:
-    assert _WORK is not None, "run_analyses sets the work before the pool forks"
-    variables, analyzers, context, trees = _WORK
+    work: _Work = inherited()
+    variables, analyzers, context, trees = work
     return variables.run(_one, analyzers[task[0]], context, task, trees)
 
 

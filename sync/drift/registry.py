@@ -1,5 +1,6 @@
 """The analyses drift and upgrade run, in order, and the extractors of the Python facts they share (pyblobs).
-Adding a kind: a catalogue entry in sync/model/kinds.py, an analyzer here (analyze(ctx) -> Iterable[Finding])
+Adding a kind: a catalogue entry in sync/model/kinds.py, an analyzer here (analyze(ctx) -> Iterable[Finding], or an
+outcome.Found with the clean merges it made)
 and a fixture test; the renderers need no change. An analysis that reads a fact of the shared Python parse
 defines its pyblobs.Extractor and lists it in EXTRACTORS."""
 from __future__ import annotations
@@ -11,6 +12,7 @@ from sync.git import GitTree
 from sync.facts.layout import backend_dir, third_party_backends
 from sync.model import Finding
 from sync.drift.context import DriftContext
+from sync.drift.outcome import Found
 from sync.drift.branchlines import BRANCH, FORK, NEW
 from sync.drift.analyses.builddeps import generated_dependency_findings
 from sync.drift.analyses.buildfiles import build_file_findings
@@ -61,7 +63,7 @@ class Parts:
 @dataclass(frozen=True)
 class Analyzer:
     name: str  # shown in progress output
-    analyze: Callable[[DriftContext], Iterable[Finding]]
+    analyze: Callable[[DriftContext], Iterable[Finding] | Found]  # never writes into the context: it returns
     on_request: bool = False  # slow: left out by drift --fast (upgrade, status and drift run it)
     parts: Parts | None = None
     # About how long it takes, for the order heavy analyses are handed out in (the longest first, whoever is

@@ -164,10 +164,11 @@ def captures(query_source: str, text: str) -> dict[str, list[Node]]:
     return {name: sorted(nodes, key=lambda node: (node.start_byte, node.end_byte)) for name, nodes in found.items()}
 
 
-# Characters of C++ whose trees the processes of a job keep together (about 12 bytes of tree a character), split
-# between them: 8 M each on 2 cores (some 100 MB), 1 M each on 16. On the 3.7 move's first run on 2 cores the
-# memo saved 189 of 312 repeated parses; four times the budget saved them all.
-CPP_MEMO_TOTAL = 16 * 1024 * 1024
+# Characters of C++ whose trees the processes of a job keep together, split between them (at least 1 M each):
+# 2 M each on 2 cores. A tree costs some 25 bytes of resident memory a character: on the 3.7 move's first run on
+# 2 cores, 8 M each held about 200 MB in each process for about 1 s of parses saved (bench/cold_upgrade.py
+# --phases); the readers that share a tree mostly read it one after another, which a small memo still serves.
+CPP_MEMO_TOTAL = 4 * 1024 * 1024
 _TREES: TextMemo[Tree] = TextMemo(0)  # its budget is set on first use, when the job's process count is known
 
 

@@ -157,20 +157,29 @@ def python_module(text: str) -> cst.Module:
 
 def python_ast(text: str) -> ast.Module:
     """CPython's tree of text, judged at CPython's default recursion limit; raises inside guarded."""
+    return _judged(text, cpython_tree)
+
+
+def python_ast_once(text: str) -> ast.Module:
+    """python_ast without the memo, for a reader that keeps the facts it reads and not the tree (the shared
+    parse of pyblobs): the tree goes as soon as the facts are read."""
+    return _judged(text, cpython_tree_once)
+
+
+def _judged(text: str, parse: Callable[[str], ast.Module]) -> ast.Module:
     text = within_limit(text)
     if sys.getrecursionlimit() == CPYTHON_DEFAULT_RECURSION_LIMIT:
-        return cpython_tree(text)
+        return parse(text)
     try:
-        return cpython_tree(text)
+        return parse(text)
     except RecursionError:
         raise UnparseableError("CPython refuses it: nested too deeply") from None
 
 
 # Python trees kept for their next reader, in characters of text over all of a job's processes (see
-# cpp.CPP_MEMO_TOTAL): an ast tree costs some 30 times its text, so 2 M each on 2 cores (about 60 MB).
-# On the 3.7 move's first run, 4 of the 20 MB of Python parsed were texts the same process had parsed
-# before; 2 M a process saved 2.7 MB of those parses.
-PY_MEMO_TOTAL = 4 * 1024 * 1024
+# cpp.CPP_MEMO_TOTAL; at least 1 M a process): an ast tree costs some 30 times its text, so 1 M each on 2 cores
+# (about 30 MB). The shared parse of pyblobs keeps none (python_ast_once): its facts are kept instead.
+PY_MEMO_TOTAL = 2 * 1024 * 1024
 _TREES: TextMemo[ast.Module] = TextMemo(0)  # its budget is set on first use, when the job's process count is known
 
 

@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable, Iterator
 from sync.support.cache import FactCache, active, content_id
 from sync.support.workers import jobs, worker_pool
 from sync.facts.astwalk import walk_levels
-from sync.facts.parsing import Unparseable, guarded, python_ast
+from sync.facts.parsing import Unparseable, guarded, python_ast_once
 from sync.facts.pychunks import merge_levels, over_chunks
 
 PARALLEL_BYTES = 1_000_000  # below this much missing text a serial parse beats starting workers
@@ -142,9 +142,16 @@ def adopt(found: Iterable[tuple[str, dict[str, Any]]], stored: bool = False) -> 
 
 
 def store(cache: FactCache | None, key: str, encoded: dict[str, Any]) -> None:
-    """Put the encoded facts of a text in the fact cache (a worker does, for the process that adopts them)."""
+    """Put the encoded facts of a text in the fact cache."""
     if cache is not None:
         cache.put(_CACHE_KIND, current().cache_version, key, encoded)
+
+
+def stored(cache: FactCache | None, key: str, encoded: dict[str, Any]) -> bool:
+    """store, for another process to read back (a worker of the parse begun ahead): whether the cache holds
+    them now."""
+    store(cache, key, encoded)
+    return cache is not None and cache.holds(_CACHE_KIND, current().cache_version, key)
 
 
 def _lookup(key: str) -> dict[str, Any] | None:
@@ -185,7 +192,7 @@ def encoded_facts(text: str) -> dict[str, Any]:
 
     # One walk of the tree serves every extractor (the walk, not the isinstance tests, is the cost).
     # guarded: deep nesting in the parse or in an extractor's walk is an unparseable text, not a crash
-    found = guarded(lambda: over_chunks(text, python_ast, facts_of))
+    found = guarded(lambda: over_chunks(text, python_ast_once, facts_of))
     if isinstance(found, Unparseable):
         return {name: extractor.encode(extractor.finish(None)) for name, extractor in extractors.items()}
     return found

@@ -20,12 +20,14 @@ from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from threading import Lock
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 Task = TypeVar("Task", bound=Hashable)
 Result = TypeVar("Result")
 _held_locks: set[int] = set()  # descriptors of locks this process holds for its run
+_NOT_A_WORKER = object()
+_inherited: Any = _NOT_A_WORKER  # in a worker: what its pool was given (inherited())
 
 
 def jobs() -> int:
@@ -48,11 +50,12 @@ def released_lock(descriptor: int) -> None:
 
 
 @contextmanager
-def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
-    """A pool of forked workers, all started on entry (what a worker reads from the parent's memory must be
-    in place before the with statement)."""
+def worker_pool(workers: int, inherited: Any = None) -> Iterator[ProcessPoolExecutor]:
+    """A pool of forked workers, all started on entry. inherited: what the workers read (inherited() in a
+    worker), handed to them through the fork, never pickled: a worker starts from the parent's memory, where a
+    task's arguments would be pickled per task (the analyses' context holds the trees and the parsed facts)."""
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_in_worker,
-                               initargs=(os.getpid(),))
+                               initargs=(os.getpid(), inherited))
     try:
         held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
@@ -133,7 +136,16 @@ def stop_pool(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _in_worker(parent: int) -> None:
+def inherited() -> Any:
+    """In a worker: what its pool was given (worker_pool's inherited)."""
+    if _inherited is _NOT_A_WORKER:
+        raise RuntimeError("inherited() is for a worker of worker_pool")
+    return _inherited
+
+
+def _in_worker(parent: int, given: Any) -> None:
+    global _inherited
+    _inherited = given  # set in the worker only, by its pool's start
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     for descriptor in list(_held_locks):

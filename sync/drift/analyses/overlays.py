@@ -10,6 +10,7 @@ from sync.facts.cmakebuilt import unbuilt
 from sync.facts.filekinds import COMPILED
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
+from sync.drift.outcome import Found
 from sync.facts.roles import OVERLAY, PACKAGE_COPY, RENAMED_COPY, SETUP_COPY, Classified, contained_in, shadows_trunk
 from sync.facts.pyfacts import normalized_statements, parse_module_facts
 from sync.facts.pyblobs import parses
@@ -214,9 +215,9 @@ def _leaves_out_flagtree_statements(ours_text: str, shipped_text: str, new_text:
     return not shipped - upstream <= mine
 
 
-def overlay_findings(context: DriftContext) -> list[Finding]:
-    """Every overlay of the selected backends; clean merges go to context.merged for --apply."""
-    merged = context.merged
+def overlay_findings(context: DriftContext) -> Found:
+    """Every overlay of the selected backends, and their clean merges (for --apply)."""
+    merged: list[MergedOverlay] = []
     findings = []
     for classified in context.classified:
         if not context.backend_files.exists(classified.file.path):
@@ -240,7 +241,7 @@ def overlay_findings(context: DriftContext) -> list[Finding]:
         found = classify_overlay(context, classified, merged)
         if found is not None:
             findings.append(found)
-    return findings
+    return Found(findings, merged)
 
 
 _LFS_HEADER = b"version https://git-lfs.github.com/spec/"
