@@ -36,6 +36,7 @@ from sync.jobs.port_edit import Edit, rename_cpp, rename_members_cpp, rename_pyt
 from sync.jobs.port_rules import MEMBER_KIND, MEMBER_RULE, RULE, Refusal, Rename, certain_rename, member_rename
 from sync.jobs.port_example import Example, upstream_example
 from sync.jobs.port_cmake import TARGET_KIND, TARGET_RULE, certain_target_rename, rename_cmake
+from sync.jobs.port_copies import CopyMerge, copy_findings, merge_copies, recorded
 from sync.facts.delta import is_cmake
 from sync.drift.analyses.accessors import KIND as MEMBER_FINDING
 from sync.facts.filekinds import CPP_CODE, PY_SUFFIXES
@@ -92,10 +93,12 @@ class PortResult:
     head: str  # the branch after the run (before it, on a dry run)
     dry_run: bool
     report: Report | None = None  # the drift read, the findings port left with upstream's worked example
+    copies: list[CopyMerge] = field(default_factory=list)  # each backend's copies merged with upstream's change
 
     @property
     def left_any(self) -> bool:
-        return any(change.left or not change.ported for change in self.changes) or self.other_errors > 0
+        return (any(change.left or not change.ported for change in self.changes) or self.other_errors > 0
+                or any(copy.left or (copy.merged and not copy.ported) for copy in self.copies))
 
 
 def run_port(repo_path: str, *, old: str | None, onto: str | None, source: str | None, options: PortOptions,
@@ -119,9 +122,12 @@ def run_port(repo_path: str, *, old: str | None, onto: str | None, source: str |
         assert head is not None  # branch_exists above, and the lock keeps another port away
         changes, other_errors = _changes(repo, report)
         start = str(head.id)
-        tip = _port_all(repo, ref, head, changes, options)
-    return PortResult(options.target, changes, other_errors, tip if not options.dry_run else start, options.dry_run,
-                      with_examples(repo, report, changes))
+        files: dict[str, str] = {}  # what the dry run's earlier commits made of each file
+        tip = _port_all(repo, ref, head, changes, options, files)
+        copies = _merge_all_copies(repo, ref, report, tip, options, files)
+    final = next((copy.committed for copy in reversed(copies) if copy.committed), tip)
+    return PortResult(options.target, changes, other_errors, final if not options.dry_run else start,
+                      options.dry_run, with_examples(repo, report, changes), copies)
 
 
 # --- the findings, by upstream change ---------------------------------------------------------------------------
@@ -320,11 +326,11 @@ def _left_keys(change: PortedChange) -> set[str]:
 
 # --- the edits and the commits ----------------------------------------------------------------------------------
 
-def _port_all(repo: Repository, ref: str, head: object, changes: list[PortedChange], options: PortOptions) -> str:
+def _port_all(repo: Repository, ref: str, head: object, changes: list[PortedChange], options: PortOptions,
+              files: dict[str, str]) -> str:
     """Each change with a certain rename: its edits on the previous change's result, and (not on a dry run) its
     commit on the branch. The tip reached."""
     current = head
-    files: dict[str, str] = {}  # what the dry run's earlier changes made of each file
     gate_tree = tool_dir(repo) / "port-gate"
     for change in changes:
         if not change.renames:
@@ -341,18 +347,52 @@ def _port_all(repo: Repository, ref: str, head: object, changes: list[PortedChan
         message = _message(change)
         made = commit_files(repo, current, data, message)  # type: ignore[arg-type]
         if options.gate is not None:
-            change.gate = _gate(repo, gate_tree, str(made), change, options)
+            change.gate = _gate(repo, gate_tree, str(made), change.label, options)
             if not change.gate.passed:
                 change.left.append((change.label, f"the gate failed on the port commit (status {change.gate.status})"))
                 continue
-        try:  # libgit2 moves the ref only while it is still at current: a commit made meanwhile loses nothing
-            moved = commit_files(repo, current, data, message, ref)  # type: ignore[arg-type]
-        except GitError as exc:
-            raise SyncError(f"{ref.removeprefix('refs/heads/')} moved while port ran ({str(exc).strip()}); the "
-                            "changes ported before it stay committed: run port again") from exc
-        change.committed = str(moved)
-        current = repo[moved]
+        change.committed = _moved(repo, ref, current, data, message)
+        current = repo[change.committed]
     return str(current.id)  # type: ignore[attr-defined]
+
+
+def _moved(repo: Repository, ref: str, current: object, data: dict[str, bytes], message: str) -> str:
+    """The commit made on the branch; libgit2 moves the ref only while it is still at current: a commit made
+    meanwhile loses nothing."""
+    try:
+        return str(commit_files(repo, current, data, message, ref))  # type: ignore[arg-type]
+    except GitError as exc:
+        raise SyncError(f"{ref.removeprefix('refs/heads/')} moved while port ran ({str(exc).strip()}); the "
+                        "changes ported before it stay committed: run port again") from exc
+
+
+def _merge_all_copies(repo: Repository, ref: str, report: Report, tip: str, options: PortOptions,
+                      files: dict[str, str]) -> list[CopyMerge]:
+    """Rule merged-copy, after the renames (a copy's sites are renamed at the lines drift read, and the merge
+    then runs on the renamed copy): each backend's clean copy merges, one commit each on the previous one."""
+    copies = []
+    current = repo[tip]
+    for backend, findings in copy_findings(report).items():
+        tree = GitTree.of_commit(repo, current.id, "port")
+        copy = merge_copies(repo, report, tree, files, backend, findings)
+        copies.append(copy)
+        if not copy.merged:
+            continue
+        copy.patch = "".join(_patch(path, files.get(path) or (tree.read(path) or b"").decode("utf-8", "replace"),
+                                    data.decode("utf-8", "replace")) for path, data in sorted(copy.merged.items()))
+        if options.dry_run:
+            files.update({path: data.decode("utf-8", "replace") for path, data in copy.merged.items()})
+            continue
+        data = {**copy.merged, **recorded(repo, report, tree, set(copy.merged))}
+        made = commit_files(repo, current, data, copy.message())  # type: ignore[arg-type]
+        if options.gate is not None:
+            copy.gate = _gate(repo, tool_dir(repo) / "port-gate", str(made), f"merge into {backend}'s copies",
+                              options)
+            if not copy.gate.passed:
+                continue
+        copy.committed = _moved(repo, ref, current, data, copy.message())
+        current = repo[copy.committed]
+    return copies
 
 
 def _edit_change(tree: GitTree, change: PortedChange, files: dict[str, str]) -> dict[str, tuple[str, str]]:
@@ -470,13 +510,13 @@ def _wrapped(text: str) -> str:
     return textwrap.fill(text, SUBJECT_LIMIT, break_long_words=False, break_on_hyphens=False)
 
 
-def _gate(repo: Repository, where: Path, commit: str, change: PortedChange, options: PortOptions) -> GateRun:
+def _gate(repo: Repository, where: Path, commit: str, label: str, options: PortOptions) -> GateRun:
     from sync.git.worktree import detached_worktree
     from sync.replay.gate import run_command
     assert options.gate is not None
     with detached_worktree(repo, where, commit) as worktree:
         status, output = run_command(options.gate, worktree.path, options.gate_timeout)
-    return GateRun(commit, f"port {change.label}", status == 0, status, output[-8000:])
+    return GateRun(commit, f"port {label}", status == 0, status, output[-8000:])
 
 
 def read_branch_text(repo: Repository, branch: str, path: str) -> str | None:
