@@ -7,6 +7,18 @@ helper's copy lands in trunk's place and is an overlay already: drift --apply me
 it (base: the copy's recorded base, as drift reads it; theirs: the trunk file at the new tag; ours: the copy),
 and only a clean merge is applied. It is recorded as drift --apply records an overlay merge
 (provenance.applied_manifests): the copy's base becomes the new tag's blob where provenance keeps one.
+
+A copy-stale copy is merged on its own: its backend compiles against trunk's headers, so the copy tracks trunk.
+A copy-mergeable copy belongs to a backend that carries its own tree (its own include/triton/): that tree is one
+upstream version, which the backend's own sources are written against. Its copies are merged only all together,
+when every one of them merges cleanly (no copy-conflicting, no copy-orphan): merging the clean ones alone would
+leave two upstream versions in one tree (issue 33: on the 3.7 move hcu, metax and mthreads each have both).
+
+A clean merge can still be half of upstream's change: upstream added a member's definition to a .cpp and its
+declaration to the .h beside it. So a merge is applied only when no file beside the copy is left behind: a file
+of the copy's directory whose namesake beside the trunk file upstream changed too must be merged along (on the
+3.7 move enflame's TaskIdPropagation.cpp would define visitNonControlFlowArguments, which its own .h, no copy
+drift recognises, does not declare).
 """
 from __future__ import annotations
 
@@ -21,6 +33,8 @@ from sync.records.provenance import applied_manifests
 __all__ = ["COPY_KINDS", "COPY_RULE", "CopyMerge", "copy_findings", "merge_copies", "recorded"]
 
 COPY_KINDS = frozenset({"copy-stale", "copy-mergeable"})
+OWN_TREE = "copy-mergeable"  # the backend carries its own tree: its copies move together or not at all
+_BLOCKING = frozenset({"copy-conflicting", "copy-orphan"})  # an own tree's copies that cannot move to the new tag
 COPY_RULE = "merged-copy"
 _WIDTH = 72
 
@@ -56,12 +70,14 @@ class CopyMerge:
 
 
 def copy_findings(report: Report) -> dict[str, list[Finding]]:
-    """The copy findings of each backend, once each (a copy's finding may be listed in several groups)."""
-    found: dict[str, dict[str, Finding]] = {}
+    """The copy findings of each backend, once each (a copy's finding may be listed in several groups), with
+    those of its own tree's copies that block the rest (copy-conflicting, copy-orphan)."""
+    found: dict[str, dict[tuple[str, str], Finding]] = {}
     for finding in report.findings:
-        if finding.kind in COPY_KINDS and finding.backend:
-            found.setdefault(finding.backend, {}).setdefault(finding.path, finding)
-    return {backend: list(by_path.values()) for backend, by_path in sorted(found.items())}
+        if finding.kind in COPY_KINDS | _BLOCKING and finding.backend:
+            found.setdefault(finding.backend, {}).setdefault((finding.kind, finding.path), finding)
+    return {backend: list(by_path.values()) for backend, by_path in sorted(found.items())
+            if any(finding.kind in COPY_KINDS for finding in by_path.values())}
 
 
 def merge_copies(repo: Repository, report: Report, tree: GitTree, files: dict[str, str], backend: str,
@@ -70,10 +86,52 @@ def merge_copies(repo: Repository, report: Report, tree: GitTree, files: dict[st
     old = GitTree.of_commit(repo, report.range.old.oid, report.range.old.ref)
     new = GitTree.of_commit(repo, report.range.onto.oid, report.range.onto.ref)
     result = CopyMerge(backend)
+    blocking = sorted(finding.path for finding in findings if finding.kind in _BLOCKING)
+    own = [finding for finding in findings if finding.kind == OWN_TREE]
+    if blocking and own:
+        result.left.append((f"{len(own)} copies of {backend}'s own tree (copy-mergeable)", _mixed(backend, blocking)))
     with scratch_repository(repo) as scratch:  # ours is written there: a dry run writes nothing into repo
         for finding in sorted(findings, key=lambda found: found.path):
-            _merge_one(scratch, finding, tree, files, old, new, result)
+            if finding.kind == "copy-stale" or finding.kind == OWN_TREE and not blocking:
+                _merge_one(scratch, finding, tree, files, old, new, result)
+    _without_split_changes(tree, old, new, result)
+    conflicting = [path for path, _ in result.left if path in {finding.path for finding in own}]
+    if conflicting:  # the own tree cannot move as one: none of its copies moves
+        for finding in own:
+            if result.merged.pop(finding.path, None) is not None:
+                result.left.append((finding.path, _mixed(backend, conflicting)))
     return result
+
+
+def _without_split_changes(tree: GitTree, old: GitTree, new: GitTree, result: CopyMerge) -> None:
+    """Each merge whose neighbour would keep the old side of upstream's change moved to result.left, until every
+    merge left stands with its neighbours (a merge dropped can leave another one behind)."""
+    names: dict[str, list[str]] = {}
+    for path in tree.paths():
+        folder, _, name = path.rpartition("/")
+        names.setdefault(folder, []).append(name)
+    dropped = True
+    while dropped:
+        dropped = False
+        for path in sorted(result.merged):
+            folder, _, own = path.rpartition("/")
+            trunk_folder = result.trunk_of[path].rpartition("/")[0]
+            behind = [f"{folder}/{name}" for name in names.get(folder, []) if name != own
+                      and f"{folder}/{name}" not in result.merged
+                      and old.blob_id(f"{trunk_folder}/{name}") != new.blob_id(f"{trunk_folder}/{name}")]
+            if behind:  # named first: the copy's own header or source (same stem), the likeliest other half
+                behind.sort(key=lambda other: other.rpartition("/")[2].split(".")[0] != own.split(".")[0])
+                del result.merged[path]
+                result.left.append((path, f"upstream also changed {trunk_folder}/{behind[0].rpartition('/')[2]}, "
+                                          f"and {behind[0]} beside the copy is not merged along: merging this file "
+                                          "alone would split upstream's change"))
+                dropped = True
+
+
+def _mixed(backend: str, blocking: list[str]) -> str:
+    more = f" and {len(blocking) - 1} more" if len(blocking) > 1 else ""
+    return (f"{backend} carries its own tree, and {len(blocking)} of its copies ({blocking[0]}{more}) conflict or "
+            "were deleted upstream: merging the others alone would mix two upstream versions in it")
 
 
 def _merge_one(scratch: Repository, finding: Finding, tree: GitTree, files: dict[str, str], old: GitTree,
