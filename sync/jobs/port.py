@@ -37,6 +37,8 @@ from sync.jobs.port_rules import MEMBER_KIND, MEMBER_RULE, RULE, Refusal, Rename
 from sync.jobs.port_example import Example, upstream_example
 from sync.jobs.port_cmake import TARGET_KIND, TARGET_RULE, certain_target_rename, rename_cmake
 from sync.jobs.port_copies import CopyMerge, copy_findings, merge_copies, recorded
+from sync.jobs.port_args import (ARGS_KIND, MovedArguments, Refused, argument_mapping, callee_name, is_cpp_site,
+                                 move_arguments)
 from sync.facts.delta import is_cmake
 from sync.drift.analyses.accessors import KIND as MEMBER_FINDING
 from sync.facts.filekinds import CPP_CODE, PY_SUFFIXES
@@ -94,11 +96,13 @@ class PortResult:
     dry_run: bool
     report: Report | None = None  # the drift read, the findings port left with upstream's worked example
     copies: list[CopyMerge] = field(default_factory=list)  # each backend's copies merged with upstream's change
+    moves: list[MovedArguments] = field(default_factory=list)  # calls whose arguments upstream moved or dropped
 
     @property
     def left_any(self) -> bool:
         return (any(change.left or not change.ported for change in self.changes) or self.other_errors > 0
-                or any(copy.left or (copy.merged and not copy.ported) for copy in self.copies))
+                or any(copy.left or (copy.merged and not copy.ported) for copy in self.copies)
+                or any(move.left or (move.sites and not move.ported) for move in self.moves))
 
 
 def run_port(repo_path: str, *, old: str | None, onto: str | None, source: str | None, options: PortOptions,
@@ -124,10 +128,13 @@ def run_port(repo_path: str, *, old: str | None, onto: str | None, source: str |
         start = str(head.id)
         files: dict[str, str] = {}  # what the dry run's earlier commits made of each file
         tip = _port_all(repo, ref, head, changes, options, files)
+        moves = _argument_changes(repo, report)
+        other_errors -= sum(move.findings for move in moves)
+        tip = _move_all_arguments(repo, ref, tip, moves, options, files)
         copies = _merge_all_copies(repo, ref, report, tip, options, files)
     final = next((copy.committed for copy in reversed(copies) if copy.committed), tip)
     return PortResult(options.target, changes, other_errors, final if not options.dry_run else start,
-                      options.dry_run, with_examples(repo, report, changes), copies)
+                      options.dry_run, with_examples(repo, report, changes), copies, moves)
 
 
 # --- the findings, by upstream change ---------------------------------------------------------------------------
@@ -364,6 +371,112 @@ def _moved(repo: Repository, ref: str, current: object, data: dict[str, bytes], 
     except GitError as exc:
         raise SyncError(f"{ref.removeprefix('refs/heads/')} moved while port ran ({str(exc).strip()}); the "
                         "changes ported before it stay committed: run port again") from exc
+
+
+def _argument_changes(repo: Repository, report: Report) -> list[MovedArguments]:
+    """The call-no-overload errors by upstream change, each callee's mapping read (rule moved-arguments) or the
+    finding left with the reason, oldest change first."""
+    seen: set[tuple[str, int | None, str]] = set()
+    by_commit: dict[str, MovedArguments] = {}
+    for finding in report.findings:
+        key = (finding.path, finding.line, finding.message)
+        if finding.kind != ARGS_KIND or finding.severity != "error" or key in seen:
+            continue
+        seen.add(key)
+        commits = [str(line) for line in finding.details.get("commits") or []]
+        short, _, subject = commits[0].partition(" ") if len(commits) == 1 else ("", "", "")
+        commit_id = str(repo.revparse_single(short).id) if short else ", ".join(commits) or "no upstream commit"
+        move = by_commit.setdefault(commit_id, MovedArguments(_label(short, subject) if short else commit_id,
+                                                              commit_id if short else "", pr_of(subject)))
+        move.findings += 1
+        for what, name, declared_in, sites in _callees_of(finding):
+            why = ("not one known upstream commit: nothing to read the move from" if not short
+                   else "a generated builder or a template call: not this rule's" if name is None
+                   else "declared outside C++: not this rule's" if not declared_in.endswith(CPP) else "")
+            if not why and name not in move.mappings:
+                found = argument_mapping(repo, commit_id, str(name), declared_in)
+                if isinstance(found, Refused):
+                    why = found.reason
+                else:
+                    move.mappings[str(name)] = found
+            if why:
+                move.left.append((what, why))
+                continue
+            known = move.sites_of.setdefault(str(name), [])
+            known += [site for site in sites if site not in known]
+    return sorted(by_commit.values(), key=lambda move: _commit_time(repo, move.commit_id))
+
+
+def _callees_of(finding: Finding) -> list[tuple[str, str | None, str, list[str]]]:
+    """(what is called, the function's own name or None, declaring file, sites) of each declaration a
+    call-no-overload finding (folded or not) covers."""
+    parts = finding.details.get("declarations")
+    if not isinstance(parts, list) or not parts:
+        parts = [{"declaration": finding.details.get("callee") or finding.details.get("declaration"),
+                  "related_path": finding.related_path, "sites": finding.details.get("sites") or [finding.location()],
+                  "details": finding.details}]
+    found = []
+    for part in parts:
+        what = str(part.get("declaration") or finding.location())
+        own = str(dict(part.get("details") or {}).get("declaration") or "")
+        name = own if re.fullmatch(r"[A-Za-z_]\w*", own) else callee_name(str(dict(part.get("details") or {})
+                                                                              .get("callee") or what))
+        found.append((what, name, str(part.get("related_path") or ""), [str(site) for site in part.get("sites") or []]))
+    return found
+
+
+def _move_all_arguments(repo: Repository, ref: str, tip: str, moves: list[MovedArguments], options: PortOptions,
+                        files: dict[str, str]) -> str:
+    """Each change's argument moves: its edits, and (not on a dry run) its commit on the previous one."""
+    current = repo[tip]
+    for move in moves:
+        tree = GitTree.of_commit(repo, current.id, "port")
+        edited: dict[str, tuple[str, str]] = {}
+        for name, mapping in sorted(move.mappings.items()):
+            lines_by_path: dict[str, set[int]] = {}
+            for site in move.sites_of.get(name, []):
+                path, _, line = site.rpartition(":")
+                if not is_cpp_site(site):
+                    move.left.append((site, f"{name}: a site outside C++: not ported"))
+                elif line.isdigit():
+                    lines_by_path.setdefault(path, set()).add(int(line))
+            for path, lines in sorted(lines_by_path.items()):
+                text = edited[path][1] if path in edited else files.get(path) or _readable_site(tree, path, lines,
+                                                                                                 move.left)
+                if text is None:
+                    continue
+                edit = move_arguments(text, mapping, lines)
+                move.left += [(f"{path}:{number}", f"{name}: {why}") for number, why in sorted(edit.refused.items())]
+                if edit.changed and edit.text != text:
+                    edited[path] = (edited[path][0] if path in edited else text, edit.text)
+                    move.sites += [f"{path}:{number}" for number in edit.changed]
+        if not edited:
+            continue
+        move.patch = "".join(_patch(path, before, after) for path, (before, after) in sorted(edited.items()))
+        if options.dry_run:
+            files.update({path: after for path, (_, after) in edited.items()})
+            continue
+        data = {path: after.encode("utf-8") for path, (_, after) in edited.items()}
+        made = commit_files(repo, current, data, move.message())  # type: ignore[arg-type]
+        if options.gate is not None:
+            move.gate = _gate(repo, tool_dir(repo) / "port-gate", str(made), move.label, options)
+            if not move.gate.passed:
+                continue
+        move.committed = _moved(repo, ref, current, data, move.message())
+        current = repo[move.committed]
+    return str(current.id)
+
+
+def _readable_site(tree: GitTree, path: str, lines: set[int], left: list[tuple[str, str]]) -> str | None:
+    why = ("the file is not on the branch" if not tree.exists(path)
+           else "a symbolic link or an executable file: never rewritten" if not tree.is_regular_file(path) else "")
+    if not why:
+        try:
+            return (tree.read(path) or b"").decode("utf-8")
+        except UnicodeDecodeError:
+            why = "the file is not UTF-8"
+    left += [(f"{path}:{line}", why) for line in sorted(lines)]
+    return None
 
 
 def _merge_all_copies(repo: Repository, ref: str, report: Report, tip: str, options: PortOptions,
