@@ -21,13 +21,12 @@ from sync.facts.cpp import node_text, nodes_of_types, parse_tree
 from sync.facts.filekinds import CPP_CODE
 from sync.facts.trees import read_text
 from sync.git import GitTree, Repository, changes_with_renames
-from sync.jobs.port_edit import Edit, conflicted_lines
+from sync.jobs.port_edit import Edit, conflicted_lines, macro_lines
 
 __all__ = ["ARGS_KIND", "ARGS_RULE", "Mapping", "argument_mapping", "callee_name", "move_arguments"]
 
 ARGS_KIND = "call-no-overload"
 ARGS_RULE = "moved-arguments"
-_MACROS = ("preproc_def", "preproc_function_def")
 _TOKEN = re.compile(r"/\*.*?\*/|//[^\n]*|\s+", re.S)
 
 
@@ -116,9 +115,7 @@ def move_arguments(text: str, mapping: Mapping, lines: set[int]) -> Edit:
     edit = Edit(text)
     blocked = conflicted_lines(text)
     root = parse_tree(text).root_node
-    # a #define's node ends at column 0 of the line after it: that line is not the macro's
-    macros = [(node.start_point[0] + 1, node.end_point[0] + (1 if node.end_point[1] else 0))
-              for node in nodes_of_types(root, _MACROS)]
+    macros = macro_lines(root)
     by_line: dict[int, list[Node]] = {}
     for call in _call_nodes(root, mapping.name):
         by_line.setdefault(call.start_point[0] + 1, []).append(call)
