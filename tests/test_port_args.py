@@ -76,3 +76,55 @@ def test_a_site_in_a_macro_or_a_conflict_block_is_never_moved() -> None:
     assert edit.changed == [2] and "int a = mk(f, n);" in edit.text
     assert edit.refused == {1: "inside a macro's body", 4: "inside a conflict block",
                             8: "the call does not pass all 3 arguments: not one to one"}
+
+
+PY_V1 = ("def mk(a, b, c=False):\n    return a\n\n\ndef nodef(a, b, c):\n    return a\n\n\n"
+         "def typed(a: int, b, c=0):\n    return a\n")
+PY_V2 = "def mk(b, a):\n    return a\n\n\ndef nodef(b, a):\n    return a\n\n\ndef typed(b, a: str):\n    return a\n"
+PY_UP_V1 = ("from triton.util import mk, nodef, typed\n\n\ndef up(foo):\n"
+            "    return mk(1, foo, True) + nodef(1, 2, 3) + typed(1, 2, 3)\n")
+PY_UP_V2 = "from triton.util import mk, nodef, typed\n\n\ndef up(foo):\n    return mk(foo, 1) + nodef(2, 1) + typed(2, 1)\n"
+PY_USE = ("from triton.util import mk, nodef, typed\n\n\ndef run(n, f):\n"
+          "    x = mk(n,  # the count\n           f, c=False)\n"  # 5: moved, c dropped with its parameter
+          "    return x + nodef(1, 2, 3) + typed(1, 2, 3)\n")  # 7: refused (no default; a type change)
+
+
+def _py_world(tmp_path: Path) -> Path:
+    repo = tmp_path / "fork"
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    commit(repo, {"python/triton/__init__.py": "", "python/triton/util.py": PY_V1, "python/triton/up.py": PY_UP_V1},
+           "v1")
+    git(repo, "tag", "v1")
+    commit(repo, {"python/triton/compiler/extra.py": PY_USE}, "[FlagTree] extra")
+    git(repo, "checkout", "-q", "-b", "upstream", "v1")
+    commit(repo, {"python/triton/util.py": PY_V2, "python/triton/up.py": PY_UP_V2}, "Reorder the helpers (#301)")
+    git(repo, "tag", "v2")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "branch", "sync/v2", "v2")
+    git(repo, "checkout", "-q", "sync/v2")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "cherry-pick", "main")
+    git(repo, "checkout", "-q", "main")
+    return repo
+
+
+def test_a_python_call_has_its_arguments_moved_through_libcst_and_the_rest_refused(tmp_path: Path) -> None:
+    repo = _py_world(tmp_path)
+    result = _port(repo)
+    assert git(repo, "log", "-1", "--format=%s", "sync/v2").strip() == "port: move the arguments of mk (#301)"
+    text = read_branch_text(open_repo(str(repo)), "sync/v2", "python/triton/compiler/extra.py") or ""
+    # the arguments move; the comma and the comment after it stay where they were
+    assert "    x = mk(f,  # the count\n           n)\n" in text and "nodef(1, 2, 3) + typed(1, 2, 3)" in text
+    reasons = " | ".join(why for move in result.moves for _, why in move.left)
+    assert "c dropped had no default" in reasons and "changed type" in reasons
+
+
+def test_a_python_call_that_leans_on_a_default_or_a_keyword_order_is_refused() -> None:
+    from sync.jobs.port_args_py import move_python_arguments
+    mapping = Mapping("mk", (1, 0), 3, params=("a", "b", "c"))
+    text = "mk(1, 2)\nmk(1, b=2, c=3)\nmk(*xs)\nmk(1, 2, 3)\n"
+    edit = move_python_arguments(text, mapping, {1, 2, 3, 4})
+    assert edit.changed == [] and edit.text == text  # one refused call leaves the file as it was
+    assert "not one to one" in edit.refused[1] and "follow a keyword" in edit.refused[2]
+    assert "starred" in edit.refused[3]
+    edit = move_python_arguments("mk(1, 2, 3)\nmk(a=1, b=2, c=3)\n", mapping, {1, 2})
+    assert edit.changed == [1, 2] and edit.text == "mk(2, 1)\nmk(a=1, b=2)\n"

@@ -38,7 +38,8 @@ from sync.jobs.port_example import Example, upstream_example
 from sync.jobs.port_cmake import TARGET_KIND, TARGET_RULE, certain_target_rename, rename_cmake
 from sync.jobs.port_copies import CopyMerge, copy_findings, merge_copies, recorded
 from sync.jobs.port_args import (ARGS_KIND, MovedArguments, Refused, argument_mapping, callee_name, is_cpp_site,
-                                 move_arguments)
+                                 is_python_site, move_arguments)
+from sync.jobs.port_args_py import move_python_arguments, python_mapping
 from sync.facts.delta import is_cmake
 from sync.drift.analyses.accessors import KIND as MEMBER_FINDING
 from sync.facts.filekinds import CPP_CODE, PY_SUFFIXES
@@ -392,9 +393,11 @@ def _argument_changes(repo: Repository, report: Report) -> list[MovedArguments]:
         for what, name, declared_in, sites in _callees_of(finding):
             why = ("not one known upstream commit: nothing to read the move from" if not short
                    else "a generated builder or a template call: not this rule's" if name is None
-                   else "declared outside C++: not this rule's" if not declared_in.endswith(CPP) else "")
+                   else "declared outside C++ and Python: not this rule's"
+                   if not declared_in.endswith(CPP) and not declared_in.endswith(PY) else "")
             if not why and name not in move.mappings:
-                found = argument_mapping(repo, commit_id, str(name), declared_in)
+                read = python_mapping if declared_in.endswith(PY) else argument_mapping
+                found = read(repo, commit_id, str(name), declared_in)
                 if isinstance(found, Refused):
                     why = found.reason
                 else:
@@ -436,8 +439,8 @@ def _move_all_arguments(repo: Repository, ref: str, tip: str, moves: list[MovedA
             lines_by_path: dict[str, set[int]] = {}
             for site in move.sites_of.get(name, []):
                 path, _, line = site.rpartition(":")
-                if not is_cpp_site(site):
-                    move.left.append((site, f"{name}: a site outside C++: not ported"))
+                if not (is_python_site(site) if mapping.params else is_cpp_site(site)):
+                    move.left.append((site, f"{name}: a site in another language than the declaration: not ported"))
                 elif line.isdigit():
                     lines_by_path.setdefault(path, set()).add(int(line))
             for path, lines in sorted(lines_by_path.items()):
@@ -445,7 +448,7 @@ def _move_all_arguments(repo: Repository, ref: str, tip: str, moves: list[MovedA
                                                                                                  move.left)
                 if text is None:
                     continue
-                edit = move_arguments(text, mapping, lines)
+                edit = (move_python_arguments if mapping.params else move_arguments)(text, mapping, lines)
                 move.left += [(f"{path}:{number}", f"{name}: {why}") for number, why in sorted(edit.refused.items())]
                 if edit.changed and edit.text != text:
                     edited[path] = (edited[path][0] if path in edited else text, edit.text)

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from sync.facts.cpp import node_text, nodes_of_types, parse_tree
-from sync.facts.filekinds import CPP_CODE
+from sync.facts.filekinds import CPP_CODE, PY_SUFFIXES
 from sync.facts.trees import read_text
 from sync.git import GitTree, Repository, changes_with_renames
 from sync.jobs.port_edit import Edit, conflicted_lines, macro_lines
 
-__all__ = ["ARGS_KIND", "ARGS_RULE", "Mapping", "argument_mapping", "callee_name", "move_arguments"]
+__all__ = ["ARGS_KIND", "ARGS_RULE", "Mapping", "Refused", "sources_of", "argument_mapping", "callee_name", "move_arguments"]
 
 ARGS_KIND = "call-no-overload"
 ARGS_RULE = "moved-arguments"
@@ -37,6 +37,7 @@ class Mapping:
     sources: tuple[int, ...]
     old_count: int
     example: str = ""  # one of upstream's own calls, before -> after
+    params: tuple[str, ...] = ()  # the old parameters' names (Python: a keyword argument follows its parameter)
 
     @property
     def dropped(self) -> tuple[int, ...]:
@@ -77,7 +78,7 @@ def argument_mapping(repo: Repository, commit_id: str, name: str, declared_in: s
         came = [call for call in new_calls if call not in old_calls]
         for new_args in came:
             for old_args in gone:
-                sources = _sources(old_args, new_args)
+                sources = sources_of(old_args, new_args)
                 if sources is not None and sources != tuple(range(len(old_args))):
                     found.add(sources)
                     counts.add(len(old_args))
@@ -166,7 +167,7 @@ def _calls_of(text: str, name: str) -> list[tuple[str, ...]]:
     return calls
 
 
-def _sources(old: tuple[str, ...], new: tuple[str, ...]) -> tuple[int, ...] | None:
+def sources_of(old: tuple[str, ...], new: tuple[str, ...]) -> tuple[int, ...] | None:
     """Where each new argument was among the old ones, when each is exactly one of them and the old are distinct."""
     if len(new) > len(old) or len(set(old)) != len(old) or len(set(new)) != len(new) or not new:
         return None
@@ -267,3 +268,7 @@ class MovedArguments:
 
 def is_cpp_site(site: str) -> bool:
     return site.rpartition(":")[0].endswith(CPP_CODE)
+
+
+def is_python_site(site: str) -> bool:
+    return site.rpartition(":")[0].endswith(PY_SUFFIXES)
