@@ -84,7 +84,7 @@ def test_port_merges_each_backends_clean_copies_in_one_commit_and_leaves_a_confl
     assert read_branch_text(pygit, "sync/new", OWN) == MERGED and read_branch_text(pygit, "sync/new", OWN_CLEAN) == OURS
     # h's copy would take upstream's change without the part of it in core.py beside it
     assert read_branch_text(pygit, "sync/new", SPLIT) == OURS and "split upstream's change" in left[SPLIT]
-    assert "mix two upstream versions" in left["1 copies of g's own tree (copy-mergeable)"]
+    assert "mix two upstream versions" in left["1 copy of g's own tree (copy-mergeable)"]
     # the next drift agrees that both copies hold upstream's change; the conflicting one stays a finding
     assert _kinds(repo) == {RENAMED: "overlay-in-sync", PACKAGED: "overlay-in-sync", CONFLICTING: "copy-stale",
                             SETUP: "overlay-auto-mergeable", OWN: "overlay-in-sync", OWN_CLEAN: "copy-mergeable",
@@ -112,3 +112,13 @@ def test_a_dry_run_prints_the_merge_and_writes_nothing(tmp_path: Path) -> None:
     patch = "".join(copy.patch for copy in result.copies)
     assert f"+++ b/{RENAMED}" in patch and "+    return x * 3 - y" in patch and CONFLICTING not in patch
     assert _git(repo, "for-each-ref") == before
+
+
+def test_a_merge_whose_gate_fails_stays_off_the_branch(tmp_path: Path) -> None:
+    repo = _world(tmp_path)
+    before = _git(repo, "rev-parse", "sync/new").strip()
+    result = run_port(str(repo), old="old", onto="new", source="flagtree",
+                      options=PortOptions(target="sync/new", gate="exit 3"))
+    assert _git(repo, "rev-parse", "sync/new").strip() == before
+    assert [copy.backend for copy in result.copies if copy.gate is not None and not copy.gate.passed] == ["b", "c", "f"]
+    assert result.left_any and not any(copy.committed for copy in result.copies)

@@ -89,7 +89,8 @@ def merge_copies(repo: Repository, report: Report, tree: GitTree, files: dict[st
     blocking = sorted(finding.path for finding in findings if finding.kind in _BLOCKING)
     own = [finding for finding in findings if finding.kind == OWN_TREE]
     if blocking and own:
-        result.left.append((f"{len(own)} copies of {backend}'s own tree (copy-mergeable)", _mixed(backend, blocking)))
+        what = f"{len(own)} {'copy' if len(own) == 1 else 'copies'} of {backend}'s own tree (copy-mergeable)"
+        result.left.append((what, _mixed(backend, blocking)))
     with scratch_repository(repo) as scratch:  # ours is written there: a dry run writes nothing into repo
         for finding in sorted(findings, key=lambda found: found.path):
             if finding.kind == "copy-stale" or finding.kind == OWN_TREE and not blocking:
