@@ -6,7 +6,7 @@ from pathlib import Path
 
 from sync.git import open_repo
 from sync.jobs.port import PortOptions, PortResult, read_branch_text, run_port
-from sync.jobs.port_edit import rename_cpp, rename_python
+from sync.jobs.port_edit import rename_cpp, rename_members_cpp, rename_python
 from tests.conftest import git, invoke, snapshot
 from tests.drift_helpers import drift_of, fork_world
 from tests.test_symbols import commit
@@ -195,6 +195,15 @@ def test_a_site_in_a_macro_body_is_refused() -> None:
     assert edit.text == text and edit.refused == {2: "inside a macro's body"}
     # a macro line that is no site is named too: the rename is not done while it still spells the old name
     assert rename_cpp(text, "oldHelper", "newHelper", set(), SCOPES).refused == {2: "inside a macro's body"}
+
+
+def test_a_use_on_the_line_after_a_one_line_macro_is_renamed() -> None:
+    """tree-sitter ends a #define at column 0 of the next line: that line is code, not the macro's body."""
+    text = "#define K 1\nint g(X x) { return mlir::triton::oldHelper(K) + x.oldM(K); }\n"
+    edit = rename_cpp(text, "oldHelper", "newHelper", {2}, SCOPES)
+    assert edit.changed == [2] and "mlir::triton::newHelper(K)" in edit.text and not edit.refused
+    members = rename_members_cpp(text, "oldM", "newM", {2})
+    assert members.changed == [2] and "x.newM(K)" in members.text and not members.refused
 
 
 def test_a_use_that_may_mean_another_declaration_is_refused() -> None:

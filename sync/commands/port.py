@@ -39,7 +39,9 @@ def run_port_command(request: PortRequest) -> int:
         from sync.report.write import write_report
         write_report(request.out, result.report)
     if request.dry_run:
-        click.echo("".join(change.patch for change in result.changes), nl=False)
+        click.echo("".join(change.patch for change in result.changes)
+                   + "".join(move.patch for move in result.moves)
+                   + "".join(copy.patch for copy in result.copies), nl=False)
     print_summary(result, err=request.dry_run)  # a dry run's stdout is the patch alone
     return 1 if result.left_any else 0
 
@@ -58,6 +60,25 @@ def print_summary(result: PortResult, err: bool = False) -> None:
                       err=err)
         for what, why in change.left:
             echo_line(f"  left {what} ({change.short}): {why}", err=err)
+    for move in result.moves:
+        if move.ported:
+            where = "" if result.dry_run else f" as {move.committed[:9] if move.committed else '?'}"
+            echo_line(f"{done} {move.label}{where}: the arguments of {', '.join(sorted(move.mappings))} moved "
+                      f"(rule moved-arguments); {len(set(move.sites))} site(s)", err=err)
+        elif move.gate is not None and not getattr(move.gate, "passed", True):
+            echo_line(f"left {move.label}: the --exec gate failed on its port commit", err=err)
+        for what, why in move.left:
+            echo_line(f"  left the call of {what} ({move.label}): {why}", err=err)
+    for copy in result.copies:
+        if copy.ported:
+            where = "" if result.dry_run else f" as {copy.committed[:9] if copy.committed else '?'}"
+            echo_line(f"{done} upstream's change into {copy.backend}'s copies{where}: {len(copy.merged)} file(s) "
+                      "merged 3 ways (rule merged-copy)", err=err)
+        elif copy.gate is not None and not copy.gate.passed:
+            echo_line(f"left the merge into {copy.backend}'s copies: the --exec gate failed on its commit "
+                      f"(status {copy.gate.status})", err=err)
+        for what, why in copy.left:
+            echo_line(f"  left {what} ({copy.backend}'s copy): {why}", err=err)
     said: set[str] = set()
     for finding in result.report.findings if result.report is not None else ():
         example = finding.details.get("upstream_example")

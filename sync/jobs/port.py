@@ -36,6 +36,10 @@ from sync.jobs.port_edit import Edit, rename_cpp, rename_members_cpp, rename_pyt
 from sync.jobs.port_rules import MEMBER_KIND, MEMBER_RULE, RULE, Refusal, Rename, certain_rename, member_rename
 from sync.jobs.port_example import Example, upstream_example
 from sync.jobs.port_cmake import TARGET_KIND, TARGET_RULE, certain_target_rename, rename_cmake
+from sync.jobs.port_copies import CopyMerge, copy_findings, merge_copies, recorded
+from sync.jobs.port_args import (ARGS_KIND, MovedArguments, Refused, argument_mapping, callee_name, is_cpp_site,
+                                 is_python_site, move_arguments)
+from sync.jobs.port_args_py import move_python_arguments, python_mapping
 from sync.facts.delta import is_cmake
 from sync.drift.analyses.accessors import KIND as MEMBER_FINDING
 from sync.facts.filekinds import CPP_CODE, PY_SUFFIXES
@@ -92,10 +96,14 @@ class PortResult:
     head: str  # the branch after the run (before it, on a dry run)
     dry_run: bool
     report: Report | None = None  # the drift read, the findings port left with upstream's worked example
+    copies: list[CopyMerge] = field(default_factory=list)  # each backend's copies merged with upstream's change
+    moves: list[MovedArguments] = field(default_factory=list)  # calls whose arguments upstream moved or dropped
 
     @property
     def left_any(self) -> bool:
-        return any(change.left or not change.ported for change in self.changes) or self.other_errors > 0
+        return (any(change.left or not change.ported for change in self.changes) or self.other_errors > 0
+                or any(copy.left or (copy.merged and not copy.ported) for copy in self.copies)
+                or any(move.left or (move.sites and not move.ported) for move in self.moves))
 
 
 def run_port(repo_path: str, *, old: str | None, onto: str | None, source: str | None, options: PortOptions,
@@ -119,9 +127,15 @@ def run_port(repo_path: str, *, old: str | None, onto: str | None, source: str |
         assert head is not None  # branch_exists above, and the lock keeps another port away
         changes, other_errors = _changes(repo, report)
         start = str(head.id)
-        tip = _port_all(repo, ref, head, changes, options)
-    return PortResult(options.target, changes, other_errors, tip if not options.dry_run else start, options.dry_run,
-                      with_examples(repo, report, changes))
+        files: dict[str, str] = {}  # what the dry run's earlier commits made of each file
+        tip = _port_all(repo, ref, head, changes, options, files)
+        moves = _argument_changes(repo, report)
+        other_errors -= sum(move.findings for move in moves)
+        tip = _move_all_arguments(repo, ref, tip, moves, options, files)
+        copies = _merge_all_copies(repo, ref, report, tip, options, files)
+    final = next((copy.committed for copy in reversed(copies) if copy.committed), tip)
+    return PortResult(options.target, changes, other_errors, final if not options.dry_run else start,
+                      options.dry_run, with_examples(repo, report, changes), copies, moves)
 
 
 # --- the findings, by upstream change ---------------------------------------------------------------------------
@@ -320,11 +334,11 @@ def _left_keys(change: PortedChange) -> set[str]:
 
 # --- the edits and the commits ----------------------------------------------------------------------------------
 
-def _port_all(repo: Repository, ref: str, head: object, changes: list[PortedChange], options: PortOptions) -> str:
+def _port_all(repo: Repository, ref: str, head: object, changes: list[PortedChange], options: PortOptions,
+              files: dict[str, str]) -> str:
     """Each change with a certain rename: its edits on the previous change's result, and (not on a dry run) its
     commit on the branch. The tip reached."""
     current = head
-    files: dict[str, str] = {}  # what the dry run's earlier changes made of each file
     gate_tree = tool_dir(repo) / "port-gate"
     for change in changes:
         if not change.renames:
@@ -341,18 +355,160 @@ def _port_all(repo: Repository, ref: str, head: object, changes: list[PortedChan
         message = _message(change)
         made = commit_files(repo, current, data, message)  # type: ignore[arg-type]
         if options.gate is not None:
-            change.gate = _gate(repo, gate_tree, str(made), change, options)
+            change.gate = _gate(repo, gate_tree, str(made), change.label, options)
             if not change.gate.passed:
                 change.left.append((change.label, f"the gate failed on the port commit (status {change.gate.status})"))
                 continue
-        try:  # libgit2 moves the ref only while it is still at current: a commit made meanwhile loses nothing
-            moved = commit_files(repo, current, data, message, ref)  # type: ignore[arg-type]
-        except GitError as exc:
-            raise SyncError(f"{ref.removeprefix('refs/heads/')} moved while port ran ({str(exc).strip()}); the "
-                            "changes ported before it stay committed: run port again") from exc
-        change.committed = str(moved)
-        current = repo[moved]
+        change.committed = _moved(repo, ref, current, data, message)
+        current = repo[change.committed]
     return str(current.id)  # type: ignore[attr-defined]
+
+
+def _moved(repo: Repository, ref: str, current: object, data: dict[str, bytes], message: str) -> str:
+    """The commit made on the branch; libgit2 moves the ref only while it is still at current: a commit made
+    meanwhile loses nothing."""
+    try:
+        return str(commit_files(repo, current, data, message, ref))  # type: ignore[arg-type]
+    except GitError as exc:
+        raise SyncError(f"{ref.removeprefix('refs/heads/')} moved while port ran ({str(exc).strip()}); the "
+                        "changes ported before it stay committed: run port again") from exc
+
+
+def _argument_changes(repo: Repository, report: Report) -> list[MovedArguments]:
+    """The call-no-overload errors by upstream change, each callee's mapping read (rule moved-arguments) or the
+    finding left with the reason, oldest change first."""
+    seen: set[tuple[str, int | None, str]] = set()
+    by_commit: dict[str, MovedArguments] = {}
+    for finding in report.findings:
+        key = (finding.path, finding.line, finding.message)
+        if finding.kind != ARGS_KIND or finding.severity != "error" or key in seen:
+            continue
+        seen.add(key)
+        commits = [str(line) for line in finding.details.get("commits") or []]
+        short, _, subject = commits[0].partition(" ") if len(commits) == 1 else ("", "", "")
+        commit_id = str(repo.revparse_single(short).id) if short else ", ".join(commits) or "no upstream commit"
+        move = by_commit.setdefault(commit_id, MovedArguments(_label(short, subject) if short else commit_id,
+                                                              commit_id if short else "", pr_of(subject)))
+        move.findings += 1
+        for what, name, declared_in, sites in _callees_of(finding):
+            why = ("not one known upstream commit: nothing to read the move from" if not short
+                   else "a generated builder or a template call: not this rule's" if name is None
+                   else "declared outside C++ and Python: not this rule's"
+                   if not declared_in.endswith(CPP) and not declared_in.endswith(PY) else "")
+            if not why and name not in move.mappings:
+                read = python_mapping if declared_in.endswith(PY) else argument_mapping
+                found = read(repo, commit_id, str(name), declared_in)
+                if isinstance(found, Refused):
+                    why = found.reason
+                else:
+                    move.mappings[str(name)] = found
+            if why:
+                move.left.append((what, why))
+                continue
+            known = move.sites_of.setdefault(str(name), [])
+            known += [site for site in sites if site not in known]
+    return sorted(by_commit.values(), key=lambda move: _commit_time(repo, move.commit_id))
+
+
+def _callees_of(finding: Finding) -> list[tuple[str, str | None, str, list[str]]]:
+    """(what is called, the function's own name or None, declaring file, sites) of each declaration a
+    call-no-overload finding (folded or not) covers."""
+    parts = finding.details.get("declarations")
+    if not isinstance(parts, list) or not parts:
+        parts = [{"declaration": finding.details.get("callee") or finding.details.get("declaration"),
+                  "related_path": finding.related_path, "sites": finding.details.get("sites") or [finding.location()],
+                  "details": finding.details}]
+    found = []
+    for part in parts:
+        what = str(part.get("declaration") or finding.location())
+        own = str(dict(part.get("details") or {}).get("declaration") or "")
+        name = own if re.fullmatch(r"[A-Za-z_]\w*", own) else callee_name(str(dict(part.get("details") or {})
+                                                                              .get("callee") or what))
+        found.append((what, name, str(part.get("related_path") or ""), [str(site) for site in part.get("sites") or []]))
+    return found
+
+
+def _move_all_arguments(repo: Repository, ref: str, tip: str, moves: list[MovedArguments], options: PortOptions,
+                        files: dict[str, str]) -> str:
+    """Each change's argument moves: its edits, and (not on a dry run) its commit on the previous one."""
+    current = repo[tip]
+    for move in moves:
+        tree = GitTree.of_commit(repo, current.id, "port")
+        edited: dict[str, tuple[str, str]] = {}
+        for name, mapping in sorted(move.mappings.items()):
+            lines_by_path: dict[str, set[int]] = {}
+            for site in move.sites_of.get(name, []):
+                path, _, line = site.rpartition(":")
+                if not (is_python_site(site) if mapping.params else is_cpp_site(site)):
+                    move.left.append((site, f"{name}: a site in another language than the declaration: not ported"))
+                elif line.isdigit():
+                    lines_by_path.setdefault(path, set()).add(int(line))
+            for path, lines in sorted(lines_by_path.items()):
+                text = edited[path][1] if path in edited else files.get(path) or _readable_site(tree, path, lines,
+                                                                                                 move.left)
+                if text is None:
+                    continue
+                edit = (move_python_arguments if mapping.params else move_arguments)(text, mapping, lines)
+                move.left += [(f"{path}:{number}", f"{name}: {why}") for number, why in sorted(edit.refused.items())]
+                if edit.changed and edit.text != text:
+                    edited[path] = (edited[path][0] if path in edited else text, edit.text)
+                    move.sites += [f"{path}:{number}" for number in edit.changed]
+        if not edited:
+            continue
+        move.patch = "".join(_patch(path, before, after) for path, (before, after) in sorted(edited.items()))
+        if options.dry_run:
+            files.update({path: after for path, (_, after) in edited.items()})
+            continue
+        data = {path: after.encode("utf-8") for path, (_, after) in edited.items()}
+        made = commit_files(repo, current, data, move.message())  # type: ignore[arg-type]
+        if options.gate is not None:
+            move.gate = _gate(repo, tool_dir(repo) / "port-gate", str(made), move.label, options)
+            if not move.gate.passed:
+                continue
+        move.committed = _moved(repo, ref, current, data, move.message())
+        current = repo[move.committed]
+    return str(current.id)
+
+
+def _readable_site(tree: GitTree, path: str, lines: set[int], left: list[tuple[str, str]]) -> str | None:
+    why = ("the file is not on the branch" if not tree.exists(path)
+           else "a symbolic link or an executable file: never rewritten" if not tree.is_regular_file(path) else "")
+    if not why:
+        try:
+            return (tree.read(path) or b"").decode("utf-8")
+        except UnicodeDecodeError:
+            why = "the file is not UTF-8"
+    left += [(f"{path}:{line}", why) for line in sorted(lines)]
+    return None
+
+
+def _merge_all_copies(repo: Repository, ref: str, report: Report, tip: str, options: PortOptions,
+                      files: dict[str, str]) -> list[CopyMerge]:
+    """Rule merged-copy, after the renames (a copy's sites are renamed at the lines drift read, and the merge
+    then runs on the renamed copy): each backend's clean copy merges, one commit each on the previous one."""
+    copies = []
+    current = repo[tip]
+    for backend, findings in copy_findings(report).items():
+        tree = GitTree.of_commit(repo, current.id, "port")
+        copy = merge_copies(repo, report, tree, files, backend, findings)
+        copies.append(copy)
+        if not copy.merged:
+            continue
+        copy.patch = "".join(_patch(path, files.get(path) or (tree.read(path) or b"").decode("utf-8", "replace"),
+                                    data.decode("utf-8", "replace")) for path, data in sorted(copy.merged.items()))
+        if options.dry_run:
+            files.update({path: data.decode("utf-8", "replace") for path, data in copy.merged.items()})
+            continue
+        data = {**copy.merged, **recorded(repo, report, tree, set(copy.merged))}
+        made = commit_files(repo, current, data, copy.message())  # type: ignore[arg-type]
+        if options.gate is not None:
+            copy.gate = _gate(repo, tool_dir(repo) / "port-gate", str(made), f"merge into {backend}'s copies",
+                              options)
+            if not copy.gate.passed:
+                continue
+        copy.committed = _moved(repo, ref, current, data, copy.message())
+        current = repo[copy.committed]
+    return copies
 
 
 def _edit_change(tree: GitTree, change: PortedChange, files: dict[str, str]) -> dict[str, tuple[str, str]]:
@@ -470,13 +626,13 @@ def _wrapped(text: str) -> str:
     return textwrap.fill(text, SUBJECT_LIMIT, break_long_words=False, break_on_hyphens=False)
 
 
-def _gate(repo: Repository, where: Path, commit: str, change: PortedChange, options: PortOptions) -> GateRun:
+def _gate(repo: Repository, where: Path, commit: str, label: str, options: PortOptions) -> GateRun:
     from sync.git.worktree import detached_worktree
     from sync.replay.gate import run_command
     assert options.gate is not None
     with detached_worktree(repo, where, commit) as worktree:
         status, output = run_command(options.gate, worktree.path, options.gate_timeout)
-    return GateRun(commit, f"port {change.label}", status == 0, status, output[-8000:])
+    return GateRun(commit, f"port {label}", status == 0, status, output[-8000:])
 
 
 def read_branch_text(repo: Repository, branch: str, path: str) -> str | None:

@@ -53,7 +53,7 @@ def rename_cpp(text: str, old: str, new: str, lines: set[int], scopes: set[str])
     blocked = conflicted_lines(text)
     data = text.encode("utf-8")
     root = parse_tree(text).root_node
-    macro_spans = [(node.start_point[0] + 1, node.end_point[0] + 1) for node in nodes_of_types(root, _MACROS)]
+    macro_spans = macro_lines(root)
     contexts = use_contexts(text, {old})
     by_line: dict[int, list[Node]] = {}
     for node in nodes_of_types(root, _IDENTIFIERS):
@@ -82,7 +82,7 @@ def rename_members_cpp(text: str, old: str, new: str, lines: set[int]) -> Edit:
     edit = Edit(text)
     blocked = conflicted_lines(text)
     root = parse_tree(text).root_node
-    macro_spans = [(node.start_point[0] + 1, node.end_point[0] + 1) for node in nodes_of_types(root, _MACROS)]
+    macro_spans = macro_lines(root)
     calls: dict[int, list[Node]] = {}
     for _, line, node in member_calls(text, lines, {old}):
         calls.setdefault(line, []).append(node)
@@ -105,6 +105,13 @@ def rename_members_cpp(text: str, old: str, new: str, lines: set[int]) -> Edit:
         data = data[:node.start_byte] + new.encode("utf-8") + data[node.end_byte:]
     edit.text = data.decode("utf-8")
     return edit
+
+
+def macro_lines(root: Node) -> list[tuple[int, int]]:
+    """(first, last) line of each macro definition. tree-sitter ends a #define's node at column 0 of the line after
+    it (the newline is the directive's): that line is not the macro's."""
+    return [(node.start_point[0] + 1, node.end_point[0] + (1 if node.end_point[1] else 0))
+            for node in nodes_of_types(root, _MACROS)]
 
 
 def _macro_uses(root: Node, old: str) -> list[int]:
