@@ -15,6 +15,7 @@ from sync.git.repo import commit_of, commit_range, has_object, is_ancestor, tree
 from sync.git.store import scratch_repository
 from sync.support.progress import Progress, Silent
 from sync.model import Finding, MergedOverlay, Range, Rev
+from sync.facts.filekinds import PARSED_SUFFIXES
 from sync.facts.layout import is_third_party
 
 if TYPE_CHECKING:  # the analyzers are imported when an analysis runs: a cached result needs none of them
@@ -221,8 +222,7 @@ def _analyse(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev 
         return _analysed(repo, scratch, rng, target_rev, backends, symbols, progress, stack, ahead)
 
 
-# What the parsers read: a file of these over the parse limit is parsed as empty (parselimit), and said so.
-_PARSED_SUFFIXES = (".py", ".pyi", ".c", ".h", ".hpp", ".hh", ".hxx", ".cpp", ".cc", ".cxx", ".inc")
+_PARSED_SUFFIXES = PARSED_SUFFIXES  # facts.filekinds: what the parsers read
 
 
 def _over_the_parse_limit(context: "DriftContext") -> list[Finding]:

@@ -26,6 +26,8 @@ CMAKE_SOURCES = CPP_SOURCES + C_SUFFIXES  # the sources of a CMake target
 PYBIND_SOURCES = (".cc", ".cpp")  # where pybind11 bindings (python/src/, a backend's python/) are written
 COPY_SUFFIXES = PY_SUFFIXES + CPP_CODE + TD_SUFFIXES + C_SUFFIXES  # what copy detection compares
 SPEC_TREE_CODE = CPP_CODE + TD_SUFFIXES  # the C++ and TableGen of a spec tree's include/ and lib/
+# What the parsers read: a file of these over the parse limit is parsed as empty (parselimit), and said so.
+PARSED_SUFFIXES = PY_SUFFIXES + (".pyi",) + C_SUFFIXES + CPP_HEADERS + (".hxx",) + CPP_SOURCES + INC_SUFFIXES
 PIN_SUFFIXES = (".txt", ".json")  # where upstream pins a toolchain: a one-hash text file, a JSON record
 # Text that may name a Python module (a build file, a script, a config): where a module's name is looked for.
 NAMING_SUFFIXES = (".py", ".pyi", ".c", ".cc", ".cpp", ".h", ".hpp", ".txt", ".cmake", ".toml", ".cfg", ".ini", ".in",
