@@ -67,3 +67,14 @@ def test_no_toolchain_claim_for_a_name_upstream_still_spells_or_a_change_outside
     # the rewrite came in a commit that did not move the pin: a refactor, not the toolchain
     apart = [("Refactor", {"lib/Lower.cpp": NVVM_USE.format(name="Shared")}), ("Bump", {PIN: NEW_HASH + "\n"})]
     assert toolchain_name_findings(context_with_history(tmp_path / "apart", old, apart, fork)) == []
+
+
+def test_a_pin_finding_stays_until_the_branch_stops_naming_the_old_hash(tmp_path: Path) -> None:
+    """The finding names the hash as FlagTree spells it (eight digits), so the check for a fix committed on the
+    branch (jobs.review.fixed_on_branch) sees the line that still names it."""
+    from sync.jobs.review import fixed_on_branch
+    old, new = {PIN: OLD_HASH + "\n"}, {PIN: NEW_HASH + "\n"}
+    context = context_of(tmp_path, old, new, {**old, HELPER: "import os\n" + DOWNLOAD.format(hash=OLD_HASH[:8])})
+    (finding,) = pin_findings(context)
+    assert finding.details["declaration"] == OLD_HASH[:8]
+    assert not fixed_on_branch(finding, context.fork)

@@ -112,7 +112,8 @@ def pin_findings(context: DriftContext) -> list[Finding]:
                         f"tag pins {new[:_SPELLED]}, which trunk's code is now written for (will not build as is)",
                         f"move the pin to {new[:_SPELLED]} (and the toolchain it downloads or checks), as {pin} did",
                         number, backend_of(context.owners.owners, path), related_path=pin,
-                        details={"declaration": old, "replacement": new, "sites": [f"{path}:{number}"]}))
+                        details={"declaration": match[0], "pin": old, "replacement": new,
+                                 "sites": [f"{path}:{number}"]}))
     return findings
 
 
