@@ -94,3 +94,12 @@ def test_no_rename_claim_for_an_unrelated_class_a_field_still_read_or_a_class_wi
                READER: READS.format(field=new_field)}
     old, _, fork = _rename_world(old_field, new_field, new_field, acme)
     assert contract_findings(context_of(tmp_path / "retyped", old, retyped, fork)) == []
+
+
+def test_a_long_line_of_names_is_read_in_one_pass() -> None:
+    """Upstream's lines are read as given: the first version's pattern backtracked exponentially on a long run of
+    `, name` without an `=` (it never returned on the 3.5.x -> 3.6.0 move)."""
+    from sync.drift.analyses.contracts import _tuple_target
+    assert not _tuple_target("a" + ", b" * 3000 + " c d")
+    assert _tuple_target("    self.module, self.function,\n") and _tuple_target("a[1], b = 2, 3\n")
+    assert not _tuple_target("x = f(a, b)\n") and not _tuple_target("if a == b, c:\n")

@@ -163,14 +163,25 @@ def _changed_shapes(context: DriftContext, trunk: list[tuple[str, str]]) -> dict
     return agreed
 
 
-_TUPLE_TARGET = re.compile(r"^[^=#'\"]*,[^=#'\"]*[^=!<>+\-*/%&|^]=[^=]|^\s*[\w.]+\s*,\s*(?:[\w.]+\s*,?\s*)*\)?\s*=?\s*$")
+_ASSIGN = re.compile(r"(?<![=!<>+\-*/%&|^:@])=(?!=)")  # an assignment's `=`, not `==`, `<=`, `+=`, `:=`
+_NAMES_LINE = re.compile(r"[ \t]*\(?[ \t]*[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*[ \t]*,?[ \t]*\)?[ \t]*=?[ \t]*")  # linear
 
 
 def _touches_unpacking(context: DriftContext, old_path: str, new_path: str) -> bool:
     """Whether upstream's hunks of a file remove or add a line of a tuple assignment (`a, b = ...`, or a line
     of names of a target spread over lines)."""
     hunks = blob_hunks(context.repo, context.upstream_old.tree[old_path].id, context.upstream_new.tree[new_path].id)
-    return any(_TUPLE_TARGET.search(line) for hunk in hunks for line in (*hunk.removed, *hunk.added))
+    return any(_tuple_target(line) for hunk in hunks for line in (*hunk.removed, *hunk.added))
+
+
+def _tuple_target(line: str) -> bool:
+    """A line of a tuple assignment: a comma before its first `=`, or only names and commas (a target spread
+    over lines). No pattern here can backtrack more than linearly: the lines are upstream's, read as given."""
+    code = line.split("#", 1)[0]
+    assign = _ASSIGN.search(code)
+    if assign is not None and "," in code[:assign.start()]:
+        return True
+    return "," in code and _NAMES_LINE.fullmatch(code.rstrip("\n")) is not None
 
 
 def _own_returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]:
