@@ -156,7 +156,7 @@ def changed_paths(repo: pygit2.Repository, commit_id: str) -> list[str]:
 
 def missing_blobs(repo: pygit2.Repository, commit: pygit2.Commit) -> list[str]:
     """The paths a commit changes (against its first parent, both sides) whose blob the object store lacks."""
-    return sorted({file.path for file in _first_parent_files(commit) if file.id != _NO_BLOB and file.id not in repo})
+    return sorted({file.path for file in _first_parent_files(commit) if file.id != _NO_BLOB and not repo.odb.exists(file.id)})
 
 
 _NO_BLOB = pygit2.Oid(hex="0" * 40)  # the side of an added or deleted file that is not there

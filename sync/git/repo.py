@@ -526,7 +526,7 @@ def missing_in_history(repo: pygit2.Repository, tip: str | pygit2.Oid, stop: str
             continue
         found.extend(f"{str(commit.id)[:9]} {delta.new_file.path}" for delta in diff.deltas
                      if delta.status != pygit2.enums.DeltaStatus.DELETED
-                     and delta.new_file.mode != FileMode.COMMIT and delta.new_file.id not in repo)
+                     and delta.new_file.mode != FileMode.COMMIT and not repo.odb.exists(delta.new_file.id))
     return found
 
 

@@ -34,7 +34,7 @@ def _missing_paths(repo: pygit2.Repository, entries: dict[str, tuple[pygit2.Oid,
     for path, (oid, mode) in entries.items():
         if mode == GITLINK_MODE or oid in present:
             continue
-        if oid in repo:
+        if repo.odb.exists(oid):  # `oid in repo` reads the whole object: 60x slower through alternates
             present.add(oid)
         else:
             missing.append(path)
