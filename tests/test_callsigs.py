@@ -372,3 +372,13 @@ def test_a_number_passed_where_the_builder_now_takes_an_attribute_fits_no_overlo
             assert "argument 4 goes to ::x::LayoutAttr layout, which no number converts to" in findings[0].message
     assert found == {"number": [("call-no-overload", "error")], "class": [("call-signature", "warning")],
                      "named": [("call-no-overload", "error")]}
+
+
+def test_flagtree_tests_and_tutorials_are_neither_read_nor_reported(tmp_path) -> None:
+    """Issues 45/46: a build imports no test, tutorial or pytest module, so a call there breaks no build; the 3.7
+    move's first run spent 64% of its fork Python parse on such files. The shipped module's call still counts."""
+    call = "from triton.semantic import make\n\n\ndef g(b):\n    return make(b, [1])\n"
+    fork = {"python/triton/tle.py": call, "python/test/unit/test_tle.py": call, "python/tutorials/tle/t.py": call,
+            "third_party/b/python/test_b.py": call, "third_party/b/examples/run.py": call}
+    findings = call_signature_findings(_context(tmp_path, fork))
+    assert {site for f in findings for site in f.details["sites"]} == {"python/triton/tle.py:5"}

@@ -25,6 +25,7 @@ from sync.git import GitTree, Oid, Repository, blobs_added_or_changed, commit_of
 from sync.model import Range
 from sync.facts.trees import read_text
 from sync.support.workers import Dispatch, inherited, stop_pool, worker_pool
+from sync.facts.filekinds import is_shipped_python
 from sync.facts.delta import PY, adopt_fork_diff, fork_diff, fork_diff_stored
 from sync.facts import pyblobs
 from sync.facts.pyblobs import PythonFacts, adopt, encoded_facts, jobs, known, prefetch, reading, stored
@@ -119,7 +120,7 @@ def _python_to_parse(repo: Repository, rng: Range) -> list[str]:
     with using(FactCache.for_git_dir(repo.path)):
         if fork_diff_stored(old, fork):
             return []
-    files = blobs_added_or_changed(repo, old, fork, PY)  # one path of each blob: copies parse once
+    files = blobs_added_or_changed(repo, old, fork, PY, is_shipped_python)  # one path of each blob: copies parse once
     sizes = {path: _size(repo, blob) for blob, path in files.items()}
     if sum(sizes.values()) < pyblobs.PARALLEL_BYTES:
         return []

@@ -82,3 +82,9 @@ def not_built(path: str) -> bool:
 def is_test_file(path: str) -> bool:
     """Whether a file is a pytest module by its name (test_*), wherever it sits."""
     return path.rsplit("/", 1)[-1].startswith(TEST_FILE_PREFIX)
+
+
+def is_shipped_python(path: str) -> bool:
+    """A Python file the package a build makes can import: outside the directories a build leaves out and not a
+    pytest module. Only such files can break on a new tag at build or import time (issue 45's question)."""
+    return path.endswith(PY_SUFFIXES) and is_built(path) and not is_test_file(path)

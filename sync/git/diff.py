@@ -76,11 +76,14 @@ def added_lines(old: GitTree, new: GitTree, wanted: Callable[[str], bool],
 
 
 def blobs_added_or_changed(repo: pygit2.Repository, old_tree: pygit2.Oid, new_tree: pygit2.Oid,
-                           suffixes: tuple[str, ...]) -> dict[pygit2.Oid, str]:
-    """One path of each blob the new tree adds or changes under a name ending in one of suffixes, by blob id."""
+                           suffixes: tuple[str, ...], wanted: Callable[[str], bool] = lambda path: True,
+                           ) -> dict[pygit2.Oid, str]:
+    """One path of each blob the new tree adds or changes under a wanted name ending in one of suffixes, by blob
+    id."""
     return {delta.new_file.id: delta.new_file.path
             for delta in repo.diff(repo[old_tree], repo[new_tree]).deltas  # type: ignore[call-overload]
-            if delta.status != DeltaStatus.DELETED and delta.new_file.path.endswith(suffixes)}
+            if delta.status != DeltaStatus.DELETED and delta.new_file.path.endswith(suffixes)
+            and wanted(delta.new_file.path)}
 
 
 @dataclass(frozen=True)
