@@ -346,11 +346,9 @@ def _port_all(repo: Repository, ref: str, head: object, changes: list[PortedChan
         edited = _edit_change(tree, change, files)
         if not edited:
             continue
-        change.patch = "".join(_patch(path, before, after) for path, (before, after) in sorted(edited.items()))
-        if options.dry_run:
-            files.update({path: after for path, (_, after) in edited.items()})
+        change.patch, data = _staged(edited, files, options)
+        if data is None:
             continue
-        data = {path: after.encode("utf-8") for path, (_, after) in edited.items()}
         change.gate, change.committed = _commit_gated(repo, ref, current, data, _message(change), change.label,
                                                       options)
         if change.committed is None:
@@ -359,6 +357,17 @@ def _port_all(repo: Repository, ref: str, head: object, changes: list[PortedChan
             continue
         current = repo[change.committed]
     return str(current.id)  # type: ignore[attr-defined]
+
+
+def _staged(edited: dict[str, tuple[str, str]], files: dict[str, str], options: PortOptions
+            ) -> tuple[str, dict[str, bytes] | None]:
+    """A rule's edits (path -> text before, after) as its patch and the files its commit writes; on a dry run no
+    files: the edits go into files, where the next rule reads them."""
+    patch = "".join(_patch(path, before, after) for path, (before, after) in sorted(edited.items()))
+    if options.dry_run:
+        files.update({path: after for path, (_, after) in edited.items()})
+        return patch, None
+    return patch, {path: after.encode("utf-8") for path, (_, after) in edited.items()}
 
 
 def _commit_gated(repo: Repository, ref: str, current: object, data: dict[str, bytes], message: str, label: str,
@@ -465,11 +474,9 @@ def _move_all_arguments(repo: Repository, ref: str, tip: str, moves: list[MovedA
                     move.sites += [f"{path}:{number}" for number in edit.changed]
         if not edited:
             continue
-        move.patch = "".join(_patch(path, before, after) for path, (before, after) in sorted(edited.items()))
-        if options.dry_run:
-            files.update({path: after for path, (_, after) in edited.items()})
+        move.patch, data = _staged(edited, files, options)
+        if data is None:
             continue
-        data = {path: after.encode("utf-8") for path, (_, after) in edited.items()}
         move.gate, move.committed = _commit_gated(repo, ref, current, data, move.message(), move.label, options)
         if move.committed is None:
             continue
