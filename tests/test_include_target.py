@@ -3,6 +3,7 @@ include trees, then the repository's root and trunk's include/ (cppcalls.include
 from __future__ import annotations
 
 from sync.facts.cppcalls import include_target, includes_of
+from sync.facts.includes import spelled_includes
 from tests.upstream_fixture import context_of
 
 
@@ -32,3 +33,10 @@ def test_includes_and_namespace_aliases_count_only_at_the_start_of_a_line() -> N
     assert include_paths(text) == {"a.h", "b/c.h", "split.h"}
     assert _aliases_in(text) == {"ttg": {"mlir::triton::gpu"}, "tt": {"mlir::triton"}}
     assert include_paths("int main() {}\n") == set() and _aliases_in("namespace a {}\n") == {}
+
+
+def test_the_includes_of_a_text_carry_the_lines_git_numbers() -> None:
+    """symbolbackends reads a backend's #includes through facts/includes.py: the lines must be git's (a form
+    feed is no line break there), since they are matched against FlagTree's added lines."""
+    text = '#include "a.h"\n\f// page\n  #  include <b/c.h>\nint x; // #include "no.h"\n#include "d.h"\n'
+    assert spelled_includes(text) == [(1, "a.h"), (3, "b/c.h"), (5, "d.h")]

@@ -30,14 +30,16 @@ ALPHA = ('#include "triton/Util.h"\nnamespace tt = mlir::triton;\n'
          "}\n")
 
 
-def _world(tmp_path: Path) -> Path:
+def _world(tmp_path: Path, v1: dict[str, str], fork: tuple[str, dict[str, str]], v2: dict[str, str], pr: int) -> Path:
+    """Tag v1; FlagTree's commit (subject, files) on it; tag v2, upstream's one commit `Reorder the helpers (#pr)` on
+    v1; branch sync/v2, v2 with FlagTree's commit picked onto it."""
     repo = tmp_path / "fork"
     git(tmp_path, "init", "-q", "-b", "main", str(repo))
-    commit(repo, {"include/triton/Util.h": HEADER_V1, "lib/Up.cpp": UP_V1}, "v1")
+    commit(repo, v1, "v1")
     git(repo, "tag", "v1")
-    commit(repo, {"third_party/alpha/lib/Alpha.cpp": ALPHA}, "[FlagTree] alpha")
+    commit(repo, fork[1], fork[0])
     git(repo, "checkout", "-q", "-b", "upstream", "v1")
-    commit(repo, {"include/triton/Util.h": HEADER_V2, "lib/Up.cpp": UP_V2}, "Reorder the helpers (#201)")
+    commit(repo, v2, f"Reorder the helpers (#{pr})")
     git(repo, "tag", "v2")
     git(repo, "checkout", "-q", "main")
     git(repo, "branch", "sync/v2", "v2")
@@ -47,13 +49,19 @@ def _world(tmp_path: Path) -> Path:
     return repo
 
 
+def _cpp_world(tmp_path: Path) -> Path:
+    return _world(tmp_path, {"include/triton/Util.h": HEADER_V1, "lib/Up.cpp": UP_V1},
+                  ("[FlagTree] alpha", {"third_party/alpha/lib/Alpha.cpp": ALPHA}),
+                  {"include/triton/Util.h": HEADER_V2, "lib/Up.cpp": UP_V2}, 201)
+
+
 def _port(repo: Path, dry_run: bool = False) -> PortResult:
     return run_port(str(repo), old="v1", onto="v2", source="main",
                     options=PortOptions(target="sync/v2", dry_run=dry_run))
 
 
 def test_a_reordered_call_with_a_dropped_default_is_moved_and_the_rest_refused(tmp_path: Path) -> None:
-    repo = _world(tmp_path)
+    repo = _cpp_world(tmp_path)
     before = git(repo, "rev-parse", "sync/v2").strip()
     result = _port(repo)
     log = git(repo, "log", "--format=%s", f"{before}..sync/v2").splitlines()
@@ -90,21 +98,10 @@ PY_USE = ("from triton.util import mk, nodef, typed\n\n\ndef run(n, f):\n"
 
 
 def _py_world(tmp_path: Path) -> Path:
-    repo = tmp_path / "fork"
-    git(tmp_path, "init", "-q", "-b", "main", str(repo))
-    commit(repo, {"python/triton/__init__.py": "", "python/triton/util.py": PY_V1, "python/triton/up.py": PY_UP_V1},
-           "v1")
-    git(repo, "tag", "v1")
-    commit(repo, {"python/triton/compiler/extra.py": PY_USE}, "[FlagTree] extra")
-    git(repo, "checkout", "-q", "-b", "upstream", "v1")
-    commit(repo, {"python/triton/util.py": PY_V2, "python/triton/up.py": PY_UP_V2}, "Reorder the helpers (#301)")
-    git(repo, "tag", "v2")
-    git(repo, "checkout", "-q", "main")
-    git(repo, "branch", "sync/v2", "v2")
-    git(repo, "checkout", "-q", "sync/v2")
-    git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "cherry-pick", "main")
-    git(repo, "checkout", "-q", "main")
-    return repo
+    return _world(tmp_path, {"python/triton/__init__.py": "", "python/triton/util.py": PY_V1,
+                             "python/triton/up.py": PY_UP_V1},
+                  ("[FlagTree] extra", {"python/triton/compiler/extra.py": PY_USE}),
+                  {"python/triton/util.py": PY_V2, "python/triton/up.py": PY_UP_V2}, 301)
 
 
 def test_a_python_call_has_its_arguments_moved_through_libcst_and_the_rest_refused(tmp_path: Path) -> None:

@@ -46,12 +46,17 @@ def run_port_command(request: PortRequest) -> int:
     return 1 if result.left_any else 0
 
 
+def _committed_as(result: PortResult, committed: str | None) -> str:
+    """` as <the port commit>` after a rule's summary; nothing on a dry run, which commits nothing."""
+    return "" if result.dry_run else f" as {committed[:9] if committed else '?'}"
+
+
 def print_summary(result: PortResult, err: bool = False) -> None:
     done = "would port" if result.dry_run else "ported"
     for change in result.changes:
         if change.ported:
             files = len({site.rpartition(":")[0] for site in change.sites})
-            where = "" if result.dry_run else f" as {change.committed[:9] if change.committed else '?'}"
+            where = _committed_as(result, change.committed)
             renames = ", ".join(f"{r.old} -> {r.new}" for r in change.renames)
             echo_line(f"{done} {change.label}{where}: {renames}; {len(set(change.sites))} site(s) in {files} "
                       "file(s)", err=err)
@@ -62,7 +67,7 @@ def print_summary(result: PortResult, err: bool = False) -> None:
             echo_line(f"  left {what} ({change.short}): {why}", err=err)
     for move in result.moves:
         if move.ported:
-            where = "" if result.dry_run else f" as {move.committed[:9] if move.committed else '?'}"
+            where = _committed_as(result, move.committed)
             echo_line(f"{done} {move.label}{where}: the arguments of {', '.join(sorted(move.mappings))} moved "
                       f"(rule moved-arguments); {len(set(move.sites))} site(s)", err=err)
         elif move.gate is not None and not getattr(move.gate, "passed", True):
@@ -71,7 +76,7 @@ def print_summary(result: PortResult, err: bool = False) -> None:
             echo_line(f"  left the call of {what} ({move.label}): {why}", err=err)
     for copy in result.copies:
         if copy.ported:
-            where = "" if result.dry_run else f" as {copy.committed[:9] if copy.committed else '?'}"
+            where = _committed_as(result, copy.committed)
             echo_line(f"{done} upstream's change into {copy.backend}'s copies{where}: {len(copy.merged)} file(s) "
                       "merged 3 ways (rule merged-copy)", err=err)
         elif copy.gate is not None and not copy.gate.passed:

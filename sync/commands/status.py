@@ -9,11 +9,10 @@ import click
 from sync.jobs.status import StatusOptions, refresh_status
 from sync.model import Report
 from sync.report.document import render_json
-from sync.report.markdown import shared_note
 from sync.report.write import write_report
 from sync.commands import echo_line
 from sync.commands.progress import TerminalProgress
-from sync.commands.summary import group_line
+from sync.commands.summary import print_groups
 
 
 def print_status(report: Report, out: Path | None) -> None:
@@ -23,11 +22,7 @@ def print_status(report: Report, out: Path | None) -> None:
                f"{report.range.source.ref} onto {report.range.onto.ref}): {report.conflicts.sentence()}, "
                f"{counts['error']} errors, {counts['warning']} warnings, {counts['suppressed']} reviewed"
                + (f"; report in {out}" if out else ""))
-    for group in report.groups:
-        echo_line(group_line(group))
-    note = shared_note(report, str, total="the first line")
-    if note:
-        echo_line(f"  {note}")
+    print_groups(report)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,10 +13,9 @@ from sync.replay.options import GATE_TIMEOUT
 from sync.jobs.upgrade import kept_worktree_notice, stored_report_dir
 from sync.model import Report
 from sync.report.document import render_json
-from sync.report.markdown import shared_note
 from sync.commands import echo_line, print_warning
 from sync.commands.progress import TerminalProgress
-from sync.commands.summary import group_line
+from sync.commands.summary import print_groups
 
 
 def print_summary(report: Report, out: Path | None) -> None:
@@ -27,11 +26,7 @@ def print_summary(report: Report, out: Path | None) -> None:
                f"{counts['error']} errors, {counts['warning']} warnings" + (f"; report in {out}" if out else ""))
     if report.gate is not None:
         echo_line(f"gate: {report.gate.command!r} {report.gate.verdict()}")
-    for group in report.groups:
-        echo_line(group_line(group))
-    note = shared_note(report, str, total="the first line")
-    if note:
-        echo_line(f"  {note}")
+    print_groups(report)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -398,7 +398,13 @@ def include_lines(text: str) -> list[tuple[int, str]]:
     """(1-based line, name) of every `#include "name"` / `#include <name>` line."""
     found = []
     for number, line in enumerate(text.splitlines(), start=1):
-        match = _INCLUDE_LINE.match(line)
-        if match:
-            found.append((number, match[1]))
+        name = included_name(line)
+        if name is not None:
+            found.append((number, name))
     return found
+
+
+def included_name(line: str) -> str | None:
+    """The name a line `#include "name"` or `#include <name>` includes; None on any other line."""
+    match = _INCLUDE_LINE.match(line)
+    return match[1] if match else None

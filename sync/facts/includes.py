@@ -18,6 +18,17 @@ from sync.facts.trees import FileTree, read_text
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.MULTILINE)
 
 
+def spelled_includes(text: str) -> list[tuple[int, str]]:
+    """(line, name as spelled) of each `#include "name"` or `#include <name>` of a C/C++ text, lines counted by
+    newlines alone, as git numbers them."""
+    found, line, counted = [], 1, 0
+    for match in _INCLUDE.finditer(text):
+        line += text.count("\n", counted, match.start())
+        counted = match.start()
+        found.append((line, match[1]))
+    return found
+
+
 class IncludeGraph:
     """Includes of one tree, read lazily and kept per file."""
 

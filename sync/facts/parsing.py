@@ -228,6 +228,12 @@ def parsed_ast(text: str) -> ast.Module | Unparseable:
     return guarded(lambda: python_ast(text))
 
 
+def ast_or_none(text: str) -> ast.Module | None:
+    """parsed_ast's tree, or None where text does not parse: for a reader that passes such a file by."""
+    parsed = parsed_ast(text)
+    return None if isinstance(parsed, Unparseable) else parsed
+
+
 # Which analysis is running, and what it had to skip: drift opens a SkipLog for the whole run.
 @dataclass
 class SkipLog:

@@ -339,7 +339,6 @@ def _port_all(repo: Repository, ref: str, head: object, changes: list[PortedChan
     """Each change with a certain rename: its edits on the previous change's result, and (not on a dry run) its
     commit on the branch. The tip reached."""
     current = head
-    gate_tree = tool_dir(repo) / "port-gate"
     for change in changes:
         if not change.renames:
             continue
@@ -347,21 +346,41 @@ def _port_all(repo: Repository, ref: str, head: object, changes: list[PortedChan
         edited = _edit_change(tree, change, files)
         if not edited:
             continue
-        change.patch = "".join(_patch(path, before, after) for path, (before, after) in sorted(edited.items()))
-        if options.dry_run:
-            files.update({path: after for path, (_, after) in edited.items()})
+        change.patch, data = _staged(edited, files, options)
+        if data is None:
             continue
-        data = {path: after.encode("utf-8") for path, (_, after) in edited.items()}
-        message = _message(change)
-        made = commit_files(repo, current, data, message)  # type: ignore[arg-type]
-        if options.gate is not None:
-            change.gate = _gate(repo, gate_tree, str(made), change.label, options)
-            if not change.gate.passed:
-                change.left.append((change.label, f"the gate failed on the port commit (status {change.gate.status})"))
-                continue
-        change.committed = _moved(repo, ref, current, data, message)
+        change.gate, change.committed = _commit_gated(repo, ref, current, data, _message(change), change.label,
+                                                      options)
+        if change.committed is None:
+            assert change.gate is not None
+            change.left.append((change.label, f"the gate failed on the port commit (status {change.gate.status})"))
+            continue
         current = repo[change.committed]
     return str(current.id)  # type: ignore[attr-defined]
+
+
+def _staged(edited: dict[str, tuple[str, str]], files: dict[str, str], options: PortOptions
+            ) -> tuple[str, dict[str, bytes] | None]:
+    """A rule's edits (path -> text before, after) as its patch and the files its commit writes; on a dry run no
+    files: the edits go into files, where the next rule reads them."""
+    patch = "".join(_patch(path, before, after) for path, (before, after) in sorted(edited.items()))
+    if options.dry_run:
+        files.update({path: after for path, (_, after) in edited.items()})
+        return patch, None
+    return patch, {path: after.encode("utf-8") for path, (_, after) in edited.items()}
+
+
+def _commit_gated(repo: Repository, ref: str, current: object, data: dict[str, bytes], message: str, label: str,
+                  options: PortOptions) -> tuple[GateRun | None, str | None]:
+    """One rule's port commit on current: made off the branch, run through the --exec gate where one is given,
+    and then made on the branch. (the gate's run or None, the commit on the branch or None where the gate failed)."""
+    made = commit_files(repo, current, data, message)  # type: ignore[arg-type]
+    gate = None
+    if options.gate is not None:
+        gate = _gate(repo, tool_dir(repo) / "port-gate", str(made), label, options)
+        if not gate.passed:
+            return gate, None
+    return gate, _moved(repo, ref, current, data, message)
 
 
 def _moved(repo: Repository, ref: str, current: object, data: dict[str, bytes], message: str) -> str:
@@ -455,17 +474,12 @@ def _move_all_arguments(repo: Repository, ref: str, tip: str, moves: list[MovedA
                     move.sites += [f"{path}:{number}" for number in edit.changed]
         if not edited:
             continue
-        move.patch = "".join(_patch(path, before, after) for path, (before, after) in sorted(edited.items()))
-        if options.dry_run:
-            files.update({path: after for path, (_, after) in edited.items()})
+        move.patch, data = _staged(edited, files, options)
+        if data is None:
             continue
-        data = {path: after.encode("utf-8") for path, (_, after) in edited.items()}
-        made = commit_files(repo, current, data, move.message())  # type: ignore[arg-type]
-        if options.gate is not None:
-            move.gate = _gate(repo, tool_dir(repo) / "port-gate", str(made), move.label, options)
-            if not move.gate.passed:
-                continue
-        move.committed = _moved(repo, ref, current, data, move.message())
+        move.gate, move.committed = _commit_gated(repo, ref, current, data, move.message(), move.label, options)
+        if move.committed is None:
+            continue
         current = repo[move.committed]
     return str(current.id)
 
@@ -500,13 +514,10 @@ def _merge_all_copies(repo: Repository, ref: str, report: Report, tip: str, opti
             files.update({path: data.decode("utf-8", "replace") for path, data in copy.merged.items()})
             continue
         data = {**copy.merged, **recorded(repo, report, tree, set(copy.merged))}
-        made = commit_files(repo, current, data, copy.message())  # type: ignore[arg-type]
-        if options.gate is not None:
-            copy.gate = _gate(repo, tool_dir(repo) / "port-gate", str(made), f"merge into {backend}'s copies",
-                              options)
-            if not copy.gate.passed:
-                continue
-        copy.committed = _moved(repo, ref, current, data, copy.message())
+        copy.gate, copy.committed = _commit_gated(repo, ref, current, data, copy.message(),
+                                                  f"merge into {backend}'s copies", options)
+        if copy.committed is None:
+            continue
         current = repo[copy.committed]
     return copies
 

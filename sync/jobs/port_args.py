@@ -13,6 +13,7 @@ one); a call that leans on a default, a site in a conflict block or a macro body
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tree_sitter import Node
@@ -23,7 +24,8 @@ from sync.facts.trees import read_text
 from sync.git import GitTree, Repository, changes_with_renames
 from sync.jobs.port_edit import Edit, conflicted_lines, macro_lines
 
-__all__ = ["ARGS_KIND", "ARGS_RULE", "Mapping", "Refused", "sources_of", "argument_mapping", "callee_name", "move_arguments"]
+__all__ = ["ARGS_KIND", "ARGS_RULE", "Mapping", "Refused", "UpstreamCall", "UpstreamMove", "argument_mapping",
+           "callee_name", "move_arguments", "sources_of", "upstream_call_pairs"]
 
 ARGS_KIND = "call-no-overload"
 ARGS_RULE = "moved-arguments"
@@ -58,8 +60,26 @@ def callee_name(callee: str) -> str | None:
     return name if re.fullmatch(r"[A-Za-z_]\w*", name) else None
 
 
-def argument_mapping(repo: Repository, commit_id: str, name: str, declared_in: str) -> Mapping | Refused:
-    """The mapping upstream's commit applied to its own calls of name, checked against the declaration."""
+@dataclass(frozen=True)
+class UpstreamCall:
+    """One call as upstream's text spells it: its positional arguments, token for token, and its keywords
+    (`name=value`; none in C++), which must be the same on both sides of a pair."""
+    args: tuple[str, ...]
+    keywords: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class UpstreamMove:
+    """The one mapping upstream's commit applied to its own calls, with the trees on either side of it."""
+    parent: GitTree
+    after: GitTree
+    mapping: Mapping
+
+
+def upstream_call_pairs(repo: Repository, commit_id: str, name: str, suffixes: tuple[str, ...],
+                        calls_of: Callable[[str, str], list[UpstreamCall]]) -> UpstreamMove | Refused:
+    """The mapping upstream's commit applied to its own calls of name in the files ending in suffixes: each call
+    the commit added paired with each it removed in the same file; every pair that moves arguments must agree."""
     commit = repo[commit_id]
     if len(commit.parent_ids) != 1:  # type: ignore[attr-defined]
         return Refused("a merge commit: no single parent to read the change from")
@@ -70,26 +90,33 @@ def argument_mapping(repo: Repository, commit_id: str, name: str, declared_in: s
     example = ""
     for change in changes_with_renames(parent, after):
         path = change.old_path
-        if change.new_path != path or not path.endswith(CPP_CODE):
+        if change.new_path != path or not path.endswith(suffixes):
             continue
-        old_calls = _calls_of(read_text(parent, path) or "", name)
-        new_calls = _calls_of(read_text(after, path) or "", name)
+        old_calls = calls_of(read_text(parent, path) or "", name)
+        new_calls = calls_of(read_text(after, path) or "", name)
         gone = [call for call in old_calls if call not in new_calls]
         came = [call for call in new_calls if call not in old_calls]
-        for new_args in came:
-            for old_args in gone:
-                sources = sources_of(old_args, new_args)
-                if sources is not None and sources != tuple(range(len(old_args))):
+        for new in came:
+            for old in gone:
+                sources = sources_of(old.args, new.args) if old.keywords == new.keywords else None
+                if sources is not None and sources != tuple(range(len(old.args))):
                     found.add(sources)
-                    counts.add(len(old_args))
-                    example = example or f"{path}: {name}({', '.join(old_args)}) -> {name}({', '.join(new_args)})"
+                    counts.add(len(old.args))
+                    example = example or f"{path}: {name}({', '.join(old.args)}) -> {name}({', '.join(new.args)})"
     if not found:
         return Refused("upstream's commit changed no call of its own that shows where each argument went")
     if len(found) > 1 or len(counts) > 1:
         return Refused("upstream's own calls moved the arguments in different ways: ambiguous")
-    mapping = Mapping(name, found.pop(), counts.pop(), example)
-    return _agrees_with_declaration(read_text(parent, declared_in) or "", read_text(after, declared_in) or "",
-                                    declared_in, mapping)
+    return UpstreamMove(parent, after, Mapping(name, found.pop(), counts.pop(), example))
+
+
+def argument_mapping(repo: Repository, commit_id: str, name: str, declared_in: str) -> Mapping | Refused:
+    """The mapping upstream's commit applied to its own calls of name, checked against the declaration."""
+    move = upstream_call_pairs(repo, commit_id, name, CPP_CODE, _calls_of)
+    if isinstance(move, Refused):
+        return move
+    return _agrees_with_declaration(read_text(move.parent, declared_in) or "",
+                                    read_text(move.after, declared_in) or "", declared_in, move.mapping)
 
 
 def _agrees_with_declaration(before: str, after: str, path: str, mapping: Mapping) -> Mapping | Refused:
@@ -157,13 +184,13 @@ def _call_nodes(root: Node, name: str) -> list[Node]:
     return found
 
 
-def _calls_of(text: str, name: str) -> list[tuple[str, ...]]:
+def _calls_of(text: str, name: str) -> list[UpstreamCall]:
     """Each call's arguments, token for token (whitespace and comments aside)."""
     calls = []
     for call in _call_nodes(parse_tree(text).root_node, name) if text else []:
         arguments = call.child_by_field_name("arguments")
         if arguments is not None and not call.has_error:
-            calls.append(tuple(_TOKEN.sub("", slot) for slot in _slots(arguments)))
+            calls.append(UpstreamCall(tuple(_TOKEN.sub("", slot) for slot in _slots(arguments))))
     return calls
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -19,8 +19,8 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from sync.facts.filekinds import PY_SUFFIXES
 from sync.facts.parsing import Unparseable, parsed_ast, parsed_python
 from sync.facts.trees import read_text
-from sync.git import GitTree, Repository, changes_with_renames
-from sync.jobs.port_args import Mapping, Refused, sources_of
+from sync.git import Repository
+from sync.jobs.port_args import Mapping, Refused, UpstreamCall, upstream_call_pairs
 from sync.jobs.port_edit import Edit, conflicted_lines
 
 __all__ = ["move_python_arguments", "python_mapping"]
@@ -35,36 +35,12 @@ class _Param:
 
 def python_mapping(repo: Repository, commit_id: str, name: str, declared_in: str) -> Mapping | Refused:
     """The mapping upstream's commit applied to its own Python calls of name, checked against the def."""
-    commit = repo[commit_id]
-    if len(commit.parent_ids) != 1:  # type: ignore[attr-defined]
-        return Refused("a merge commit: no single parent to read the change from")
-    parent = GitTree.of_commit(repo, commit.parent_ids[0], "parent")  # type: ignore[attr-defined]
-    after = GitTree.of_commit(repo, commit_id, "commit")
-    found: set[tuple[int, ...]] = set()
-    counts: set[int] = set()
-    example = ""
-    for change in changes_with_renames(parent, after):
-        path = change.old_path
-        if change.new_path != path or not path.endswith(PY_SUFFIXES):
-            continue
-        old_calls = _calls(read_text(parent, path) or "", name)
-        new_calls = _calls(read_text(after, path) or "", name)
-        gone = [call for call in old_calls if call not in new_calls]
-        came = [call for call in new_calls if call not in old_calls]
-        for new_args, new_keywords in came:
-            for old_args, old_keywords in gone:
-                sources = sources_of(old_args, new_args) if old_keywords == new_keywords else None
-                if sources is not None and sources != tuple(range(len(old_args))):
-                    found.add(sources)
-                    counts.add(len(old_args))
-                    example = example or f"{path}: {name}({', '.join(old_args)}) -> {name}({', '.join(new_args)})"
-    if not found:
-        return Refused("upstream's commit changed no call of its own that shows where each argument went")
-    if len(found) > 1 or len(counts) > 1:
-        return Refused("upstream's own calls moved the arguments in different ways: ambiguous")
-    sources, count = found.pop(), counts.pop()
-    old = _defs(read_text(parent, declared_in) or "", name)
-    new = _defs(read_text(after, declared_in) or "", name)
+    move = upstream_call_pairs(repo, commit_id, name, PY_SUFFIXES, _calls)
+    if isinstance(move, Refused):
+        return move
+    sources, count = move.mapping.sources, move.mapping.old_count  # still without the def's parameter names
+    old = _defs(read_text(move.parent, declared_in) or "", name)
+    new = _defs(read_text(move.after, declared_in) or "", name)
     if len(old) != 1 or len(new) != 1:
         return Refused(f"{name} is defined {len(old)} time(s) at module level in {declared_in} at the commit's "
                        f"parent and {len(new)} at the commit: ambiguous")
@@ -76,7 +52,7 @@ def python_mapping(repo: Repository, commit_id: str, name: str, declared_in: str
             return Refused(f"parameter {old_params[source].name} became {new_params[index].name}: not a move")
         if new_params[index].annotation != old_params[source].annotation:
             return Refused(f"parameter {old_params[source].name} changed type: not a move")
-    mapping = Mapping(name, sources, count, example, tuple(param.name for param in old_params))
+    mapping = replace(move.mapping, params=tuple(param.name for param in old_params))
     undefaulted = [old_params[index].name for index in mapping.dropped if not old_params[index].defaulted]
     if undefaulted:
         return Refused(f"parameter(s) {', '.join(undefaulted)} dropped had no default")
@@ -152,7 +128,7 @@ def _moved(args: Sequence[cst.Arg], mapping: Mapping) -> list[cst.Arg] | str:
             for index, arg in enumerate(kept)]
 
 
-def _calls(text: str, name: str) -> list[tuple[tuple[str, ...], frozenset[str]]]:
+def _calls(text: str, name: str) -> list[UpstreamCall]:
     tree = parsed_ast(text) if text else None
     if tree is None or isinstance(tree, Unparseable):
         return []
@@ -164,8 +140,9 @@ def _calls(text: str, name: str) -> list[tuple[tuple[str, ...], frozenset[str]]]
         called = function.id if isinstance(function, ast.Name) else \
             function.attr if isinstance(function, ast.Attribute) else None
         if called == name and not any(isinstance(arg, ast.Starred) for arg in node.args):
-            found.append((tuple(ast.unparse(arg) for arg in node.args),
-                          frozenset(f"{keyword.arg}={ast.unparse(keyword.value)}" for keyword in node.keywords)))
+            found.append(UpstreamCall(tuple(ast.unparse(arg) for arg in node.args),
+                                      frozenset(f"{keyword.arg}={ast.unparse(keyword.value)}"
+                                                for keyword in node.keywords)))
     return found
 
 

@@ -31,9 +31,9 @@ from sync.drift.context import DriftContext
 from sync.facts.astwalk import walk_nodes
 from sync.facts.delta import PY, backend_of, fork_added_lines
 from sync.facts.layout import is_test_path, is_third_party
-from sync.facts.parsing import Unparseable, parsed_ast
+from sync.facts.parsing import ast_or_none
 from sync.facts.pymodules import TRUNK_PACKAGE
-from sync.facts.trees import FileTree, read_text
+from sync.facts.trees import read_text
 from sync.facts.upstreamlog import with_upstream_commits
 from sync.git import blob_hunks, changes_with_renames
 from sync.model import Finding
@@ -93,8 +93,8 @@ def contract_findings(context: DriftContext) -> list[Finding]:
         named_renames = {old: items for old, items in renames.items() if old in text}
         if (not named_shapes and not named_renames) or never_imported(context.fork, path):
             continue  # nothing to ask, or a backend module nothing loads
-        tree = parsed_ast(text)
-        if isinstance(tree, Unparseable):
+        tree = ast_or_none(text)
+        if tree is None:
             continue
         for shape in named_shapes:
             if not context.own_copy(path, shape.path):
@@ -115,11 +115,6 @@ def _trunk_changes(context: DriftContext) -> list[tuple[str, str]]:
             if change.status in ("modified", "renamed") and change.new_path is not None
             and change.new_path.startswith(TRUNK_PACKAGE) and change.new_path.endswith(PY)
             and not is_third_party(change.new_path) and not is_test_path(change.new_path)]
-
-
-def _parsed(tree: FileTree, path: str) -> ast.Module | None:
-    parsed = parsed_ast(read_text(tree, path) or "")
-    return None if isinstance(parsed, Unparseable) else parsed
 
 
 # ---------------------------------------------------------------- result shapes
@@ -144,7 +139,8 @@ def _changed_shapes(context: DriftContext, trunk: list[tuple[str, str]]) -> dict
     for old_path, new_path in trunk:
         if not _touches_unpacking(context, old_path, new_path):
             continue  # cheap: upstream's hunks of the file change no line of a tuple assignment
-        after_tree, before_tree = _parsed(context.upstream_new, new_path), _parsed(context.upstream_old, old_path)
+        after_tree = ast_or_none(read_text(context.upstream_new, new_path) or "")
+        before_tree = ast_or_none(read_text(context.upstream_old, old_path) or "")
         if after_tree is None or before_tree is None:
             continue
         after, before = unpackings(after_tree), unpackings(before_tree)
@@ -257,8 +253,8 @@ def _renamed_fields(context: DriftContext) -> dict[str, list[_Rename]]:
         text = read_text(context.upstream_old, change.old_path) or ""
         if "class " not in text or not _ANNOTATED.search(text):
             continue  # cheap: no class field to rename
-        before_tree, after_tree = _parsed(context.upstream_old, change.old_path), \
-            _parsed(context.upstream_new, change.new_path)
+        before_tree = ast_or_none(text)
+        after_tree = ast_or_none(read_text(context.upstream_new, change.new_path) or "")
         if before_tree is None or after_tree is None:
             continue
         before, after = class_fields(before_tree), class_fields(after_tree)
@@ -294,7 +290,7 @@ def _readers(context: DriftContext, trunk: list[tuple[str, str]],
         text = read_text(context.upstream_new, new_path) or ""
         if not any(new in text or old in text for old, new in new_of.items()):
             continue
-        tree = _parsed(context.upstream_new, new_path)
+        tree = ast_or_none(text)
         if tree is None:
             continue
         seen = _attributes(tree, set(new_of) | set(new_of.values()))

@@ -19,7 +19,7 @@ import re
 from sync.drift.context import DriftContext
 from sync.facts.astwalk import walk_nodes
 from sync.facts.delta import PY, backend_of, fork_added_lines
-from sync.facts.parsing import Unparseable, parsed_ast
+from sync.facts.parsing import ast_or_none
 from sync.facts.pymodules import module_files
 from sync.facts.trees import read_text
 from sync.facts.upstreamlog import with_upstream_commits
@@ -58,7 +58,7 @@ def removed_fields(context: DriftContext, names: set[str]) -> dict[tuple[str, st
         before = read_text(context.upstream_old, change.old_path) or ""
         if "dataclass" not in before or not spelled.search(before):
             continue  # cheap: the file defines none of the classes called with ** (module-level classes only)
-        old, new = _parsed(before), _parsed(read_text(context.upstream_new, change.new_path) or "")
+        old, new = ast_or_none(before), ast_or_none(read_text(context.upstream_new, change.new_path) or "")
         if old is None or new is None:
             continue
         now = dataclass_fields(new)
@@ -69,11 +69,6 @@ def removed_fields(context: DriftContext, names: set[str]) -> dict[tuple[str, st
                 if gone:
                     found[(change.new_path, name)] = gone
     return found
-
-
-def _parsed(text: str) -> ast.Module | None:
-    tree = parsed_ast(text)
-    return None if isinstance(tree, Unparseable) else tree
 
 
 _UNPACKING = re.compile(r"\(\s*\*\*\s*[A-Za-z_]")  # `(**d`: the pattern starts at its `(`, found at C speed
@@ -98,7 +93,7 @@ def dataclass_field_findings(context: DriftContext) -> list[Finding]:
     for path, (text, lines) in files.items():
         if not any(name in text for name in classes):
             continue  # cheap: the call spells the class
-        tree = _parsed(text)
+        tree = ast_or_none(text)
         if tree is None:
             continue
         kept = {name: {field for field, line in fields.items() if line in lines}

@@ -20,7 +20,7 @@ from posixpath import dirname, join
 from sync.drift.context import DriftContext
 from sync.facts.astwalk import walk_nodes
 from sync.facts.delta import PY, backend_of, fork_added_lines
-from sync.facts.parsing import Unparseable, parsed_ast
+from sync.facts.parsing import ast_or_none
 from sync.facts.trees import FileTree, read_text
 from sync.model import Finding
 
@@ -60,11 +60,6 @@ def _imports(tree: ast.Module) -> list[tuple[str, int]]:
     return found
 
 
-def _parsed(tree: FileTree, path: str) -> ast.Module | None:
-    parsed = parsed_ast(read_text(tree, path) or "")
-    return None if isinstance(parsed, Unparseable) else parsed
-
-
 def _run_by(context: DriftContext, script: str) -> dict[str, ast.Module]:
     """The fork's script and the modules beside it that it imports, transitively: path -> its tree."""
     directory = dirname(script)
@@ -75,7 +70,7 @@ def _run_by(context: DriftContext, script: str) -> dict[str, ast.Module]:
         for path in pending:
             if path in found:
                 continue
-            tree = _parsed(context.fork, path)
+            tree = ast_or_none(read_text(context.fork, path) or "")
             if tree is None:
                 continue
             found[path] = tree

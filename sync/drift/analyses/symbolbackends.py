@@ -13,6 +13,7 @@ from sync.facts.cppcalls import (CPP_NAMESPACE, backend_include_roots, dialect_n
                                   include_target)
 from sync.facts.delta import fork_added_lines, fork_lines_where
 from sync.facts.filekinds import is_built
+from sync.facts.includes import spelled_includes
 from sync.facts.layout import is_third_party, third_party_owner
 from sync.facts.names import significant_name
 from sync.facts.trees import read_text
@@ -59,9 +60,6 @@ def _added_source(text: str, lines: set[int]) -> list[str]:
     return [source[line - 1] for line in sorted(lines) if 0 < line <= len(source)]
 
 
-_INCLUDES = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]+)[>"]', re.MULTILINE)
-
-
 def _backend_header_hits(old: GitTree, fork: GitTree, gone: dict[str, str], own_trunk: set[str]
                          ) -> dict[str, list[tuple[Use, Drift]]]:
     """#includes on FlagTree's added lines of backend C++ that reach an upstream header upstream deleted or moved
@@ -78,16 +76,13 @@ def _backend_header_hits(old: GitTree, fork: GitTree, gone: dict[str, str], own_
             continue
         text = read_text(fork, path) or ""
         owned = "/".join(path.split("/")[:2]) + "/"
-        for match in _INCLUDES.finditer(text):
-            if basename(match[1]) not in gone_names:
-                continue  # cheap: an include reaches a gone header only where it spells its file name
-            line = text.count("\n", 0, match.start()) + 1
-            if line not in lines:
-                continue
-            reached = include_target(fork, path, match[1], _include_roots(fork, owned))
+        for line, spelled in spelled_includes(text):
+            if basename(spelled) not in gone_names or line not in lines:
+                continue  # an include reaches a gone header only where it spells its file name
+            reached = include_target(fork, path, spelled, _include_roots(fork, owned))
             if reached is not None and not reached.startswith(owned) and reached in gone:
-                found.setdefault(path, []).append((Use(match[1], line), Drift(match[1], "header", reached,
-                                                                                gone[reached])))
+                found.setdefault(path, []).append((Use(spelled, line), Drift(spelled, "header", reached,
+                                                                               gone[reached])))
     return found
 
 

@@ -50,8 +50,9 @@ from sync.model import Finding
 from sync.model.report import backend_among
 
 # Re-exported: every name this module held before it was split (issue 49) is still imported from here
-# (the registry, other analyses, the tests and the benches do).
-from sync.drift.analyses.symbolbackends import (_COMMENT, _INCLUDES, _added_source,
+# (the registry, other analyses, the tests and the benches do), but its two #include patterns: nothing imported
+# them, and #includes are read through facts/ (cpp.included_name, includes.spelled_includes).
+from sync.drift.analyses.symbolbackends import (_COMMENT, _added_source,
                                                 _backend_headers, _backend_lines, _backend_namespaces, _backend_uses,
                                                 _first_added_line, _include_roots, backend_uses)  # noqa: F401
 from sync.drift.analyses.symboldecls import (PythonShape, _DECLARATION_QUERY, _DECLARED, _TD_CONSTRUCTOR,
@@ -63,7 +64,7 @@ from sync.drift.analyses.symboldecls import (PythonShape, _DECLARATION_QUERY, _D
 from sync.drift.analyses.symbolindex import (_TD_DEF, _gone_note, _indexed, _replacements, _scopes,
                                              _short_edit)  # noqa: F401
 from sync.drift.analyses.symbolresolve import _per_file  # noqa: F401
-from sync.drift.analyses.symbolterms import CODE, TRUNK_PREFIXES, _INCLUDE, _PY_DEF_LINE, _TOKEN  # noqa: F401
+from sync.drift.analyses.symbolterms import CODE, TRUNK_PREFIXES, _PY_DEF_LINE, _TOKEN  # noqa: F401
 from sync.drift.analyses.symboluses import (FRAGMENT_THRESHOLD, OWN_NAMES, STATEMENTS, _LOCAL_QUERY,
                                             _cached_candidates, _candidates_on, _cpp_identifier_lines, _cpp_own_names,
                                             _fragments, _identifier_lines, _own_names_of, _python_own_names,

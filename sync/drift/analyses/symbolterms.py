@@ -13,7 +13,6 @@ CODE = PY + CPP + TD
 TRUNK_PREFIXES = ("python/triton/", "python/src/", "include/", "lib/", "bin/")
 # Too generic to stand for one trunk symbol: they appear and vanish all over a release.
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]')
 _PY_DEF_LINE = re.compile(r"^(\s*(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(.*)$", re.MULTILINE)
 
 
