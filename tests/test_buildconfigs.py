@@ -44,15 +44,16 @@ FORK_FILES = {"setup.py": FORK_SETUP, "third_party/acme/backend/compiler.py": "y
               "third_party/acme/CMakeLists.txt": "add_triton_library(AcmeToLLVM acme.cpp LINK_LIBS Core)\n"}
 
 
-def context_with_branch(tmp_path: Path, old: dict[str, str], new: dict[str, str], fork_files: dict[str, str]
-                        ) -> DriftContext:
-    """Old and new tag, the fork (old plus its files), and the upgraded branch (new plus the same files)."""
+def context_with_branch(tmp_path: Path, old: dict[str, str], new: dict[str, str], fork_files: dict[str, str],
+                        branch_files: dict[str, str] | None = None) -> DriftContext:
+    """Old and new tag, the fork (old plus its files), and the upgraded branch (new plus the same files, or
+    branch_files)."""
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     old_id = commit(tmp_path, old, "old")
     fork_id = commit(tmp_path, fork_files, "flagtree")
     subprocess.run(["git", "-C", str(tmp_path), "checkout", "-q", old_id], check=True)
     new_id = commit(tmp_path, new, "new")
-    branch_id = commit(tmp_path, fork_files, "flagtree on new")
+    branch_id = commit(tmp_path, fork_files if branch_files is None else branch_files, "flagtree on new")
     repo = pygit2.Repository(str(tmp_path))
     tree = lambda sha, label: GitTree(repo, repo[sha].tree, label)
     return DriftContext(repo, tree(old_id, "old"), tree(new_id, "new"), tree(fork_id, "fork"),
@@ -63,13 +64,24 @@ def test_an_upstream_library_linking_a_target_of_a_backend_directory_one_build_l
     """Upstream's profiler, which every build adds, starts linking GpuToLLVM, defined only in third_party/gpu:
     the fork's build of backend acme adds third_party/acme instead, so CMake stops there. Core (defined in every
     configuration) and GpuLegacy (already unresolved for acme at the old tag) are no finding."""
-    new = {**OLD, "third_party/prof/CMakeLists.txt": "add_triton_library(ProfToLLVM prof.cpp\n  LINK_LIBS PUBLIC\n"
-                                                     "  Core\n  GpuLegacy\n  GpuToLLVM\n)\n"}
-    context = context_with_branch(tmp_path, OLD, new, FORK_FILES)
+    context = context_with_branch(tmp_path, OLD, NEW_LINK, FORK_FILES)
     found = [(f.kind, f.path, f.line, f.details["entry"], f.details["configurations"], f.details["sites"])
              for f in unconfigured_target_findings(context)]
     assert found == [("build-target-unconfigured", "third_party/prof/CMakeLists.txt", 5, "GpuToLLVM", ["acme"],
                       ["third_party/prof/CMakeLists.txt:5", "setup.py:5"])]
+
+
+NEW_LINK = {**OLD, "third_party/prof/CMakeLists.txt": "add_triton_library(ProfToLLVM prof.cpp\n  LINK_LIBS PUBLIC\n"
+                                                      "  Core\n  GpuLegacy\n  GpuToLLVM\n)\n"}
+
+
+def test_a_root_cmake_file_in_conflict_is_no_build_to_judge(tmp_path) -> None:
+    """The same new link, on a branch whose root CMakeLists.txt holds a conflict's markers (the 3.7 move's): both
+    sides read one after the other are no build, so that configuration is not judged."""
+    conflicted = ("<<<<<<< new-tag (upgraded)\nset(TRITON_BUILD_PYTHON_MODULE OFF)\n=======\n"
+                  ">>>>>>> abc (FlagTree)\n" + ROOT)
+    context = context_with_branch(tmp_path, OLD, NEW_LINK, FORK_FILES, {**FORK_FILES, "CMakeLists.txt": conflicted})
+    assert unconfigured_target_findings(context) == []
 
 
 def test_a_target_every_configuration_defines_is_no_finding(tmp_path) -> None:

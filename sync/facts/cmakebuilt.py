@@ -1,7 +1,12 @@
 """Whether CMake compiles a file: a directory its parent's CMakeLists.txt names only in a commented-out
 `add_subdirectory(...)` is left out of the build, with every file under it (sunrise's spec/lib/Conversion on the
 3.4.x -> 3.5.1 move: `#add_subdirectory(TritonGPUToLLVM)`). Anything else counts as built: a C++ use claims no
-build break only where the tree says plainly that the file is not compiled."""
+build break only where the tree says plainly that the file is not compiled.
+
+Below that, CMake read as commands (`commands`, `file_commands`: one read per blob) and one build configuration
+followed through the root CMakeLists.txt (`configured`): which directories it adds, which targets they may define,
+which links they certainly make. No tree-sitter grammar of CMake is installed here; CMake's syntax is flat enough
+for the small reader below (nested parentheses, quoted, bracket and escaped arguments, bracket comments)."""
 from __future__ import annotations
 
 import re
@@ -235,11 +240,13 @@ def _arguments(text: str, index: int, line: int) -> tuple[list[Argument], int, i
     return None
 
 
-_parsed: dict[str, tuple[Command, ...]] = {}  # blob text's id -> its commands, for the run
+_parsed: dict[str, tuple[Command, ...] | None] = {}  # blob text's id -> its commands, for the run
+_MARKER = re.compile(r"^<{7} .*^={7}$.*^>{7} ", re.MULTILINE | re.DOTALL)
 
 
 def file_commands(tree: FileTree, path: str) -> tuple[Command, ...] | None:
-    """The commands of a CMake file of the tree, read once per blob; None where the tree has no such file."""
+    """The commands of a CMake file of the tree, read once per blob; None where the tree has no such file, or
+    the file holds a conflict's markers (its two sides are no build)."""
     text = read_text(tree, path)
     if text is None:
         return None
@@ -247,7 +254,7 @@ def file_commands(tree: FileTree, path: str) -> tuple[Command, ...] | None:
     if key not in _parsed:
         if len(_parsed) > 20_000:
             _parsed.clear()
-        _parsed[key] = commands(text)
+        _parsed[key] = None if _MARKER.search(text) else commands(text)
     return _parsed[key]
 
 
@@ -266,7 +273,7 @@ class Configured:
     directories: frozenset[str]  # added for certain ('' is the root)
     defined: frozenset[str]  # targets defined under true or unknown conditions
     links: tuple[Link, ...]  # made under true conditions, in directories added for certain
-    absent: tuple[str, ...]  # directories added for certain whose CMakeLists.txt the tree lacks (a submodule)
+    unread: tuple[str, ...]  # files the build certainly reads that the tree lacks (a submodule) or holds in conflict
 
 
 def defined_anywhere(tree: FileTree) -> dict[str, str]:
@@ -321,7 +328,7 @@ class _Evaluation:
         self.visited: set[str] = set()
         self.defined: set[str] = set()
         self.links: list[Link] = []
-        self.absent: list[str] = []
+        self.unread: list[str] = []
 
     # values
     def lookup(self, scope: dict[str, Any], name: str) -> Any:
@@ -479,7 +486,7 @@ class _Evaluation:
         body = file_commands(self.tree, path)
         if body is None:
             if active is True:
-                self.absent.append(directory)
+                self.unread.append(path)
             return
         self.visited.add(directory)
         if active is True:
@@ -622,6 +629,9 @@ class _Evaluation:
             [_join(directory, word), f"cmake/{word}.cmake", _join(directory, f"{word}.cmake")]
         for candidate in candidates:
             body = file_commands(self.tree, candidate) if candidate.endswith(".cmake") else None
+            if body is None and active is True and candidate.endswith(".cmake") and self.tree.exists(candidate):
+                self.unread.append(candidate)  # in conflict
+                return
             if body is not None and candidate not in self.visited:
                 self.visited.add(candidate)
                 self.run(body, 0, len(body), candidate, directory, scope, active)
@@ -705,4 +715,4 @@ def configured(tree: FileTree, cache: Mapping[str, str], env: Mapping[str, str])
                              "CMAKE_CURRENT_SOURCE_DIR": _SOURCE}
     evaluation.run_directory("", scope, True)
     return Configured(frozenset(evaluation.directories), frozenset(evaluation.defined), tuple(evaluation.links),
-                      tuple(evaluation.absent))
+                      tuple(evaluation.unread))

@@ -9,8 +9,9 @@ targets they may define, the links they certainly make. A link is reported where
 file of the branch defines (so not an imported or LLVM/MLIR package), the configuration defines it nowhere, and
 the same link (linking target, linked target) was not already unresolved in that backend's configuration of the
 FlagTree branch at the old tag: the link is new, or the definition moved under a condition, between the tags.
-A configuration that adds a directory the tree does not hold (a submodule, a download) is left out: what that
-directory defines is not known."""
+A configuration that adds a directory the tree does not hold (a submodule, a download), or whose entry script or
+CMake files it reads hold a conflict's markers, is left out: what that build defines is not known (the conflict is
+reported already)."""
 from __future__ import annotations
 
 from sync.drift.context import DriftContext
@@ -24,10 +25,10 @@ KIND = "build-target-unconfigured"
 
 
 def _unresolved(tree: FileTree, configuration: Configuration, every: dict[str, str]) -> list[Link] | None:
-    """The links of the configuration to targets of the tree it does not define; None where it adds a directory
-    the tree does not hold."""
+    """The links of the configuration to targets of the tree it does not define; None where it reads a CMake file
+    the tree does not hold, or holds in conflict."""
     made = configured(tree, configuration.cache, configuration.env)
-    if made.absent:
+    if made.unread:
         return None
     return [link for link in made.links if link.name in every and link.name not in made.defined]
 
