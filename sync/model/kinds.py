@@ -286,6 +286,10 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("build-file", "symbol", "error", "a FlagTree-added CMake entry names a source, object, directory or target "
        "that upstream removed, renamed or moved between the tags: CMake or the link stops (will not build as "
        "is)", "point the entry at where upstream moved it, or drop it", confidence="high"),
+    _k("build-target-unconfigured", "symbol", "error", "a CMake file the build of one backend compiles links a "
+       "target that only a directory that build does not add defines, and the link is new or the definition moved "
+       "between the tags: CMake stops at configure (will not build as is)", "add the directory to that build, or "
+       "leave the link out of it (a condition on the backend)", confidence="high"),
     _k("build-generated-dependency", "symbol", "warning", "upstream added includes that make a CMake library "
        "FlagTree builds differently need TableGen output its DEPENDS does not name", "add the TableGen targets "
        "the finding lists to the library's DEPENDS", confidence="medium"),
