@@ -372,3 +372,29 @@ def test_a_number_passed_where_the_builder_now_takes_an_attribute_fits_no_overlo
             assert "argument 4 goes to ::x::LayoutAttr layout, which no number converts to" in findings[0].message
     assert found == {"number": [("call-no-overload", "error")], "class": [("call-signature", "warning")],
                      "named": [("call-no-overload", "error")]}
+
+
+GONE_OLD = ('def X_OldLayoutAttr : AttrDef<X_Dialect, "OldLayout"> {\n  let parameters = (ins "unsigned":$rank);\n}\n\n'
+            'def X_FooAttr : AttrDef<X_Dialect, "Foo"> {\n  let parameters = (ins "unsigned":$blockM, '
+            '"OldLayoutAttr":$oldLayout, "bool":$unpacked);\n}\n')
+GONE_NEW = ('def X_NewLayoutAttr : AttrDef<X_Dialect, "NewLayout"> {\n  let parameters = (ins "unsigned":$rank);\n}\n\n'
+            'def X_FooAttr : AttrDef<X_Dialect, "Foo"> {\n  let parameters = (ins "unsigned":$blockM, '
+            '"NewLayoutAttr":$newLayout, "bool":$unpacked);\n}\n')
+
+
+def test_a_parameter_whose_old_type_upstream_took_away_is_no_finding_of_its_own(tmp_path) -> None:
+    """Issue 45 (3.5 -> 3.6 #8770, 3.7 #8850 CTAEncoding -> CGAEncoding): upstream renamed a layout record and
+    the builder parameters of that type along (name and type). The call breaks only where the old type is
+    spelled, or comes from a declaration the rename took away, and those are reported there (symbol-removed,
+    member-removed): a warning at the call would be the same break twice. A parameter that changed meaning
+    with types that still exist (unpacked -> colStride) is still a warning."""
+    old = {"include/triton/Dialect/X/IR/Attrs.td": GONE_OLD, "include/triton/Dialect/X/IR/Dialect.h": "#pragma once\n"}
+    new = {**old, "include/triton/Dialect/X/IR/Attrs.td": GONE_NEW}
+    body = ("  x::OldLayoutAttr mine = x::OldLayoutAttr::get(ctx, 2);\n"
+            "  auto a = x::FooAttr::get(ctx, 4, mine, true);\n"       # 4: the old type only: no finding
+            "  auto b = x::FooAttr::get(ctx, 4, enc.getOldLayout(), false);\n")
+    fork = {**old, "lib/Use.cpp": '#include "triton/Dialect/X/IR/Dialect.h"\nvoid f() {\n' + body + "}\n"}
+    assert call_signature_findings(context_of(tmp_path, old, new, fork)) == []
+    meaning = {**new, "include/triton/Dialect/X/IR/Attrs.td": GONE_NEW.replace('"bool":$unpacked', '"unsigned":$colStride')}
+    (finding,) = call_signature_findings(context_of(tmp_path / "meaning", old, meaning, fork))
+    assert (finding.kind, finding.severity) == ("call-signature", "warning") and "colStride" in finding.message
