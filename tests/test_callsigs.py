@@ -398,3 +398,28 @@ def test_a_parameter_whose_old_type_upstream_took_away_is_no_finding_of_its_own(
     meaning = {**new, "include/triton/Dialect/X/IR/Attrs.td": GONE_NEW.replace('"bool":$unpacked', '"unsigned":$colStride')}
     (finding,) = call_signature_findings(context_of(tmp_path / "meaning", old, meaning, fork))
     assert (finding.kind, finding.severity) == ("call-signature", "warning") and "colStride" in finding.message
+
+
+LOAD_OLD = ('def X_LoadOp : X_Op<"load"> {\n  let arguments = (ins X_Ptr:$ptr, Optional<I1>:$mask, '
+            'DefaultValuedAttr<DenseI32ArrayAttr, "{}">:$boundaryCheck, DefaultValuedAttr<X_CacheAttr, "0">:$cache);\n'
+            '  let results = (outs X_Type:$result);\n  let builders = [\n    OpBuilder<(ins "Value":$ptr, '
+            '"Value":$mask, "x::Cache":$cache)>\n  ];\n}\n')
+LOAD_NEW = LOAD_OLD.replace('DefaultValuedAttr<DenseI32ArrayAttr, "{}">:$boundaryCheck, ', '')
+LOAD_FORK = LOAD_OLD.replace('"0">:$cache);', '"0">:$cache, DefaultValuedAttr<StrAttr, "">:$hints);') \
+    .replace('"x::Cache":$cache)>', '"x::Cache":$cache, CArg<"mlir::StringAttr", "{}">:$hints)>')
+
+
+def test_a_call_of_a_builder_flagtree_added_is_not_upstream_drift(tmp_path) -> None:
+    """Issue 45 (3.7 move): tle calls tt::LoadOp::create(rewriter, loc, src, mask, other, cache, evict, isVolatile,
+    rewriter.getStringAttr("")), which fits the builder FlagTree gave its own flagtree_hints parameter. Upstream's
+    builders changed (boundaryCheck went), but upstream never had the one the call is of: not upstream drift.
+    The same count without FlagTree's parameter is still judged against upstream's builders."""
+    old = {"include/triton/Dialect/X/IR/Ops.td": LOAD_OLD, "include/triton/Dialect/X/IR/Dialect.h": "#pragma once\n"}
+    new = {**old, "include/triton/Dialect/X/IR/Ops.td": LOAD_NEW}
+    head = '#include "triton/Dialect/X/IR/Dialect.h"\nvoid f(OpBuilder &b, Location loc) {\n'
+    own = head + '  auto l = x::LoadOp::create(b, loc, p, m, c, b.getStringAttr(""));\n}\n'
+    upstreams = head + "  auto l = x::LoadOp::create(b, loc, p, m, bc, c);\n}\n"
+    fork = {**old, "include/triton/Dialect/X/IR/Ops.td": LOAD_FORK, "lib/Own.cpp": own, "lib/Up.cpp": upstreams}
+    found = {(f.path, f.kind) for f in call_signature_findings(context_of(tmp_path, old, new, fork))}
+    assert ("lib/Own.cpp", "call-signature") not in found and "lib/Own.cpp" not in {path for path, _ in found}
+    assert any(path == "lib/Up.cpp" for path, _ in found)

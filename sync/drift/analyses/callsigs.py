@@ -186,6 +186,30 @@ def _edited_by_flagtree(fork: GitTree, record: Record) -> bool:
     return mine is not None and mine.overloads != record.overloads
 
 
+def _calls_flagtrees_own_builder(fork: GitTree, record: Record, call: CppCall, text: str) -> bool:
+    """Whether the call passes, at a parameter that only FlagTree's own builders of the record declare (a name no
+    builder of upstream's old record has), an argument spelled with that parameter's type (`getStringAttr("")`
+    for tle's `StringAttr flagtree_hints` on tt.load): the call is of FlagTree's builder, which upstream never
+    had, so what upstream did to its own builders says nothing about it (the record's merge is the question)."""
+    mine = {r.cpp_name: r for r in _fork_records(fork, record.path)}.get(record.cpp_name)
+    if mine is None or mine.overloads == record.overloads:
+        return False
+    upstream_names = {_spelling(name) for overload in record.overloads for _, name in overload.params}
+    for overload in mine.overloads:
+        if overload in record.overloads or not overload.fits(call.count):
+            continue
+        for position, (kind, name) in enumerate(overload.params):
+            index = overload.leading + position
+            if _spelling(name) in upstream_names or index >= min(call.count, len(call.arguments)):
+                continue
+            words = set(_CPP_WORD.findall(builder_type(kind))) - _NOT_A_TYPE_NAME
+            argument = call.arguments[index]
+            if any(re.search(rf"(?:\b|get){re.escape(word)}\b", argument) for word in words) \
+                    or _spelled_with(argument, words, text, call.line):
+                return True
+    return False
+
+
 @lru_cache(maxsize=64)
 def _fork_records(fork: GitTree, path: str) -> list[Record]:
     return records(path, read_text(fork, path) or "")
@@ -323,6 +347,8 @@ def cpp_broken_calls(context: DriftContext, path: str, lines: frozenset[int] | N
             verdict = _verdict(change.old.overloads, change.new.overloads, call, text,
                                typed=not _edited_by_flagtree(context.fork, change.old),
                                gone=gone_records(context.upstream_old, context.upstream_new))
+            if verdict and not verdict[2] and _calls_flagtrees_own_builder(context.fork, change.old, call, text):
+                continue  # FlagTree's own builder (a parameter upstream never had): not upstream drift
             if verdict:
                 why, retyped, fits_none = verdict
                 broken.append(Broken(path, call.line, f"{call.written} ({change.old.kind} {call.callee})", why,
