@@ -118,3 +118,20 @@ def test_a_module_level_flagtree_line_reads_no_upstream_body(tmp_path, monkeypat
     context = context_of(tmp_path, {"python/triton/a.py": OLD_PY}, {"python/triton/a.py": NEW_PY},
                          {"python/triton/a.py": fork_py})
     assert cochange_findings(context) == [] and read == []
+
+
+def test_a_name_both_sides_qualify_otherwise_is_another_declaration(tmp_path) -> None:
+    """Issue 45 (3.7 move): tle's `mlir::triton::tle::registerPasses();` in registerTritonDialects shared only
+    its spelling with upstream's new `plugin.registerPasses();` there: by their scopes alone (a namespace's
+    function, a member) they are other declarations, so the finding is a review. A name spelled the same way on
+    both sides (or plainly on one) still makes it a warning."""
+    old = "void reg(R &r) {\n  mlir::registerA();\n  mlir::registerB();\n  mlir::registerC();\n  r.done();\n}\n"
+    new = old.replace("  mlir::registerA();\n", "  for (auto &plugin : plugins)\n    plugin.registerPasses();\n"
+                                               "  mlir::registerA();\n")
+    fork = old.replace("  r.done();\n", "#ifdef __TLE__\n  mlir::triton::tle::registerPasses();\n#endif\n  r.done();\n")
+    context = context_of(tmp_path, {"bin/R.h": old}, {"bin/R.h": new}, {"bin/R.h": fork})
+    (finding,) = cochange_findings(context)
+    assert finding.kind == "co-change-review" and finding.details["shared_names"] == []
+    same = fork.replace("mlir::triton::tle::registerPasses();", "auto &plugin = first();\n  plugin.registerPasses();")
+    (warning,) = cochange_findings(context_of(tmp_path / "same", {"bin/R.h": old}, {"bin/R.h": new}, {"bin/R.h": same}))
+    assert warning.kind == "co-change" and "registerPasses" in warning.details["shared_names"]

@@ -17,6 +17,7 @@ import ast
 from bisect import bisect_left, bisect_right
 import io
 import keyword
+import re
 import textwrap
 import tokenize
 from collections.abc import Collection
@@ -178,6 +179,22 @@ def touched_names(path: str, before: str, after: str) -> set[str] | None:
     return None if old is None or new is None else old ^ new
 
 
+def _scopes(text: str, name: str) -> set[str]:
+    """How a C++ text spells each use of a name: `ns:<namespace>` after `namespace::`, `member` after `.` or `->`,
+    `plain` without either."""
+    found = set()
+    for match in re.finditer(rf"(?:(\w+)\s*::\s*|(\.|->)\s*)?\b{re.escape(name)}\b", text):
+        found.add(f"ns:{match[1]}" if match[1] else "member" if match[2] else "plain")
+    return found
+
+
+def _other_declarations(flagtree: set[str], upstream: set[str]) -> bool:
+    """Whether FlagTree's uses of a name and upstream's changed ones name other declarations by their scope alone
+    (`tle::registerPasses()` and `plugin.registerPasses()`): both always qualified, never alike. A plain use
+    could be either: not told apart."""
+    return bool(flagtree) and bool(upstream) and "plain" not in flagtree | upstream and not flagtree & upstream
+
+
 def _same(a: str, b: str) -> bool:
     return " ".join(a.split()) == " ".join(b.split())
 
@@ -246,6 +263,10 @@ def _file_findings(context: DriftContext, path: str, new_path: str, lines: froze
         touched = touched_names(path, before, after) if after is not None else None
         used = set().union(*(fork_names.get(line, set()) for line in added))
         shared = sorted(used & touched) if touched is not None else []
+        if shared and not path.endswith(PY):
+            flagtree_text = "\n".join(source[line - 1] for line in added if line <= len(source))
+            shared = [name for name in shared if not _other_declarations(
+                _scopes(flagtree_text, name), _scopes(after if after is not None and name in after else before, name))]
         sure = after is None or touched is None or bool(shared)
         if after is None:
             why = "the function is gone at the new tag"
