@@ -135,3 +135,22 @@ def test_a_name_both_sides_qualify_otherwise_is_another_declaration(tmp_path) ->
     same = fork.replace("mlir::triton::tle::registerPasses();", "auto &plugin = first();\n  plugin.registerPasses();")
     (warning,) = cochange_findings(context_of(tmp_path / "same", {"bin/R.h": old}, {"bin/R.h": new}, {"bin/R.h": same}))
     assert warning.kind == "co-change" and "registerPasses" in warning.details["shared_names"]
+
+
+def test_a_module_level_name_upstream_moved_out_of_the_function_is_no_data_flow(tmp_path) -> None:
+    """Issue 45 (3.3 -> 3.4): upstream's Autotuner.__init__ stopped calling `driver.active.get_benchmarker()`;
+    FlagTree's line there reads `driver.active.get_device_interface()`, with `driver` imported at module level at
+    both ends: it still resolves, so the shared names `driver`, `active` are no data flow (a review). A local that
+    upstream took out is still a warning."""
+    old = ("from .driver import driver\n\n\nclass T:\n\n    def __init__(self, bench):\n"
+           "        self.bench = driver.active.get_benchmarker()\n        self.a = 1\n        self.b = 2\n"
+           "        self.c = 3\n        self.d = 4\n")
+    new = old.replace("        self.bench = driver.active.get_benchmarker()\n", "        self._bench = bench\n        scale = 2\n")
+    fork = old.replace("        self.d = 4\n", "        self.d = 4\n        name = driver.active.get_device_interface()\n")
+    (finding,) = cochange_findings(context_of(tmp_path, {"python/triton/t.py": old}, {"python/triton/t.py": new},
+                                              {"python/triton/t.py": fork}))
+    assert finding.kind == "co-change-review", finding.details
+    local = fork.replace("name = driver.active.get_device_interface()", "name = scale")
+    (warning,) = cochange_findings(context_of(tmp_path / "local", {"python/triton/t.py": old},
+                                              {"python/triton/t.py": new}, {"python/triton/t.py": local}))
+    assert warning.kind == "co-change" and warning.details["shared_names"] == ["scale"]
