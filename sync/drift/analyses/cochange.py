@@ -8,7 +8,9 @@ and pyfacts.function_table (the old and new bodies).
 
 Data flow by identifiers decides how sure it is: `co-change` (warning) when FlagTree's lines use a name
 that upstream's change brought into the function or took out of it (a local renamed, a field no longer
-read, a new variable of the same name), or when upstream removed the function; `co-change-review` (info)
+read, a new variable of the same name), or when upstream removed the function; a name counts only as the same
+declaration (a C++ name both sides always qualify, and never alike, is another one; a Python name bound at module
+level at both ends is no data flow of the function); `co-change-review` (info)
 when FlagTree's lines share no such name with the change (upstream edited other statements of the same
 function, or rewrote calls without changing what they name)."""
 from __future__ import annotations

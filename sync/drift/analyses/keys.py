@@ -12,8 +12,10 @@ A key is a generic word (`matmul`, `float32`), so the container must agree: the 
 read from (`metadata` in `kernel.metadata["k"]`) and of the one written to (`metadata` in `metadata["k"] =`,
 `metadata = {"k": ...}`). Different names on both sides: a coincidence, nothing reported. Same name, and
 upstream stopped producing the key or changed the kind of value (a tuple became a call, a list a dict):
-`key-string` (warning). Same name with only a different value of the same kind, or a side whose container
-cannot be named (a dict literal passed as an argument): `key-string-review` (info).
+`key-string` (warning), listing only the reads of that container, and only when one of them is in code the
+build ships (a test or tutorial reading it: a review). Same name with only a different value of the same kind
+(`x` -> `x or 0` keeps x's kind), or a side whose container cannot be named (a dict literal passed as an
+argument): `key-string-review` (info).
 
 The process environment (`os.environ`) is neither: its variables come from whoever runs the process, so an
 upstream file that sets one (a CLI preparing a child's environment) produces nothing FlagTree's read of it
