@@ -382,3 +382,54 @@ def test_flagtree_tests_and_tutorials_are_neither_read_nor_reported(tmp_path) ->
             "third_party/b/python/test_b.py": call, "third_party/b/examples/run.py": call}
     findings = call_signature_findings(_context(tmp_path, fork))
     assert {site for f in findings for site in f.details["sites"]} == {"python/triton/tle.py:5"}
+
+
+GONE_OLD = ('def X_OldLayoutAttr : AttrDef<X_Dialect, "OldLayout"> {\n  let parameters = (ins "unsigned":$rank);\n}\n\n'
+            'def X_FooAttr : AttrDef<X_Dialect, "Foo"> {\n  let parameters = (ins "unsigned":$blockM, '
+            '"OldLayoutAttr":$oldLayout, "bool":$unpacked);\n}\n')
+GONE_NEW = ('def X_NewLayoutAttr : AttrDef<X_Dialect, "NewLayout"> {\n  let parameters = (ins "unsigned":$rank);\n}\n\n'
+            'def X_FooAttr : AttrDef<X_Dialect, "Foo"> {\n  let parameters = (ins "unsigned":$blockM, '
+            '"NewLayoutAttr":$newLayout, "bool":$unpacked);\n}\n')
+
+
+def test_a_parameter_whose_old_type_upstream_took_away_is_no_finding_of_its_own(tmp_path) -> None:
+    """Issue 45 (3.5 -> 3.6 #8770, 3.7 #8850 CTAEncoding -> CGAEncoding): upstream renamed a layout record and
+    the builder parameters of that type along (name and type). The call breaks only where the old type is
+    spelled, or comes from a declaration the rename took away, and those are reported there (symbol-removed,
+    member-removed): a warning at the call would be the same break twice. A parameter that changed meaning
+    with types that still exist (unpacked -> colStride) is still a warning."""
+    old = {"include/triton/Dialect/X/IR/Attrs.td": GONE_OLD, "include/triton/Dialect/X/IR/Dialect.h": "#pragma once\n"}
+    new = {**old, "include/triton/Dialect/X/IR/Attrs.td": GONE_NEW}
+    body = ("  x::OldLayoutAttr mine = x::OldLayoutAttr::get(ctx, 2);\n"
+            "  auto a = x::FooAttr::get(ctx, 4, mine, true);\n"       # 4: the old type only: no finding
+            "  auto b = x::FooAttr::get(ctx, 4, enc.getOldLayout(), false);\n")
+    fork = {**old, "lib/Use.cpp": '#include "triton/Dialect/X/IR/Dialect.h"\nvoid f() {\n' + body + "}\n"}
+    assert call_signature_findings(context_of(tmp_path, old, new, fork)) == []
+    meaning = {**new, "include/triton/Dialect/X/IR/Attrs.td": GONE_NEW.replace('"bool":$unpacked', '"unsigned":$colStride')}
+    (finding,) = call_signature_findings(context_of(tmp_path / "meaning", old, meaning, fork))
+    assert (finding.kind, finding.severity) == ("call-signature", "warning") and "colStride" in finding.message
+
+
+LOAD_OLD = ('def X_LoadOp : X_Op<"load"> {\n  let arguments = (ins X_Ptr:$ptr, Optional<I1>:$mask, '
+            'DefaultValuedAttr<DenseI32ArrayAttr, "{}">:$boundaryCheck, DefaultValuedAttr<X_CacheAttr, "0">:$cache);\n'
+            '  let results = (outs X_Type:$result);\n  let builders = [\n    OpBuilder<(ins "Value":$ptr, '
+            '"Value":$mask, "x::Cache":$cache)>\n  ];\n}\n')
+LOAD_NEW = LOAD_OLD.replace('DefaultValuedAttr<DenseI32ArrayAttr, "{}">:$boundaryCheck, ', '')
+LOAD_FORK = LOAD_OLD.replace('"0">:$cache);', '"0">:$cache, DefaultValuedAttr<StrAttr, "">:$hints);') \
+    .replace('"x::Cache":$cache)>', '"x::Cache":$cache, CArg<"mlir::StringAttr", "{}">:$hints)>')
+
+
+def test_a_call_of_a_builder_flagtree_added_is_not_upstream_drift(tmp_path) -> None:
+    """Issue 45 (3.7 move): tle calls tt::LoadOp::create(rewriter, loc, src, mask, other, cache, evict, isVolatile,
+    rewriter.getStringAttr("")), which fits the builder FlagTree gave its own flagtree_hints parameter. Upstream's
+    builders changed (boundaryCheck went), but upstream never had the one the call is of: not upstream drift.
+    The same count without FlagTree's parameter is still judged against upstream's builders."""
+    old = {"include/triton/Dialect/X/IR/Ops.td": LOAD_OLD, "include/triton/Dialect/X/IR/Dialect.h": "#pragma once\n"}
+    new = {**old, "include/triton/Dialect/X/IR/Ops.td": LOAD_NEW}
+    head = '#include "triton/Dialect/X/IR/Dialect.h"\nvoid f(OpBuilder &b, Location loc) {\n'
+    own = head + '  auto l = x::LoadOp::create(b, loc, p, m, c, b.getStringAttr(""));\n}\n'
+    upstreams = head + "  auto l = x::LoadOp::create(b, loc, p, m, bc, c);\n}\n"
+    fork = {**old, "include/triton/Dialect/X/IR/Ops.td": LOAD_FORK, "lib/Own.cpp": own, "lib/Up.cpp": upstreams}
+    found = {(f.path, f.kind) for f in call_signature_findings(context_of(tmp_path, old, new, fork))}
+    assert ("lib/Own.cpp", "call-signature") not in found and "lib/Own.cpp" not in {path for path, _ in found}
+    assert any(path == "lib/Up.cpp" for path, _ in found)

@@ -118,3 +118,39 @@ def test_a_module_level_flagtree_line_reads_no_upstream_body(tmp_path, monkeypat
     context = context_of(tmp_path, {"python/triton/a.py": OLD_PY}, {"python/triton/a.py": NEW_PY},
                          {"python/triton/a.py": fork_py})
     assert cochange_findings(context) == [] and read == []
+
+
+def test_a_name_both_sides_qualify_otherwise_is_another_declaration(tmp_path) -> None:
+    """Issue 45 (3.7 move): tle's `mlir::triton::tle::registerPasses();` in registerTritonDialects shared only
+    its spelling with upstream's new `plugin.registerPasses();` there: by their scopes alone (a namespace's
+    function, a member) they are other declarations, so the finding is a review. A name spelled the same way on
+    both sides (or plainly on one) still makes it a warning."""
+    old = "void reg(R &r) {\n  mlir::registerA();\n  mlir::registerB();\n  mlir::registerC();\n  r.done();\n}\n"
+    new = old.replace("  mlir::registerA();\n", "  for (auto &plugin : plugins)\n    plugin.registerPasses();\n"
+                                               "  mlir::registerA();\n")
+    fork = old.replace("  r.done();\n", "#ifdef __TLE__\n  mlir::triton::tle::registerPasses();\n#endif\n  r.done();\n")
+    context = context_of(tmp_path, {"bin/R.h": old}, {"bin/R.h": new}, {"bin/R.h": fork})
+    (finding,) = cochange_findings(context)
+    assert finding.kind == "co-change-review" and finding.details["shared_names"] == []
+    same = fork.replace("mlir::triton::tle::registerPasses();", "auto &plugin = first();\n  plugin.registerPasses();")
+    (warning,) = cochange_findings(context_of(tmp_path / "same", {"bin/R.h": old}, {"bin/R.h": new}, {"bin/R.h": same}))
+    assert warning.kind == "co-change" and "registerPasses" in warning.details["shared_names"]
+
+
+def test_a_module_level_name_upstream_moved_out_of_the_function_is_no_data_flow(tmp_path) -> None:
+    """Issue 45 (3.3 -> 3.4): upstream's Autotuner.__init__ stopped calling `driver.active.get_benchmarker()`;
+    FlagTree's line there reads `driver.active.get_device_interface()`, with `driver` imported at module level at
+    both ends: it still resolves, so the shared names `driver`, `active` are no data flow (a review). A local that
+    upstream took out is still a warning."""
+    old = ("from .driver import driver\n\n\nclass T:\n\n    def __init__(self, bench):\n"
+           "        self.bench = driver.active.get_benchmarker()\n        self.a = 1\n        self.b = 2\n"
+           "        self.c = 3\n        self.d = 4\n")
+    new = old.replace("        self.bench = driver.active.get_benchmarker()\n", "        self._bench = bench\n        scale = 2\n")
+    fork = old.replace("        self.d = 4\n", "        self.d = 4\n        name = driver.active.get_device_interface()\n")
+    (finding,) = cochange_findings(context_of(tmp_path, {"python/triton/t.py": old}, {"python/triton/t.py": new},
+                                              {"python/triton/t.py": fork}))
+    assert finding.kind == "co-change-review", finding.details
+    local = fork.replace("name = driver.active.get_device_interface()", "name = scale")
+    (warning,) = cochange_findings(context_of(tmp_path / "local", {"python/triton/t.py": old},
+                                              {"python/triton/t.py": new}, {"python/triton/t.py": local}))
+    assert warning.kind == "co-change" and warning.details["shared_names"] == ["scale"]

@@ -76,7 +76,7 @@ def test_github_annotations_escape_what_could_start_a_command() -> None:
     reviewed = annotation(Finding("overlay-redundant", "x.py", "m", suppressed=Review("ok\r\nsure", "v3.6.0")))
     assert reviewed.startswith("::notice file=x.py,title=overlay-redundant::m (reviewed: ok%0D%0Asure)")
     assert annotation(Finding("spec-unused", "x.py", "m")).startswith("::notice ")
-    assert annotation(Finding("overlay-redundant", "x.py", "m")).startswith("::warning ")
+    assert annotation(Finding("overlay-auto-mergeable", "x.py", "m")).startswith("::warning ")
 
 
 def test_check_github_format(tmp_path: Path) -> None:

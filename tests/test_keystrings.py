@@ -114,3 +114,33 @@ def test_written_keys_are_what_producers_finds_from_the_shared_parse() -> None:
     keys = {"arch", "warps", "stages", "mode", "HOME", "PATH", "tuple", "read_only", "absent"}
     assert written_keys(text, keys) == set(producers(text, keys)[0]) == {"arch", "warps", "stages", "mode"}
     assert written_keys("class Options:\n    arch: int = 1\n    mode = 'x'\n", keys) == {"arch", "mode"}
+
+
+def test_a_default_added_to_a_producer_is_the_same_kind_of_value(tmp_path) -> None:
+    """Issue 45 (3.7 move): upstream wrote `metadata['global_scratch_size'] = src.get(...) or 0`; `a or 0` is a's
+    value wherever a is set, so FlagTree's reader sees the same kind of value: a review, not a warning."""
+    reader = "def g(k):\n    return k.metadata['scratch']\n"
+    old = "def f(metadata, src):\n    metadata['scratch'] = src.get_int('s')\n"
+    (finding,) = _keys(tmp_path / "or", old, "def f(metadata, src):\n    metadata['scratch'] = src.get_int('s') or 0\n",
+                       reader)
+    assert finding.kind == "key-string-review"
+    (other,) = _keys(tmp_path / "kind", old, "def f(metadata, src):\n    metadata['scratch'] = [src.get_int('s')]\n",
+                     reader)
+    assert other.kind == "key-string"  # a value of another kind still is a warning
+
+
+def test_only_shipped_reads_of_the_container_upstream_wrote_make_a_warning(tmp_path) -> None:
+    """Issue 45 (3.5 -> 3.6, cluster_dims): upstream stopped writing metadata['cluster_dims']; FlagTree read
+    `metadata.cluster_dims` only in tests and a tutorial, and `options.cluster_dims` in shipped code. A read of
+    another container is not a read of upstream's write, and a test or tutorial is no compiled or imported code:
+    a review. A shipped read of the same container is still a warning."""
+    old = {"python/triton/compiler.py": PRODUCER_OLD, "python/triton/tle.py": "X = 1\n"}
+    new = {**old, "python/triton/compiler.py": PRODUCER_NEW}
+    fork = {**old, "python/triton/tle.py": "X = 1\n\n\ndef dims(options):\n    return options.cluster_dims\n",
+            "python/test/unit/test_tle.py": "def test_dims(k):\n    assert k.metadata.cluster_dims == (1, 1, 1)\n",
+            "python/tutorials/tle/gemm.py": "def run(k):\n    return k.metadata.cluster_dims\n"}
+    (finding,) = key_string_findings(context_of(tmp_path, old, new, fork))
+    assert finding.kind == "key-string-review" and "python/triton/tle.py:5" not in finding.details["readers"]
+    shipped = {**fork, "python/triton/tle.py": "X = 1\n\n\ndef dims(k):\n    return k.metadata.cluster_dims\n"}
+    (warning,) = key_string_findings(context_of(tmp_path / "shipped", old, new, shipped))
+    assert warning.kind == "key-string" and "python/triton/tle.py:5" in warning.details["readers"]

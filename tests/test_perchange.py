@@ -237,3 +237,22 @@ def test_suppress_without_a_subject_refuses_a_folded_finding_about_several_ops()
     both = with_suppression(written, folded, new, "v2", "StoreOp too", "StoreOp")  # type: ignore[arg-type]
     assert [(e.subject, e.trunk, e.trunk_blob) for e in parse_suppressions(both, "x")] == [
         ("LoadOp", "lib/D/Load.cpp", "a" * 40), ("StoreOp", "lib/D/Store.cpp", "b" * 40)]
+
+
+def test_a_warning_at_an_errors_sites_about_its_declaration_folds_into_it() -> None:
+    """Issue 45 (3.3 -> 3.4): symbol-drift said xpu's libdevice.py:6 uses extern_elementwise, whose signature
+    changed, at the line where call-no-overload already says that call fits no overload: one break told twice.
+    The warning folds into the error (details.also). A warning at another site, or about another declaration
+    at the same site, stays."""
+    from sync.drift.perchange import into_errors
+    error = Finding("call-no-overload", "lib.py", "FlagTree calls triton.language.core.extern_elementwise ...",
+                    line=6, details={"callee": "triton.language.core.extern_elementwise", "sites": ["lib.py:6", "lib.py:9"]})
+    twice = Finding("symbol-drift", "lib.py", "FlagTree code here uses trunk symbols upstream changed: extern_elementwise",
+                    line=6, details={"symbols": ["extern_elementwise:signature:python/triton/language/core.py"]})
+    elsewhere = Finding("symbol-drift", "lib.py", "m", line=12,
+                        details={"symbols": ["extern_elementwise:signature:python/triton/language/core.py"]})
+    other = Finding("symbol-drift", "lib.py", "m", line=9, details={"symbols": ["make_block:signature:core.py"]})
+    out = into_errors([error, twice, elsewhere, other])
+    assert [f.kind for f in out] == ["call-no-overload", "symbol-drift", "symbol-drift"]
+    assert [f.line for f in out[1:]] == [12, 9]
+    assert out[0].details["also"] == [{"kind": "symbol-drift", "message": twice.message}]

@@ -12,6 +12,7 @@ declaration. Suppressions review a folded finding declaration by declaration (sy
 """
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -160,3 +161,34 @@ def one_per_upstream_change(findings: list[Finding]) -> list[Finding]:
         folded[indexes[0]] = _folded(kind, [findings[index] for index in indexes])
         dropped.update(indexes[1:])
     return [folded.get(index, finding) for index, finding in enumerate(findings) if index not in dropped]
+
+
+_WORDS = re.compile(r"[A-Za-z_]\w{2,}")
+
+
+def _declared_names(finding: Finding) -> set[str]:
+    """The names a finding is about: its declaration's last part and each symbol it lists (`name:what:path`)."""
+    names = {declaration_of(finding).replace("::", ".").rsplit(".", 1)[-1]}
+    names |= {str(symbol).split(":", 1)[0] for symbol in finding.details.get("symbols") or []}
+    return {name for name in names if _WORDS.fullmatch(name)}
+
+
+def into_errors(findings: list[Finding]) -> list[Finding]:
+    """A warning whose every site is a site of one error, about a declaration that error names, is the same break
+    told twice (3.3 -> 3.4: symbol-drift on extern_elementwise at the line where call-no-overload already says
+    the call fits no overload): it folds into that error, which lists it under details.also."""
+    errors = [index for index, finding in enumerate(findings) if finding.severity == "error"]
+    sites_of = {index: set(_sites(findings[index])) for index in errors}
+    words_of = {index: set(_WORDS.findall(findings[index].message)) for index in errors}
+    also: dict[int, list[dict[str, str]]] = {}
+    dropped: set[int] = set()
+    for index, finding in enumerate(findings):
+        if finding.severity != "warning" or finding.suppressed is not None:
+            continue
+        sites, names = set(_sites(finding)), _declared_names(finding)
+        host = next((error for error in errors if sites <= sites_of[error] and names & words_of[error]), None)
+        if host is not None:
+            also.setdefault(host, []).append({"kind": finding.kind, "message": finding.message})
+            dropped.add(index)
+    return [replace(finding, details={**finding.details, "also": [*finding.details.get("also", []), *also[index]]})
+            if index in also else finding for index, finding in enumerate(findings) if index not in dropped]

@@ -276,7 +276,7 @@ def _analysed(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev
     from sync.drift.ahead import Ahead
     from sync.drift.context import DriftContext
     from sync.drift.parallel import run_analyses
-    from sync.drift.perchange import one_per_upstream_change
+    from sync.drift.perchange import into_errors, one_per_upstream_change
     from sync.facts.parsing import recording_skips
     from sync.facts.pyblobs import reading
     from sync.drift.registry import ANALYZERS, python_facts
@@ -317,7 +317,7 @@ def _analysed(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev
     findings.extend(Finding("analysis-skipped", path, f"{analysis}: {path} was left out: {reason}")
                     for (analysis, path), reason in sorted(skips.skipped.items()))
     findings.extend(_over_the_parse_limit(context))
-    findings = one_per_upstream_change(findings)  # analyses of one kind (symbols, bindings) fold together
+    findings = into_errors(one_per_upstream_change(findings))  # one change, one finding; a warning an error tells
     progress.advance("", len(analyzers))
     if backends:
         findings = [f for f in findings if f.backend is None or f.backend in backends]

@@ -85,7 +85,7 @@ CATALOGUE: tuple[Kind, ...] = (
        "not build or import), without upstream's change", "merge by hand: the hunks show both sides"),
     _k("overlay-orphan", "overlay", "error", "the trunk counterpart was deleted or renamed upstream",
        "move the overlay to where the code went, or delete it"),
-    _k("overlay-redundant", "overlay", "warning", "the overlay is identical to the trunk that loads in its place "
+    _k("overlay-redundant", "overlay", "info", "the overlay is identical to the trunk that loads in its place "
        "(the upgraded branch's, else trunk@NEW) or all its statements are in it, or it is its base unchanged and "
        "FlagTree's trunk has nothing of its own there, or it is the FlagTree branch's own trunk file (Python overlays only: a C++ or TableGen copy is compiled by "
        "the backend's build, and one left at its base is merged like any other)", "delete the overlay: trunk now does the same"),
@@ -121,7 +121,7 @@ CATALOGUE: tuple[Kind, ...] = (
        "check whether the backend still wants this copy"),
     _k("hijack-lost", "overlay", "error", "the overlay's package no longer exists or no longer calls spec_path "
        "on the upgraded tree", "move the overlay to a hijacked package or into a spec function"),
-    _k("overlay-symlink", "overlay", "warning", "the overlay is a symbolic link and was not analysed",
+    _k("overlay-symlink", "overlay", "info", "the overlay is a symbolic link and was not analysed",
        "replace the link by the file"),
     _k("overlay-binary", "overlay", "warning", "the overlay is binary; only identity with trunk was checked",
        "compare it with the trunk file at the new tag by hand"),

@@ -85,12 +85,39 @@ def changed_records(old: GitTree, new: GitTree) -> dict[str, list[RecordChange]]
     return changes
 
 
+@lru_cache(maxsize=4)
+def gone_records(old: GitTree, new: GitTree) -> frozenset[str]:
+    """C++ names of the records (attributes, types, ops) that upstream-changed .td files declared at the old tag
+    and no changed or added .td file declares at the new one: types upstream removed or renamed."""
+    before: set[str] = set()
+    after: set[str] = set()
+    for change in changes_with_renames(old, new):
+        if change.old_path.endswith(TD) and change.status != "added":
+            before |= {r.cpp_name for r in records(change.old_path, read_text(old, change.old_path) or "")}
+        if change.new_path is not None and change.new_path.endswith(TD):
+            after |= {r.cpp_name for r in records(change.new_path, read_text(new, change.new_path) or "")}
+    return frozenset(before - after)
+
+
+def _same_but_gone_types(old: tuple[tuple[str, str], ...], new: tuple[tuple[str, str], ...],
+                         gone: frozenset[str]) -> bool:
+    """Whether two parameter lists differ only at parameters whose old type is a record upstream took away
+    (CTAEncodingAttr CTALayout -> CGAEncodingAttr CGALayout): such a parameter breaks no call by itself. A value
+    of the old type is spelled, or returned by a declaration the same change took away, where the break is
+    reported (symbol-removed, member-removed); a getter's value that upstream retyped along fits."""
+    return len(old) == len(new) and any(was != now for was, now in zip(old, new)) and all(
+        (_spelling(was[1]) == _spelling(now[1]) and builder_type(was[0]) == builder_type(now[0]))
+        or not gone.isdisjoint(_CPP_WORD.findall(builder_type(was[0])))
+        for was, now in zip(old, new))
+
+
 def _verdict(overloads_old: tuple[Overload, ...], overloads_new: tuple[Overload, ...], call: CppCall,
-             text: str, typed: bool = True) -> tuple[str, bool, bool] | None:
+             text: str, typed: bool = True, gone: frozenset[str] = frozenset()) -> tuple[str, bool, bool] | None:
     """Why the call no longer fits, whether only a parameter's type changed, and whether no overload at the new
     tag takes its argument count (it will not compile); None: it still fits.
     typed: an overload whose result Type the call fills with a Value does not take it (_value_as_type); off where
-    FlagTree edited the record itself, whose merged builders the tag's records alone do not tell."""
+    FlagTree edited the record itself, whose merged builders the tag's records alone do not tell.
+    gone: the records upstream took away; a parameter of one of those types is no finding of its own."""
     count = call.count
     takes = lambda o: o.fits(count) and not (typed and _value_as_type(o, call, text))
     fit_old = [o for o in overloads_old if takes(o)]
@@ -114,6 +141,8 @@ def _verdict(overloads_old: tuple[Overload, ...], overloads_new: tuple[Overload,
     names = lambda o: [_spelling(name) for _, name in used(o)]
     if any(names(n) == names(o) and [t for t, _ in used(n)] == [t for t, _ in used(o)] for n in fit_new for o in fit_old):
         return None
+    if gone and any(_same_but_gone_types(used(o), used(n), gone) for n in fit_new for o in fit_old):
+        return None  # only parameters of a type upstream took away changed: the break is where that type is
     retyped = [(o, n) for o in fit_old for n in fit_new if names(o) == names(n)]
     if retyped:
         # The same parameters with other types: a value of the type upstream renamed along (a getter's result,
@@ -155,6 +184,30 @@ def _edited_by_flagtree(fork: GitTree, record: Record) -> bool:
     added, as tle's flagtree_hints on tt.load): the upgraded record is FlagTree's merge of both."""
     mine = {r.cpp_name: r for r in _fork_records(fork, record.path)}.get(record.cpp_name)
     return mine is not None and mine.overloads != record.overloads
+
+
+def _calls_flagtrees_own_builder(fork: GitTree, record: Record, call: CppCall, text: str) -> bool:
+    """Whether the call passes, at a parameter that only FlagTree's own builders of the record declare (a name no
+    builder of upstream's old record has), an argument spelled with that parameter's type (`getStringAttr("")`
+    for tle's `StringAttr flagtree_hints` on tt.load): the call is of FlagTree's builder, which upstream never
+    had, so what upstream did to its own builders says nothing about it (the record's merge is the question)."""
+    mine = {r.cpp_name: r for r in _fork_records(fork, record.path)}.get(record.cpp_name)
+    if mine is None or mine.overloads == record.overloads:
+        return False
+    upstream_names = {_spelling(name) for overload in record.overloads for _, name in overload.params}
+    for overload in mine.overloads:
+        if overload in record.overloads or not overload.fits(call.count):
+            continue
+        for position, (kind, name) in enumerate(overload.params):
+            index = overload.leading + position
+            if _spelling(name) in upstream_names or index >= min(call.count, len(call.arguments)):
+                continue
+            words = set(_CPP_WORD.findall(builder_type(kind))) - _NOT_A_TYPE_NAME
+            argument = call.arguments[index]
+            if any(re.search(rf"(?:\b|get){re.escape(word)}\b", argument) for word in words) \
+                    or _spelled_with(argument, words, text, call.line):
+                return True
+    return False
 
 
 @lru_cache(maxsize=64)
@@ -292,7 +345,10 @@ def cpp_broken_calls(context: DriftContext, path: str, lines: frozenset[int] | N
             if not names_op(qualifier(call), namespaces.get(include_dir(change.old.path), frozenset()), aliases):
                 continue  # `gcu::LoadOp` is the backend's own op, not upstream's tt.load: another declaration
             verdict = _verdict(change.old.overloads, change.new.overloads, call, text,
-                               typed=not _edited_by_flagtree(context.fork, change.old))
+                               typed=not _edited_by_flagtree(context.fork, change.old),
+                               gone=gone_records(context.upstream_old, context.upstream_new))
+            if verdict and not verdict[2] and _calls_flagtrees_own_builder(context.fork, change.old, call, text):
+                continue  # FlagTree's own builder (a parameter upstream never had): not upstream drift
             if verdict:
                 why, retyped, fits_none = verdict
                 broken.append(Broken(path, call.line, f"{call.written} ({change.old.kind} {call.callee})", why,

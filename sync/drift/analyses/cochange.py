@@ -8,7 +8,9 @@ and pyfacts.function_table (the old and new bodies).
 
 Data flow by identifiers decides how sure it is: `co-change` (warning) when FlagTree's lines use a name
 that upstream's change brought into the function or took out of it (a local renamed, a field no longer
-read, a new variable of the same name), or when upstream removed the function; `co-change-review` (info)
+read, a new variable of the same name), or when upstream removed the function; a name counts only as the same
+declaration (a C++ name both sides always qualify, and never alike, is another one; a Python name bound at module
+level at both ends is no data flow of the function); `co-change-review` (info)
 when FlagTree's lines share no such name with the change (upstream edited other statements of the same
 function, or rewrote calls without changing what they name)."""
 from __future__ import annotations
@@ -17,6 +19,7 @@ import ast
 from bisect import bisect_left, bisect_right
 import io
 import keyword
+import re
 import textwrap
 import tokenize
 from collections.abc import Collection
@@ -178,6 +181,57 @@ def touched_names(path: str, before: str, after: str) -> set[str] | None:
     return None if old is None or new is None else old ^ new
 
 
+_DOTTED = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*")
+
+
+def _module_names(text: str) -> set[str]:
+    """The names a Python module binds at its top level (imports, defs, classes, assignments)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return set()
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(alias.asname or alias.name).split(".", 1)[0] for alias in node.names}
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return names
+
+
+def _module_level_uses(flagtree_text: str, name: str, fork_text: str, new_text: str) -> bool:
+    """Whether every use of a name on FlagTree's lines is a module-level name of the file at both ends, or an
+    attribute reached from one (`driver.active` with `driver` imported): upstream moving such a use into or out
+    of the function leaves what FlagTree's line names as it was (3.3 -> 3.4: the autotuner's __init__ stopped
+    calling `driver.active.get_benchmarker()`, and FlagTree's `driver.active.get_device_interface()` there still
+    resolves). A local or an attribute of `self` is the function's data flow: it still counts."""
+    uses = [parts for chain in _DOTTED.findall(flagtree_text)
+            if name in (parts := [part.strip() for part in chain.split(".")])]
+    if not uses:
+        return False
+    bound = _module_names(fork_text) & _module_names(new_text)
+    return all(parts[0] in bound for parts in uses)
+
+
+def _scopes(text: str, name: str) -> set[str]:
+    """How a C++ text spells each use of a name: `ns:<namespace>` after `namespace::`, `member` after `.` or `->`,
+    `plain` without either."""
+    found = set()
+    for match in re.finditer(rf"(?:(\w+)\s*::\s*|(\.|->)\s*)?\b{re.escape(name)}\b", text):
+        found.add(f"ns:{match[1]}" if match[1] else "member" if match[2] else "plain")
+    return found
+
+
+def _other_declarations(flagtree: set[str], upstream: set[str]) -> bool:
+    """Whether FlagTree's uses of a name and upstream's changed ones name other declarations by their scope alone
+    (`tle::registerPasses()` and `plugin.registerPasses()`): both always qualified, never alike. A plain use
+    could be either: not told apart."""
+    return bool(flagtree) and bool(upstream) and "plain" not in flagtree | upstream and not flagtree & upstream
+
+
 def _same(a: str, b: str) -> bool:
     return " ".join(a.split()) == " ".join(b.split())
 
@@ -246,6 +300,13 @@ def _file_findings(context: DriftContext, path: str, new_path: str, lines: froze
         touched = touched_names(path, before, after) if after is not None else None
         used = set().union(*(fork_names.get(line, set()) for line in added))
         shared = sorted(used & touched) if touched is not None else []
+        if shared and path.endswith(PY):
+            flagtree_text = "\n".join(source[line - 1] for line in added if line <= len(source))
+            shared = [name for name in shared if not _module_level_uses(flagtree_text, name, fork_text, new_text)]
+        if shared and not path.endswith(PY):
+            flagtree_text = "\n".join(source[line - 1] for line in added if line <= len(source))
+            shared = [name for name in shared if not _other_declarations(
+                _scopes(flagtree_text, name), _scopes(after if after is not None and name in after else before, name))]
         sure = after is None or touched is None or bool(shared)
         if after is None:
             why = "the function is gone at the new tag"

@@ -12,8 +12,10 @@ A key is a generic word (`matmul`, `float32`), so the container must agree: the 
 read from (`metadata` in `kernel.metadata["k"]`) and of the one written to (`metadata` in `metadata["k"] =`,
 `metadata = {"k": ...}`). Different names on both sides: a coincidence, nothing reported. Same name, and
 upstream stopped producing the key or changed the kind of value (a tuple became a call, a list a dict):
-`key-string` (warning). Same name with only a different value of the same kind, or a side whose container
-cannot be named (a dict literal passed as an argument): `key-string-review` (info).
+`key-string` (warning), listing only the reads of that container, and only when one of them is in code the
+build ships (a test or tutorial reading it: a review). Same name with only a different value of the same kind
+(`x` -> `x or 0` keeps x's kind), or a side whose container cannot be named (a dict literal passed as an
+argument): `key-string-review` (info).
 
 The process environment (`os.environ`) is neither: its variables come from whoever runs the process, so an
 upstream file that sets one (a CLI preparing a child's environment) produces nothing FlagTree's read of it
@@ -163,7 +165,7 @@ Producers = tuple[dict[str, list[str]], dict[str, list[Production]]]
 def producers(text: str, keys: set[str]) -> Producers:
     """For the keys asked about: the producing statements/entries as written (sorted), and where
     (container) and what kind of value upstream writes; one parse, through the fact cache."""
-    return memoized("key-producers", 3, text, lambda source: _producers(source, keys),
+    return memoized("key-producers", 4, text, lambda source: _producers(source, keys),
                     encode=lambda found: [found[0], {key: [[p.container, p.kind] for p in writes]
                                                      for key, writes in found[1].items()}],
                     decode=lambda stored: ({str(key): [str(v) for v in values] for key, values in stored[0].items()},
@@ -173,6 +175,8 @@ def producers(text: str, keys: set[str]) -> Producers:
 
 
 def _value_kind(value: ast.AST) -> str:
+    if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):
+        return _value_kind(value.values[0])  # `a or 0` is a's value wherever a is set: a default, not a new kind
     if isinstance(value, ast.Call):
         return f"call {ast.unparse(value.func)}"
     if isinstance(value, ast.Constant):
@@ -329,9 +333,24 @@ def _change_findings(context: DriftContext, change: Change, readers: dict[str, l
         level = grade(reads, old_writes.get(key, []), new_writes.get(key, []))
         if level is None:
             continue
+        found = readers[key]
+        if level == "warning":
+            found, level = _reading_what_upstream_wrote(found, old_writes.get(key, []))
         findings.append(_finding(context, change.old_path, change.new_path or change.old_path, before, after, key,
-                                 readers[key], old_producers[key], new_producers.get(key, []), level))
+                                 found, old_producers[key], new_producers.get(key, []), level))
     return findings
+
+
+def _reading_what_upstream_wrote(readers: list[tuple[str, int, str | None]], before: list[Production]
+                                 ) -> tuple[list[tuple[str, int, str | None]], str]:
+    """The reads of a key that the warning stands on, and its level: only reads from the container upstream
+    wrote the key to (a read of `options.k` is not a read of `metadata["k"]`), and a warning only when one of
+    them is in code the build ships (a test or tutorial reading it is no break of FlagTree's compiled or
+    imported code: a review)."""
+    written = {production.container for production in before}
+    kept = [read for read in readers if read[2] is None or read[2] in written] or readers
+    shipped = any(_produces_runtime_data(path) for path, _, _ in kept)
+    return kept, "warning" if shipped else "review"
 
 
 def _finding(context: DriftContext, old_path: str, path: str, before: str, after: str, key: str,
