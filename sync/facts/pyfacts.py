@@ -18,7 +18,7 @@ import ast
 import io
 import tokenize
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from sync.support.cache import memoized
@@ -402,3 +402,100 @@ def _normalized_statements(text: str) -> set[str] | None:
         from sync.facts.pyfacts_cst import statements_cst
         return statements_cst(text)
     return None if isinstance(found, Unparseable) else found
+
+
+@dataclass(frozen=True)
+class StringLiteral:
+    """One string literal of a module as its text reads. body: what lies between its quotes, every line where it
+    is in the file once the first line is `line` (an f-string's `{{`/`}}` as one brace, each replacement field a
+    blank keeping its newlines, `\\"` as `"`); fields: an f-string's replacement fields, (line, expression)."""
+    line: int
+    body: str
+    fields: tuple[tuple[int, str], ...] = ()
+
+
+def string_literals(text: str) -> list[StringLiteral]:
+    """Every string literal of a Python text, in order (a text that does not tokenize gives none). Python 3.11's
+    tokenizer reads an f-string as one token: its replacement fields are read here, not by the token stream."""
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    offset = lambda row, column: starts[row - 1] + column
+    found: list[StringLiteral] = []
+    fstring_start = getattr(tokenize, "FSTRING_START", None)  # Python 3.12 splits an f-string into tokens
+    opened: list[tuple[int, int]] = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.STRING:
+                found.append(read_literal(token.start[0], token.string))
+            elif fstring_start is not None and token.type == fstring_start:
+                opened.append(token.start)
+            elif fstring_start is not None and token.type == getattr(tokenize, "FSTRING_END") and opened:
+                row, column = opened.pop()
+                if not opened:
+                    found.append(read_literal(row, text[offset(row, column):offset(*token.end)]))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return []
+    return found
+
+
+def read_literal(line: int, token: str) -> StringLiteral:
+    prefix = len(token) - len(token.lstrip("rRbBuUfF"))
+    quote = token[prefix:prefix + 3] if token[prefix:prefix + 3] in ('"""', "'''") else token[prefix]
+    body = token[prefix + len(quote):len(token) - len(quote)]
+    if "r" not in token[:prefix].lower():
+        body = body.replace('\\"', '"').replace("\\'", "'")
+    if "f" not in token[:prefix].lower():
+        return StringLiteral(line, body)
+    out: list[str] = []
+    fields: list[tuple[int, str]] = []
+    index = 0
+    while index < len(body):
+        pair = body[index:index + 2]
+        if pair in ("{{", "}}"):
+            out.append(pair[0])
+            index += 2
+        elif body[index] == "{":
+            end = _field_end(body, index)
+            field = body[index + 1:end - 1]
+            fields.append((line + "".join(out).count("\n"), field))
+            out.append(" " + "\n" * field.count("\n"))
+            index = end
+        else:
+            out.append(body[index])
+            index += 1
+    return StringLiteral(line, "".join(out), tuple(fields))
+
+
+def _field_end(body: str, start: int) -> int:
+    """Just past the `}` that closes the replacement field opening at start (brackets and quotes inside kept)."""
+    depth, index = 0, start
+    while index < len(body):
+        char = body[index]
+        if char in "'\"":
+            close = body.find(char, index + 1)
+            index = len(body) if close < 0 else close + 1
+            continue
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+        index += 1
+    return len(body)
+
+
+def field_expression(field: str) -> ast.expr | None:
+    """The expression of an f-string replacement field, without its `=`, conversion and format spec; None when
+    it does not parse."""
+    for cut in [len(field)] + [index for index, char in enumerate(field) if char in ":!="]:
+        source = field[:cut].strip()
+        if not source:
+            continue
+        try:
+            return ast.parse(source, mode="eval").body
+        except SyntaxError:
+            continue
+    return None
