@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from sync.support.cache import memoized
+from sync.facts.astwalk import walk_nodes
 from sync.facts.layout import HOOK_NAMES, SPEC_HOOK_MODULE
-from sync.facts.parsing import Unparseable, cpython_ast, guarded
+from sync.facts.parsing import Unparseable, cpython_ast, guarded, parsed_ast
 from sync.facts.pychunks import over_chunks
 from sync.facts.pysource import (COMPOUND, DefSpan, FunctionFacts, HookSite, ImportedName, ModuleFacts, Param,
                                  footer, is_hook_module, segment, source_lines, statement_end,
@@ -415,29 +417,49 @@ class StringLiteral:
 
 
 def string_literals(text: str) -> list[StringLiteral]:
-    """Every string literal of a Python text, in order (a text that does not tokenize gives none). Python 3.11's
-    tokenizer reads an f-string as one token: its replacement fields are read here, not by the token stream."""
-    lines = text.splitlines(keepends=True)
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
-    offset = lambda row, column: starts[row - 1] + column
+    """Every string literal of a Python text (str, not bytes), in the order a walk of its tree meets them; a text
+    that does not parse gives none. Python 3.11's tokenizer reads an f-string as one token: its replacement fields
+    are read here. From the C parser's tree and the literal's own text: tokenizing a module costs ten times more."""
+    tree = parsed_ast(text)
+    if isinstance(tree, Unparseable):
+        return []
+    lines = text.split("\n")
+    inside: set[int] = set()  # the parts of an f-string, read with it
     found: list[StringLiteral] = []
-    fstring_start = getattr(tokenize, "FSTRING_START", None)  # Python 3.12 splits an f-string into tokens
-    opened: list[tuple[int, int]] = []
+    for node in walk_nodes(tree):
+        if id(node) in inside:
+            continue
+        if isinstance(node, ast.JoinedStr):
+            inside.update(id(part) for part in walk_nodes(node))
+        elif not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+            continue
+        found += _literals_at(node.lineno, _source_of(lines, node))
+    return found
+
+
+def _source_of(lines: list[str], node: ast.expr) -> str:
+    """The node's text as written (ast's columns count UTF-8 bytes)."""
+    first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+    end = node.end_col_offset if node.end_col_offset is not None else len(lines[last].encode())
+    if first == last:
+        return lines[first].encode()[node.col_offset:end].decode(errors="replace")
+    return "\n".join([lines[first].encode()[node.col_offset:].decode(errors="replace"), *lines[first + 1:last],
+                      lines[last].encode()[:end].decode(errors="replace")])
+
+
+def _literals_at(line: int, source: str) -> list[StringLiteral]:
+    """The literal(s) of one string expression: several where it concatenates several (`"a" "b"`)."""
+    prefix = len(source) - len(source.lstrip("rRbBuUfF"))
+    quote = source[prefix:prefix + 3] if source[prefix:prefix + 3] in ('"""', "'''") else source[prefix:prefix + 1]
+    body = source[prefix + len(quote):len(source) - len(quote)]
+    if quote and source.endswith(quote) and quote not in body.replace("\\\\", "").replace("\\" + quote[0], ""):
+        return [read_literal(line, source)]
     try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type == tokenize.STRING:
-                found.append(read_literal(token.start[0], token.string))
-            elif fstring_start is not None and token.type == fstring_start:
-                opened.append(token.start)
-            elif fstring_start is not None and token.type == getattr(tokenize, "FSTRING_END") and opened:
-                row, column = opened.pop()
-                if not opened:
-                    found.append(read_literal(row, text[offset(row, column):offset(*token.end)]))
+        return [read_literal(line + token.start[0] - 1, token.string)
+                for token in tokenize.generate_tokens(io.StringIO("(" + source + ")").readline)
+                if token.type == tokenize.STRING]
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return []
-    return found
 
 
 def read_literal(line: int, token: str) -> StringLiteral:
@@ -450,22 +472,26 @@ def read_literal(line: int, token: str) -> StringLiteral:
         return StringLiteral(line, body)
     out: list[str] = []
     fields: list[tuple[int, str]] = []
-    index = 0
-    while index < len(body):
-        pair = body[index:index + 2]
-        if pair in ("{{", "}}"):
-            out.append(pair[0])
-            index += 2
-        elif body[index] == "{":
-            end = _field_end(body, index)
-            field = body[index + 1:end - 1]
-            fields.append((line + "".join(out).count("\n"), field))
-            out.append(" " + "\n" * field.count("\n"))
-            index = end
-        else:
-            out.append(body[index])
-            index += 1
+    index, newlines = 0, 0
+    while (brace := _BRACE.search(body, index)) is not None:
+        text = body[index:brace.start()]
+        out.append(text)
+        newlines += text.count("\n")
+        if brace[0] in ("{{", "}}"):
+            out.append(brace[0][0])
+            index = brace.end()
+            continue
+        end = _field_end(body, brace.start())
+        field = body[brace.start() + 1:end - 1]
+        fields.append((line + newlines, field))
+        out.append(" " + "\n" * field.count("\n"))
+        newlines += field.count("\n")
+        index = end
+    out.append(body[index:])
     return StringLiteral(line, "".join(out), tuple(fields))
+
+
+_BRACE = re.compile(r"\{\{|\}\}|\{")
 
 
 def _field_end(body: str, start: int) -> int:

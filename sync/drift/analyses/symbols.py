@@ -137,6 +137,7 @@ def symbol_join(repo: Repository, old: GitTree, new: GitTree, fork: GitTree, own
 
 
 EMBEDDED = "a declaration of the C source its strings hold"
+_C_MARKS = re.compile(r"[;{}]")  # a line of C has one of these; a line of Python seldom does
 
 
 def _embedded_hits(old: GitTree, new: GitTree, fork: GitTree, target: GitTree | None) -> Hits:
@@ -148,9 +149,14 @@ def _embedded_hits(old: GitTree, new: GitTree, fork: GitTree, target: GitTree | 
     what FlagTree's lines declare themselves counts as declared."""
     found: Hits = {}
     for path, lines in sorted(fork_lines_where(old, fork, lambda path: path.endswith(PY) and old.exists(path)).items()):
-        mine = embedded_c(read_text(fork, path) or "")
+        text = read_text(fork, path) or ""
+        split = text.split("\n")
+        if not any(_C_MARKS.search(split[line - 1]) for line in lines if 0 < line <= len(split)):
+            continue  # no line of FlagTree's here reads as C: the module's strings need no reading
+        mine = embedded_c(text)
         used = {name: line for line in sorted(lines) for name in sorted(mine.uses.get(line, ()))}
-        gone = {name for name in used if name in embedded_c(read_text(old, path) or "").declared}
+        before = embedded_c(read_text(old, path) or "").declared if used else set()
+        gone = {name for name in used if name in before}
         if not gone:
             continue
         if target is None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import io
 import keyword
+import re
 import tokenize
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
@@ -195,7 +196,25 @@ class EmbeddedC:
 
 def embedded_c(text: str) -> EmbeddedC:
     """The C source of every string literal of a Python text that holds a C function definition; an f-string's
-    replacement fields are blanks. Names resolve within the module's C: its strings are one program's text."""
+    replacement fields are blanks. Names resolve within the module's C: its strings are one program's text.
+    Through the fact cache, by the text."""
+    if not _C_BLOCK.search(text):  # no line opens a C block: no C source to read (and no parse of the module)
+        return EmbeddedC({}, set())
+    stored = memoized("embedded-c", 1, text, _embedded_c,
+                      encode=lambda found: [[[line, sorted(names)] for line, names in sorted(found.uses.items())],
+                                            sorted(found.declared)],
+                      decode=lambda stored: EmbeddedC({int(line): {str(name) for name in names}
+                                                       for line, names in stored[0]},
+                                                      {str(name) for name in stored[1]}))
+    return stored
+
+
+# A line that opens a C function's or statement's block (`) {`, an f-string's `) {{`, or a brace alone): Python
+# ends no line so.
+_C_BLOCK = re.compile(r"(?:\)\s*|^\s*)\{+[ \t]*$", re.MULTILINE)
+
+
+def _embedded_c(text: str) -> EmbeddedC:
     uses: dict[int, set[str]] = {}
     declared: set[str] = set()
     for literal in string_literals(text):
