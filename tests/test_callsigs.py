@@ -433,3 +433,36 @@ def test_a_call_of_a_builder_flagtree_added_is_not_upstream_drift(tmp_path) -> N
     found = {(f.path, f.kind) for f in call_signature_findings(context_of(tmp_path, old, new, fork))}
     assert ("lib/Own.cpp", "call-signature") not in found and "lib/Own.cpp" not in {path for path, _ in found}
     assert any(path == "lib/Up.cpp" for path, _ in found)
+
+
+def test_an_ods_default_builder_gives_no_parameter_a_cpp_default(tmp_path) -> None:
+    """Issue 45 class 4 (the 3.5 -> 3.6 move): TensorMemoryEncodingAttr's `unpacked` (bool) became `colStride`
+    (unsigned) and a DefaultValuedParameter `twoCTAs` was appended. The default builder ODS generates from
+    `parameters` gives no parameter a C++ default (a parameter's default fills the parsed form only), so the old
+    five values no longer fit `get`: an error. A custom builder whose `ins` gives the new parameter a default
+    (CArg<"bool", "false">) still takes the call, and a call that passes every new parameter is no break."""
+    params = ('"unsigned":$blockM, "unsigned":$blockN, {third}, DefaultValuedParameter<"unsigned", "1">:$CTASplitM, '
+              'DefaultValuedParameter<"unsigned", "1">:$CTASplitN{more}')
+    record = 'def X_TmemAttr : AttrDef<X_Dialect, "Tmem"> {{\n  let parameters = (ins {params});\n{builders}}}\n'
+    old = record.format(params=params.format(third='"bool":$unpacked', more=""), builders="")
+    new_params = params.format(third='"unsigned":$colStride', more=', DefaultValuedParameter<"bool", "false">:$twoCTAs')
+    new = record.format(params=new_params, builders="")
+    custom = record.format(params=new_params, builders=(
+        '  let builders = [AttrBuilder<(ins "unsigned":$blockM, "unsigned":$blockN, "unsigned":$colStride,\n'
+        '    CArg<"unsigned", "1">:$CTASplitM, CArg<"unsigned", "1">:$CTASplitN, CArg<"bool", "false">:$twoCTAs), '
+        '[{ return $_get($_ctxt, blockM, blockN, colStride, CTASplitM, CTASplitN, twoCTAs); }]>];\n'))
+    header = {"include/triton/Dialect/X/IR/Dialect.h": "#pragma once\n"}
+    calls = {"old": "x::TmemAttr::get(ctx, 128, 64, true, 1, 1)", "new": "x::TmemAttr::get(ctx, 128, 64, 1, 1, 1, false)"}
+    found = {}
+    for name, after in (("default", new), ("custom", custom)):
+        for which, call in calls.items():
+            files = {**header, "include/triton/Dialect/X/IR/Attrs.td": old}
+            use = {"lib/Use.cpp": f'#include "triton/Dialect/X/IR/Dialect.h"\nvoid f() {{\n  auto a = {call};\n}}\n'}
+            context = context_of(tmp_path / f"{name}-{which}", files,
+                                 {**files, "include/triton/Dialect/X/IR/Attrs.td": after}, {**files, **use})
+            found[name, which] = sorted((f.kind, f.severity, f.line) for f in call_signature_findings(context))
+    assert found["default", "old"] == [("call-no-overload", "error", 3)]
+    assert found["default", "new"] == []
+    # the custom builder takes the five values: at most the renamed parameter's warning, never an error
+    assert all(severity != "error" for _, severity, _ in found["custom", "old"])
+    assert found["custom", "new"] == []

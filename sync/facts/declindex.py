@@ -60,7 +60,7 @@ from sync.facts.pyblobs import Extractor, known_fact
 from sync.facts.tdsigs import records
 from sync.facts.trees import FileTree, read_text
 
-VERSIONS = {"cpp": 3, "td": 2, "py": 4, "cmake": 1}
+VERSIONS = {"cpp": 3, "td": 3, "py": 4, "cmake": 1}
 PARSES: Counter[str] = Counter()  # parses done by this process, per language (tests: a cached run parses nothing)
 _MEMO_LIMIT = 20_000  # blobs; content-addressed, so only memory is at stake
 

@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import tokenize
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from sync.support.cache import memoized
+from sync.facts.astwalk import walk_nodes
 from sync.facts.layout import HOOK_NAMES, SPEC_HOOK_MODULE
-from sync.facts.parsing import Unparseable, cpython_ast, guarded
+from sync.facts.parsing import Unparseable, cpython_ast, guarded, parsed_ast
 from sync.facts.pychunks import over_chunks
 from sync.facts.pysource import (COMPOUND, DefSpan, FunctionFacts, HookSite, ImportedName, ModuleFacts, Param,
                                  footer, is_hook_module, segment, source_lines, statement_end,
@@ -402,3 +404,124 @@ def _normalized_statements(text: str) -> set[str] | None:
         from sync.facts.pyfacts_cst import statements_cst
         return statements_cst(text)
     return None if isinstance(found, Unparseable) else found
+
+
+@dataclass(frozen=True)
+class StringLiteral:
+    """One string literal of a module as its text reads. body: what lies between its quotes, every line where it
+    is in the file once the first line is `line` (an f-string's `{{`/`}}` as one brace, each replacement field a
+    blank keeping its newlines, `\\"` as `"`); fields: an f-string's replacement fields, (line, expression)."""
+    line: int
+    body: str
+    fields: tuple[tuple[int, str], ...] = ()
+
+
+def string_literals(text: str) -> list[StringLiteral]:
+    """Every string literal of a Python text (str, not bytes), in the order a walk of its tree meets them; a text
+    that does not parse gives none. Python 3.11's tokenizer reads an f-string as one token: its replacement fields
+    are read here. From the C parser's tree and the literal's own text: tokenizing a module costs ten times more."""
+    tree = parsed_ast(text)
+    if isinstance(tree, Unparseable):
+        return []
+    lines = text.split("\n")
+    inside: set[int] = set()  # the parts of an f-string, read with it
+    found: list[StringLiteral] = []
+    for node in walk_nodes(tree):
+        if id(node) in inside:
+            continue
+        if isinstance(node, ast.JoinedStr):
+            inside.update(id(part) for part in walk_nodes(node))
+        elif not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+            continue
+        found += _literals_at(node.lineno, _source_of(lines, node))
+    return found
+
+
+def _source_of(lines: list[str], node: ast.expr) -> str:
+    """The node's text as written (ast's columns count UTF-8 bytes)."""
+    first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+    end = node.end_col_offset if node.end_col_offset is not None else len(lines[last].encode())
+    if first == last:
+        return lines[first].encode()[node.col_offset:end].decode(errors="replace")
+    return "\n".join([lines[first].encode()[node.col_offset:].decode(errors="replace"), *lines[first + 1:last],
+                      lines[last].encode()[:end].decode(errors="replace")])
+
+
+def _literals_at(line: int, source: str) -> list[StringLiteral]:
+    """The literal(s) of one string expression: several where it concatenates several (`"a" "b"`)."""
+    prefix = len(source) - len(source.lstrip("rRbBuUfF"))
+    quote = source[prefix:prefix + 3] if source[prefix:prefix + 3] in ('"""', "'''") else source[prefix:prefix + 1]
+    body = source[prefix + len(quote):len(source) - len(quote)]
+    if quote and source.endswith(quote) and quote not in body.replace("\\\\", "").replace("\\" + quote[0], ""):
+        return [read_literal(line, source)]
+    try:
+        return [read_literal(line + token.start[0] - 1, token.string)
+                for token in tokenize.generate_tokens(io.StringIO("(" + source + ")").readline)
+                if token.type == tokenize.STRING]
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return []
+
+
+def read_literal(line: int, token: str) -> StringLiteral:
+    prefix = len(token) - len(token.lstrip("rRbBuUfF"))
+    quote = token[prefix:prefix + 3] if token[prefix:prefix + 3] in ('"""', "'''") else token[prefix]
+    body = token[prefix + len(quote):len(token) - len(quote)]
+    if "r" not in token[:prefix].lower():
+        body = body.replace('\\"', '"').replace("\\'", "'")
+    if "f" not in token[:prefix].lower():
+        return StringLiteral(line, body)
+    out: list[str] = []
+    fields: list[tuple[int, str]] = []
+    index, newlines = 0, 0
+    while (brace := _BRACE.search(body, index)) is not None:
+        text = body[index:brace.start()]
+        out.append(text)
+        newlines += text.count("\n")
+        if brace[0] in ("{{", "}}"):
+            out.append(brace[0][0])
+            index = brace.end()
+            continue
+        end = _field_end(body, brace.start())
+        field = body[brace.start() + 1:end - 1]
+        fields.append((line + newlines, field))
+        out.append(" " + "\n" * field.count("\n"))
+        newlines += field.count("\n")
+        index = end
+    out.append(body[index:])
+    return StringLiteral(line, "".join(out), tuple(fields))
+
+
+_BRACE = re.compile(r"\{\{|\}\}|\{")
+
+
+def _field_end(body: str, start: int) -> int:
+    """Just past the `}` that closes the replacement field opening at start (brackets and quotes inside kept)."""
+    depth, index = 0, start
+    while index < len(body):
+        char = body[index]
+        if char in "'\"":
+            close = body.find(char, index + 1)
+            index = len(body) if close < 0 else close + 1
+            continue
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+        index += 1
+    return len(body)
+
+
+def field_expression(field: str) -> ast.expr | None:
+    """The expression of an f-string replacement field, without its `=`, conversion and format spec; None when
+    it does not parse."""
+    for cut in [len(field)] + [index for index, char in enumerate(field) if char in ":!="]:
+        source = field[:cut].strip()
+        if not source:
+            continue
+        try:
+            return ast.parse(source, mode="eval").body
+        except SyntaxError:
+            continue
+    return None

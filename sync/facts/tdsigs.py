@@ -47,7 +47,8 @@ def _balanced(text: str, start: int, opening: str, closing: str) -> int:
 
 
 def _ins_list(body: str, start: int) -> tuple[list[tuple[str, str]], int]:
-    """The `(ins ...)` dag starting at the '(' at start: (type, name) pairs and how many have defaults."""
+    """The `(ins ...)` dag starting at the '(' at start: (type, name) pairs and how many trailing entries carry a
+    default value (a quoted `"type":$x` carries none)."""
     end = _balanced(body, start, "(", ")")
     inner = body[start + 1:end - 1]
     inner = re.sub(r"//[^\n]*", "", inner)
@@ -71,11 +72,15 @@ def _ins_list(body: str, start: int) -> tuple[list[tuple[str, str]], int]:
         kind = item[:match.start()].strip()
         params.append((kind, match[1]))
     for kind, _ in reversed(params):  # only trailing defaults become C++ default arguments
-        if re.match(r"(CArg\s*<[^,]+,|DefaultValued|OptionalAttr|OptionalParameter|UnitAttr)", kind):
+        if _DEFAULTED.match(kind):
             defaults += 1
         else:
             break
     return params, defaults
+
+
+# An `ins` entry with a default value: CArg's second argument, a parameter or attribute wrapper that declares one.
+_DEFAULTED = re.compile(r"(CArg\s*<[^,]+,|DefaultValued|OptionalAttr|OptionalParameter|UnitAttr)")
 
 
 def _field(body: str, name: str) -> tuple[list[tuple[str, str]], int] | None:
@@ -120,8 +125,11 @@ def records(path: str, text: str) -> list[Record]:
         if params is not None:
             kind = "type" if re.search(r"Type", parents) else "attr"
             if not skip_default:
-                pairs, defaults = params
-                overloads.append(Overload(tuple(pairs), len(pairs) - defaults, 1))
+                # ODS's default `get(context, params...)` takes every parameter with no C++ default, whatever
+                # the parameter's own default (DefaultValuedParameter fills the parsed form, not the builder):
+                # only a custom builder's `ins` (CArg<"T", "v">, or a parameter with a default) gives defaults.
+                pairs, _ = params
+                overloads.append(Overload(tuple(pairs), len(pairs), 1))
         else:
             kind = "op"
             if not skip_default and arguments is not None:

@@ -38,7 +38,7 @@ from sync.drift.analyses.symboldecls import declared_names
 from sync.drift.analyses.symbolindex import ChangeNames, UpstreamIndex
 from sync.drift.analyses.symbolresolve import _resolved, _resolved_python
 from sync.drift.analyses.symbolterms import CPP, Drift, PY, TD, Use, _header
-from sync.drift.analyses.symboluses import ForkUses, fork_uses, own_names, still_used_on
+from sync.drift.analyses.symboluses import ForkUses, embedded_c, fork_uses, own_names, still_used_on
 from sync.facts.cmakebuilt import unbuilt
 from sync.facts.cppscope import own_header_copy
 from sync.facts.layout import own_trunk_backends, third_party_owner
@@ -131,7 +131,72 @@ def symbol_join(repo: Repository, old: GitTree, new: GitTree, fork: GitTree, own
     hits_by_file = _trunk_hits(uses, drifts, index, target)
     for path, hits in _backend_hits(old, fork, uses, drifts, index).items():
         hits_by_file.setdefault(path, []).extend(hits)
-    return _findings(_kept_hits(old, new, fork, target, hits_by_file), owners_of)
+    kept = _kept_hits(old, new, fork, target, hits_by_file)
+    for path, hits in _embedded_hits(old, new, fork, target).items():
+        kept.setdefault(path, []).extend(hits)
+    return _findings(kept, owners_of)
+
+
+EMBEDDED = "a declaration of the C source its strings hold"
+_C_MARKS = re.compile(r"[;{}]")  # a line of C has one of these; a line of Python seldom does
+
+
+def _embedded_hits(old: GitTree, new: GitTree, fork: GitTree, target: GitTree | None) -> Hits:
+    """FlagTree's lines in the C source an upstream Python module's strings hold (a launcher it compiles at run
+    time) that use a name upstream's C there declared at the old tag (a parameter, a variable) and declares no
+    more: the C does not compile at the first launch. The names resolve within the module's own C; on the
+    upgraded branch (target), a conflicted file is read on upstream's side and the use must stand outside its
+    conflicts (issue 45 class 6: the 3.5 -> 3.6 move's clusterDimX in nvidia's driver.py). Without a target,
+    what FlagTree's lines declare themselves counts as declared."""
+    found: Hits = {}
+    for path, lines in sorted(fork_lines_where(old, fork, lambda path: path.endswith(PY) and old.exists(path)).items()):
+        text = read_text(fork, path) or ""
+        split = text.split("\n")
+        if not any(_C_MARKS.search(split[line - 1]) for line in lines if 0 < line <= len(split)):
+            continue  # no line of FlagTree's here reads as C: the module's strings need no reading
+        mine = embedded_c(text)
+        used = {name: line for line in sorted(lines) for name in sorted(mine.uses.get(line, ()))}
+        before = embedded_c(read_text(old, path) or "").declared if used else set()
+        gone = {name for name in used if name in before}
+        if not gone:
+            continue
+        if target is None:
+            now = embedded_c(read_text(new, path) or "")
+            declared = now.declared if now.uses else None
+            declared = None if declared is None else declared | _declared_on(fork, path, lines)
+            outside: str | None = None
+        else:
+            declared, outside = _branch_declared(target, path)
+        if declared is None:
+            continue  # no C source read there: what it declares is unknown
+        # in a conflicted file, a use FlagTree's C makes outside the conflicts (the replay reports those inside)
+        alone = None if outside is None else {name for names in embedded_c(outside).uses.values() for name in names}
+        hits = [(Use(name, used[name]), Drift(name, "removed", path, EMBEDDED, python=False, native=False))
+                for name in sorted(gone - declared, key=used.__getitem__) if alone is None or name in alone]
+        if hits:
+            found[path] = hits
+    return found
+
+
+def _declared_on(fork: GitTree, path: str, lines: set[int]) -> set[str]:
+    """What FlagTree's own lines of a module's C source declare."""
+    text = (read_text(fork, path) or "").split("\n")
+    return embedded_c("\n".join(line if number in lines else "" for number, line in enumerate(text, 1))).declared
+
+
+def _branch_declared(target: GitTree, path: str) -> tuple[set[str] | None, str | None]:
+    """The names the upgraded file's C source declares, read on upstream's side of its conflicts, and the text
+    outside them (None: no conflict); (None, None) where no C source is read."""
+    text = read_text(target, path)
+    if text is None:
+        return None, None
+    outside: str | None = None
+    if holds_conflict(text.encode("utf-8", errors="replace")):
+        sections = list(conflict_sections(text))
+        outside = "".join(line if section is None else "\n" for _, line, section in sections)
+        text = "".join(line if section in (None, "ours") else "\n" for _, line, section in sections)
+    read = embedded_c(text)
+    return (read.declared if read.uses else None), outside
 
 
 def _trunk_hits(uses: ForkUses, drifts: dict[str, list[Drift]], index: UpstreamIndex,
@@ -258,11 +323,14 @@ def _removed_finding(backend: str | None, sites: list[tuple[str, Use, Drift]],
     path, use, drift = sites[0]
     where = [f"{p}:{u.line}" for p, u, _ in sites]
     files = len({p for p, _, _ in sites})
-    what = "header deleted or renamed" if drift.change == "header" else f"removed from {drift.path}"
+    what = "header deleted or renamed" if drift.change == "header" else f"removed from {drift.path}" + (
+        f" ({EMBEDDED})" if drift.detail == EMBEDDED else "")
+    will = "compile when the module builds that C" if drift.detail == EMBEDDED else \
+        "import" if path.endswith(PY) else "build"
     instead = f"; upstream declares {drift.replacement} in its place" if drift.replacement else ""
     shown = ", ".join(where[:5]) + (f" and {len(where) - 5} more" if len(where) > 5 else "")
     return Finding("symbol-removed", path,
-                   f"{use.name}: {what}{instead} (will not {'import' if path.endswith(PY) else 'build'} as is); "
+                   f"{use.name}: {what}{instead} (will not {will} as is); "
                    f"FlagTree uses it at {len(where)} site(s) "
                    f"in {files} file(s): {shown}",
                    "port these uses to the new tag's declarations", use.line, backend, related_path=drift.path,

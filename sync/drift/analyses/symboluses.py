@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import io
 import keyword
+import re
 import tokenize
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
@@ -13,12 +14,13 @@ from typing import Iterator
 
 from sync.drift.analyses.symbolbackends import backend_uses
 from sync.drift.analyses.symbolterms import CODE, CPP, PY, TRUNK_PREFIXES, Use, _TOKEN
-from sync.facts.cpp import NAME_QUERY, captures, included_name, node_text
+from sync.facts.cpp import NAME_QUERY, captures, included_name, node_text, nodes_of_types, parse_tree
 from sync.facts.delta import fork_lines_where
 from sync.facts.names import significant_name
 from sync.facts.parsing import Unparseable, parsed_ast, skipped
 from sync.facts.pyblobs import Extractor, python_fact
-from sync.facts.pyfacts import first_line
+from sync.facts.astwalk import walk_nodes
+from sync.facts.pyfacts import field_expression, first_line, read_literal, string_literals
 from sync.facts.trees import read_text
 from sync.git import GitTree, Repository, added_lines as tree_added_lines, renames
 from sync.support.cache import memoized
@@ -94,7 +96,7 @@ def _candidates_on(text: str, lines: set[int]) -> Iterator[tuple[str, int]]:
 
 
 def _cached_candidates(text: str) -> list[tuple[str, int]]:
-    return memoized("python-trunk-names", 1, text, _trunk_name_candidates,
+    return memoized("python-trunk-names", 2, text, _trunk_name_candidates,
                     encode=lambda pairs: [list(pair) for pair in pairs],
                     decode=lambda stored: [(str(name), int(line)) for name, line in stored])
 
@@ -145,6 +147,8 @@ def _trunk_name_candidates(text: str) -> list[tuple[str, int]]:
                 in_import = True
             elif previous is not None and new_line and depth == 0:
                 in_import = False
+            if token.type == tokenize.STRING:
+                found += _fstring_names(token)
             if token.type == tokenize.NAME and not keyword.iskeyword(token.string):
                 before = previous.string if previous is not None else ""
                 after = following.string if following is not None else ""
@@ -156,6 +160,21 @@ def _trunk_name_candidates(text: str) -> list[tuple[str, int]]:
     return found
 
 
+def _fstring_names(token: tokenize.TokenInfo) -> list[tuple[str, int]]:
+    """The names an f-string's replacement fields use as _trunk_name_candidates takes them (x.NAME, NAME(...),
+    NAME=...): Python 3.11's tokenizer reads the whole f-string as one token, whose names it never sees."""
+    found: list[tuple[str, int]] = []
+    for line, field in read_literal(token.start[0], token.string).fields:
+        expression = field_expression(field)
+        for node in walk_nodes(expression) if expression is not None else ():
+            name = node.attr if isinstance(node, ast.Attribute) else \
+                node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else \
+                node.arg if isinstance(node, ast.keyword) else None
+            if name:
+                found.append((name, line + getattr(node, "lineno", 1) - 1))
+    return sorted(found, key=lambda pair: pair[1])
+
+
 _LOCAL_QUERY = """
 (init_declarator declarator: (identifier) @name)
 (declaration declarator: (identifier) @name)
@@ -165,6 +184,49 @@ _LOCAL_QUERY = """
 (for_range_loop declarator: (identifier) @name)
 (lambda_capture_specifier (identifier) @name)
 """
+
+
+@dataclass(frozen=True)
+class EmbeddedC:
+    """The C source a Python module's strings hold (a literal with a function definition: a launcher the module
+    compiles at run time), read by the C++ reader at the module's own lines."""
+    uses: dict[int, set[str]]  # line -> the identifiers there (not comments, not C strings)
+    declared: set[str]  # the names its declarations bind: parameters, variables
+
+
+def embedded_c(text: str) -> EmbeddedC:
+    """The C source of every string literal of a Python text that holds a C function definition; an f-string's
+    replacement fields are blanks. Names resolve within the module's C: its strings are one program's text.
+    Through the fact cache, by the text."""
+    if not _C_BLOCK.search(text):  # no line opens a C block: no C source to read (and no parse of the module)
+        return EmbeddedC({}, set())
+    stored = memoized("embedded-c", 1, text, _embedded_c,
+                      encode=lambda found: [[[line, sorted(names)] for line, names in sorted(found.uses.items())],
+                                            sorted(found.declared)],
+                      decode=lambda stored: EmbeddedC({int(line): {str(name) for name in names}
+                                                       for line, names in stored[0]},
+                                                      {str(name) for name in stored[1]}))
+    return stored
+
+
+# A line that opens a C function's or statement's block (`) {`, an f-string's `) {{`, or a brace alone): Python
+# ends no line so.
+_C_BLOCK = re.compile(r"(?:\)\s*|^\s*)\{+[ \t]*$", re.MULTILINE)
+
+
+def _embedded_c(text: str) -> EmbeddedC:
+    uses: dict[int, set[str]] = {}
+    declared: set[str] = set()
+    for literal in string_literals(text):
+        if "{" not in literal.body or ";" not in literal.body:
+            continue
+        source = "\n" * (literal.line - 1) + literal.body
+        if not nodes_of_types(parse_tree(source).root_node, ("function_definition",)):
+            continue
+        for node in captures(NAME_QUERY, source).get("id", []):
+            uses.setdefault(node.start_point[0] + 1, set()).add(node_text(node))
+        declared |= {node_text(node) for node in captures(_LOCAL_QUERY, source).get("name", [])}
+    return EmbeddedC(uses, declared)
 
 
 def own_names(path: str, text: str) -> set[str]:
