@@ -43,9 +43,8 @@ def _listed(tree: FileTree) -> frozenset[str]:
 def _roots(context: DriftContext) -> list[PackageRoot]:
     """The package mappings of the backends this run reads that ship a python tree of their own."""
     paths = context.fork.paths()
-    shipping = {path.split("/", 2)[1] for path in paths if path.startswith("third_party/")}
     return [root for root in generic_package_roots(context.fork, beside_setup=True)
-            if (not context.filtered or root.backend in context.backends) and root.backend in shipping
+            if (not context.filtered or root.backend in context.backends)
             and any(path.startswith(f"{root.root}/") for path in paths)]
 
 
