@@ -23,7 +23,7 @@ HELPER = '''flagtree_backend = "b"
 
 
 def skip_package_dir(package):
-    return "backends" in package
+    return "backends" in package or "profiler" in package
 
 
 def get_package_dir(packages):
@@ -47,11 +47,17 @@ def _setup(packages: list[str], mapped: bool) -> str:
             f"setup(name='triton', packages=get_packages(){extra})\n")
 
 
-def _findings(tmp_path: Path, backend: dict[str, str] | None = None, fork_listed: list[str] = LISTED) -> list[Finding]:
+FOUND = ("from setuptools import find_packages, setup\n\n\ndef get_packages():\n"
+         "    yield from find_packages(where='python')\n    yield 'triton.profiler'\n\n\n"
+         "setup(name='triton', packages=list(get_packages()))\n")
+
+
+def _findings(tmp_path: Path, backend: dict[str, str] | None = None, fork_listed: list[str] = LISTED,
+              new_setup: str = _setup(NEW_LISTED, False)) -> list[Finding]:
     subprocess.run(["git", "init", "-q", "-b", "up", str(tmp_path)], check=True)
     commit(tmp_path, {**TRUNK, "python/setup.py": _setup(LISTED, False)}, "old")
     _git(tmp_path, "tag", "old")
-    commit(tmp_path, {"python/setup.py": _setup(NEW_LISTED, False), "python/triton/tools/extra/__init__.py": ""}, "new")
+    commit(tmp_path, {"python/setup.py": new_setup, "python/triton/tools/extra/__init__.py": ""}, "new")
     _git(tmp_path, "tag", "new")
     _git(tmp_path, "checkout", "-q", "-b", "flagtree", "old")
     commit(tmp_path, {"python/setup.py": _setup(fork_listed, True), "python/setup_helper.py": HELPER,
@@ -89,3 +95,11 @@ def test_a_package_only_flagtree_lists_is_not_upstreams_drop(tmp_path: Path) -> 
            "third_party/b/python/triton/language/extra/mine/__init__.py": ""}
     found = _findings(tmp_path, own, LISTED + ["triton/language/extra/mine"])
     assert [f.details["modules"] for f in found if f.kind == "import-not-installed"] == [["triton.language.extra.cuda"]]
+
+
+def test_a_new_setup_that_finds_its_packages_drops_only_what_trunk_no_longer_has(tmp_path: Path) -> None:
+    """Upstream's 3.4 get_packages yields find_packages' packages (setup(packages=list(get_packages()))): the
+    packages python/triton still holds stay installed (triton.language), the one it lost (extra/cuda) does not."""
+    found = _findings(tmp_path, new_setup=FOUND)
+    assert [(f.kind, f.details.get("modules") or f.details.get("packages")) for f in found] == [
+        ("import-not-installed", ["triton.language.extra.cuda"])]  # tools/extra is found at the new tag: no listing

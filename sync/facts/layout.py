@@ -530,33 +530,43 @@ def _string_items(node: ast.AST) -> list[str]:
     return []
 
 
-def _listed_in(function: ast.FunctionDef) -> set[str]:
-    """The literal packages a function builds its list of: displays assigned, added (+=, +) or returned, and
-    append/extend arguments."""
+def _listed_in(function: ast.FunctionDef) -> tuple[set[str], bool]:
+    """The literal packages a function builds its list of (displays assigned, added or returned, append/extend
+    arguments, values it yields), and whether it takes find_packages' packages too."""
     found: set[str] = set()
+    discovers = False
     for node in walk_nodes(function):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.Return)) and node.value is not None:
             for part in walk_nodes(node.value):
                 found.update(_string_items(part))
+        if isinstance(node, ast.Yield) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            found.add(node.value.value)
         if isinstance(node, ast.Call) and _called(node) in ("append", "extend") and node.args:
             argument = node.args[0]
             if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
                 found.add(argument.value)
             found.update(_string_items(argument))
-    return found
+        discovers |= isinstance(node, ast.Call) and _called(node) == "find_packages"
+    return found, discovers
+
+
+_SAME_LIST = frozenset({"list", "tuple", "sorted", "set"})
 
 
 @dataclass(frozen=True)
 class ListedPackages:
-    """The packages a setup script names itself (`triton/x/y`), and where."""
+    """The packages a setup script names itself (`triton/x/y`), and where; discovers: find_packages' packages
+    are installed too (what python/triton holds as packages)."""
     packages: frozenset[str]
     script: str
     function: str  # the function whose list setup() takes ("" for a display in the call itself)
+    discovers: bool = False
 
 
 def listed_packages(tree: FileTree) -> ListedPackages | None:
     """The packages setup.py's setup(packages=...) lists: a display in the call, or the literals of the list the
-    local function it calls there builds (upstream's get_packages). None where no setup script says."""
+    local function it calls there builds (upstream's get_packages; through list(...) too). None where no setup
+    script says."""
     for script in SETUP_SCRIPTS:
         module = _parsed(tree, script)
         if module is None:
@@ -566,14 +576,19 @@ def listed_packages(tree: FileTree) -> ListedPackages | None:
             if not isinstance(node, ast.Call) or _called(node) != "setup":
                 continue
             value = next((keyword.value for keyword in node.keywords if keyword.arg == "packages"), None)
+            while isinstance(value, ast.Call) and _called(value) in _SAME_LIST and len(value.args) == 1:
+                value = value.args[0]
             if value is None:
                 continue
+            names: set[str]
             if isinstance(value, ast.Call) and (name := _called(value)) in functions:
-                names, where = _listed_in(functions[name]), name
+                (names, discovers), where = _listed_in(functions[name]), name
             else:
                 names, where = set(_string_items(value)), ""
+                discovers = isinstance(value, ast.Call) and _called(value) == "find_packages"
             return ListedPackages(frozenset(name.replace(".", "/") for name in names
-                                            if name.replace(".", "/").split("/")[0] == "triton"), script, where)
+                                            if name.replace(".", "/").split("/")[0] == "triton"), script, where,
+                                  discovers)
     return None
 
 

@@ -36,8 +36,18 @@ def _found(tree: FileTree) -> set[str]:
 
 
 def _listed(tree: FileTree) -> frozenset[str]:
+    """The packages a tree's setup script spells in its list."""
     listed = listed_packages(tree)
     return listed.packages if listed is not None else frozenset()
+
+
+def _installed(tree: FileTree) -> frozenset[str] | None:
+    """Every package a tree's setup script installs: those it lists, and find_packages' where it takes them too;
+    None where no setup script says."""
+    listed = listed_packages(tree)
+    if listed is None:
+        return None
+    return listed.packages | (frozenset(_found(tree)) if listed.discovers else frozenset())
 
 
 def _roots(context: DriftContext) -> list[PackageRoot]:
@@ -63,7 +73,7 @@ def missing_package_findings(context: DriftContext) -> list[Finding]:
     roots = _roots(context)
     if not roots:
         return []
-    listed = _listed(context.upstream_new) - _listed(context.upstream_old)
+    listed = _listed(context.upstream_new) - (_installed(context.upstream_old) or frozenset())
     on_branch = listed_packages(context.branch)  # a setup script the user resolved says what it still lists
     if on_branch is not None:
         listed &= on_branch.packages
@@ -121,10 +131,12 @@ def not_installed_import_findings(context: DriftContext) -> list[Finding]:
     roots = _roots(context)
     if not roots:
         return []
-    old_list, new_list = _listed(context.upstream_old), _listed(context.upstream_new)
-    ours = listed_packages(context.fork)
-    own = (ours.packages - old_list) if ours is not None else frozenset()  # FlagTree's entries go with the merge
-    before = (ours.packages if ours is not None else old_list)
+    old_list, new_list = _installed(context.upstream_old), _installed(context.upstream_new)
+    if old_list is None or new_list is None:
+        return []  # no list read at one of the tags: nothing said of what upstream dropped
+    ours = _installed(context.fork)
+    own = (ours - old_list) if ours is not None else frozenset()  # FlagTree's entries go with the merge
+    before = ours if ours is not None else old_list
     after = new_list | own
     dropped = before - after
     if not dropped:
