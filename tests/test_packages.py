@@ -36,7 +36,7 @@ BACKEND = {"third_party/b/python/triton/__init__.py": "import triton.language\n"
            "third_party/b/python/triton/language/__init__.py": "from . import extra\nfrom .extra import cuda as c\n",
            "third_party/b/python/triton/language/extra/__init__.py": "from . import cuda\n",
            "third_party/b/python/triton/language/extra/cuda/__init__.py": "",
-           "third_party/b/python/triton/tools/__init__.py": "try:\n    from ..language.extra import cuda\nexcept ImportError:\n    cuda = None\n"}
+           "third_party/b/python/triton/tools/__init__.py": "try:\n    from ..language.extra import cuda\nexcept ImportError:\n    cuda = None\nfrom triton import language\n"}
 
 
 def _setup(packages: list[str], mapped: bool) -> str:
@@ -99,7 +99,8 @@ def test_a_package_only_flagtree_lists_is_not_upstreams_drop(tmp_path: Path) -> 
 
 def test_a_new_setup_that_finds_its_packages_drops_only_what_trunk_no_longer_has(tmp_path: Path) -> None:
     """Upstream's 3.4 get_packages yields find_packages' packages (setup(packages=list(get_packages()))): the
-    packages python/triton still holds stay installed (triton.language), the one it lost (extra/cuda) does not."""
+    packages python/triton still holds stay installed (triton itself, triton.language), the one it lost
+    (extra/cuda) does not."""
     found = _findings(tmp_path, new_setup=FOUND)
     assert [(f.kind, f.details.get("modules") or f.details.get("packages")) for f in found] == [
         ("import-not-installed", ["triton.language.extra.cuda"])]  # tools/extra is found at the new tag: no listing

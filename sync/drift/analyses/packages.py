@@ -31,8 +31,9 @@ def packages(tree: FileTree) -> set[str]:
 
 
 def _found(tree: FileTree) -> set[str]:
-    """find_packages' packages of a tree, as triton/x/y."""
-    return {f"{_TOP}/{package}" for package in packages(tree)}
+    """find_packages' packages of a tree, as triton/x/y, triton itself included."""
+    top = {_TOP} if tree.exists(f"{TRUNK}/__init__.py") else set()
+    return top | {f"{_TOP}/{package}" for package in packages(tree)}
 
 
 def _listed(tree: FileTree) -> frozenset[str]:
