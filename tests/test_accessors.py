@@ -9,6 +9,9 @@ from sync.git import open_repo
 from sync.jobs.port import PortOptions, PortResult, read_branch_text, run_port
 from sync.jobs.port_edit import rename_members_cpp
 from sync.drift.analyses.accessors import interface_methods
+from sync.facts.includedirs import backend_copy, own_include_dirs
+from sync.facts.trees import DiskTree
+from tests.test_check import write_tree
 from tests.conftest import git
 from tests.drift_helpers import drift_of, fork_world
 from tests.test_symbols import commit
@@ -174,3 +177,46 @@ def test_a_name_flagtree_trunk_declares_is_no_finding_anywhere(tmp_path: Path) -
            "[FlagTree] a trunk class of its own")
     git(repo, "checkout", "-q", "main")
     assert _members(repo) == {}  # every call may mean FlagTree's own getOldLayout
+
+
+def _with_backend_copy(repo: Path, files: dict[str, str]) -> None:
+    """A backend gamma that compiles its own copy of trunk's dialect (the 3.1 line's iluvatar, mthreads, xpu):
+    the same files on the FlagTree branch and on the upgraded one."""
+    for branch in ("main", "sync/v2"):
+        git(repo, "checkout", "-q", branch)
+        commit(repo, files, "[FlagTree] gamma builds its own copy of trunk")
+    git(repo, "checkout", "-q", "main")
+
+
+GAMMA = "int gamma(mlir::Value value) {\n  auto enc = value.getType().getEncoding();\n  return enc.getOldLayout().getRank();\n}\n"
+
+
+def test_a_call_of_a_backend_that_compiles_its_own_copy_of_the_declaring_td_is_no_finding(tmp_path: Path) -> None:
+    """The 3.1 line -> 3.3.0 move: `adaptor.getFunc()` in iluvatar's lib/ copy was read against trunk's
+    TritonOps.td, while the root CMake puts third_party/${FLAGTREE_BACKEND}/include, whose copy still declares
+    $func, on that backend's include path in place of trunk's include/."""
+    repo = _world(tmp_path)
+    root_cmake = ("set(BACKEND_INCLUDE_DIR ${CMAKE_CURRENT_SOURCE_DIR}/third_party/${FLAGTREE_BACKEND}/include)\n"
+                  "if(FLAGTREE_BACKEND AND EXISTS ${BACKEND_INCLUDE_DIR})\n  include_directories(${BACKEND_INCLUDE_DIR})\n"
+                  "else()\n  include_directories(${PROJECT_SOURCE_DIR}/include)\nendif()\n")
+    _with_backend_copy(repo, {"CMakeLists.txt": root_cmake, "third_party/gamma/include/triton/Dialect/Attrs.td": TD_V1,
+                              "third_party/gamma/lib/Gamma.cpp": GAMMA})
+    assert set(_members(repo)) == {"alpha"}  # alpha still reads trunk's renamed record
+
+
+def test_a_backends_include_directories_are_read_from_its_build(tmp_path: Path) -> None:
+    """Where a backend's compiled files find trunk's headers: the directories its build names (the root's
+    template through FLAGTREE_BACKEND, its own CMakeLists.txt), not the build tree's, and its include/."""
+    root = ("set(OWN ${CMAKE_CURRENT_SOURCE_DIR}/third_party/${FLAGTREE_BACKEND}/root/include)\n"
+            "include_directories(${OWN})  # the backend's copy\ninclude_directories(${PROJECT_SOURCE_DIR}/include)\n")
+    own = ("include_directories(${CMAKE_CURRENT_SOURCE_DIR}/musa/include)\n"
+           "include_directories(${CMAKE_CURRENT_BINARY_DIR}/include ${LLD_INCLUDE_DIRS})\ninclude_directories(tle)\n")
+    tree = DiskTree(write_tree(tmp_path, {"CMakeLists.txt": root, "third_party/m/CMakeLists.txt": own,
+                                          "include/triton/A.h": "", "include/triton/B.h": "",
+                                          "third_party/m/musa/include/triton/A.h": "",
+                                          "third_party/m/root/include/triton/B.h": ""}))
+    assert own_include_dirs(tree, "m") == ("third_party/m/root/include", "third_party/m/musa/include",
+                                           "third_party/m/tle", "third_party/m/include")
+    assert backend_copy(tree, "m", "include/triton/A.h") == "third_party/m/musa/include/triton/A.h"
+    assert backend_copy(tree, "m", "include/triton/B.h") == "third_party/m/root/include/triton/B.h"
+    assert backend_copy(tree, "n", "include/triton/A.h") is None

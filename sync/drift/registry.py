@@ -23,7 +23,7 @@ from sync.drift.analyses.cppguards import guard_findings
 from sync.drift.analyses.featuregates import feature_gate_findings
 from sync.drift.analyses.overlayimports import missing_name_findings
 from sync.drift.analyses.tdoverlays import td_overlay_findings
-from sync.drift.analyses.packages import missing_package_findings
+from sync.drift.analyses.packages import missing_package_findings, not_installed_import_findings
 from sync.drift.analyses.abstracts import abstract_findings
 from sync.drift.analyses.conventions import DECORATED, convention_findings
 from sync.drift.analyses.callbacks import callback_findings
@@ -180,6 +180,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
     Analyzer("overlay imports", missing_name_findings, lines=BRANCH),
     Analyzer("TableGen overlays", td_overlay_findings, lines=BRANCH),
     Analyzer("package directories", missing_package_findings),
+    Analyzer("imports of uninstalled packages", not_installed_import_findings),
     Analyzer("spec functions", spec_function_findings),
     Analyzer("C++ guards", guard_findings, lines=BRANCH),
     Analyzer("symbols", symbol_drift, on_request=True, parts=Parts(_symbol_part, _symbol_join, most=4), cost=5.9),

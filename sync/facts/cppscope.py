@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from sync.facts.cpp import node_text, nodes_of_types, parse_tree
+from sync.facts.includedirs import backend_copy
+from sync.facts.layout import THIRD_PARTY
 from sync.facts.trees import FileTree
 
 _NAMESPACE_ALIAS = re.compile(r"\bnamespace\s+([A-Za-z_]\w*)\s*=\s*([:\w]+)\s*;")
@@ -268,6 +270,7 @@ def resolves(context: UseContext, scopes: set[str]) -> bool:
 
 def own_header_copy(fork: FileTree, backend_dir: str, declaring: str) -> bool:
     """The backend carries its own copy of the upstream header that declared the name, on its include path
-    first (third_party/<b>/include/<rel> for include/<rel>): its uses resolve to that copy, not to trunk."""
-    rel = declaring.split("/", 1)[1] if declaring.startswith("include/") else declaring
-    return fork.exists(f"{backend_dir}include/{rel}") or fork.exists(f"{backend_dir}{declaring}")
+    first (includedirs.backend_copy: its build's own include directories): its uses resolve to that copy, not
+    to trunk."""
+    parts = backend_dir.strip("/").split("/")  # third_party/<b>/
+    return len(parts) == 2 and parts[0] == THIRD_PARTY and backend_copy(fork, parts[1], declaring) is not None

@@ -462,13 +462,36 @@ class PackageRoot:
     skipped: frozenset[str]  # words of package names its skip_package_dir leaves to trunk (`"x" in package`)
     via: str  # the setup module
     discovered: bool = False  # the setup script finds its packages (find_packages), not from a list of its own
+    line: int = 0  # the line of via that builds the backend's directory
+
+    def source_dir(self, package: str) -> str:
+        """Where the backend's build takes a package (triton/x/y) from: below root, or trunk's where the helper's
+        skip test leaves it to trunk."""
+        if any(word in package for word in self.skipped):
+            return f"{dirname(TRUNK)}/{package}"
+        rest = package.partition("/")[2]
+        return f"{self.root}/{rest}" if rest else self.root
 
 
-def generic_package_roots(tree: FileTree) -> list[PackageRoot]:
+def _shared_setup_modules(tree: FileTree, beside_setup: bool) -> list[str]:
+    """The setup modules every backend's build shares: python/setup_tools/<module>.py, and with beside_setup the
+    modules beside setup.py it imports (the 3.1 line's python/setup_helper.py)."""
+    found = [path for path in tree.paths() if dirname(path) == dirname(SETUP_HELPERS) and path.endswith(".py")]
+    if beside_setup:
+        setup_dir = _setup_dir(tree)
+        imported = {alias.name for script in SETUP_SCRIPTS if (module := _parsed(tree, script)) is not None
+                    for node in walk_nodes(module) if isinstance(node, ast.Import) for alias in node.names}
+        found += [path for name in sorted(imported) if "." not in name
+                  and tree.exists(path := join(setup_dir, f"{name}.py")) and path not in SETUP_SCRIPTS]
+    return found
+
+
+def generic_package_roots(tree: FileTree, beside_setup: bool = False) -> list[PackageRoot]:
     """A shared setup module's *package_dir* function that maps packages to f"third_party/{backend}/python/...":
     it counts where setup.py calls it, for every backend whose own helper does not opt out (a skip_package_dir
     that is not the constant True leaves the backend undecided: no claim). Package names its skip_package_dir
-    tests with `"x" in package` are left out."""
+    tests with `"x" in package` are left out. beside_setup: read the modules beside setup.py too (what a build
+    installs; the copies the seed's roles read stay those of python/setup_tools/)."""
     setup_dir = _setup_dir(tree)
     called = {name for script in SETUP_SCRIPTS if (module := _parsed(tree, script)) is not None
               for node in walk_nodes(module) if isinstance(node, ast.Call) and (name := _called(node))}
@@ -476,9 +499,7 @@ def generic_package_roots(tree: FileTree) -> list[PackageRoot]:
     opted_out = {backend for backend, _, module in setup_helpers(tree) for node in module.body
                  if isinstance(node, ast.FunctionDef) and node.name == "skip_package_dir" and _constant(node) is not False}
     found = []
-    for path in tree.paths():
-        if dirname(path) != dirname(SETUP_HELPERS) or not path.endswith(".py"):
-            continue  # python/setup_tools/<shared module>.py, not a backend's helper
+    for path in _shared_setup_modules(tree, beside_setup):
         module = _parsed(tree, path)
         if module is None:
             continue
@@ -495,7 +516,104 @@ def generic_package_roots(tree: FileTree) -> list[PackageRoot]:
                 if template is None:
                     continue
                 found += [PackageRoot(backend, normpath(join(setup_dir, template.format(backend), "triton")), skipped,
-                                      path, discovered) for backend in third_party_groups(tree) if backend not in opted_out]
+                                      path, discovered, getattr(node, "lineno", 0))
+                          for backend in third_party_groups(tree) if backend not in opted_out]
+    return found
+
+
+# --- What a setup script installs: the packages it lists, and the modules a package's files import ---
+
+def _string_items(node: ast.AST) -> list[str]:
+    """The string constants of a list or tuple display (f-strings and other values are no literal package)."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [item.value for item in node.elts if isinstance(item, ast.Constant) and isinstance(item.value, str)]
+    return []
+
+
+def _listed_in(function: ast.FunctionDef) -> tuple[set[str], bool]:
+    """The literal packages a function builds its list of (displays assigned, added or returned, append/extend
+    arguments, values it yields), and whether it takes find_packages' packages too."""
+    found: set[str] = set()
+    discovers = False
+    for node in walk_nodes(function):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.Return)) and node.value is not None:
+            for part in walk_nodes(node.value):
+                found.update(_string_items(part))
+        if isinstance(node, ast.Yield) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            found.add(node.value.value)
+        if isinstance(node, ast.Call) and _called(node) in ("append", "extend") and node.args:
+            argument = node.args[0]
+            if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+                found.add(argument.value)
+            found.update(_string_items(argument))
+        discovers |= isinstance(node, ast.Call) and _called(node) == "find_packages"
+    return found, discovers
+
+
+_SAME_LIST = frozenset({"list", "tuple", "sorted", "set"})
+
+
+@dataclass(frozen=True)
+class ListedPackages:
+    """The packages a setup script names itself (`triton/x/y`), and where; discovers: find_packages' packages
+    are installed too (what python/triton holds as packages)."""
+    packages: frozenset[str]
+    script: str
+    function: str  # the function whose list setup() takes ("" for a display in the call itself)
+    discovers: bool = False
+
+
+def listed_packages(tree: FileTree) -> ListedPackages | None:
+    """The packages setup.py's setup(packages=...) lists: a display in the call, or the literals of the list the
+    local function it calls there builds (upstream's get_packages; through list(...) too). None where no setup
+    script says."""
+    for script in SETUP_SCRIPTS:
+        module = _parsed(tree, script)
+        if module is None:
+            continue
+        functions = {node.name: node for node in module.body if isinstance(node, ast.FunctionDef)}
+        for node in walk_nodes(module):
+            if not isinstance(node, ast.Call) or _called(node) != "setup":
+                continue
+            value = next((keyword.value for keyword in node.keywords if keyword.arg == "packages"), None)
+            while isinstance(value, ast.Call) and _called(value) in _SAME_LIST and len(value.args) == 1:
+                value = value.args[0]
+            if value is None:
+                continue
+            names: set[str]
+            if isinstance(value, ast.Call) and (name := _called(value)) in functions:
+                (names, discovers), where = _listed_in(functions[name]), name
+            else:
+                names, where = set(_string_items(value)), ""
+                discovers = isinstance(value, ast.Call) and _called(value) == "find_packages"
+            return ListedPackages(frozenset(name.replace(".", "/") for name in names
+                                            if name.replace(".", "/").split("/")[0] == "triton"), script, where,
+                                  discovers)
+    return None
+
+
+def module_imports(text: str) -> list[tuple[str, int, str, int]] | None:
+    """(module, level, imported name or "", line) of each import a module makes outside a try block (an import
+    a try guards may fail): `import a.b` is ("a.b", 0, "", line); `from ..x import y` is ("x", 2, "y", line).
+    None where the text does not parse."""
+    from sync.facts.parsing import cpython_tree
+    try:
+        module = cpython_tree(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    guarded = {id(inner) for node in walk_nodes(module) if isinstance(node, ast.Try)
+               for statement in node.body for inner in walk_nodes(statement)}
+    found: list[tuple[str, int, str, int]] = []
+    for node in walk_nodes(module):
+        if id(node) in guarded:
+            continue
+        if isinstance(node, ast.Import):
+            found += [(alias.name, 0, "", node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            found += [(node.module or "", node.level, alias.name, node.lineno) for alias in node.names
+                      if alias.name != "*"]
+            if any(alias.name == "*" for alias in node.names):
+                found.append((node.module or "", node.level, "", node.lineno))
     return found
 
 

@@ -96,9 +96,13 @@ CATALOGUE: tuple[Kind, ...] = (
        "nowhere: trunk does not compile on that backend", "merge upstream's change into the overlay, "
        "or define the names"),
     _k("package-dir-missing", "overlay", "error", "setup installs every triton package from the backend's own "
-       "python/ tree (a shared helper's package_dir), and trunk at the new tag adds a package that tree has no "
-       "directory for: setuptools stops", "add the package to the backend's tree, or leave it to trunk in "
-       "skip_package_dir"),
+       "python/ tree (a shared helper's package_dir), and upstream's build at the new tag installs a package (found "
+       "under python/triton/, or added to setup.py's list) that tree has no directory for: setuptools stops",
+       "add the package to the backend's tree, or leave it to trunk in skip_package_dir (or out of the list for "
+       "that backend)"),
+    _k("import-not-installed", "overlay", "error", "a module the backend's build installs imports a package the "
+       "old build installed and upstream's package list no longer names: the wheel lacks it, and the import fails",
+       "list the package again for that backend in setup.py, or drop the import from the backend's tree"),
     _k("overlay-include-removed", "overlay", "error", "a TableGen overlay includes a trunk .td file upstream deleted "
        "or moved, and the backend provides no file of that name: TableGen stops on that backend",
        "merge upstream's change into the overlay (include what replaced the file)"),

@@ -7,7 +7,8 @@ added lines call `x.m(...)` or `x->m(...)`, and
   interface method of a .td), and its new tree neither declares m (accessors included) nor spells it anywhere
   in code: no receiver of any type has such a member any more;
 - FlagTree declares no m of its own where the call can see it (its trunk lines, or the backend of the call's
-  file, which may build against its own copy of the dialect).
+  file), and the call's backend does not compile its own copy of a file that declared m at the old tag
+  (includedirs.compiled_copy: the directories its build puts on the include path).
 Such a call will not build: kind member-removed, one finding per name and backend, every site listed.
 
 The rename, where certain (`port` carries it out): the one upstream commit that removed m from every file
@@ -31,6 +32,7 @@ from sync.facts.cpp import node_text, nodes_of_types, parse_tree
 from sync.facts.cppscope import UseContext, use_contexts
 from sync.facts.declindex import CPP_SUFFIXES, TD_SUFFIXES, DeclarationIndex, declarations_of
 from sync.facts.delta import backend_of, fork_lines_where
+from sync.facts.includedirs import compiled_copy
 from sync.facts.filekinds import CPP_CODE, CPP_HEADERS, PY_SUFFIXES, is_built
 from sync.facts.layout import backend_root, is_third_party
 from sync.facts.trees import FileTree, read_text
@@ -316,6 +318,8 @@ def member_findings(context: DriftContext) -> list[Finding]:
             seen = own.get(name, set())
             if "" in seen or (backend_root(path) or "") in seen:
                 continue  # a declaration of FlagTree's own may take the call
+            if any(compiled_copy(branch, path, declaring) is not None for declaring, _ in declared[name]):
+                continue  # the backend compiles its own copy of the declaring file (its include path): not trunk's
             if name not in free and _typed_receiver(contexts.get((name, line), []), owners[name]):
                 continue  # symbol drift resolves it through the receiver's type, and reports it
             if not still(path, name):
