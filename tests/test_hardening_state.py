@@ -124,6 +124,23 @@ def test_force_refuses_to_drop_commits_made_by_hand(world) -> None:
     assert upgrade(world, "--force").exit_code == 1
 
 
+def test_force_replaces_a_branch_onto_a_commit_no_ref_names(world) -> None:
+    """--onto a bare commit id: upstream's history under it is the new branch's base, not work made by hand."""
+    onto = git(world.fork, "rev-parse", "v3.6.0^{commit}").strip()
+    git(world.fork, "tag", "-d", "v3.6.0")
+    for ref in git(world.fork, "for-each-ref", "--format=%(refname)", "refs/remotes/").split():
+        git(world.fork, "update-ref", "-d", ref)  # no tag or branch keeps upstream's new commits now
+    args = ["upgrade", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", onto, "--target-branch", "bare", "-q"]
+    assert CliRunner().invoke(cli, args).exit_code == 1
+    result = CliRunner().invoke(cli, [*args, "--force"])
+    assert result.exit_code == 1 and "did not make" not in result.output, result.output
+    git(world.fork, "checkout", "-q", "bare")
+    git(world.fork, "commit", "-q", "--allow-empty", "-m", "mine")  # still refused with a commit of the user's
+    git(world.fork, "checkout", "-q", "main")
+    result = CliRunner().invoke(cli, [*args, "--force"])
+    assert result.exit_code == 2 and "1 commit(s) that flagtree-sync did not make" in result.output, result.output
+
+
 def test_force_refuses_a_cherry_pick_by_hand_that_looks_like_the_tools(world) -> None:
     assert upgrade(world).exit_code == 1
     git(world.fork, "checkout", "-q", "sync/v3.6.0")

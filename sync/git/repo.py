@@ -8,7 +8,7 @@ import re
 import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 from pathlib import Path
 
 import pygit2
@@ -475,10 +475,14 @@ def ref_conflict(repo: pygit2.Repository, name: str) -> str | None:
     return next((ref for ref in repo.references if ref.startswith(below)), None)
 
 
-def commits_only_on(repo: pygit2.Repository, ref: str, ignore_prefix: str) -> list[pygit2.Commit]:
+def commits_only_on(repo: pygit2.Repository, ref: str, ignore_prefix: str,
+                    kept: Sequence[str] = ()) -> list[pygit2.Commit]:
     """The commits that moving ref would leave unreachable: reachable from ref and from no other ref
-    (ignoring refs under ignore_prefix) nor a detached HEAD; newest first."""
+    (ignoring refs under ignore_prefix), nor a detached HEAD, nor a commit of kept (what the move keeps
+    reachable anyway); newest first."""
     walker = repo.walk(repo.references[ref].peel(pygit2.Commit).id, SortMode.TOPOLOGICAL)
+    for oid in kept:
+        walker.hide(pygit2.Oid(hex=oid))
     for name in repo.references:
         if name == ref or name.startswith(ignore_prefix):
             continue

@@ -69,7 +69,7 @@ def _check_new_run(repo: Repository, params: UpgradeParams, force: bool) -> list
         if not force:
             raise SyncError(f"branch {target} already exists: pass --force to replace it, "
                             "or --target-branch NAME")
-        check_replaceable(repo, target)
+        check_replaceable(repo, target, params.range.onto.oid)
     return commits
 
 

@@ -95,7 +95,7 @@ def require_writable(repo: Repository, state: UpgradeState, current: str | None,
     if current is None or current == tip or (tip is None and _runs_tip(repo, state, current)):
         return
     if current == state.target_was and direct_target(repo, FORCED_PREFIX + target)[0] == current:
-        check_replaceable(repo, target)  # accepted by --force at the start (the tool's ref says so), still so
+        check_replaceable(repo, target, state.params.range.onto.oid)  # accepted by --force at the start (the tool's ref says so), still so
         return
     made = commit_of(repo, current)
     raise SyncError(f"branch {target} was made or moved since this upgrade started (it is at {current[:9]} "
@@ -131,15 +131,18 @@ def write_target(repo: Repository, state: UpgradeState, tip: str) -> None:
         raise SyncError(f"cannot update {name}: {failed}; {RESUME_HINT}")
 
 
-def check_replaceable(repo: Repository, branch: str) -> None:
+def check_replaceable(repo: Repository, branch: str, base: str) -> None:
     """--force replaces only a branch that no worktree has checked out and whose commits that nothing
-    else keeps are all the tool's own (made_by_tool): rerunning recreates them, nothing made by hand is lost."""
+    else keeps are all the tool's own (made_by_tool): rerunning recreates them, nothing made by hand is lost.
+    base (the commit the new branch starts from) and its history stay on the branch: upstream's commits
+    of an `--onto` that no tag or branch names are not "made by hand"."""
     ref = f"refs/heads/{branch}"
     worktree = branches_in_worktrees(repo).get(ref)
     if worktree is not None:
         raise SyncError(f"branch {branch} is checked out in the worktree {worktree}: --force will not move it; "
                         "switch that worktree to another branch, or pass --target-branch NAME")
-    by_hand = [commit for commit in commits_only_on(repo, ref, "refs/flagtree-sync/") if not made_by_tool(repo, commit)]
+    by_hand = [commit for commit in commits_only_on(repo, ref, "refs/flagtree-sync/", [base])
+               if not made_by_tool(repo, commit)]
     if by_hand:
         named = ", ".join(f"{str(c.id)[:9]} {summary_of(c)!r}" for c in by_hand[:5])
         more = f" and {len(by_hand) - 5} more" if len(by_hand) > 5 else ""
