@@ -13,6 +13,7 @@ import pytest
 
 from sync.drift import run as drift
 from sync.drift import result_cache
+from sync.git import inputs
 from sync.demo.world import World
 from sync.git import open_repo
 from sync.jobs import ConflictPolicy, DriftOptions, ReplayChoices, UpgradeOptions, run_drift, run_upgrade
@@ -202,17 +203,17 @@ def test_code_fingerprint_follows_the_package_files(tmp_path: Path, monkeypatch:
     (package / "sub").mkdir(parents=True)
     (package / "a.py").write_text("A = 1\n")
     (package / "sub" / "schema.json").write_text("{}")
-    monkeypatch.setattr(result_cache, "_PACKAGE", package)
+    monkeypatch.setattr(inputs, "_PACKAGE", package)
     fingerprints = []
     for change in (None, ("a.py", "A = 2\n"), ("sub/schema.json", "[]"), ("sub/new.py", "")):
         if change is not None:
             (package / change[0]).write_text(change[1])
-        result_cache.code_fingerprint.cache_clear()
-        fingerprints.append(result_cache.code_fingerprint())
+        inputs.code_fingerprint.cache_clear()
+        fingerprints.append(inputs.code_fingerprint())
     (package / "notes.txt").write_text("not code")
-    result_cache.code_fingerprint.cache_clear()
-    fingerprints.append(result_cache.code_fingerprint())
-    result_cache.code_fingerprint.cache_clear()
+    inputs.code_fingerprint.cache_clear()
+    fingerprints.append(inputs.code_fingerprint())
+    inputs.code_fingerprint.cache_clear()
     assert len(set(fingerprints[:4])) == 4 and fingerprints[4] == fingerprints[3]
 
 

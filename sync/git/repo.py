@@ -245,8 +245,8 @@ def is_ancestor(repo: pygit2.Repository, ancestor: str | pygit2.Oid, descendant:
 
 
 def has_object(repo: pygit2.Repository, object_id: str) -> bool:
-    try:
-        return pygit2.Oid(hex=object_id) in repo
+    try:  # odb.exists reads no object (`in repo` inflates it)
+        return bool(repo.odb.exists(pygit2.Oid(hex=object_id)))
     except ValueError:
         return False
 

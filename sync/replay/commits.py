@@ -9,6 +9,7 @@ from sync.git import Commit, ConflictHunk, Oid, Repository, Tree
 from sync.git.pick import commit_like, pick_tree, short, summary_of
 from sync.model import Conflict, Hunk
 from sync.model.build import OwnersOf, conflict_owners
+from sync.replay.pickmemo import PickMemo
 
 __all__ = ["CONFLICT_TRAILER", "POLICIES", "FileConflict", "PickOutcome", "ReplayedCommit", "Replayer", "short",
            "summary_of"]
@@ -80,22 +81,46 @@ def stops_on(globs: tuple[str, ...], path: str) -> bool:
 class Replayer:
     """Cherry-picks in memory: merge(parent tree, current tree, commit tree) like git does."""
 
-    def __init__(self, repo: Repository, policy: str, onto_label: str, stop_on: tuple[str, ...] = ()) -> None:
+    def __init__(self, repo: Repository, policy: str, onto_label: str, stop_on: tuple[str, ...] = (),
+                 memo: PickMemo | None = None) -> None:
         if policy not in POLICIES:
             raise ValueError(policy)
         self.repo = repo
         self.policy = policy
         self.onto_label = onto_label
         self.stop_on = stop_on  # with globs, only a conflict in a file they match stops; others are settled
+        self.memo = memo  # picks made before (the same upgrade again): read back, not merged again
 
     def pick_tree(self, commit: Commit, head_tree: Tree) -> PickOutcome:
         settle = self.policy if not self.stop_on else settling(self.policy)
-        picked = pick_tree(self.repo, commit, head_tree, settle, self.onto_label)
-        resolution = settling(settle)
-        conflicts = [FileConflict(c.path, c.kind, resolution, c.hunks, c.base_path) for c in picked.conflicts]
+        tree, conflicts = self._picked(commit, head_tree, settle)
         if any(stops_on(self.stop_on, c.path) for c in conflicts):
             return PickOutcome(None, conflicts)
-        return PickOutcome(picked.tree, conflicts)
+        return PickOutcome(tree, conflicts)
+
+    def close(self) -> None:
+        if self.memo is not None:
+            self.memo.close()
+
+    def _picked(self, commit: Commit, head_tree: Tree, settle: str) -> tuple[Oid | None, list[FileConflict]]:
+        if self.memo is None:
+            return self._merged(commit, head_tree, settle)
+        key = self.memo.key(commit, head_tree, settle, self.onto_label)
+        known = self.memo.get(key)
+        if known is not None:
+            try:
+                return (None if known[0] is None else Oid(hex=known[0]),
+                        [FileConflict.from_json(item) for item in known[1]])
+            except (TypeError, ValueError, KeyError, AttributeError):
+                pass  # an entry of another shape: merge again and overwrite it
+        tree, conflicts = self._merged(commit, head_tree, settle)
+        self.memo.put(key, tree, [conflict.to_json() for conflict in conflicts])
+        return tree, conflicts
+
+    def _merged(self, commit: Commit, head_tree: Tree, settle: str) -> tuple[Oid | None, list[FileConflict]]:
+        picked = pick_tree(self.repo, commit, head_tree, settle, self.onto_label)
+        resolution = settling(settle)
+        return picked.tree, [FileConflict(c.path, c.kind, resolution, c.hunks, c.base_path) for c in picked.conflicts]
 
     def commit(self, source: Commit, tree: Oid | str, head: Oid | str, conflicts: list[FileConflict]) -> Oid:
         """Keep author and committer so that replaying the same range twice gives the same hashes."""

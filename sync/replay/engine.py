@@ -21,7 +21,7 @@ from sync.git.diff import missing_blobs
 from sync.git.repo import commit_of, direct_target, open_repo
 from sync.model.revs import Rev
 from sync.records.pin import Pin, RecordedRange, commit_pin, pin_name, read_pin
-from sync.replay.commits import ReplayedCommit, summary_of
+from sync.replay.commits import ReplayedCommit, Replayer, summary_of
 from sync.replay.locks import FORCED_PREFIX, run_lock, set_tool_ref
 from sync.replay.options import ConflictPolicy, RunOptions
 from sync.replay.plan import UpgradeParams, orphan_reverts, planned_commits, upstream_scan
@@ -121,9 +121,19 @@ def _refuse_only_upstream(repo: Repository, state: UpgradeState) -> None:
 
 def _drive(repo: Repository, store: StateStore, state: UpgradeState, progress: Progress,
            resumed: bool) -> UpgradeResult:
-    replayer = state.params.replayer(repo)
-    total = len(state.commits)
     upstream = state.upstream(repo)
+    replayer = state.params.replayer(repo)
+    try:
+        _replay_rest(repo, store, state, progress, replayer, upstream)
+    finally:
+        replayer.close()
+    return _finish_replay(repo, state, resumed, upstream)
+
+
+def _replay_rest(repo: Repository, store: StateStore, state: UpgradeState, progress: Progress,
+                 replayer: Replayer, upstream: dict[str, str]) -> None:
+    """Replay the commits the journal does not hold yet; a stop raises UpgradeStopped."""
+    total = len(state.commits)
     while len(state.results) < total:
         number = len(state.results)
         commit = commit_of(repo, state.commits[number])
@@ -166,6 +176,9 @@ def _drive(repo: Repository, store: StateStore, state: UpgradeState, progress: P
         store.record(state, result)
         checkpoint(f"commit:{number + 1}")
         progress(number + 1, total, commit, result)
+
+
+def _finish_replay(repo: Repository, state: UpgradeState, resumed: bool, upstream: dict[str, str]) -> UpgradeResult:
     tip = commit_of(repo, state.head).id
     rng = state.params.range
     # Always pinned: status, drift, suppress and provenance read the range from the branch. A source without a

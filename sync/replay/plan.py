@@ -11,6 +11,7 @@ from sync.git import GitError, Repository
 from sync.git.repo import UpstreamScan, commit_of, commit_range, resolve_commit
 from sync.model.revs import Range
 from sync.replay.commits import Replayer
+from sync.replay.pickmemo import PickMemo
 
 
 ORPHAN_REVERT = "orphan-revert"  # why a commit is left out: it reverts a commit the run does not replay
@@ -57,7 +58,7 @@ class UpgradeParams:
                    bool(data.get("drop_orphan_reverts", False)), tuple(data.get("stop_on", ())))
 
     def replayer(self, repo: Repository) -> Replayer:
-        return Replayer(repo, self.policy, self.range.onto.ref, self.stop_on)
+        return Replayer(repo, self.policy, self.range.onto.ref, self.stop_on, PickMemo.of(repo))
 
 
 def planned_commits(repo: Repository, rng: Range) -> list[str]:

@@ -89,11 +89,14 @@ class StateStore:
                                  target_was=header["target_was"])
             _check_plan(self.repo, state)
             replayer = params.replayer(self.repo)
-            for number, line in enumerate(journal_lines(self.journal), start=1):
-                entry = parse_journal_entry(parse_json(line))
-                result = ReplayedCommit.from_json(entry["result"])
-                state.head = _check_entry(self.repo, state, number, result, entry["head"], replayer)
-                state.results.append(result)
+            try:
+                for number, line in enumerate(journal_lines(self.journal), start=1):
+                    entry = parse_journal_entry(parse_json(line))
+                    result = ReplayedCommit.from_json(entry["result"])
+                    state.head = _check_entry(self.repo, state, number, result, entry["head"], replayer)
+                    state.results.append(result)
+            finally:
+                replayer.close()
             if state.stopped and len(state.results) >= len(state.commits):
                 raise StateFormatError("it says the run stopped, but every commit is replayed")
             return state
