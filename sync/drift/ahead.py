@@ -22,6 +22,7 @@ from typing import Any
 
 from sync.support.cache import FactCache, content_id, using
 from sync.git import GitTree, Oid, Repository, blobs_added_or_changed, commit_of, is_ancestor
+from sync.git.repo import fact_cache
 from sync.model import Range
 from sync.facts.trees import read_text
 from sync.support.workers import Dispatch, inherited, stop_pool, worker_pool
@@ -117,7 +118,7 @@ def _python_to_parse(repo: Repository, rng: Range) -> list[str]:
     if not is_ancestor(repo, rng.old.oid, rng.source.oid):
         return []  # the analysis parses nothing up front then
     old, fork = _tree_of(repo, rng.old.oid), _tree_of(repo, rng.source.oid)
-    with using(FactCache.for_git_dir(repo.path)):
+    with using(fact_cache(repo)):
         if fork_diff_stored(old, fork):
             return []
     files = blobs_added_or_changed(repo, old, fork, PY, is_shipped_python)  # one path of each blob: copies parse once
@@ -177,7 +178,7 @@ def _worker_source() -> tuple[Repository, PythonFacts]:
 
 def _worker_cache() -> FactCache | None:
     if os.getpid() not in _caches:
-        _caches[os.getpid()] = FactCache.for_git_dir(_worker_source()[0].path)
+        _caches[os.getpid()] = fact_cache(_worker_source()[0])
     return _caches[os.getpid()]
 
 

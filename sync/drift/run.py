@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, ContextManager, Protocol, Sequence
 
 from sync.drift import result_cache
-from sync.support.cache import FactCache, using
+from sync.support.cache import using
 from sync.errors import SyncError
 from sync.git import Commit, GitError, GitTree, Oid, Repository, Tree
 from sync.support.parselimit import parse_limit
-from sync.git.repo import commit_of, commit_range, has_object, is_ancestor, tree_of, upstream_in_range
+from sync.git.repo import commit_of, commit_range, fact_cache, has_object, is_ancestor, tree_of, upstream_in_range
 from sync.git.store import scratch_repository
 from sync.support.progress import Progress, Silent
 from sync.model import Finding, MergedOverlay, Range, Rev
@@ -173,7 +173,7 @@ def analyse_drift(repo: Repository, rng: Range, target: Rev | None, backends: se
     progress = progress or Silent()
     backends = set(backends) if backends else None
     parse_limit()  # a bad FLAGTREE_SYNC_PARSE_LIMIT is exit 2 here, not in a worker halfway through
-    with using(FactCache.for_git_dir(repo.path)) as cache:
+    with using(fact_cache(repo)) as cache:
         key = result_cache.result_key(repo, rng, target, backends, symbols) if cache is not None else None
         found = result_cache.load(cache, key, repo) if cache is not None and key is not None else None
         if found is not None:

@@ -15,6 +15,7 @@ import pygit2
 from pygit2.enums import FileMode, ReferenceType, SortMode
 
 from sync.errors import NotARepository, SyncError, UnknownRef
+from sync.support.cache import FactCache
 from sync.git.environment import adopt, tool_git
 
 _SUGGESTIONS = 3
@@ -85,6 +86,12 @@ def common_git_dir(repo: pygit2.Repository) -> Path:
     if common.is_file():
         return (Path(repo.path) / os.fsdecode(common.read_bytes().strip())).resolve()  # a path: bytes as the kernel's
     return Path(repo.path)
+
+
+def fact_cache(repo: pygit2.Repository) -> FactCache | None:
+    """The repository's fact cache, in its common git directory: `status` in a worktree of the upgraded
+    branch reads what `upgrade` stored (None: FLAGTREE_SYNC_CACHE=off)."""
+    return FactCache.for_git_dir(common_git_dir(repo))
 
 
 def tool_dir(repo: pygit2.Repository) -> Path:

@@ -15,7 +15,7 @@ from typing import Any
 
 from sync.git import Commit, Oid, Repository, Tree
 from sync.git.inputs import code_fingerprint, git_version, repository_inputs
-from sync.git.repo import has_object
+from sync.git.repo import fact_cache, has_object
 from sync.support.cache import FactCache
 
 KIND = "pick"
@@ -35,7 +35,7 @@ class PickMemo:
     def of(cls, repo: Repository) -> "PickMemo | None":
         """The memo of repo's picks; None where the fact cache is off or the clone is partial (objects come
         and go)."""
-        cache = FactCache.for_git_dir(repo.path)
+        cache = fact_cache(repo)
         if cache is None:
             return None
         inputs = repository_inputs(repo)
