@@ -17,11 +17,12 @@ Nothing is read from an earlier report: everything is re-derived from the branch
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from sync import __version__
 from sync.drift.run import analyse_drift
 from sync.errors import SyncError, UnknownRef
-from sync.git import Commit, GitTree, Repository, open_repo
+from sync.git import Commit, GitTree, Oid, Repository, open_repo
 from sync.git import changes_with_renames
 from sync.git.merge import conflict_hunks, holds_conflict
 from sync.git.repo import commit_of, current_branch, resolve_commit, tree_of
@@ -30,6 +31,7 @@ from sync.model import SHARED, Finding, Range, Report, ReplayedCommit, Rev, Upgr
 from sync.model.build import OwnersOf
 from sync.support.progress import Progress, Silent
 from sync.replay.commits import CONFLICT_TRAILER, RESOLVED_TRAILER, Replayer, summary_of
+from sync.replay.pickmemo import PickMemo
 from sync.jobs.review import review_on_branch
 from sync.replay.engine import branch_in_the_making
 from sync.jobs.filehunks import hunks_on_branch
@@ -131,25 +133,44 @@ def conflicts_now(repo: Repository, replayed: list[Replayed], head: Commit, onto
     kept_as_is = _said_resolved(head, str(replayed[-1].commit.id)) if replayed else set()
     commits = []
     with scratch_repository(repo) as scratch:  # the re-replay builds objects: never in the user's store
-        replayer = Replayer(scratch, "markers", onto_label)
-        for number, item in enumerate(replayed):
-            progress.advance(summary_of(item.source), number)
-            source = commit_of(scratch, item.source.id)
-            outcome = replayer.pick_tree(source, commit_of(scratch, item.commit.parents[0].id).tree)
-            kept, recorded = None, tip  # each reads a whole tree's index: only a pick that conflicted needs them
-            if outcome.conflicts:
-                kept = GitTree(scratch, tree_of(scratch, outcome.tree), "status:markers") if outcome.tree else None
-                recorded = GitTree.of_commit(repo, item.commit.id, "status:pick")
-            marked = _trailer_paths(item.commit.raw_message.decode("utf-8", "surrogateescape"))  # names as bytes
-            conflicts = tuple(
-                replace(found, resolution="markers" if found.path in marked
-                        and _still_open(tip, kept, found.path, found.kind, recorded, replay_end)
-                        and not (found.path in kept_as_is and found.kind not in ("content", "add/add"))
-                        else "manual").to_model(str(item.source.id), summary_of(item.source), owners_of)
-                for found in outcome.conflicts)
-            commits.append(ReplayedCommit(str(item.source.id), summary_of(item.source), str(item.commit.id),
-                                          conflicts))
+        # the upgrade's own picks, remembered: read back, not merged again
+        replayer = Replayer(scratch, "markers", onto_label, memo=PickMemo.of(repo, scratch))
+        try:
+            for number, item in enumerate(replayed):
+                progress.advance(summary_of(item.source), number)
+                source = commit_of(scratch, item.source.id)
+                outcome = replayer.pick_tree(source, commit_of(scratch, item.commit.parents[0].id).tree)
+                sides = _PickSides(scratch, repo, outcome.tree, item.commit.id)
+                marked = _trailer_paths(item.commit.raw_message.decode("utf-8", "surrogateescape"))  # names as bytes
+                conflicts = tuple(
+                    replace(found, resolution="markers" if found.path in marked
+                            and _still_open(tip, sides, found.path, found.kind, replay_end)
+                            and not (found.path in kept_as_is and found.kind not in ("content", "add/add"))
+                            else "manual").to_model(str(item.source.id), summary_of(item.source), owners_of)
+                    for found in outcome.conflicts)
+                commits.append(ReplayedCommit(str(item.source.id), summary_of(item.source), str(item.commit.id),
+                                              conflicts))
+        finally:
+            replayer.close()
     return tuple(commits)
+
+
+class _PickSides:
+    """What a pick kept (the re-replay's tree) and what the branch recorded for it (its commit's tree), each
+    read as a whole tree only when a delete/modify conflict asks: a content conflict needs neither."""
+
+    def __init__(self, scratch: Repository, repo: Repository, kept: Oid | None, recorded: Oid) -> None:
+        self._scratch, self._repo, self._kept_id, self._recorded_id = scratch, repo, kept, recorded
+
+    @cached_property
+    def kept(self) -> GitTree | None:
+        if self._kept_id is None:
+            return None
+        return GitTree(self._scratch, tree_of(self._scratch, self._kept_id), "status:markers")
+
+    @cached_property
+    def recorded(self) -> GitTree:
+        return GitTree.of_commit(self._repo, self._recorded_id, "status:pick")
 
 
 def _said_resolved(head: Commit, replay_end: str) -> set[str]:
@@ -180,16 +201,17 @@ def _trailer_paths(message: str) -> set[str]:
     return _paths_in(message, CONFLICT_TRAILER)
 
 
-def _still_open(tip: GitTree, kept: GitTree | None, path: str, kind: str, recorded: GitTree,
-                replay_end: GitTree) -> bool:
-    """recorded: the branch's commit of the pick that met the conflict; replay_end: the last replayed commit."""
+def _still_open(tip: GitTree, sides: _PickSides, path: str, kind: str, replay_end: GitTree) -> bool:
+    """sides: what the pick kept and what the branch's commit of the pick that met the conflict recorded;
+    replay_end: the last replayed commit."""
     data = tip.read(path)
     if kind in ("content", "add/add"):
         return data is not None and holds_conflict(data)
     # delete/modify: the markers policy kept the changed side without markers. Open while nobody touched it:
     # the pick recorded that side (a resolution at a stop would show there), and no one changed the file after
     # the replay (later picks may change it: that is the replay, not a resolution).
-    return data is not None and kept is not None and recorded.read(path) == kept.read(path) \
+    kept = sides.kept
+    return data is not None and kept is not None and sides.recorded.read(path) == kept.read(path) \
         and data == replay_end.read(path)
 
 

@@ -25,21 +25,25 @@ Picked = tuple[str | None, list[dict[str, Any]]]  # the merged tree (None: stopp
 
 
 class PickMemo:
-    def __init__(self, repo: Repository, cache: FactCache, inputs: dict[str, Any]) -> None:
-        self.repo = repo
+    def __init__(self, repo: Repository, cache: FactCache, inputs: dict[str, Any], writes: bool = True) -> None:
+        self.repo = repo  # where a remembered tree must be (a scratch repository reads repo's objects too)
         self.cache = cache
+        self.writes = writes  # a scratch repository's picks are not kept: their trees go with it
         document = {"code": code_fingerprint(), "git": git_version(), "repository": inputs}
         self._inputs = hashlib.sha1(json.dumps(document, sort_keys=True).encode("utf-8")).hexdigest()
 
     @classmethod
-    def of(cls, repo: Repository) -> "PickMemo | None":
+    def of(cls, repo: Repository, scratch: Repository | None = None) -> "PickMemo | None":
         """The memo of repo's picks; None where the fact cache is off or the clone is partial (objects come
-        and go)."""
+        and go). With scratch (a scratch repository over repo's objects), picks made there read it, never
+        write it."""
         cache = fact_cache(repo)
         if cache is None:
             return None
         inputs = repository_inputs(repo)
-        return None if inputs is None else cls(repo, cache, inputs)
+        if inputs is None:
+            return None
+        return cls(repo, cache, inputs) if scratch is None else cls(scratch, cache, inputs, writes=False)
 
     def key(self, commit: Commit, head_tree: Tree, policy: str, label: str) -> str:
         parents = [str(oid) for oid in commit.parent_ids]
@@ -56,7 +60,9 @@ class PickMemo:
         return tree, stored["conflicts"]
 
     def put(self, key: str, tree: Oid | None, conflicts: list[dict[str, Any]]) -> None:
-        self.cache.put(KIND, VERSION, key, {"tree": None if tree is None else str(tree), "conflicts": conflicts})
+        if self.writes:
+            self.cache.put(KIND, VERSION, key, {"tree": None if tree is None else str(tree),
+                                                "conflicts": conflicts})
 
     def close(self) -> None:
         self.cache.close()
