@@ -220,3 +220,19 @@ def test_a_backends_include_directories_are_read_from_its_build(tmp_path: Path) 
     assert backend_copy(tree, "m", "include/triton/A.h") == "third_party/m/musa/include/triton/A.h"
     assert backend_copy(tree, "m", "include/triton/B.h") == "third_party/m/root/include/triton/B.h"
     assert backend_copy(tree, "n", "include/triton/A.h") is None
+
+
+def test_a_member_the_backend_s_own_trunk_copy_declares_may_take_its_calls(tmp_path: Path) -> None:
+    """A backend that carries its own copy of trunk's headers (third_party/<b>/include/triton/) builds against
+    it: a member of that name there, on whatever class, may be what the call means (the 3.3 -> 3.2 backport:
+    iluvatar's getLoadType, xpu's getStride), so the call is no finding; another backend's calls still are."""
+    repo = _world(tmp_path)
+    git(repo, "checkout", "-q", "main")
+    copy = ('def MineAttr : AttrDef<Dialect, "Mine"> {\n  let parameters = (ins\n'
+            '    "unsigned":$oldLayout\n  );\n}\n')
+    commit(repo, {"third_party/alpha/include/triton/Dialect/Mine.td": copy,
+                  "third_party/gamma/lib/Gamma.cpp": USER.replace("alpha", "gamma")}, "[FlagTree] own copy")
+    git(repo, "branch", "-f", "sync/v2", "main")  # the branch is only read here
+    found = {f.backend for f in drift_of(fork_world(repo), "v1", "v2", "main", symbols=True).findings
+             if f.kind == "member-removed"}
+    assert "alpha" not in found and "gamma" in found
