@@ -121,3 +121,16 @@ def test_configured_reads_conditions_three_valued(tmp_path) -> None:
     made = configured(GitTree(repo, repo[sha].tree, "t"), {"B": "acme"}, {})
     assert made.defined == {"A", "M"}
     assert [(link.owner, link.name, link.line) for link in made.links] == [("A", "Z", 15)]
+
+
+def test_a_parenthesis_glued_to_not_opens_a_group(tmp_path) -> None:
+    """`NOT("${X}" STREQUAL "")` (CUTLASS's CMake on the 3.x lines): the hand reader glued `NOT("${X}"` into one
+    legacy word and left the condition unknown; CMake, and the tree, read NOT, a group, a quoted argument."""
+    text = ('if(NOT("${B}" STREQUAL "acme"))\n  add_library(Other o.cpp)\nendif()\n'
+            'if(NOT ("${B}" STREQUAL "other") AND B)\n  add_library(A a.cpp)\nendif()\n')
+    assert [(a.text, a.quoted) for a in commands(text)[0].args] == [
+        ("NOT", False), ("(", False), ("${B}", True), ("STREQUAL", False), ("acme", True), (")", False)]
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    sha = commit(tmp_path, {"CMakeLists.txt": text}, "t")
+    repo = pygit2.Repository(str(tmp_path))
+    assert configured(GitTree(repo, repo[sha].tree, "t"), {"B": "acme"}, {}).defined == {"A"}

@@ -29,3 +29,22 @@ def test_a_file_an_active_line_a_remark_or_a_glob_may_build_counts_as_built(tmp_
     assert not _unbuilt(tmp_path / "unnamed", "add_llvm_executable(other other.cpp)\n")
     # another file whose name ends the same is another file
     assert not _unbuilt(tmp_path / "suffix", "# add_llvm_executable(x my-tool-layout.cpp)\n")
+
+
+def test_a_directory_a_bracket_comment_adds_is_not_built(tmp_path: Path) -> None:
+    """The line-based reader took `add_subdirectory(Old)` inside `#[[ ... ]]` for an active line: the tree reads it
+    as the comment it is, and a multi-line target a bracket comment holds as commented out."""
+    files = {"lib/CMakeLists.txt": "#[[\nadd_subdirectory(Old)\n]]\nadd_subdirectory(New)\n",
+             "lib/Old/a.cpp": "int a;\n", "lib/New/b.cpp": "int b;\n"}
+    tree = tree_of(tmp_path / "dir", files)
+    assert unbuilt(tree, "lib/Old/a.cpp") and not unbuilt(tree, "lib/New/b.cpp")
+    bracketed = "#[==[\nadd_llvm_executable(tool-layout\n  tool-layout.cpp)\n]==]\n"
+    assert _unbuilt(tmp_path / "target", bracketed)
+
+
+def test_a_commented_name_inside_an_active_quoted_argument_is_active(tmp_path: Path) -> None:
+    """A `#` inside a quoted argument starts no comment; a `)` inside one ends no command."""
+    quoted = 'add_llvm_executable(tool-layout "tool-layout.cpp" # the tool\n  "x)")\n'
+    assert not _unbuilt(tmp_path / "quoted", quoted)
+    both = '# add_subdirectory(x)\nmessage("a ) b")\nadd_subdirectory(x)\n'
+    assert not unbuilt(tree_of(tmp_path / "both", {"CMakeLists.txt": both, "x/a.cpp": "int a;\n"}), "x/a.cpp")

@@ -147,3 +147,17 @@ def test_a_macro_every_configuration_defines_gates_nothing(tmp_path) -> None:
     assert unconditional_definitions("if(A)\nadd_definitions(-DX)\nelse()\nadd_definitions(-DY)\nendif()\n"
                                      "set(B ON)\nif(B)\nadd_definitions(-DZ)\nelse()\nadd_definitions(-DW)\nendif()\n"
                                      "add_definitions(-DV) # top\n") == {"Z", "V"}
+
+
+def test_a_definition_list_over_several_lines_counts() -> None:
+    """The line-based reader saw `add_definitions(` and `-DA` on different lines and read neither; a condition
+    split over lines closed no block for it either."""
+    text = ("add_definitions(\n  -DA # first\n  -DB)\nif(X AND\n   Y)\n  add_definitions(-DC)\nendif()\n"
+            "add_definitions(-DD)\n")
+    assert unconditional_definitions(text) == {"A", "B", "D"}
+
+
+def test_a_commented_out_definition_defines_nothing() -> None:
+    """`#add_definitions(-D__TLE_STRUCT__)` in FlagTree's root CMakeLists.txt (3.6.x): the regex read it as one."""
+    assert cmake_definitions("#add_definitions(-D__TLE_STRUCT__)\nadd_definitions(-D__TLE__) # -D__NOT__\n") == \
+        {"__TLE__"}

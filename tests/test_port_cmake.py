@@ -87,3 +87,14 @@ def test_cmake_edits_are_on_unquoted_tokens_outside_conflict_blocks() -> None:
                                                                            "OldGen_extra NewGen)")
     assert targets("# add_library(A x)\nadd_dependencies(B C)\nadd_mlir_library(D\n  d.cpp)\n") == [
         ("add_mlir_library", "D")]
+
+
+def test_an_escaped_quote_in_an_unquoted_argument_quotes_nothing() -> None:
+    """FlagTree's root CMakeLists.txt passes `-DFLAGTREE_BACKEND=\\"${FLAGTREE_BACKEND}\\"`: the regex tokenizer
+    opened a quoted token at the escaped quote and lost every target after it; a rename there edits the bytes
+    of the argument, whatever precedes it."""
+    text = ('add_definitions(-DB=\\"${B}\\") # é\nif(B STREQUAL "x")\n  add_library(triton SHARED a.cpp)\nendif()\n'
+            'target_link_libraries(triton OldGen)\nmessage("done")\n')
+    assert targets(text) == [("add_library", "triton")]
+    edit = rename_cmake(text, "OldGen", "NewGen", {5})
+    assert edit.changed == [5] and edit.text == text.replace("OldGen", "NewGen")

@@ -3,10 +3,9 @@
 3.4.x -> 3.5.1 move: `#add_subdirectory(TritonGPUToLLVM)`). Anything else counts as built: a C++ use claims no
 build break only where the tree says plainly that the file is not compiled.
 
-Below that, CMake read as commands (`commands`, `file_commands`: one read per blob) and one build configuration
-followed through the root CMakeLists.txt (`configured`): which directories it adds, which targets they may define,
-which links they certainly make. No tree-sitter grammar of CMake is installed here; CMake's syntax is flat enough
-for the small reader below (nested parentheses, quoted, bracket and escaped arguments, bracket comments)."""
+Below that, one build configuration followed through the root CMakeLists.txt (`configured`): which directories
+it adds, which targets they may define, which links they certainly make. CMake is read by facts/cmake.py
+(tree-sitter-cmake, one parse per blob); `file_commands` leaves out a file in conflict."""
 from __future__ import annotations
 
 import re
@@ -15,11 +14,11 @@ from posixpath import normpath
 from typing import Any, Callable, Iterator, Mapping, Sequence
 from weakref import WeakKeyDictionary
 
+from sync.facts.cmake import Argument, Command, commands, commented, in_conflict, listing
 from sync.facts.filekinds import is_cmake
 from sync.facts.trees import FileTree, read_text
-from sync.support.cache import content_id
 
-_ADD_SUBDIRECTORY = re.compile(r"^[ \t]*(#?)[ \t#]*add_subdirectory[ \t]*\([ \t]*\"?([^\s)\"]+)", re.MULTILINE | re.IGNORECASE)
+__all__ = ["Argument", "Command", "commands", "configured", "defined_anywhere", "file_commands", "unbuilt"]
 
 
 def unbuilt(tree: FileTree, path: str) -> bool:
@@ -31,38 +30,29 @@ def unbuilt(tree: FileTree, path: str) -> bool:
         or _target_commented_out(tree, path)
 
 
-_COMMENTED_TARGET = re.compile(r"^[ \t]*#[ \t#]*add_\w+[ \t]*\(", re.IGNORECASE)
-_COMMENTED = re.compile(r"^[ \t]*#")
-_GLOB = re.compile(r"\bfile[ \t]*\([ \t]*GLOB", re.IGNORECASE)
-
-
 def _target_commented_out(tree: FileTree, path: str) -> bool:
-    """The nearest CMakeLists.txt above path that spells the file (its path from there) spells it only inside
-    commented-out lines, in a block that comments out an add_*( call; a file list it may take from a glob or a
-    variable counts as built."""
+    """The nearest CMakeLists.txt above path that spells the file (its path from there) spells it only in
+    comments, each inside a commented-out add_*( call; a file list it may take from a glob or a variable counts as
+    built."""
     parts = path.split("/")
     for depth in range(len(parts) - 1, -1, -1):
         directory, rest = "/".join(parts[:depth]), "/".join(parts[depth:])
         text = read_text(tree, f"{directory}/CMakeLists.txt" if directory else "CMakeLists.txt")
         if not text or rest not in text:  # cheap: most CMake files never spell the file at all
             continue
-        mention = re.compile(rf"(?<![\w./-]){re.escape(rest)}(?![\w.-])")
-        if not mention.search(text):
+        mention = re.compile(rf"(?<![\w./-]){re.escape(rest)}(?![\w.-])")  # the path inside a word
+        read = listing(text)
+        named = any(mention.search(argument.text) for command in read.commands for argument in command.args)
+        remarks = [comment for comment in read.comments if mention.search(comment.text)]
+        if not named and not remarks:
             continue
-        if _GLOB.search(text):
-            return False
-        lines = text.splitlines()
-        for number, line in enumerate(lines):
-            if not mention.search(line):
-                continue
-            if not _COMMENTED.match(line):
-                return False  # an active line names it
-            block = number
-            while block >= 0 and _COMMENTED.match(lines[block]) and not _COMMENTED_TARGET.match(lines[block]):
-                block -= 1
-            if block < 0 or not _COMMENTED_TARGET.match(lines[block]):
-                return False  # a remark, not a target: read it as built
-        return True
+        if named or any(command.name == "file" and command.args and command.args[0].text.upper().startswith("GLOB")
+                        for command in read.commands):
+            return False  # an active command names it, or may list it
+        targets = [command for command in commented(text) if command.name.startswith("add_")
+                   and any(mention.search(argument.text) for argument in command.args)]
+        return all(any(target.line <= comment.end_line and comment.line <= target.end_line for target in targets)
+                   for comment in remarks)  # a comment outside a commented-out target is a remark: built
     return False
 
 
@@ -77,16 +67,23 @@ def _left_out(tree: FileTree, parent: str, name: str) -> bool:
 
 
 def _commented_only(tree: FileTree, directory: str) -> frozenset[str]:
-    """The subdirectories directory/CMakeLists.txt adds only in commented-out lines."""
+    """The subdirectories directory/CMakeLists.txt adds only in commented-out commands."""
     text = read_text(tree, f"{directory}/CMakeLists.txt" if directory else "CMakeLists.txt")
     if not text:
         return frozenset()
-    active: set[str] = set()
-    commented: set[str] = set()
-    for hash_mark, argument in _ADD_SUBDIRECTORY.findall(text):
-        first = argument.strip("/").split("/", 1)[0]  # add_subdirectory(a/b) adds a's subtree b: a is not all of it
-        (commented if hash_mark else active).add(first if "/" not in argument.strip("/") else "")
-    return frozenset(commented - active - {""})
+    active, left_out = _added(commands(text)), _added(commented(text))
+    return frozenset(left_out - active - {""})
+
+
+def _added(found: Sequence[Command]) -> set[str]:
+    """The first directory of each add_subdirectory's argument; '' for a deeper one: add_subdirectory(a/b) adds
+    a's subtree b, not all of a."""
+    added = set()
+    for command in found:
+        if command.name == "add_subdirectory" and command.args:
+            argument = command.args[0].text.strip("/")
+            added.add(argument if "/" not in argument else "")
+    return added
 
 
 # --- What one build configuration defines and links ---------------------------------------------------------
@@ -112,150 +109,13 @@ _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _REFERENCE = re.compile(r"\$\{([A-Za-z0-9_./+-]+)\}|\$ENV\{([A-Za-z0-9_]+)\}")
 
 
-@dataclass(frozen=True)
-class Argument:
-    text: str
-    quoted: bool
-    line: int = 0  # where it starts
-
-
-@dataclass(frozen=True)
-class Command:
-    name: str  # lower case
-    args: tuple[Argument, ...]
-    line: int
-
-
-def commands(text: str) -> tuple[Command, ...]:
-    """The commands of a CMake text, in order: `name(arguments)` with nested parentheses, quoted and bracket
-    arguments, line and bracket comments. A text that does not read to the end (a conflict's markers) gives what
-    read before."""
-    found: list[Command] = []
-    index, line, size = 0, 1, len(text)
-    while index < size:
-        char = text[index]
-        if char == "\n":
-            line += 1
-            index += 1
-        elif char == "#":
-            index, line = _skip_comment(text, index, line)
-        elif char.isalpha() or char == "_":
-            start = index
-            while index < size and (text[index].isalnum() or text[index] == "_"):
-                index += 1
-            name = text[start:index]
-            while index < size and text[index] in " \t":
-                index += 1
-            if index >= size or text[index] != "(":
-                continue
-            read = _arguments(text, index + 1, line)
-            if read is None:
-                break
-            args, index, end_line = read
-            found.append(Command(name.lower(), tuple(args), line))
-            line = end_line
-        else:
-            index += 1
-    return tuple(found)
-
-
-def _skip_comment(text: str, index: int, line: int) -> tuple[int, int]:
-    bracket = re.match(r"#\[(=*)\[", text[index:index + 40])
-    if bracket:
-        end = text.find(f"]{bracket[1]}]", index)
-        end = len(text) if end < 0 else end + len(bracket[1]) + 2
-    else:
-        end = text.find("\n", index)
-        end = len(text) if end < 0 else end
-    return end, line + text.count("\n", index, end)
-
-
-def _arguments(text: str, index: int, line: int) -> tuple[list[Argument], int, int] | None:
-    args: list[Argument] = []
-    depth, size, word_line = 0, len(text), line
-    word: list[str] = []
-    def flush() -> None:
-        if word:
-            args.append(Argument("".join(word), False, word_line))
-            word.clear()
-    while index < size:
-        char = text[index]
-        if char == "\n":
-            line += 1
-            flush()
-            index += 1
-        elif char in " \t\r":
-            flush()
-            index += 1
-        elif char == "#":
-            flush()
-            index, line = _skip_comment(text, index, line)
-        elif char == "\\" and index + 1 < size:
-            word_line = line if not word else word_line
-            word.append(text[index:index + 2])  # an escape: `\"` in `-DX=\"${Y}\"` quotes nothing
-            index += 2
-        elif char == '"' and word:  # legacy unquoted `-DX="a b"`: one word
-            end = text.find('"', index + 1)
-            end = size - 1 if end < 0 else end
-            word.append(text[index:end + 1])
-            line += text.count("\n", index, end)
-            index = end + 1
-        elif char == '"':
-            end, chunk = index + 1, []
-            while end < size and text[end] != '"':
-                if text[end] == "\\" and end + 1 < size:
-                    chunk.append(text[end:end + 2] if text[end + 1] not in '"\\' else text[end + 1])
-                    end += 2
-                    continue
-                chunk.append(text[end])
-                end += 1
-            value = "".join(chunk)
-            args.append(Argument(value, True, line))
-            line += value.count("\n")
-            index = end + 1
-        elif char == "[" and not word and (bracket := re.match(r"\[(=*)\[", text[index:index + 40])):
-            end = text.find(f"]{bracket[1]}]", index)
-            if end < 0:
-                return None
-            value = text[index + len(bracket[0]):end]
-            args.append(Argument(value, True, line))
-            line += value.count("\n")
-            index = end + len(bracket[1]) + 2
-        elif char == "(":
-            depth += 1
-            word_line = line if not word else word_line
-            word.append(char)
-            index += 1
-        elif char == ")":
-            if depth == 0:
-                flush()
-                return args, index + 1, line
-            depth -= 1
-            word.append(char)
-            index += 1
-        else:
-            word_line = line if not word else word_line
-            word.append(char)
-            index += 1
-    return None
-
-
-_parsed: dict[str, tuple[Command, ...] | None] = {}  # blob text's id -> its commands, for the run
-_MARKER = re.compile(r"^<{7} .*^={7}$.*^>{7} ", re.MULTILINE | re.DOTALL)
-
-
 def file_commands(tree: FileTree, path: str) -> tuple[Command, ...] | None:
     """The commands of a CMake file of the tree, read once per blob; None where the tree has no such file, or
     the file holds a conflict's markers (its two sides are no build)."""
     text = read_text(tree, path)
-    if text is None:
+    if text is None or in_conflict(text):
         return None
-    key = content_id(text)
-    if key not in _parsed:
-        if len(_parsed) > 20_000:
-            _parsed.clear()
-        _parsed[key] = None if _MARKER.search(text) else commands(text)
-    return _parsed[key]
+    return commands(text)
 
 
 @dataclass(frozen=True)
@@ -426,16 +286,11 @@ class _Evaluation:
         if (word, quoted) == ("NOT", False):
             value, rest = self._unary(scope, words[1:])
             return _not(value), rest
-        if (word, quoted) == ("(", False) or word.startswith("(") and not quoted:
-            if word != "(":  # `(A` glued: CMake splits parentheses off unquoted words
-                words = [("(", False), (word[1:], False), *words[1:]]
+        if (word, quoted) == ("(", False):  # the reader gives a nested parenthesis as an argument of its own
             value, rest = self._or(scope, words[1:])
-            if rest and rest[0][0] == ")":
+            if rest and rest[0] == (")", False):
                 return value, rest[1:]
             raise IndexError
-        if word.endswith(")") and len(word) > 1 and not quoted:
-            words = [(word[:-1], False), (")", False), *words[1:]]
-            word, quoted = words[0]
         if not quoted and word in ("EXISTS", "DEFINED", "COMMAND", "TARGET", "POLICY", "IS_DIRECTORY", "TEST",
                                    "IS_ABSOLUTE", "IS_SYMLINK"):
             subject, subject_quoted = words[1]

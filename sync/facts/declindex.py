@@ -28,8 +28,8 @@ Kinds:
   (its scope is `.`-joined).
 - CMake (CMakeLists.txt, *.cmake): `cmake-target` for each `add_*library(NAME ...)` (target: the command;
   members: its source words as written, relative to the file's directory) and `cmake-depends` for each word of
-  its DEPENDS, LINK_LIBS, PUBLIC, PRIVATE and INTERFACE sections (owner: the target; line: the target's). Words
-  by regex over the comment-stripped text: CMake's commands are flat.
+  its DEPENDS, LINK_LIBS, PUBLIC, PRIVATE and INTERFACE sections (owner: the target; line: the target's). Commands
+  and their arguments from facts/cmake.py (tree-sitter-cmake).
 
 Facts are cached by blob id in the fact cache (kinds `decl-cpp`, `decl-td`, `decl-py`, `decl-cmake`, each versioned) and in
 memory for the run, so a second run parses nothing. `DeclarationIndex.of(tree)` aggregates them lazily: a query
@@ -51,6 +51,7 @@ from typing import Any, Iterable, Iterator, Sequence
 from tree_sitter import Node, QueryCursor
 
 from sync.support.cache import content_id, memoized
+from sync.facts.cmake import commands as cmake_commands
 from sync.facts.cpp import node_text, parse_tree, query
 # the vocabulary (facts/filekinds.py), also imported from here
 from sync.facts.filekinds import (CMAKE_SOURCES, CMAKE_SUFFIXES, CPP_SUFFIXES, HEADER_SUFFIXES,  # noqa: F401
@@ -60,7 +61,7 @@ from sync.facts.pyblobs import Extractor, known_fact
 from sync.facts.tdsigs import records
 from sync.facts.trees import FileTree, read_text
 
-VERSIONS = {"cpp": 3, "td": 3, "py": 4, "cmake": 1}
+VERSIONS = {"cpp": 3, "td": 3, "py": 4, "cmake": 2}
 PARSES: Counter[str] = Counter()  # parses done by this process, per language (tests: a cached run parses nothing)
 _MEMO_LIMIT = 20_000  # blobs; content-addressed, so only memory is at stake
 
@@ -539,8 +540,6 @@ def _td_declarations(text: str) -> tuple[Decl, ...]:
 
 # --- CMake -----------------------------------------------------------------------------------------------------
 
-_CMAKE_COMMENT = re.compile(r"#[^\n]*")
-_CMAKE_LIBRARY = re.compile(r"\b(add_\w*library)\s*\(", re.IGNORECASE)
 _CMAKE_KEYWORDS = {"DEPENDS", "LINK_LIBS", "LINK_COMPONENTS", "PUBLIC", "PRIVATE", "INTERFACE", "STATIC", "SHARED",
                    "OBJECT", "EXCLUDE_FROM_LIBMLIR", "ADDITIONAL_HEADER_DIRS", "DISABLE_INSTALL",
                    "PARTIAL_SOURCES_INTENDED"}
@@ -551,16 +550,14 @@ _CMAKE_DEPENDING = ("DEPENDS", "LINK_LIBS", "PUBLIC", "PRIVATE", "INTERFACE")
 
 def _cmake_declarations(text: str) -> tuple[Decl, ...]:
     PARSES["cmake"] += 1
-    clean = _CMAKE_COMMENT.sub("", text)
     found: list[Decl] = []
-    for match in _CMAKE_LIBRARY.finditer(clean):
-        end = clean.find(")", match.end())
-        words = clean[match.end():end if end >= 0 else len(clean)].split()
-        if not words:
+    for command in cmake_commands(text):
+        if not (command.name.startswith("add_") and command.name.endswith("library")) or not command.args:
             continue
-        line = clean.count("\n", 0, match.start()) + 1
+        name, line = command.args[0].text, command.line
         sources, depends, section = [], [], "sources"
-        for word in words[1:]:
+        for argument in command.args[1:]:
+            word = argument.text
             if word.upper() in _CMAKE_FLAGS:
                 continue  # a library's kind, not a section: `add_library(X STATIC a.cc)` lists a.cc as a source
             if word.upper() in _CMAKE_KEYWORDS:
@@ -569,8 +566,8 @@ def _cmake_declarations(text: str) -> tuple[Decl, ...]:
                 sources.append(word)
             elif section in _CMAKE_DEPENDING:
                 depends.append(word)
-        found.append(Decl("cmake-target", words[0], "", line, members=tuple(sources), target=match[1]))
-        found.extend(Decl("cmake-depends", word, "", line, owner=words[0]) for word in dict.fromkeys(depends))
+        found.append(Decl("cmake-target", name, "", line, members=tuple(sources), target=command.name))
+        found.extend(Decl("cmake-depends", word, "", line, owner=name) for word in dict.fromkeys(depends))
     return tuple(found)
 
 

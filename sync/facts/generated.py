@@ -1,8 +1,8 @@
 """C++ declarations TableGen generates that no file of the tree spells (issue 45): for each
 `mlir_tablegen(X.h.inc -gen-pass-decls -name Group)` of a CMake file, `register<Group>Passes()` and
 `register<Pass>()` of each pass its LLVM_TARGET_DEFINITIONS .td defines, declared in the namespaces where a header
-includes X.h.inc right after `#define GEN_PASS_REGISTRATION`. Read from the CMake file, the .td and the header
-(tree-sitter gives the namespaces); cached per tree.
+includes X.h.inc right after `#define GEN_PASS_REGISTRATION`. Read from the CMake file (facts/cmake.py), the .td
+and the header (tree-sitter gives the namespaces); cached per tree.
 """
 from __future__ import annotations
 
@@ -11,13 +11,11 @@ import weakref
 from posixpath import dirname, join, normpath
 from typing import Any
 
+from sync.facts.cmake import Command, commands
 from sync.facts.cpp import namespaces_around, parse_tree
 from sync.facts.declindex import CPP_SUFFIXES, Decl
 from sync.facts.trees import FileTree, read_text
 
-_PASS_DECLS = re.compile(r"mlir_tablegen\s*\(\s*([\w./-]+\.inc)\s+-gen-pass-decls\b[^)]*?-{1,2}name[ =]+(\w+)",
-                         re.IGNORECASE)
-_DEFINITIONS = re.compile(r"set\s*\(\s*LLVM_TARGET_DEFINITIONS\s+([\w./-]+\.td)\s*\)", re.IGNORECASE)
 _PASS_DEF = re.compile(r"^\s*def\s+(\w+)\s*:\s*(?:Interface)?Pass\s*<", re.MULTILINE)
 # The include right after the define, past other defines (`GEN_PASS_DECL_X`), comments and blank lines.
 _REGISTRATION = re.compile(r"#\s*define\s+GEN_PASS_REGISTRATION\b[^\n]*\n(?:[ \t]*(?:#\s*define[^\n]*|//[^\n]*)?\n)*"
@@ -43,11 +41,15 @@ def _registrations(tree: FileTree) -> list[Decl]:
         if "gen-pass-decls" not in text:
             continue
         here = dirname(path)
-        definitions = _DEFINITIONS.findall(text)
+        read = commands(text)
+        definitions = [command.args[1].text for command in read if command.name == "set" and len(command.args) == 2
+                       and command.args[0].text == "LLVM_TARGET_DEFINITIONS" and command.args[1].text.endswith(".td")]
         td = read_text(tree, normpath(join(here, definitions[-1]))) if definitions else None
         passes = [f"register{name}" for name in _PASS_DEF.findall(td or "")]
-        for inc, group in _PASS_DECLS.findall(text):
-            groups[normpath(join(here, inc))] = [f"register{group}Passes", *passes]
+        for command in read:
+            group = _pass_group(command)
+            if group is not None:
+                groups[normpath(join(here, command.args[0].text))] = [f"register{group}Passes", *passes]
     if not groups:
         return []
     out: list[Decl] = []
@@ -68,6 +70,20 @@ def _registrations(tree: FileTree) -> list[Decl]:
             out += [Decl("function", name, scope, line, params=(), flags=frozenset({"generated"}), target=path)
                      for name in names]
     return out
+
+
+def _pass_group(command: Command) -> str | None:
+    """Group of `mlir_tablegen(X.inc -gen-pass-decls -name Group)` (`-name=Group`, `--name Group` too)."""
+    args = [argument.text for argument in command.args]
+    if command.name != "mlir_tablegen" or len(args) < 3 or not args[0].endswith(".inc") \
+            or args[1] != "-gen-pass-decls":
+        return None
+    for index, word in enumerate(args[2:], start=2):
+        if word in ("-name", "--name") and index + 1 < len(args):
+            return args[index + 1]
+        if word.startswith(("-name=", "--name=")):
+            return word.split("=", 1)[1]
+    return None
 
 
 def _namespaces_at(text: str, line: int) -> str:

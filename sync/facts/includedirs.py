@@ -19,15 +19,14 @@ import weakref
 from posixpath import dirname, join, normpath
 from typing import Any
 
+from sync.facts.cmake import commands
 from sync.facts.layout import THIRD_PARTY, backend_dir, third_party_owner
 from sync.facts.trees import FileTree, read_text
 
 ROOT_CMAKE = "CMakeLists.txt"
 TRUNK_INCLUDE = "include/"
-_COMMENT = re.compile(r"#[^\n]*")
-_INCLUDE_DIRECTORIES = re.compile(r"\binclude_directories\s*\(([^)]*)\)", re.IGNORECASE)
-_SET = re.compile(r"\bset\s*\(\s*(\w+)\s+([^)\s]+)\s*\)", re.IGNORECASE)
 _VARIABLE = re.compile(r"\$\{(\w+)\}")
+_NAME = re.compile(r"\w+\Z")
 _SOURCE_DIRS = ("CMAKE_CURRENT_SOURCE_DIR", "CMAKE_CURRENT_LIST_DIR")
 _ROOT_DIRS = ("PROJECT_SOURCE_DIR", "CMAKE_SOURCE_DIR", "TRITON_ROOT_DIR")
 _BACKEND_VARIABLES = ("FLAGTREE_BACKEND",)
@@ -64,18 +63,20 @@ def _expanded(word: str, here: str, backend: str, bound: dict[str, str]) -> str 
 
 def _directories(tree: FileTree, cmake: str, backend: str) -> list[str]:
     """The directories one CMake file's include_directories name, for a build of the backend."""
-    text = _COMMENT.sub("", read_text(tree, cmake) or "")
+    read = commands(read_text(tree, cmake) or "")
     here = dirname(cmake)
     bound: dict[str, str] = {}
-    for name, word in _SET.findall(text):
-        bound.setdefault(name, word.strip('"'))  # the first value: a later set is a condition's other branch
+    for command in read:
+        if command.name == "set" and len(command.args) == 2 and _NAME.match(command.args[0].text):
+            bound.setdefault(command.args[0].text, command.args[1].text)  # the first: a later one is another branch
     found = []
-    for match in _INCLUDE_DIRECTORIES.finditer(text):
-        for word in match[1].split():
-            word = word.strip('"')
-            if word.upper() in _KEYWORDS:
+    for command in read:
+        if command.name != "include_directories":
+            continue
+        for argument in command.args:
+            if not argument.quoted and argument.text.upper() in _KEYWORDS:
                 continue
-            directory = _expanded(word, here, backend, bound)
+            directory = _expanded(argument.text, here, backend, bound)
             if directory is not None and directory not in found:
                 found.append(directory)
     return found

@@ -7,7 +7,7 @@ directory) and through the same add_* command, exactly one target that was not t
 still defines. The targets are read the way the declaration index reads a CMake file (sync/facts/declindex.py:
 the command's first word), extended to every add_* command (add_public_tablegen_target among them).
 
-The edit is on exact tokens: a CMake file read as CMake's own lexer reads it (comments, bracket arguments, quoted
+The edit is on exact arguments: a CMake file read by facts/cmake.py (tree-sitter-cmake: comments, bracket and quoted
 arguments and parentheses apart), and only an unquoted argument spelled as the old target on a site line is renamed. A
 site inside a conflict block, or whose target is named in quotes, is refused.
 """
@@ -18,16 +18,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from sync.facts.cmake import commands
 from sync.facts.delta import is_cmake
 from sync.git import GitTree, Repository, range_commits
 from sync.jobs.port_edit import Edit, conflicted_lines
 
 TARGET_RULE = "renamed-target"
 TARGET_KIND = "cmake-target"
-# One CMake token: a bracket comment or argument, a line comment, a quoted argument, or an unquoted word.
-_TOKEN = re.compile(r"#\[(?P<eq1>=*)\[.*?\](?P=eq1)\]|#[^\n]*|\[(?P<eq2>=*)\[.*?\](?P=eq2)\]|\"(?:[^\"\\]|\\.)*\"|"
-                    r"[()]|[^\s()#\"]+", re.DOTALL)
-_COMMAND = re.compile(r"add_\w*(?:library|executable|target)", re.IGNORECASE)  # what defines a target
+_COMMAND = re.compile(r"add_\w*(?:library|executable|target)")  # what defines a target (names are lower case)
 
 
 @dataclass(frozen=True)
@@ -40,20 +38,11 @@ class TargetRename:
     why: str = ""
 
 
-def tokens(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, text) of each token of a CMake text, comments and quoted arguments as one token each."""
-    return [(match.start(), match.end(), match[0]) for match in _TOKEN.finditer(text)]
-
-
 def targets(text: str) -> list[tuple[str, str]]:
-    """(command, target) of each `add_*(NAME ...)` of a CMake text, in order: the first argument after the
-    command's parenthesis, comments skipped."""
-    found: list[tuple[str, str]] = []
-    words = [word for _, _, word in tokens(text) if not word.startswith("#")]
-    for index, word in enumerate(words[:-2]):  # a command is a word followed by its parenthesis
-        if _COMMAND.fullmatch(word) and words[index + 1] == "(" and words[index + 2] not in "()":
-            found.append((word.lower(), words[index + 2].strip('"')))
-    return found
+    """(command, target) of each `add_*(NAME ...)` of a CMake text, in order: the command's first argument."""
+    return [(command.name, command.args[0].text) for command in commands(text)
+            if _COMMAND.fullmatch(command.name) and command.args
+            and (command.args[0].quoted or command.args[0].text not in ("(", ")"))]
 
 
 @lru_cache(maxsize=4)
@@ -123,12 +112,13 @@ def rename_cmake(text: str, old: str, new: str, lines: set[int]) -> Edit:
     blocked = conflicted_lines(text)
     spans: dict[int, list[tuple[int, int]]] = {}
     quoted: set[int] = set()
-    for start, end, word in tokens(text):
-        line = text.count("\n", 0, start) + 1
-        if word == old:
-            spans.setdefault(line, []).append((start, end))
-        elif word.startswith('"') and re.search(rf"(?<![\w-]){re.escape(old)}(?![\w-])", word):
-            quoted.add(line)
+    spelled = re.compile(rf"(?<![\w-]){re.escape(old)}(?![\w-])")
+    for command in commands(text):
+        for argument in command.args:
+            if argument.quoted and spelled.search(argument.text):
+                quoted.add(argument.line)
+            elif not argument.quoted and argument.text == old:
+                spans.setdefault(argument.line, []).append((argument.start, argument.end))
     replaced: list[tuple[int, int]] = []
     for line in sorted(lines):
         reason = ("inside a conflict block" if line in blocked
@@ -139,7 +129,8 @@ def rename_cmake(text: str, old: str, new: str, lines: set[int]) -> Edit:
             continue
         replaced += spans[line]
         edit.changed.append(line)
+    data = text.encode("utf-8", errors="replace")  # the spans are of these bytes
     for start, end in sorted(replaced, reverse=True):
-        text = text[:start] + new + text[end:]
-    edit.text = text
+        data = data[:start] + new.encode() + data[end:]
+    edit.text = data.decode("utf-8", errors="replace")
     return edit

@@ -7,11 +7,10 @@ through DEPENDS, LINK_LIBS or add_dependencies, transitively (CMake builds a tar
 libraries included, before compiling its objects), and that its unchanged includes do not already need.
 Upstream's own build may order those targets by luck; a build that differs (FlagTree's: other backends, other
 include trees, other targets) need not, as the v3.5 -> v3.6 upgrade showed (its fix added these DEPENDS). Reported only for targets FlagTree builds differently:
-FlagTree changed or added one of its sources or its CMake file. Facts: CMake words by regex over the
-comment-stripped text (the commands are flat), includes by cpp.include_lines."""
+FlagTree changed or added one of its sources or its CMake file. Facts: CMake commands from facts/cmake.py
+(tree-sitter-cmake), includes by cpp.include_lines."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from posixpath import dirname, join, normpath
@@ -20,15 +19,13 @@ from sync.git import GitTree
 from sync.model import Finding
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
+from sync.facts.cmake import commands
 from sync.facts.cpp import include_lines
 from sync.facts.delta import backend_of, fork_added_lines, hunks_with, is_cmake, text_diff
 from sync.facts.layout import is_third_party
 from sync.facts.declindex import declarations_of, language_of
 
-_COMMENT = re.compile(r"#[^\n]*")
-_TABLEGEN = re.compile(r"\b(mlir_tablegen|add_public_tablegen_target|add_mlir_dialect|add_mlir_interface)\s*\(([^)]*)\)",
-                       re.IGNORECASE)
-_ADD_DEPENDENCIES = re.compile(r"\badd_dependencies\s*\(([^)]*)\)", re.IGNORECASE)
+_TABLEGEN = frozenset({"mlir_tablegen", "add_public_tablegen_target", "add_mlir_dialect", "add_mlir_interface"})
 
 
 @dataclass(frozen=True)
@@ -55,9 +52,9 @@ def generated_files(cmake: str, text: str) -> dict[str, str]:
     """Repository-relative path a generated file would have (the build tree mirrors the source tree) -> the
     TableGen target that produces it: mlir_tablegen outputs belong to the next add_public_tablegen_target."""
     here, pending, out = dirname(cmake), [], {}
-    for match in _TABLEGEN.finditer(_COMMENT.sub("", text)):
-        command, words = match[1].lower(), match[2].split()
-        if not words:
+    for found in commands(text):
+        command, words = found.name, [argument.text for argument in found.args]
+        if command not in _TABLEGEN or not words:
             continue
         if command == "mlir_tablegen":
             pending.append(join(here, words[0]))
@@ -85,9 +82,9 @@ class _Tree:
                 self.generated.update(generated_files(path, text))
                 for target in library_targets(path, text):
                     self.edges.setdefault(target.name, set()).update(target.depends)
-                for match in _ADD_DEPENDENCIES.finditer(_COMMENT.sub("", text)):
-                    words = match[1].split()
-                    if words:
+                for command in commands(text):
+                    if command.name == "add_dependencies" and command.args:
+                        words = [argument.text for argument in command.args]
                         self.edges.setdefault(words[0], set()).update(words[1:])
         self._closure: dict[str, frozenset[str]] = {}
 

@@ -1,7 +1,8 @@
 """Build files: FlagTree-added CMake entries whose referents upstream removed, renamed or moved, and
 FlagTree files added to a directory whose CMakeLists.txt upstream restructured.
 
-An entry is a word on a FlagTree-added line of a CMakeLists.txt or *.cmake file. A word that names a
+An entry is a word of a command's argument (facts/cmake.py) that starts on a FlagTree-added line of a
+CMakeLists.txt or *.cmake file. A word that names a
 path (relative to the CMake file's directory or, after ${...SOURCE_DIR}, to the root) and existed at the
 old tag but not at the new one is reported (build-file); so is a word that is a target some CMake file
 defines at the old tag (add_*library, add_public_tablegen_target, add_mlir_dialect's MLIR<X>IncGen) and
@@ -19,18 +20,18 @@ from sync.git import GitTree
 from sync.model import Finding
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
+from sync.facts.cmake import commands
 from sync.facts.delta import CPP, PY, TD, backend_of, fork_added_lines, is_cmake, text_diff
 from sync.facts.filekinds import OBJECT_SUFFIXES
 from sync.facts.layout import backend_dir, is_third_party, third_party_owner
 from sync.facts.upstreamlog import deleting_commits, one_per_change
 
-_WORD = re.compile(r"[\w${}./+-]+")
-_TARGET_DEF = re.compile(r"\b(add_\w*library|add_public_tablegen_target|add_executable|add_custom_target|"
-                         r"add_mlir_dialect)\s*\(\s*([\w-]+)(?:\s+(\w+))?", re.IGNORECASE)
+_WORD = re.compile(r"[\w${}./+-]+")  # the words of an argument: `$<TARGET_OBJECTS:obj>` names obj
+_TARGET_NAME = re.compile(r"[\w-]+\Z")
+_DEFINERS = frozenset({"add_public_tablegen_target", "add_executable", "add_custom_target", "add_mlir_dialect"})
 _ROOT_VARS = re.compile(r"^\$\{(?:PROJECT_SOURCE_DIR|CMAKE_SOURCE_DIR|TRITON_ROOT_DIR)\}/")
 _HERE_VARS = re.compile(r"^\$\{CMAKE_CURRENT_SOURCE_DIR\}/")
-_STRUCTURE = re.compile(r"\b(add_subdirectory|add_\w*library|add_public_tablegen_target|mlir_tablegen|"
-                        r"set\s*\(\s*LLVM_TARGET_DEFINITIONS|add_mlir_\w+)\b[^)]*\)", re.IGNORECASE)
+_STRUCTURE = frozenset({"add_subdirectory", "add_public_tablegen_target", "mlir_tablegen"})
 
 
 def defined_targets(tree: GitTree, under: str | None = None) -> set[str]:
@@ -39,11 +40,13 @@ def defined_targets(tree: GitTree, under: str | None = None) -> set[str]:
     targets: set[str] = set()
     for path in tree.paths():
         if is_cmake(path) and (path.startswith(under) if under is not None else True):
-            for match in _TARGET_DEF.finditer(read_text(tree, path) or ""):
-                if match[1].lower() == "add_mlir_dialect":
-                    targets.add(f"MLIR{match[2]}IncGen")
-                else:
-                    targets.add(match[2])
+            for command in commands(read_text(tree, path) or ""):
+                name = command.name
+                if not (name in _DEFINERS or _library(name)) or not command.args \
+                        or command.args[0].quoted or not _TARGET_NAME.match(command.args[0].text):
+                    continue
+                target = command.args[0].text
+                targets.add(f"MLIR{target}IncGen" if name == "add_mlir_dialect" else target)
     return targets
 
 
@@ -79,8 +82,24 @@ def _exists(tree: GitTree, path: str) -> bool:
     return tree.exists(path) or any(p.startswith(path.rstrip("/") + "/") for p in tree.paths())
 
 
-def _structure(text: str) -> list[str]:
-    return sorted(" ".join(match[0].split()) for match in _STRUCTURE.finditer(re.sub(r"#[^\n]*", "", text)))
+def _library(name: str) -> bool:
+    return name.startswith("add_") and name.endswith("library")
+
+
+def _structure(text: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The commands that lay out a CMake file's build: its subdirectories, libraries and TableGen steps."""
+    return sorted((command.name, tuple(argument.text for argument in command.args)) for command in commands(text)
+                  if command.name in _STRUCTURE or _library(command.name) or command.name.startswith("add_mlir_")
+                  or command.name == "set" and command.args and command.args[0].text == "LLVM_TARGET_DEFINITIONS")
+
+
+def _words_by_line(text: str) -> dict[int, list[str]]:
+    """Line -> the words of the arguments that start on it, in order."""
+    found: dict[int, list[str]] = {}
+    for command in commands(text):
+        for argument in command.args:
+            found.setdefault(argument.line, []).extend(_WORD.findall(argument.text))
+    return found
 
 
 def build_file_findings(context: DriftContext) -> list[Finding]:
@@ -104,13 +123,14 @@ def build_file_findings(context: DriftContext) -> list[Finding]:
         # A backend's CMake file names its own files and targets, and trunk's files only from the root (or
         # through the objects of a build of the root)
         backend = is_third_party(path)
-        source = (read_text(fork, path) or "").splitlines()
+        whole = read_text(fork, path) or ""
+        source, words = whole.splitlines(), _words_by_line(whole)
         if old_targets is None:
             old_targets, new_targets = defined_targets(old), defined_targets(new)
         owner = third_party_owner(path) if backend else None
         for line in sorted(lines):
             text = source[line - 1].split("#", 1)[0] if line <= len(source) else ""
-            for word in _WORD.findall(text):
+            for word in words.get(line, []):
                 why = None
                 if backend and not (_ROOT_VARS.match(word) or _object_source(word)) \
                         and not (word in old_targets and word not in new_targets

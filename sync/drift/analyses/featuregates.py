@@ -16,34 +16,41 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass
+from typing import Iterable
 
 from sync.git import GitTree
 from sync.model import Finding
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
 from sync.support.cache import memoized, memoized_by
+from sync.facts.cmake import Command, commands
 from sync.facts.cpp import captures, include_lines, node_text
 from sync.facts.delta import CPP, backend_of, fork_added_lines, hunks_with, is_cmake, text_diff
 from sync.facts.layout import THIRD_PARTY, is_third_party
 
-_ADD_DEFINITIONS = re.compile(r"\badd_definitions\s*\(([^)]*)\)", re.IGNORECASE)
-_ADD_COMPILE_DEFINITIONS = re.compile(r"\badd_compile_definitions\s*\(([^)]*)\)", re.IGNORECASE)
+_DEFINE_FLAG = re.compile(r"-D([A-Za-z_]\w*)")  # inside an add_definitions argument
+_DEFINITION = re.compile(r"(?:^|\s)([A-Za-z_]\w*)")  # an add_compile_definitions argument: M or M=V
 _DIRECTIVE = re.compile(r"^\s*#\s*(ifdef|ifndef|if|elif|else|endif)\b(.*)")
 _OP_NAME = re.compile(r"^([a-z_][a-z0-9_]*)\.[a-z_][\w.]*$")
 
 
 def cmake_definitions(text: str) -> set[str]:
     """Macros a CMake text defines for every compile: add_definitions(-DM ...), add_compile_definitions(M ...)."""
-    found = {name for match in _ADD_DEFINITIONS.finditer(text) for name in re.findall(r"-D([A-Za-z_]\w*)", match[1])}
-    return found | {name for match in _ADD_COMPILE_DEFINITIONS.finditer(text)
-                    for name in re.findall(r"(?:^|\s)([A-Za-z_]\w*)", match[1])}
+    return _definitions(commands(text))
 
 
-_BLOCK = re.compile(r"^\s*(if|elseif|else|endif|foreach|endforeach|while|endwhile|function|endfunction|macro|endmacro)"
-                    r"\s*\((.*)\)", re.IGNORECASE)
-_SET_ON = re.compile(r"^\s*set\s*\(\s*([A-Za-z_]\w*)\s+(ON|TRUE|YES|1)\s*\)", re.IGNORECASE)
+def _definitions(found: Iterable[Command]) -> set[str]:
+    names: set[str] = set()
+    for command in found:
+        if command.name in ("add_definitions", "add_compile_definitions"):
+            pattern = _DEFINE_FLAG if command.name == "add_definitions" else _DEFINITION
+            names.update(name for argument in command.args for name in pattern.findall(argument.text))
+    return names
+
+
 _OPENS = {"if", "foreach", "while", "function", "macro"}
 _CLOSES = {"endif", "endforeach", "endwhile", "endfunction", "endmacro"}
+_ON = {"ON", "TRUE", "YES", "1"}
 
 
 def unconditional_definitions(text: str) -> set[str]:
@@ -53,26 +60,22 @@ def unconditional_definitions(text: str) -> set[str]:
     always_on: set[str] = set()
     found: set[str] = set()
     stack: list[bool] = []  # per open block: whether it runs in every configuration
-    for raw in text.splitlines():
-        line = raw.split("#", 1)[0]
-        block = _BLOCK.match(line)
-        if block:
-            word, condition = block[1].lower(), block[2].strip()
-            if word == "if":
-                stack.append(condition in always_on)
-            elif word in _OPENS:
-                stack.append(False)
-            elif word in ("elseif", "else") and stack:
+    for command in commands(text):
+        name, args = command.name, command.args
+        if name == "if":
+            stack.append(len(args) == 1 and not args[0].quoted and args[0].text in always_on)
+        elif name in _OPENS:
+            stack.append(False)
+        elif name in ("elseif", "else"):
+            if stack:
                 stack[-1] = False
-            elif word in _CLOSES and stack:
+        elif name in _CLOSES:
+            if stack:
                 stack.pop()
-            continue
-        if not stack:
-            setting = _SET_ON.match(line)
-            if setting:
-                always_on.add(setting[1])
-        if all(stack):
-            found |= cmake_definitions(line)
+        elif all(stack):
+            if not stack and name == "set" and len(args) == 2 and args[1].text.upper() in _ON:
+                always_on.add(args[0].text)
+            found |= _definitions([command])
     return found
 
 
