@@ -58,3 +58,14 @@ def test_a_backends_cmake_linking_a_trunk_target_upstream_removed(tmp_path) -> N
     context = context_of(tmp_path, old, new, fork, removed_upstream=("lib/A/Old.cpp",))
     found = {(f.path, f.line, f.details["entry"]) for f in build_file_findings(context) if f.kind == "build-file"}
     assert found == {("third_party/g/bin/CMakeLists.txt", 4, "TritonAIncGen")}
+
+
+def test_a_quoted_argument_is_one_word_not_the_words_it_holds(tmp_path) -> None:
+    """CMake never splits a quoted argument: `option(X "Build the TritonAIncGen step" OFF)` names no target
+    (the 3.3 -> 3.2 hints backport: "Proton" of an option's description read as a target); a quoted name
+    alone is still a name."""
+    fork = {**OLD, "CMakeLists.txt": 'option(TRITON_BUILD_A "Build the TritonAIncGen step" OFF)\n'
+                                     'add_dependencies(FlagTreeA "TritonAIncGen")\n'}
+    context = context_of(tmp_path, OLD, NEW, fork, removed_upstream=("lib/A/Old.cpp",))
+    found = {(f.path, f.line, f.details["entry"]) for f in build_file_findings(context) if f.kind == "build-file"}
+    assert found == {("CMakeLists.txt", 2, "TritonAIncGen")}

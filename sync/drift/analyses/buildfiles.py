@@ -94,11 +94,16 @@ def _structure(text: str) -> list[tuple[str, tuple[str, ...]]]:
 
 
 def _words_by_line(text: str) -> dict[int, list[str]]:
-    """Line -> the words of the arguments that start on it, in order."""
+    """Line -> the words of the arguments that start on it, in order. CMake never splits a quoted argument:
+    it is one word, a name or a path only where it holds no blank (`option(X "Build the Proton profiler")`
+    names no target Proton)."""
     found: dict[int, list[str]] = {}
     for command in commands(text):
         for argument in command.args:
-            found.setdefault(argument.line, []).extend(_WORD.findall(argument.text))
+            if not argument.quoted:
+                found.setdefault(argument.line, []).extend(_WORD.findall(argument.text))
+            elif _WORD.fullmatch(argument.text):
+                found.setdefault(argument.line, []).append(argument.text)
     return found
 
 
