@@ -20,6 +20,15 @@ def test_a_file_named_only_in_a_commented_out_target_is_not_built(tmp_path: Path
     assert _unbuilt(tmp_path / "list", listed)
 
 
+def test_a_commented_out_target_may_keep_its_blank_lines(tmp_path: Path) -> None:
+    """The 3.3.x -> 3.4.0 move: tsingmicro's `# add_llvm_executable(tsingmicro-llvm-opt` / `#   ...cpp` / a blank
+    line / `#   PARTIAL_SOURCES_INTENDED` / `#   )`: still one commented-out command, so the file is not built."""
+    kept = "# add_llvm_executable(tool-layout\n#   tool-layout.cpp\n\n#   PARTIAL_SOURCES_INTENDED\n#   )\n"
+    assert _unbuilt(tmp_path / "blank", kept)
+    broken = "# add_llvm_executable(tool-layout\nset(X 1)\n#   tool-layout.cpp\n#   )\n"  # code between: a remark
+    assert not _unbuilt(tmp_path / "code", broken)
+
+
 def test_a_file_an_active_line_a_remark_or_a_glob_may_build_counts_as_built(tmp_path: Path) -> None:
     active = "# add_llvm_executable(tool-layout tool-layout.cpp)\nadd_llvm_executable(tool-layout tool-layout.cpp)\n"
     assert not _unbuilt(tmp_path / "active", active)

@@ -200,10 +200,16 @@ def commented(text: str) -> tuple[Command, ...]:
     """The commands a CMake text's comments hold: a bracket comment's content, and commands that start a
     comment alone on its line and go on, where they span lines, in the comment lines right below it
     (`#add_triton_library(Tools` / `#  a.cpp` / `#)`). Prose in a comment is no command."""
-    return _COMMENTED.get(text, lambda text: tuple(_commented_commands(listing(text).comments)))
+    return _COMMENTED.get(text, lambda text: tuple(_commented_commands(listing(text).comments, text.split("\n"))))
 
 
-def _commented_commands(comments: tuple[Comment, ...]) -> list[Command]:
+def _blank_between(lines: list[str], after: int, before: int) -> bool:
+    """Whether the lines strictly between two line numbers (1-based) are all blank: a commented-out command may
+    keep the blank lines it had."""
+    return all(not line.strip() for line in lines[after:before - 1])
+
+
+def _commented_commands(comments: tuple[Comment, ...], lines: list[str]) -> list[Command]:
     out: list[Command] = []
     for index, comment in enumerate(comments):
         if "(" not in comment.text:
@@ -220,9 +226,9 @@ def _commented_commands(comments: tuple[Comment, ...]) -> list[Command]:
         # the command goes on below: the run of whole-line comments that follows
         run, line = [comment.text], comment.line
         for below in comments[index + 1:]:
-            if below.bracket or not below.alone or below.line != line + 1:
+            if below.bracket or not below.alone or not _blank_between(lines, line, below.line):
                 break
-            run.append(below.text)
+            run += [""] * (below.line - line - 1) + [below.text]  # blank lines kept: lines stay numbered
             line = below.line
             read = _read("\n".join(run), comment.line).commands
             if read and read[0].line == comment.line:
