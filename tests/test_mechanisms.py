@@ -378,3 +378,20 @@ def test_a_package_upstream_adds_needs_a_directory_in_a_backend_that_ships_every
     assert _package_findings(tmp_path / "present", found, has) == []
     # a setup script that lists its packages itself never installs upstream's new one
     assert _package_findings(tmp_path / "listed", SETUP_CALLS + "packages = ['triton', 'triton/language']\n") == []
+
+
+def test_copies_measured_once_are_read_back_from_the_fact_cache(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which backend files copy a trunk file is kept by the two trees' ids: a second run (status after upgrade)
+    indexes no trunk file and finds the same copies."""
+    from sync.facts import roles as roles_module
+    built: list[object] = []
+    real = roles_module.TrunkIndex
+    monkeypatch.setattr(roles_module, "TrunkIndex", lambda *args, **kwargs: built.append(args) or real(*args, **kwargs))
+    monkeypatch.setenv("FLAGTREE_SYNC_CACHE", "on")
+    monkeypatch.setenv("FLAGTREE_SYNC_RESULT_CACHE", "off")
+    repo = open_repo(str(_fork(tmp_path, {"third_party/b/backend/driver.py": SEMANTIC.replace("op_", "drv_")})))
+    runs = [analyse_drift(repo, resolve_range(repo, "old", "new", "flagtree"), None) for _ in range(2)]
+    first, second = ([(f.kind, f.path, f.related_path) for f in run.findings] for run in runs)
+    assert len(built) == 1 and first == second and ("copy-stale", "third_party/b/backend/driver.py",
+                                                    "third_party/amd/backend/driver.py") in first

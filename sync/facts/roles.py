@@ -9,15 +9,17 @@ that mirrors a trunk .td is a whole-file overlay.
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from posixpath import basename
 
 from sync.facts.layout import (PACKAGE_COPY, RENAMED_COPY, SETUP_COPY, TRUNK, seed_policy,
                       SpecFile, backend_names, copy_candidate, copy_files, is_under, package_of, renamed, spec_files)
 from sync.facts.trees import FileTree, read_text
+from sync.support.cache import memoized_by
 from sync.facts.backends import backend_exports, entry_modules
 from sync.facts.callsites import TrunkHooks
-from sync.facts.copies import COPY_SUFFIXES, TrunkIndex, copy_candidates
+from sync.facts.copies import COPY_SUFFIXES, CopyOf, TrunkIndex, copy_candidates
 from sync.facts.pyfacts import normalized_statements
 
 OVERLAY = "overlay"  # shadows trunk python/triton/<rel> through a hijacked package
@@ -216,26 +218,51 @@ def classified_files(tree: FileTree, hooks: TrunkHooks, backends: set[str] | Non
 def _with_renamed_copies(tree: FileTree, found: list[Classified], backends: set[str] | None,
                          base: FileTree | None) -> list[Classified]:
     """New modules that copy a trunk file by content become renamed copies; so do the backends' other files."""
-    index = TrunkIndex(base) if base is not None else TrunkIndex(tree, outside_third_party=True)
+    # a module with no namesake, or a file of a package copy with none (C headers under _C/include), may
+    # still copy a trunk file of another name
+    unpaired = [item.file.path for item in found if (item.role == NEW_MODULE or item.role == OTHER
+                                                     and item.file.via is not None)
+                and item.file.path.endswith(COPY_SUFFIXES)]
+    candidates = [(backend, path) for backend, path in copy_candidates(tree, backends, {item.file.path for item in found})
+                  if base is None or not base.exists(path)]  # a file upstream has at the old tag is upstream's own
+    copies = _copies(tree, base, backends, [(item.file.backend, item.file.path) for item in found
+                                            if item.file.path in set(unpaired)] + candidates)
 
     def measured(spec_file: SpecFile) -> Classified | None:
-        copy = index.copy_of(spec_file.backend, spec_file.path, read_text(tree, spec_file.path) or "")
+        copy = copies.get(spec_file.path)
         if copy is None:
             return None
         same = "identical to" if copy.identical else f"{copy.similarity:.0%} of its lines in common with"
         return Classified(renamed(spec_file, copy.source), RENAMED_COPY, why=f"{same} {copy.source}")
 
-    result = []
-    for item in found:
-        # a module with no namesake, or a file of a package copy with none (C headers under _C/include), may
-        # still copy a trunk file of another name
-        unpaired = item.role == NEW_MODULE or item.role == OTHER and item.file.via is not None
-        copy = measured(item.file) if unpaired and item.file.path.endswith(COPY_SUFFIXES) else None
-        result.append(copy or item)
-    for backend, path in copy_candidates(tree, backends, {item.file.path for item in found}):
-        if base is not None and base.exists(path):
-            continue  # a file upstream has at the old tag is upstream's own, whatever it resembles
-        copy = measured(copy_candidate(backend, path))
-        if copy is not None:
-            result.append(copy)
+    result = [measured(item.file) or item if item.file.path in copies else item for item in found]
+    result += [copy for copy in (measured(copy_candidate(backend, path)) for backend, path in candidates) if copy]
     return result
+
+
+_COPIES = ("renamed-copies", 1)  # kind and version in the fact cache
+
+
+def _copies(tree: FileTree, base: FileTree | None, backends: set[str] | None,
+            files: list[tuple[str, str]]) -> dict[str, CopyOf]:
+    """path -> the trunk file it copies, of the (backend, path) files given that copy one. Kept in the fact cache
+    by the two trees' ids and the files asked: `status` after `upgrade` indexes no trunk file."""
+    def compute() -> dict[str, CopyOf]:
+        index = TrunkIndex(base) if base is not None else TrunkIndex(tree, outside_third_party=True)
+        found = {path: index.copy_of(backend, path, read_text(tree, path) or "") for backend, path in files}
+        return {path: copy for path, copy in found.items() if copy is not None}
+
+    ids = [_tree_id(tree), _tree_id(base) if base is not None else "outside third_party"]
+    if None in ids:
+        return compute()
+    asked = hashlib.sha1("\n".join(f"{backend}\0{path}" for backend, path in files).encode("utf-8")).hexdigest()
+    inputs = [str(part) for part in ids] + [asked]
+    return memoized_by(*_COPIES, inputs, compute,
+                       lambda copies: {path: [c.source, c.similarity, c.identical] for path, c in copies.items()},
+                       lambda stored: {path: CopyOf(str(source), float(share), bool(same))
+                                       for path, (source, share, same) in stored.items()})
+
+
+def _tree_id(tree: FileTree) -> object | None:
+    """A git tree's id (GitTree); None for a tree with none (a directory on disk)."""
+    return getattr(getattr(tree, "tree", None), "id", None)
