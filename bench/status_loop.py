@@ -4,9 +4,9 @@ result cache misses, the fact cache is warm), and the same upgrade again (--forc
 
     python bench/status_loop.py PATH_TO_FETCHED_FLAGTREE [--move OLD SOURCE ONTO] [--code CHECKOUT]
 
-The fix takes one conflicted file (the first the report lists that ONTO holds otherwise) as it is at ONTO. Plain `git cherry-pick` of the
-same commits into a fresh worktree runs first, for the ratios. --code runs another checkout's sync package
-(a worktree of another commit), to compare two commits on one machine state.
+The fix takes one conflicted file (the first the report lists that ONTO holds otherwise) as it is at ONTO.
+Plain `git cherry-pick` of the same commits into a fresh worktree runs first, for the ratios. --code runs
+another checkout's sync package (a worktree of another commit), to compare two commits on one machine state.
 """
 from __future__ import annotations
 
@@ -23,7 +23,10 @@ from pathlib import Path
 def _differs_at(worktree: Path, rev: str, path: str) -> bool:
     """Whether rev holds path with other content than the worktree's HEAD."""
     held = subprocess.run(["git", "-C", str(worktree), "cat-file", "-e", f"{rev}:{path}"]).returncode == 0
-    return held and subprocess.run(["git", "-C", str(worktree), "diff", "--quiet", rev, "HEAD", "--", path]).returncode == 1
+    if not held:
+        return False
+    diff = ["git", "-C", str(worktree), "diff", "--quiet", rev, "HEAD", "--", path]
+    return subprocess.run(diff).returncode == 1
 
 
 def main() -> int:

@@ -220,13 +220,13 @@ def _with_renamed_copies(tree: FileTree, found: list[Classified], backends: set[
     """New modules that copy a trunk file by content become renamed copies; so do the backends' other files."""
     # a module with no namesake, or a file of a package copy with none (C headers under _C/include), may
     # still copy a trunk file of another name
-    unpaired = [item.file.path for item in found if (item.role == NEW_MODULE or item.role == OTHER
-                                                     and item.file.via is not None)
+    unpaired = [(item.file.backend, item.file.path) for item in found
+                if (item.role == NEW_MODULE or item.role == OTHER and item.file.via is not None)
                 and item.file.path.endswith(COPY_SUFFIXES)]
-    candidates = [(backend, path) for backend, path in copy_candidates(tree, backends, {item.file.path for item in found})
+    taken = {item.file.path for item in found}
+    candidates = [(backend, path) for backend, path in copy_candidates(tree, backends, taken)
                   if base is None or not base.exists(path)]  # a file upstream has at the old tag is upstream's own
-    copies = _copies(tree, base, backends, [(item.file.backend, item.file.path) for item in found
-                                            if item.file.path in set(unpaired)] + candidates)
+    copies = _copies(tree, base, unpaired + candidates)
 
     def measured(spec_file: SpecFile) -> Classified | None:
         copy = copies.get(spec_file.path)
@@ -243,8 +243,7 @@ def _with_renamed_copies(tree: FileTree, found: list[Classified], backends: set[
 _COPIES = ("renamed-copies", 1)  # kind and version in the fact cache
 
 
-def _copies(tree: FileTree, base: FileTree | None, backends: set[str] | None,
-            files: list[tuple[str, str]]) -> dict[str, CopyOf]:
+def _copies(tree: FileTree, base: FileTree | None, files: list[tuple[str, str]]) -> dict[str, CopyOf]:
     """path -> the trunk file it copies, of the (backend, path) files given that copy one. Kept in the fact cache
     by the two trees' ids and the files asked: `status` after `upgrade` indexes no trunk file."""
     def compute() -> dict[str, CopyOf]:

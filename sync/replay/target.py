@@ -95,7 +95,8 @@ def require_writable(repo: Repository, state: UpgradeState, current: str | None,
     if current is None or current == tip or (tip is None and _runs_tip(repo, state, current)):
         return
     if current == state.target_was and direct_target(repo, FORCED_PREFIX + target)[0] == current:
-        check_replaceable(repo, target, state.params.range.onto.oid)  # accepted by --force at the start (the tool's ref says so), still so
+        # accepted by --force at the start (the tool's ref says so), still so
+        check_replaceable(repo, target, state.params.range.onto.oid)
         return
     made = commit_of(repo, current)
     raise SyncError(f"branch {target} was made or moved since this upgrade started (it is at {current[:9]} "

@@ -34,7 +34,7 @@ from sync.facts.declindex import CPP_SUFFIXES, TD_SUFFIXES, DeclarationIndex, de
 from sync.facts.delta import backend_of, fork_lines_where
 from sync.facts.includedirs import compiled_copy
 from sync.facts.filekinds import CPP_CODE, CPP_HEADERS, PY_SUFFIXES, is_built
-from sync.facts.layout import backend_root, in_own_trunk_copy, is_third_party
+from sync.facts.layout import backend_dir, backend_root, is_third_party
 from sync.facts.trees import FileTree, read_text
 from sync.facts.upstreamlog import pr_of
 from sync.drift.context import DriftContext
@@ -278,10 +278,9 @@ def _flagtree_declarations(context: DriftContext, names: set[str]) -> dict[str, 
     # A backend's own copy of trunk's headers (third_party/<b>/include/triton/) is on its include path: a member
     # its copy declares, on any class, may take the backend's calls. Its lines are not FlagTree's added lines
     # (delta.py), so they are read here, for the names in question only.
-    copies = sorted({"/".join(path.split("/")[:4]) + "/" for path in context.fork.paths()
-                     if in_own_trunk_copy(path)})
+    copies = tuple(f"{backend_dir(backend)}/include/triton/" for backend in sorted(context.own_trunk_backends))
     if copies:  # (no prefix would read the whole tree)
-        for name, declared in _declared_at(context.fork, names, tuple(copies)).items():
+        for name, declared in _declared_at(context.fork, names, copies).items():
             found.setdefault(name, set()).update(backend_root(path) or "" for path, _ in declared)
     return found
 
