@@ -78,6 +78,8 @@ def listing(text: str) -> Listing:
     return _LISTINGS.get(text, lambda text: _read(_MARKER_LINE.sub(_blank, text) if in_conflict(text) else text))
 
 
+# Every line that looks like a marker is blanked, nested ones too (a file conflicted again over its own markers):
+# git.merge.conflict_sections reads a marker out of place as text, and tree-sitter would stop on it.
 _CONFLICT = re.compile(r"^<{7} .*^={7}$.*^>{7} ", re.MULTILINE | re.DOTALL)
 _MARKER_LINE = re.compile(r"^(?:<{7} |\|{7}|>{7} |={7}$)[^\n]*", re.MULTILINE)
 
@@ -163,21 +165,12 @@ def _command(node: Node, source: bytes, offset: int) -> Command:
     return Command(name, tuple(args), head.start_point[0] + 1 + offset, node.end_point[0] + 1 + offset)
 
 
+_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+
+
 def _unescape(content: str) -> str:
     """A quoted argument's `\\"` and `\\\\` read as the character; other escapes are kept as written."""
-    if "\\" not in content:
-        return content
-    out, index = [], 0
-    while index < len(content):
-        char = content[index]
-        if char == "\\" and index + 1 < len(content):
-            following = content[index + 1]
-            out.append(following if following in '"\\' else content[index:index + 2])
-            index += 2
-            continue
-        out.append(char)
-        index += 1
-    return "".join(out)
+    return _ESCAPE.sub(lambda escape: escape[1] if escape[1] in '"\\' else escape[0], content)
 
 
 def _comment(node: Node, source: bytes, offset: int) -> Comment:
