@@ -9,6 +9,7 @@ from sync.facts.layout import SpecFile, backend_dir, own_trunk_backends, third_p
 from sync.model import Range
 from sync.records.provenance import Derivation, load_manifest
 from sync.git import GitTree, Oid, Repository, as_oid, has_object, renames
+from sync.git.readlog import logged_once
 from sync.facts.trees import read_text
 from sync.facts.backends import BackendExports, backend_exports
 from sync.facts.callsites import TrunkHooks, index_trunk_hooks
@@ -111,7 +112,7 @@ class DriftContext:
         return backend is not None and (self.fork.exists(f"{backend_dir(backend)}/{module_path}")
                                         or (backend, module_path) in self.replaced_by_backend)  # an overlay, a copy
 
-    @cached_property
+    @logged_once
     def target_hooks(self) -> TrunkHooks | None:
         return index_trunk_hooks(self.target) if self.target is not None else None
 
@@ -138,7 +139,7 @@ class DriftContext:
         target = self.target
         return target if target is not None and target.repo is self.repo else self.fork
 
-    @cached_property
+    @logged_once
     def manifests(self) -> dict[str, dict[str, Derivation] | None]:
         return {backend: load_manifest(self.backend_files, backend) for backend in self.backends}
 
@@ -158,6 +159,7 @@ class DriftContext:
 
         Memoized per (tree, path): a call-signature run asks for the same upstream module once per call."""
         key = (tree.label, path)
+        tree.exists(path)  # (a watched tree notes the path: its table is kept for the analyses after this one)
         if key not in self._tables:
             text = read_text(tree, path)
             self._tables[key] = cached_function_table(text) if text is not None else None
@@ -166,6 +168,7 @@ class DriftContext:
     def module_facts(self, tree: GitTree, path: str) -> ModuleFacts | None:
         """Parsed facts (without line numbers) of a file in one of the trees; None when absent."""
         key = (tree.label, path)
+        tree.exists(path)  # (as function_table)
         if key not in self._facts:
             text = read_text(tree, path)
             if text is None:

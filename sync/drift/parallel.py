@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from sync.support.cache import active
 from sync.git import GitTree
+from sync.git.readlog import ReadLog, logging_reads
+from sync.drift.analysis_cache import AnalysisCache
 from sync.model import Finding
 from sync.drift.outcome import Found, found
 from sync.support.progress import Progress
@@ -39,7 +41,8 @@ if TYPE_CHECKING:
 
 Skipped = dict[tuple[str, str], str]
 Task = tuple[int, int, int]  # the analyzer's number, the part, of how many parts (1: the whole analysis)
-Outcome = tuple[Any, Skipped, list[list[str]]]  # a Found or a part's share, skips, unreadable paths per tree
+# a Found or a part's share, skips, unreadable paths per tree, what it read of the watched branch
+Outcome = tuple[Any, Skipped, list[list[str]], dict[str, Any]]
 
 # What forked workers read, handed to their pool (workers.inherited): the context copy carries the run's fact
 # cache and PythonFacts (pyblobs.reading).
@@ -76,20 +79,27 @@ def join_shares(analyzer: "Analyzer", context: "DriftContext", shares: list[Any]
 
 def run_analyses(analyzers: Sequence["Analyzer"], context: "DriftContext", progress: Progress, skips: SkipLog,
                  parse_bytes: int, trees: Sequence[GitTree] = (),
-                 placed: Callable[["Analyzer", list[Finding]], list[Finding]] | None = None) -> Found:
+                 placed: Callable[["Analyzer", list[Finding]], list[Finding]] | None = None,
+                 kept: AnalysisCache | None = None) -> Found:
     """Every analyzer's findings and clean merges, in analyzer order; skips of workers are added to skips, and
     the blobs they could not read to trees' `missing` (a result that met one is never cached). placed: moves an
-    analyzer's findings to the branch the user edits (drift/branchlines.py), in the parent.
+    analyzer's findings to the branch the user edits (drift/branchlines.py), in the parent. kept: each
+    analysis's result kept from an earlier run on the branch, reused where the branch answers what it read the
+    same (drift/analysis_cache.py), and stored for the next.
 
     parse_bytes: the fork Python the up-front parse covered; below PARALLEL_BYTES a worker costs more
     than it saves."""
-    heavy = [number for number, analyzer in enumerate(analyzers) if analyzer.on_request and not analyzer.in_parent]
+    reused = {number: entry for number, analyzer in enumerate(analyzers)
+              if kept is not None and (entry := kept.load(analyzer.name)) is not None}
+    heavy = [number for number, analyzer in enumerate(analyzers)
+             if analyzer.on_request and not analyzer.in_parent and number not in reused]
     tasks = _tasks(analyzers, heavy)
     workers = min(jobs() - 1, len(tasks) - 1)  # the parent is one of the processes
     if workers < 1 or parse_bytes < PARALLEL_BYTES:
         heavy, tasks = [], []
     results: dict[int, Found] = {}
     shares: dict[Task, Any] = {}
+    reads: dict[int, ReadLog] = {}  # what each analysis run here or in a worker read of the branch
     done = 0
 
     def finished(number: int, result: Found) -> None:
@@ -106,19 +116,24 @@ def run_analyses(analyzers: Sequence["Analyzer"], context: "DriftContext", progr
             return
         shares[task] = outcome
         if all((number, part, parts) in shares for part in range(parts)):
-            with analysing(analyzers[number].name):
+            with analysing(analyzers[number].name), logging_reads(reads.setdefault(number, ReadLog())):
                 finished(number, join_shares(analyzers[number], context,
                                              [shares.pop((number, part, parts)) for part in range(parts)]))
 
     def run_here(task: Task) -> None:
-        with analysing(analyzers[task[0]].name):
+        with analysing(analyzers[task[0]].name), logging_reads(reads.setdefault(task[0], ReadLog())):
             outcome = run_task(analyzers[task[0]], context, task[1], task[2])
         settled(task, outcome)
+
+    for number, entry in reused.items():
+        for key, reason in entry.skipped.items():
+            skips.skipped.setdefault(key, reason)
+        finished(number, entry.found)
 
     with ExitStack() as stack:
         dispatch = _start(stack, analyzers, context, tasks, trees, workers) if tasks else None
         for number in range(len(analyzers)):
-            if number not in heavy:
+            if number not in heavy and number not in reused:
                 run_here((number, 0, 1))
         while dispatch is not None and (first := dispatch.take_first()) is not None:
             run_here(first)
@@ -126,13 +141,20 @@ def run_analyses(analyzers: Sequence["Analyzer"], context: "DriftContext", progr
         by_future = {future: task for task, future in futures.items()}
         outcomes: dict[Task, Outcome] = {}
         for future in as_completed(by_future):  # a join begins while other tasks still run
-            outcomes[by_future[future]] = future.result()
-            settled(by_future[future], outcomes[by_future[future]][0])
-        for task, (_, skipped, missing) in sorted(outcomes.items()):  # in task order, whatever finished first
+            task = by_future[future]
+            outcomes[task] = future.result()
+            reads.setdefault(task[0], ReadLog()).merge(ReadLog.from_json(outcomes[task][3]))
+            settled(task, outcomes[task][0])
+        for task, (_, skipped, missing, _) in sorted(outcomes.items()):  # in task order, whatever finished first
             for key, reason in skipped.items():
                 skips.skipped.setdefault(key, reason)
             for tree, paths in zip(trees, missing):
                 tree.missing.update(paths)
+    if kept is not None and not any(tree.missing for tree in trees):  # a blob missing now may be fetched later
+        for number, log in sorted(reads.items()):
+            name = analyzers[number].name
+            kept.store(name, results[number], {key: reason for key, reason in skips.skipped.items()
+                                               if key[0] == name}, log)
     ordered = [results[number] for number in range(len(analyzers))]
     return Found([finding for analyzer, result in zip(analyzers, ordered)
                   for finding in (placed(analyzer, result.findings) if placed else result.findings)],
@@ -170,6 +192,6 @@ def _in_worker(task: Task) -> Outcome:
 
 
 def _one(analyzer: "Analyzer", context: "DriftContext", task: Task, trees: Sequence[GitTree]) -> Outcome:
-    with recording_skips() as log, analysing(analyzer.name):
+    with recording_skips() as log, analysing(analyzer.name), logging_reads(ReadLog()) as read:
         outcome = run_task(analyzer, context, task[1], task[2])
-    return outcome, dict(log.skipped), [sorted(tree.missing) for tree in trees]
+    return outcome, dict(log.skipped), [sorted(tree.missing) for tree in trees], read.to_json()

@@ -46,19 +46,28 @@ def enabled() -> bool:
 def result_key(repo: Repository, rng: Range, target: Rev | None, backends: set[str] | None,
                symbols: bool) -> str | None:
     """The entry's key, or None: run without the result cache."""
-    if not enabled():
-        return None
-    inputs = repository_inputs(repo)
-    if inputs is None:
+    document = run_inputs(repo, rng, target, backends, symbols)
+    if document is None:
         return None
     # the analysis reads the target's tree only: a re-made commit of the same tree is the same input
     target_tree = None if target is None else commit_tree_id(repo, target.oid)
     if target is not None and target_tree is None:
         return None
-    document = {"code": code_fingerprint(), "parse_limit": parse_limit(), "range": rng.to_json(),
-                "target": None if target is None else {"ref": target.ref, "tree": target_tree},
-                "backends": sorted(backends) if backends else None, "symbols": symbols, "repository": inputs}
+    document["target"] = None if target is None else {"ref": target.ref, "tree": target_tree}
     return hashlib.sha1(json.dumps(document, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def run_inputs(repo: Repository, rng: Range, target: Rev | None, backends: set[str] | None,
+               symbols: bool) -> dict[str, Any] | None:
+    """Every input of a drift but the target's tree, as JSON; None: run without the caches of results."""
+    if not enabled():
+        return None
+    inputs = repository_inputs(repo)
+    if inputs is None:
+        return None
+    return {"code": code_fingerprint(), "parse_limit": parse_limit(), "range": rng.to_json(),
+            "target": None if target is None else {"ref": target.ref},
+            "backends": sorted(backends) if backends else None, "symbols": symbols, "repository": inputs}
 
 
 def load(cache: FactCache, key: str,
@@ -71,12 +80,12 @@ def load(cache: FactCache, key: str,
         present = stored["present"]
         if not isinstance(present, dict) or any(has_object(repo, blob) != bool(was) for blob, was in present.items()):
             return None  # a blob the analyses judged came or went since
-        findings = [_decode(item) for item in stored["findings"]]
+        findings = decode_findings(stored["findings"])
         backends = stored["backends"]
-        if not all(isinstance(finding, Finding) for finding in findings) or not isinstance(backends, list) \
+        if not isinstance(backends, list) \
                 or not all(isinstance(backend, str) for backend in backends):
             return None
-        merged = _decode_merged(stored["merged"])
+        merged = decode_merged(stored["merged"])
     except Exception:  # noqa: BLE001 - any entry that does not decode is a miss, never an error
         return None
     return findings, merged, backends
@@ -86,19 +95,38 @@ def store(cache: FactCache, key: str, findings: list[Finding], merged: list[Merg
           present: dict[str, bool]) -> bool:
     """Write the entry when its findings decode back to exactly these; False when it was left out.
     Overlay bytes go in as base64 (exact by construction, and never held as JSON twice: they may be large)."""
-    try:
-        encoded = json.loads(json.dumps([_encode(finding) for finding in findings]))
-        if [_decode(item) for item in encoded] != findings:
-            return False
-    except (Unencodable, TypeError, ValueError, KeyError):
+    encoded = encode_findings(findings)
+    if encoded is None:
         return False
     cache.put(KIND, VERSION, key, {
         "findings": encoded, "backends": list(backends), "present": dict(present),
-        "merged": [[overlay.path, base64.b64encode(overlay.data).decode("ascii")] for overlay in merged]})
+        "merged": encode_merged(merged)})
     return True
 
 
-def _decode_merged(items: list[Any]) -> list[tuple[str, bytes]]:
+def encode_findings(findings: list[Finding]) -> list[Any] | None:
+    """The findings as JSON that decodes back to exactly them; None when some value would not."""
+    try:
+        encoded = json.loads(json.dumps([_encode(finding) for finding in findings]))
+        return encoded if [_decode(item) for item in encoded] == findings else None
+    except (Unencodable, TypeError, ValueError, KeyError):
+        return None
+
+
+def decode_findings(items: Any) -> list[Finding]:
+    """encode_findings's findings back; ValueError (or another exception) when items are not such."""
+    findings = [_decode(item) for item in items]
+    if not all(isinstance(finding, Finding) for finding in findings):
+        raise ValueError("not a finding")
+    return findings
+
+
+def encode_merged(merged: list[MergedOverlay]) -> list[list[str]]:
+    """Overlay bytes as base64 (exact by construction, and never held as JSON twice: they may be large)."""
+    return [[overlay.path, base64.b64encode(overlay.data).decode("ascii")] for overlay in merged]
+
+
+def decode_merged(items: list[Any]) -> list[tuple[str, bytes]]:
     """(path, bytes) of each merged overlay: drift makes the MergedOverlay objects when they are used."""
     if not all(isinstance(path, str) and isinstance(data, str) for path, data in items):
         raise ValueError("not a merged overlay")

@@ -10,6 +10,7 @@ from sync.drift import result_cache
 from sync.support.cache import using
 from sync.errors import SyncError
 from sync.git import Commit, GitError, GitTree, Oid, Repository, Tree
+from sync.git.readlog import made_value
 from sync.support.parselimit import parse_limit
 from sync.git.repo import commit_of, commit_range, fact_cache, has_object, is_ancestor, tree_of, upstream_in_range
 from sync.git.store import scratch_repository
@@ -19,6 +20,7 @@ from sync.facts.filekinds import PARSED_SUFFIXES
 from sync.facts.layout import is_third_party
 
 if TYPE_CHECKING:  # the analyzers are imported when an analysis runs: a cached result needs none of them
+    from sync.drift.analysis_cache import AnalysisCache
     from sync.drift.ahead import Ahead
     from sync.drift.registry import Analyzer
     from sync.drift.context import DriftContext
@@ -211,7 +213,7 @@ def _storable(result: DriftResult, context: "DriftContext") -> bool:
 
 def _judged_presence(context: "DriftContext") -> dict[str, bool]:
     """Blobs whose presence in the store the analyses judged: the provenance entries (recorded_base)."""
-    manifests = vars(context).get("manifests") or {}
+    manifests = made_value(context, "manifests") or {}  # made only where an analysis asked
     return {entry.blob: has_object(context.repo, entry.blob)
             for manifest in manifests.values() if manifest for entry in manifest.values()}
 
@@ -270,6 +272,22 @@ def _on_the_branch(context: "DriftContext") -> "Callable[[Analyzer, list[Finding
     return lambda analyzer, findings: [places.finding(analyzer.lines, finding) for finding in findings]
 
 
+def _kept_results(repo: Repository, rng: Range, target_rev: Rev | None, backends: set[str] | None, symbols: bool,
+                  context: "DriftContext") -> "AnalysisCache | None":
+    """Each analysis's result kept on the branch by an earlier run (drift/analysis_cache.py); None for an
+    in-memory replay (the whole result's key holds its every input) or without the fact cache."""
+    from sync.drift.analysis_cache import AnalysisCache
+    from sync.support.cache import active
+    cache = active()
+    if target_rev is None or context.target is None or cache is None:
+        return None
+    inputs = result_cache.run_inputs(repo, rng, target_rev, backends, symbols)
+    if inputs is None:
+        return None
+    context.target.watched = True  # it notes what each analysis asks it
+    return AnalysisCache(cache, repo, inputs, context.target, lambda: _judged_presence(context))
+
+
 def _analysed(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev | None, backends: set[str] | None,
               symbols: bool, progress: Progress, stack: ExitStack,
               ahead: "Ahead | None") -> tuple[DriftResult, "DriftContext"]:
@@ -311,8 +329,10 @@ def _analysed(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev
         context.prefetch_fork_python(ahead)
     progress.phase("analyses", len(analyzers))
     placed = _on_the_branch(context) if target_rev is not None else None
+    kept = _kept_results(repo, rng, target_rev, backends, symbols, context)
     with recording_skips() as skips:
-        analysed = run_analyses(analyzers, context, progress, skips, context.prefetched_bytes, context.trees, placed)
+        analysed = run_analyses(analyzers, context, progress, skips, context.prefetched_bytes, context.trees, placed,
+                                kept)
     findings.extend(analysed.findings)
     findings.extend(Finding("analysis-skipped", path, f"{analysis}: {path} was left out: {reason}")
                     for (analysis, path), reason in sorted(skips.skipped.items()))

@@ -12,10 +12,10 @@ import re
 from dataclasses import dataclass
 from posixpath import normpath
 from typing import Any, Callable, Iterator, Mapping, Sequence
-from weakref import WeakKeyDictionary
 
 from sync.facts.cmake import Argument, Command, commands, commented, in_conflict, listing
 from sync.facts.filekinds import is_cmake
+from sync.git.readlog import TreeMemo
 from sync.facts.trees import FileTree, read_text
 
 __all__ = ["Argument", "Command", "commands", "configured", "defined_anywhere", "file_commands", "unbuilt"]
@@ -56,14 +56,11 @@ def _target_commented_out(tree: FileTree, path: str) -> bool:
     return False
 
 
-_memo: WeakKeyDictionary[FileTree, dict[str, frozenset[str]]] = WeakKeyDictionary()  # per tree, while it lives
+_memo: TreeMemo[frozenset[str]] = TreeMemo()  # per tree and directory, while the tree lives
 
 
 def _left_out(tree: FileTree, parent: str, name: str) -> bool:
-    known = _memo.setdefault(tree, {})
-    if parent not in known:
-        known[parent] = _commented_only(tree, parent)
-    return name in known[parent]
+    return name in _memo.get(tree, parent, lambda: _commented_only(tree, parent))
 
 
 def _commented_only(tree: FileTree, directory: str) -> frozenset[str]:

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import ast
 import re
-import weakref
 from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Iterator, Sequence
@@ -59,6 +58,7 @@ from sync.facts.filekinds import (CMAKE_SOURCES, CMAKE_SUFFIXES, CPP_SUFFIXES, H
 from sync.facts.parsing import Unparseable, guarded, cpython_tree
 from sync.facts.pyblobs import Extractor, known_fact
 from sync.facts.tdsigs import records
+from sync.git.readlog import TreeMemo
 from sync.facts.trees import FileTree, read_text
 
 VERSIONS = {"cpp": 3, "td": 3, "py": 4, "cmake": 2}
@@ -669,7 +669,7 @@ _EXTRACT = {"cpp": _cpp_declarations, "td": _td_declarations, "py": _py_declarat
 class DeclarationIndex:
     """The declarations of one tree's files, read lazily, file by file, from the per-blob facts."""
 
-    _trees: "weakref.WeakKeyDictionary[Any, DeclarationIndex]" = weakref.WeakKeyDictionary()
+    _trees: "TreeMemo[DeclarationIndex]" = TreeMemo()
 
     def __init__(self, tree: FileTree) -> None:
         self.tree = tree
@@ -677,14 +677,13 @@ class DeclarationIndex:
 
     @classmethod
     def of(cls, tree: FileTree) -> "DeclarationIndex":
-        index = cls._trees.get(tree)
-        if index is None:
-            index = cls._trees[tree] = cls(tree)
-        return index
+        return cls._trees.get(tree, None, lambda: cls(tree))
 
     def text(self, path: str) -> str:
         if path not in self._texts:
             self._texts[path] = read_text(self.tree, path) or ""
+        else:
+            self.tree.exists(path)  # (a watched tree notes the path for whoever reads the kept text now)
         return self._texts[path]
 
     def file(self, path: str) -> tuple[Decl, ...]:

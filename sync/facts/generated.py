@@ -7,29 +7,25 @@ and the header (tree-sitter gives the namespaces); cached per tree.
 from __future__ import annotations
 
 import re
-import weakref
 from posixpath import dirname, join, normpath
-from typing import Any
 
 from sync.facts.cmake import Command, commands
 from sync.facts.cpp import namespaces_around, parse_tree
 from sync.facts.declindex import CPP_SUFFIXES, Decl
 from sync.facts.trees import FileTree, read_text
+from sync.git.readlog import TreeMemo
 
 _PASS_DEF = re.compile(r"^\s*def\s+(\w+)\s*:\s*(?:Interface)?Pass\s*<", re.MULTILINE)
 # The include right after the define, past other defines (`GEN_PASS_DECL_X`), comments and blank lines.
 _REGISTRATION = re.compile(r"#\s*define\s+GEN_PASS_REGISTRATION\b[^\n]*\n(?:[ \t]*(?:#\s*define[^\n]*|//[^\n]*)?\n)*"
                            r"\s*#\s*include\s+[\"<]([^\">]+)[\">]")
-_memo: "weakref.WeakKeyDictionary[Any, tuple[Decl, ...]]" = weakref.WeakKeyDictionary()
+_memo: TreeMemo[tuple[Decl, ...]] = TreeMemo()
 
 
 def pass_registrations(tree: FileTree) -> tuple[Decl, ...]:
     """The `register...` functions TableGen generates for the tree's passes, with the namespaces they land in
     (kind `function`, flag `generated`, line: the header's include of the generated file; path in `target`)."""
-    found = _memo.get(tree)
-    if found is None:
-        found = _memo[tree] = tuple(_registrations(tree))
-    return found
+    return _memo.get(tree, None, lambda: tuple(_registrations(tree)))
 
 
 def _registrations(tree: FileTree) -> list[Decl]:

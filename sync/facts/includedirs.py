@@ -15,13 +15,12 @@ compile: its declarations, not trunk's, answer their uses.
 from __future__ import annotations
 
 import re
-import weakref
 from posixpath import dirname, join, normpath
-from typing import Any
 
 from sync.facts.cmake import commands
 from sync.facts.layout import THIRD_PARTY, backend_dir, third_party_owner
 from sync.facts.trees import FileTree, read_text
+from sync.git.readlog import TreeMemo
 
 ROOT_CMAKE = "CMakeLists.txt"
 TRUNK_INCLUDE = "include/"
@@ -32,7 +31,7 @@ _ROOT_DIRS = ("PROJECT_SOURCE_DIR", "CMAKE_SOURCE_DIR", "TRITON_ROOT_DIR")
 _BACKEND_VARIABLES = ("FLAGTREE_BACKEND",)
 _KEYWORDS = {"AFTER", "BEFORE", "SYSTEM"}
 
-_cache: "weakref.WeakKeyDictionary[Any, dict[str, tuple[str, ...]]]" = weakref.WeakKeyDictionary()
+_cache: TreeMemo[tuple[str, ...]] = TreeMemo()  # per tree and backend, while the tree lives
 
 
 def _expanded(word: str, here: str, backend: str, bound: dict[str, str]) -> str | None:
@@ -84,14 +83,15 @@ def _directories(tree: FileTree, cmake: str, backend: str) -> list[str]:
 
 def own_include_dirs(tree: FileTree, backend: str) -> tuple[str, ...]:
     """The backend's own directories (under third_party/<b>/) on its build's include path, in the order named."""
-    known = _cache.setdefault(tree, {})
-    if backend not in known:
-        home = backend_dir(backend)
-        named = _directories(tree, ROOT_CMAKE, backend) + _directories(tree, f"{home}/{ROOT_CMAKE}", backend)
-        named.append(f"{home}/include")
-        prefix = f"{home}/"
-        known[backend] = tuple(dict.fromkeys(directory for directory in named if directory.startswith(prefix)))
-    return known[backend]
+    return _cache.get(tree, backend, lambda: _own_include_dirs(tree, backend))
+
+
+def _own_include_dirs(tree: FileTree, backend: str) -> tuple[str, ...]:
+    home = backend_dir(backend)
+    named = _directories(tree, ROOT_CMAKE, backend) + _directories(tree, f"{home}/{ROOT_CMAKE}", backend)
+    named.append(f"{home}/include")
+    prefix = f"{home}/"
+    return tuple(dict.fromkeys(directory for directory in named if directory.startswith(prefix)))
 
 
 def backend_copy(tree: FileTree, backend: str, declaring: str) -> str | None:

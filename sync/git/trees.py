@@ -6,6 +6,7 @@ import weakref
 import pygit2
 
 from sync.errors import SyncError
+from sync.git.readlog import Entry, listing_digest, note_entry, note_listing, note_whole
 
 SYMLINK_MODE = 0o120000
 GITLINK_MODE = 0o160000  # a submodule's commit: in the submodule's store, never in this one
@@ -94,40 +95,80 @@ def _listing(repo: pygit2.Repository, tree: pygit2.Tree, label: str) -> dict[str
 
 
 class GitTree:
-    """A tree of a commit, read in-process through libgit2: no process per file."""
+    """A tree of a commit, read in-process through libgit2: no process per file.
+
+    A watched tree notes what it is asked into the read logs open where it is asked (git/readlog.py)."""
 
     def __init__(self, repo: pygit2.Repository, tree: pygit2.Tree, label: str) -> None:
         self.repo = repo
-        self.tree = tree
+        self._tree = tree
         self.label = label
         self._entries = _entries_of(repo, tree, label)
         self._cache: dict[str, bytes] = {}
         self.missing: set[str] = set()  # paths whose blob is not in the object store
+        self.watched = False
+
+    @property
+    def tree(self) -> pygit2.Tree:
+        if self.watched:
+            note_whole()  # its id or its diff: an answer about every path
+        return self._tree
+
+    def __hash__(self) -> int:
+        if self.watched:
+            note_whole()  # a key of a memo (lru_cache, a weak dictionary): what it holds came from any path
+        return object.__hash__(self)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def listing_digest(self) -> str:
+        return listing_digest(sorted(self._entries))
+
+    def entry(self, path: str) -> Entry:
+        """(blob id, mode) of a path, or None: what a read log keeps of it."""
+        found = self._entries.get(path)
+        return (str(found[0]), found[1]) if found else None
+
+    def _asked(self, path: str) -> None:
+        note_entry(path, self.entry(path))
 
     @classmethod
     def of_commit(cls, repo: pygit2.Repository, commit_id: str | pygit2.Oid, label: str) -> "GitTree":
         return cls(repo, repo[commit_id].peel(pygit2.Commit).tree, label)
 
     def paths(self) -> list[str]:
+        if self.watched:
+            note_listing()
         return sorted(self._entries)
 
     def exists(self, path: str) -> bool:
+        if self.watched:
+            self._asked(path)
         return path in self._entries
 
     def is_symlink(self, path: str) -> bool:
+        if self.watched:
+            self._asked(path)
         entry = self._entries.get(path)
         return entry is not None and entry[1] == SYMLINK_MODE
 
     def is_regular_file(self, path: str) -> bool:
         """A plain, non-executable file: what a rewrite may replace without changing its mode."""
+        if self.watched:
+            self._asked(path)
         entry = self._entries.get(path)
         return entry is not None and entry[1] == pygit2.enums.FileMode.BLOB
 
     def blob_id(self, path: str) -> pygit2.Oid | None:
+        if self.watched:
+            self._asked(path)
         entry = self._entries.get(path)
         return entry[0] if entry else None
 
     def read(self, path: str) -> bytes | None:
+        if self.watched:
+            self._asked(path)
         entry = self._entries.get(path)
         if entry is None or entry[1] == SYMLINK_MODE:
             return None

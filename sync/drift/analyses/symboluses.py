@@ -22,6 +22,7 @@ from sync.facts.pyblobs import Extractor, python_fact
 from sync.facts.astwalk import walk_nodes
 from sync.facts.pyfacts import field_expression, first_line, read_literal, string_literals
 from sync.facts.trees import read_text
+from sync.git.readlog import unlogged
 from sync.git import GitTree, Repository, added_lines as tree_added_lines, renames
 from sync.support.cache import memoized
 
@@ -298,7 +299,10 @@ def still_used_on(target: GitTree, new: GitTree, paths: set[str], old: GitTree |
     upstream renamed (old -> new) is read under its new name, where the replay put FlagTree's lines."""
     moved = renames(old, new) if old is not None else {}
     on_branch = {path if target.exists(path) else moved.get(path, path): path for path in paths}
-    lines_by_path = tree_added_lines(new, target, lambda path: path in on_branch)
+    for path in on_branch:
+        target.exists(path)  # a diff without rename detection: its answer for a path rests on that path alone
+    with unlogged():
+        lines_by_path = tree_added_lines(new, target, lambda path: path in on_branch)
     used: dict[str, set[str]] = {}
     for path, lines in lines_by_path.items():
         uses, includes = uses_on_lines(path, read_text(target, path) or "", lines)
