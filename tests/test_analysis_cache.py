@@ -3,16 +3,22 @@ after a fix on the branch, the analyses that read nothing the fix changed are re
 report of a run that kept nothing."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
+from types import SimpleNamespace
 
 import pygit2
 import pytest
 
 from sync.demo.world import World
 from sync.drift import analysis_cache, result_cache
+from sync.drift.analysis_cache import kept_piece
+from sync.facts.parsing import analysing
 from sync.git import GitTree
 from sync.git.readlog import ReadLog, TreeMemo, logged_once, logging_reads
+from sync.model import Finding
+from sync.support.cache import FactCache
 from sync.jobs import ConflictPolicy, DriftOptions, ReplayChoices, UpgradeOptions, run_drift, run_upgrade
 from sync.report.document import render_json
 from .conftest import git
@@ -100,7 +106,10 @@ def test_a_note_in_a_file_no_analysis_reads_reuses_more(
 # --- the read log ------------------------------------------------------------------------------------------------
 
 def _tree(tmp_path: Path, files: dict[str, str]) -> GitTree:
-    repo = pygit2.init_repository(str(tmp_path / "r"), bare=True)
+    return _tree_in(pygit2.init_repository(str(tmp_path / "r"), bare=True), files)
+
+
+def _tree_in(repo: pygit2.Repository, files: dict[str, str]) -> GitTree:
     builder = repo.TreeBuilder()
     for name, text in files.items():
         builder.insert(name, repo.create_blob(text.encode()), pygit2.enums.FileMode.BLOB)
@@ -158,3 +167,30 @@ def test_an_entry_that_does_not_decode_is_a_miss() -> None:
         ReadLog.from_json({"entries": {"a": ["x"]}, "listed": False, "whole": False})
     log = ReadLog.from_json({"entries": {"a": ["0" * 40, 33188], "b": None}, "listed": True, "whole": False})
     assert log.entries == {"a": ("0" * 40, 33188), "b": None} and log.listed
+
+
+def test_a_piece_no_fix_read_is_kept_and_its_reads_count_for_the_whole(tmp_path: Path) -> None:
+    """An analysis of pieces sharing one process's parses (declarations across the boundary): after a fix only
+    the piece that read the fixed file runs again, and the kept piece's reads still ground the whole's entry."""
+    repo = pygit2.init_repository(str(tmp_path / "r"), bare=True)
+    cache = FactCache(Path(repo.path))
+    runs: list[str] = []
+
+    def whole(context: SimpleNamespace) -> list[Finding]:
+        def piece(path: str) -> Callable[[], list[Finding]]:
+            return lambda: runs.append(path) or [Finding("symbol-removed", path, context.target.read(path).decode())]
+        return [*kept_piece(context, "first", piece("a.h")),  # type: ignore[arg-type]
+                *kept_piece(context, "second", piece("b.h"))]  # type: ignore[arg-type]
+
+    def run(files: dict[str, str]) -> tuple[list[Finding], ReadLog]:
+        tree = _tree_in(repo, files)
+        context = SimpleNamespace(target=tree, trees=[tree],
+                                  kept_results=analysis_cache.AnalysisCache(cache, repo, {"run": 1}, tree, dict))
+        with analysing("boundary"), logging_reads(ReadLog()) as log:
+            return whole(context), log
+    first, _ = run({"a.h": "a", "b.h": "b"})
+    assert runs == ["a.h", "b.h"]
+    fixed, log = run({"a.h": "a", "b.h": "b fixed"})
+    assert runs == ["a.h", "b.h", "b.h"]  # the first piece was kept
+    assert [f.message for f in fixed] == ["a", "b fixed"] and [f.message for f in first] == ["a", "b"]
+    assert set(log.entries) == {"a.h", "b.h"}  # what the kept piece read counts for the whole too

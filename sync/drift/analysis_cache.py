@@ -13,17 +13,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sync.drift.outcome import Found
 from sync.drift.result_cache import decode_findings, decode_merged, encode_findings, encode_merged
 from sync.git import GitTree, Repository
-from sync.git.readlog import ReadLog
+from sync.git.readlog import ReadLog, logging_reads, replay
 from sync.git.repo import has_object
-from sync.model import MergedOverlay
+from sync.facts.parsing import pass_skips, recording_skips, running_analysis
+from sync.model import Finding, MergedOverlay
 from sync.support.cache import FactCache
+
+if TYPE_CHECKING:
+    from sync.drift.context import DriftContext
 
 KIND = "analysis-result"
 VERSION = 1
@@ -32,9 +36,10 @@ Skipped = dict[tuple[str, str], str]
 
 @dataclass
 class Kept:
-    """A reused result: what the analysis found and the files it left out."""
+    """A reused result: what the analysis found, the files it left out, and what it read of the branch."""
     found: Found
     skipped: Skipped
+    reads: ReadLog
 
 
 class AnalysisCache:
@@ -47,16 +52,24 @@ class AnalysisCache:
         self.inputs = inputs
         self.branch = branch
         self.presence = presence  # the provenance blobs the run judged, asked once it is done
+        self._loaded: dict[str, Kept | None] = {}
 
     def _key(self, name: str) -> str:
         document = dict(self.inputs, analysis=name)
         return hashlib.sha1(json.dumps(document, sort_keys=True).encode("utf-8")).hexdigest()
 
     def load(self, name: str) -> Kept | None:
+        if name not in self._loaded:  # (asked before the run decides what to parse up front, and again in it)
+            self._loaded[name] = self._load(name)
+        return self._loaded[name]
+
+    def _load(self, name: str) -> Kept | None:
         stored = self.cache.get(KIND, VERSION, self._key(name))
         try:
-            if not isinstance(stored, dict) or not self._same_answers(ReadLog.from_json(stored["reads"]),
-                                                                       stored["tree"], stored["listing"]):
+            if not isinstance(stored, dict):
+                return None
+            reads = ReadLog.from_json(stored["reads"])
+            if not self._same_answers(reads, stored["tree"], stored["listing"]):
                 return None
             present = stored["present"]
             if not isinstance(present, dict) or any(has_object(self.repo, blob) != bool(was)
@@ -67,7 +80,7 @@ class AnalysisCache:
             skipped = {(str(analysis), str(path)): str(reason) for analysis, path, reason in stored["skipped"]}
         except Exception:  # noqa: BLE001 - any entry that does not decode is a miss, never an error
             return None
-        return Kept(Found(findings, merged), skipped)
+        return Kept(Found(findings, merged), skipped, reads)
 
     def _same_answers(self, log: ReadLog, tree: Any, listing: Any) -> bool:
         branch = self.branch
@@ -88,3 +101,24 @@ class AnalysisCache:
             "present": self.presence(), "findings": encoded, "merged": encode_merged(found.merged),
             "skipped": [[analysis, path, reason] for (analysis, path), reason in sorted(skipped.items())]})
         return True
+
+
+def kept_piece(context: "DriftContext", name: str, compute: Callable[[], Iterable[Finding]]) -> list[Finding]:
+    """One piece of the running analysis, kept on its own (an analysis of several pieces that share one process's
+    parses: a fix that one of them read leaves the others' results standing). Its reads and skips count for the
+    whole analysis too, found now or kept."""
+    cache = context.kept_results
+    if cache is None:
+        return list(compute())
+    entry = f"{running_analysis()}: {name}"
+    kept = cache.load(entry)
+    if kept is not None:
+        replay(kept.reads)
+        pass_skips(kept.skipped)
+        return list(kept.found.findings)
+    with logging_reads(ReadLog()) as reads, recording_skips() as skips:
+        findings = list(compute())
+    pass_skips(skips.skipped)
+    if not any(tree.missing for tree in context.trees):
+        cache.store(entry, Found(findings), skips.skipped, reads)
+    return findings

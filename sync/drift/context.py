@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from sync.support.cache import memoized
 from sync.facts.layout import SpecFile, backend_dir, own_trunk_backends, third_party_owner
@@ -20,6 +21,9 @@ from sync.facts.owners import OwnerIndex
 from sync.facts.roles import RENAMED_COPY, WHOLE_FILE_ROLES, Classified, classified_files
 from sync.facts.pyfacts import function_table, parse_module_facts, stored_function_facts
 from sync.facts.pysource import FunctionFacts, ModuleFacts
+
+if TYPE_CHECKING:
+    from sync.drift.analysis_cache import AnalysisCache
 
 
 def cached_function_table(text: str) -> dict[str, FunctionFacts] | None:
@@ -52,6 +56,7 @@ class DriftContext:
     range: Range | None = None  # the revisions as the user named them (labels in findings)
     fork_based_on_old: bool = True  # False: OLD is not an ancestor of the branch
     prefetched_bytes: int = 0  # fork Python parsed up front (prefetch_fork_python): sizes the parallel run
+    kept_results: "AnalysisCache | None" = None  # each analysis's result kept on the branch (analysis_cache.py)
     _facts: dict[tuple[str, str], ModuleFacts] = field(default_factory=dict)
     _tables: dict[tuple[str, str], dict[str, FunctionFacts] | None] = field(default_factory=dict)
 

@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterable
 from sync.git import GitTree
 from sync.facts.layout import backend_dir, third_party_backends
 from sync.model import Finding
+from sync.drift.analysis_cache import kept_piece
 from sync.drift.context import DriftContext
 from sync.drift.outcome import Found
 from sync.drift.branchlines import BRANCH, FORK, NEW
@@ -84,8 +85,9 @@ def boundary_findings(context: DriftContext) -> list[Finding]:
     """FlagTree's definitions of what upstream declares, qualified names and headers whose declaration moved,
     definitions that clash in one unit, and callables passed to a parameter upstream retyped: one process, so the
     headers upstream changed are parsed once for all four (declindex's memo)."""
-    return [*definition_findings(context), *moved_findings(context), *clash_findings(context),
-            *callback_findings(context)]
+    return [finding for name, piece in (("definitions", definition_findings), ("moved declarations", moved_findings),
+                                        ("clashes", clash_findings), ("callbacks", callback_findings))
+            for finding in kept_piece(context, name, lambda: piece(context))]  # each kept on its own
 
 
 def backends_without_spec(context: DriftContext) -> list[Finding]:

@@ -285,7 +285,8 @@ def _kept_results(repo: Repository, rng: Range, target_rev: Rev | None, backends
     if inputs is None:
         return None
     context.target.watched = True  # it notes what each analysis asks it
-    return AnalysisCache(cache, repo, inputs, context.target, lambda: _judged_presence(context))
+    context.kept_results = AnalysisCache(cache, repo, inputs, context.target, lambda: _judged_presence(context))
+    return context.kept_results
 
 
 def _analysed(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev | None, backends: set[str] | None,
@@ -325,11 +326,12 @@ def _analysed(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev
     ahead = ahead or Ahead(python_facts())
     stack.enter_context(reading(ahead.facts))  # the Python facts of this run, in its analyses and their workers
     analyzers = [analyzer for analyzer in ANALYZERS if symbols or not analyzer.on_request]
-    if any(analyzer.on_request for analyzer in analyzers) and context.fork_based_on_old:
+    kept = _kept_results(repo, rng, target_rev, backends, symbols, context)
+    if any(analyzer.on_request and (kept is None or kept.load(analyzer.name) is None) for analyzer in analyzers) \
+            and context.fork_based_on_old:  # some analysis of the fork's Python runs
         context.prefetch_fork_python(ahead)
     progress.phase("analyses", len(analyzers))
     placed = _on_the_branch(context) if target_rev is not None else None
-    kept = _kept_results(repo, rng, target_rev, backends, symbols, context)
     with recording_skips() as skips:
         analysed = run_analyses(analyzers, context, progress, skips, context.prefetched_bytes, context.trees, placed,
                                 kept)

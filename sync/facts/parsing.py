@@ -263,6 +263,18 @@ def analysing(name: str) -> Iterator[None]:
         _ANALYSIS.reset(token)
 
 
+def running_analysis() -> str:
+    return _ANALYSIS.get()
+
+
+def pass_skips(entries: dict[tuple[str, str], str]) -> None:
+    """Note entries a piece of the running analysis recorded in its own log (or kept) into the open log."""
+    log = _LOG.get()
+    if log is not None:
+        for key, reason in entries.items():
+            log.skipped.setdefault(key, reason)
+
+
 def skipped(path: str, reason: str | Unparseable) -> None:
     """Note that the running analysis left path out; the first reason per (analysis, path) is kept."""
     log = _LOG.get()
