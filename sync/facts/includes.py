@@ -16,6 +16,7 @@ from sync.facts.declindex import HEADER_SUFFIXES
 from sync.facts.trees import FileTree, read_text
 
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.MULTILINE)
+_TD_INCLUDE = re.compile(r'^[ \t]*include[ \t]+"([^"\n]+)"', re.MULTILINE)
 
 
 def spelled_includes(text: str) -> list[tuple[int, str]]:
@@ -27,6 +28,11 @@ def spelled_includes(text: str) -> list[tuple[int, str]]:
         counted = match.start()
         found.append((line, match[1]))
     return found
+
+
+def spelled_td_includes(text: str) -> list[tuple[int, str]]:
+    """(line, name as spelled) of each `include "name"` of a TableGen text, lines counted as git numbers them."""
+    return [(text.count("\n", 0, match.start()) + 1, match[1]) for match in _TD_INCLUDE.finditer(text)]
 
 
 class IncludeGraph:

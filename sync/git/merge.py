@@ -15,7 +15,8 @@ from pygit2.enums import FileMode, MergeFavor, MergeFileFlag
 from pygit2.errors import check_error
 from pygit2.ffi import C
 
-__all__ = ["ConflictHunk", "MergeFavor", "MergeOutcome", "conflict_hunks", "holds_conflict", "merge_blobs"]
+__all__ = ["ConflictHunk", "MergeFavor", "MergeOutcome", "conflict_hunks", "conflict_layers", "holds_conflict",
+           "merge_blobs"]
 
 _MERGE_FILE_OPTIONS_VERSION = 1  # GIT_MERGE_FILE_OPTIONS_VERSION in libgit2
 _MARKERS = ("<<<<<<<", "|||||||", "=======", ">>>>>>>")
@@ -103,6 +104,30 @@ def conflict_sections(text: str) -> Iterator[tuple[int, str, str | None]]:
 # (section, marker index) -> the section after the marker line: 0 <<<<<<<, 1 |||||||, 2 =======, 3 >>>>>>>
 _STEPS: dict[tuple[str | None, int], str | None] = {
     (None, 0): "ours", ("ours", 1): "base", ("ours", 2): "theirs", ("base", 2): "theirs", ("theirs", 3): None}
+
+
+def conflict_layers(text: str) -> Iterator[tuple[int, str, tuple[str, ...] | None]]:
+    """Each line of text (1-based number, the line) with the sections of the conflicts it sits in, outermost first:
+    () outside any conflict, ("ours",), ("ours", "theirs") for the FlagTree side of a conflict nested in the
+    upgraded side of another (a later pick that conflicted on lines an earlier one left marked); None for a marker
+    line. A block opens outside a conflict or in an upgraded side (the only side a pick's head holds); a marker
+    out of place is text. Unclosed blocks at the end leave their lines as read."""
+    stack: list[str] = []
+    for number, line in enumerate(text.splitlines(keepends=True), start=1):
+        marker = _marker(line)
+        top = stack[-1] if stack else None
+        if marker == 0 and top in (None, "ours"):
+            stack.append("ours")
+        elif marker == 1 and top == "ours":
+            stack[-1] = "base"
+        elif marker == 2 and top in ("ours", "base"):
+            stack[-1] = "theirs"
+        elif marker == 3 and top == "theirs":
+            stack.pop()
+        else:
+            yield number, line, tuple(stack)
+            continue
+        yield number, line, None
 
 
 def conflict_hunks(text: str) -> tuple[ConflictHunk, ...]:

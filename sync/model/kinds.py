@@ -188,6 +188,13 @@ CATALOGUE: tuple[Kind, ...] = (
        "the new one, so the code will not build or import as is (one finding per upstream change and backend, "
        "listing each declaration it removed and every site)", "port the uses to what upstream put in its "
        "place (the finding names it when the same change declared one of the same shape)", confidence="high"),
+    _k("conflict-side-unresolved", "symbol", "warning", "FlagTree's side of a committed conflict hunk uses names "
+       "that resolved on the FlagTree branch and that the upgraded tree does not have: an included header or .td "
+       "file, a Python module or a name it bound, a module-level Python name, a C++ name no file declares, a CMake "
+       "library no file defines (the side's old-tag lines come with FlagTree's when it is taken; one finding per "
+       "file, every name and its line)",
+       "resolve the hunk without those names: keep the upgraded side's lines around FlagTree's, or port the use to "
+       "what the new tag has", confidence="medium"),
     _k("member-removed", "symbol", "error", "FlagTree-added lines call a member (`x.m()`, `x->m()`) whose name "
        "upstream's trunk declared at the old tag (C++ method or function, ODS accessor, interface method) and its "
        "new tree neither declares nor spells, while FlagTree declares no member of that name where the call sees "
