@@ -12,7 +12,7 @@ import weakref
 from posixpath import dirname, join, normpath
 from typing import Any
 
-from sync.facts.declindex import HEADER_SUFFIXES
+from sync.facts.declindex import HEADER_SUFFIXES, TD_SUFFIXES
 from sync.facts.trees import FileTree, read_text
 
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.MULTILINE)
@@ -54,11 +54,12 @@ class IncludeGraph:
         return graph
 
     def _suffixes(self) -> dict[str, list[str]]:
-        """The part of each header's path after an `include/` directory -> the headers with that part."""
+        """The part of each header's (or TableGen file's) path after an `include/` directory -> the files with
+        that part (TableGen's `include` searches its include directories as C++'s does)."""
         if self._under_include is None:
             found: dict[str, list[str]] = {}
             for path in self.tree.paths():
-                if path.endswith(HEADER_SUFFIXES):
+                if path.endswith(HEADER_SUFFIXES + TD_SUFFIXES):
                     parts = path.split("/")
                     for index, part in enumerate(parts[:-1]):
                         if part == "include":

@@ -22,6 +22,7 @@ from sync.facts.cmakebuilt import unbuilt
 from sync.facts.cpp import backend_macros, guard_regions
 from sync.facts.declindex import declarations_of
 from sync.facts.filekinds import CPP_CODE, is_built
+from sync.facts.includes import spelled_td_includes
 from sync.facts.layout import backend_dir, is_third_party
 from sync.facts.roles import Classified
 from sync.facts.trees import read_text
@@ -30,7 +31,6 @@ from sync.model import Finding
 
 TD = ".td"
 _CLASS_KINDS = ("attr", "type", "op", "enum-attr")
-_INCLUDE = re.compile(r'^\s*include\s+"([^"]+)"', re.MULTILINE)
 _TD_DEFINITION = re.compile(r"^\s*(?:def|class|multiclass|defvar)\s+([A-Za-z_]\w*)", re.MULTILINE)
 
 
@@ -162,8 +162,7 @@ def _removed_includes(context: DriftContext, item: Classified, text: str, trunk_
     own_dir = dirname(item.file.path)
     owned = f"{backend_dir(item.file.backend)}/"
     findings = []
-    for match in _INCLUDE.finditer(text):
-        included = match[1]
+    for line, included in spelled_td_includes(text):
         trunk_path = f"include/{included}"
         if not context.upstream_old.exists(trunk_path) or trunk_now.exists(trunk_path) \
                 or context.upstream_new.exists(trunk_path):
@@ -171,7 +170,6 @@ def _removed_includes(context: DriftContext, item: Classified, text: str, trunk_
         if context.backend_files.exists(normpath(join(own_dir, included))) or \
                 any(path.startswith(owned) and path.endswith("/" + included) for path in context.backend_files.paths()):
             continue  # the backend provides its own
-        line = text.count("\n", 0, match.start()) + 1
         moved = context.renames.get(trunk_path)
         findings.append(Finding(
             "overlay-include-removed", item.file.path,
