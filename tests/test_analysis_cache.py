@@ -14,6 +14,7 @@ import pytest
 from sync.demo.world import World
 from sync.drift import analysis_cache, result_cache
 from sync.drift.analysis_cache import kept_piece
+from sync.facts.includes import IncludeGraph
 from sync.facts.parsing import analysing
 from sync.git import GitTree
 from sync.git.readlog import ReadLog, TreeMemo, logged_once, logging_reads
@@ -194,3 +195,13 @@ def test_a_piece_no_fix_read_is_kept_and_its_reads_count_for_the_whole(tmp_path:
     assert runs == ["a.h", "b.h", "b.h"]  # the first piece was kept
     assert [f.message for f in fixed] == ["a", "b fixed"] and [f.message for f in first] == ["a", "b"]
     assert set(log.entries) == {"a.h", "b.h"}  # what the kept piece read counts for the whole too
+
+
+def test_the_include_graph_replays_what_a_kept_closure_read(tmp_path: Path) -> None:
+    tree = _tree(tmp_path, {"a.cpp": '#include "b.h"\n', "b.h": '#include "c.h"\n', "c.h": "int c;\n"})
+    with logging_reads(ReadLog()):
+        assert IncludeGraph.of(tree).closure("a.cpp") == {"a.cpp", "b.h", "c.h"}
+    with logging_reads(ReadLog()) as later:
+        assert IncludeGraph.of(tree).closure("a.cpp") == {"a.cpp", "b.h", "c.h"}
+        IncludeGraph.of(tree).closure("b.h")
+    assert {"a.cpp", "b.h", "c.h"} <= set(later.entries) and later.listed and not later.whole

@@ -8,12 +8,13 @@ file does NOT reach a header stays sound where a compiler's -I order would pick 
 from __future__ import annotations
 
 import re
-import weakref
+from collections.abc import Hashable
 from posixpath import dirname, join, normpath
 from typing import Any
 
 from sync.facts.declindex import HEADER_SUFFIXES, TD_SUFFIXES
 from sync.facts.trees import FileTree, read_text
+from sync.git.readlog import ReadLog, TreeMemo, kept_value
 
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.MULTILINE)
 _TD_INCLUDE = re.compile(r'^[ \t]*include[ \t]+"([^"\n]+)"', re.MULTILINE)
@@ -36,36 +37,33 @@ def spelled_td_includes(text: str) -> list[tuple[int, str]]:
 
 
 class IncludeGraph:
-    """Includes of one tree, read lazily and kept per file."""
+    """Includes of one tree, read lazily and kept per file; each kept answer replays what it read of a watched tree
+    (git/readlog.py), so an analysis that takes it from an earlier one logs the files it rests on."""
 
-    _graphs: "weakref.WeakKeyDictionary[Any, IncludeGraph]" = weakref.WeakKeyDictionary()
+    _graphs: "TreeMemo[IncludeGraph]" = TreeMemo()
 
     def __init__(self, tree: FileTree) -> None:
         self.tree = tree
-        self._under_include: dict[str, list[str]] | None = None
-        self._direct: dict[str, tuple[str, ...]] = {}
-        self._closures: dict[str, frozenset[str]] = {}
+        self._kept: dict[Hashable, tuple[Any, ReadLog]] = {}
 
     @classmethod
     def of(cls, tree: FileTree) -> "IncludeGraph":
-        graph = cls._graphs.get(tree)
-        if graph is None:
-            graph = cls._graphs[tree] = cls(tree)
-        return graph
+        return cls._graphs.get(tree, None, lambda: cls(tree))
 
     def _suffixes(self) -> dict[str, list[str]]:
         """The part of each header's (or TableGen file's) path after an `include/` directory -> the files with
         that part (TableGen's `include` searches its include directories as C++'s does)."""
-        if self._under_include is None:
-            found: dict[str, list[str]] = {}
-            for path in self.tree.paths():
-                if path.endswith(HEADER_SUFFIXES + TD_SUFFIXES):
-                    parts = path.split("/")
-                    for index, part in enumerate(parts[:-1]):
-                        if part == "include":
-                            found.setdefault("/".join(parts[index + 1:]), []).append(path)
-            self._under_include = found
-        return self._under_include
+        return kept_value(self._kept, "suffixes", self._read_suffixes)
+
+    def _read_suffixes(self) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for path in self.tree.paths():
+            if path.endswith(HEADER_SUFFIXES + TD_SUFFIXES):
+                parts = path.split("/")
+                for index, part in enumerate(parts[:-1]):
+                    if part == "include":
+                        found.setdefault("/".join(parts[index + 1:]), []).append(path)
+        return found
 
     def resolve(self, including: str, spelled: str) -> list[str]:
         """The tree's files an include of `spelled` in the file `including` can name."""
@@ -74,27 +72,24 @@ class IncludeGraph:
         return sorted(set(found) | set(self._suffixes().get(normpath(spelled), ())))
 
     def direct(self, path: str) -> tuple[str, ...]:
-        if path not in self._direct:
-            text = read_text(self.tree, path) or ""
-            self._direct[path] = tuple(sorted({reached for spelled in _INCLUDE.findall(text)
-                                               for reached in self.resolve(path, spelled.strip())}))
-        return self._direct[path]
+        return kept_value(self._kept, ("direct", path), lambda: tuple(sorted(
+            {reached for spelled in _INCLUDE.findall(read_text(self.tree, path) or "")
+             for reached in self.resolve(path, spelled.strip())})))
 
     def closure(self, path: str) -> frozenset[str]:
         """Every file of the tree path reaches through its includes, path itself included."""
-        if path in self._closures:
-            return self._closures[path]
+        return kept_value(self._kept, ("closure", path), lambda: self._reach(path))
+
+    def _reach(self, path: str) -> frozenset[str]:
         seen = {path}
         pending = [path]
         while pending:
             current = pending.pop()
-            known = self._closures.get(current)
-            if known is not None and current != path:
-                seen |= known
+            if current != path and ("closure", current) in self._kept:
+                seen |= self.closure(current)  # (replays what that closure read)
                 continue
             for reached in self.direct(current):
                 if reached not in seen:
                     seen.add(reached)
                     pending.append(reached)
-        self._closures[path] = frozenset(seen)
-        return self._closures[path]
+        return frozenset(seen)

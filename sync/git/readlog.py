@@ -125,10 +125,22 @@ def made_value(instance: object, name: str) -> Any:
     return kept[0] if kept is not None else None
 
 
+def kept_value(store: dict[Hashable, tuple[T, ReadLog]], key: Hashable, make: Callable[[], T]) -> T:
+    """store's value for key, made on first use with the log of what its making read; every later use replays it."""
+    kept = store.get(key)
+    if kept is None:
+        with logging_reads(ReadLog()) as log:
+            value = make()
+        kept = store[key] = (value, log)
+    else:
+        replay(kept[1])
+    return kept[0]
+
+
 class TreeMemo(Generic[T]):
     """Values made from one tree, by key, kept while the tree lives; each keeps the log of what its making read of
-    a watched tree, replayed on every use. Keyed by the tree's identity, not its hash (which notes the whole
-    tree)."""
+    a watched tree, replayed on every use (kept_value). Keyed by the tree's identity, not its hash (which notes the
+    whole tree)."""
 
     def __init__(self) -> None:
         self._by_tree: dict[int, dict[Hashable, tuple[T, ReadLog]]] = {}
@@ -141,15 +153,7 @@ class TreeMemo(Generic[T]):
         if kept_here is None:
             kept_here = self._by_tree[id(tree)] = {}
             weakref.finalize(tree, self._by_tree.pop, id(tree), None)
-        kept = kept_here.get(key)
-        if kept is None:
-            log = ReadLog()
-            with logging_reads(log):
-                value = make()
-            kept = kept_here[key] = (value, log)
-        else:
-            replay(kept[1])
-        return kept[0]
+        return kept_value(kept_here, key, make)
 
 
 class logged_once(Generic[T]):
