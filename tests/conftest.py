@@ -25,8 +25,15 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setenv("GIT_COMMITTER_NAME", "Test")
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "test@example.com")
     # A second drift of the same inputs would reuse the first's result: tests of what an analysis
-    # computes must compute it. tests/test_result_cache.py turns it on.
+    # computes must compute it. Tests of the result caches turn it on (results_cached).
     monkeypatch.setenv("FLAGTREE_SYNC_RESULT_CACHE", "off")
+
+
+@pytest.fixture
+def results_cached(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fact cache and the result caches on (drift/result_cache.py, drift/analysis_cache.py)."""
+    monkeypatch.setenv("FLAGTREE_SYNC_CACHE", "on")
+    monkeypatch.setenv("FLAGTREE_SYNC_RESULT_CACHE", "on")
 
 
 @pytest.fixture(autouse=True)

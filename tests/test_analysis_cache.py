@@ -27,10 +27,7 @@ from .conftest import git
 BRANCH = "sync/v3.6.0"
 
 
-@pytest.fixture(autouse=True)
-def caches_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FLAGTREE_SYNC_CACHE", "on")
-    monkeypatch.setenv(result_cache.SWITCH, "on")
+pytestmark = pytest.mark.usefixtures("results_cached")
 
 
 @pytest.fixture

@@ -28,10 +28,7 @@ from .conftest import commit_files, git
 A = "third_party/alpha/backend/spec/"
 
 
-@pytest.fixture(autouse=True)
-def result_cache_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FLAGTREE_SYNC_CACHE", "on")
-    monkeypatch.setenv(result_cache.SWITCH, "on")
+pytestmark = pytest.mark.usefixtures("results_cached")
 
 
 @pytest.fixture

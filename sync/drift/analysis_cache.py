@@ -15,7 +15,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from sync.drift.outcome import Found
 from sync.drift.result_cache import decode_findings, decode_merged, encode_findings, encode_merged
@@ -25,9 +25,6 @@ from sync.git.repo import has_object
 from sync.facts.parsing import pass_skips, recording_skips, running_analysis
 from sync.model import Finding, MergedOverlay
 from sync.support.cache import FactCache
-
-if TYPE_CHECKING:
-    from sync.drift.context import DriftContext
 
 KIND = "analysis-result"
 VERSION = 1
@@ -103,7 +100,16 @@ class AnalysisCache:
         return True
 
 
-def kept_piece(context: "DriftContext", name: str, compute: Callable[[], Iterable[Finding]]) -> list[Finding]:
+class Run(Protocol):
+    """What kept_piece reads of the run's context (drift/context.py's DriftContext)."""
+    @property
+    def kept_results(self) -> "AnalysisCache | None": ...
+
+    @property
+    def trees(self) -> list[GitTree]: ...
+
+
+def kept_piece(context: Run, name: str, compute: Callable[[], Iterable[Finding]]) -> list[Finding]:
     """One piece of the running analysis, kept on its own (an analysis of several pieces that share one process's
     parses: a fix that one of them read leaves the others' results standing). Its reads and skips count for the
     whole analysis too, found now or kept."""
