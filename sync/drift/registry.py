@@ -187,7 +187,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
     Analyzer("spec functions", spec_function_findings),
     Analyzer("C++ guards", guard_findings, lines=BRANCH),
     # the upgraded branch's committed conflicts: no FlagTree added lines asked, so on any branch
-    Analyzer("conflict sides", conflict_side_findings, on_request=True, cost=1.5, lines=BRANCH),
+    Analyzer("conflict sides", conflict_side_findings, on_request=True, cost=1.8, lines=BRANCH),
     Analyzer("symbols", symbol_drift, on_request=True, parts=Parts(_symbol_part, _symbol_join, most=4), cost=5.9),
     _on_old("co-changed functions", cochange_findings, 0.7),
     _on_old("call signatures", call_signature_findings, 4.4,
