@@ -81,7 +81,7 @@ class AnalysisCache:
 
     def _same_answers(self, log: ReadLog, tree: Any, listing: Any) -> bool:
         branch = self.branch
-        if log.whole and tree != str(branch._tree.id):  # (the id read without noting it)
+        if log.whole and tree != branch.unnoted_id():
             return False
         if log.listed and listing != branch.listing_digest():
             return False
@@ -93,7 +93,7 @@ class AnalysisCache:
         if encoded is None:
             return False
         self.cache.put(KIND, VERSION, self._key(name), {
-            "reads": log.to_json(), "tree": str(self.branch._tree.id) if log.whole else None,
+            "reads": log.to_json(), "tree": self.branch.unnoted_id() if log.whole else None,
             "listing": self.branch.listing_digest() if log.listed else None,
             "present": self.presence(), "findings": encoded, "merged": encode_merged(found.merged),
             "skipped": [[analysis, path, reason] for (analysis, path), reason in sorted(skipped.items())]})

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 from sync.support.cache import active
 from sync.git import GitTree
 from sync.git.readlog import ReadLog, logging_reads
-from sync.drift.analysis_cache import AnalysisCache
 from sync.model import Finding
 from sync.drift.outcome import Found, found
 from sync.support.progress import Progress
@@ -79,16 +78,16 @@ def join_shares(analyzer: "Analyzer", context: "DriftContext", shares: list[Any]
 
 def run_analyses(analyzers: Sequence["Analyzer"], context: "DriftContext", progress: Progress, skips: SkipLog,
                  parse_bytes: int, trees: Sequence[GitTree] = (),
-                 placed: Callable[["Analyzer", list[Finding]], list[Finding]] | None = None,
-                 kept: AnalysisCache | None = None) -> Found:
+                 placed: Callable[["Analyzer", list[Finding]], list[Finding]] | None = None) -> Found:
     """Every analyzer's findings and clean merges, in analyzer order; skips of workers are added to skips, and
     the blobs they could not read to trees' `missing` (a result that met one is never cached). placed: moves an
-    analyzer's findings to the branch the user edits (drift/branchlines.py), in the parent. kept: each
-    analysis's result kept from an earlier run on the branch, reused where the branch answers what it read the
-    same (drift/analysis_cache.py), and stored for the next.
+    analyzer's findings to the branch the user edits (drift/branchlines.py), in the parent. Each analysis's
+    result kept from an earlier run on the branch (context.kept_results) is reused where the branch answers what
+    it read the same (drift/analysis_cache.py); the others' results are stored for the next run.
 
     parse_bytes: the fork Python the up-front parse covered; below PARALLEL_BYTES a worker costs more
     than it saves."""
+    kept = context.kept_results
     reused = {number: entry for number, analyzer in enumerate(analyzers)
               if kept is not None and (entry := kept.load(analyzer.name)) is not None}
     heavy = [number for number, analyzer in enumerate(analyzers)

@@ -272,10 +272,11 @@ def _on_the_branch(context: "DriftContext") -> "Callable[[Analyzer, list[Finding
     return lambda analyzer, findings: [places.finding(analyzer.lines, finding) for finding in findings]
 
 
-def _kept_results(repo: Repository, rng: Range, target_rev: Rev | None, backends: set[str] | None, symbols: bool,
+def _keep_results(repo: Repository, rng: Range, target_rev: Rev | None, backends: set[str] | None, symbols: bool,
                   context: "DriftContext") -> "AnalysisCache | None":
-    """Each analysis's result kept on the branch by an earlier run (drift/analysis_cache.py); None for an
-    in-memory replay (the whole result's key holds its every input) or without the fact cache."""
+    """Set context.kept_results: each analysis's result kept on the branch by an earlier run
+    (drift/analysis_cache.py); None for an in-memory replay (the whole result's key holds its every input) or
+    without the fact cache."""
     from sync.drift.analysis_cache import AnalysisCache
     from sync.support.cache import active
     cache = active()
@@ -326,15 +327,14 @@ def _analysed(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev
     ahead = ahead or Ahead(python_facts())
     stack.enter_context(reading(ahead.facts))  # the Python facts of this run, in its analyses and their workers
     analyzers = [analyzer for analyzer in ANALYZERS if symbols or not analyzer.on_request]
-    kept = _kept_results(repo, rng, target_rev, backends, symbols, context)
+    kept = _keep_results(repo, rng, target_rev, backends, symbols, context)
     if any(analyzer.on_request and (kept is None or kept.load(analyzer.name) is None) for analyzer in analyzers) \
             and context.fork_based_on_old:  # some analysis of the fork's Python runs
         context.prefetch_fork_python(ahead)
     progress.phase("analyses", len(analyzers))
     placed = _on_the_branch(context) if target_rev is not None else None
     with recording_skips() as skips:
-        analysed = run_analyses(analyzers, context, progress, skips, context.prefetched_bytes, context.trees, placed,
-                                kept)
+        analysed = run_analyses(analyzers, context, progress, skips, context.prefetched_bytes, context.trees, placed)
     findings.extend(analysed.findings)
     findings.extend(Finding("analysis-skipped", path, f"{analysis}: {path} was left out: {reason}")
                     for (analysis, path), reason in sorted(skips.skipped.items()))

@@ -116,14 +116,16 @@ def conflict_layers(text: str) -> Iterator[tuple[int, str, tuple[str, ...] | Non
     for number, line in enumerate(text.splitlines(keepends=True), start=1):
         marker = _marker(line)
         top = stack[-1] if stack else None
-        if marker == 0 and top in (None, "ours"):
-            stack.append("ours")
-        elif marker == 1 and top == "ours":
-            stack[-1] = "base"
-        elif marker == 2 and top in ("ours", "base"):
-            stack[-1] = "theirs"
-        elif marker == 3 and top == "theirs":
-            stack.pop()
+        if marker == 0 and top == "ours":
+            stack.append("ours")  # a block nested in an upgraded side
+        elif marker is not None and (top, marker) in _STEPS:  # conflict_sections's steps, one block deep
+            after = _STEPS[(top, marker)]
+            if after is None:
+                stack.pop()
+            elif top is None:
+                stack.append(after)
+            else:
+                stack[-1] = after
         else:
             yield number, line, tuple(stack)
             continue

@@ -15,7 +15,7 @@ import weakref
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, TypeVar, cast, overload
 
 Entry = tuple[str, int] | None  # (blob id, mode), or None: no such file
 
@@ -33,16 +33,15 @@ class ReadLog:
         self._merged: dict[int, ReadLog] = {}
 
     def merge(self, other: "ReadLog") -> None:
-        if id(other) in self._merged:
-            return
         self.entries.update(other.entries)
         self.listed |= other.listed
         self.whole |= other.whole
 
     def merge_kept(self, other: "ReadLog") -> None:
         """merge a log that no longer changes (a made value's): merged once, however often the value is used."""
-        self.merge(other)
-        self._merged[id(other)] = other
+        if id(other) not in self._merged:
+            self.merge(other)
+            self._merged[id(other)] = other
 
     def to_json(self) -> dict[str, Any]:
         return {"entries": {path: list(entry) if entry else None for path, entry in sorted(self.entries.items())},
@@ -181,11 +180,5 @@ class logged_once(Generic[T]):
     def __get__(self, instance: object | None, owner: type | None = None) -> "T | logged_once[T]":
         if instance is None:
             return self
-        kept = instance.__dict__.get(self._slot)
-        if kept is None:
-            log = ReadLog()
-            with logging_reads(log):
-                kept = instance.__dict__[self._slot] = (self.make(instance), log)
-        else:
-            replay(kept[1])
-        return kept[0]
+        kept = cast("dict[Hashable, tuple[T, ReadLog]]", vars(instance))  # the instance's dict, by its slot
+        return kept_value(kept, self._slot, lambda: self.make(instance))

@@ -122,6 +122,10 @@ class GitTree:
     def __eq__(self, other: object) -> bool:
         return self is other
 
+    def unnoted_id(self) -> str:
+        """The tree's id, not noted: for a read log's own checks (drift/analysis_cache.py)."""
+        return str(self._tree.id)
+
     def listing_digest(self) -> str:
         return listing_digest(sorted(self._entries))
 
