@@ -76,3 +76,33 @@ def test_a_file_upstream_renamed_is_named_by_its_path_on_the_branch(tmp_path: Pa
     assert found.path == "lib/Transforms/Pass.cpp"
     assert found.details["sites"] == ["lib/Transforms/Pass.cpp:6"]
     assert "legacyHelper" in git(world.fork, "show", "sync/v2:lib/Transforms/Pass.cpp").splitlines()[5]
+
+
+def test_a_changed_guarded_default_is_named_at_its_lines_on_the_upgraded_branch(tmp_path: Path) -> None:
+    """Seen on triton_v3.4.x -> 3.6.0: guard-default-changed quoted the source branch's lines (44, in the guard at
+    line 5) for a function at line 53 of the upgraded branch."""
+    from tests.test_real_structures import small_world
+    spec = "third_party/b/backend/spec/"
+    head, body = "// one\n\n", "namespace t {\nint one(int a) {\n  int x = a;\n  int y = x;\n  return y;\n}\n}\n"
+    guarded = head + "#ifndef FLAGTREE_SPEC_One\n" + body + "#endif\n"
+    above = "".join(f"int added{n}();\n" for n in range(10))  # upstream's new lines above the guard
+    repo = small_world(tmp_path, {"lib/One.cpp": head + body},
+                       {"lib/One.cpp": above + head + body.replace("return y;", "return y + 1;")},
+                       {"lib/One.cpp": guarded, spec + "include/flagtree_spec.h": "#define FLAGTREE_SPEC_One\n",
+                        spec + "lib/One.cpp": "namespace t {\nint one(int a) { return -a; }\n}\n"})
+    git(repo, "checkout", "-q", "-b", "sync/v2", "v2")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "cherry-pick", "main")
+    git(repo, "checkout", "-q", "main")
+    world = SimpleNamespace(fork=repo)
+
+    def changed(target: str | None):
+        findings = drift_of(world, "v1", "v2", "main", target=target).findings
+        return next(f for f in findings if f.kind == "guard-default-changed")
+
+    on_source = changed(None)
+    assert "default one at lib/One.cpp:5 (in the guard at lib/One.cpp:3)" in on_source.message, on_source.message
+    found = changed("sync/v2")
+    branch = git(repo, "show", "sync/v2:lib/One.cpp").splitlines()
+    assert "int one(int a)" in branch[14] and "FLAGTREE_SPEC_One" in branch[12]
+    assert "default one at lib/One.cpp:15 (in the guard at lib/One.cpp:13)" in found.message, found.message
+    assert (found.details["sites"], found.details["guard"]) == (["lib/One.cpp:15"], "lib/One.cpp:13")

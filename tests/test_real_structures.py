@@ -198,8 +198,8 @@ def test_overloads_and_same_named_methods_under_a_guard_are_told_apart(tmp_path:
         "takes (Builder &, State &, Value, Value, Value)")  # paired with its own counterpart
     removed = sorted(f.message for f in findings if f.kind == "guard-default-removed")
     assert len(removed) == 2 and len(set(removed)) == 2  # one a method, each naming where it is
-    assert "at lib/Ops.cpp:11 (in the guard at line 1)" in removed[0]
-    assert "at lib/Ops.cpp:14 (in the guard at line 1)" in removed[1]
+    assert "at lib/Ops.cpp:11 (in the guard at lib/Ops.cpp:1)" in removed[0]
+    assert "at lib/Ops.cpp:14 (in the guard at lib/Ops.cpp:1)" in removed[1]
 
 
 def test_guard_unused_names_the_header_that_defines_the_macro(tmp_path: Path) -> None:

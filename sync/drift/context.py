@@ -9,6 +9,7 @@ from sync.support.cache import memoized
 from sync.facts.layout import SpecFile, backend_dir, own_trunk_backends, third_party_owner
 from sync.model import Range
 from sync.records.provenance import Derivation, load_manifest
+from sync.drift.branchlines import FORK, NEW, BranchPlaces
 from sync.git import GitTree, Oid, Repository, as_oid, has_object, renames
 from sync.git.readlog import logged_once
 from sync.facts.trees import read_text
@@ -57,6 +58,7 @@ class DriftContext:
     fork_based_on_old: bool = True  # False: OLD is not an ancestor of the branch
     prefetched_bytes: int = 0  # fork Python parsed up front (prefetch_fork_python): sizes the parallel run
     kept_results: "AnalysisCache | None" = None  # each analysis's result kept on the branch (analysis_cache.py)
+    target_is_branch: bool = False  # the target is the upgraded branch the user edits, not an in-memory replay
     _facts: dict[tuple[str, str], ModuleFacts] = field(default_factory=dict)
     _tables: dict[tuple[str, str], dict[str, FunctionFacts] | None] = field(default_factory=dict)
 
@@ -79,6 +81,18 @@ class DriftContext:
         """Where a file of the FlagTree branch sits in `branch`: its own path, or upstream's new name for a file
         upstream renamed (the replay follows renames)."""
         return path if self.branch.exists(path) else self.renames.get(path, path)
+
+    def edited_site(self, site: str) -> str:
+        """A path:line read on the FlagTree branch, where the user finds it: on the upgraded branch when that is
+        the target (as drift/branchlines.py moves whole findings), else as it is."""
+        if not self.target_is_branch or self.target is None:
+            return site
+        return self._branch_places.site(FORK, site)
+
+    @cached_property
+    def _branch_places(self) -> BranchPlaces:
+        assert self.target is not None
+        return BranchPlaces({FORK: self.fork, NEW: self.upstream_new}, self.target, self.renames)
 
     def new_path(self, old_path: str) -> str | None:
         """Where an upstream file lives at the new tag: same path, renamed path, or None (deleted)."""

@@ -322,7 +322,8 @@ def _analysed(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev
     context = DriftContext(repo, GitTree.of_commit(repo, rng.old.oid, f"old:{rng.old.ref}"),
                            GitTree.of_commit(repo, rng.onto.oid, f"new:{rng.onto.ref}"), fork, target,
                            sorted(backends or known), filtered=bool(backends), range=rng,
-                           fork_based_on_old=is_ancestor(repo, rng.old.oid, rng.source.oid))
+                           fork_based_on_old=is_ancestor(repo, rng.old.oid, rng.source.oid),
+                           target_is_branch=target_rev is not None)
     findings = list(early)
     ahead = ahead or Ahead(python_facts())
     stack.enter_context(reading(ahead.facts))  # the Python facts of this run, in its analyses and their workers

@@ -573,11 +573,13 @@ def _region_findings(context: DriftContext, backend: str, header: str, macro: st
                      trunk_defines: Callable[[str, str], bool], own: OwnTableGen,
                      off: frozenset[str] = frozenset()) -> list[Finding]:
     """off: the backend's FLAGTREE_SPEC_* macros (backend_macros), read once per backend by guard_findings."""
-    where = f"{path}:{region.start}"
+    where = context.edited_site(f"{path}:{region.start}")
 
-    def finding(kind: str, message: str, action: str, diff: str | None = None) -> Finding:
+    def finding(kind: str, message: str, action: str, diff: str | None = None,
+                sites: tuple[str, ...] = ()) -> Finding:
         return Finding(kind, header, message, action, None, backend, related_path=path, diff=diff,
-                       details={"macro": macro, "guard": where, "directive": region.directive})
+                       details={"macro": macro, "guard": where, "directive": region.directive,
+                                **({"sites": list(sites)} if sites else {})})
 
     new_path = context.new_path(path)
     if new_path is None:
@@ -613,17 +615,20 @@ def _region_findings(context: DriftContext, backend: str, header: str, macro: st
     for (function, old), new in zip(upstream, news):
         # Its own line, which also tells apart same-named defaults (overloads, a method of several classes); the
         # guard's line separately: one guard may hold a whole file of defaults.
-        named = f"{function.name} at {path}:{function.start} (in the guard at line {region.start})"
+        site = context.edited_site(f"{path}:{function.start}")
+        named = f"{function.name} at {site} (in the guard at {where})"
         if new is None:
             if _replacement_unaffected(context, backend, function, fork_text, own):
                 continue
             out.append(finding("guard-default-removed", f"{macro}: guarded trunk default "
                                f"{named} no longer exists in {new_path}",
-                               "re-target the backend replacement at the code that replaced it"))
+                               "re-target the backend replacement at the code that replaced it",
+                               sites=(site,)))
         elif old.normalized != new.normalized:
             diff = "".join(difflib.unified_diff(old.text.splitlines(keepends=True), new.text.splitlines(keepends=True),
                                                 f"a/{path}", f"b/{new_path}"))
             out.append(finding("guard-default-changed", f"{macro}: guarded trunk default "
                                f"{named} changed upstream",
-                               "port the upstream change into the backend's replacement", diff=diff))
+                               "port the upstream change into the backend's replacement", diff=diff,
+                               sites=(site,)))
     return out
