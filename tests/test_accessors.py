@@ -236,3 +236,38 @@ def test_a_member_the_backend_s_own_trunk_copy_declares_may_take_its_calls(tmp_p
     found = {f.backend for f in drift_of(fork_world(repo), "v1", "v2", "main", symbols=True).findings
              if f.kind == "member-removed"}
     assert "alpha" not in found and "gamma" in found
+
+
+def test_a_member_only_another_compile_unit_declared_is_not_the_calls(tmp_path: Path) -> None:
+    """Seen on triton_v3.5.x onto 3.7: tsingmicro's `desc.setOffset(...)` calls MLIR's MemRefDescriptor (outside
+    the tree); the only setOffset upstream removed was a member of a class local to a deleted .cpp."""
+    local = "namespace {\nstruct Rewrite { void setOffset(int v) {} };\n}\nvoid pass() {}\n"
+    caller = "void lower(Descriptor desc) {\n  desc.setOffset(0);\n}\n"
+    repo = tmp_path / "fork"
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    commit(repo, {"lib/Rewrite.cpp": local, "include/triton/Helper.h": HEADER}, "v1")
+    git(repo, "tag", "v1")
+    commit(repo, {"third_party/alpha/lib/Lower.cpp": caller}, "[FlagTree] alpha")
+    git(repo, "checkout", "-q", "-b", "upstream", "v1")
+    git(repo, "rm", "-q", "lib/Rewrite.cpp")
+    commit(repo, {"include/triton/Helper.h": HEADER}, "Remove the rewrite pass (#7)")
+    git(repo, "tag", "v2")
+    git(repo, "branch", "sync/v2", "v2")
+    git(repo, "checkout", "-q", "sync/v2")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "cherry-pick", "main")
+    git(repo, "checkout", "-q", "main")
+    assert _members(repo) == {}
+    # The same member in a header the call can reach is the call's: reported.
+    git(repo, "checkout", "-q", "-b", "header", "v1")
+    commit(repo, {"include/triton/Rewrite.h": local.replace("namespace {", "namespace t {")}, "v1 header")
+    git(repo, "tag", "v1h")
+    commit(repo, {"third_party/alpha/lib/Lower.cpp": caller}, "[FlagTree] alpha")
+    git(repo, "checkout", "-q", "-b", "upstream-h", "v1h")
+    git(repo, "rm", "-q", "include/triton/Rewrite.h", "lib/Rewrite.cpp")
+    commit(repo, {"include/triton/Helper.h": HEADER}, "Remove the rewrite header (#8)")
+    git(repo, "tag", "v2h")
+    git(repo, "checkout", "-q", "-b", "sync/v2h", "v2h")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "cherry-pick", "header")
+    findings = drift_of(fork_world(repo), "v1h", "v2h", "header", target="sync/v2h", symbols=True).findings
+    assert [f.details["sites"] for f in findings if f.kind == "member-removed"] == [
+        ["third_party/alpha/lib/Lower.cpp:2"]]

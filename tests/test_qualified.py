@@ -94,3 +94,38 @@ def test_a_declaration_moved_to_a_header_the_file_does_not_reach_is_an_error(tmp
     findings = drift_of(fork_world(repo), "v1", "v2", "main", symbols=True).findings
     moved = [(f.details["sites"], f.details.get("moved_to_headers")) for f in findings if f.kind == "symbol-moved"]
     assert moved == [(["lib/Still.cpp:2"], ["include/triton/B.h"])]
+
+
+M_OLD = ("namespace mlir {\nclass Membar { public: void run(); };\nclass Gone { public: void run(); };\n"
+         "class Mover { public: void go(); };\nclass Fence { public: void wait(); };\n}\n")
+M_NEW = ("namespace mlir {\ntemplate <typename T> class MembarOf { public: void run(); };\n"
+         "using Membar = MembarOf<int>;\n}\n"                      # the class is an alias of a template now
+         "namespace llvm {\nclass OtherPass { public: void run(); };\n}\n"  # another class's member of that name
+         "namespace mlir::gpu {\nclass Mover { public: void go(); };\n}\n"  # the class moved namespace
+         "namespace mlir::detail {\ntemplate <typename T> class Fence { public: void wait(); };\n}\n"
+         "namespace mlir {\nusing Fence = detail::Fence<int>;\n}\n")  # an alias of a same-named template
+M_USER = ('#include "triton/M.h"\nvoid use() {\n'
+          "  auto a = &mlir::Membar::run;\n"   # 3: resolves through the alias
+          "  auto b = &mlir::Gone::run;\n"     # 4: Gone left; OtherPass::run is no move of it
+          "  auto c = &mlir::Mover::go;\n"     # 5: moved with its class
+          "  auto d = &mlir::Fence::wait;\n"  # 6: resolves through the alias
+          "}\n")
+
+
+def test_a_member_moves_only_with_a_class_of_its_name_and_an_alias_is_no_move(tmp_path: Path) -> None:
+    """Seen on triton_v3.4.x onto 3.6.0: `mlir::ModuleMembarAnalysis::run`, whose class became an alias of a
+    template that still declares run(), was reported as moved to `llvm::BreakStructPhiNodesPass::run`."""
+    repo = tmp_path / "fork"
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    commit(repo, {"include/triton/M.h": M_OLD}, "v1")
+    git(repo, "tag", "v1")
+    commit(repo, {"third_party/acme/lib/Use.cpp": M_USER}, "[FlagTree] acme")
+    git(repo, "checkout", "-q", "-b", "upstream", "v1")
+    commit(repo, {"include/triton/M.h": M_NEW}, "v2 (#9)")
+    git(repo, "tag", "v2")
+    git(repo, "checkout", "-q", "-b", "sync/v2", "v2")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "cherry-pick", "main")
+    git(repo, "checkout", "-q", "main")
+    findings = drift_of(fork_world(repo), "v1", "v2", "main", target="sync/v2", symbols=True).findings
+    moved = {f.details["declaration"]: (f.line, f.details["moved_to"]) for f in findings if f.kind == "symbol-moved"}
+    assert moved == {"mlir::Mover::go": (5, ["mlir::gpu::Mover::go"])}

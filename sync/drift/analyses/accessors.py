@@ -6,6 +6,9 @@ added lines call `x.m(...)` or `x->m(...)`, and
 - upstream's trunk declared m at the old tag (a C++ function or method, an ODS record's generated accessor, an
   interface method of a .td), and its new tree neither declares m (accessors included) nor spells it anywhere
   in code: no receiver of any type has such a member any more;
+- a declaration of m at the old tag could be the call's: one in a header, a .td or the call's own file (a class
+  local to another .cpp is no other compile unit's; seen on triton_v3.5.x onto 3.7, where MLIR's
+  MemRefDescriptor::setOffset was taken for the member of a class in a deleted pass);
 - FlagTree declares no m of its own where the call can see it (its trunk lines, or the backend of the call's
   file), and the call's backend does not compile its own copy of a file that declared m at the old tag
   (includedirs.compiled_copy: the directories its build puts on the include path).
@@ -33,7 +36,7 @@ from sync.facts.cppscope import UseContext, use_contexts
 from sync.facts.declindex import CPP_SUFFIXES, TD_SUFFIXES, DeclarationIndex, declarations_of
 from sync.facts.delta import backend_of, fork_lines_where
 from sync.facts.includedirs import compiled_copy
-from sync.facts.filekinds import CPP_CODE, CPP_HEADERS, PY_SUFFIXES, is_built
+from sync.facts.filekinds import CPP_CODE, CPP_HEADERS, CPP_SOURCES, PY_SUFFIXES, is_built
 from sync.facts.layout import backend_dir, backend_root, is_third_party
 from sync.facts.trees import FileTree, read_text
 from sync.facts.upstreamlog import pr_of
@@ -325,6 +328,8 @@ def member_findings(context: DriftContext) -> list[Finding]:
             seen = own.get(name, set())
             if "" in seen or (backend_root(path) or "") in seen:
                 continue  # a declaration of FlagTree's own may take the call
+            if not any(declaring == path or not declaring.endswith(CPP_SOURCES) for declaring, _ in declared[name]):
+                continue  # declared only inside other compile units (a class local to a .cpp): not this call's
             if any(compiled_copy(branch, path, declaring) is not None for declaring, _ in declared[name]):
                 continue  # the backend compiles its own copy of the declaring file (its include path): not trunk's
             if name not in free and _typed_receiver(contexts.get((name, line), []), owners[name]):

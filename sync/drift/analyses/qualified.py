@@ -55,6 +55,11 @@ def _meant(decl: Decl, qualifier: str) -> bool:
     return decl.scope == qualifier
 
 
+def _same_class(decl: Decl, old: Decl) -> bool:
+    """Whether decl could be old moved to another namespace: a member stays a member of a class of its name."""
+    return old.owner is None or decl.scope.rsplit("::", 1)[-1] == old.scope.rsplit("::", 1)[-1]
+
+
 def _declarations(tree: FileTree, names: set[str]) -> dict[str, list[tuple[str, Decl]]]:
     """Each name -> (path, declaration) of its declarations in the tree's C/C++ headers (not local ones), the
     generated pass registrations too (their path: the header that includes the generated file)."""
@@ -145,13 +150,18 @@ def _namespace_moves(context: DriftContext, uses: list[QualifiedUse], left: dict
         return []
     names = {use.name for use in uses}
     after = _declarations(context.branch, names)
+    scopes = _declarations(context.branch, {use.qualifier.rsplit("::", 1)[-1] for use in uses})
     sited: list[tuple[tuple[str, ...], list[str], Finding]] = []
     for use in uses:
         old = [decl for decl in left[use.name] if _meant(decl, use.qualifier)]
         now = [decl for path, decl in after[use.name] if _visible(context, path, use.path)]
         if not old or not now or any(_answers(decl, use.qualifier) for decl in now):
             continue
-        moved_to = sorted({decl.qualified for decl in now if decl.kind == old[0].kind})
+        if any(decl.kind == "alias" and (decl.qualified == use.qualifier or decl.qualified.endswith("::" + use.qualifier))
+               for _, decl in scopes[use.qualifier.rsplit("::", 1)[-1]]):
+            continue  # the class is an alias now (of a template, say): its members are the target's, not followed
+        # the same declaration in another namespace: a member of a class of the same name, not one of any class
+        moved_to = sorted({decl.qualified for decl in now if decl.kind == old[0].kind and _same_class(decl, old[0])})
         if not moved_to:
             continue
         spelled = f"{use.qualifier}::{use.name}"
