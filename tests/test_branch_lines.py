@@ -106,3 +106,5 @@ def test_a_changed_guarded_default_is_named_at_its_lines_on_the_upgraded_branch(
     assert "int one(int a)" in branch[14] and "FLAGTREE_SPEC_One" in branch[12]
     assert "default one at lib/One.cpp:15 (in the guard at lib/One.cpp:13)" in found.message, found.message
     assert (found.details["sites"], found.details["guard"]) == (["lib/One.cpp:15"], "lib/One.cpp:13")
+    # the finding stands at the macro's definition, the line each of its actions changes
+    assert (found.path, found.line) == (spec + "include/flagtree_spec.h", 1)

@@ -27,7 +27,7 @@ def test_fires_on_ungated_code_of_a_gated_component(tmp_path) -> None:
     findings = feature_gate_findings(context_of(tmp_path, OLD, {**OLD, **NEW_TAG}, fork))
     assert [(f.kind, f.path, f.line) for f in findings] == [("feature-ungated", "lib/Other.cpp", 2)]
     finding = findings[0]
-    assert finding.details["lines"] == [2, 6, 7]  # the include, the op-name string, the namespace
+    assert finding.details["lines"] == [2, 7]  # the include and the namespace; the op-name string compiles
     assert finding.details["macro"] == "__FEAT__" and finding.related_path == "lib/Pass.cpp"
     assert finding.severity == "warning" and "CMakeLists.txt" in finding.message
     assert '+#include "feat/Dialect.h"' in (finding.diff or "")
@@ -161,3 +161,11 @@ def test_a_commented_out_definition_defines_nothing() -> None:
     """`#add_definitions(-D__TLE_STRUCT__)` in FlagTree's root CMakeLists.txt (3.6.x): the regex read it as one."""
     assert cmake_definitions("#add_definitions(-D__TLE_STRUCT__)\nadd_definitions(-D__TLE__) # -D__NOT__\n") == \
         {"__TLE__"}
+
+
+def test_an_op_name_string_alone_needs_no_gate(tmp_path) -> None:
+    """Seen on triton_v3.5.x onto 3.7: Alias.cpp compares an op's name with "tle.local_pointers" outside the TLE
+    gate; a string compiles in a build without the component."""
+    only_string = UNGATED.replace('#include "feat/Dialect.h"\n', "").replace("    feat::registerAll();\n", "")
+    fork = fork_of(**{"lib/Other.cpp": only_string})
+    assert feature_gate_findings(context_of(tmp_path, OLD, {**OLD, **NEW_TAG}, fork)) == []

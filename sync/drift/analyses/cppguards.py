@@ -19,7 +19,7 @@ from sync.model import Finding
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
 from sync.facts.tdsigs import records
-from sync.facts.cpp import (CppFunction, GuardRegion, backend_macros, declarations, functions, functions_in, guard_regions,
+from sync.facts.cpp import (CppFunction, GuardRegion, MacroDefinition, backend_macros, declarations, functions, functions_in, guard_regions,
                   header_path, mentions_spec_macro, scope_spans, stray_macros)
 from sync.facts.filekinds import CPP_CODE, CPP_HEADERS, CPP_SOURCES, INC_SUFFIXES, TD_SUFFIXES, not_built
 from sync.facts.layout import backend_dir, backend_spec_dir, is_third_party
@@ -140,7 +140,7 @@ def guard_findings(context: DriftContext) -> list[Finding]:
                                         "drop the macro or restore the trunk guard", definition.line, backend,
                                         details={"macro": macro}))
             for path, region in uses:
-                findings.extend(_region_findings(context, backend, definition.path, macro, path, region, files[path],
+                findings.extend(_region_findings(context, backend, definition, macro, path, region, files[path],
                                                  library, trunk_defines, own, frozenset(macros)))
                 if path in conflicted:
                     findings.append(_conflicted_note(backend, path, "the FlagTree branch"))
@@ -568,7 +568,8 @@ def _called_elsewhere(trees: list[GitTree], name: str, wanted: Callable[[str], b
     return False
 
 
-def _region_findings(context: DriftContext, backend: str, header: str, macro: str, path: str, region: GuardRegion,
+def _region_findings(context: DriftContext, backend: str, definition: MacroDefinition, macro: str, path: str,
+                     region: GuardRegion,
                      fork_text: str, library: dict[str, list[CppFunction]],
                      trunk_defines: Callable[[str, str], bool], own: OwnTableGen,
                      off: frozenset[str] = frozenset()) -> list[Finding]:
@@ -577,7 +578,8 @@ def _region_findings(context: DriftContext, backend: str, header: str, macro: st
 
     def finding(kind: str, message: str, action: str, diff: str | None = None,
                 sites: tuple[str, ...] = ()) -> Finding:
-        return Finding(kind, header, message, action, None, backend, related_path=path, diff=diff,
+        # at the macro's definition (read on the branch the user edits): what each action changes, or drops
+        return Finding(kind, definition.path, message, action, definition.line, backend, related_path=path, diff=diff,
                        details={"macro": macro, "guard": where, "directive": region.directive,
                                 **({"sites": list(sites)} if sites else {})})
 

@@ -5,7 +5,8 @@ The fork's build defines a macro upstream's build does not (CMake `add_definitio
 in some C++ files. The component is what only that gated code names: `#include` roots, namespace
 qualifiers (`X::`) and MLIR op-name prefixes (`"x.op"`, kept only when x is also a root or namespace of
 the component), each absent from upstream's C++ at the old tag. FlagTree-added trunk lines outside every M
-region that name the component are reported once per file of upstream's (a file FlagTree added is the
+region that name the component where a build must resolve it (an include root, a qualifier; an op-name string
+compiles without it) are reported once per file of upstream's (a file FlagTree added is the
 component's own: its CMake decides whether it is built): they are built whatever M says, unlike the same
 component elsewhere, so a build without M breaks there and the fork's gating is inconsistent. Nothing here
 rests on an upstream change; the evidence is the fork's own gated use of the same names. A macro that a CMake
@@ -266,11 +267,17 @@ def feature_gate_findings(context: DriftContext) -> list[Finding]:
             if any(reaches(cmake, path) for cmake in always[gate.macro]):
                 continue  # every configuration defines it for this file: no build leaves the gate out
             ungated = [(line, sorted(names[line] & gate.names)) for line in sorted(added[path])
-                       if gate.macro not in regions.get(line, set()) and names.get(line, set()) & gate.names]
+                       if gate.macro not in regions.get(line, set()) and _compiled(names.get(line, set()) & gate.names)]
             if ungated:
                 findings.append(_finding(context, path, text, macro_file=macros[gate.macro], gate=gate,
                                          ungated=ungated))
     return findings
+
+
+def _compiled(names: set[tuple[str, str]]) -> bool:
+    """Whether a line's names of the component need it built: an include or a qualifier does; an op-name string
+    compiles without it (seen on triton_v3.5.x onto 3.7: `name == "tle.local_pointers"` in Alias.cpp)."""
+    return any(kind != "op" for kind, _ in names)
 
 
 def _finding(context: DriftContext, path: str, text: str, macro_file: str, gate: _Gate,
