@@ -374,6 +374,35 @@ def test_a_number_passed_where_the_builder_now_takes_an_attribute_fits_no_overlo
                      "named": [("call-no-overload", "error")]}
 
 
+def test_a_context_passed_where_every_builder_now_infers_it_fits_no_overload(tmp_path) -> None:
+    """Seen on triton_v3.5.x onto the 3.7 branch point: ascend calls TensorDescType::get(ctx, blockTy, isSigned);
+    every new builder is a TypeBuilderWithInferredContext taking (shape, elementType, ...), so three arguments fit
+    their count and the context fits no first parameter. A builder whose first parameter takes a context, or bool
+    (a pointer converts to it), may take the call: a warning, as before."""
+    old = ('def X_DescType : TypeDef<X_Dialect, "Desc"> {\n  let parameters = (ins "RankedTensorType":$blockType);\n'
+           '  let builders = [\n    TypeBuilder<(ins "RankedTensorType":$blockType, "bool":$isSigned), [{ }]>\n  ];\n}\n')
+    inferred = ('def X_DescType : TypeDef<X_Dialect, "Desc"> {\n  let parameters = (ins ArrayRefParameter<"int64_t">:$shape,'
+                ' "Type":$elementType);\n  let builders = [\n    TypeBuilderWithInferredContext<(ins '
+                '"llvm::ArrayRef<int64_t>":$shape, "Type":$elementType, "bool":$isSigned), [{ }]>\n  ];\n'
+                '  let skipDefaultBuilders = 1;\n}\n')
+    flag_first = inferred.replace('"llvm::ArrayRef<int64_t>":$shape, "Type":$elementType, "bool":$isSigned',
+                                  '"bool":$isSigned, "Type":$elementType, "llvm::ArrayRef<int64_t>":$shape')
+    header = {"include/triton/Dialect/X/IR/Dialect.h": "#pragma once\n"}
+    use = {"lib/Use.cpp": '#include "triton/Dialect/X/IR/Dialect.h"\nvoid f() {\n'
+                          "  auto a = x::DescType::get(ctx, blockTy, true);\n}\n"}
+    found = {}
+    for name, after in (("inferred", inferred), ("bool first", flag_first)):
+        files = {**header, "include/triton/Dialect/X/IR/Types.td": old}
+        context = context_of(tmp_path / name.replace(" ", "-"), files,
+                             {**files, "include/triton/Dialect/X/IR/Types.td": after}, {**files, **use})
+        findings = call_signature_findings(context)
+        found[name] = [(f.kind, f.severity) for f in findings]
+        if name == "inferred":
+            assert "argument 1 goes to llvm::ArrayRef<int64_t> shape, which no MLIRContext* converts to" \
+                in findings[0].message, findings[0].message
+    assert found == {"inferred": [("call-no-overload", "error")], "bool first": [("call-signature", "warning")]}
+
+
 def test_flagtree_tests_and_tutorials_are_neither_read_nor_reported(tmp_path) -> None:
     """Issues 45/46: a build imports no test, tutorial or pytest module, so a call there breaks no build; the 3.7
     move's first run spent 64% of its fork Python parse on such files. The shipped module's call still counts."""

@@ -121,16 +121,17 @@ def _verdict(overloads_old: tuple[Overload, ...], overloads_new: tuple[Overload,
     count = call.count
     takes = lambda o: o.fits(count) and not (typed and _value_as_type(o, call, text))
     fit_old = [o for o in overloads_old if takes(o)]
-    blocked = [(o, _scalar_now_class(fit_old, o, count)) for o in overloads_new if takes(o)]
-    fit_new = [o for o, index in blocked if index is None]
+    blocked = [(o, _unconvertible_argument(fit_old, o, count)) for o in overloads_new if takes(o)]
+    fit_new = [o for o, found in blocked if found is None]
     if not fit_old:
         return None  # the call did not fit before either: not a call this record describes
     if not fit_new and blocked:
-        new, index = blocked[0]
-        assert index is not None
+        new, found = blocked[0]
+        assert found is not None
+        index, what = found
         kind, name = new.params[index - new.leading]
         return (f"{count} argument(s) fit {fit_old[0].text()} at the old tag; at the new tag argument {index + 1} "
-                f"goes to {builder_type(kind)} {name}, which no number converts to: "
+                f"goes to {builder_type(kind)} {name}, which {what} converts to: "
                 + "; ".join(o.text() for o in overloads_new)), False, True
     if not fit_new:
         return (f"{count} argument(s) fit {fit_old[0].text()} at the old tag and no overload at the new tag: "
@@ -159,15 +160,24 @@ def _verdict(overloads_old: tuple[Overload, ...], overloads_new: tuple[Overload,
 
 _SCALAR = re.compile(r"(?:const\s+)?(?:std::)?(?:unsigned(?:\s+int)?|int|bool|float|double|size_t|u?int(?:8|16|32|64)_t)"
                      r"(?:\s*&)?")
+# What an MLIRContext* converts to: itself, a pointer to void, bool.
+_TAKES_A_CONTEXT = re.compile(r"(?:const\s+)?(?:(?:::)?(?:\w+::)*MLIRContext|void)\s*\*(?:\s*const)?|bool")
 _ATTR_OR_TYPE_CLASS = re.compile(r"(?:const\s+)?(?:::)?(?:\w+::)*\w*(?:Attr|Attribute|Type)(?:\s*&)?")
 
 
-def _scalar_now_class(fit_old: list[Overload], new: Overload, count: int) -> int | None:
-    """The first argument (its index in the call) that went, in every old overload the call fit, to a number or
-    bool, and goes, in this new overload, to an MLIR attribute or type class: no number converts to one, so the
-    new overload cannot take the call (TensorMemoryEncodingAttr::get's `unsigned CTASplitM` became
-    `CGAEncodingAttr CGALayout` on the 3.7 move: a call of the old five arguments fits the new arity, and does
-    not compile). None: no such argument."""
+def _unconvertible_argument(fit_old: list[Overload], new: Overload, count: int) -> tuple[int, str] | None:
+    """The first argument (its index in the call) this new overload cannot take, and what it was, where every old
+    overload the call fit took it as
+    - a number or bool, and the new one as an MLIR attribute or type class: no number converts to one
+      (TensorMemoryEncodingAttr::get's `unsigned CTASplitM` became `CGAEncodingAttr CGALayout` on the 3.7 move: a
+      call of the old five arguments fits the new arity, and does not compile);
+    - the MLIRContext* ODS puts first in a `get` it does not infer the context of, and the new one as a declared
+      parameter a context pointer does not convert to (TensorDescType::get(ctx, blockTy, isSigned) on
+      triton_v3.5.x onto 3.7, where every builder became TypeBuilderWithInferredContext).
+    None: no such argument."""
+    if new.leading == 0 and new.params and fit_old and all(old.leading > 0 for old in fit_old) \
+            and not _TAKES_A_CONTEXT.fullmatch(builder_type(new.params[0][0])):
+        return 0, "no MLIRContext*"
     for index in range(new.leading, min(count, new.leading + len(new.params))):
         now = builder_type(new.params[index - new.leading][0])
         if not _ATTR_OR_TYPE_CLASS.fullmatch(now):
@@ -175,7 +185,7 @@ def _scalar_now_class(fit_old: list[Overload], new: Overload, count: int) -> int
         olds = [builder_type(old.params[index - old.leading][0]) for old in fit_old
                 if old.leading <= index < old.leading + len(old.params)]
         if olds and len(olds) == len(fit_old) and all(_SCALAR.fullmatch(was) for was in olds):
-            return index
+            return index, "no number"
     return None
 
 
