@@ -673,18 +673,13 @@ class DeclarationIndex:
 
     def __init__(self, tree: FileTree) -> None:
         self.tree = tree
-        self._texts: dict[str, str] = {}
 
     @classmethod
     def of(cls, tree: FileTree) -> "DeclarationIndex":
         return cls._trees.get(tree, None, lambda: cls(tree))
 
     def text(self, path: str) -> str:
-        if path not in self._texts:
-            self._texts[path] = read_text(self.tree, path) or ""
-        else:
-            self.tree.exists(path)  # (a watched tree notes the path for whoever reads the kept text now)
-        return self._texts[path]
+        return read_text(self.tree, path) or ""
 
     def file(self, path: str) -> tuple[Decl, ...]:
         """The declarations of one file of the tree (none for a file it lacks or of another language)."""
