@@ -37,7 +37,7 @@ def fork_with_conflict(tmp_path: Path, flagtree_side: str, elsewhere: str = "", 
     git(repo, "tag", "v2")
     git(repo, "checkout", "-q", "-b", "fork", "v1")
     (repo / MEMBAR).write_text(f"void f() {{\n{flagtree_side}}}\n" + TAIL + elsewhere)
-    git(repo, "commit", "-qam", "[TLE] use the shared memory hint")
+    git(repo, "commit", "-qam", "[HINT] use the shared memory hint")  # a tag no group is named after
     return repo
 
 
@@ -60,7 +60,7 @@ def test_an_ungated_flagtree_side_stays_shared_trunk_though_the_file_has_a_gate_
 
 
 def test_a_configured_commit_tag_names_its_group(tmp_path: Path) -> None:
-    config = '[tool.flagtree-sync]\ncommit_tags = { "[TLE]" = "tle" }\n'
+    config = '[tool.flagtree-sync]\ncommit_tags = { "[HINT]" = "tle" }\n'
     assert owners_of_conflict(fork_with_conflict(tmp_path, "  int a = 3;\n", pyproject=config)) == ["tle"]
 
 

@@ -74,6 +74,15 @@ def test_configured_paths_and_commit_tags_add_their_group(tmp_path: Path) -> Non
     assert owners(tmp_path, files, "lib/Analysis/Alias.cpp", "[BACKEND] Fix a pass") == [SHARED]
 
 
+def test_a_subject_tag_that_names_a_group_adds_it_without_configuration(tmp_path: Path) -> None:
+    """Seen on triton_v3.5.x onto the 3.7 branch point: a conflict in semantic.py from a "[TLE][DOC] ..." commit
+    was filed under ascend alone (which overlays the file), where TLE's maintainers would not look."""
+    files = {"third_party/tle/CMakeLists.txt": "add_subdirectory(dialect)\n"}
+    assert owners(tmp_path, files, "lib/Analysis/Alias.cpp", "[TLE][DOC] Add local pointers") == ["tle"]
+    assert owners(tmp_path, files, "lib/Analysis/Alias.cpp", "[BACKEND] Fix a pass") == [SHARED]
+    assert owners(tmp_path, files, "lib/Analysis/Alias.cpp", "Tle without brackets") == [SHARED]
+
+
 def test_only_the_names_a_backend_test_compares_with_count(tmp_path: Path) -> None:
     path = "python/triton/experimental/gluon/__init__.py"
     code = ('from triton._flagtree_backend import FLAGTREE_BACKEND\n'

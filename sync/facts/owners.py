@@ -63,7 +63,7 @@ class OwnerIndex:
         """Every group whose code is on the FlagTree side of `path`: the backend owning its directory; else the
         groups the repository maps it to (CI by default), FlagTree core for its build files, the backends whose
         hooks, overlays or spec macros it serves, the groups whose gates it holds, and, given the commit subject
-        `summary`, the groups of its configured tags. Given the lines of a conflict's FlagTree side, a gate counts
+        `summary`, the groups of its configured tags and of the tags that name a group. Given the lines of a conflict's FlagTree side, a gate counts
         only where it encloses or sits in them; else any gate the file holds counts. shared-trunk is what is left."""
         backend = owning_backend(path, self.extra)
         if backend is not None:  # everything under third_party/<b>/, and each spec tree, is the backend's
@@ -87,6 +87,8 @@ class OwnerIndex:
         found |= enclosing_gate_groups(text, list(flagtree_side), self.groups) if flagtree_side \
             else gate_groups(text, self.groups)
         found |= {group for tag, group in self.tags.items() if tag in summary}
+        # a subject tag that names a group ("[TLE] ..." where third_party/tle is one) is that group's commit too
+        found |= {group for group in self.groups if f"[{group}]" in summary.lower()}
         return sorted(found) or [SHARED]
 
     def _text(self, path: str) -> str:
