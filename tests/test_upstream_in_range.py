@@ -189,3 +189,16 @@ def test_a_range_of_upstreams_commits_only_is_refused_as_swapped_arguments(tmp_p
     assert result.exit_code == 2 and "all 1 commits of old..upstream-line are upstream's" in result.output
     assert "swapped" in result.output and "sync/new" not in git(world.path, "branch")
     assert not (world.path / ".git" / "flagtree-sync" / "upgrade.json").exists()
+
+
+def test_a_revision_named_by_its_commit_id_is_printed_once(tmp_path: Path) -> None:
+    """Seen on triton_v3.5.x onto 1859e68db: the summary said "onto `1859e68db` (`1859e68db`)"."""
+    from dataclasses import replace
+    from sync.model import Rev
+    world = build(tmp_path / "repo")
+    report = run_upgrade_job(str(world.path), old="old", onto="new", source_branch="fork", options=UpgradeOptions(),
+                             progress=Notes())
+    onto = report.range.onto
+    assert f"onto `new` (`{onto.short}`)" in range_line(report)
+    by_id = replace(report, range=replace(report.range, onto=Rev(onto.oid[:9], onto.oid)))
+    assert f"onto `{onto.oid[:9]}` as branch" in range_line(by_id), range_line(by_id)

@@ -10,7 +10,7 @@ import re
 from html import escape as html_escape
 from typing import Any, Callable, Sequence
 
-from sync.model import (Conflict, ConflictTally, FileConflict, Finding, GateResult, Group, Hunk, Report,
+from sync.model import (Conflict, ConflictTally, FileConflict, Finding, GateResult, Group, Hunk, Report, Rev,
                         UpstreamChange, change_of, conflicts_by_file, open_errors, unnamed_findings,
                         upstream_changes)
 from sync.model.kinds import kind_of
@@ -54,12 +54,19 @@ def range_line(report: Report, literal: Callable[[str], str] = code) -> str:
         # upstream's own commits (in NEW's history, or the same patch as one there) are left out unpicked
         theirs = f", {left_out} of them upstream's own commits, not replayed" if left_out else ""
         return (f"Replayed {literal(rng.old.ref + '..' + rng.source.ref)} ({len(report.commits)} commits, {empty} "
-                f"already upstream{theirs}) onto {literal(rng.onto.ref)} ({literal(rng.onto.short)}) as branch "
+                f"already upstream{theirs}) onto {_rev(rng.onto, literal)} as branch "
                 f"{literal(report.upgrade.branch)} at {literal(report.upgrade.head[:9])} (policy "
                 f"{literal(report.upgrade.policy)}).{_orphan_reverts(report, literal)}")
     target = report.drift.target if report.drift else "?"
-    return (f"Drift of {literal(rng.source.ref)} from {literal(rng.old.ref)} ({literal(rng.old.short)}) to "
-            f"{literal(rng.onto.ref)} ({literal(rng.onto.short)}), hooks judged on {literal(target)}.")
+    return (f"Drift of {literal(rng.source.ref)} from {_rev(rng.old, literal)} to {_rev(rng.onto, literal)}, "
+            f"hooks judged on {literal(target)}.")
+
+
+def _rev(rev: Rev, literal: Callable[[str], str]) -> str:
+    """A revision as the user named it, and its commit where the name is not already that commit's id."""
+    if rev.oid.startswith(rev.ref.lower()):
+        return literal(rev.ref)
+    return f"{literal(rev.ref)} ({literal(rev.short)})"
 
 
 def _orphan_reverts(report: Report, literal: Callable[[str], str]) -> str:
