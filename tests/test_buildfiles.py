@@ -38,12 +38,34 @@ def test_a_backends_cmake_names_trunk_files_from_the_root_or_by_their_objects(tm
              "  ${triton_${arch}_bin}/lib/A/CMakeFiles/TritonA.dir/A.cpp.o\n"
              "  ${LLVM_BINARY_DIR}/lib/Support/CMakeFiles/LLVMSupport.dir/Old.cpp.o\n"
              "  ${PROJECT_SOURCE_DIR}/lib/A/Old.cpp\n  Old.cpp\n  TritonAIncGen\n)\n")
-    fork = {**OLD, "third_party/g/cmake/objects.cmake": cmake, "third_party/g/cmake/Old.cpp": "int g;\n"}
+    fork = {**OLD, "third_party/g/cmake/objects.cmake": cmake, "third_party/g/cmake/Old.cpp": "int g;\n",
+            "third_party/g/cmake/build.cmake": BUILD_OF.format(source="${CMAKE_SOURCE_DIR}")}
     context = context_of(tmp_path, OLD, NEW, fork, removed_upstream=("lib/A/Old.cpp",))
     found = [(f.details.get("sites"), f.related_path) for f in build_file_findings(context) if f.kind == "build-file"]
     # one finding for the file, with both lines that name it; trunk's target, which the backend names, another
     assert found == [(["third_party/g/cmake/objects.cmake:2", "third_party/g/cmake/objects.cmake:5"], "lib/A/Old.cpp"),
                      (["third_party/g/cmake/objects.cmake:7"], None)]
+
+
+# How enflame builds a Triton tree by hand (triton_gcu.cmake): its source a set() variable, its build another.
+BUILD_OF = ('set(triton_${{arch}}_src "{source}")\nset(triton_${{arch}}_bin "${{CMAKE_CURRENT_BINARY_DIR}}/bin")\n'
+            "add_custom_target(triton_${{arch}} COMMAND cmake -S ${{triton_${{arch}}_src}} -B ${{triton_${{arch}}_bin}} -G Ninja\n"
+            "  COMMAND cmake --build ${{triton_${{arch}}_bin}})\n")
+
+
+def test_objects_of_a_build_of_another_source_tree_name_no_trunk_file(tmp_path) -> None:
+    """Seen on triton_v3.3.x onto 3.5.1: enflame's triton_gcu300.cmake names objects of a build of its own copy of
+    Triton (`cmake -S ${CMAKE_CURRENT_LIST_DIR}/../include/triton`), whose sources upstream cannot delete; 12
+    build-file errors were false. The same objects from a build of the root are trunk's (the test above); a build
+    whose source is not known names nothing."""
+    objects = "set(OBJS\n  ${triton_${arch}_bin}/lib/A/CMakeFiles/TritonA.dir/Old.cpp.o\n)\n"
+    for name, source in (("own-copy", "${CMAKE_CURRENT_LIST_DIR}/../include/triton"),
+                         ("unknown", "$ENV{TRITON_SRC}"), ("root", "${PROJECT_SOURCE_DIR}")):
+        fork = {**OLD, "third_party/g/cmake/objects.cmake": objects,
+                "third_party/g/cmake/build.cmake": BUILD_OF.format(source=source)}
+        context = context_of(tmp_path / name, OLD, NEW, fork, removed_upstream=("lib/A/Old.cpp",))
+        found = [f.related_path for f in build_file_findings(context) if f.kind == "build-file"]
+        assert found == (["lib/A/Old.cpp"] if name == "root" else []), (name, found)
 
 
 def test_a_backends_cmake_linking_a_trunk_target_upstream_removed(tmp_path) -> None:

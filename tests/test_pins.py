@@ -34,6 +34,19 @@ def test_no_claim_for_another_toolchain_the_new_pin_or_a_pin_that_did_not_move(t
         assert pin_findings(context_of(tmp_path / name.replace(" ", "-"), before, after, fork)) == [], name
 
 
+def test_a_pin_named_in_a_comment_builds_nothing(tmp_path: Path) -> None:
+    """Seen on triton_v3.3.x onto 3.5.1: a note in python/src/ir.cc (`// ... because LLVM a66376b0 cannot ...`) was
+    reported as a build naming the old pin. A comment, C++ or Python, whole-line or after code, names nothing a build
+    uses; a string of the same line still does."""
+    old, new = {PIN: OLD_HASH + "\n"}, {PIN: NEW_HASH + "\n"}
+    short = OLD_HASH[:8]
+    fork = {**old, "python/src/ir.cc": f"int a;\n  // off: LLVM {short} cannot\nint b; /* {short}\n */\n"
+                                      f'const char *url = "llvm-{short}"; // pinned\n',
+            HELPER: f"import os  # LLVM {short}\n" + DOWNLOAD.format(hash=short)}
+    found = {(f.path, f.line) for f in pin_findings(context_of(tmp_path, old, new, fork))}
+    assert found == {("python/src/ir.cc", 5), (HELPER, 2)}
+
+
 def test_a_pin_upstream_moved_into_a_json_file_is_followed_by_its_name(tmp_path: Path) -> None:
     """3.7: cmake/llvm-hash.txt became the llvm_hash of cmake/llvm-info.json, with a new LLVM."""
     old = {PIN: OLD_HASH + "\n"}

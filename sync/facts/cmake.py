@@ -17,6 +17,7 @@ one. Parses are kept per text for the run: every reader of a blob (the build con
 index, the drift analyses) shares one."""
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -240,3 +241,62 @@ def _opens_command(text: str) -> bool:
         return False
     parts = head.children
     return len(parts) >= 2 and parts[1].type == "(" and not parts[0].has_error
+
+
+# --- build trees a CMake file configures by hand ------------------------------------------------------------------
+
+_ROOT_DIR = re.compile(r"^\$\{(?:CMAKE_SOURCE_DIR|PROJECT_SOURCE_DIR|TRITON_ROOT_DIR)\}(?:/(?P<rest>.*))?$")
+_LIST_DIR = re.compile(r"^\$\{CMAKE_CURRENT_LIST_DIR\}(?:/(?P<rest>.*))?$")
+
+
+def configured_sources(files: dict[str, str]) -> dict[str, str | None]:
+    """The build trees a set of CMake files configures with `cmake -S SRC -B BIN` (a custom command, an
+    execute_process): `${BIN}` as spelled -> the repository path SRC names ('' for the root), through the files'
+    `set()` of SRC's variable; None where SRC is not known, or set to different places. An object file named in
+    such a build tree (`${BIN}/lib/X/CMakeFiles/T.dir/Y.cpp.o`) is compiled from SRC's copy of lib/X/Y.cpp."""
+    values: dict[str, set[str | None]] = {}
+    pairs: list[tuple[str, str]] = []
+    for path, text in sorted(files.items()):
+        for command in commands(text):
+            words = [argument.text for argument in command.args]
+            if command.name == "set" and len(words) >= 2:
+                values.setdefault(f"${{{words[0]}}}", set()).add(_repository_dir(path, words[1]))
+            for index, word in enumerate(words[:-1]):
+                if word == "-S":
+                    built = _paired_build_dir(words, index)
+                    if built is not None:
+                        pairs.append((words[index + 1], built))
+    found: dict[str, str | None] = {}
+    for source, built in pairs:
+        places = values.get(source, {None})
+        place = next(iter(places)) if len(places) == 1 else None
+        found[built] = place if found.get(built, place) == place else None
+    return found
+
+
+def _paired_build_dir(words: list[str], source_at: int) -> str | None:
+    """The -B of the `cmake` invocation whose -S stands at source_at (within one COMMAND)."""
+    start = source_at
+    while start > 0 and words[start - 1] not in ("COMMAND", "cmake"):
+        start -= 1
+    end = source_at
+    while end < len(words) and (end == source_at or words[end] not in ("COMMAND", "cmake")):
+        end += 1
+    invocation = words[start:end]
+    return next((invocation[i + 1] for i in range(len(invocation) - 1) if invocation[i] == "-B"), None)
+
+
+def _repository_dir(cmake_path: str, value: str) -> str | None:
+    """A `set()` value as a repository directory: below the root's variables, or the CMake file's own
+    directory; None for anything else (the binary dir, an environment value, another variable)."""
+    value = value.strip().rstrip("/")
+    if (root := _ROOT_DIR.match(value)) is not None:
+        rest = root["rest"] or ""
+        return None if "$" in rest else posixpath.normpath(rest) if rest else ""
+    if (here := _LIST_DIR.match(value)) is not None:
+        rest = here["rest"] or ""
+        if "$" in rest:
+            return None
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(cmake_path), rest))
+        return None if joined.startswith("..") else "" if joined == "." else joined
+    return None

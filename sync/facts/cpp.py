@@ -131,6 +131,13 @@ def guard_regions(text: str) -> tuple[GuardRegion, ...]:
     return tuple(regions)
 
 
+def comment_spans(text: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Where the C/C++ text's comments stand: ((line, column), (line, column)) from their start to their end,
+    lines from 1, columns in UTF-8 bytes as tree-sitter counts them."""
+    return [((node.start_point[0] + 1, node.start_point[1]), (node.end_point[0] + 1, node.end_point[1]))
+            for node in captures("(comment) @comment", text).get("comment", [])]
+
+
 def mentions_spec_macro(text: str) -> bool:
     return MACRO_PREFIX in text
 

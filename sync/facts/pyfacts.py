@@ -302,6 +302,16 @@ def _in_source_order(nodes: list) -> list:
     return sorted(nodes, key=lambda node: (node.lineno, node.col_offset))
 
 
+def comment_spans(text: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Where the Python text's comments stand: ((line, column), (line, column)), lines from 1; none where the
+    text does not tokenize."""
+    try:
+        return [(token.start, token.end) for token in tokenize.generate_tokens(io.StringIO(text).readline)
+                if token.type == tokenize.COMMENT]
+    except (tokenize.TokenError, SyntaxError):
+        return []
+
+
 def _string_tokens(code: str) -> int:
     """How many string tokens a literal's text holds (2 or more: implicit concatenation)."""
     try:

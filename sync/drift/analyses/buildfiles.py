@@ -7,7 +7,8 @@ path (relative to the CMake file's directory or, after ${...SOURCE_DIR}, to the 
 old tag but not at the new one is reported (build-file); so is a word that is a target some CMake file
 defines at the old tag (add_*library, add_public_tablegen_target, add_mlir_dialect's MLIR<X>IncGen) and
 none defines at the new tag. A backend's CMake file (third_party/<b>/) is read for trunk's files only: words
-from the root, and objects of a build of the repository (`${bin}/lib/X/CMakeFiles/T.dir/Y.cpp.o`).
+from the root, and objects of a build of the repository (`${bin}/lib/X/CMakeFiles/T.dir/Y.cpp.o`, where the
+backend configures ${bin} with `cmake -S` of the root; facts/cmake.configured_sources).
 Directories where FlagTree adds code files and whose CMakeLists.txt upstream
 changed the sources, targets or subdirectories of get a low-confidence note (build-restructured). Targets
 FlagTree builds differently whose sources upstream made need undeclared TableGen output are builddeps.py's own analysis."""
@@ -20,7 +21,7 @@ from sync.git import GitTree
 from sync.model import Finding
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
-from sync.facts.cmake import commands
+from sync.facts.cmake import commands, configured_sources
 from sync.facts.delta import CPP, PY, TD, backend_of, fork_added_lines, is_cmake, text_diff
 from sync.facts.filekinds import OBJECT_SUFFIXES
 from sync.facts.layout import backend_dir, is_third_party, third_party_owner
@@ -50,24 +51,36 @@ def defined_targets(tree: GitTree, under: str | None = None) -> set[str]:
     return targets
 
 
-def _object_source(word: str) -> str | None:
-    """The source of an object file named by its path in a build tree that mirrors the repository
-    (`${bin}/lib/X/CMakeFiles/T.dir/Y.cpp.o` -> lib/X/Y.cpp): a backend that links trunk's objects by hand
-    (enflame's triton_gcu*.cmake on the 3.5.x -> 3.7 move) names trunk's sources that way."""
+def _object_in_build(word: str) -> tuple[str, str] | None:
+    """The build tree (its variable, as spelled) and the source below that tree's source directory of an object
+    file named by its path (`${bin}/lib/X/CMakeFiles/T.dir/Y.cpp.o` -> ${bin}, lib/X/Y.cpp)."""
     head, found, tail = word.partition("/CMakeFiles/")
     target_dir, slash, obj = tail.partition("/")
     if not found or not slash or not target_dir.endswith(".dir") or not obj.endswith(OBJECT_SUFFIXES) \
             or "}/" not in head:
         return None
-    head = head[head.rfind("}/") + 2:]  # below the variable that names the build tree
-    if "$" in head or "$" in obj or not head:
+    cut = head.rfind("}/") + 1
+    below = head[cut + 1:]  # below the variable that names the build tree
+    if "$" in below or "$" in obj or not below:
         return None
-    return normpath(join(head, obj.rsplit(".", 1)[0]))
+    return head[:cut], normpath(join(below, obj.rsplit(".", 1)[0]))
 
 
-def _path_of(word: str, cmake_dir: str) -> str | None:
-    if (source := _object_source(word)) is not None:
-        return source
+def _object_source(word: str, builds: dict[str, str | None]) -> str | None:
+    """The repository source of an object file of a build tree that the backend's CMake configures from the
+    repository's root (`cmake -S ${CMAKE_SOURCE_DIR} -B ${bin}`): a backend that links trunk's objects by hand
+    (enflame's triton_gcu*.cmake on the 3.5.x -> 3.7 move) names trunk's sources that way. A build of another
+    source tree (enflame's own copy of Triton on triton_v3.3.x), or one whose source is not known, names no file
+    of trunk's."""
+    found = _object_in_build(word)
+    if found is None or builds.get(found[0]) != "":
+        return None
+    return found[1]
+
+
+def _path_of(word: str, cmake_dir: str, builds: dict[str, str | None]) -> str | None:
+    if _object_in_build(word) is not None:
+        return _object_source(word, builds)
     if "$" in word and not (_ROOT_VARS.match(word) or _HERE_VARS.match(word)):
         return None
     if _ROOT_VARS.match(word):
@@ -117,6 +130,16 @@ def build_file_findings(context: DriftContext) -> list[Finding]:
     new_targets: set[str] = set()
     own: dict[str | None, set[str]] = {}
 
+    trees: dict[str | None, dict[str, str | None]] = {}
+
+    def build_trees(backend: str | None) -> dict[str, str | None]:
+        """The build trees a backend's CMake files configure by hand, and their source directories."""
+        if backend not in trees:
+            under = backend_dir(backend) + "/" if backend else None
+            trees[backend] = configured_sources({path: read_text(fork, path) or "" for path in fork.paths()
+                                                 if under and path.startswith(under) and is_cmake(path)})
+        return trees[backend]
+
     def own_targets(backend: str | None) -> set[str]:
         """What a backend's own CMake files define: a name of its own, whatever trunk calls its targets."""
         if backend not in own:
@@ -133,15 +156,16 @@ def build_file_findings(context: DriftContext) -> list[Finding]:
         if old_targets is None:
             old_targets, new_targets = defined_targets(old), defined_targets(new)
         owner = third_party_owner(path) if backend else None
+        builds = build_trees(owner)
         for line in sorted(lines):
             text = source[line - 1].split("#", 1)[0] if line <= len(source) else ""
             for word in words.get(line, []):
                 why = None
-                if backend and not (_ROOT_VARS.match(word) or _object_source(word)) \
+                if backend and not (_ROOT_VARS.match(word) or _object_source(word, builds)) \
                         and not (word in old_targets and word not in new_targets
                                  and word not in own_targets(owner)):
                     continue  # a backend names its own files and targets, and trunk's targets by their names
-                target_path = _path_of(word, dirname(path))
+                target_path = _path_of(word, dirname(path), builds)
                 if target_path and _exists(old, target_path) and not _exists(new, target_path):
                     moved = context.renames.get(target_path)
                     why = f"{target_path} was {'renamed to ' + moved if moved else 'removed'} upstream"

@@ -149,8 +149,18 @@ def clash_findings(context: DriftContext) -> list[Finding]:
             path = context.branch_path(flagtree.path)
             if upstream.path not in graph.closure(path) and path not in graph.closure(upstream.path):
                 continue  # they never meet in one translation unit
+            if upstream.path == path and _kept_once(context, path, flagtree.key):
+                continue  # two versions of one definition, and the branch's file keeps one: no second one meets it
             findings.append(_finding(context, flagtree, upstream))
     return findings
+
+
+def _kept_once(context: DriftContext, path: str, key: tuple[str, str, str]) -> bool:
+    """Whether the upgraded branch's file defines the name once at most (seen on triton_v3.3.x onto 3.5.1: FlagTree
+    and upstream each rewrote FOR_EACH_ARG_N in python/src/main.cc, and the branch holds FlagTree's alone)."""
+    defined = [decl for decl in _definitions(path, read_text(context.branch, path) or "")
+               if (decl.kind, decl.name, decl.scope) == key]
+    return len(defined) < 2
 
 
 def _same_target(one: str, other: str) -> bool:

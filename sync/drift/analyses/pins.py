@@ -20,10 +20,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 from sync.drift.context import DriftContext
 from sync.facts.delta import backend_of, fork_added_lines
-from sync.facts.filekinds import COMPILED, CPP_CODE, PIN_SUFFIXES, is_built
+from sync.facts.cpp import comment_spans
+from sync.facts.filekinds import C_SUFFIXES, COMPILED, CPP_CODE, PIN_SUFFIXES, PY_SUFFIXES, is_built
+from sync.facts.pyfacts import comment_spans as python_comment_spans
 from sync.facts.layout import third_party_owner
 from sync.facts.upstreamlog import commits_changing, pr_of
 from sync.facts.trees import FileTree, read_text
@@ -103,9 +106,13 @@ def pin_findings(context: DriftContext) -> list[Finding]:
             if old[:_SPELLED] not in text:
                 continue
             spelled = re.compile(rf"(?<![0-9a-f]){old[:_SPELLED]}[0-9a-f]*")
+            commented = None
             for number, line in enumerate(text.splitlines(), 1):
                 match = spelled.search(line)
                 if number in lines and match and old.startswith(match[0]) and new[:_SPELLED] not in line:
+                    commented = commented or _in_comment(path, text)
+                    if commented(number, match.start()):
+                        continue  # a comment builds nothing against the pin (ir.cc's note, triton_v3.3.x)
                     findings.append(Finding(
                         "pin-stale", path,
                         f"FlagTree names {old[:_SPELLED]}, the commit upstream's {pin} pinned at the old tag; the new "
@@ -115,6 +122,23 @@ def pin_findings(context: DriftContext) -> list[Finding]:
                         details={"declaration": match[0], "pin": old, "replacement": new,
                                  "sites": [f"{path}:{number}"]}))
     return findings
+
+
+def _in_comment(path: str, text: str) -> Callable[[int, int], bool]:
+    """Whether (line, column) of a C/C++ or Python file stands in a comment, as its language's reader says;
+    other files have none here."""
+    if path.endswith(CPP_CODE + C_SUFFIXES):
+        spans, in_bytes = comment_spans(text), True  # tree-sitter counts columns in bytes
+    elif path.endswith(PY_SUFFIXES):
+        spans, in_bytes = python_comment_spans(text), False
+    else:
+        return lambda line, column: False
+    lines = text.splitlines()
+
+    def inside(line: int, column: int) -> bool:
+        at = len(lines[line - 1][:column].encode("utf-8")) if in_bytes else column
+        return any(start <= (line, at) < end for start, end in spans)
+    return inside
 
 
 # ---------------------------------------------------------------- names the toolchain bump took away
