@@ -55,6 +55,20 @@ def _meant(decl: Decl, qualifier: str) -> bool:
     return decl.scope == qualifier
 
 
+def _aliases(tree: FileTree, names: set[str]) -> dict[str, list[Decl]]:
+    """Each name -> the `using NAME = ...` and `typedef ... NAME;` aliases of it the tree's headers declare; only
+    headers that spell such a line are parsed (a namespace's name is in most headers, an alias of it in few)."""
+    found: dict[str, list[Decl]] = {name: [] for name in names}
+    needles = tuple(needle for name in sorted(names) for needle in (f"using {name} =", f"using {name}=", f" {name};"))
+    for path, decls in DeclarationIndex.of(tree).files(suffixes=HEADERS, spelling=needles) if needles else ():
+        if not_built(path):
+            continue
+        for decl in decls:
+            if decl.kind == "alias" and decl.name in found:
+                found[decl.name].append(decl)
+    return found
+
+
 def _same_class(decl: Decl, old: Decl) -> bool:
     """Whether decl could be old moved to another namespace: a member stays a member of a class of its name."""
     return old.owner is None or decl.scope.rsplit("::", 1)[-1] == old.scope.rsplit("::", 1)[-1]
@@ -150,15 +164,17 @@ def _namespace_moves(context: DriftContext, uses: list[QualifiedUse], left: dict
         return []
     names = {use.name for use in uses}
     after = _declarations(context.branch, names)
-    scopes = _declarations(context.branch, {use.qualifier.rsplit("::", 1)[-1] for use in uses})
     sited: list[tuple[tuple[str, ...], list[str], Finding]] = []
+    candidates = []
     for use in uses:
         old = [decl for decl in left[use.name] if _meant(decl, use.qualifier)]
         now = [decl for path, decl in after[use.name] if _visible(context, path, use.path)]
-        if not old or not now or any(_answers(decl, use.qualifier) for decl in now):
-            continue
-        if any(decl.kind == "alias" and (decl.qualified == use.qualifier or decl.qualified.endswith("::" + use.qualifier))
-               for _, decl in scopes[use.qualifier.rsplit("::", 1)[-1]]):
+        if old and now and not any(_answers(decl, use.qualifier) for decl in now):
+            candidates.append((use, old, now))
+    aliases = _aliases(context.branch, {use.qualifier.rsplit("::", 1)[-1] for use, _, _ in candidates})
+    for use, old, now in candidates:
+        if any(alias.qualified == use.qualifier or alias.qualified.endswith("::" + use.qualifier)
+               for alias in aliases[use.qualifier.rsplit("::", 1)[-1]]):
             continue  # the class is an alias now (of a template, say): its members are the target's, not followed
         # the same declaration in another namespace: a member of a class of the same name, not one of any class
         moved_to = sorted({decl.qualified for decl in now if decl.kind == old[0].kind and _same_class(decl, old[0])})
