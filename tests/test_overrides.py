@@ -155,6 +155,21 @@ def test_a_flagtree_driver_lacking_an_abstract_method_upstream_added_cannot_be_c
     assert found == [("third_party/a/backend/driver.py", 4, ["map_python_to_cpp_type"])]
 
 
+def test_a_driver_already_abstract_at_the_old_tag_says_so(tmp_path: Path) -> None:
+    """Seen on triton_v3.4.x onto 3.6.0 and triton_v3.2.x onto 3.3.0: iluvatar's and xpu's drivers lacked an
+    abstract method at the old tag already; the finding still names the new one, and says the class did not run
+    before the move either."""
+    from sync.drift.analyses.abstracts import abstract_findings
+    old = {"python/triton/backends/driver.py": DRIVER_OLD, "python/triton/backends/__init__.py": ""}
+    new = {**old, "python/triton/backends/driver.py": DRIVER_NEW}
+    lacking = "from triton.backends.driver import GPUDriver\n\n\nclass OldDriver(GPUDriver):\n    pass\n"
+    fork = {"third_party/a/backend/driver.py": lacking, "third_party/a/backend/__init__.py": "from . import driver\n"}
+    found = abstract_findings(context_of(tmp_path, old, new, fork))
+    assert [(f.details["methods"], f.details.get("abstract_at_old")) for f in found] == [
+        (["map_python_to_cpp_type"], ["get_current_target"])]
+    assert "abstract at the old tag already (it defines no get_current_target)" in found[0].message
+
+
 def test_a_backend_module_nothing_names_is_never_imported_and_claims_nothing(tmp_path: Path) -> None:
     """The 3.4.x -> 3.6.0 move: tsingmicro's backend/cpu_driver.py lacks the new abstract method too, but no file
     names cpu_driver, so nothing imports it and nothing creates its class. Trunk's backend discovery names every

@@ -53,6 +53,12 @@ def _methods(decls: tuple[Decl, ...], name: str) -> dict[str, Decl]:
 def gained_abstracts(context: DriftContext, dotted: str) -> dict[str, str]:
     """Method -> the trunk class that declares it abstract at the new tag and did not at the old one, for a
     trunk class and its ancestors, where nothing between defines it."""
+    return _abstracts(context.upstream_new, dotted, context.upstream_old)
+
+
+def _abstracts(tree: FileTree, dotted: str, before_tree: FileTree | None = None) -> dict[str, str]:
+    """Method -> the trunk class of the tree that declares it abstract, for a trunk class and its ancestors, where
+    nothing between defines it; with before_tree, only what that class did not declare abstract there."""
     found: dict[str, str] = {}
     defined: set[str] = set()
     pending: list[str] = [dotted]
@@ -62,7 +68,8 @@ def gained_abstracts(context: DriftContext, dotted: str) -> dict[str, str]:
         if current in seen:
             continue
         seen.add(current)
-        now, before = _class(context.upstream_new, current), _class(context.upstream_old, current)
+        now = _class(tree, current)
+        before = _class(before_tree, current) if before_tree is not None else None
         if now is None:
             continue
         path, decls, klass = now
@@ -77,7 +84,7 @@ def gained_abstracts(context: DriftContext, dotted: str) -> dict[str, str]:
         module = current.rpartition(".")[0]
         pending += [f"{module}.{base.strip()}" for base in klass.target.split(",") if base.strip() in local]
         for base in class_bases(decls, klass, package_of(path)):
-            resolved = resolve_class(context.upstream_new, base)
+            resolved = resolve_class(tree, base)
             if resolved is not None:
                 pending.append(resolved)
     return found
@@ -151,13 +158,19 @@ def abstract_findings(context: DriftContext) -> list[Finding]:
                 continue  # nothing creates it
             if missing:
                 shown = ", ".join(f"{method} ({declaring})" for method, declaring in sorted(missing.items()))
+                # Already abstract at the old tag: the backend did not run before this move either (iluvatar's and
+                # xpu's drivers on triton_v3.2.x and triton_v3.4.x); the new method is still one more to define.
+                was = resolve_class(context.upstream_old, bases[0])
+                before = sorted(set(_abstracts(context.upstream_old, was)) - set(own)) if was is not None else []
                 findings.append(Finding(
                     "abstract-method-missing", path,
                     f"{klass.name} derives from {resolved}, and trunk at the new tag declares abstract what it does not "
-                    f"define: {shown}; creating a {klass.name} raises TypeError (will not run as is)",
+                    f"define: {shown}; creating a {klass.name} raises TypeError (will not run as is)"
+                    + (f"; it was abstract at the old tag already (it defines no {', '.join(before)})" if before else ""),
                     line=klass.line, backend=backend_of(context.owners.owners, path),
                     related_path=next(iter(module_files(next(iter(missing.values())).rpartition(".")[0])), None),
-                    details={"class": klass.name, "base": resolved, "methods": sorted(missing)}))
+                    details={"class": klass.name, "base": resolved, "methods": sorted(missing),
+                             **({"abstract_at_old": before} if before else {})}))
     return findings
 
 
