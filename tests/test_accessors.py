@@ -13,7 +13,7 @@ from sync.facts.includedirs import backend_copy, own_include_dirs
 from sync.facts.trees import DiskTree
 from tests.test_check import write_tree
 from tests.conftest import git
-from tests.drift_helpers import drift_of, fork_world
+from tests.drift_helpers import drift_of, fork_world, replayed_branch
 from tests.test_symbols import commit
 
 TD_V1 = ('def LayoutTrait : AttrInterface<"LayoutTrait"> {\n  let methods = [\n'
@@ -252,10 +252,7 @@ def test_a_member_only_another_compile_unit_declared_is_not_the_calls(tmp_path: 
     git(repo, "rm", "-q", "lib/Rewrite.cpp")
     commit(repo, {"include/triton/Helper.h": HEADER}, "Remove the rewrite pass (#7)")
     git(repo, "tag", "v2")
-    git(repo, "branch", "sync/v2", "v2")
-    git(repo, "checkout", "-q", "sync/v2")
-    git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "cherry-pick", "main")
-    git(repo, "checkout", "-q", "main")
+    replayed_branch(repo, "v2", "main", "sync/v2")
     assert _members(repo) == {}
     # The same member in a header the call can reach is the call's: reported.
     git(repo, "checkout", "-q", "-b", "header", "v1")
@@ -266,8 +263,7 @@ def test_a_member_only_another_compile_unit_declared_is_not_the_calls(tmp_path: 
     git(repo, "rm", "-q", "include/triton/Rewrite.h", "lib/Rewrite.cpp")
     commit(repo, {"include/triton/Helper.h": HEADER}, "Remove the rewrite header (#8)")
     git(repo, "tag", "v2h")
-    git(repo, "checkout", "-q", "-b", "sync/v2h", "v2h")
-    git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "cherry-pick", "header")
+    replayed_branch(repo, "v2h", "header", "sync/v2h")
     findings = drift_of(fork_world(repo), "v1h", "v2h", "header", target="sync/v2h", symbols=True).findings
     assert [f.details["sites"] for f in findings if f.kind == "member-removed"] == [
         ["third_party/alpha/lib/Lower.cpp:2"]]

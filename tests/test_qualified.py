@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from sync.facts.generated import pass_registrations
 from sync.git import GitTree, open_repo
 from tests.conftest import git
-from tests.drift_helpers import drift_of, fork_world
+from tests.drift_helpers import drift_of, fork_world, replayed_branch
 from tests.test_symbols import commit
 
 CMAKE = "set(LLVM_TARGET_DEFINITIONS Passes.td)\nmlir_tablegen(Passes.h.inc -gen-pass-decls -name Triton)\n"
@@ -123,9 +123,7 @@ def test_a_member_moves_only_with_a_class_of_its_name_and_an_alias_is_no_move(tm
     git(repo, "checkout", "-q", "-b", "upstream", "v1")
     commit(repo, {"include/triton/M.h": M_NEW}, "v2 (#9)")
     git(repo, "tag", "v2")
-    git(repo, "checkout", "-q", "-b", "sync/v2", "v2")
-    git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "cherry-pick", "main")
-    git(repo, "checkout", "-q", "main")
+    replayed_branch(repo, "v2", "main", "sync/v2")
     findings = drift_of(fork_world(repo), "v1", "v2", "main", target="sync/v2", symbols=True).findings
     moved = {f.details["declaration"]: (f.line, f.details["moved_to"]) for f in findings if f.kind == "symbol-moved"}
     assert moved == {"mlir::Mover::go": (5, ["mlir::gpu::Mover::go"])}
