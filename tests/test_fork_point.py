@@ -68,3 +68,30 @@ def test_upstream_release_commits_after_from_are_warned_about_by_name(world) -> 
     # the demo's own branch, from its own base: no warning either
     result = invoke("drift", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0", "--json")
     assert result.exit_code in (0, 1) and "warning" not in result.stderr, result.stderr
+
+
+def test_the_report_keeps_the_doubt_about_from_and_status_says_it_again(world, tmp_path) -> None:
+    """A new user on FlagTree main (22 upstream release commits after its merge-base with 3.3.0) missed the
+    warning printed at the start: summary.md and report.json now say it under the range, and status agrees."""
+    import json
+    git(world.fork, "checkout", "-q", "-b", "release", "v3.5.0")
+    name, email = UPSTREAM_AUTHOR
+    git(world.fork, "commit", "-q", "--allow-empty", f"--author={name} <{email}>", "-m", "[release] fix 1")
+    release = git(world.fork, "rev-parse", "HEAD").strip()
+    git(world.fork, "checkout", "-q", "main")
+    flagtree_branch_on(world, release, "ft")
+    out = tmp_path / "report"
+    result = invoke("upgrade", "--repo", str(world.fork), "--from", "v3.5.0", "--onto", "v3.6.0", "--branch", "ft",
+                    "-q", "--out", str(out))
+    assert result.exit_code in (0, 1), result.output
+    notes = json.loads((out / "report.json").read_text())["upgrade"]["notes"]
+    assert len(notes) == 1 and f"pass --from {release[:9]}" in notes[0]
+    assert "**Note:** --from v3.5.0" in (out / "summary.md").read_text()
+    status = invoke("status", "--repo", str(world.fork), "--target", "sync/v3.6.0", "--json")
+    assert status.exit_code in (0, 1), status.output
+    again = json.loads(status.stdout)["upgrade"]["notes"]  # (status names the source by the commit it reads)
+    assert len(again) == 1 and f"pass --from {release[:9]}" in again[0] and "may be older than" in again[0]
+    # the right --from: no note at all
+    result = invoke("upgrade", "--repo", str(world.fork), "--from", release, "--onto", "v3.6.0", "--branch", "ft",
+                    "-q", "--force", "--json")
+    assert "notes" not in json.loads(result.stdout)["upgrade"]

@@ -64,6 +64,14 @@ def require_forward(repo: Repository, rng: Range, verb: str) -> None:
                         "as --onto")
 
 
+def range_notes(repo: Repository, rng: Range) -> tuple[str, ...]:
+    """What the report says about the range besides its findings: the doubt about --from (printed at the start
+    too, where a user may miss it; seen on FlagTree main, whose merge-base with the new tag takes 22 upstream
+    release commits into the range)."""
+    doubt = from_doubt(repo, rng)
+    return (doubt,) if doubt else ()
+
+
 def from_doubt(repo: Repository, rng: Range) -> str | None:
     """A warning when --from looks older than where SRC left upstream, else None (a guess may be wrong, and
     the upgrade leaves out the commits it can tell are upstream's anyway: see upstream_in_range)."""

@@ -35,7 +35,7 @@ from sync.replay.pickmemo import PickMemo
 from sync.jobs.review import review_on_branch
 from sync.replay.engine import branch_in_the_making
 from sync.jobs.filehunks import hunks_on_branch
-from sync.jobs.revs import repository_forges, require_based_on, require_delta, upstream_moves
+from sync.jobs.revs import range_notes, repository_forges, require_based_on, require_delta, upstream_moves
 from sync.jobs.upgraded import CHERRY_PICKED, Replayed, replayed_commits, upgraded_range
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,7 +78,8 @@ def refresh_status(repo_path: str, options: StatusOptions, progress: Progress | 
     findings += markers_left(repo, rng, str(head.id), commits, drift.owners.owners)
     still_marked = any(c.resolution == "markers" for commit in commits for c in commit.conflicts)
     report = build_report(rng, drift.owners.backends, findings, commits,
-                          UpgradeInfo(branch, str(head.id), "markers" if still_marked else "manual"),
+                          UpgradeInfo(branch, str(head.id), "markers" if still_marked else "manual",
+                                      notes=range_notes(repo, rng)),  # what upgrade said of the range, again
                           only=backends, tool_version=__version__, strict=True, forges=repository_forges(repo),
                           moves=upstream_moves(repo, rng, commits))
     return replace(report, file_hunks=hunks_on_branch(repo, rng, str(head.id), report.commits))

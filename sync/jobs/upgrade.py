@@ -31,7 +31,7 @@ from sync.support.atomic import check_report_target
 from sync.report.write import write_report
 from sync.support.progress import Progress, Silent
 from sync.jobs.filehunks import hunks_on_branch
-from sync.jobs.revs import (from_doubt, pinned_rev, repository_forges, require_based_on, require_forward, resolve_rev,
+from sync.jobs.revs import (from_doubt, pinned_rev, range_notes, repository_forges, require_based_on, require_forward, resolve_rev,
                              upstream_moves)
 from sync.jobs.review import fixed_on_branch
 
@@ -270,7 +270,8 @@ def _finish(repo_path: str, result: engine.UpgradeResult, options: RunOptions, p
     findings = [finding for finding in drift.findings if not fixed_on_branch(finding, branch)]
     commits = _commits(result.results, owners_of, result.upstream, result.orphan_reverts, params.drop_orphan_reverts)
     report = build_report(params.range, drift.owners.backends, findings, commits,
-                          UpgradeInfo(params.target_branch, result.head, params.policy, result.resumed), gate=gate,
+                          UpgradeInfo(params.target_branch, result.head, params.policy, result.resumed,
+                                      range_notes(repo, params.range)), gate=gate,
                           only=backends, tool_version=__version__, forges=repository_forges(repo),
                           moves=upstream_moves(repo, params.range, commits))
     report = replace(report, file_hunks=hunks_on_branch(repo, params.range, result.head, report.commits))

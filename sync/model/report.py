@@ -333,6 +333,7 @@ class UpgradeInfo:
     head: str
     policy: str
     resumed: bool = False
+    notes: tuple[str, ...] = ()  # what looks wrong about the run's input but may be right (a --from too old)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ def to_document(report: Report) -> dict[str, Any]:
             "commits": len(report.commits), "empty": sum(1 for commit in report.commits if commit.result is None),
             "upstream": sum(1 for commit in report.commits if commit.upstream is not None),
             "releasable": report.releasable,
+            **({"notes": list(upgrade.notes)} if upgrade.notes else {}),
         }
         document["commits"] = [commit.to_json() for commit in report.commits]
     if report.gate is not None:

@@ -69,6 +69,12 @@ def _rev(rev: Rev, literal: Callable[[str], str]) -> str:
     return f"{literal(rev.ref)} ({literal(rev.short)})"
 
 
+def _notes(report: Report) -> list[str]:
+    """What looks wrong about the run's input but may be right, each a line under the range."""
+    notes = report.upgrade.notes if report.upgrade is not None else ()
+    return [line for note in notes for line in (f"**Note:** {text(note)}", "")]
+
+
 def _orphan_reverts(report: Report, literal: Callable[[str], str]) -> str:
     """The reverts of commits the run does not replay (git rebase would replay them and conflict)."""
     reverts = [commit for commit in report.commits if commit.reverts is not None]
@@ -245,8 +251,8 @@ def _conflicted(report: Report) -> list[str]:
 
 
 def render_summary(report: Report) -> str:
-    lines = ["# FlagTree upgrade summary", "", range_line(report), "", *_releasable(report), *_table(report),
-             *_errors(report)]
+    lines = ["# FlagTree upgrade summary", "", range_line(report), "", *_notes(report), *_releasable(report),
+             *_table(report), *_errors(report)]
     if report.upgrade is not None or report.commits:  # open conflicts next to the errors: they block as errors do
         lines += _conflicted(report)
     lines += _changes(report)
