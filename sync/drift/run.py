@@ -268,6 +268,7 @@ def _on_the_branch(context: "DriftContext") -> "Callable[[Analyzer, list[Finding
     from sync.drift.branchlines import FORK, NEW, BranchPlaces
     if context.target is None:
         return None
+    # its own, not context.edited_site's: a diff that one caches inside an analysis is in that analysis's read log
     places = BranchPlaces({FORK: context.fork, NEW: context.upstream_new}, context.target, context.renames)
     return lambda analyzer, findings: [places.finding(analyzer.lines, finding) for finding in findings]
 

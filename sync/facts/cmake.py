@@ -245,7 +245,9 @@ def _opens_command(text: str) -> bool:
 
 # --- build trees a CMake file configures by hand ------------------------------------------------------------------
 
-_ROOT_DIR = re.compile(r"^\$\{(?:CMAKE_SOURCE_DIR|PROJECT_SOURCE_DIR|TRITON_ROOT_DIR)\}(?:/(?P<rest>.*))?$")
+# The variables that name the repository's root in every CMake file of a build of it (Triton's own included).
+ROOT_VARIABLES = ("CMAKE_SOURCE_DIR", "PROJECT_SOURCE_DIR", "TRITON_ROOT_DIR")
+_ROOT_DIR = re.compile(rf"^\$\{{(?:{'|'.join(ROOT_VARIABLES)})\}}(?:/(?P<rest>.*))?$")
 _LIST_DIR = re.compile(r"^\$\{CMAKE_CURRENT_LIST_DIR\}(?:/(?P<rest>.*))?$")
 
 

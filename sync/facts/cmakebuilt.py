@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from posixpath import normpath
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from sync.facts.cmake import Argument, Command, commands, commented, in_conflict, listing
+from sync.facts.cmake import ROOT_VARIABLES, Argument, Command, commands, commented, in_conflict, listing
 from sync.facts.filekinds import is_cmake
 from sync.git.readlog import TreeMemo
 from sync.facts.trees import FileTree, read_text
@@ -563,8 +563,7 @@ def _branches(body: Sequence[Command], start: int, close: int) -> Iterator[int]:
 def configured(tree: FileTree, cache: Mapping[str, str], env: Mapping[str, str]) -> Configured:
     """What a build with these cache variables (`-DX=V`) and environment makes of the tree's root CMakeLists.txt."""
     evaluation = _Evaluation(tree, cache, env)
-    scope: dict[str, Any] = {"CMAKE_SOURCE_DIR": _SOURCE, "PROJECT_SOURCE_DIR": _SOURCE, "TRITON_ROOT_DIR": _SOURCE,
-                             "CMAKE_CURRENT_SOURCE_DIR": _SOURCE}
+    scope: dict[str, Any] = {**dict.fromkeys(ROOT_VARIABLES, _SOURCE), "CMAKE_CURRENT_SOURCE_DIR": _SOURCE}
     evaluation.run_directory("", scope, True)
     return Configured(frozenset(evaluation.directories), frozenset(evaluation.defined), tuple(evaluation.links),
                       tuple(evaluation.unread))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from posixpath import dirname, join, normpath
 
-from sync.facts.cmake import commands
+from sync.facts.cmake import ROOT_VARIABLES, commands
 from sync.facts.layout import THIRD_PARTY, backend_dir, third_party_owner
 from sync.facts.trees import FileTree, read_text
 from sync.git.readlog import TreeMemo
@@ -27,7 +27,6 @@ TRUNK_INCLUDE = "include/"
 _VARIABLE = re.compile(r"\$\{(\w+)\}")
 _NAME = re.compile(r"\w+\Z")
 _SOURCE_DIRS = ("CMAKE_CURRENT_SOURCE_DIR", "CMAKE_CURRENT_LIST_DIR")
-_ROOT_DIRS = ("PROJECT_SOURCE_DIR", "CMAKE_SOURCE_DIR", "TRITON_ROOT_DIR")
 _BACKEND_VARIABLES = ("FLAGTREE_BACKEND",)
 _KEYWORDS = {"AFTER", "BEFORE", "SYSTEM"}
 
@@ -40,7 +39,7 @@ def _expanded(word: str, here: str, backend: str, bound: dict[str, str]) -> str 
         name = match[1]
         if name in _SOURCE_DIRS:
             return here or "."
-        if name in _ROOT_DIRS:
+        if name in ROOT_VARIABLES:
             return "."
         if name in _BACKEND_VARIABLES:
             return backend

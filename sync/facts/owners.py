@@ -63,8 +63,9 @@ class OwnerIndex:
         """Every group whose code is on the FlagTree side of `path`: the backend owning its directory; else the
         groups the repository maps it to (CI by default), FlagTree core for its build files, the backends whose
         hooks, overlays or spec macros it serves, the groups whose gates it holds, and, given the commit subject
-        `summary`, the groups of its configured tags and of the tags that name a group. Given the lines of a conflict's FlagTree side, a gate counts
-        only where it encloses or sits in them; else any gate the file holds counts. shared-trunk is what is left."""
+        `summary`, the groups of its configured tags and of the tags that name a group. Given the lines of a
+        conflict's FlagTree side, a gate counts only where it encloses or sits in them; else any gate the file holds
+        counts. shared-trunk is what is left."""
         backend = owning_backend(path, self.extra)
         if backend is not None:  # everything under third_party/<b>/, and each spec tree, is the backend's
             return [backend]

@@ -31,8 +31,8 @@ from sync.support.atomic import check_report_target
 from sync.report.write import write_report
 from sync.support.progress import Progress, Silent
 from sync.jobs.filehunks import hunks_on_branch
-from sync.jobs.revs import (from_doubt, pinned_rev, range_notes, repository_forges, require_based_on, require_forward, resolve_rev,
-                             upstream_moves)
+from sync.jobs.revs import (from_doubt, pinned_rev, range_notes, repository_forges, require_based_on, require_forward,
+                             resolve_rev, upstream_moves)
 from sync.jobs.review import fixed_on_branch
 
 if TYPE_CHECKING:

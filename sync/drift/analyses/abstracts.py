@@ -166,7 +166,8 @@ def abstract_findings(context: DriftContext) -> list[Finding]:
                     "abstract-method-missing", path,
                     f"{klass.name} derives from {resolved}, and trunk at the new tag declares abstract what it does not "
                     f"define: {shown}; creating a {klass.name} raises TypeError (will not run as is)"
-                    + (f"; it was abstract at the old tag already (it defines no {', '.join(before)})" if before else ""),
+                    + (f"; it was abstract at the old tag already (it defines no {', '.join(before)})"
+                       if before else ""),
                     line=klass.line, backend=backend_of(context.owners.owners, path),
                     related_path=next(iter(module_files(next(iter(missing.values())).rpartition(".")[0])), None),
                     details={"class": klass.name, "base": resolved, "methods": sorted(missing),

@@ -21,7 +21,7 @@ from sync.git import GitTree
 from sync.model import Finding
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
-from sync.facts.cmake import commands, configured_sources
+from sync.facts.cmake import ROOT_VARIABLES, commands, configured_sources
 from sync.facts.delta import CPP, PY, TD, backend_of, fork_added_lines, is_cmake, text_diff
 from sync.facts.filekinds import OBJECT_SUFFIXES
 from sync.facts.layout import backend_dir, is_third_party, third_party_owner
@@ -30,7 +30,7 @@ from sync.facts.upstreamlog import deleting_commits, one_per_change
 _WORD = re.compile(r"[\w${}./+-]+")  # the words of an argument: `$<TARGET_OBJECTS:obj>` names obj
 _TARGET_NAME = re.compile(r"[\w-]+\Z")
 _DEFINERS = frozenset({"add_public_tablegen_target", "add_executable", "add_custom_target", "add_mlir_dialect"})
-_ROOT_VARS = re.compile(r"^\$\{(?:PROJECT_SOURCE_DIR|CMAKE_SOURCE_DIR|TRITON_ROOT_DIR)\}/")
+_ROOT_VARS = re.compile(rf"^\$\{{(?:{'|'.join(ROOT_VARIABLES)})\}}/")
 _HERE_VARS = re.compile(r"^\$\{CMAKE_CURRENT_SOURCE_DIR\}/")
 _STRUCTURE = frozenset({"add_subdirectory", "add_public_tablegen_target", "mlir_tablegen"})
 

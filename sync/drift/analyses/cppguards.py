@@ -19,8 +19,8 @@ from sync.model import Finding
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
 from sync.facts.tdsigs import records
-from sync.facts.cpp import (CppFunction, GuardRegion, MacroDefinition, backend_macros, declarations, functions, functions_in, guard_regions,
-                  header_path, mentions_spec_macro, scope_spans, stray_macros)
+from sync.facts.cpp import (CppFunction, GuardRegion, MacroDefinition, backend_macros, declarations, functions,
+                            functions_in, guard_regions, header_path, mentions_spec_macro, scope_spans, stray_macros)
 from sync.facts.filekinds import CPP_CODE, CPP_HEADERS, CPP_SOURCES, INC_SUFFIXES, TD_SUFFIXES, not_built
 from sync.facts.layout import backend_dir, backend_spec_dir, is_third_party
 
@@ -569,8 +569,7 @@ def _called_elsewhere(trees: list[GitTree], name: str, wanted: Callable[[str], b
 
 
 def _region_findings(context: DriftContext, backend: str, definition: MacroDefinition, macro: str, path: str,
-                     region: GuardRegion,
-                     fork_text: str, library: dict[str, list[CppFunction]],
+                     region: GuardRegion, fork_text: str, library: dict[str, list[CppFunction]],
                      trunk_defines: Callable[[str, str], bool], own: OwnTableGen,
                      off: frozenset[str] = frozenset()) -> list[Finding]:
     """off: the backend's FLAGTREE_SPEC_* macros (backend_macros), read once per backend by guard_findings."""
