@@ -35,7 +35,7 @@ def is_trunk(path: str) -> bool:
     return not path.startswith(NOT_TRUNK) and not path.endswith(".md") and "/test/" not in path
 
 
-def flagged(report, levels: tuple[str, ...] = ("error", "warning")) -> dict[str, list[tuple[str, str]]]:
+def flagged(report, levels: tuple[str, ...] = ("error", "warning", "port")) -> dict[str, list[tuple[str, str]]]:
     """Trunk file -> (kind, evidence) for each reason the report names it at these severities."""
     out: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for commit in report.commits:
@@ -121,7 +121,7 @@ def score_breaks(move: dict, report) -> None:
         hit_any = hit_error = sites_total = sites_hit = 0
         for item in move["breaks"]:
             names = break_names(item)
-            naming = [unit for f in findings if f.severity in ("error", "warning") for unit in said(f)
+            naming = [unit for f in findings if f.severity in ("error", "warning", "port") for unit in said(f)
                       if any(n in unit[0] for n in names)]
             covered = {(path, line) for _, places, _ in naming for path, line in places}
             covered_paths = {path for path, _ in covered}
@@ -134,7 +134,7 @@ def score_breaks(move: dict, report) -> None:
             hit_any += bool(hit)
             hit_error += bool(errors)
             print(f"  break {item['id']:28} sites {len(hit):3}/{len(sites):3} reported"
-                  f"{'  as error' if errors else ('  as warning' if hit else '  MISSED')}")
+                  f"{'  as error' if errors else ('  as warning or port' if hit else '  MISSED')}")
         count = len(move["breaks"])
         print(f"breaks reported: {hit_any}/{count}, as errors: {hit_error}/{count} ({hit_error / count:.2f}); "
               f"sites in a reported file: {sites_hit}/{sites_total}")
@@ -154,7 +154,7 @@ def score_breaks(move: dict, report) -> None:
         judged_in_file: dict[tuple[str, str], list[tuple[str, str, int]]] = defaultdict(list)
         for key in judged:
             judged_in_file[key[:2]].append(key)
-        shown = [f for f in findings if f.severity in ("error", "warning")]
+        shown = [f for f in findings if f.severity in ("error", "warning", "port")]
         for f in shown:
             for path, line in sites_of(f):
                 site_lines[(f.kind, path)].add(line or 0)
@@ -246,7 +246,7 @@ def run_move(move: dict) -> None:
         score_breaks(move, report)
         if not move["expected"]:
             return
-        review_only(move, flagged(report), flagged(report, ("error", "warning", "info")))
+        review_only(move, flagged(report), flagged(report, ("error", "warning", "port", "info")))
     finally:
         shutil.rmtree(clone, ignore_errors=True)
 

@@ -6,9 +6,10 @@ Each key was written from git alone before the tool ran on its move (bench/keys/
 `git clone --shared` of the key's mirror under /tmp (deleted afterwards), the full upgrade (sync.jobs.run_upgrade),
 then each key break scored: reported as an error when the replay conflicted on its path (or the report says
 upstream moved the conflicted file there) or an open error names its path among its sites and one of the words
-of its declaration; as a warning likewise. A key names the hand port's paths: where the person who ported moved
+of its declaration; as a warning (or port work) likewise. A key names the hand port's paths: where the person who ported moved
 a file (git's renames source..hand), the report's path counts as the hand port's. Breaks of a kind no rule
-was written for (`new_kind = true`) are counted apart. --show-errors lists every open error, for judging.
+was written for (`new_kind = true`) are counted apart. --show-errors lists every open error and warning, for
+judging.
 Nothing here knows a verdict: the keys are read, never written.
 """
 from __future__ import annotations
@@ -58,17 +59,17 @@ def hand_renames(key: dict[str, Any]) -> dict[str, str]:
 def score(key: dict[str, Any], document: dict[str, Any], show_errors: bool) -> None:
     moved = hand_renames(key)
     findings = [f for group in document["groups"] for f in group.get("findings", [])
-                if f["severity"] in ("error", "warning") and not f.get("suppressed")]
+                if f["severity"] in ("error", "warning", "port") and not f.get("suppressed")]
     # a file deleted upstream counts where the report says upstream moved it (the user ports the change there)
     conflicted = {path for commit in document.get("commits", []) for c in commit.get("conflicts", [])
                   for path in (c["path"], c.get("moved_to"), moved.get(c["path"])) if path}
-    counts = {"error": 0, "warning": 0, "missed": 0}
-    new_kind = {"error": 0, "warning": 0, "missed": 0}
+    counts = {"error": 0, "warning": 0, "port": 0, "missed": 0}
+    new_kind = {"error": 0, "warning": 0, "port": 0, "missed": 0}
     for item in key.get("break", []):
         words = set(_WORD.findall(item["decl"])) - _GENERIC
         named = [f for f in findings if item["path"] in _sites(f, moved) and any(w in json.dumps(f) for w in words)]
         how = "error" if item["path"] in conflicted or any(f["severity"] == "error" for f in named) \
-            else "warning" if named else "missed"
+            else "warning" if any(f["severity"] == "warning" for f in named) else "port" if named else "missed"
         counts[how] += 1
         if item.get("new_kind"):
             new_kind[how] += 1
@@ -76,13 +77,17 @@ def score(key: dict[str, Any], document: dict[str, Any], show_errors: bool) -> N
         print(f"  {how:<7} {item['class']:<18} {'new ' if item.get('new_kind') else '    '}{item['id']:<36} {shown}")
     total = len(key.get("break", []))
     total_new = sum(1 for item in key.get("break", []) if item.get("new_kind"))
-    print(f"breaks as errors {counts['error']}/{total}, as warnings {counts['warning']}, missed {counts['missed']}; "
+    print(f"breaks as errors {counts['error']}/{total}, as warnings {counts['warning']}, as port work "
+          f"{counts['port']}, missed {counts['missed']}; "
           f"of a new kind: as errors {new_kind['error']}/{total_new}")
     errors = [f for f in findings if f["severity"] == "error"]
-    print(f"open errors {len(errors)}, warnings {len(findings) - len(errors)}, conflicted files {len(conflicted)}")
-    if show_errors:
-        for finding in errors:
-            print(f"  error {finding['kind']} {finding['path']}:{finding.get('line')} {finding['message'][:160]}")
+    ported = sum(f["severity"] == "port" for f in findings)
+    print(f"open errors {len(errors)}, warnings {len(findings) - len(errors) - ported}, port {ported}, "
+          f"conflicted files {len(conflicted)}")
+    if show_errors:  # errors, then warnings: what a judge reads finding by finding (port work is counted above)
+        for finding in errors + [f for f in findings if f["severity"] == "warning"]:
+            print(f"  {finding['severity']} {finding['kind']} {finding['path']}:{finding.get('line')} "
+                  f"{finding['message'][:160]}")
 
 
 def run_move(path: Path, show_errors: bool) -> None:
@@ -102,7 +107,7 @@ def run_move(path: Path, show_errors: bool) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--key", type=Path, action="append", help="a key file (default: every bench/keys/*.toml)")
-    parser.add_argument("--show-errors", action="store_true", help="list every open error, for judging")
+    parser.add_argument("--show-errors", action="store_true", help="list every open error and warning, for judging")
     args = parser.parse_args()
     for path in args.key or sorted(KEYS.glob("*.toml")):
         run_move(path, args.show_errors)

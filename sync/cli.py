@@ -398,7 +398,7 @@ def port_command(**given: Any) -> int:
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
               show_default=True, help="text: a line per finding; json: the report document (as --json); "
               "sarif: SARIF 2.1.0 for code scanning; github: workflow annotations.")
-@click.option("--min-severity", type=click.Choice(["info", "warning", "error"]), default="info", show_default=True,
+@click.option("--min-severity", type=click.Choice(["info", "port", "warning", "error"]), default="info", show_default=True,
               help="The least severity the text lists (info findings are folded, a line per kind with its count); "
               "verdicts, counts, the exit status and the report files are the same whatever it is.")
 @click.option("-q", "--quiet", is_flag=True, help="Print no progress bar on stderr (there is one only on a "

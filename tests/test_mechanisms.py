@@ -187,12 +187,12 @@ def test_drift_merges_every_copy_with_its_trunk_file(tmp_path: Path, files: dict
                                                      route: str, kind: str) -> None:
     """A setup copy lands in trunk's place: an overlay, merged for --apply. A package copy or a copy under another
     name replaces nothing of trunk's (issue 33): --apply leaves it, though the merge is still shown; it is a
-    warning where the backend builds against trunk (copy-stale), info where it carries trunk's headers itself."""
+    port work where the backend builds against trunk (copy-stale), info where it carries trunk's headers itself."""
     repo = open_repo(str(_fork(tmp_path, files)))
     result = analyse_drift(repo, resolve_range(repo, "old", "new", "flagtree"), None)
     finding = next(f for f in result.findings if f.path == path)
     assert finding.kind == kind and finding.message.startswith(route)
-    assert finding.severity == ("info" if kind == "copy-mergeable" else "warning")
+    assert finding.severity == ("info" if kind == "copy-mergeable" else "port")
     assert finding.backend == "b" and "backend-without-spec" not in {f.kind for f in result.findings if f.backend == "b"}
     merged = {m.path: m.data.decode() for m in result.merged}
     if kind == "overlay-auto-mergeable":

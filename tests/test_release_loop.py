@@ -179,7 +179,7 @@ def test_html_puts_open_items_first_in_one_table_and_folds_the_rest() -> None:
     section = render_html(_big_report()).split('<section id="group-hcu" data-group="hcu">')[1]
     table = section.index('<table class="open">')
     assert table < section.index("Resolved conflicts") < section.index(">Info (")
-    assert section.count('<td class="warning">warning</td>') == 16 and section.count('class="conflict">conflict<') == 1
+    assert section.count('<td class="port">port</td>') == 16 and section.count('class="conflict">conflict<') == 1
     for title in ("Resolved conflicts", "Reviewed", "Info"):  # folded: a <details> without open
         assert '<details class="' in section and f"<summary>{title} (" in section
     assert "<details open" not in section
@@ -192,6 +192,7 @@ def test_markdown_group_page_starts_with_the_open_table() -> None:
     from sync.report.markdown import render_group
     report = _big_report()
     page = render_group(report, report.groups[0])
-    assert page.index("## Open (17)") < page.index("## Conflict resolutions") < page.index("## Reviewed (1)")
+    assert (page.index("## Open (17)") < page.index("## To port (16)") < page.index("## Conflict resolutions")
+            < page.index("## Reviewed (1)"))
     reviewed = page.split("## Reviewed (1)")[1]  # a collapsed list per kind, a line each (issue 48.7)
     assert "<summary>overlay-auto-mergeable: 1</summary>" in reviewed and "(reviewed for `v3.7.0`: checked by hand)" in reviewed

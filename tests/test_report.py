@@ -110,6 +110,25 @@ def test_a_failed_gate_blocks_the_group_it_blames() -> None:
     assert report.exit_status == 1
 
 
+def test_port_work_is_counted_apart_from_warnings_and_still_asks_for_a_person() -> None:
+    """Drift a backend must take over (a stale overlay, a guarded default upstream changed) builds and loads as it
+    is: it is no warning of a break, but the group needs review and the exit status says so."""
+    rng = Range(Rev("v1", A), Rev("v2", B), Rev("main", C))
+    ported = [Finding("overlay-conflicting", "third_party/alpha/backend/spec/triton/x.py", "merge conflicts",
+                      backend="alpha"),
+              Finding("guard-default-changed", "third_party/alpha/backend/spec/include/flagtree_spec.h",
+                      "FLAGTREE_SPEC_f: guarded trunk default f changed", backend="alpha")]
+    report = build_report(rng, ["alpha", "beta"], ported, upgrade=UpgradeInfo("b", D, "markers"))
+    alpha = next(group for group in report.groups if group.name == "alpha")
+    assert {f.severity for f in alpha.findings} == {"port"}
+    assert alpha.counts["port"] == 2 and alpha.counts["warning"] == 0 and alpha.verdict == "needs-review"
+    assert report.exit_status == 1
+    assert "| [alpha](alpha.md) | backend | needs-review | 0 | 0 | 0 | 2 | 0 |" in render_summary(report)
+    page = render_group(report, alpha)
+    assert "## To port (2)" in page and "## Findings to act on" not in page
+    jsonschema.validate(to_document(report), schema())
+
+
 def test_severity_comes_from_the_catalogue() -> None:
     finding = Finding("overlay-orphan", "p", "m")
     assert finding.severity == "error" and finding.next_step.startswith("move the overlay")

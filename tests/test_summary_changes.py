@@ -88,7 +88,7 @@ def test_errors_come_first_then_the_most_sites() -> None:
     report = _report()
     assert [change.key for change in upstream_changes(report)] == ["#8850", "fa11ba11c", "#9000"]
     section = _section(render_summary(report), "Upstream changes")
-    assert section.startswith("## Upstream changes behind errors and warnings (3)")
+    assert section.startswith("## Upstream changes behind open findings (3)")
     assert section.index("#8850") < section.index("fa11ba11c") < section.index("#9000")
 
 
@@ -97,7 +97,7 @@ def test_reviewed_and_info_findings_are_left_out_and_unnamed_ones_counted() -> N
     keys = {change.key for change in upstream_changes(report.groups)}
     assert "#6666" not in keys and "#7777" not in keys  # reviewed error, info finding
     summary = render_summary(report)
-    assert "Open errors and warnings that name no upstream change: 1 (the group pages list them)." in summary
+    assert "Open findings that name no upstream change: 1 (the group pages list them)." in summary
     errors = _section(summary, "Errors")
     assert "f.cpp" not in errors and "old.py" not in errors and "g.cpp" not in errors
 
@@ -106,7 +106,7 @@ def test_no_change_named_says_none() -> None:
     orphan = Finding("overlay-orphan", "third_party/enflame/spec/gone.py", "no trunk file", backend="enflame")
     report = _report([orphan])
     section = _section(render_summary(report), "Upstream changes")
-    assert section.splitlines()[2] == ("None. Open errors and warnings that name no upstream change: 1 "
+    assert section.splitlines()[2] == ("None. Open findings that name no upstream change: 1 "
                                        "(the group pages list them).")
     assert to_document(report)["summary"]["upstream_changes"] == []
 

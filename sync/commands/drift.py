@@ -78,7 +78,7 @@ def run_drift_command(request: DriftRequest) -> int:
     return report.exit_status
 
 
-_RANK = {"info": 0, "warning": 1, "error": 2}
+_RANK = {"info": 0, "port": 1, "warning": 2, "error": 3}
 FOLDED_PATHS = 3  # paths named on an info kind's line
 
 
@@ -89,7 +89,8 @@ def print_groups(report: Report, min_severity: str = "info") -> None:
     for group in report.groups:
         counts = group.counts
         echo_line(f"{group.name}: {group.verdict} (conflicts={counts['conflicts']} errors={counts['error']} "
-                  f"warnings={counts['warning']} info={counts['info']} reviewed={counts['suppressed']})")
+                  f"warnings={counts['warning']} port={counts['port']} info={counts['info']} "
+                  f"reviewed={counts['suppressed']})")
         shown = [f for f in group.findings if _RANK.get(f.severity, 0) >= least]
         for finding in shown:
             if finding.severity == "info" and not finding.suppressed and not finding.expired:

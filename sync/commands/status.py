@@ -20,7 +20,8 @@ def print_status(report: Report, out: Path | None) -> None:
     counts = report.counts
     echo_line(f"branch {report.upgrade.branch} at {report.upgrade.head[:9]} ({report.range.old.ref}.."
                f"{report.range.source.ref} onto {report.range.onto.ref}): {report.conflicts.sentence()}, "
-               f"{counts['error']} errors, {counts['warning']} warnings, {counts['suppressed']} reviewed"
+               f"{counts['error']} errors, {counts['warning']} warnings, {counts['port']} to port, "
+               f"{counts['suppressed']} reviewed"
                + (f"; report in {out}" if out else ""))
     print_groups(report)
 

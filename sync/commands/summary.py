@@ -11,7 +11,8 @@ def group_line(group: Group) -> str:
     counts = group.counts
     gate = " test-gate=failed" if group.gate_failed else ""  # else a blocked row of zeros says nothing why
     return (f"  {group.name:<16} {group.verdict:<13} conflicts={counts['conflicts']} resolved={counts['resolved']} "
-            f"errors={counts['error']} warnings={counts['warning']} reviewed={counts['suppressed']}{gate}")
+            f"errors={counts['error']} warnings={counts['warning']} port={counts['port']} "
+            f"reviewed={counts['suppressed']}{gate}")
 
 
 def print_groups(report: Report) -> None:

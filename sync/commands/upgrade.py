@@ -23,7 +23,8 @@ def print_summary(report: Report, out: Path | None) -> None:
     counts = report.counts
     echo_line(f"{'resumed; ' if report.upgrade.resumed else ''}branch {report.upgrade.branch} at "
                f"{report.upgrade.head[:9]}: {len(report.commits)} commits, {report.conflicts.sentence()}, "
-               f"{counts['error']} errors, {counts['warning']} warnings" + (f"; report in {out}" if out else ""))
+               f"{counts['error']} errors, {counts['warning']} warnings, {counts['port']} to port"
+               + (f"; report in {out}" if out else ""))
     if report.gate is not None:
         echo_line(f"gate: {report.gate.command!r} {report.gate.verdict()}")
     print_groups(report)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, NamedTuple
 
 from sync.model.finding import Finding
+from sync.model.kinds import SEVERITIES
 from sync.model.report import Group, Report
 
 
@@ -81,7 +82,7 @@ def open_errors(source: Report | Iterable[Group]) -> list[tuple[Group, list[Find
 
 
 def unnamed_findings(source: Report | Iterable[Group]) -> int:
-    """Open errors and warnings that name no upstream change: only the group pages list them."""
+    """Open errors, warnings and port work that name no upstream change: only the group pages list them."""
     return sum(1 for group in _groups(source) for f in group.findings if f.open and change_of(f) is None)
 
 
@@ -105,7 +106,7 @@ def upstream_changes(source: Report | Iterable[Group]) -> list[UpstreamChange]:
         changes.append(UpstreamChange(
             key, tuple(dict.fromkeys(pr for f in findings for pr in _strings(f.details.get("prs")))),
             tuple(dict.fromkeys(line for f in findings for line in _strings(f.details.get("commits")))),
-            "error" if any(f.severity == "error" for f in findings) else "warning",
+            min((f.severity for f in findings), key=SEVERITIES.index),
             tuple(sorted({f.kind for f in findings})),
             tuple(GroupShare(name, count, sites) for name, (count, sites) in shares.items())))
     return sorted(changes, key=lambda change: (change.severity != "error", -change.sites, change.key))

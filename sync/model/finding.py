@@ -59,8 +59,8 @@ class Finding:
 
     @property
     def open(self) -> bool:
-        """Counts toward the exit status: error or warning, not reviewed."""
-        return self.severity in ("error", "warning") and self.suppressed is None
+        """Counts toward the exit status: error, warning or port, not reviewed."""
+        return self.severity != "info" and self.suppressed is None
 
     def location(self) -> str:
         return f"{self.path}:{self.line}" if self.line else self.path
@@ -92,7 +92,7 @@ def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
 
 
 def needs_a_person(findings: Iterable[Finding]) -> bool:
-    """Exit status 1 is for errors and warnings; info and reviewed findings never fail a gate."""
+    """Exit status 1 is for errors, warnings and port work; info and reviewed findings never fail a gate."""
     return any(finding.open for finding in findings)
 
 

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-SEVERITIES = ("error", "warning", "info")
+# error: it breaks (build, import or a conflict); warning: it likely breaks or behaves otherwise; port: upstream
+# changed what a backend copies or replaces, and the copy still builds and loads: work to take over, not a break;
+# info: nothing to do unless the backend wants it. Error, warning and port count toward the exit status.
+SEVERITIES = ("error", "warning", "port", "info")
 FAMILIES = ("conflict", "gate", "overlay", "spec", "guard", "symbol", "policy", "analysis")
 CONFIDENCES = ("certain", "high", "medium", "low")
 
@@ -77,10 +80,10 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("overlay-marked", "overlay", "error", "the overlay (or copy) holds committed conflict markers: it cannot "
        "build or load as it is, and provenance records no base for it; drift judges it no further",
        "resolve the conflict blocks, commit, then run drift (and provenance) again"),
-    _k("overlay-auto-mergeable", "overlay", "warning", "upstream changed the trunk counterpart and the 3-way "
+    _k("overlay-auto-mergeable", "overlay", "port", "upstream changed the trunk counterpart and the 3-way "
        "merge (base trunk@OLD, ours overlay, theirs trunk@NEW) is clean",
        "apply the merged file (drift --apply) and review"),
-    _k("overlay-conflicting", "overlay", "warning", "upstream changed the trunk counterpart and the 3-way merge "
+    _k("overlay-conflicting", "overlay", "port", "upstream changed the trunk counterpart and the 3-way merge "
        "conflicts: the overlay still loads as it is (overlay-missing-names and the symbol kinds say when it would "
        "not build or import), without upstream's change", "merge by hand: the hunks show both sides"),
     _k("overlay-orphan", "overlay", "error", "the trunk counterpart was deleted or renamed upstream",
@@ -109,7 +112,7 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("overlay-unbuilt", "overlay", "info", "upstream changed the trunk counterpart of a C++ overlay or copy under "
        "a directory the backend's build leaves out (its add_subdirectory is commented out): nothing compiles it",
        "none while the directory stays out of the build; delete the file if it is dead"),
-    _k("copy-stale", "overlay", "warning", "a backend that compiles against trunk's headers carries a copy (under "
+    _k("copy-stale", "overlay", "port", "a backend that compiles against trunk's headers carries a copy (under "
        "another name, or in its own package) of a trunk file upstream changed, deleted or moved: the copy keeps the "
        "old file's behaviour (symbol-removed, call-no-overload and the other error kinds name where it no longer "
        "builds against the new headers)", "take upstream's change into the copy (the merge is shown), "
@@ -144,9 +147,9 @@ CATALOGUE: tuple[Kind, ...] = (
        "update the backend function to the new arguments"),
     _k("spec-enclosing-removed", "spec", "error", "the trunk function around the hook call is gone",
        "re-hook the call in the code that replaced it"),
-    _k("spec-enclosing-changed", "spec", "warning", "the trunk function around the hook call changed upstream",
+    _k("spec-enclosing-changed", "spec", "port", "the trunk function around the hook call changed upstream",
        "review the backend function against it"),
-    _k("spec-replaced-function-changed", "spec", "warning", "the trunk function a spec_func replaces changed "
+    _k("spec-replaced-function-changed", "spec", "port", "the trunk function a spec_func replaces changed "
        "upstream", "port the upstream change into the backend function"),
     _k("spec-signature-mismatch", "spec", "error", "the backend function's parameters no longer fit the call "
        "site or the trunk function it replaces", "change the backend signature to match"),
@@ -155,7 +158,7 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("spec-unimplemented", "spec", "info", "a trunk hook names a function no backend implements",
        "none needed while trunk's default serves every backend; implement it in a backend to specialize"),
     # C++ guards: trunk #ifdef/#ifndef FLAGTREE_SPEC_<name> and the backend's replacements.
-    _k("guard-default-changed", "guard", "warning", "the trunk default a FLAGTREE_SPEC_* guard replaces changed "
+    _k("guard-default-changed", "guard", "port", "the trunk default a FLAGTREE_SPEC_* guard replaces changed "
        "upstream", "port the upstream change into the backend's replacement"),
     _k("guard-default-removed", "guard", "error", "the guarded trunk default or its file is gone upstream",
        "re-target the backend replacement at the code that replaced it"),
@@ -171,7 +174,8 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("guard-macro-unreachable", "guard", "warning", "a FLAGTREE_SPEC_* macro defined in a backend header that "
        "spec/include/flagtree_spec.h does not include: the build never sees it and trunk's default stays on",
        "include the header from flagtree_spec.h, or drop the macro"),
-    _k("guard-unused", "guard", "warning", "the backend defines a FLAGTREE_SPEC_* macro no trunk code tests",
+    _k("guard-unused", "guard", "info", "the backend defines a FLAGTREE_SPEC_* macro no trunk code of the FlagTree "
+       "branch tests: dead before this move (a guard the move takes away is guard-default-removed)",
        "drop the macro or restore the trunk guard"),
     _k("feature-ungated", "guard", "warning", "FlagTree-added trunk C++ names a component (include root, "
        "namespace, op-name prefix) that the fork elsewhere builds only under a macro its CMake defines, but sits "
@@ -323,7 +327,7 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("analysis-skipped", "analysis", "warning", "a file the parsers cannot handle (nested too deeply, refused "
        "by CPython) was left out of one analysis, which the message names", "check that file by hand for this "
        "analysis; flatten the nesting if the file is yours"),
-    _k("analysis-conflicted", "analysis", "warning", "a file holding committed conflict markers was read with "
+    _k("analysis-conflicted", "analysis", "info", "a file holding committed conflict markers was read with "
        "both sides of each conflict kept (the upgraded side first) by one analysis, which the message names: "
        "its findings on that file are provisional", "resolve the conflict, commit, and run status again"),
     _k("target-unavailable", "analysis", "info", "the delta could not be replayed in memory; hooks and guards "

@@ -279,7 +279,7 @@ class Group:
         counts = self.counts
         if counts["conflicts"] or counts["error"] or self.gate_failed:
             return "blocked"
-        if counts["warning"]:
+        if counts["warning"] or counts["port"]:
             return "needs-review"
         return "clean"
 

@@ -10,7 +10,7 @@ from typing import Iterable
 
 from sync.model import Finding
 
-COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
+COMMANDS = {"error": "error", "warning": "warning", "port": "warning", "info": "notice"}
 
 
 def _data(text: str) -> str:

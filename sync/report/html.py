@@ -28,7 +28,7 @@ td code{overflow-wrap:anywhere}.msg{color:#444;font-size:.92em}
 .blocked{color:#b00020}.needs-review{color:#a05a00}.clean{color:#1b7e2a}
 pre{background:#f6f6f6;padding:.5rem;overflow:auto;max-height:28rem}details{margin:.3rem 0 .5rem 1rem}
 summary{cursor:pointer}.cut{color:#555;font-style:italic}
-.error,.conflict{color:#b00020;font-weight:600}.warning{color:#a05a00;font-weight:600}.info{color:#555}
+.error,.conflict{color:#b00020;font-weight:600}.warning{color:#a05a00;font-weight:600}.port{color:#6a4c93}.info{color:#555}
 .reviewed{color:#1b7e2a}
 .add{color:#116329;background:#e6ffec;display:block}.del{color:#82071e;background:#ffebe9;display:block}
 .hunk{color:#0550ae;display:block}section{border-top:1px solid #ddd;margin-top:1.5rem}
@@ -137,19 +137,19 @@ def _table(report: Report) -> list[str]:
     most = max((sum(_bar_counts(group)) for group in report.groups), default=0)
     parts = ['<div class="scroll"><table id="groups"><tr><th>group</th><th>kind</th><th>verdict</th>'
              "<th>errors / warnings</th>"
-             "<th>conflicts</th><th>errors</th><th>warnings</th><th>info</th><th>reviewed</th><th>resolved</th></tr>"]
+             "<th>conflicts</th><th>errors</th><th>warnings</th><th>port</th><th>info</th><th>reviewed</th><th>resolved</th></tr>"]
     for group in report.groups:
         counts = group.counts
         parts.append(f'<tr><td class="group"><a href="#group-{escape(group.name)}">{escape(group.name)}</a> '
                      f'(<a href="{escape(page_name(group.name))}">md</a>)</td>'
                      f'<td>{group.kind}</td><td class="{group.verdict}">{group.verdict}</td><td>{_bar(group, most)}</td>'
                      f'<td>{counts["conflicts"]}</td><td>{counts["error"]}</td><td>{counts["warning"]}</td>'
-                     f'<td>{counts["info"]}</td><td>{counts["suppressed"]}</td><td>{counts["resolved"]}</td></tr>')
+                     f'<td>{counts["port"]}</td><td>{counts["info"]}</td><td>{counts["suppressed"]}</td><td>{counts["resolved"]}</td></tr>')
     if len(report.groups) > 1:
         total = totals(report)
         parts.append('<tr id="total"><td>total (each conflict once)</td><td></td><td></td><td></td>'
                      + "".join(f"<td>{total[key]}</td>" for key in
-                               ("conflicts", "error", "warning", "info", "suppressed", "resolved")) + "</tr>")
+                               ("conflicts", "error", "warning", "port", "info", "suppressed", "resolved")) + "</tr>")
     note = shared_note(report, lambda value: f"<code>{escape(value)}</code>")
     return parts + ["</table></div>"] + ([f'<p id="shared-files">{note}</p>'] if note else [])
 
@@ -188,7 +188,7 @@ def _errors(report: Report) -> list[str]:
 def _changes(report: Report) -> list[str]:
     """One row per upstream change across groups: read its PR once, fix every group's sites."""
     changes = upstream_changes(report)
-    parts = [f'<section id="upstream-changes"><h2>Upstream changes behind errors and warnings ({len(changes)})</h2>']
+    parts = [f'<section id="upstream-changes"><h2>Upstream changes behind open findings ({len(changes)})</h2>']
     if not changes:
         unnamed = f" {escape(unnamed_sentence(report))}" if unnamed_findings(report) else ""
         return parts + [f"<p>None.{unnamed}</p></section>"]
@@ -397,7 +397,7 @@ def render_html(report: Report) -> str:
     return "\n".join(parts) + "\n"
 
 
-_SEVERITIES = ("conflict", "error", "warning", "info", "reviewed", "resolved")
+_SEVERITIES = ("conflict", "error", "warning", "port", "info", "reviewed", "resolved")
 # Filters what carries data-kind (and the group sections); reads and writes the address's #group=..&severity=..
 _SCRIPT = """(function(){var f=document.getElementById('filters');if(!f)return;f.hidden=false;
 function has(list,value){return !value||(' '+(list||'')+' ').indexOf(' '+value+' ')>=0;}

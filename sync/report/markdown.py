@@ -124,17 +124,17 @@ def shared_note(report: Report, literal: Callable[[str], str] = code, total: str
 
 
 def _table(report: Report) -> list[str]:
-    lines = ["| group | kind | verdict | conflicts | errors | warnings | info | reviewed | resolved |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| group | kind | verdict | conflicts | errors | warnings | port | info | reviewed | resolved |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for group in report.groups:
         counts = group.counts
         lines.append(f"| [{text(group.name)}]({page_name(group.name)}) | {group.kind} | {group.verdict} | "
-                     f"{counts['conflicts']} | {counts['error']} | {counts['warning']} | {counts['info']} | "
+                     f"{counts['conflicts']} | {counts['error']} | {counts['warning']} | {counts['port']} | {counts['info']} | "
                      f"{counts['suppressed']} | {counts['resolved']} |")
     if len(report.groups) > 1:
         total = totals(report)
         lines.append(f"| total (each conflict once) | | | {total['conflicts']} | {total['error']} | "
-                     f"{total['warning']} | {total['info']} | {total['suppressed']} | {total['resolved']} |")
+                     f"{total['warning']} | {total['port']} | {total['info']} | {total['suppressed']} | {total['resolved']} |")
     note = shared_note(report)
     return lines + [""] + ([note, ""] if note else [])
 
@@ -175,7 +175,7 @@ def change_label(change: UpstreamChange, literal: Callable[[str], str] = code,
 
 
 def unnamed_sentence(report: Report) -> str:
-    return (f"Open errors and warnings that name no upstream change: {unnamed_findings(report)} "
+    return (f"Open findings that name no upstream change: {unnamed_findings(report)} "
             "(the group pages list them).")
 
 
@@ -201,7 +201,7 @@ def _errors(report: Report) -> list[str]:
 
 def _changes(report: Report) -> list[str]:
     changes = upstream_changes(report)
-    lines = [f"## Upstream changes behind errors and warnings ({len(changes)})", ""]
+    lines = [f"## Upstream changes behind open findings ({len(changes)})", ""]
     if not changes:
         return lines + ["None." + (f" {unnamed_sentence(report)}" if unnamed_findings(report) else ""), ""]
     lines += ["| upstream change | worst | kinds | groups | sites |", "|---|---|---|---|---:|"]
@@ -399,8 +399,8 @@ def folded_by_kind(findings: Sequence[Finding]) -> list[str]:
 
 
 def open_findings(group: Group) -> list[Finding]:
-    """Errors, then warnings, that no review covers: what the group must do."""
-    return [f for severity in ("error", "warning") for f in group.findings if f.severity == severity
+    """Errors, then warnings, then port work, that no review covers: what the group must do."""
+    return [f for severity in ("error", "warning", "port") for f in group.findings if f.severity == severity
             and not f.suppressed]
 
 
@@ -426,12 +426,13 @@ def render_group(report: Report, group: Group) -> str:
         lines += ["## Conflicts while replaying", ""]
         for item in report.by_file(group.open_conflicts):
             lines += _file_conflict(item)
-    opened = open_findings(group)
-    if opened:
-        lines += ["## Findings to act on", ""]
-        for finding in opened:
-            lines += _finding(finding)
-        lines.append("")
+    for title, severities in (("Findings to act on", ("error", "warning")), ("To port", ("port",))):
+        chosen = [finding for finding in open_findings(group) if finding.severity in severities]
+        if chosen:  # port work after what breaks: it builds and loads as it is
+            lines += [f"## {title}" + (f" ({len(chosen)})" if severities == ("port",) else ""), ""]
+            for finding in chosen:
+                lines += _finding(finding)
+            lines.append("")
     if group.resolutions:
         lines += ["## Conflict resolutions", ""]
         for item in report.by_file(group.resolutions):

@@ -19,7 +19,7 @@ from sync.model.report import Conflict
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+LEVELS = {"error": "error", "warning": "warning", "port": "warning", "info": "note"}
 
 
 def rule_id(kind: Kind) -> str:
