@@ -46,6 +46,7 @@ from sync.facts.pyblobs import PARSES, Extractor, PythonFacts
 from sync.facts.upstreamlog import with_upstream_commits
 from sync.drift.analyses.methodcalls import call_no_overload_findings
 from sync.drift.analyses.accessors import member_findings
+from sync.drift.analyses.pymembers import attribute_findings
 from sync.drift.analyses.definitions import definition_findings
 from sync.drift.analyses.qualified import moved_findings
 from sync.drift.analyses.clashes import clash_findings
@@ -195,6 +196,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
     _on_old("op verifiers", op_verifier_findings, 2.8),
     _on_old("method calls", call_no_overload_findings, 1.6),
     _on_old("member names that left the tree", member_findings, 1.0),
+    _on_old("python attributes that left the tree", attribute_findings, 0.3),
     _on_old("declarations across the boundary", boundary_findings, 3.0),
     _on_old("python bindings", binding_findings, 0.8),
     _on_old("pybind calls", pybind_call_findings, 0.4),

@@ -206,6 +206,11 @@ CATALOGUE: tuple[Kind, ...] = (
        "the upstream commit, and the new name where that commit renamed every declaration to one)",
        "rename the calls to the name the finding gives (flagtree-sync port does it), or port them to what "
        "upstream put in its place", confidence="high"),
+    _k("attribute-removed", "symbol", "error", "FlagTree's added Python reads an attribute `x.m` (x no module the "
+       "file imports) where m was a member of a trunk class at the old tag, the new tag spells m nowhere in code, "
+       "and nothing on the upgraded branch binds it on a class or object: reading it raises AttributeError (one "
+       "finding per name and backend, every site, the upstream commit)",
+       "port upstream's replacement of the attribute, or define it in the backend"),
     _k("symbol-moved", "symbol", "error", "FlagTree's lines use a trunk declaration that resolved at the old tag "
        "and that upstream moved: to another namespace or class, so the qualified name FlagTree spells "
        "(`mlir::registerTritonPasses()`, generated pass registrations included) no longer resolves; or to another "

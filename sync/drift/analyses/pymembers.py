@@ -1,0 +1,159 @@
+"""Python attributes of trunk classes whose name left the whole tree (issue 45, class 6): the Python side of
+member-removed. On the 3.2 -> 3.3 move ascend's overlay of runtime/jit.py reads `backend.compute_spec_key`, a
+method of trunk's BaseBackend that #5512 removed with every other spelling of the name.
+
+A receiver's type is not known in Python, so the rule asks for what needs none. FlagTree's added lines of a shipped
+module read `x.m` (any receiver but a module the file imports: `struct.unpack` is the struct module's), and
+- upstream's trunk declared m as a member of a class at the old tag (a def, or a name its body binds);
+- the new tag spells m nowhere in code (Python, C++, TableGen): no trunk object has it, a binding neither;
+- nothing the reading file's process can load binds m on the upgraded branch (trunk's files, and those of the
+  file's own backend: a backend's Python runs with no other backend's) on a class or an object (a def or a name
+  in a class body, `obj.m = ...`): a class of FlagTree's own may still provide it;
+- the upgraded branch still reads `.m` in the file outside its conflict blocks (a read in one is the conflict's,
+  an error already, and conflict-side-unresolved names the names FlagTree's side lacks).
+A file that does not parse (committed conflict markers) binds m where an indented line defines or assigns it.
+The line raises AttributeError when it runs: kind attribute-removed, an error, one finding per name and backend,
+every site on the upgraded branch, with the upstream commit that dropped the declaration.
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+from sync.drift.analyses.accessors import spelled_in
+from sync.drift.context import DriftContext
+from sync.facts.declindex import PY_SUFFIXES, DeclarationIndex
+from sync.facts.delta import backend_of, fork_lines_where
+from sync.facts.filekinds import is_shipped_python
+from sync.facts.layout import backend_root
+from sync.facts.parsing import ast_or_none
+from sync.facts.trees import FileTree, read_text
+from sync.facts.upstreamlog import commit_details, removing_commits
+from sync.git import conflict_sections
+from sync.model import Finding
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _imported(module: ast.Module) -> set[str]:
+    """The names the module's imports bind, wherever the import stands."""
+    bound: set[str] = set()
+    for node in ast.walk(module):
+        if isinstance(node, ast.Import):
+            bound |= {alias.asname or alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            bound |= {alias.asname or alias.name for alias in node.names}
+    return bound
+
+
+def _root(node: ast.expr) -> ast.expr:
+    while isinstance(node, (ast.Attribute, ast.Call, ast.Subscript)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node
+
+
+def attribute_reads(text: str, lines: set[int]) -> list[tuple[str, int]]:
+    """(name, line) of each `x.name` read on the lines whose receiver is no module the file imports (nor a
+    literal)."""
+    module = ast_or_none(text)
+    if module is None:
+        return []
+    imported = _imported(module)
+    found = []
+    for node in ast.walk(module):
+        if not isinstance(node, ast.Attribute) or not isinstance(node.ctx, ast.Load) or node.lineno not in lines:
+            continue
+        root = _root(node.value)
+        if isinstance(root, ast.Constant) or isinstance(root, ast.Name) and root.id in imported:
+            continue
+        if node.attr.startswith("__"):
+            continue  # dunder attributes are Python's own
+        found.append((node.attr, node.lineno))
+    return sorted(set(found), key=lambda item: (item[1], item[0]))
+
+
+def _members(tree: FileTree, names: set[str]) -> dict[str, list[tuple[str, str]]]:
+    """name -> (path, Class) of each class-body binding of the names in the tree's Python files."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    index = DeclarationIndex.of(tree)
+    for name in sorted(names):
+        for path, decl in index.find(name, ("def", "assign"), suffixes=PY_SUFFIXES):
+            if decl.scope:
+                found.setdefault(name, []).append((path, decl.scope))
+    return found
+
+
+def _bindings(tree: FileTree, names: set[str]) -> dict[str, set[str]]:
+    """name -> where the tree's Python binds it on a class (a def or a name in its body) or an object
+    (`x.name = ...`, also `+=`): '' for trunk (every process loads it), else a backend's root."""
+    found: dict[str, set[str]] = {}
+    for name, places in _members(tree, names).items():
+        found.setdefault(name, set()).update(backend_root(path) or "" for path, _ in places)
+    if not names:
+        return found
+    pattern = re.compile(r"\.\s*(" + "|".join(map(re.escape, sorted(names))) + r")\s*(?:[-+*/|&]?=)(?!=)")
+    index = DeclarationIndex.of(tree)
+    indented = re.compile(r"^[ \t]+(?:def\s+(" + "|".join(map(re.escape, sorted(names))) + r")\b|("
+                          + "|".join(map(re.escape, sorted(names))) + r")\s*(?::[^=\n]*)?=(?!=))", re.MULTILINE)
+    for path in index.paths((), PY_SUFFIXES):
+        text = index.text(path)
+        if not any(name in text for name in names):
+            continue
+        spelled = {match[1] for match in pattern.finditer(text)}
+        if ast_or_none(text) is None:  # its declarations are unknown: an indented def or assignment may be a member
+            spelled |= {match[1] or match[2] for match in indented.finditer(text)}
+        for name in spelled:
+            found.setdefault(name, set()).add(backend_root(path) or "")
+    return found
+
+
+def _read_outside_conflicts(text: str, name: str) -> bool:
+    """Whether the text reads `.name` on a line outside every conflict block."""
+    read = re.compile(rf"\.\s*{re.escape(name)}\b")
+    return any(section is None and read.search(line) for _, line, section in conflict_sections(text))
+
+
+def attribute_findings(context: DriftContext) -> list[Finding]:
+    if context.range is None:
+        return []
+    lines_by_path = fork_lines_where(context.upstream_old, context.fork, is_shipped_python)
+    reads: dict[str, list[tuple[str, int]]] = {}
+    for path, lines in sorted(lines_by_path.items()):
+        found = attribute_reads(read_text(context.fork, path) or "", lines)
+        if found:
+            reads[path] = found
+    read_names = {name for found in reads.values() for name, _ in found if _NAME.match(name)}
+    declared = _members(context.upstream_old, read_names)
+    gone = set(declared) - spelled_in(context.upstream_new, set(declared))
+    branch = context.branch
+    bound = _bindings(branch, gone)
+    gone -= {name for name, roots in bound.items() if "" in roots}
+    if not gone:
+        return []
+    sites: dict[tuple[str, str | None], list[str]] = {}
+    for path, found in reads.items():
+        upgraded = read_text(branch, context.branch_path(path)) or ""
+        for name, line in found:
+            if name not in gone or (backend_root(path) or "") in bound.get(name, set()):
+                continue  # the file's own backend binds it
+            if not _read_outside_conflicts(upgraded, name):
+                continue  # the upgraded branch reads it no more in this file, or only where a conflict decides
+            key = (name, backend_of(context.owners.owners, path))
+            site = context.edited_site(f"{path}:{line}")
+            if site not in sites.setdefault(key, []):
+                sites[key].append(site)
+    old, new = str(context.range.old.oid), str(context.range.onto.oid)
+    findings = []
+    for (name, backend), found_sites in sorted(sites.items(), key=lambda item: (item[0][0], item[0][1] or "")):
+        path, owner = declared[name][0]
+        commits = removing_commits(context.repo, old, new, path, name)
+        tail, details = commit_details(commits, len(commits))
+        first, _, number = found_sites[0].rpartition(":")
+        findings.append(Finding(
+            "attribute-removed", first,
+            f"{name}: trunk's {owner}.{name} ({path}) is gone at {context.range.onto.ref}, which spells the name "
+            f"nowhere, and nothing on the upgraded branch binds it: reading it raises AttributeError; FlagTree reads "
+            f"it at {len(found_sites)} site(s): {', '.join(found_sites)}{tail}",
+            line=int(number) if number.isdigit() else None, backend=backend, related_path=path,
+            details={"declaration": f"{owner}.{name}", "sites": found_sites, **details}))
+    return findings
