@@ -46,7 +46,7 @@ from sync.facts.pyblobs import PARSES, Extractor, PythonFacts
 from sync.facts.upstreamlog import with_upstream_commits
 from sync.drift.analyses.methodcalls import call_no_overload_findings
 from sync.drift.analyses.accessors import member_findings
-from sync.drift.analyses.pymembers import attribute_findings
+from sync.drift.analyses.pymembers import ATTRIBUTE_READS, attribute_findings
 from sync.drift.analyses.definitions import definition_findings
 from sync.drift.analyses.qualified import moved_findings
 from sync.drift.analyses.clashes import clash_findings
@@ -218,7 +218,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
 )
 
 # What the shared parse of each Python blob collects (pyblobs): each run makes its PythonFacts of these.
-EXTRACTORS: tuple[Extractor, ...] = (CALLS, DECLARATIONS, DECORATED, DEF_SPANS, KEY_READS, KEY_WRITES, OWN_NAMES,
+EXTRACTORS: tuple[Extractor, ...] = (ATTRIBUTE_READS, CALLS, DECLARATIONS, DECORATED, DEF_SPANS, KEY_READS, KEY_WRITES, OWN_NAMES,
                                      PARSES, STATEMENTS)
 
 

@@ -27,23 +27,14 @@ from sync.facts.delta import backend_of, fork_lines_where
 from sync.facts.filekinds import is_shipped_python
 from sync.facts.layout import backend_root
 from sync.facts.parsing import ast_or_none
+from sync.facts.pyblobs import Extractor, python_fact
 from sync.facts.trees import FileTree, read_text
 from sync.facts.upstreamlog import commit_details, removing_commits
 from sync.git import conflict_sections
 from sync.model import Finding
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-def _imported(module: ast.Module) -> set[str]:
-    """The names the module's imports bind, wherever the import stands."""
-    bound: set[str] = set()
-    for node in ast.walk(module):
-        if isinstance(node, ast.Import):
-            bound |= {alias.asname or alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            bound |= {alias.asname or alias.name for alias in node.names}
-    return bound
+_SHIPPED = ("python/triton/", "third_party/")  # where upstream's installed Python lives (not its tests)
 
 
 def _root(node: ast.expr) -> ast.expr:
@@ -52,34 +43,54 @@ def _root(node: ast.expr) -> ast.expr:
     return node
 
 
+def _attribute_items(nodes: list[ast.AST]) -> list[tuple]:
+    items: list[tuple] = []
+    for node in nodes:
+        if isinstance(node, ast.Attribute):
+            if isinstance(node.ctx, ast.Load) and not node.attr.startswith("__"):  # dunders are Python's own
+                root = _root(node.value)
+                if not isinstance(root, ast.Constant):
+                    items.append(("read", node.attr, node.lineno, root.id if isinstance(root, ast.Name) else ""))
+        elif isinstance(node, ast.Import):
+            items += [("import", alias.asname or alias.name.split(".")[0]) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            items += [("import", alias.asname or alias.name) for alias in node.names]
+    return items
+
+
+def _attribute_reads_of(items: list[tuple] | None) -> list[tuple[str, int]]:
+    """(name, line) of each `x.name` read whose receiver is no module the file imports, wherever the import
+    stands (an import may follow the read it serves)."""
+    if items is None:
+        return []
+    imported = {item[1] for item in items if item[0] == "import"}
+    return sorted({(item[1], item[2]) for item in items if item[0] == "read" and item[3] not in imported},
+                  key=lambda read: (read[1], read[0]))
+
+
+# One parse per blob, shared with the other Python readers (facts/pyblobs.py; listed in registry.EXTRACTORS).
+ATTRIBUTE_READS = Extractor("attribute-reads", 1, _attribute_items, _attribute_reads_of,
+                            encode=lambda reads: [list(read) for read in reads],
+                            decode=lambda stored: [(str(name), int(line)) for name, line in stored],
+                            reads=frozenset({ast.Attribute, ast.Import, ast.ImportFrom}))
+
+
 def attribute_reads(text: str, lines: set[int]) -> list[tuple[str, int]]:
     """(name, line) of each `x.name` read on the lines whose receiver is no module the file imports (nor a
     literal)."""
-    module = ast_or_none(text)
-    if module is None:
-        return []
-    imported = _imported(module)
-    found = []
-    for node in ast.walk(module):
-        if not isinstance(node, ast.Attribute) or not isinstance(node.ctx, ast.Load) or node.lineno not in lines:
-            continue
-        root = _root(node.value)
-        if isinstance(root, ast.Constant) or isinstance(root, ast.Name) and root.id in imported:
-            continue
-        if node.attr.startswith("__"):
-            continue  # dunder attributes are Python's own
-        found.append((node.attr, node.lineno))
-    return sorted(set(found), key=lambda item: (item[1], item[0]))
+    return [(name, line) for name, line in python_fact(ATTRIBUTE_READS.name, text) if line in lines]
 
 
-def _members(tree: FileTree, names: set[str]) -> dict[str, list[tuple[str, str]]]:
-    """name -> (path, Class) of each class-body binding of the names in the tree's Python files."""
+def _members(tree: FileTree, names: set[str], under: tuple[str, ...] = ()) -> dict[str, list[tuple[str, str]]]:
+    """name -> (path, Class) of each class-body binding of the names in the tree's Python files (under the
+    prefixes), in one pass: a file that binds a name spells it."""
     found: dict[str, list[tuple[str, str]]] = {}
-    index = DeclarationIndex.of(tree)
-    for name in sorted(names):
-        for path, decl in index.find(name, ("def", "assign"), suffixes=PY_SUFFIXES):
-            if decl.scope:
-                found.setdefault(name, []).append((path, decl.scope))
+    if not names:
+        return found
+    for path, decls in DeclarationIndex.of(tree).files(under, PY_SUFFIXES, spelling=sorted(names)):
+        for decl in decls:
+            if decl.scope and decl.name in names and decl.kind in ("def", "assign"):
+                found.setdefault(decl.name, []).append((path, decl.scope))
     return found
 
 
@@ -123,8 +134,9 @@ def attribute_findings(context: DriftContext) -> list[Finding]:
         if found:
             reads[path] = found
     read_names = {name for found in reads.values() for name, _ in found if _NAME.match(name)}
-    declared = _members(context.upstream_old, read_names)
-    gone = set(declared) - spelled_in(context.upstream_new, set(declared))
+    unspelled = read_names - spelled_in(context.upstream_new, read_names)  # one pass, and few names are left
+    declared = _members(context.upstream_old, unspelled, _SHIPPED)
+    gone = set(declared)
     branch = context.branch
     bound = _bindings(branch, gone)
     gone -= {name for name, roots in bound.items() if "" in roots}
