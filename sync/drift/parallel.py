@@ -180,6 +180,9 @@ def _start(stack: ExitStack, analyzers: Sequence["Analyzer"], context: "DriftCon
            trees: Sequence[GitTree], workers: int) -> Dispatch[Task, Outcome]:
     """The pool (left with the stack: terminated on an exception, Ctrl-C included) and its dispatch."""
     work: _Work = (copy_context(), analyzers, context, trees)
+    cache = active()
+    if cache is not None:
+        cache.flush()  # what the parent parsed so far, readable by the workers it forks
     pool = stack.enter_context(worker_pool(workers, inherited=work))
     return Dispatch(tasks, workers, lambda task: pool.submit(_in_worker, task))
 
@@ -187,7 +190,11 @@ def _start(stack: ExitStack, analyzers: Sequence["Analyzer"], context: "DriftCon
 def _in_worker(task: Task) -> Outcome:
     work: _Work = inherited()
     variables, analyzers, context, trees = work
-    return variables.run(_one, analyzers[task[0]], context, task, trees)
+    outcome = variables.run(_one, analyzers[task[0]], context, task, trees)
+    cache = variables.run(active)
+    if cache is not None:
+        cache.flush()  # before answering: the parent and the other workers read the database
+    return outcome
 
 
 def _one(analyzer: "Analyzer", context: "DriftContext", task: Task, trees: Sequence[GitTree]) -> Outcome:

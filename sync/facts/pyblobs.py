@@ -151,7 +151,10 @@ def stored(cache: FactCache | None, key: str, encoded: dict[str, Any]) -> bool:
     """store, for another process to read back (a worker of the parse begun ahead): whether the cache holds
     them now."""
     store(cache, key, encoded)
-    return cache is not None and cache.holds(_CACHE_KIND, current().cache_version, key)
+    if cache is None:
+        return False
+    cache.flush()  # the other process reads the database, not this one's batch
+    return cache.holds(_CACHE_KIND, current().cache_version, key)
 
 
 def _lookup(key: str) -> dict[str, Any] | None:

@@ -6,8 +6,11 @@ changed analysis bumps its version. Deleting the directory only costs the next r
 Values are JSON; one that does not read back is a miss, never an error, and so is a database
 that cannot be opened or written (the run goes on without it).
 
-One SQLite database, not a file per entry: a first run stores some 2,600 entries, and creating a
-file cost 0.45 ms on the development machine's ext4 (1.2 s of a run) where a row costs 0.05 ms.
+One SQLite database, not a file per entry: a first run stores some 3,000 entries, and creating a
+file cost 0.45 ms on the development machine's ext4 (1.2 s of a run) where a row costs 0.05 ms. Rows are
+written in batches, one transaction each: a transaction of one row wrote at least a whole 64 KB page to the
+log, 0.41 ms a row (1.3 s of the 3.7 move's first run). A process reads its own unwritten rows from the batch;
+another process sees them once flush() ran (a worker flushes before it answers).
 SQLite's write-ahead log lets the forked workers of a run write while the others read; each
 process opens its own connection (one is never carried across a fork).
 
@@ -35,7 +38,9 @@ CACHE_DIR = ("flagtree-sync", "cache")
 DATABASE = "facts.sqlite"
 _COMPANIONS = ("-wal", "-shm", "-journal")  # the files SQLite makes beside a database
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
-_BUSY_MS = 30_000  # how long a write waits for another process's (each holds the lock for one row)
+_BUSY_MS = 30_000  # how long a write waits for another process's (each holds the lock for one batch)
+_BATCH_ROWS = 256  # rows kept unwritten at most; a batch's transaction holds the write lock for a few ms
+_BATCH_BYTES = 4 * 1024 * 1024
 T = TypeVar("T")
 
 
@@ -55,6 +60,8 @@ class FactCache:
         self._pid = os.getpid()  # whose descriptors and connection these are
         self._database: sqlite3.Connection | None = None
         self._unusable = False  # opening failed: this process runs without the cache
+        self._batch: dict[tuple[str, str], str] = {}  # (bucket, key) -> JSON not yet written
+        self._batch_bytes = 0
         self.hits = self.misses = 0
 
     @classmethod
@@ -64,8 +71,10 @@ class FactCache:
         return cls(Path(git_dir))
 
     def get(self, kind: str, version: int, key: str) -> Any | None:
-        row = self._query("SELECT value FROM facts WHERE bucket = ? AND key = ?", (self._bucket(kind, version), key),
-                          create=False)
+        bucket = self._bucket(kind, version)
+        pending = self._pending().get((bucket, key))
+        row = (pending,) if pending is not None else self._query(
+            "SELECT value FROM facts WHERE bucket = ? AND key = ?", (bucket, key), create=False)
         if row is not None:
             try:
                 value = json.loads(row[0])
@@ -77,23 +86,51 @@ class FactCache:
         return None
 
     def holds(self, kind: str, version: int, key: str) -> bool:
-        """Whether an entry is stored (not read: an entry of the wrong shape still counts)."""
+        """Whether an entry is stored or waits in this process's batch (not read: an entry of the wrong shape
+        still counts)."""
+        if (self._bucket(kind, version), key) in self._pending():
+            return True
         return self._query("SELECT 1 FROM facts WHERE bucket = ? AND key = ?", (self._bucket(kind, version), key),
                            create=False) is not None
 
     def put(self, kind: str, version: int, key: str, value: Any) -> None:
-        database = self._connection(create=True)
-        if database is None:
+        if self._connection(create=True) is None:
             return  # not writable, or a symlink in the way: run without caching
         data = json.dumps(value, separators=(",", ":"))
+        batch = self._pending()
+        batch[(self._bucket(kind, version), key)] = data
+        self._batch_bytes += len(data)
+        if len(batch) >= _BATCH_ROWS or self._batch_bytes >= _BATCH_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write this process's batch in one transaction; a batch that cannot be written is dropped (full,
+        locked past the timeout, damaged: those entries are not kept, and a later run parses them again)."""
+        batch = self._pending()
+        if not batch:
+            return
+        rows = [(bucket, key, data) for (bucket, key), data in batch.items()]
+        batch.clear()
+        self._batch_bytes = 0
+        database = self._connection(create=True)
+        if database is None:
+            return
         try:
-            database.execute("INSERT OR REPLACE INTO facts (bucket, key, value) VALUES (?, ?, ?)",
-                             (self._bucket(kind, version), key, data))
+            with database:  # one transaction (the connection is in autocommit mode otherwise)
+                database.execute("BEGIN IMMEDIATE")
+                database.executemany("INSERT OR REPLACE INTO facts (bucket, key, value) VALUES (?, ?, ?)", rows)
         except sqlite3.Error:
-            pass  # full, locked past the timeout, damaged: this entry is not kept
+            pass
+
+    def _pending(self) -> dict[tuple[str, str], str]:
+        """This process's batch: a forked worker starts with none (its parent writes what it inherited)."""
+        if self._pid != os.getpid():
+            self._connection(create=False)  # resets what belonged to the parent, the batch too
+        return self._batch
 
     def keys(self, kind: str, version: int) -> list[str]:
         """The keys stored for a kind and version, sorted."""
+        self.flush()
         database = self._connection(create=False)
         if database is None:
             return []
@@ -120,8 +157,9 @@ class FactCache:
 
     def _connection(self, create: bool) -> sqlite3.Connection | None:
         """This process's connection to the database, opened on first use (None: absent, or unusable)."""
-        if self._pid != os.getpid():  # a forked worker: the parent's descriptors and connection stay theirs
+        if self._pid != os.getpid():  # a forked worker: the parent's descriptors, connection and batch stay theirs
             self._pid, self._dirs, self._database, self._unusable = os.getpid(), {}, None, False
+            self._batch, self._batch_bytes = {}, 0
         if self._database is not None or self._unusable:
             return self._database
         directory = self._directory(CACHE_DIR, create)
@@ -187,6 +225,7 @@ class FactCache:
     def close(self) -> None:
         if self._pid != os.getpid():
             return  # a forked worker's copy: the parent closes what it opened
+        self.flush()
         if self._database is not None:
             self._database.close()
             self._database = None
