@@ -27,6 +27,7 @@ BETA = ("class BetaBackend:\n    def spec_key(self, arg):\n        return arg\n\
 
 
 PATCH = "def patch(backend):\n    backend.spec_key = lambda arg: arg\n"  # binds it on an object
+BINDING = 'void init(py::class_<Backend> &c) {\n  c.def("spec_key", &Backend::specKey);\n}\n'  # registers it from C++
 
 
 def _world(tmp_path: Path, extra: dict[str, str]) -> Path:
@@ -63,9 +64,11 @@ def test_an_attribute_whose_name_left_the_tree_is_an_error_at_its_site(tmp_path:
 
 
 @pytest.mark.parametrize("extra", [{"third_party/alpha/backend/own.py": BETA},
-                                   {"python/triton/runtime/patch.py": PATCH}], ids=["own-class", "trunk-object"])
+                                   {"python/triton/runtime/patch.py": PATCH},
+                                   {"third_party/alpha/python/src/ir.cc": BINDING}],
+                         ids=["own-class", "trunk-object", "own-binding"])
 def test_a_binding_the_reading_process_loads_may_provide_the_name(tmp_path: Path, extra: dict[str, str]) -> None:
-    assert _removed(_world(tmp_path, extra)) == {}  # a class of alpha's own, or trunk's `backend.spec_key = ...`
+    assert _removed(_world(tmp_path, extra)) == {}  # alpha's class or binding, or trunk's `backend.spec_key = ...`
 
 
 def test_another_backends_binding_provides_nothing(tmp_path: Path) -> None:

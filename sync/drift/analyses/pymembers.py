@@ -8,7 +8,8 @@ module read `x.m` (any receiver but a module the file imports: `struct.unpack` i
 - the new tag spells m nowhere in code (Python, C++, TableGen): no trunk object has it, a binding neither;
 - nothing the reading file's process can load binds m on the upgraded branch (trunk's files, and those of the
   file's own backend: a backend's Python runs with no other backend's) on a class or an object (a def or a name
-  in a class body, `obj.m = ...`): a class of FlagTree's own may still provide it;
+  in a class body, `obj.m = ...`), nor registers it from C++ (a string "m" in a C or C++ file, as pybind11's
+  `.def("m", ...)`): a class or binding of FlagTree's own may still provide it;
 - the upgraded branch still reads `.m` in the file outside its conflict blocks (a read in one is the conflict's,
   an error already, and conflict-side-unresolved names the names FlagTree's side lacks).
 A file that does not parse (committed conflict markers) binds m where an indented line defines or assigns it.
@@ -24,7 +25,7 @@ from sync.drift.analyses.accessors import spelled_in
 from sync.drift.context import DriftContext
 from sync.facts.declindex import PY_SUFFIXES, DeclarationIndex
 from sync.facts.delta import backend_of, fork_lines_where
-from sync.facts.filekinds import is_shipped_python
+from sync.facts.filekinds import CPP_CODE, is_shipped_python
 from sync.facts.layout import backend_root
 from sync.facts.parsing import ast_or_none
 from sync.facts.pyblobs import Extractor, python_fact
@@ -95,8 +96,9 @@ def _members(tree: FileTree, names: set[str], under: tuple[str, ...] = ()) -> di
 
 
 def _bindings(tree: FileTree, names: set[str]) -> dict[str, set[str]]:
-    """name -> where the tree's Python binds it on a class (a def or a name in its body) or an object
-    (`x.name = ...`, also `+=`): '' for trunk (every process loads it), else a backend's root."""
+    """name -> where the tree binds it: Python on a class (a def or a name in its body) or an object
+    (`x.name = ...`, also `+=`), C or C++ by its string; '' for trunk (every process loads it), else a backend's
+    root."""
     found: dict[str, set[str]] = {}
     for name, places in _members(tree, names).items():
         found.setdefault(name, set()).update(backend_root(path) or "" for path, _ in places)
@@ -115,6 +117,13 @@ def _bindings(tree: FileTree, names: set[str]) -> dict[str, set[str]]:
             spelled |= {match[1] or match[2] for match in indented.finditer(text)}
         for name in spelled:
             found.setdefault(name, set()).add(backend_root(path) or "")
+    # A binding library registers a Python name by its string (pybind11's `.def("name", ...)`): a backend's own
+    # ir.cc may give its builder the method trunk's lost (metax on the 3.7 move: create_advance).
+    for path in index.paths((), CPP_CODE):
+        text = index.text(path)
+        for name in names:
+            if f'"{name}"' in text:
+                found.setdefault(name, set()).add(backend_root(path) or "")
     return found
 
 
