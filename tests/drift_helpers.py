@@ -33,3 +33,21 @@ def replayed_branch(repo: Path, onto: str, source: str, branch: str) -> None:
     git(repo, "checkout", "-q", "-b", branch, onto)
     git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "cherry-pick", source)
     git(repo, "checkout", "-q", source)
+
+
+def upgraded_world(tmp_path: Path, old: dict[str, str], fork: dict[str, str], new: dict[str, str],
+                   subject: str) -> Path:
+    """A repository with tag v1 (the old files), main = v1 and one FlagTree commit of the fork files, tag v2 = v1
+    and one upstream commit of the new files (its subject given), and sync/v2 = v2 with FlagTree's commit
+    cherry-picked; main is checked out."""
+    from tests.test_symbols import commit  # a test module's helper: imported late, it imports this module
+    repo = tmp_path / "fork"
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    commit(repo, old, "v1")
+    git(repo, "tag", "v1")
+    commit(repo, fork, "[FlagTree] backends")
+    git(repo, "checkout", "-q", "-b", "upstream", "v1")
+    commit(repo, new, subject)
+    git(repo, "tag", "v2")
+    replayed_branch(repo, "v2", "main", "sync/v2")
+    return repo

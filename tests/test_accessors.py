@@ -13,7 +13,7 @@ from sync.facts.includedirs import backend_copy, own_include_dirs
 from sync.facts.trees import DiskTree
 from tests.test_check import write_tree
 from tests.conftest import git
-from tests.drift_helpers import drift_of, fork_world, replayed_branch
+from tests.drift_helpers import drift_of, fork_world, replayed_branch, upgraded_world
 from tests.test_symbols import commit
 
 TD_V1 = ('def LayoutTrait : AttrInterface<"LayoutTrait"> {\n  let methods = [\n'
@@ -40,23 +40,13 @@ BETA = '#include "Own.h"\nint beta(beta::Mine m) { return m.getOldLayout(); }\n'
 
 
 def _world(tmp_path: Path, upstream_td: str = TD_RENAMED, header: str = HEADER_RENAMED) -> Path:
-    repo = tmp_path / "fork"
-    git(tmp_path, "init", "-q", "-b", "main", str(repo))
-    commit(repo, {"include/triton/Dialect/Attrs.td": TD_V1, "include/triton/Dialect/Helper.h": HEADER,
-                  "lib/Up.cpp": "int up(BlockedAttr e) { return e.getOldLayout(); }\n"}, "v1")
-    git(repo, "tag", "v1")
-    commit(repo, {"third_party/alpha/lib/Alpha.cpp": USER, "third_party/beta/include/Own.h": OWN,
-                  "third_party/beta/lib/Beta.cpp": BETA}, "[FlagTree] backends")
-    git(repo, "checkout", "-q", "-b", "upstream", "v1")
-    commit(repo, {"include/triton/Dialect/Attrs.td": upstream_td, "include/triton/Dialect/Helper.h": header,
-                  "lib/Up.cpp": "int up(BlockedAttr e) { return e.getNewLayout(); }\n"},
-           "[NFC] Rename OldLayout as NewLayout (#201)")
-    git(repo, "tag", "v2")
-    git(repo, "branch", "sync/v2", "v2")
-    git(repo, "checkout", "-q", "sync/v2")
-    git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "cherry-pick", "main")
-    git(repo, "checkout", "-q", "main")
-    return repo
+    old = {"include/triton/Dialect/Attrs.td": TD_V1, "include/triton/Dialect/Helper.h": HEADER,
+           "lib/Up.cpp": "int up(BlockedAttr e) { return e.getOldLayout(); }\n"}
+    new = {"include/triton/Dialect/Attrs.td": upstream_td, "include/triton/Dialect/Helper.h": header,
+           "lib/Up.cpp": "int up(BlockedAttr e) { return e.getNewLayout(); }\n"}
+    fork = {"third_party/alpha/lib/Alpha.cpp": USER, "third_party/beta/include/Own.h": OWN,
+            "third_party/beta/lib/Beta.cpp": BETA}
+    return upgraded_world(tmp_path, old, fork, new, "[NFC] Rename OldLayout as NewLayout (#201)")
 
 
 def _members(repo: Path) -> dict[str | None, dict]:

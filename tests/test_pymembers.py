@@ -9,9 +9,7 @@ import pytest
 
 from sync.drift.analyses.pymembers import _bindings, _read_outside_conflicts
 from sync.facts.trees import DiskTree
-from tests.conftest import git
-from tests.drift_helpers import drift_of, fork_world
-from tests.test_symbols import commit
+from tests.drift_helpers import drift_of, fork_world, upgraded_world
 
 BASE_V1 = ("class BaseBackend:\n    def spec_key(self, arg):\n        return arg\n\n"
            "    def unpack(self, data):\n        return data\n\n    def keep(self):\n        return 1\n")
@@ -31,20 +29,10 @@ BINDING = 'void init(py::class_<Backend> &c) {\n  c.def("spec_key", &Backend::sp
 
 
 def _world(tmp_path: Path, extra: dict[str, str]) -> Path:
-    repo = tmp_path / "fork"
-    git(tmp_path, "init", "-q", "-b", "main", str(repo))
-    commit(repo, {"python/triton/backends/compiler.py": BASE_V1, "python/triton/runtime/cache.py": "X = 1\n"}, "v1")
-    git(repo, "tag", "v1")
-    commit(repo, {"third_party/alpha/backend/launch.py": ALPHA, **extra}, "[FlagTree] backends")
-    git(repo, "checkout", "-q", "-b", "upstream", "v1")
-    commit(repo, {"python/triton/backends/compiler.py": BASE_V2, "python/triton/runtime/cache.py": RUNTIME_V2},
-           "[BACKEND] Drop spec keys from the backend (#512)")
-    git(repo, "tag", "v2")
-    git(repo, "branch", "sync/v2", "v2")
-    git(repo, "checkout", "-q", "sync/v2")
-    git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "cherry-pick", "main")
-    git(repo, "checkout", "-q", "main")
-    return repo
+    old = {"python/triton/backends/compiler.py": BASE_V1, "python/triton/runtime/cache.py": "X = 1\n"}
+    new = {"python/triton/backends/compiler.py": BASE_V2, "python/triton/runtime/cache.py": RUNTIME_V2}
+    return upgraded_world(tmp_path, old, {"third_party/alpha/backend/launch.py": ALPHA, **extra}, new,
+                          "[BACKEND] Drop spec keys from the backend (#512)")
 
 
 def _removed(repo: Path) -> dict[str | None, dict]:
