@@ -252,7 +252,9 @@ def describe_command(**given: Any) -> int:
 def kinds_command(**given: Any) -> int:
     """Print every finding kind the tool can report: id, family, severity, meaning, what to do.
 
-    Severities in every report come from this catalogue; rule ids (FT0xx) are stable.
+    Severities in every report come from this catalogue; rule ids (FT0xx) are stable. error: it breaks the
+    build, the import or the replay; warning: it likely breaks; port: upstream changed what a backend copies or
+    replaces, and the copy still builds and loads without that change; info: nothing to do unless you want it.
     """
     from sync.commands.kinds import run_kinds
 
@@ -424,7 +426,10 @@ def drift_command(**given: Any) -> int:
     Every analysis upgrade and status run, symbol drift included, runs here too; --fast leaves the
     slow ones out.
 
-    Exit status: 0 nothing to do, 1 findings (errors or warnings), 2 unusable input.
+    Severities: error (breaks the build, import or replay), warning (likely breaks), port (upstream changed what
+    a backend copies or replaces; it still builds and loads without the change), info.
+
+    Exit status: 0 nothing to do, 1 findings (errors, warnings or port work), 2 unusable input.
     """
     from sync.commands.drift import DriftRequest, run_drift_command
 

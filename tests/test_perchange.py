@@ -256,3 +256,19 @@ def test_a_warning_at_an_errors_sites_about_its_declaration_folds_into_it() -> N
     assert [f.kind for f in out] == ["call-no-overload", "symbol-drift", "symbol-drift"]
     assert [f.line for f in out[1:]] == [12, 9]
     assert out[0].details["also"] == [{"kind": "symbol-drift", "message": twice.message}]
+
+
+def test_an_untyped_error_a_resolved_error_already_tells_folds_into_it() -> None:
+    """3.5 -> 3.7: attribute-removed (read from the name alone) and symbol-removed (resolved through the file's
+    imports) both named ascend's `backend.get_arg_specialization` at jit.py:484: the resolved error tells it, the
+    other folds in. An attribute-removed error with a site of its own stays."""
+    from sync.drift.perchange import into_errors
+    resolved = Finding("symbol-removed", "jit.py", "get_arg_specialization: removed from compiler.py", line=484,
+                       details={"declaration": "get_arg_specialization", "sites": ["jit.py:484"]})
+    untyped = Finding("attribute-removed", "jit.py", "get_arg_specialization: trunk's BaseBackend...", line=484,
+                      details={"declaration": "BaseBackend.get_arg_specialization", "sites": ["jit.py:484"]})
+    own = Finding("attribute-removed", "jit.py", "to_dict: trunk's AttrsDescriptor...", line=338,
+                  details={"declaration": "AttrsDescriptor.to_dict", "sites": ["jit.py:338"]})
+    out = into_errors([untyped, resolved, own])
+    assert [(f.kind, f.line) for f in out] == [("symbol-removed", 484), ("attribute-removed", 338)]
+    assert out[0].details["also"] == [{"kind": "attribute-removed", "message": untyped.message}]

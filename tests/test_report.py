@@ -14,7 +14,7 @@ from sync.model import (Conflict, DriftInfo, Finding, GateResult, GateRun, Hunk,
                         Review, UpgradeInfo, build_report)
 from sync.report.document import render_json, to_document
 from sync.report.html import render_html
-from sync.report.markdown import code, page_name, render_group, render_summary
+from sync.report.markdown import PORT_LEGEND, SEVERITY_LEGEND, code, page_name, render_group, render_summary
 from sync.report.write import report_files
 
 A, B, C, D = "a" * 40, "b" * 40, "c" * 40, "d" * 40
@@ -126,6 +126,7 @@ def test_port_work_is_counted_apart_from_warnings_and_still_asks_for_a_person() 
     assert "| [alpha](alpha.md) | backend | needs-review | 0 | 0 | 0 | 2 | 0 |" in render_summary(report)
     page = render_group(report, alpha)
     assert "## To port (2)" in page and "## Findings to act on" not in page
+    assert PORT_LEGEND in page and SEVERITY_LEGEND in render_summary(report)  # what port means, where it is read
     jsonschema.validate(to_document(report), schema())
 
 

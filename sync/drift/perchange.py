@@ -173,17 +173,23 @@ def _declared_names(finding: Finding) -> set[str]:
     return {name for name in names if _WORDS.fullmatch(name)}
 
 
+_UNTYPED = frozenset({"attribute-removed"})  # errors read from a name alone, without the receiver's type
+
+
 def into_errors(findings: list[Finding]) -> list[Finding]:
     """A warning whose every site is a site of one error, about a declaration that error names, is the same break
     told twice (3.3 -> 3.4: symbol-drift on extern_elementwise at the line where call-no-overload already says
-    the call fits no overload): it folds into that error, which lists it under details.also."""
-    errors = [index for index, finding in enumerate(findings) if finding.severity == "error"]
+    the call fits no overload): it folds into that error, which lists it under details.also. So does an error of a
+    kind that knows no receiver type (attribute-removed) where an error that resolved the use through the file's
+    imports already tells it (3.5 -> 3.7: symbol-removed on ascend's `backend.get_arg_specialization`)."""
+    errors = [index for index, finding in enumerate(findings)
+              if finding.severity == "error" and finding.kind not in _UNTYPED]
     sites_of = {index: set(_sites(findings[index])) for index in errors}
     words_of = {index: set(_WORDS.findall(findings[index].message)) for index in errors}
     also: dict[int, list[dict[str, str]]] = {}
     dropped: set[int] = set()
     for index, finding in enumerate(findings):
-        if finding.severity != "warning" or finding.suppressed is not None:
+        if finding.severity != "warning" and finding.kind not in _UNTYPED or finding.suppressed is not None:
             continue
         sites, names = set(_sites(finding)), _declared_names(finding)
         host = next((error for error in errors if sites <= sites_of[error] and names & words_of[error]), None)

@@ -129,14 +129,15 @@ def _table(report: Report) -> list[str]:
     for group in report.groups:
         counts = group.counts
         lines.append(f"| [{text(group.name)}]({page_name(group.name)}) | {group.kind} | {group.verdict} | "
-                     f"{counts['conflicts']} | {counts['error']} | {counts['warning']} | {counts['port']} | {counts['info']} | "
-                     f"{counts['suppressed']} | {counts['resolved']} |")
+                     f"{counts['conflicts']} | {counts['error']} | {counts['warning']} | {counts['port']} | "
+                     f"{counts['info']} | {counts['suppressed']} | {counts['resolved']} |")
     if len(report.groups) > 1:
         total = totals(report)
         lines.append(f"| total (each conflict once) | | | {total['conflicts']} | {total['error']} | "
-                     f"{total['warning']} | {total['port']} | {total['info']} | {total['suppressed']} | {total['resolved']} |")
+                     f"{total['warning']} | {total['port']} | {total['info']} | {total['suppressed']} | "
+                     f"{total['resolved']} |")
     note = shared_note(report)
-    return lines + [""] + ([note, ""] if note else [])
+    return lines + ["", SEVERITY_LEGEND, ""] + ([note, ""] if note else [])
 
 
 # The summary's error list stays a screen per group: the group page has the rest, and every message whole.
@@ -398,6 +399,13 @@ def folded_by_kind(findings: Sequence[Finding]) -> list[str]:
     return lines
 
 
+SEVERITY_LEGEND = ("Errors break the build, the import or the replay; warnings likely break; port is upstream work "
+                   "a backend's copy or replacement has not taken over (it still builds and loads); info asks "
+                   "for nothing. Conflicts, errors, warnings and port work need a person.")
+PORT_LEGEND = ("Port work: upstream changed what this backend copies or replaces. It still builds and loads as it "
+               "is, without upstream's change; take the change over, or review the finding (`suppress`).")
+
+
 def open_findings(group: Group) -> list[Finding]:
     """Errors, then warnings, then port work, that no review covers: what the group must do."""
     return [f for severity in ("error", "warning", "port") for f in group.findings if f.severity == severity
@@ -430,6 +438,8 @@ def render_group(report: Report, group: Group) -> str:
         chosen = [finding for finding in open_findings(group) if finding.severity in severities]
         if chosen:  # port work after what breaks: it builds and loads as it is
             lines += [f"## {title}" + (f" ({len(chosen)})" if severities == ("port",) else ""), ""]
+            if severities == ("port",):
+                lines += [PORT_LEGEND, ""]
             for finding in chosen:
                 lines += _finding(finding)
             lines.append("")

@@ -26,7 +26,7 @@ from sync.drift.context import DriftContext
 from sync.facts.declindex import PY_SUFFIXES, DeclarationIndex
 from sync.facts.delta import backend_of, fork_lines_where
 from sync.facts.filekinds import CPP_CODE, is_shipped_python
-from sync.facts.layout import backend_root
+from sync.facts.layout import THIRD_PARTY, TRUNK, backend_root
 from sync.facts.parsing import ast_or_none
 from sync.facts.pyblobs import Extractor, python_fact
 from sync.facts.trees import FileTree, read_text
@@ -35,7 +35,7 @@ from sync.git import conflict_sections
 from sync.model import Finding
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_SHIPPED = ("python/triton/", "third_party/")  # where upstream's installed Python lives (not its tests)
+_SHIPPED = (f"{TRUNK}/", f"{THIRD_PARTY}/")  # where upstream's installed Python lives (not its tests)
 
 
 def _root(node: ast.expr) -> ast.expr:
