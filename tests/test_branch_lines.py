@@ -108,3 +108,27 @@ def test_a_changed_guarded_default_is_named_at_its_lines_on_the_upgraded_branch(
     assert (found.details["sites"], found.details["guard"]) == (["lib/One.cpp:15"], "lib/One.cpp:13")
     # the finding stands at the macro's definition, the line each of its actions changes
     assert (found.path, found.line) == (spec + "include/flagtree_spec.h", 1)
+
+
+def test_the_changed_defaults_of_one_guard_are_one_finding(tmp_path: Path) -> None:
+    """Seen on triton_v3.5.x -> 3.7: one #ifndef around the whole of ascend's Ops.cpp gave 24 guard-default-changed
+    findings, one port of one file. The defaults of one guard that changed are one finding naming each at its line;
+    another guard's stay its own."""
+    from tests.test_real_structures import small_world
+    spec = "third_party/b/backend/spec/"
+    two = "int one(int a) {\n  return a;\n}\nint two(int a) {\n  return a;\n}\n"
+    three = "int three(int a) {\n  return a;\n}\n"
+    guarded = ("#ifndef FLAGTREE_SPEC_Both\n" + two + "#endif\n#ifndef FLAGTREE_SPEC_Three\n" + three + "#endif\n")
+    new = (two + three).replace("return a;", "return a + 1;")
+    repo = small_world(tmp_path, {"lib/Ops.cpp": two + three}, {"lib/Ops.cpp": new},
+                       {"lib/Ops.cpp": guarded,
+                        spec + "include/flagtree_spec.h": "#define FLAGTREE_SPEC_Both\n#define FLAGTREE_SPEC_Three\n",
+                        spec + "lib/Ops.cpp": "int one(int a) { return 0; }\nint two(int a) { return 0; }\n"
+                                              "int three(int a) { return 0; }\n"})
+    found = [f for f in drift_of(SimpleNamespace(fork=repo), "v1", "v2", "main").findings
+             if f.kind == "guard-default-changed"]
+    assert sorted(f.details["macro"] for f in found) == ["FLAGTREE_SPEC_Both", "FLAGTREE_SPEC_Three"]
+    both = next(f for f in found if f.details["macro"] == "FLAGTREE_SPEC_Both")
+    assert both.details["sites"] == ["lib/Ops.cpp:2", "lib/Ops.cpp:5"] and both.details["functions"] == ["one", "two"]
+    assert "2 guarded trunk defaults in the guard at lib/Ops.cpp:1 changed upstream" in both.message
+    assert both.diff is not None and both.diff.count("+  return a + 1;") == 2

@@ -632,4 +632,21 @@ def _region_findings(context: DriftContext, backend: str, definition: MacroDefin
                                f"{named} changed upstream",
                                "port the upstream change into the backend's replacement", diff=diff,
                                sites=(site,)))
-    return out
+    return _one_per_guard(out, macro, where)
+
+
+def _one_per_guard(found: list[Finding], macro: str, where: str) -> list[Finding]:
+    """The guard-default-changed findings of one guard as one, in the place of the first: one guard may hold a
+    whole file of defaults (ascend's Ops.cpp on 3.5 -> 3.7: 24 findings, one port of one file)."""
+    changed = [f for f in found if f.kind == "guard-default-changed"]
+    if len(changed) < 2:
+        return found
+    sites = [site for f in changed for site in f.details.get("sites", [])]
+    names = [f.message.split("guarded trunk default ", 1)[-1].split(" at ", 1)[0] for f in changed]
+    one = replace(changed[0], message=f"{macro}: {len(changed)} guarded trunk defaults in the guard at {where} "
+                  f"changed upstream: " + ", ".join(f"{name} at {site}" for name, site in zip(names, sites)),
+                  diff="".join(f.diff or "" for f in changed) or None,
+                  details={**changed[0].details, "sites": sites, "functions": names})
+    first = found.index(changed[0])
+    return [one if index == first else f for index, f in enumerate(found) if f.kind != "guard-default-changed"
+            or index == first]
