@@ -576,11 +576,12 @@ def _region_findings(context: DriftContext, backend: str, definition: MacroDefin
     where = context.edited_site(f"{path}:{region.start}")
 
     def finding(kind: str, message: str, action: str, diff: str | None = None,
-                sites: tuple[str, ...] = ()) -> Finding:
+                sites: tuple[str, ...] = (), functions: tuple[str, ...] = ()) -> Finding:
         # at the macro's definition (read on the branch the user edits): what each action changes, or drops
         return Finding(kind, definition.path, message, action, definition.line, backend, related_path=path, diff=diff,
                        details={"macro": macro, "guard": where, "directive": region.directive,
-                                **({"sites": list(sites)} if sites else {})})
+                                **({"sites": list(sites)} if sites else {}),
+                                **({"functions": list(functions)} if functions else {})})
 
     new_path = context.new_path(path)
     if new_path is None:
@@ -631,7 +632,7 @@ def _region_findings(context: DriftContext, backend: str, definition: MacroDefin
             out.append(finding("guard-default-changed", f"{macro}: guarded trunk default "
                                f"{named} changed upstream",
                                "port the upstream change into the backend's replacement", diff=diff,
-                               sites=(site,)))
+                               sites=(site,), functions=(function.name,)))
     return _one_per_guard(out, macro, where)
 
 
@@ -641,8 +642,8 @@ def _one_per_guard(found: list[Finding], macro: str, where: str) -> list[Finding
     changed = [f for f in found if f.kind == "guard-default-changed"]
     if len(changed) < 2:
         return found
-    sites = [site for f in changed for site in f.details.get("sites", [])]
-    names = [f.message.split("guarded trunk default ", 1)[-1].split(" at ", 1)[0] for f in changed]
+    sites = [site for f in changed for site in f.details["sites"]]
+    names = [name for f in changed for name in f.details["functions"]]
     one = replace(changed[0], message=f"{macro}: {len(changed)} guarded trunk defaults in the guard at {where} "
                   f"changed upstream: " + ", ".join(f"{name} at {site}" for name, site in zip(names, sites)),
                   diff="".join(f.diff or "" for f in changed) or None,
