@@ -189,7 +189,7 @@ def into_errors(findings: list[Finding]) -> list[Finding]:
     also: dict[int, list[dict[str, str]]] = {}
     dropped: set[int] = set()
     for index, finding in enumerate(findings):
-        if finding.severity != "warning" and finding.kind not in _UNTYPED or finding.suppressed is not None:
+        if (finding.severity != "warning" and finding.kind not in _UNTYPED) or finding.suppressed is not None:
             continue
         sites, names = set(_sites(finding)), _declared_names(finding)
         host = next((error for error in errors if sites <= sites_of[error] and names & words_of[error]), None)

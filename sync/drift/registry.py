@@ -218,8 +218,8 @@ ANALYZERS: tuple[Analyzer, ...] = (
 )
 
 # What the shared parse of each Python blob collects (pyblobs): each run makes its PythonFacts of these.
-EXTRACTORS: tuple[Extractor, ...] = (ATTRIBUTE_READS, CALLS, DECLARATIONS, DECORATED, DEF_SPANS, KEY_READS, KEY_WRITES, OWN_NAMES,
-                                     PARSES, STATEMENTS)
+EXTRACTORS: tuple[Extractor, ...] = (ATTRIBUTE_READS, CALLS, DECLARATIONS, DECORATED, DEF_SPANS, KEY_READS, KEY_WRITES,
+                                     OWN_NAMES, PARSES, STATEMENTS)
 
 
 def python_facts() -> PythonFacts:

@@ -88,10 +88,10 @@ class FactCache:
     def holds(self, kind: str, version: int, key: str) -> bool:
         """Whether an entry is stored or waits in this process's batch (not read: an entry of the wrong shape
         still counts)."""
-        if (self._bucket(kind, version), key) in self._pending():
+        bucket = self._bucket(kind, version)
+        if (bucket, key) in self._pending():
             return True
-        return self._query("SELECT 1 FROM facts WHERE bucket = ? AND key = ?", (self._bucket(kind, version), key),
-                           create=False) is not None
+        return self._query("SELECT 1 FROM facts WHERE bucket = ? AND key = ?", (bucket, key), create=False) is not None
 
     def put(self, kind: str, version: int, key: str, value: Any) -> None:
         if self._connection(create=True) is None:
@@ -124,9 +124,14 @@ class FactCache:
 
     def _pending(self) -> dict[tuple[str, str], str]:
         """This process's batch: a forked worker starts with none (its parent writes what it inherited)."""
-        if self._pid != os.getpid():
-            self._connection(create=False)  # resets what belonged to the parent, the batch too
+        self._leave_the_parents()
         return self._batch
+
+    def _leave_the_parents(self) -> None:
+        """In a forked worker, drop what the parent opened and holds: its descriptors, connection and batch."""
+        if self._pid != os.getpid():
+            self._pid, self._dirs, self._database, self._unusable = os.getpid(), {}, None, False
+            self._batch, self._batch_bytes = {}, 0
 
     def keys(self, kind: str, version: int) -> list[str]:
         """The keys stored for a kind and version, sorted."""
@@ -157,9 +162,7 @@ class FactCache:
 
     def _connection(self, create: bool) -> sqlite3.Connection | None:
         """This process's connection to the database, opened on first use (None: absent, or unusable)."""
-        if self._pid != os.getpid():  # a forked worker: the parent's descriptors, connection and batch stay theirs
-            self._pid, self._dirs, self._database, self._unusable = os.getpid(), {}, None, False
-            self._batch, self._batch_bytes = {}, 0
+        self._leave_the_parents()
         if self._database is not None or self._unusable:
             return self._database
         directory = self._directory(CACHE_DIR, create)

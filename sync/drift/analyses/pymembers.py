@@ -100,14 +100,14 @@ def _bindings(tree: FileTree, names: set[str]) -> dict[str, set[str]]:
     (`x.name = ...`, also `+=`), C or C++ by its string; '' for trunk (every process loads it), else a backend's
     root."""
     found: dict[str, set[str]] = {}
-    for name, places in _members(tree, names).items():
-        found.setdefault(name, set()).update(backend_root(path) or "" for path, _ in places)
     if not names:
         return found
-    pattern = re.compile(r"\.\s*(" + "|".join(map(re.escape, sorted(names))) + r")\s*(?:[-+*/|&]?=)(?!=)")
+    for name, places in _members(tree, names).items():
+        found.setdefault(name, set()).update(backend_root(path) or "" for path, _ in places)
+    spelled_as = "|".join(map(re.escape, sorted(names)))
+    pattern = re.compile(rf"\.\s*({spelled_as})\s*(?:[-+*/|&]?=)(?!=)")
+    indented = re.compile(rf"^[ \t]+(?:def\s+({spelled_as})\b|({spelled_as})\s*(?::[^=\n]*)?=(?!=))", re.MULTILINE)
     index = DeclarationIndex.of(tree)
-    indented = re.compile(r"^[ \t]+(?:def\s+(" + "|".join(map(re.escape, sorted(names))) + r")\b|("
-                          + "|".join(map(re.escape, sorted(names))) + r")\s*(?::[^=\n]*)?=(?!=))", re.MULTILINE)
     for path in index.paths((), PY_SUFFIXES):
         text = index.text(path)
         if not any(name in text for name in names):
@@ -127,10 +127,19 @@ def _bindings(tree: FileTree, names: set[str]) -> dict[str, set[str]]:
     return found
 
 
+def _outside_conflicts(text: str) -> list[str]:
+    """The text's lines outside every conflict block."""
+    return [line for _, line, section in conflict_sections(text) if section is None]
+
+
 def _read_outside_conflicts(text: str, name: str) -> bool:
     """Whether the text reads `.name` on a line outside every conflict block."""
+    return _reads(_outside_conflicts(text), name)
+
+
+def _reads(lines: list[str], name: str) -> bool:
     read = re.compile(rf"\.\s*{re.escape(name)}\b")
-    return any(section is None and read.search(line) for _, line, section in conflict_sections(text))
+    return any(read.search(line) for line in lines)
 
 
 def attribute_findings(context: DriftContext) -> list[Finding]:
@@ -153,11 +162,11 @@ def attribute_findings(context: DriftContext) -> list[Finding]:
         return []
     sites: dict[tuple[str, str | None], list[str]] = {}
     for path, found in reads.items():
-        upgraded = read_text(branch, context.branch_path(path)) or ""
+        outside = _outside_conflicts(read_text(branch, context.branch_path(path)) or "")  # once per file
         for name, line in found:
             if name not in gone or (backend_root(path) or "") in bound.get(name, set()):
                 continue  # the file's own backend binds it
-            if not _read_outside_conflicts(upgraded, name):
+            if not _reads(outside, name):
                 continue  # the upgraded branch reads it no more in this file, or only where a conflict decides
             key = (name, backend_of(context.owners.owners, path))
             site = context.edited_site(f"{path}:{line}")
