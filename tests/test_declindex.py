@@ -222,3 +222,13 @@ def test_cmake_library_targets_with_their_sources_and_dependencies() -> None:
         ("TritonTableGen", "TritonIR"), ("MLIRIR", "TritonIR")]  # each word once; section keywords are no words
     assert declarations_of("cmake/Helpers.cmake", CMAKE) == decls
     assert declarations_of("lib/Dialect/CMakeLists.txt.orig", CMAKE) == ()
+
+
+def test_python_imports_only_a_type_checker_runs_bind_nothing() -> None:
+    """3.4's knobs.py imports JitFunctionInfo from triton.runtime.jit under `if TYPE_CHECKING:`: that import never
+    runs, so an overlay of jit.py that lacks the name still imports (a false overlay-missing-names on 3.2 -> 3.4)."""
+    text = ("from typing import TYPE_CHECKING\nimport typing\nif TYPE_CHECKING:\n    from .jit import Info\nelse:\n"
+            "    Info = None\nif typing.TYPE_CHECKING:\n    from .jit import Other\nif DEBUG:\n    from .jit import Debug\n")
+    decls = declarations_of("python/triton/z.py", text)
+    assert [(decl.kind, decl.name) for decl in decls if decl.name in ("Info", "Other", "Debug")] == [
+        ("assign", "Info"), ("import", "Debug")]

@@ -104,3 +104,29 @@ def test_a_new_setup_that_finds_its_packages_drops_only_what_trunk_no_longer_has
     found = _findings(tmp_path, new_setup=FOUND)
     assert [(f.kind, f.details.get("modules") or f.details.get("packages")) for f in found] == [
         ("import-not-installed", ["triton.language.extra.cuda"])]  # tools/extra is found at the new tag: no listing
+
+
+def test_a_backend_the_helper_leaves_to_trunks_packages_needs_no_directory(tmp_path: Path) -> None:
+    """3.2's helper maps packages only `if flagtree_backend not in configs.plugin_backends` (ascend, aipu,
+    tsingmicro keep trunk's packages): a plugin backend's tree needs no directory for a new package."""
+    def helper(plugins: str) -> str:
+        body = HELPER.split("def get_package_dir(packages):\n")[1]
+        return HELPER.replace('flagtree_backend = "b"\n', f'flagtree_backend = "b"\nPLUGINS = {plugins}\n').replace(
+            body, "    if flagtree_backend not in PLUGINS:\n" + body.replace("    ", "        ") + "    return {}\n")
+
+    def missing(name: str, plugins: str) -> list[str]:
+        repo = tmp_path / name
+        subprocess.run(["git", "init", "-q", "-b", "up", str(repo)], check=True)
+        commit(repo, {**TRUNK, "python/setup.py": _setup(LISTED, False)}, "old")
+        _git(repo, "tag", "old")
+        commit(repo, {"python/setup.py": _setup(NEW_LISTED, False), "python/triton/tools/extra/__init__.py": ""}, "new")
+        _git(repo, "tag", "new")
+        _git(repo, "checkout", "-q", "-b", "flagtree", "old")
+        commit(repo, {"python/setup.py": _setup(LISTED, True), "python/setup_helper.py": helper(plugins), **BACKEND},
+               "FlagTree")
+        opened = open_repo(str(repo))
+        return [f.path for f in analyse_drift(opened, resolve_range(opened, "old", "new", "flagtree"), None).findings
+                if f.kind == "package-dir-missing"]
+    assert missing("plugin", '("a", "b")') == []
+    assert missing("not-a-plugin", '("a",)') == ["third_party/b/python/triton"]
+    assert missing("unknown", "load_plugins()") == ["third_party/b/python/triton"]  # decides nothing

@@ -75,3 +75,57 @@ def test_a_tablegen_definition_another_trunk_td_now_uses_and_the_overlay_lacks_s
     assert _kinds(tmp_path / "gone", upstream) == {"overlay-missing-names": ["include/t/Read.td:2"]}
     # the overlay defines it too
     assert _kinds(tmp_path / "own", upstream, {B + "include/t/Ops.td": trait}) == {}
+
+
+DOT_OLD = OPS_OLD + 'def T_DotOp : T_Op<"dot"> {\n  let arguments = (ins $lhs_type);\n}\n'
+DOT_NEW = OPS_OLD + 'def T_DotOp : T_Op<"dot"> {\n  let arguments = (ins $a_elem_type);\n}\n'
+DOT_USE = "#include \"t/Ops.h\"\nvoid f(DotOp op) {\n  auto t = op.getAElemType();\n}\n"
+
+
+def test_an_accessor_trunk_now_generates_for_a_class_the_overlay_keeps_will_not_build(tmp_path: Path) -> None:
+    """The 3.2 line onto 3.3: upstream renamed DotScaledOp's `$lhs_type` to `$a_elem_type` and trunk's Ops.cpp
+    calls getAElemType(); ascend's TritonOps.td, built in trunk's place, still generates getLhsType()."""
+    base = {"include/t/Ops.td": DOT_OLD}
+    upstream = {"include/t/Ops.td": DOT_NEW, "lib/Use.cpp": DOT_USE}
+    overlay = {B + "include/t/Ops.td": DOT_OLD}
+    assert _kinds(tmp_path / "renamed", upstream, overlay, base) == {"overlay-missing-names": ["lib/Use.cpp:3"]}
+    # the overlay took the rename over
+    assert _kinds(tmp_path / "ported", upstream, {B + "include/t/Ops.td": DOT_NEW}, base) == {}
+    # the overlay writes the accessor by hand (extraClassDeclaration)
+    by_hand = DOT_OLD.replace("(ins $lhs_type);", "(ins $lhs_type);\n  let extraClassDeclaration = "
+                                                   "[{ Type getAElemType() { return getLhsType(); } }];")
+    assert _kinds(tmp_path / "by-hand", upstream, {B + "include/t/Ops.td": by_hand}, base) == {}
+    # another declaration of upstream's new tree has that name: a use of it need not be the accessor's
+    other = {**upstream, "include/t/Other.h": "struct Other {\n  int getAElemType();\n};\n"}
+    assert _kinds(tmp_path / "ambiguous", other, overlay, base) == {}
+    # the accessor was there at the old tag already: the backend has lived without it
+    assert _kinds(tmp_path / "before", upstream, overlay, {"include/t/Ops.td": DOT_NEW}) == {}
+
+
+T_DIALECT = 'def T_Dialect : Dialect {\n  let cppNamespace = "::t";\n}\n'
+G_DIALECT = 'def G_Dialect : Dialect {\n  let cppNamespace = "::t::g";\n}\n'
+T_TYPES = 'def T_MemDescType : TypeDef<T_Dialect, "MemDesc"> {\n  let parameters = (ins $shape);\n}\n'
+G_TYPES = T_TYPES.replace("T_", "G_")
+BOTH_OPEN = "using namespace t;\nusing namespace t::g;\nvoid f(MemDescType x) {}\nvoid h(g::MemDescType y) {}\n"
+
+
+def _clashes(tmp_path: Path, use: str, overlay: str = T_TYPES) -> list[str]:
+    base = {"include/t/Dialect.td": T_DIALECT, "include/t/Types.td": T_TYPES, "include/g/Dialect.td": G_DIALECT,
+            "include/g/Types.td": "// none yet\n", "python/triton/__init__.py": ""}
+    upstream = {"include/t/Types.td": "// moved to g\n", "include/g/Types.td": G_TYPES, "lib/Use.cpp": use}
+    fork = {**base, B + "include/t/Types.td": overlay, B + "include/flagtree_spec.h": "#define FLAGTREE_SPEC_X\n"}
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    repo = small_world(tmp_path, base, upstream, fork)
+    return [site for finding in drift_of(SimpleNamespace(fork=repo), "v1", "v2", "main").findings
+            if finding.kind == "overlay-class-clash" for site in finding.details["sites"]]
+
+
+def test_a_class_upstream_moved_to_another_namespace_and_the_overlay_keeps_is_ambiguous(tmp_path: Path) -> None:
+    """The 3.2 line onto 3.3: MemDescType moved from triton's TritonTypes.td to TritonGPUTypes.td
+    (triton::gpu); ascend's TritonTypes.td still generates triton::MemDescType, and trunk files that open both
+    namespaces name it unqualified."""
+    assert _clashes(tmp_path / "both", BOTH_OPEN) == ["lib/Use.cpp:3"]
+    # a file that opens one of the namespaces meets one class
+    assert _clashes(tmp_path / "one", BOTH_OPEN.replace("using namespace t;\n", "")) == []
+    # the overlay took the move over
+    assert _clashes(tmp_path / "ported", BOTH_OPEN, overlay="// moved to g\n") == []

@@ -101,6 +101,16 @@ def declaration_scopes(text: str, names: set[str]) -> dict[str, set[str]]:
     return found
 
 
+def file_using_namespaces(text: str) -> set[str]:
+    """The namespaces a C++ text's file-scope `using namespace X;` directives name (without a leading `::`):
+    their names are visible unqualified in the whole file after them."""
+    if "using" not in text or "namespace" not in text:
+        return set()
+    return {node_text(named[-1]).lstrip(":") for node in parse_tree(text).root_node.children
+            if node.type == "using_declaration" and any(child.type == "namespace" for child in node.children)
+            and (named := node.named_children)}
+
+
 def namespace_aliases(text: str) -> dict[str, str]:
     """`namespace ttg = mlir::triton::gpu;` -> {"ttg": "mlir::triton::gpu"}."""
     return {alias: target.strip(":") for alias, target in _NAMESPACE_ALIAS.findall(text)}

@@ -24,8 +24,8 @@ Kinds:
 - Python: `def`, `class`, `assign` (module and class level, augmented assignments too; params for a def),
   `import` (`from x import y [as z]`, flag `from`, target `x.y` with x's leading dots; and `import x`: name is
   the bound name, target what it re-exports); a class's target is its bases and a def's its decorators, as
-  spelled; statements under if / try / with / for / while count where they stand; every one flagged `python`
-  (its scope is `.`-joined).
+  spelled; statements under if / try / with / for / while count where they stand (not those under
+  `if TYPE_CHECKING:`, which never runs); every one flagged `python` (its scope is `.`-joined).
 - CMake (CMakeLists.txt, *.cmake): `cmake-target` for each `add_*library(NAME ...)` (target: the command;
   members: its source words as written, relative to the file's directory) and `cmake-depends` for each word of
   its DEPENDS, LINK_LIBS, PUBLIC, PRIVATE and INTERFACE sections (owner: the target; line: the target's). Commands
@@ -61,7 +61,7 @@ from sync.facts.tdsigs import records
 from sync.git.readlog import TreeMemo
 from sync.facts.trees import FileTree, read_text
 
-VERSIONS = {"cpp": 3, "td": 3, "py": 4, "cmake": 2}
+VERSIONS = {"cpp": 3, "td": 3, "py": 5, "cmake": 2}
 PARSES: Counter[str] = Counter()  # parses done by this process, per language (tests: a cached run parses nothing)
 _MEMO_LIMIT = 20_000  # blobs; content-addressed, so only memory is at stake
 
@@ -631,10 +631,18 @@ def _py_scan(body: list[ast.stmt], scope: list[str], out: list[Decl]) -> None:
                                 flags=frozenset({"as"} if alias.asname else ()), target=alias.name))
         elif isinstance(node, (ast.If, ast.Try, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)) \
                 or type(node).__name__ == "TryStar":  # their bodies run where the statement is
-            for block in ("body", "orelse", "finalbody"):
+            # `if TYPE_CHECKING:` never runs: what it imports is bound for a type checker, not when the module loads
+            for block in ("orelse",) if _type_checking(node) else ("body", "orelse", "finalbody"):
                 _py_scan(getattr(node, block, []) or [], scope, out)
             for handler in getattr(node, "handlers", []) or []:
                 _py_scan(handler.body, scope, out)
+
+
+def _type_checking(node: ast.AST) -> bool:
+    """`if TYPE_CHECKING:` or `if typing.TYPE_CHECKING:` (any module's attribute of that name)."""
+    test = node.test if isinstance(node, ast.If) else None
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
+        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
 def _py_declarations(text: str) -> tuple[Decl, ...]:

@@ -1,11 +1,13 @@
 """Where a Python use of a name points, read from the file's imports (issue 45: a use counts only once it
 resolves to the declaration it named). `struct.unpack(...)` after `import struct` is the standard module's
 function, never a method `unpack` of a trunk class; `tl.unpack` after `import triton.language as tl` may be
-trunk's; `x.unpack` on a value of unknown type may be anything, trunk's included.
+trunk's; `x.unpack` on a value of unknown type may be anything, trunk's included, but on a string (a literal, or
+a name the file only ever assigns strings, `name = __name__`) it is str's (`builtins.str`).
 """
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from dataclasses import dataclass
 
 from sync.facts.astwalk import walk_nodes
@@ -28,6 +30,7 @@ def python_uses(text: str, name: str) -> list[PyUse] | None:
         return None
     nodes = walk_nodes(tree)
     bound = _imported_names(nodes)
+    strings = _string_names(nodes)
     uses: list[PyUse] = []
     for node in nodes:
         if isinstance(node, ast.Attribute) and node.attr == name:
@@ -37,10 +40,68 @@ def python_uses(text: str, name: str) -> list[PyUse] | None:
                 chain.insert(0, value.attr)
                 value = value.value
             module = bound.get(value.id) if isinstance(value, ast.Name) else None
+            if not chain and (_string_valued(value, strings)):
+                module = _STR
             uses.append(PyUse(node.end_lineno or node.lineno, ".".join([module, *chain]) if module else None))
         elif isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
             uses.append(PyUse(node.lineno, bound.get(name)))
     return sorted(uses, key=lambda use: use.line)
+
+
+_STR = "builtins.str"
+_STRING_DUNDERS = frozenset({"__name__", "__file__", "__qualname__", "__module__", "__doc__"})
+_STRING_METHODS = frozenset({"join", "format", "lower", "upper", "strip", "lstrip", "rstrip", "replace", "title"})
+
+
+def _string_valued(node: ast.expr, strings: set[str]) -> bool:
+    """Whether an expression is surely a str: a literal, an f-string, `__name__`, str(...), a name the file only
+    ever assigns strings, a str method's result, or a sum or %-format with a string on its left."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, ast.JoinedStr):
+        return True
+    if isinstance(node, ast.Name):
+        return node.id in _STRING_DUNDERS or node.id in strings
+    if isinstance(node, ast.Call):
+        function = node.func
+        return (isinstance(function, ast.Name) and function.id in ("str", "repr")) or \
+            (isinstance(function, ast.Attribute) and function.attr in _STRING_METHODS
+             and _string_valued(function.value, strings))
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)):
+        return _string_valued(node.left, strings)
+    return False
+
+
+def _string_names(nodes: list[ast.AST]) -> set[str]:
+    """Names every binding of which in the file is a plain assignment of a string (no parameter, loop, import,
+    augmented or unpacking assignment of the same name anywhere)."""
+    assigned: dict[str, list[ast.expr]] = {}
+    plain_stores: Counter[str] = Counter()  # stores that are a whole target of a plain assignment
+    other: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    assigned.setdefault(target.id, []).append(node.value)
+                    plain_stores[target.id] += 1
+        elif isinstance(node, ast.arg):
+            other.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            other.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            other.add(node.name)
+    stores = Counter(node.id for node in nodes
+                     if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)))
+    plain = {name for name, count in plain_stores.items() if stores[name] == count}
+    strings: set[str] = set()
+    changed = True
+    while changed:  # a name assigned from another string name is one too
+        changed = False
+        for name in plain - other - strings:
+            if all(_string_valued(value, strings) for value in assigned[name]):
+                strings.add(name)
+                changed = True
+    return strings
 
 
 def foreign(use: PyUse) -> bool:

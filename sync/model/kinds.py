@@ -95,9 +95,13 @@ CATALOGUE: tuple[Kind, ...] = (
     _k("overlay-missing-names", "overlay", "error", "a Python overlay (or a setup helper's copy) loads in place of a "
        "trunk module from which trunk at the new tag imports names it did not import before, and the overlay "
        "binds them nowhere: importing trunk fails on that backend; or a TableGen overlay builds in place of a "
-       "trunk .td whose new version generates classes trunk's C++ now uses, and the overlay generates them "
-       "nowhere: trunk does not compile on that backend", "merge upstream's change into the overlay, "
+       "trunk .td whose new version generates classes or accessors trunk's C++ now uses, and the overlay generates "
+       "them nowhere: trunk does not compile on that backend", "merge upstream's change into the overlay, "
        "or define the names"),
+    _k("overlay-class-clash", "overlay", "error", "a TableGen overlay generates a class upstream moved out of its "
+       "trunk counterpart into a dialect of other namespaces, and trunk's C++ at the new tag opens both namespaces "
+       "and names the class unqualified: the name is ambiguous on that backend", "drop the class from the "
+       "overlay, as upstream did, or qualify the uses"),
     _k("package-dir-missing", "overlay", "error", "setup installs every triton package from the backend's own "
        "python/ tree (a shared helper's package_dir), and upstream's build at the new tag installs a package (found "
        "under python/triton/, or added to setup.py's list) that tree has no directory for: setuptools stops",

@@ -119,7 +119,7 @@ def _declaring(path: str, text: str, name: str) -> list[tuple[str, ...]]:
     return [place for place, names in places(path, text).items() if name in names]
 
 
-def _declared_at(tree: FileTree, names: set[str], under: tuple[str, ...] = ()) -> dict[str, list[tuple[str, str]]]:
+def declared_at(tree: FileTree, names: set[str], under: tuple[str, ...] = ()) -> dict[str, list[tuple[str, str]]]:
     """name -> (path, place) of each declaration of the names in the tree's C++ and TableGen files."""
     found: dict[str, list[tuple[str, str]]] = {}
     index = DeclarationIndex.of(tree)
@@ -283,7 +283,7 @@ def _flagtree_declarations(context: DriftContext, names: set[str]) -> dict[str, 
     # (delta.py), so they are read here, for the names in question only.
     copies = tuple(f"{backend_dir(backend)}/include/triton/" for backend in sorted(context.own_trunk_backends))
     if copies:  # (no prefix would read the whole tree)
-        for name, declared in _declared_at(context.fork, names, copies).items():
+        for name, declared in declared_at(context.fork, names, copies).items():
             found.setdefault(name, set()).update(backend_root(path) or "" for path, _ in declared)
     return found
 
@@ -307,7 +307,7 @@ def member_findings(context: DriftContext) -> list[Finding]:
     gone = called - spelled_in(context.upstream_new, called)
     if not gone:
         return []
-    declared = _declared_at(context.upstream_old, gone)
+    declared = declared_at(context.upstream_old, gone)
     gone &= set(declared)
     gone -= _new_accessors(context.upstream_new, gone)
     if not gone:

@@ -4,9 +4,17 @@ A backend that builds its own version of a trunk .td file (an overlay or copy, i
 file's classes from its own records. Three upstream changes then break its build:
 - trunk's new version of the file generates a class the old one did not, trunk's C++ at the new tag uses it, and
   the backend's version generates no such class: the C++ does not compile (`overlay-missing-names`);
+- trunk's new version gives a class the backend's version also generates an accessor (`$a_elem_type`:
+  `getAElemType`) that neither the old version nor the backend's has, and which no other declaration of the new
+  tree has, so a use of the name is a use of it; trunk's C++ at the new tag uses it: the same kind (the 3.2 line,
+  whose ascend TritonOps.td kept DotScaledOp's `$lhs_type` after upstream renamed it);
 - trunk's new version of the file defines a TableGen record or class (a trait, an interface) the old one did not,
   another trunk .td at the new tag uses it, and the backend's version defines none: TableGen stops (the same kind);
-- the backend's version includes a trunk .td file upstream deleted: TableGen stops (`overlay-include-removed`).
+- the backend's version includes a trunk .td file upstream deleted: TableGen stops (`overlay-include-removed`);
+- upstream moved a class out of the file into a .td of another dialect namespace, and the backend's version still
+  generates it in its own: a trunk file of the new tag that opens both namespaces (`using namespace` at file
+  scope) and names the class unqualified meets two classes and does not compile (`overlay-class-clash`; the 3.2
+  line onto 3.3, where MemDescType moved from triton to triton::gpu and ascend's TritonTypes.td kept it).
 
 No claim for a use inside a region the backend's own FLAGTREE_SPEC_* macro turns off, in a trunk file the backend
 replaces itself, or under a directory the build leaves out; nor for a class any .td of the backend's tree declares.
@@ -17,8 +25,11 @@ import re
 from collections.abc import Callable
 from posixpath import dirname, join, normpath
 
+from sync.drift.analyses.accessors import declared_at
 from sync.drift.context import DriftContext
 from sync.facts.cmakebuilt import unbuilt
+from sync.facts.cppcalls import dir_namespaces, include_dir
+from sync.facts.cppscope import file_using_namespaces, use_contexts
 from sync.facts.cpp import backend_macros, guard_regions
 from sync.facts.declindex import declarations_of
 from sync.facts.filekinds import CPP_CODE, is_built
@@ -57,10 +68,15 @@ def td_overlay_findings(context: DriftContext) -> list[Finding]:
         if text is None:
             continue
         findings += _removed_includes(context, item, text, trunk_now)
+        findings += _class_clashes(context, item, text, trunk_now)
         uses: dict[str, list[str]] = {}
         missing = _missing(context, item, text, generated_classes)
         if missing:
             uses.update(_trunk_uses(context, trunk_now, item.file.backend, missing))
+        accessors = _missing_accessors(context, item, text)
+        if accessors:
+            found = _trunk_uses(context, trunk_now, item.file.backend, set(accessors))
+            uses.update({f"{accessors[name]}::{name}": sites for name, sites in found.items()})
         missing_defs = _missing(context, item, text, lambda path, source: td_definitions(source))
         if missing_defs:
             uses.update(_td_uses(context, trunk_now, item, missing_defs))
@@ -89,6 +105,38 @@ def _missing(context: DriftContext, item: Classified, text: str, declared: Decla
     tree = context.backend_files
     return added - {name for path in tree.paths() if path.startswith(owned) and path.endswith(TD)
                     for name in declared(path, read_text(tree, path))}
+
+
+def _accessors_by_class(path: str, text: str | None) -> dict[str, set[str]]:
+    return {decl.name: set(decl.members) for decl in declarations_of(path, text or "") if decl.kind in _CLASS_KINDS}
+
+
+def _missing_accessors(context: DriftContext, item: Classified, text: str) -> dict[str, str]:
+    """Accessor -> its class: what trunk's new version of the file generates for a class the overlay generates
+    too, which that class had in neither trunk's version before (upstream's old tag, the FlagTree branch's) nor the
+    overlay (nor does the overlay or any .td of the backend spell it: hand-written in extraClassDeclaration), and
+    which nothing else in upstream's new tree declares: a use of the name can only be a use of this accessor."""
+    trunk = item.trunk_path or ""
+    new_path = context.new_path(trunk)
+    if new_path is None:
+        return {}
+    overlay = _accessors_by_class(item.file.path, text)
+    before = [_accessors_by_class(trunk, read_text(tree, trunk)) for tree in (context.upstream_old, context.fork)]
+    owned = f"{backend_dir(item.file.backend)}/"
+    backend_td = [read_text(context.backend_files, path) or "" for path in context.backend_files.paths()
+                  if path.startswith(owned) and path.endswith(TD)]
+    missing: dict[str, str] = {}
+    for name, accessors in _accessors_by_class(new_path, read_text(context.upstream_new, new_path)).items():
+        if name not in overlay:
+            continue  # a class the overlay lacks altogether: the class rule's
+        had = overlay[name].union(*(version.get(name, set()) for version in before))
+        for accessor in sorted(accessors - had):
+            if not any(re.search(rf"\b{accessor}\b", source) for source in backend_td):
+                missing[accessor] = name
+    if not missing:
+        return {}
+    declared = declared_at(context.upstream_new, set(missing))
+    return {accessor: name for accessor, name in missing.items() if len(declared.get(accessor, [])) == 1}
 
 
 def td_definitions(text: str | None) -> set[str]:
@@ -155,6 +203,66 @@ def _missing_finding(item: Classified, uses: dict[str, list[str]]) -> Finding:
         "merge upstream's change into the TableGen overlay, or guard the trunk code that uses them",
         backend=item.file.backend, related_path=sites[0].rpartition(":")[0],
         details={"names": names, "sites": sites})
+
+
+def _class_clashes(context: DriftContext, item: Classified, text: str, trunk_now: GitTree) -> list[Finding]:
+    """A class the overlay generates that upstream moved from trunk's version of the file to a .td whose dialect
+    lives in other namespaces: trunk's built C++ at the new tag that opens a namespace of each and names the class
+    unqualified finds two (an ambiguous name)."""
+    trunk = item.trunk_path or ""
+    new_path = context.new_path(trunk)
+    if new_path is None:
+        return []
+    moved = (generated_classes(item.file.path, text) & generated_classes(trunk, read_text(context.upstream_old, trunk))) \
+        - generated_classes(new_path, read_text(context.upstream_new, new_path))
+    namespaces = dir_namespaces(context.upstream_new)
+    own = namespaces.get(include_dir(new_path), frozenset())
+    if not moved or not own:
+        return []
+    now_in: dict[str, tuple[str, frozenset[str]]] = {}  # class -> (the .td that generates it now, its namespaces)
+    for path in context.upstream_new.paths():
+        other = namespaces.get(include_dir(path), frozenset()) if path.endswith(TD) and not is_third_party(path) else None
+        if other and other.isdisjoint(own):
+            for name in sorted(moved & generated_classes(path, read_text(context.upstream_new, path)) - set(now_in)):
+                now_in[name] = (path, other)
+    sites: dict[str, list[str]] = {}
+    for name, (_, other) in now_in.items():
+        for path, line in _unqualified_uses(context, trunk_now, item.file.backend, name, own, other):
+            sites.setdefault(name, []).append(f"{path}:{line}")
+    return [Finding(
+        "overlay-class-clash", item.file.path,
+        f"generates {name} in {' / '.join(sorted(own))}, which upstream moved to {now_in[name][0]} "
+        f"({' / '.join(sorted(now_in[name][1]))}); trunk's code at the new tag opens both namespaces and names "
+        f"{name} unqualified at {len(found)} site(s), first {found[0]}: an ambiguous name (will not build as is)",
+        f"drop {name} from the TableGen overlay, as upstream did, or qualify the uses",
+        backend=item.file.backend, related_path=now_in[name][0],
+        details={"names": [name], "sites": found, "moved_to": now_in[name][0]})
+        for name, found in sorted(sites.items())]
+
+
+def _unqualified_uses(context: DriftContext, tree: GitTree, backend: str, name: str, first: frozenset[str],
+                      second: frozenset[str]) -> list[tuple[str, int]]:
+    """(path, line) of each unqualified use of name in trunk's built C++ the backend compiles as is, in a file
+    whose file-scope using-directives open a namespace of each set."""
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    macros = set(backend_macros(context.backend_files, backend))
+    found: list[tuple[str, int]] = []
+    for path in tree.paths():
+        if is_third_party(path) or not path.endswith(CPP_CODE) or not is_built(path) or path.startswith("docs/") \
+                or (backend, path) in context.replaced_by_backend:
+            continue
+        source = read_text(tree, path) or ""
+        if not word.search(source) or unbuilt(tree, path):
+            continue
+        opened = file_using_namespaces(source)
+        if opened.isdisjoint(first) or opened.isdisjoint(second):
+            continue
+        off = [(region.start, region.end) for region in guard_regions(source)
+               if region.macro in macros and region.directive == "ifndef"]
+        found += [(path, line) for (_, line), contexts in sorted(use_contexts(source, {name}).items())
+                  if any(context.form == "plain" for context in contexts)
+                  and not any(start <= line <= end for start, end in off)]
+    return found
 
 
 def _removed_includes(context: DriftContext, item: Classified, text: str, trunk_now: GitTree) -> list[Finding]:
