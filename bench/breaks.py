@@ -5,11 +5,11 @@
 Each key was written from git alone before the tool ran on its move (bench/keys/README.md). Per move: a throw-away
 `git clone --shared` of the key's mirror under /tmp (deleted afterwards), the full upgrade (sync.jobs.run_upgrade),
 then each key break scored: reported as an error when the replay conflicted on its path (or the report says
-upstream moved the conflicted file there) or an open error names its path among its sites and one of the words
-of its declaration; as a warning (or port work) likewise. A key names the hand port's paths: where the person who ported moved
-a file (git's renames source..hand), the report's path counts as the hand port's. Breaks of a kind no rule
-was written for (`new_kind = true`) are counted apart. --show-errors lists every open error and warning, for
-judging.
+upstream moved the conflicted file there) or an open error names its path among its sites and names its
+declaration: one of its identifiers (of a path in it, the last part), or a path it spells, in any case; as a
+warning (or port work) likewise. A key names the hand port's paths: where the person who ported moved a file
+(git's renames source..hand), the report's path counts as the hand port's. Breaks of a kind no rule was written
+for (`new_kind = true`) are counted apart. --show-errors lists every open error and warning, for judging.
 Nothing here knows a verdict: the keys are read, never written.
 """
 from __future__ import annotations
@@ -35,7 +35,36 @@ from sync.report.document import render_json  # noqa: E402
 KEYS = Path(__file__).with_name("keys")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{5,}")
 _GENERIC = frozenset({"triton", "header", "module", "backend", "target", "removed", "renamed", "source", "method",
-                      "python", "options", "library", "function", "include", "abstract"})
+                      "python", "options", "library", "function", "include", "abstract",
+                      # words of the prose a key's declaration is written in, which any finding may spell too
+                      "upstream", "tablegen", "declared", "defines", "default", "changed", "called", "argument",
+                      "arguments", "parameter", "parameters", "signature", "global", "headers", "targets", "sources",
+                      "generated", "output", "instead", "longer", "through", "because", "replaced"})
+
+
+def decl_words(decl: str) -> set[str]:
+    """The identifiers of a key's declaration, one of which a finding must spell to name it; of a path only its
+    last part (`include/triton/Dialect/Triton/IR/TritonInterfaces.td` gives TritonInterfaces, not Dialect: a
+    directory on the way names no declaration, and every finding on that tree spells it)."""
+    spelled = " ".join(_last_named(token) if "/" in token else token for token in decl.split())
+    return set(_WORD.findall(spelled)) - _GENERIC
+
+
+def decl_paths(decl: str) -> set[str]:
+    """The paths a key's declaration spells (without a trailing `...`), lower-cased: a finding that spells one, in
+    any case, names it (upstream's `proton/dialect` -> `proton/Dialect` is a move of that path)."""
+    return {path.rstrip("/").lower() for token in decl.split() if "/" in token
+            for path in [token.strip("()[],;:`'\"").split("...")[0]] if path.count("/") >= 2}
+
+
+def _names(finding: dict[str, Any], words: set[str], paths: set[str]) -> bool:
+    spelled = json.dumps(finding)
+    return any(word in spelled for word in words) or any(path in spelled.lower() for path in paths)
+
+
+def _last_named(path: str) -> str:
+    parts = [part for part in path.split("/") if part.strip(".")]
+    return parts[-1].split(".")[0] if parts else ""
 
 
 def _sites(finding: dict[str, Any], moved: dict[str, str]) -> set[str]:
@@ -66,8 +95,8 @@ def score(key: dict[str, Any], document: dict[str, Any], show_errors: bool) -> N
     counts = {"error": 0, "warning": 0, "port": 0, "missed": 0}
     new_kind = {"error": 0, "warning": 0, "port": 0, "missed": 0}
     for item in key.get("break", []):
-        words = set(_WORD.findall(item["decl"])) - _GENERIC
-        named = [f for f in findings if item["path"] in _sites(f, moved) and any(w in json.dumps(f) for w in words)]
+        words, paths = decl_words(item["decl"]), decl_paths(item["decl"])
+        named = [f for f in findings if item["path"] in _sites(f, moved) and _names(f, words, paths)]
         how = "error" if item["path"] in conflicted or any(f["severity"] == "error" for f in named) \
             else "warning" if any(f["severity"] == "warning" for f in named) else "port" if named else "missed"
         counts[how] += 1

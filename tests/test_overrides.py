@@ -128,6 +128,21 @@ def test_a_method_the_base_does_not_declare_or_a_caller_the_backend_ships_itself
     assert override_findings(context_of(tmp_path, old, new, fork)) == []
 
 
+
+def test_a_caller_a_spec_overlay_replaces_claims_nothing(tmp_path) -> None:
+    """3.2 -> 3.4: trunk's compiler.py passes add_stages a third argument, but ascend loads its spec overlay of
+    compiler.py in trunk's place, which calls its add_stages with two."""
+    override = _backend("from triton.backends.compiler import BaseBackend", "BaseBackend", "stages, options")
+    hook = {"python/triton/flagtree_spec.py": "def spec_path(p): ...\n",
+            "python/triton/compiler/__init__.py": "from triton.flagtree_spec import spec_path\n\nspec_path(__path__)\n"}
+    fork = {**OLD, **hook, "third_party/sp/backend/compiler.py": override,
+            "third_party/sp/backend/spec/triton/compiler/compiler.py": CALLER.format(""),
+            "third_party/plain/backend/compiler.py": override}
+    old, new = {**OLD, **hook}, {**NEW, **hook}
+    assert [f.path for f in override_findings(context_of(tmp_path, old, new, fork))] == [
+        "third_party/plain/backend/compiler.py"]
+
+
 DRIVER_OLD = ("from abc import ABCMeta, abstractmethod\n\n\nclass DriverBase(metaclass=ABCMeta):\n\n"
               "    @abstractmethod\n    def get_current_target(self):\n        pass\n\n\n"
               "class GPUDriver(DriverBase):\n\n    def __init__(self):\n        pass\n")

@@ -111,7 +111,8 @@ def test_a_backend_the_helper_leaves_to_trunks_packages_needs_no_directory(tmp_p
     tsingmicro keep trunk's packages): a plugin backend's tree needs no directory for a new package."""
     def helper(plugins: str) -> str:
         body = HELPER.split("def get_package_dir(packages):\n")[1]
-        return HELPER.replace('flagtree_backend = "b"\n', f'flagtree_backend = "b"\nPLUGINS = {plugins}\n').replace(
+        backend = 'import os\nflagtree_backend = os.environ.get("FLAGTREE_BACKEND", "b")\n'
+        return HELPER.replace('flagtree_backend = "b"\n', f'{backend}PLUGINS = {plugins}\n').replace(
             body, "    if flagtree_backend not in PLUGINS:\n" + body.replace("    ", "        ") + "    return {}\n")
 
     def missing(name: str, plugins: str) -> list[str]:

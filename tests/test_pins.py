@@ -91,3 +91,17 @@ def test_a_pin_finding_stays_until_the_branch_stops_naming_the_old_hash(tmp_path
     (finding,) = pin_findings(context)
     assert finding.details["declaration"] == OLD_HASH[:8]
     assert not fixed_on_branch(finding, context.fork)
+
+
+def test_no_toolchain_claim_in_a_directory_the_build_adds_only_in_a_comment(tmp_path: Path) -> None:
+    """3.4 -> 3.7: sunrise's spec/lib/Dialect/Triton/IR/Ops.cpp spells a name the LLVM bump took away, but its
+    parent CMakeLists.txt has `# add_subdirectory(Triton)`: the file builds nothing."""
+    old = {PIN: OLD_HASH + "\n", "lib/Lower.cpp": NVVM_USE.format(name="kSharedMemorySpace"), "README": "x\n"}
+    bump = {PIN: NEW_HASH + "\n", "lib/Lower.cpp": NVVM_USE.format(name="Shared")}
+    use = NVVM_USE.format(name="kSharedMemorySpace")
+    fork = {**old, "third_party/s/lib/CMakeLists.txt": "# add_subdirectory(Dialect)\nadd_subdirectory(Live)\n",
+            "third_party/s/lib/Dialect/CMakeLists.txt": "add_library(D Ops.cpp)\n",
+            "third_party/s/lib/Dialect/Ops.cpp": use, "third_party/s/lib/Live/CMakeLists.txt": "add_library(L Ops.cpp)\n",
+            "third_party/s/lib/Live/Ops.cpp": use}
+    found = toolchain_name_findings(context_with_history(tmp_path, old, [("Bump LLVM (#8299)", bump)], fork))
+    assert [site for f in found for site in f.details["sites"]] == ["third_party/s/lib/Live/Ops.cpp:2"]

@@ -56,6 +56,21 @@ def test_a_method_of_a_string_is_strs() -> None:
     assert all(foreign(use) for use in uses[:4])
 
 
+
+def test_a_string_s_method_is_no_use_of_a_trunk_function_whose_signature_changed(tmp_path: Path) -> None:
+    """3.2 -> 3.4: two symbol-drift warnings on FlagTree's `current_module_name.split('.')` (= __name__) for trunk's
+    `split(a, _builder)` -> `split(a, _semantic)`."""
+    old = {"python/triton/language/core.py": "def split(a, _builder=None):\n    return a\n"}
+    new = {"python/triton/language/core.py": "def split(a, _semantic=None):\n    return a\n"}
+
+    def drifted(name: str, use: str) -> list[str]:
+        fork = {**old, "python/triton/language/math.py": "from . import core\n\n\ndef spec(x):\n" + use}
+        repo, trees = history_trees(tmp_path / name, old, new, fork)
+        return [f"{f.path}:{f.line}" for f in symbol_findings(repo, *trees, lambda p: ["x"])]
+    assert drifted("str", "    name = __name__\n    return '.'.join(name.split('.')[:-1])\n") == []
+    assert drifted("trunk", "    return core.split(x)\n") == ["python/triton/language/math.py:5"]
+
+
 DIALECT = 'def Triton_Dialect : Dialect {\n  let name = "tt";\n  let cppNamespace = "::mlir::triton";\n}\n'
 OPS_OLD = ('def TT_MakeTensorPtrOp : TT_Op<"make_tensor_ptr"> {\n}\n'
            'def TT_LoadOp : TT_Op<"load"> {\n}\n')

@@ -310,3 +310,24 @@ def test_a_backend_op_of_the_same_name_in_its_own_dialect_hides_only_its_own_spe
     repo, trees = history_trees(tmp_path, old, new, fork)
     found = symbol_findings(repo, *trees, lambda path: ["t"])
     assert {site for f in found for site in f.details["sites"]} == {"third_party/t/lib/Both.cpp:4"}
+
+
+def test_a_backend_td_that_includes_a_td_upstream_moved_stops_tablegen(tmp_path: Path) -> None:
+    """The 3.2 line onto 3.4: tle's TleOps.td includes triton/Dialect/Triton/IR/TritonTypeInterfaces.td, which
+    upstream moved to TritonGPU; TableGen stops on the include. A spec overlay's includes are tdoverlays'."""
+    moved = "include/triton/Dialect/Triton/IR/TritonTypeInterfaces.td"
+    old = {moved: "class TypeInterface;\n", "include/triton/Dialect/Triton/IR/Other.td": "class Other;\n"}
+    new = {"include/triton/Dialect/TritonGPU/IR/TritonGPUTypeInterfaces.td": "class TypeInterface;\n"}
+    uses = 'include "triton/Dialect/Triton/IR/TritonTypeInterfaces.td"\ninclude "triton/Dialect/Triton/IR/Other.td"\n'
+    fork = {"third_party/tle/dialect/include/IR/TleOps.td": uses,
+            "third_party/a/backend/spec/include/triton/Dialect/Triton/IR/Ops.td": uses}
+    repo, trees = history_trees(tmp_path, old, new, fork, removed=(moved,))
+    found = symbol_findings(repo, *trees, lambda path: ["x"])
+    assert {site for f in found for site in f.details["sites"]} == {"third_party/tle/dialect/include/IR/TleOps.td:1"}
+
+
+def test_a_td_include_on_the_upgraded_branch_still_counts_as_a_use() -> None:
+    """The upgraded branch's lines are read again (a use a person removed there is fixed): a TableGen include is
+    an include there too, or the finding above is dropped on every real run."""
+    _, includes = uses_on_lines("third_party/tle/IR/TleOps.td", 'include "a/B.td"\ndef X : Y;\n', {1, 2})
+    assert [(use.name, use.line) for use in includes] == [("a/B.td", 1)]

@@ -106,7 +106,8 @@ T_DIALECT = 'def T_Dialect : Dialect {\n  let cppNamespace = "::t";\n}\n'
 G_DIALECT = 'def G_Dialect : Dialect {\n  let cppNamespace = "::t::g";\n}\n'
 T_TYPES = 'def T_MemDescType : TypeDef<T_Dialect, "MemDesc"> {\n  let parameters = (ins $shape);\n}\n'
 G_TYPES = T_TYPES.replace("T_", "G_")
-BOTH_OPEN = "using namespace t;\nusing namespace t::g;\nvoid f(MemDescType x) {}\nvoid h(g::MemDescType y) {}\n"
+BOTH_OPEN = ("using namespace t;\nusing namespace t::g;\nvoid f(MemDescType x) {}\nvoid h(g::MemDescType y) {}\n"
+             "namespace t {\nnamespace g {\nvoid k(MemDescType z);  // g's own is found first here\n}\n}\n")
 
 
 def _clashes(tmp_path: Path, use: str, overlay: str = T_TYPES) -> list[str]:
@@ -129,3 +130,25 @@ def test_a_class_upstream_moved_to_another_namespace_and_the_overlay_keeps_is_am
     assert _clashes(tmp_path / "one", BOTH_OPEN.replace("using namespace t;\n", "")) == []
     # the overlay took the move over
     assert _clashes(tmp_path / "ported", BOTH_OPEN, overlay="// moved to g\n") == []
+
+
+def test_a_record_the_overlay_uses_that_upstream_removed_stops_tablegen(tmp_path: Path) -> None:
+    """The 3.2 line onto 3.4: ascend's TritonOps.td puts the DotLike trait on its dot ops; upstream folded DotLike
+    (TritonInterfaces.td) into DotOpInterface, and trunk's .td files define it nowhere at 3.4."""
+    traits_old = 'def DotLike : NativeOpTrait<"DotLike">;\ndef Pure : NativeOpTrait<"Pure">;\n'
+    traits_new = 'def Pure : NativeOpTrait<"Pure">;\ndef DotOpInterface : OpInterface<"DotOpInterface">;\n'
+    overlay = ('include "t/Traits.td"\n' + OPS_OLD.split('include "t/Base.td"\n')[1]
+               + 'def T_DotOp : T_Op<"dot", [DotLike, Pure]> {\n  let arguments = (ins $a);\n}\n')
+
+    def removed(name: str, fork_extra: dict[str, str]) -> list[str]:
+        base = {"include/t/Base.td": "class T_Op;\n", "include/t/Ops.td": OPS_OLD, "include/t/Traits.td": traits_old,
+                "python/triton/__init__.py": ""}
+        fork = {**base, B + "include/t/Ops.td": overlay, B + "include/flagtree_spec.h": "#define FLAGTREE_SPEC_X\n",
+                **fork_extra}
+        (tmp_path / name).mkdir(parents=True)
+        repo = small_world(tmp_path / name, base, {"include/t/Traits.td": traits_new}, fork)
+        return [site for finding in drift_of(SimpleNamespace(fork=repo), "v1", "v2", "main").findings
+                if finding.kind == "symbol-removed" for site in finding.details["sites"]]
+    assert removed("gone", {}) == [B + "include/t/Ops.td:5"]
+    # the backend defines the trait in a .td of its own
+    assert removed("own", {"third_party/b/include/Traits.td": 'def DotLike : NativeOpTrait<"DotLike">;\n'}) == []

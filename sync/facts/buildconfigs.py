@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from sync.facts.filekinds import is_test_path, language_of
 from sync.facts.layout import THIRD_PARTY
@@ -60,6 +60,20 @@ def configurations(tree: FileTree, upstream: FileTree) -> list[Configuration]:
                 found.append(configuration)
         return found
     return []
+
+
+def backend_condition(tree: FileTree, module: ast.Module) -> Callable[[ast.expr, str], bool | None]:
+    """How an `if` test of a setup module decides for each backend, read as configurations() reads the entry
+    script's conditions (the module's own names and lists first): True, False, or None where it rests on something
+    not read here."""
+    script = _Script(tree, "", module)
+
+    def holds(test: ast.expr, backend: str) -> bool | None:
+        try:
+            return script.condition(test, backend)
+        except _Unknown:
+            return None
+    return holds
 
 
 def flagtree_backends(tree: FileTree, upstream: FileTree) -> list[str]:

@@ -111,6 +111,27 @@ def file_using_namespaces(text: str) -> set[str]:
             and (named := node.named_children)}
 
 
+def unqualified_global_uses(text: str, name: str) -> list[int]:
+    """Lines where a C++ text names `name` unqualified (no `x::` before it, not a member after `.` or `->`) outside
+    every named namespace: there unqualified lookup reaches the file-scope using-directives before any namespace
+    that declares the name (inside `namespace a::b {`, a::b's own declaration is found first)."""
+    lines: list[int] = []
+    for node in nodes_of_types(parse_tree(text).root_node, ("type_identifier", "identifier", "namespace_identifier")):
+        if node_text(node) != name:
+            continue
+        parent = node.parent
+        if parent is not None and ((parent.type == "qualified_identifier" and parent.child_by_field_name("name") == node)
+                                   or parent.type == "field_expression"):
+            continue
+        enclosing = parent
+        while enclosing is not None and not (enclosing.type == "namespace_definition"
+                                             and enclosing.child_by_field_name("name") is not None):
+            enclosing = enclosing.parent
+        if enclosing is None:
+            lines.append(node.start_point[0] + 1)
+    return sorted(set(lines))
+
+
 def namespace_aliases(text: str) -> dict[str, str]:
     """`namespace ttg = mlir::triton::gpu;` -> {"ttg": "mlir::triton::gpu"}."""
     return {alias: target.strip(":") for alias, target in _NAMESPACE_ALIAS.findall(text)}

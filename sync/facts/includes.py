@@ -12,6 +12,7 @@ from collections.abc import Hashable
 from posixpath import dirname, join, normpath
 from typing import Any
 
+from sync.facts.cpp import included_name
 from sync.facts.declindex import HEADER_SUFFIXES, TD_SUFFIXES
 from sync.facts.trees import FileTree, read_text
 from sync.git.readlog import ReadLog, TreeMemo, kept_value
@@ -34,6 +35,14 @@ def spelled_includes(text: str) -> list[tuple[int, str]]:
 def spelled_td_includes(text: str) -> list[tuple[int, str]]:
     """(line, name as spelled) of each `include "name"` of a TableGen text, lines counted as git numbers them."""
     return [(text.count("\n", 0, match.start()) + 1, match[1]) for match in _TD_INCLUDE.finditer(text)]
+
+
+def spelled_includes_of(path: str, text: str) -> list[tuple[int, str]]:
+    """(line, name as spelled) of each include of a C++ or TableGen text, read by path's suffix."""
+    if path.endswith(TD_SUFFIXES):
+        return spelled_td_includes(text)
+    return [(line, name) for line, row in enumerate(text.splitlines(), start=1)
+            for name in [included_name(row)] if name is not None]
 
 
 class IncludeGraph:

@@ -516,58 +516,28 @@ def generic_package_roots(tree: FileTree, beside_setup: bool = False) -> list[Pa
                 template = _backend_template(node) if isinstance(node, ast.JoinedStr) else None
                 if template is None:
                     continue
-                admits = _backend_condition(tree, path, function, node)
+                admits = _backend_condition(tree, module, function, node)
                 found += [PackageRoot(backend, normpath(join(setup_dir, template.format(backend), "triton")), skipped,
                                       path, discovered, getattr(node, "lineno", 0))
                           for backend in third_party_groups(tree) if backend not in opted_out and admits(backend)]
     return found
 
 
-def _backend_condition(tree: FileTree, module: str, function: ast.FunctionDef, node: ast.AST) -> Callable[[str], bool]:
-    """Which backends reach node through the `if` tests around it that compare a value with a named collection of
-    backend names (`if flagtree_backend not in configs.plugin_backends:`, 3.2's helper, whose plugin backends keep
-    trunk's packages): `in` admits the collection's names, `not in` the others. A collection whose names are not
-    literal where the setup modules define it decides nothing."""
-    admitted: list[tuple[frozenset[str], bool]] = []
+def _backend_condition(tree: FileTree, module: ast.Module, function: ast.FunctionDef,
+                       node: ast.AST) -> Callable[[str], bool]:
+    """Which backends reach node through the `if` tests around it in function (`if flagtree_backend not in
+    configs.plugin_backends:`, 3.2's helper, whose plugin backends keep trunk's packages), each read as the build
+    configurations read the entry script's (facts/buildconfigs); a test read nowhere decides nothing."""
+    from sync.facts.buildconfigs import backend_condition  # it reads this module's names: imported when used
+    holds = backend_condition(tree, module)
+    wanted: list[tuple[ast.expr, bool]] = []
     for test in walk_nodes(function):
-        if not isinstance(test, ast.If) or not (isinstance(test.test, ast.Compare) and len(test.test.ops) == 1
-                                                and isinstance(test.test.ops[0], (ast.In, ast.NotIn))):
-            continue
-        inside = any(child is node for branch in test.body for child in walk_nodes(branch))
-        otherwise = any(child is node for branch in test.orelse for child in walk_nodes(branch))
-        names = _named_strings(tree, module, test.test.comparators[0]) if inside or otherwise else None
-        if names is not None:
-            admitted.append((names, isinstance(test.test.ops[0], ast.In) == inside))
-    return lambda backend: all((backend in names) == wanted for names, wanted in admitted)
-
-
-def _named_strings(tree: FileTree, module: str, node: ast.expr) -> frozenset[str] | None:
-    """The string items of the one tuple or list display that the module or the shared setup modules
-    (python/setup_tools/, its packages included) assign to node's name (`x` or `a.x`), at module or class level;
-    None where there is not exactly one."""
-    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
-    if name is None:
-        return None
-    values: set[frozenset[str]] = set()
-    for path in tree.paths():
-        if path != module and not (path.startswith(f"{dirname(SETUP_HELPERS)}/") and path.endswith(".py")):
-            continue
-        parsed = _parsed(tree, path)
-        for scope in [parsed] + [item for item in parsed.body if isinstance(item, ast.ClassDef)] if parsed else []:
-            for statement in scope.body:
-                if isinstance(statement, ast.Assign):
-                    targets, value = statement.targets, statement.value
-                elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
-                    targets, value = [statement.target], statement.value
-                else:
-                    continue
-                if any(isinstance(target, ast.Name) and target.id == name for target in targets):
-                    if isinstance(value, (ast.Tuple, ast.List)) and value.elts \
-                            and len(items := _string_items(value)) == len(value.elts):
-                        values.add(frozenset(items))
-                    else:
-                        return None
-    return next(iter(values)) if len(values) == 1 else None
+        if isinstance(test, ast.If):
+            if any(child is node for branch in test.body for child in walk_nodes(branch)):
+                wanted.append((test.test, True))
+            elif any(child is node for branch in test.orelse for child in walk_nodes(branch)):
+                wanted.append((test.test, False))
+    return lambda backend: all(holds(test, backend) in (None, value) for test, value in wanted)
 
 
 # --- What a setup script installs: the packages it lists, and the modules a package's files import ---

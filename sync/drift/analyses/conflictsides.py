@@ -37,12 +37,12 @@ from posixpath import dirname
 from typing import Iterable
 
 from sync.drift.context import DriftContext
-from sync.facts.cpp import included_name, names_by_line
+from sync.facts.cpp import names_by_line
 from sync.facts.declindex import DeclarationIndex, declarations_of
 from sync.facts.cmake import Argument, commands as cmake_commands
 from sync.facts.filekinds import CPP_SUFFIXES, PY_SUFFIXES, TD_SUFFIXES, language_of, not_built
 from sync.facts.generated import pass_registrations
-from sync.facts.includes import IncludeGraph, spelled_td_includes
+from sync.facts.includes import IncludeGraph, spelled_includes_of
 from sync.facts.layout import third_party_owner
 from sync.facts.names import significant_name
 from sync.facts.parsing import Unparseable, guarded, python_ast
@@ -284,17 +284,9 @@ def _import_missing(context: DriftContext, path: str, node: ast.Import | ast.Imp
 
 # --- includes --------------------------------------------------------------------------------------------------
 
-def _includes(path: str, text: str) -> list[tuple[int, str]]:
-    """(line, name) of each include of a C++ or TableGen text."""
-    if path.endswith(TD_SUFFIXES):
-        return spelled_td_includes(text)
-    return [(line, name) for line, row in enumerate(text.splitlines(), start=1)
-            for name in [included_name(row)] if name is not None]
-
-
 def include_missing(context: DriftContext, path: str, read: Sides, old: IncludeGraph,
                     new: IncludeGraph) -> list[Missing]:
-    spelled = [(line, name) for line, name in _includes(path, read.theirs) if line in read.lines]
+    spelled = [(line, name) for line, name in spelled_includes_of(path, read.theirs) if line in read.lines]
     found: list[Missing] = []
     for line, name in spelled:
         before = old.resolve(path, name)
@@ -486,7 +478,7 @@ def _spells(path: str, text: str, item: Missing) -> bool:
     """Whether the text uses the name as the FlagTree side did: includes the file, names the module's last part, the
     attribute through its receiver (`language.tuple`: `tuple` alone a builtin may spell), or the identifier."""
     if item.form == "include":
-        return any(name == item.name for _, name in _includes(path, text))
+        return any(name == item.name for _, name in spelled_includes_of(path, text))
     if item.form == "attribute":
         return re.search(rf"(?<![\w.]){re.escape(item.name)}\b", text) is not None
     last = item.name.rsplit(".", 1)[-1] if item.form == "module" else item.name

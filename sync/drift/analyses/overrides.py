@@ -12,8 +12,8 @@ what trunk calls follows them (BaseBackend.add_stages still read (stages, option
 on FlagTree's lines whose base, resolved through the file's imports (`from triton.x import C`, `import triton.x as
 m` and `m.C`, a re-export of the package followed), is that trunk class, and that defines the method, on FlagTree's
 lines, with exactly the old parameter list, and trunk calls the method (`.method(` in a trunk module at the new
-tag) from a module the backend does not ship a copy of itself (third_party/<b>/python/triton/...: its build installs
-that copy). An override FlagTree already changed, or one taking `*args`, claims nothing; nor does a base reached
+tag) from a module the backend does not ship a copy or an overlay of itself (third_party/<b>/python/triton/...: its
+build installs that copy; a spec overlay loads in trunk's place). An override FlagTree already changed, or one taking `*args`, claims nothing; nor does a base reached
 only through another base, an import relative to the backend's own package, or a method the trunk class does not
 declare (one upstream's subclasses call among themselves).
 The module still imports and builds. Where the new parameters require one that the override cannot take either
@@ -33,7 +33,7 @@ from sync.drift.context import DriftContext, cached_function_table
 from sync.facts.declindex import Decl, declarations_of
 from sync.facts.delta import PY, backend_of, fork_added_lines, text_diff
 from sync.facts.filekinds import is_built, not_built
-from sync.facts.layout import backend_root, is_third_party
+from sync.facts.layout import is_third_party
 from sync.facts.pymodules import MODULE_SUFFIX, TRUNK_PACKAGE, absolute, module_files, module_of, package_of
 from sync.facts.trees import FileTree, read_text
 from sync.facts.upstreamlog import Commits, changing_commits, one_per_change
@@ -228,11 +228,10 @@ def override_findings(context: DriftContext) -> list[Finding]:
                         continue  # an override FlagTree already changed claims nothing about what it takes
                     if callers is None:
                         callers = trunk_callers(context.upstream_new, methods)
-                    # A backend that ships its own copy of a calling module (third_party/<b>/python/triton/...)
-                    # installs that copy, which still calls the old way (callsigs reads imports alike).
-                    home = backend_root(path)
-                    reaching = [caller for caller in callers[decl.name]
-                                if home is None or not context.fork.exists(home + caller)]
+                    # A backend that ships its own copy of a calling module (third_party/<b>/python/triton/...),
+                    # or an overlay of it, loads that, which still calls the old way (callsigs reads imports
+                    # alike; 3.2 -> 3.4: ascend's spec compiler.py calls its add_stages with two arguments).
+                    reaching = [caller for caller in callers[decl.name] if not context.own_copy(path, caller)]
                     if reaching:
                         sited += _sited(context, path, klass.name, decl, changed[key], reaching)
     return one_per_change(sited, _changing_commits(context))

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from sync.drift.context import DriftContext
+from sync.facts.cmakebuilt import unbuilt
 from sync.facts.delta import backend_of, fork_added_lines
 from sync.facts.cpp import comment_spans
 from sync.facts.filekinds import C_SUFFIXES, COMPILED, CPP_CODE, PIN_SUFFIXES, PY_SUFFIXES, is_built
@@ -218,8 +219,8 @@ def toolchain_name_findings(context: DriftContext) -> list[Finding]:
         if not path.endswith(CPP_CODE) or third_party_owner(path) in own_trunk or not is_built(path):
             continue
         text = read_text(context.fork, path) or ""
-        if not spelled.search(text):
-            continue
+        if not spelled.search(text) or unbuilt(context.fork, path):
+            continue  # a file under a directory the CMake adds only in a comment builds nothing (3.4 -> 3.7)
         source = text.splitlines()
         for line in sorted(lines):
             words = set(spelled.findall(source[line - 1])) if 0 < line <= len(source) else set()

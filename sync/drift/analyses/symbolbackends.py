@@ -13,8 +13,8 @@ from sync.facts.cppcalls import (CPP_NAMESPACE, backend_include_roots, dialect_n
                                   include_target)
 from sync.facts.delta import fork_added_lines, fork_lines_where
 from sync.facts.filekinds import is_built
-from sync.facts.includes import spelled_includes
-from sync.facts.layout import is_third_party, third_party_owner
+from sync.facts.includes import spelled_includes, spelled_td_includes
+from sync.facts.layout import is_spec_path, is_third_party, third_party_owner
 from sync.facts.names import significant_name
 from sync.facts.trees import read_text
 from sync.git import GitTree
@@ -62,8 +62,9 @@ def _added_source(text: str, lines: set[int]) -> list[str]:
 
 def _backend_header_hits(old: GitTree, fork: GitTree, gone: dict[str, str], own_trunk: set[str]
                          ) -> dict[str, list[tuple[Use, Drift]]]:
-    """#includes on FlagTree's added lines of backend C++ that reach an upstream header upstream deleted or moved
-    (anywhere in upstream's tree: its own third_party/proton too). An include reaches the first file that exists
+    """#includes on FlagTree's added lines of backend C++ (TableGen includes of its own .td too; a spec overlay's are
+    tdoverlays') that reach a header or .td upstream deleted or moved (anywhere in upstream's tree: its own
+    third_party/proton too). An include reaches the first file that exists
     of: the including file's directory, the backend's own include trees, the repository root, trunk's include/;
     one the backend provides itself is its own. Issue 33, the 3.4.x -> 3.6.0 move: sunrise's ir.cc and
     tsingmicro's RegisterTritonDialects.h include proton's Dialect.h from the directory 3.6 renamed."""
@@ -71,12 +72,16 @@ def _backend_header_hits(old: GitTree, fork: GitTree, gone: dict[str, str], own_
         return {}
     gone_names = {basename(path) for path in gone}
     found: dict[str, list[tuple[Use, Drift]]] = {}
-    for path, lines in sorted(_backend_lines(old, fork).items()):
+    # TableGen's `include "x.td"` too (the 3.2 line onto 3.4: tle's TleOps.td includes TritonTypeInterfaces.td,
+    # which upstream moved to TritonGPU): TableGen searches the same way, and stops on a file it does not find
+    td_lines = fork_lines_where(old, fork, lambda path: is_third_party(path) and path.endswith(TD) and is_built(path)
+                                and not is_spec_path(path))
+    for path, lines in sorted({**_backend_lines(old, fork), **td_lines}.items()):
         if third_party_owner(path) in own_trunk:
             continue
         text = read_text(fork, path) or ""
         owned = "/".join(path.split("/")[:2]) + "/"
-        for line, spelled in spelled_includes(text):
+        for line, spelled in spelled_td_includes(text) if path.endswith(TD) else spelled_includes(text):
             if basename(spelled) not in gone_names or line not in lines:
                 continue  # an include reaches a gone header only where it spells its file name
             reached = include_target(fork, path, spelled, _include_roots(fork, owned))

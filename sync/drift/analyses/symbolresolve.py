@@ -14,14 +14,15 @@ from sync.git import GitTree
 
 def _resolved_python(old: GitTree, fork: GitTree, hits_by_file: dict[str, list[tuple[Use, Drift]]]
                      ) -> dict[str, list[tuple[Use, Drift]]]:
-    """Keep a Python use of a removed declaration only where its imports let it mean one of trunk's
-    (pyresolve): `struct.unpack` after `import struct` is no use of a trunk method `unpack`. Its line becomes
-    the first FlagTree line where it may."""
+    """Keep a Python use of a removed or changed declaration only where its imports (or a string receiver) let it
+    mean one of trunk's (pyresolve): `struct.unpack` after `import struct` is no use of a trunk method `unpack`,
+    nor `name.split(".")` with name = __name__ a use of trunk's `split`. Its line becomes the first FlagTree line
+    where it may."""
     def resolve_file(path: str, hits: list[tuple[Use, Drift]], lines: set[int]) -> list[tuple[Use, Drift]]:
         text = read_text(fork, path) or ""
         kept: list[tuple[Use, Drift]] = []
         for use, drift in hits:
-            found = python_uses(text, use.name) if drift.change == "removed" else None
+            found = python_uses(text, use.name)
             if found is None:
                 kept.append((use, drift))
                 continue
@@ -31,8 +32,7 @@ def _resolved_python(old: GitTree, fork: GitTree, hits_by_file: dict[str, list[t
             elif not any(found_use.line in lines for found_use in found):
                 kept.append((use, drift))  # a keyword or an import: not a form pyresolve reads
         return kept
-    return _per_file(old, fork, hits_by_file, lambda path, hits: path.endswith(PY) and any(
-        drift.change == "removed" for _, drift in hits), resolve_file)
+    return _per_file(old, fork, hits_by_file, lambda path, hits: path.endswith(PY), resolve_file)
 
 
 def _per_file(old: GitTree, fork: GitTree, hits_by_file: dict[str, list[tuple[Use, Drift]]],

@@ -14,7 +14,8 @@ from typing import Iterator
 
 from sync.drift.analyses.symbolbackends import backend_uses
 from sync.drift.analyses.symbolterms import CODE, CPP, PY, TRUNK_PREFIXES, Use, _TOKEN
-from sync.facts.cpp import NAME_QUERY, captures, included_name, node_text, nodes_of_types, parse_tree
+from sync.facts.cpp import NAME_QUERY, captures, node_text, nodes_of_types, parse_tree
+from sync.facts.includes import spelled_includes_of
 from sync.facts.delta import fork_lines_where
 from sync.facts.names import significant_name
 from sync.facts.parsing import Unparseable, parsed_ast, skipped
@@ -36,8 +37,7 @@ def uses_on_lines(path: str, text: str, lines: set[int]) -> tuple[list[Use], lis
     """(identifiers, #include paths) on the given lines; comments and strings never count."""
     identifiers: dict[str, int] = {}
     source = text.splitlines()
-    includes = [Use(name, line) for line in sorted(lines) if 0 < line <= len(source)
-                for name in [included_name(source[line - 1])] if name is not None]
+    includes = [Use(name, line) for line, name in spelled_includes_of(path, text) if line in lines]
     if path.endswith(CPP):
         for name, line in _cpp_identifier_lines(text):
             if line in lines:

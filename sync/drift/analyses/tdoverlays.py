@@ -11,6 +11,9 @@ file's classes from its own records. Three upstream changes then break its build
 - trunk's new version of the file defines a TableGen record or class (a trait, an interface) the old one did not,
   another trunk .td at the new tag uses it, and the backend's version defines none: TableGen stops (the same kind);
 - the backend's version includes a trunk .td file upstream deleted: TableGen stops (`overlay-include-removed`);
+- the backend's version uses a TableGen record or class (a trait) a trunk .td defined at the old tag and no .td
+  of upstream's new tree or of the backend defines: TableGen stops (`symbol-removed`; the 3.2 line onto 3.4,
+  where ascend's TritonOps.td kept the DotLike trait upstream folded into DotOpInterface);
 - upstream moved a class out of the file into a .td of another dialect namespace, and the backend's version still
   generates it in its own: a trunk file of the new tag that opens both namespaces (`using namespace` at file
   scope) and names the class unqualified meets two classes and does not compile (`overlay-class-clash`; the 3.2
@@ -29,19 +32,21 @@ from sync.drift.analyses.accessors import declared_at
 from sync.drift.context import DriftContext
 from sync.facts.cmakebuilt import unbuilt
 from sync.facts.cppcalls import dir_namespaces, include_dir
-from sync.facts.cppscope import file_using_namespaces, use_contexts
+from sync.facts.cppscope import file_using_namespaces, unqualified_global_uses
 from sync.facts.cpp import backend_macros, guard_regions
 from sync.facts.declindex import declarations_of
 from sync.facts.filekinds import CPP_CODE, is_built
 from sync.facts.includes import spelled_td_includes
 from sync.facts.layout import backend_dir, is_third_party
 from sync.facts.roles import Classified
-from sync.facts.trees import read_text
+from sync.facts.trees import FileTree, read_text
+from sync.facts.upstreamlog import with_upstream_commits
 from sync.git import GitTree
 from sync.model import Finding
 
 TD = ".td"
 _CLASS_KINDS = ("attr", "type", "op", "enum-attr")
+_WORD = re.compile(r"[A-Za-z_]\w*")
 _TD_DEFINITION = re.compile(r"^\s*(?:def|class|multiclass|defvar)\s+([A-Za-z_]\w*)", re.MULTILINE)
 
 
@@ -69,6 +74,7 @@ def td_overlay_findings(context: DriftContext) -> list[Finding]:
             continue
         findings += _removed_includes(context, item, text, trunk_now)
         findings += _class_clashes(context, item, text, trunk_now)
+        findings += _removed_records(context, item, text)
         uses: dict[str, list[str]] = {}
         missing = _missing(context, item, text, generated_classes)
         if missing:
@@ -240,10 +246,50 @@ def _class_clashes(context: DriftContext, item: Classified, text: str, trunk_now
         for name, found in sorted(sites.items())]
 
 
+def _removed_records(context: DriftContext, item: Classified, text: str) -> list[Finding]:
+    """symbol-removed for each TableGen definition of trunk's old tree the overlay uses that upstream's new tree
+    and the backend's own .td files define nowhere (nor the overlay itself)."""
+    code = "\n".join(line.split("//", 1)[0] for line in text.splitlines())
+    used = set(_WORD.findall(code)) - td_definitions(text)
+    if not used:
+        return []
+    old_defs = _td_definitions_of(context.upstream_old, lambda path: not is_third_party(path), used)
+    gone = set(old_defs) - set(_td_definitions_of(context.upstream_new, lambda path: not is_third_party(path),
+                                                  set(old_defs)))
+    owned = f"{backend_dir(item.file.backend)}/"
+    gone -= set(_td_definitions_of(context.backend_files, lambda path: path.startswith(owned), gone))
+    findings = []
+    for name in sorted(gone):
+        lines = [number for number, line in enumerate(code.splitlines(), start=1) if name in _WORD.findall(line)]
+        sites = [f"{item.file.path}:{number}" for number in lines]
+        findings.append(Finding(
+            "symbol-removed", item.file.path,
+            f"{name}: TableGen definition removed from {old_defs[name]} and defined nowhere in upstream's new tree or "
+            f"this backend's .td files (will not build as is: TableGen stops); the overlay uses it at "
+            f"{len(sites)} site(s): {', '.join(sites[:5])}{' and more' if len(sites) > 5 else ''}",
+            "merge upstream's change into the TableGen overlay", lines[0], item.file.backend,
+            related_path=old_defs[name], details={"declaration": name, "sites": sites,
+                                                  "symbols": [f"{name}:removed:{old_defs[name]}"], "replacements": {}}))
+    if findings and context.range is not None:
+        findings = with_upstream_commits(context.repo, context.range.old.oid, context.range.onto.oid, findings)
+    return findings
+
+
+def _td_definitions_of(tree: GitTree | FileTree, wanted: Callable[[str], bool], names: set[str]) -> dict[str, str]:
+    """Which of the names the tree's .td files that wanted() keeps define, each with the first such file."""
+    found: dict[str, str] = {}
+    for path in sorted(tree.paths()):
+        if not path.endswith(TD) or not wanted(path):
+            continue
+        for name in td_definitions(read_text(tree, path)) & names:
+            found.setdefault(name, path)
+    return found
+
+
 def _unqualified_uses(context: DriftContext, tree: GitTree, backend: str, name: str, first: frozenset[str],
                       second: frozenset[str]) -> list[tuple[str, int]]:
-    """(path, line) of each unqualified use of name in trunk's built C++ the backend compiles as is, in a file
-    whose file-scope using-directives open a namespace of each set."""
+    """(path, line) of each unqualified use of name outside named namespaces (cppscope) in trunk's built C++ the
+    backend compiles as is, in a file whose file-scope using-directives open a namespace of each set."""
     word = re.compile(rf"\b{re.escape(name)}\b")
     macros = set(backend_macros(context.backend_files, backend))
     found: list[tuple[str, int]] = []
@@ -259,9 +305,8 @@ def _unqualified_uses(context: DriftContext, tree: GitTree, backend: str, name: 
             continue
         off = [(region.start, region.end) for region in guard_regions(source)
                if region.macro in macros and region.directive == "ifndef"]
-        found += [(path, line) for (_, line), contexts in sorted(use_contexts(source, {name}).items())
-                  if any(context.form == "plain" for context in contexts)
-                  and not any(start <= line <= end for start, end in off)]
+        found += [(path, line) for line in unqualified_global_uses(source, name)
+                  if not any(start <= line <= end for start, end in off)]
     return found
 
 
