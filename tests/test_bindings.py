@@ -94,3 +94,17 @@ def test_a_backends_python_mirror_in_trunks_package_reaches_its_own_bindings(tmp
             "third_party/m/python/src/ir.cc": OLD_CC}
     found = {site for f in binding_findings(context_of(tmp_path, old, new, fork)) for site in f.details["sites"]}
     assert found == {"python/triton/spec/n/compiler/compiler.py:2", "python/triton/spec/n/compiler/compiler.py:4"}
+
+
+def test_a_backend_whose_build_compiles_no_extension_claims_nothing(tmp_path) -> None:
+    """The 3.2 line's setup.py sets `ext_modules = []` for cambricon, which ships a prebuilt libtriton: what that
+    library registers is not in the tree, so its semantic.py's binding calls claim nothing (3.2 -> 3.4)."""
+    old = {"python/src/passes.cc": OLD_CC, "python/setup_tools/utils/tools.py":
+           'import os\nflagtree_backend = os.environ.get("FLAGTREE_BACKEND", "")\n',
+           "python/setup.py": ('from setup_tools import utils as helper\next_modules = [Extension("triton")]\n'
+                               'if helper.flagtree_backend == "c":\n    ext_modules = []\n')}
+    new = {"python/src/passes.cc": NEW_CC}
+    fork = {**old, "third_party/a/backend/compiler.py": USE, "third_party/c/backend/compiler.py": USE}
+    found = {(f.backend, tuple(f.details["sites"])) for f in binding_findings(context_of(tmp_path, old, new, fork))}
+    assert {sites for _, sites in found} == {("third_party/a/backend/compiler.py:2",),
+                                             ("third_party/a/backend/compiler.py:4",)}

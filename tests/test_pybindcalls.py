@@ -99,3 +99,17 @@ def test_a_name_one_registration_carries_is_resolved_where_no_python_def_can_be_
     # FlagTree's own C++ registering the name (TLE's triton_tle.cc binds its own create_warp_specialize)
     own = {**fork, "third_party/tle/triton_tle.cc": GLUON.format(captures=", int captures").replace("init_gluon", "tle")}
     assert pybind_call_findings(context_of(tmp_path / "own", old, new, own)) == []
+
+
+def test_a_backend_whose_build_compiles_no_extension_claims_nothing(tmp_path) -> None:
+    """Like removed bindings (tests/test_bindings.py): a backend whose entry script sets `ext_modules = []` ships
+    a prebuilt binding library, whose registrations are not in the tree."""
+    setup = {"python/setup_tools/utils/tools.py":
+             'import os\nflagtree_backend = os.environ.get("FLAGTREE_BACKEND", "")\n',
+             "python/setup.py": ('from setup_tools import utils as helper\next_modules = [Extension("triton")]\n'
+                                 'if helper.flagtree_backend == "c":\n    ext_modules = []\n')}
+    old, new = {"python/src/ir.cc": OLD_IR, **setup}, {"python/src/ir.cc": NEW_IR}
+    use = COMPILER.format(call="pm.run(mod)")
+    fork = {**old, "third_party/a/backend/compiler.py": use, "third_party/c/backend/compiler.py": use}
+    sites = {site for f in pybind_call_findings(context_of(tmp_path, old, new, fork)) for site in f.details["sites"]}
+    assert sites == {"third_party/a/backend/compiler.py:8"}

@@ -62,6 +62,31 @@ def configurations(tree: FileTree, upstream: FileTree) -> list[Configuration]:
     return []
 
 
+def prebuilt_extension_backends(tree: FileTree, upstream: FileTree) -> set[str]:
+    """The backends whose build compiles no extension module: the entry script's last `ext_modules = ...` for the
+    backend is an empty list (3.2's setup.py for cambricon, which ships a prebuilt libtriton). What such a binding
+    library registers is not in the tree."""
+    for script in ENTRY_SCRIPTS:
+        text = read_text(tree, script)
+        if text is None or "ext_modules" not in text:
+            continue
+        try:
+            reader = _Script(tree, script, ast.parse(text))
+        except SyntaxError:
+            return set()
+        found = set()
+        for backend in flagtree_backends(tree, upstream):
+            try:
+                assignment = reader._chosen("ext_modules", backend)
+            except _Unknown:
+                continue
+            value = assignment.value if assignment is not None else None
+            if isinstance(value, (ast.List, ast.Tuple)) and not value.elts:
+                found.add(backend)
+        return found
+    return set()
+
+
 def backend_condition(tree: FileTree, module: ast.Module) -> Callable[[ast.expr, str], bool | None]:
     """How an `if` test of a setup module decides for each backend, read as configurations() reads the entry
     script's conditions (the module's own names and lists first): True, False, or None where it rests on something

@@ -9,7 +9,9 @@ registered by the backend's own C++ (third_party/<b>/), resolves there instead: 
 own module (third_party/<b>/) reaches trunk's Python and b's, never another backend's, which loads its own module
 (issue 33, the 3.3 -> 3.4 move: amd's removed add_decompose_unsupported_conversions was taken for iluvatar's
 `iluvatar.passes...` call of its own). Findings are symbol-removed (error),
-one per binding and backend, with every site and the upstream commit.
+one per binding and backend, with every site and the upstream commit. A backend whose build compiles no extension
+module (the entry script's `ext_modules` is empty for it: cambricon's prebuilt libtriton on the 3.2 line) loads a
+binding library not in the tree: its uses claim nothing.
 """
 from __future__ import annotations
 
@@ -26,7 +28,8 @@ from sync.facts.declindex import Decl, cpp_declarations
 from sync.facts.delta import backend_of
 from sync.facts.upstreamlog import with_upstream_commits
 from sync.facts.filekinds import PYBIND_SOURCES, not_built
-from sync.facts.layout import TRUNK, backend_root, is_third_party
+from sync.facts.layout import TRUNK, backend_root, is_third_party, third_party_owner
+from sync.facts.buildconfigs import prebuilt_extension_backends
 from sync.facts.astwalk import walk_nodes
 from sync.facts.parsing import cpython_tree
 
@@ -123,11 +126,14 @@ def binding_findings(context: DriftContext) -> list[Finding]:
             own[backend_dir] = {decl.name for decl in backend_registrations(context.fork, backend_dir, set(uses))}
         return own[backend_dir]
 
+    prebuilt = prebuilt_extension_backends(context.fork, context.upstream_old)
     groups: dict[tuple[str | None, str], list[str]] = {}
     for name, sites in uses.items():
         home = backend_root(gone[name])  # a backend's own pybind module: third_party/<b>/; trunk's: None
         for path, line in sites:
             root = backend_root(path)
+            if third_party_owner(path) in prebuilt:
+                continue  # its build ships a prebuilt binding library: what that registers is not read here
             if home is not None and root is not None and root != home:
                 continue  # another backend's module: this backend's Python loads its own (iluvatar's, not amd's)
             if defined.get(name, set()) & {TRUNK_PYTHON, root}:

@@ -13,9 +13,10 @@ on FlagTree's lines whose base, resolved through the file's imports (`from trito
 m` and `m.C`, a re-export of the package followed), is that trunk class, and that defines the method, on FlagTree's
 lines, with exactly the old parameter list, and trunk calls the method (`.method(` in a trunk module at the new
 tag) from a module the backend does not ship a copy or an overlay of itself (third_party/<b>/python/triton/...: its
-build installs that copy; a spec overlay loads in trunk's place). An override FlagTree already changed, or one taking `*args`, claims nothing; nor does a base reached
-only through another base, an import relative to the backend's own package, or a method the trunk class does not
-declare (one upstream's subclasses call among themselves).
+build installs that copy; a spec overlay loads in trunk's place). An override FlagTree already changed, or one
+taking `*args`, claims nothing; nor does a base reached only through another base, an import relative to the
+backend's own package, or a method the trunk class does not declare (one upstream's subclasses call among
+themselves).
 The module still imports and builds. Where the new parameters require one that the override cannot take either
 way a call may pass it (by its position: the override has fewer positional parameters; by its name: the override
 has no parameter of that name and no `**kwargs`), every call of the override raises TypeError: kind

@@ -17,7 +17,7 @@ the old count, where the receiver is known:
   the builder comes from elsewhere), and no Python def of it is where the call can reach one (as for removed
   bindings: trunk's package on the upgraded tree, the backend's own tree).
 A backend whose own C++ registers the class builds its own extension module (iluvatar, mthreads, xpu, sunrise):
-its calls claim nothing.
+its calls claim nothing; nor do those of a backend whose build compiles no extension (a prebuilt one, bindings.py).
 
 Kind call-no-overload, an error, one finding per method and backend with every site and the upstream commits.
 """
@@ -33,7 +33,8 @@ from sync.drift.context import DriftContext
 from sync.facts.declindex import Decl, cpp_declarations, declarations_of
 from sync.facts.delta import PY, backend_of, fork_lines_where
 from sync.facts.filekinds import not_built
-from sync.facts.layout import backend_root, is_third_party
+from sync.facts.buildconfigs import prebuilt_extension_backends
+from sync.facts.layout import backend_root, is_third_party, third_party_owner
 from sync.facts.astwalk import walk_nodes
 from sync.facts.parsing import cpython_tree
 from sync.facts.pymodules import TRUNK_PACKAGE, absolute, package_of
@@ -236,9 +237,11 @@ def pybind_call_findings(context: DriftContext) -> list[Finding]:
                                         for *_, method in by_name_only})
         resolved += [(path, line, count, unique[method]) for path, line, count, method in by_name_only
                      if method in unique]
+    prebuilt = prebuilt_extension_backends(context.fork, context.upstream_old) if resolved else set()
     sited = [_sited(context, path, line, count, binding)
              for path, line, count, binding in sorted(resolved, key=lambda site: site[:3])
-             if (home := backend_root(path)) is None or binding.klass not in registers(home)]
+             if ((home := backend_root(path)) is None or binding.klass not in registers(home))
+             and third_party_owner(path) not in prebuilt]
     return one_per_change(sited, _changing_commits(context))
 
 

@@ -219,15 +219,17 @@ def _class_clashes(context: DriftContext, item: Classified, text: str, trunk_now
     new_path = context.new_path(trunk)
     if new_path is None:
         return []
-    moved = (generated_classes(item.file.path, text) & generated_classes(trunk, read_text(context.upstream_old, trunk))) \
-        - generated_classes(new_path, read_text(context.upstream_new, new_path))
+    kept = generated_classes(item.file.path, text) & generated_classes(trunk, read_text(context.upstream_old, trunk))
+    moved = kept - generated_classes(new_path, read_text(context.upstream_new, new_path))
     namespaces = dir_namespaces(context.upstream_new)
     own = namespaces.get(include_dir(new_path), frozenset())
     if not moved or not own:
         return []
     now_in: dict[str, tuple[str, frozenset[str]]] = {}  # class -> (the .td that generates it now, its namespaces)
     for path in context.upstream_new.paths():
-        other = namespaces.get(include_dir(path), frozenset()) if path.endswith(TD) and not is_third_party(path) else None
+        if not path.endswith(TD) or is_third_party(path):
+            continue
+        other = namespaces.get(include_dir(path), frozenset())
         if other and other.isdisjoint(own):
             for name in sorted(moved & generated_classes(path, read_text(context.upstream_new, path)) - set(now_in)):
                 now_in[name] = (path, other)
