@@ -31,7 +31,7 @@ def test_fires_when_an_upstream_include_needs_undeclared_tablegen_output(tmp_pat
     assert finding.kind == "build-generated-dependency" and finding.path == "lib/A/CMakeLists.txt"
     assert finding.details["missing"] == ["TritonBAttrIncGen", "TritonBTableGen"]  # Attr.h.inc through Attr.h
     assert finding.details["flagtree_files"] == ["lib/A/A2.cpp"] and finding.related_path == "lib/A/A.cpp"
-    assert '+#include "B/Types.h"' in finding.diff and finding.severity == "warning"
+    assert '+#include "B/Types.h"' in finding.diff and finding.severity == "info"  # a race upstream's graph has too (docs/accuracy.md)
 
 
 def test_silent_when_flagtree_does_not_touch_the_target(tmp_path) -> None:
