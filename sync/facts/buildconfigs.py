@@ -8,24 +8,18 @@ configurations() evaluates those conditions and assignments for every backend th
 (third_party/<b>/backend/ beside upstream's own) and for the build without one; each gives the cache variables
 and environment facts/cmakebuilt.configured() follows, and the line of the entry script that chose its backends.
 
-What the evaluation reads: string literals, lists, tuples, `+`, starred items, `tuple()` / `list()`, any other
-call as the list of what its arguments name (BackendInstaller.copy(names)); names and attributes by their last
-identifier: the backend variable (one assigned from an expression that spells "FLAGTREE_BACKEND"), or a list the
-setup files assign at module or class level (a dataclass field's default too) plus what they `.append` to it.
-Conditions: `in` / `not in`, `==` / `!=`, `and`, `or`, `not`, the backend variable's truth. Anything else is
-unknown, and a configuration whose backends rest on something unknown is left out: no guess is made."""
+Conditions and lists are read by facts/setupconditions (what it reads is said there); a configuration whose
+backends rest on something it cannot read is left out: no guess is made."""
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
 
-from sync.facts.filekinds import is_test_path, language_of
 from sync.facts.layout import THIRD_PARTY
+from sync.facts.setupconditions import Conditions, Unknown, last_name
 from sync.facts.trees import FileTree, read_text
 
 ENTRY_SCRIPTS = ("setup.py", "python/setup.py")
-SETUP_DIRS = ("setup_tools/", "python/setup_tools/")
 BACKENDS_VARIABLE = "TRITON_CODEGEN_BACKENDS"
 
 
@@ -35,10 +29,6 @@ class Configuration:
     cache: dict[str, str] = field(hash=False)  # -DX=V the entry script passes
     env: dict[str, str] = field(hash=False)
     chosen_at: str  # path:line of the assignment that chose its codegen backends
-
-
-class _Unknown(Exception):
-    """The script decides this by something not read here."""
 
 
 def configurations(tree: FileTree, upstream: FileTree) -> list[Configuration]:
@@ -78,27 +68,13 @@ def prebuilt_extension_backends(tree: FileTree, upstream: FileTree) -> set[str]:
         for backend in flagtree_backends(tree, upstream):
             try:
                 assignment = reader._chosen("ext_modules", backend)
-            except _Unknown:
+            except Unknown:
                 continue
             value = assignment.value if assignment is not None else None
             if isinstance(value, (ast.List, ast.Tuple)) and not value.elts:
                 found.add(backend)
         return found
     return set()
-
-
-def backend_condition(tree: FileTree, module: ast.Module) -> Callable[[ast.expr, str], bool | None]:
-    """How an `if` test of a setup module decides for each backend, read as configurations() reads the entry
-    script's conditions (the module's own names and lists first): True, False, or None where it rests on something
-    not read here."""
-    script = _Script(tree, "", module)
-
-    def holds(test: ast.expr, backend: str) -> bool | None:
-        try:
-            return script.condition(test, backend)
-        except _Unknown:
-            return None
-    return holds
 
 
 def flagtree_backends(tree: FileTree, upstream: FileTree) -> list[str]:
@@ -112,7 +88,7 @@ def flagtree_backends(tree: FileTree, upstream: FileTree) -> list[str]:
     return sorted(names - upstream_dirs)
 
 
-class _Script:
+class _Script(Conditions):
     def __init__(self, tree: FileTree, path: str, module: ast.Module) -> None:
         self.path = path
         self.module = module
@@ -127,9 +103,7 @@ class _Script:
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and isinstance(node.left, ast.Constant) \
                     and isinstance(node.left.value, str) and node.left.value == f"-D{BACKENDS_VARIABLE}=":
                 self.computed.append((BACKENDS_VARIABLE, node.right))
-        helpers = [module] + [tree_module for tree_module in _helper_modules(tree)]
-        self.backend_names = _backend_variables(helpers)
-        self.lists = _list_definitions(helpers, self.backend_names)
+        super().__init__(tree, module)
 
     def configuration(self, backend: str) -> Configuration | None:
         if len(self.computed) != 1:
@@ -142,7 +116,7 @@ class _Script:
             if assignment is None:
                 return None
             names = self.value(assignment.value, backend, set())
-        except _Unknown:
+        except Unknown:
             return None
         cache = {**self.literal_cache, BACKENDS_VARIABLE: ";".join(dict.fromkeys(name for name in names if name))}
         return Configuration(backend, cache, {"FLAGTREE_BACKEND": backend}, f"{self.path}:{assignment.lineno}")
@@ -156,7 +130,7 @@ class _Script:
                 if isinstance(statement, ast.If):
                     try:
                         taken = self.condition(statement.test, backend)
-                    except _Unknown:
+                    except Unknown:
                         if any(_assigns(node, variable) for node in ast.walk(statement)):
                             raise
                         continue
@@ -165,52 +139,6 @@ class _Script:
                     chosen.append(statement)  # type: ignore[arg-type]
         walk(self.module.body)
         return chosen[-1] if chosen else None
-
-    def condition(self, test: ast.expr, backend: str) -> bool:
-        if isinstance(test, ast.BoolOp):
-            values = [self.condition(value, backend) for value in test.values]
-            return all(values) if isinstance(test.op, ast.And) else any(values)
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            return not self.condition(test.operand, backend)
-        if self._is_backend(test):
-            return bool(backend)
-        if isinstance(test, ast.Compare) and len(test.ops) == 1 and self._is_backend(test.left):
-            right = self.value(test.comparators[0], backend, set()) if not isinstance(test.comparators[0], ast.Constant) \
-                else [test.comparators[0].value]
-            operator = test.ops[0]
-            if isinstance(operator, (ast.In, ast.NotIn)):
-                return (backend in right) == isinstance(operator, ast.In)
-            if isinstance(operator, (ast.Eq, ast.NotEq)) and len(right) == 1:
-                return (backend == right[0]) == isinstance(operator, ast.Eq)
-        raise _Unknown
-
-    def _is_backend(self, node: ast.expr) -> bool:
-        return _last_name(node) in self.backend_names
-
-    def value(self, node: ast.expr, backend: str, seen: set[str]) -> list[str]:
-        """The names a list expression holds."""
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            return [node.value]
-        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-            return [name for element in node.elts for name in self.value(element, backend, seen)]
-        if isinstance(node, ast.Starred):
-            return self.value(node.value, backend, seen)
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-            return self.value(node.left, backend, seen) + self.value(node.right, backend, seen)
-        if isinstance(node, ast.Call):  # tuple(x), list(x), BackendInstaller.copy(names), copy_externals()
-            return [name for argument in node.args for name in self.value(argument, backend, seen)]
-        name = _last_name(node)
-        if name is None:
-            raise _Unknown
-        if name in self.backend_names:
-            return [backend] if backend else []
-        if name in seen or name not in self.lists:
-            raise _Unknown
-        definitions, appended = self.lists[name]
-        values = {tuple(self.value(definition, backend, seen | {name})) for definition in definitions}
-        if len(values) != 1:
-            raise _Unknown  # assigned differently in two places: which one runs is not read here
-        return [*next(iter(values)), *(item for node in appended for item in self.value(node, backend, seen | {name}))]
 
 
 def _assigns(node: ast.AST, variable: str) -> bool:
@@ -228,77 +156,3 @@ def _listed_variable(node: ast.expr) -> str | None:
                 and isinstance(generator.iter, ast.Name):
             return generator.iter.id
     return None
-
-
-def _last_name(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return None
-
-
-def _helper_modules(tree: FileTree) -> Iterable[ast.Module]:
-    for path in sorted(tree.paths()):
-        if path.startswith(SETUP_DIRS) and language_of(path) == "py" and not is_test_path(path):
-            text = read_text(tree, path)
-            try:
-                yield ast.parse(text or "")
-            except SyntaxError:
-                continue
-
-
-def _backend_variables(modules: list[ast.Module]) -> set[str]:
-    """Names assigned from an expression that reads FLAGTREE_BACKEND (os.getenv("FLAGTREE_BACKEND", ...))."""
-    names: set[str] = set()
-    for module in modules:
-        for node in ast.walk(module):
-            if isinstance(node, ast.Assign):
-                targets, value = node.targets, node.value
-            elif isinstance(node, ast.AnnAssign) and node.value is not None:
-                targets, value = [node.target], node.value
-            else:
-                continue
-            if any(isinstance(c, ast.Constant) and c.value == "FLAGTREE_BACKEND" for c in ast.walk(value)):
-                names.update(name for target in targets if (name := _last_name(target)))
-    return names
-
-
-def _list_definitions(modules: list[ast.Module], backend_names: set[str]) -> dict[str, tuple[list[ast.expr],
-                                                                                             list[ast.expr]]]:
-    """Name -> (the values module and class bodies assign it, what any code appends to it)."""
-    found: dict[str, tuple[list[ast.expr], list[ast.expr]]] = {}
-    for module in modules:
-        bodies = [module.body] + [node.body for node in ast.walk(module) if isinstance(node, ast.ClassDef)]
-        for body in bodies:
-            for statement in body:
-                if isinstance(statement, ast.Assign):
-                    for target in statement.targets:
-                        if isinstance(target, ast.Name) and target.id not in backend_names:
-                            found.setdefault(target.id, ([], []))[0].append(statement.value)
-                elif isinstance(statement, ast.AnnAssign) and statement.value is not None \
-                        and isinstance(statement.target, ast.Name):
-                    found.setdefault(statement.target.id, ([], []))[0].append(statement.value)
-    for module in modules:
-        for call, local in _calls(module, frozenset()):
-            if isinstance(call.func, ast.Attribute) and call.func.attr == "append" and len(call.args) == 1 \
-                    and (name := _last_name(call.func.value)) in found \
-                    and not (isinstance(call.func.value, ast.Name) and name in local):
-                found[name][1].append(call.args[0])
-    return found
-
-
-def _calls(node: ast.AST, local: frozenset[str]) -> Iterator[tuple[ast.Call, frozenset[str]]]:
-    """Every call below node, with the names the function it sits in assigns."""
-    for child in ast.iter_child_nodes(node):
-        inner = local | _locals(child) if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else local
-        if isinstance(child, ast.Call):
-            yield child, inner
-        yield from _calls(child, inner)
-
-
-def _locals(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
-    """Names a function assigns: `default_backends = kargs[...]` then `.append('flir')` is a download hook's
-    alias of the list, run only when its download is (the directory it adds is downloaded, not in the tree)."""
-    return frozenset(target.id for node in ast.walk(function) if isinstance(node, ast.Assign)
-                     for target in node.targets if isinstance(target, ast.Name))

@@ -13,6 +13,7 @@ from posixpath import basename, dirname, join, normpath
 from sync.facts.astwalk import walk_nodes
 # is_test_path and not_built are the vocabulary's (facts/filekinds.py), also imported from here
 from sync.facts.filekinds import SPEC_TREE_CODE, is_test_path, not_built  # noqa: F401
+from sync.facts.setupconditions import backend_condition
 from sync.facts.trees import FileTree, read_text
 from sync.support.schema import Mapping, Strings, Table, Text, load_table, load_toml
 
@@ -527,8 +528,7 @@ def _backend_condition(tree: FileTree, module: ast.Module, function: ast.Functio
                        node: ast.AST) -> Callable[[str], bool]:
     """Which backends reach node through the `if` tests around it in function (`if flagtree_backend not in
     configs.plugin_backends:`, 3.2's helper, whose plugin backends keep trunk's packages), each read as the build
-    configurations read the entry script's (facts/buildconfigs); a test read nowhere decides nothing."""
-    from sync.facts.buildconfigs import backend_condition  # it reads this module's names: imported when used
+    configurations read the entry script's (facts/setupconditions); a test read nowhere decides nothing."""
     holds = backend_condition(tree, module)
     wanted: list[tuple[ast.expr, bool]] = []
     for test in walk_nodes(function):
