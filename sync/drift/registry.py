@@ -47,7 +47,7 @@ from sync.facts.upstreamlog import with_upstream_commits
 from sync.drift.analyses.methodcalls import call_no_overload_findings
 from sync.drift.analyses.accessors import member_findings
 from sync.drift.analyses.pymembers import ATTRIBUTE_READS, attribute_findings
-from sync.drift.analyses.definitions import definition_findings
+from sync.drift.analyses.definitions import declaration_findings, definition_findings
 from sync.drift.analyses.qualified import moved_findings
 from sync.drift.analyses.clashes import clash_findings
 from sync.drift.analyses.bindings import binding_findings
@@ -87,8 +87,9 @@ def boundary_findings(context: DriftContext) -> list[Finding]:
     """FlagTree's definitions of what upstream declares, qualified names and headers whose declaration moved,
     definitions that clash in one unit, and callables passed to a parameter upstream retyped: one process, so the
     headers upstream changed are parsed once for all four (declindex's memo)."""
-    return [finding for name, piece in (("definitions", definition_findings), ("moved declarations", moved_findings),
-                                        ("clashes", clash_findings), ("callbacks", callback_findings))
+    return [finding for name, piece in (("definitions", definition_findings), ("declarations", declaration_findings),
+                                        ("moved declarations", moved_findings), ("clashes", clash_findings),
+                                        ("callbacks", callback_findings))
             for finding in kept_piece(context, name, lambda: piece(context))]  # each kept on its own
 
 

@@ -16,7 +16,7 @@ Kinds:
   Flags: `definition` (a function with a body, a class or enum with one), `local` (inside a function body),
   `qualified` (spelled `A::f`: an out-of-line definition), `virtual`, `pure`, `static`, `variadic`, `const`,
   `default`, `delete`, `friend`, `pack` (a parameter pack), `special` (operator, destructor, explicit template
-  arguments).
+  arguments), `internal` (a function in an anonymous namespace: no other compile unit can name it).
 - ODS (.td): `op`, `attr`, `type` (name: the C++ class the record generates; target: the record; members: the
   accessors of its arguments, results and parameters), `builder` (owner: the class; params: the builder's
   parameters, has_default for trailing defaults), `enum-attr` / `enum-case` (name: the C++ enum or case a
@@ -61,7 +61,7 @@ from sync.facts.tdsigs import records
 from sync.git.readlog import TreeMemo
 from sync.facts.trees import FileTree, read_text
 
-VERSIONS = {"cpp": 3, "td": 3, "py": 5, "cmake": 2}
+VERSIONS = {"cpp": 4, "td": 3, "py": 5, "cmake": 2}
 PARSES: Counter[str] = Counter()  # parses done by this process, per language (tests: a cached run parses nothing)
 _MEMO_LIMIT = 20_000  # blobs; content-addressed, so only memory is at stake
 
@@ -282,6 +282,8 @@ def _cpp_function(node: Node) -> Decl | None:
         flags |= {"in-definition"}
     if where.local:
         flags |= {"local"}
+    if _in_anonymous_namespace(node):
+        flags |= {"internal"}  # no other compile unit can name it
     if any(child.type == "type_qualifier" and node_text(child) == "const" for child in node.children):
         flags |= {"const"}
     params, pack = _params(parameters)
@@ -301,6 +303,15 @@ def _cpp_function(node: Node) -> Decl | None:
     kind = "method" if owner is not None and not where.in_definition else "function"
     return Decl(kind, name, "::".join(scope), node.start_point[0] + 1, owner if kind == "method" else None, params,
                 frozenset(flags))
+
+
+def _in_anonymous_namespace(node: Node) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "namespace_definition" and parent.child_by_field_name("name") is None:
+            return True
+        parent = parent.parent
+    return False
 
 
 def _field_names(node: Node) -> Iterator[Node]:

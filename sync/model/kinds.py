@@ -232,6 +232,11 @@ CATALOGUE: tuple[Kind, ...] = (
        "still has the old ones, so upstream's calls no longer reach it (link error) or it matches no declaration "
        "(compile error)", "change the definition to the parameters upstream declares now, and port its body",
        confidence="high"),
+    _k("declaration-mismatch", "symbol", "error", "FlagTree's own lines declare (without a body) a function that "
+       "upstream's sources defined with external linkage at the old tag, and upstream now defines it only with other "
+       "parameters or with internal linkage (static, an anonymous namespace): no definition matches FlagTree's "
+       "declaration, so its calls do not link", "declare and call the function as upstream now defines it, or keep "
+       "a definition of FlagTree's own", confidence="high"),
     _k("call-no-overload", "symbol", "error", "FlagTree calls a trunk class's method (through a receiver declared "
        "with that class), a trunk namespace's free function (named through the namespace, or from inside it when no "
        "other namespace declares the name) or a builder TableGen generates (X::get, create<Op>, Op::create) with a number of "

@@ -11,6 +11,13 @@ added to a trunk file) of a file the build compiles, whose parameters are those 
 new one? Parameters compare by count and by each type's last name (`py::module &&m` and `pybind11::module m`
 agree; `int` and `unsigned` do not). The definition is read on the upgraded branch when there is one: a fix
 made there counts.
+
+And the mirror (declaration-mismatch): FlagTree's lines declare, without a body, a function that upstream's
+code defines with external linkage at the old tag (python/src/llvm.cc's translateLLVMIRToASM, which the cpu
+backend's extern declaration calls), and upstream's new tree defines that qualified name only with other
+parameters or with internal linkage (static, an anonymous namespace), and declares the old form nowhere, nor does
+the backend define it in its own tree (xpu compiles its own python/src/llvm.cc): FlagTree's calls link to nothing
+(3.3 -> 3.7, where upstream added a parameter and moved the function into an anonymous namespace).
 """
 from __future__ import annotations
 
@@ -22,7 +29,7 @@ from sync.facts.cmakebuilt import unbuilt
 from sync.facts.declindex import CPP_SUFFIXES, HEADER_SUFFIXES, Decl, DeclarationIndex, declarations_of
 from sync.facts.delta import backend_of, fork_added_lines
 from sync.facts.cppscope import own_header_copy
-from sync.facts.filekinds import not_built
+from sync.facts.filekinds import CPP_SOURCES, not_built
 from sync.facts.layout import backend_dir, third_party_owner
 from sync.facts.trees import read_text
 from sync.git import blob_hunks, changes_with_renames
@@ -160,6 +167,107 @@ def _backend_declares(context: DriftContext, index: DeclarationIndex, backend: s
     return backend in context.own_trunk_backends or own_header_copy(context.fork, where, item.path) or any(
         decl.params is not None and "definition" not in decl.flags and decl.qualified == item.qualified
         for _, decl in index.overloads(item.qualified, under=[where], suffixes=CPP_SUFFIXES))
+
+
+def _external_definitions(decls: tuple[Decl, ...], qualified: str) -> list[Decl]:
+    return [decl for decl in decls if decl.qualified == qualified and decl.kind == "function"
+            and "definition" in decl.flags and decl.params is not None
+            and not decl.flags & {"local", "special", "static", "internal"}]
+
+
+# A prototype on one line of a source: `[extern] type name(params);` (the parse then says what it is)
+_PROTOTYPE = re.compile(r"^\s*(?:extern\s+)?[\w:<>,\s*&]+?[\s*&](\w+)\s*\([^;{}]*\)\s*(?:const\s*)?;", re.MULTILINE)
+
+
+_NOT_A_PROTOTYPE = frozenset({"definition", "local", "friend", "special", "qualified", "static", "internal"})
+
+
+def _flagtree_prototypes(context: DriftContext) -> dict[str, list[tuple[str, Decl]]]:
+    """Name -> (path, declaration) of each function FlagTree's lines declare without a body in a compiled source
+    (.cc/.cpp): a forward declaration of a function some other unit defines."""
+    found: dict[str, list[tuple[str, Decl]]] = {}
+    for path, lines in sorted(fork_added_lines(context.upstream_old, context.fork).items()):
+        if not path.endswith(CPP_SOURCES) or not_built(path):
+            continue
+        text = read_text(context.fork, path) or ""
+        source = text.splitlines()
+        added = "\n".join(source[line - 1] for line in sorted(lines) if 0 < line <= len(source))
+        if not _PROTOTYPE.search(added) or unbuilt(context.fork, path):
+            continue
+        for decl in declarations_of(path, text):
+            if decl.line in lines and decl.kind == "function" and decl.params is not None \
+                    and not decl.flags & _NOT_A_PROTOTYPE:
+                found.setdefault(decl.name, []).append((path, decl))
+    return found
+
+
+def _redefined(context: DriftContext, names: set[str]) -> dict[str, tuple[str, Decl, Decl]]:
+    """Qualified name -> (the upstream source that defines it at the new tag, its old definition, its new one), for
+    each of the names an upstream-changed source (.cc/.cpp) defines with external linkage at the old tag and, at the
+    new one, only with other parameters or with internal linkage."""
+    out: dict[str, tuple[str, Decl, Decl]] = {}
+    old, new = context.upstream_old, context.upstream_new
+    spelled = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\s*\(")
+    for change in changes_with_renames(old, new):
+        if change.new_path is None or not change.old_path.endswith(CPP_SOURCES) or not_built(change.old_path):
+            continue
+        old_text = read_text(old, change.old_path) or ""
+        if not spelled.search(old_text):
+            continue  # defines none of them
+        before = declarations_of(change.old_path, old_text)
+        after = declarations_of(change.new_path, read_text(new, change.new_path) or "")
+        for decl in before:
+            if decl.name not in names or not _external_definitions((decl,), decl.qualified) or decl.qualified in out:
+                continue
+            now = [d for d in after
+                   if d.qualified == decl.qualified and "definition" in d.flags and d.params is not None]
+            if now and not any(_signature(d) == _signature(decl) and _external_definitions((d,), d.qualified)
+                               for d in now):
+                out[decl.qualified] = (change.new_path, decl, now[0])
+    return out
+
+
+def declaration_findings(context: DriftContext) -> list[Finding]:
+    """declaration-mismatch: FlagTree's own declarations (no body) of functions upstream's sources define and
+    changed (the module's second question)."""
+    prototypes = _flagtree_prototypes(context)
+    changed = _redefined(context, set(prototypes)) if prototypes else {}
+    if not changed:
+        return []
+    new_index, fork_index = DeclarationIndex.of(context.upstream_new), DeclarationIndex.of(context.fork)
+    findings: list[Finding] = []
+    for path, decl in sorted(((path, decl) for sites in prototypes.values() for path, decl in sites),
+                             key=lambda site: (site[0], site[1].line)):
+        item = changed.get(decl.qualified)
+        if item is None:
+            continue
+        where, old_definition, new_definition = item
+        if _signature(decl) != _signature(old_definition):
+            continue  # not the old definition's form: FlagTree declares something else
+        if any(d.qualified == decl.qualified and _signature(d) == _signature(decl)
+               and not d.flags & {"static", "internal", "local"}
+               for _, d in new_index.overloads(decl.qualified, suffixes=HEADER_SUFFIXES)):
+            continue  # a header of the new tree still declares the old form
+        backend = third_party_owner(path)
+        if backend is not None and _external_definitions(tuple(
+                d for _, d in fork_index.overloads(decl.qualified, under=[backend_dir(backend) + "/"],
+                                                   suffixes=CPP_SOURCES) if _signature(d) == _signature(decl)),
+                decl.qualified):
+            continue  # the backend compiles its own definition of the old form (xpu's python/src/llvm.cc)
+        new_form = f"as {decl.qualified}{_shown(frozenset([_signature(new_definition)]))}"
+        how = "in an anonymous namespace" if "internal" in new_definition.flags else "static" \
+            if "static" in new_definition.flags else new_form
+        findings.append(Finding(
+            "declaration-mismatch", path,
+            f"FlagTree declares {decl.qualified}{_shown(frozenset([_signature(decl)]))} to call upstream's definition "
+            f"in {where}, which upstream now defines {how} (line {new_definition.line}): no definition matches "
+            "FlagTree's declaration, so its calls link to nothing (will not link as is)",
+            "declare and call the function as upstream now defines it, or keep a definition of FlagTree's own",
+            decl.line, backend_of(context.owners.owners, path), related_path=where,
+            details={"declaration": decl.qualified, "declared": list(_signature(decl)),
+                     "defined": list(_signature(new_definition)),
+                     "linkage": sorted(new_definition.flags & {"static", "internal"})}))
+    return findings
 
 
 def _shown(signatures: frozenset[Signature]) -> str:
