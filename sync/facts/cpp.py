@@ -172,10 +172,12 @@ def captures(query_source: str, text: str) -> dict[str, list[Node]]:
 
 
 # Characters of C++ whose trees the processes of a job keep together, split between them (at least 1 M each):
-# 2 M each on 2 cores. A tree costs some 25 bytes of resident memory a character: on the 3.7 move's first run on
+# 1 M each on 2 cores. A tree costs some 25 bytes of resident memory a character: on the 3.7 move's first run on
 # 2 cores, 8 M each held about 200 MB in each process for about 1 s of parses saved (bench/cold_upgrade.py
-# --phases); the readers that share a tree mostly read it one after another, which a small memo still serves.
-CPP_MEMO_TOTAL = 4 * 1024 * 1024
+# --phases); 2 M each saved nothing measurable against 1 M and held some 25 MB more in each process (pairs of
+# cold runs: 37.2/36.8 s of CPU and 509/499 MB at 2 M, 37.0/36.4 s and 483/481 MB at 1 M). The readers that share
+# a tree mostly read it one after another, which a small memo still serves.
+CPP_MEMO_TOTAL = 2 * 1024 * 1024
 _TREES: TextMemo[Tree] = TextMemo(0)  # its budget is set on first use, when the job's process count is known
 
 
