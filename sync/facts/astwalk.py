@@ -30,3 +30,12 @@ def walk_levels(root: ast.AST) -> list[list[ast.AST]]:
                     below.append(value)
         level = below
     return levels
+
+
+def last_name(node: ast.AST) -> str | None:
+    """The last identifier an expression spells: `x` for `x`, `c` for `a.b.c`; None for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None

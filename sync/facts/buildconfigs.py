@@ -16,7 +16,8 @@ import ast
 from dataclasses import dataclass, field
 
 from sync.facts.layout import THIRD_PARTY
-from sync.facts.setupconditions import Conditions, Unknown, last_name
+from sync.facts.astwalk import last_name
+from sync.facts.setupconditions import Conditions, Unknown
 from sync.facts.trees import FileTree, read_text
 
 ENTRY_SCRIPTS = ("setup.py", "python/setup.py")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 from posixpath import basename, dirname, join, normpath
 
-from sync.facts.astwalk import walk_nodes
+from sync.facts.astwalk import last_name, walk_nodes
 # is_test_path and not_built are the vocabulary's (facts/filekinds.py), also imported from here
 from sync.facts.filekinds import SPEC_TREE_CODE, is_test_path, not_built  # noqa: F401
 from sync.facts.setupconditions import backend_condition
@@ -367,8 +367,7 @@ class _HelperPaths:
 
 
 def _called(call: ast.Call) -> str | None:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return last_name(call.func)
 
 
 def _setup_dir(tree: FileTree) -> str:

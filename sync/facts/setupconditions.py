@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable, Iterator
 
+from sync.facts.astwalk import last_name
 from sync.facts.filekinds import is_test_path, language_of
 from sync.facts.trees import FileTree, read_text
 
@@ -90,14 +91,6 @@ def backend_condition(tree: FileTree, module: ast.Module) -> Callable[[ast.expr,
         except Unknown:
             return None
     return holds
-
-
-def last_name(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return None
 
 
 def helper_modules(tree: FileTree) -> Iterable[ast.Module]:

@@ -38,7 +38,7 @@ from sync.facts.pyblobs import Extractor, python_fact
 from sync.facts.filekinds import is_built, is_test_file
 from sync.facts.layout import backend_root
 from sync.facts.names import significant_name
-from sync.facts.astwalk import walk_levels
+from sync.facts.astwalk import last_name, walk_levels
 from sync.facts.parsing import Unparseable, parsed_ast
 from sync.facts.pychunks import merge_levels, over_chunks
 
@@ -48,15 +48,6 @@ _ENVIRONMENT = frozenset({"environ"})  # container names of the process environm
 
 def _produces_runtime_data(path: str) -> bool:
     return is_built(path) and not is_test_file(path)  # tests and examples feed no runtime data
-
-
-def container_name(node: ast.AST) -> str | None:
-    """The last name of the expression a key is read from or written to: `metadata` for `k.metadata`."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return None
 
 
 def read_keys(text: str, lines: frozenset[int]) -> dict[str, int]:
@@ -81,15 +72,15 @@ def _key_reads_of(nodes: list[ast.AST]) -> list[tuple[str, int, str | None]]:
         line = getattr(node, "lineno", 0)
         key, container = None, None
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and _string(node.slice):
-            key, container = _string(node.slice), container_name(node.value)
+            key, container = _string(node.slice), last_name(node.value)
         elif isinstance(node, ast.Call) and node.args and _string(node.args[0]) and (
                 isinstance(node.func, ast.Attribute) and node.func.attr in _READ_CALLS):
-            key, container = _string(node.args[0]), container_name(node.func.value)
+            key, container = _string(node.args[0]), last_name(node.func.value)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr") \
                 and len(node.args) >= 2 and _string(node.args[1]):
-            key, container = _string(node.args[1]), container_name(node.args[0])
+            key, container = _string(node.args[1]), last_name(node.args[0])
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-            key, container = node.attr, container_name(node.value)
+            key, container = node.attr, last_name(node.value)
         if key and key.isidentifier() and significant_name(key) and container not in _ENVIRONMENT:
             found.append((key, line, container))
     return found
@@ -108,7 +99,7 @@ def _key_writes(node: ast.AST) -> Iterator[tuple[str, ast.expr | None, ast.expr 
     if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
         for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
             key = _string(target.slice) if isinstance(target, ast.Subscript) else None
-            if key is not None and isinstance(target, ast.Subscript) and container_name(target.value) not in _ENVIRONMENT:
+            if key is not None and isinstance(target, ast.Subscript) and last_name(target.value) not in _ENVIRONMENT:
                 yield key, target.value, node.value
     elif isinstance(node, ast.Dict):
         for key_node, value in zip(node.keys, node.values):
@@ -202,7 +193,7 @@ def _productions(trees: Iterator[ast.Module], keys: set[str]) -> Producers:
             for node in level:
                 if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Dict):
                     owner = node.targets[0] if isinstance(node, ast.Assign) else node.target
-                    dict_owner[id(node.value)] = container_name(owner)
+                    dict_owner[id(node.value)] = last_name(owner)
                 for key, container, value in _key_writes(node):
                     if key not in keys:
                         continue
@@ -211,7 +202,7 @@ def _productions(trees: Iterator[ast.Module], keys: set[str]) -> Producers:
                     else:
                         written[key].append(ast.unparse(node))
                     if value is not None:  # a dict literal writes to what it is assigned to
-                        written_to = dict_owner.get(id(node)) if container is None else container_name(container)
+                        written_to = dict_owner.get(id(node)) if container is None else last_name(container)
                         productions.append((key, Production(written_to, _value_kind(value))))
         parts.append(levels)
         del tree
