@@ -157,23 +157,35 @@ def _td_uses(context: DriftContext, tree: GitTree, item: Classified, names: set[
                  and path not in (item.trunk_path, itself) and (item.file.backend, path) not in context.replaced_by_backend)
 
 
-def _trunk_uses(context: DriftContext, tree: GitTree, backend: str, names: set[str]) -> dict[str, list[str]]:
-    """Name -> path:line of each use in trunk's built C++ outside the backend's own turned-off regions; not in a
-    trunk file the backend builds its own version of."""
+Wanted = Callable[[str], bool]  # whether a path counts
+TurnedOff = Callable[[str, str], "list[tuple[int, int]] | None"]  # line spans of a text that do not count (None: all)
+
+
+def _trunk_cpp_of(context: DriftContext, tree: GitTree, backend: str) -> tuple[Wanted, TurnedOff]:
+    """The trunk C++ of the tree the backend compiles as is: built, not a trunk file the backend builds its own
+    version of, not under a directory the CMake leaves out; and in it the regions the backend's own
+    FLAGTREE_SPEC_* `#ifndef` turns off."""
     macros = set(backend_macros(context.backend_files, backend))
+
+    def wanted(path: str) -> bool:
+        return not is_third_party(path) and path.endswith(CPP_CODE) and is_built(path) \
+            and not path.startswith("docs/") and (backend, path) not in context.replaced_by_backend
 
     def turned_off(path: str, text: str) -> list[tuple[int, int]] | None:
         if unbuilt(tree, path):
             return None
         return [(region.start, region.end) for region in guard_regions(text)
                 if region.macro in macros and region.directive == "ifndef"]
-    return _uses(tree, names, lambda path: not is_third_party(path) and path.endswith(CPP_CODE)
-                 and is_built(path) and not path.startswith("docs/")
-                 and (backend, path) not in context.replaced_by_backend, turned_off)
+    return wanted, turned_off
 
 
-def _uses(tree: GitTree, names: set[str], wanted: Callable[[str], bool],
-          turned_off: Callable[[str, str], list[tuple[int, int]] | None] = lambda path, text: []) -> dict[str, list[str]]:
+def _trunk_uses(context: DriftContext, tree: GitTree, backend: str, names: set[str]) -> dict[str, list[str]]:
+    """Name -> path:line of each use in trunk's C++ the backend compiles, outside the regions it turns off."""
+    return _uses(tree, names, *_trunk_cpp_of(context, tree, backend))
+
+
+def _uses(tree: GitTree, names: set[str], wanted: Wanted,
+          turned_off: TurnedOff = lambda path, text: []) -> dict[str, list[str]]:
     """Name -> path:line of each use of the names as words in the files wanted() keeps, outside `//` comments and
     the line spans turned_off() gives for a file that spells one (None: none of the file counts)."""
     word = re.compile(r"\b(" + "|".join(re.escape(name) for name in sorted(names)) + r")\b")
@@ -290,23 +302,22 @@ def _td_definitions_of(tree: GitTree | FileTree, wanted: Callable[[str], bool], 
 
 def _unqualified_uses(context: DriftContext, tree: GitTree, backend: str, name: str, first: frozenset[str],
                       second: frozenset[str]) -> list[tuple[str, int]]:
-    """(path, line) of each unqualified use of name outside named namespaces (cppscope) in trunk's built C++ the
-    backend compiles as is, in a file whose file-scope using-directives open a namespace of each set."""
+    """(path, line) of each unqualified use of name outside named namespaces (cppscope) in trunk's C++ the backend
+    compiles, outside the regions it turns off, in a file whose file-scope using-directives open a namespace of
+    each set."""
     word = re.compile(rf"\b{re.escape(name)}\b")
-    macros = set(backend_macros(context.backend_files, backend))
+    wanted, turned_off = _trunk_cpp_of(context, tree, backend)
     found: list[tuple[str, int]] = []
     for path in tree.paths():
-        if is_third_party(path) or not path.endswith(CPP_CODE) or not is_built(path) or path.startswith("docs/") \
-                or (backend, path) in context.replaced_by_backend:
+        if not wanted(path):
             continue
         source = read_text(tree, path) or ""
-        if not word.search(source) or unbuilt(tree, path):
+        if not word.search(source):
             continue
-        opened = file_using_namespaces(source)
-        if opened.isdisjoint(first) or opened.isdisjoint(second):
+        off = turned_off(path, source)
+        opened = file_using_namespaces(source) if off is not None else set()
+        if off is None or opened.isdisjoint(first) or opened.isdisjoint(second):
             continue
-        off = [(region.start, region.end) for region in guard_regions(source)
-               if region.macro in macros and region.directive == "ifndef"]
         found += [(path, line) for line in unqualified_global_uses(source, name)
                   if not any(start <= line <= end for start, end in off)]
     return found
