@@ -169,10 +169,10 @@ def _backend_declares(context: DriftContext, index: DeclarationIndex, backend: s
         for _, decl in index.overloads(item.qualified, under=[where], suffixes=CPP_SUFFIXES))
 
 
-def _external_definitions(decls: tuple[Decl, ...], qualified: str) -> list[Decl]:
-    return [decl for decl in decls if decl.qualified == qualified and decl.kind == "function"
-            and "definition" in decl.flags and decl.params is not None
-            and not decl.flags & {"local", "special", "static", "internal"}]
+def _externally_defined(decl: Decl) -> bool:
+    """A function definition another compile unit can call: not static, local or in an anonymous namespace."""
+    return decl.kind == "function" and "definition" in decl.flags and decl.params is not None \
+        and not decl.flags & {"local", "special", "static", "internal"}
 
 
 # A prototype on one line of a source: `[extern] type name(params);` (the parse then says what it is)
@@ -217,12 +217,11 @@ def _redefined(context: DriftContext, names: set[str]) -> dict[str, tuple[str, D
         before = declarations_of(change.old_path, old_text)
         after = declarations_of(change.new_path, read_text(new, change.new_path) or "")
         for decl in before:
-            if decl.name not in names or not _external_definitions((decl,), decl.qualified) or decl.qualified in out:
+            if decl.name not in names or not _externally_defined(decl) or decl.qualified in out:
                 continue
             now = [d for d in after
                    if d.qualified == decl.qualified and "definition" in d.flags and d.params is not None]
-            if now and not any(_signature(d) == _signature(decl) and _external_definitions((d,), d.qualified)
-                               for d in now):
+            if now and not any(_signature(d) == _signature(decl) and _externally_defined(d) for d in now):
                 out[decl.qualified] = (change.new_path, decl, now[0])
     return out
 
@@ -249,10 +248,10 @@ def declaration_findings(context: DriftContext) -> list[Finding]:
                for _, d in new_index.overloads(decl.qualified, suffixes=HEADER_SUFFIXES)):
             continue  # a header of the new tree still declares the old form
         backend = third_party_owner(path)
-        if backend is not None and _external_definitions(tuple(
-                d for _, d in fork_index.overloads(decl.qualified, under=[backend_dir(backend) + "/"],
-                                                   suffixes=CPP_SOURCES) if _signature(d) == _signature(decl)),
-                decl.qualified):
+        if backend is not None and any(
+                d.qualified == decl.qualified and _signature(d) == _signature(decl) and _externally_defined(d)
+                for _, d in fork_index.overloads(decl.qualified, under=[backend_dir(backend) + "/"],
+                                                 suffixes=CPP_SOURCES)):
             continue  # the backend compiles its own definition of the old form (xpu's python/src/llvm.cc)
         new_form = f"as {decl.qualified}{_shown(frozenset([_signature(new_definition)]))}"
         how = "in an anonymous namespace" if "internal" in new_definition.flags else "static" \
