@@ -528,7 +528,6 @@ def _backend_condition(tree: FileTree, module: ast.Module, function: ast.Functio
     """Which backends reach node through the `if` tests around it in function (`if flagtree_backend not in
     configs.plugin_backends:`, 3.2's helper, whose plugin backends keep trunk's packages), each read as the build
     configurations read the entry script's (facts/setupconditions); a test read nowhere decides nothing."""
-    holds = backend_condition(tree, module)
     wanted: list[tuple[ast.expr, bool]] = []
     for test in walk_nodes(function):
         if isinstance(test, ast.If):
@@ -536,6 +535,9 @@ def _backend_condition(tree: FileTree, module: ast.Module, function: ast.Functio
                 wanted.append((test.test, True))
             elif any(child is node for branch in test.orelse for child in walk_nodes(branch)):
                 wanted.append((test.test, False))
+    if not wanted:
+        return lambda backend: True  # no test around it: the setup modules need not be read
+    holds = backend_condition(tree, module)
     return lambda backend: all(holds(test, backend) in (None, value) for test, value in wanted)
 
 

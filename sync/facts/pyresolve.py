@@ -30,7 +30,7 @@ def python_uses(text: str, name: str) -> list[PyUse] | None:
         return None
     nodes = walk_nodes(tree)
     bound = _imported_names(nodes)
-    strings = _string_names(nodes)
+    strings: set[str] | None = None  # read once, and only for a use whose receiver no import binds
     uses: list[PyUse] = []
     for node in nodes:
         if isinstance(node, ast.Attribute) and node.attr == name:
@@ -40,8 +40,9 @@ def python_uses(text: str, name: str) -> list[PyUse] | None:
                 chain.insert(0, value.attr)
                 value = value.value
             module = bound.get(value.id) if isinstance(value, ast.Name) else None
-            if not chain and (_string_valued(value, strings)):
-                module = _STR
+            if not chain and module is None:
+                strings = _string_names(nodes) if strings is None else strings
+                module = _STR if _string_valued(value, strings) else None
             uses.append(PyUse(node.end_lineno or node.lineno, ".".join([module, *chain]) if module else None))
         elif isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
             uses.append(PyUse(node.lineno, bound.get(name)))
