@@ -25,7 +25,7 @@ replaces itself, or under a directory the build leaves out; nor for a class any 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from posixpath import dirname, join, normpath
 
 from sync.drift.analyses.accessors import declared_at
@@ -184,12 +184,10 @@ def _trunk_uses(context: DriftContext, tree: GitTree, backend: str, names: set[s
     return _uses(tree, names, *_trunk_cpp_of(context, tree, backend))
 
 
-def _uses(tree: GitTree, names: set[str], wanted: Wanted,
-          turned_off: TurnedOff = lambda path, text: []) -> dict[str, list[str]]:
-    """Name -> path:line of each use of the names as words in the files wanted() keeps, outside `//` comments and
-    the line spans turned_off() gives for a file that spells one (None: none of the file counts)."""
-    word = re.compile(r"\b(" + "|".join(re.escape(name) for name in sorted(names)) + r")\b")
-    uses: dict[str, list[str]] = {}
+def _spelling(tree: GitTree, word: re.Pattern[str], wanted: Wanted,
+              turned_off: TurnedOff) -> Iterator[tuple[str, str, list[tuple[int, int]]]]:
+    """(path, text, the line spans that do not count) of each file wanted() keeps whose text the pattern matches,
+    but for one turned_off() leaves out whole."""
     for path in tree.paths():
         if not wanted(path):
             continue
@@ -197,8 +195,17 @@ def _uses(tree: GitTree, names: set[str], wanted: Wanted,
         if not word.search(text):
             continue
         off = turned_off(path, text)
-        if off is None:
-            continue
+        if off is not None:
+            yield path, text, off
+
+
+def _uses(tree: GitTree, names: set[str], wanted: Wanted,
+          turned_off: TurnedOff = lambda path, text: []) -> dict[str, list[str]]:
+    """Name -> path:line of each use of the names as words in the files wanted() keeps, outside `//` comments and
+    the line spans turned_off() gives for a file that spells one (None: none of the file counts)."""
+    word = re.compile(r"\b(" + "|".join(re.escape(name) for name in sorted(names)) + r")\b")
+    uses: dict[str, list[str]] = {}
+    for path, text, off in _spelling(tree, word, wanted, turned_off):
         for number, line in enumerate(text.splitlines(), start=1):
             if any(start <= number <= end for start, end in off):
                 continue
@@ -305,18 +312,11 @@ def _unqualified_uses(context: DriftContext, tree: GitTree, backend: str, name: 
     """(path, line) of each unqualified use of name outside named namespaces (cppscope) in trunk's C++ the backend
     compiles, outside the regions it turns off, in a file whose file-scope using-directives open a namespace of
     each set."""
-    word = re.compile(rf"\b{re.escape(name)}\b")
-    wanted, turned_off = _trunk_cpp_of(context, tree, backend)
     found: list[tuple[str, int]] = []
-    for path in tree.paths():
-        if not wanted(path):
-            continue
-        source = read_text(tree, path) or ""
-        if not word.search(source):
-            continue
-        off = turned_off(path, source)
-        opened = file_using_namespaces(source) if off is not None else set()
-        if off is None or opened.isdisjoint(first) or opened.isdisjoint(second):
+    for path, source, off in _spelling(tree, re.compile(rf"\b{re.escape(name)}\b"),
+                                       *_trunk_cpp_of(context, tree, backend)):
+        opened = file_using_namespaces(source)
+        if opened.isdisjoint(first) or opened.isdisjoint(second):
             continue
         found += [(path, line) for line in unqualified_global_uses(source, name)
                   if not any(start <= line <= end for start, end in off)]
