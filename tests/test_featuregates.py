@@ -169,3 +169,25 @@ def test_an_op_name_string_alone_needs_no_gate(tmp_path) -> None:
     only_string = UNGATED.replace('#include "feat/Dialect.h"\n', "").replace("    feat::registerAll();\n", "")
     fork = fork_of(**{"lib/Other.cpp": only_string})
     assert feature_gate_findings(context_of(tmp_path, OLD, {**OLD, **NEW_TAG}, fork)) == []
+
+
+FEAT_BUILT = ('set(FLAGTREE_BACKEND "$ENV{FLAGTREE_BACKEND}")\nif(FLAGTREE_BACKEND STREQUAL "acme")\n'
+              '  add_definitions(-D__FEAT__)\nendif()\nadd_subdirectory(third_party/feat)\n')
+FEAT_GATED_BUILD = ('set(FLAGTREE_BACKEND "$ENV{FLAGTREE_BACKEND}")\nif(FLAGTREE_BACKEND STREQUAL "acme")\n'
+                    '  add_definitions(-D__FEAT__)\n  add_subdirectory(third_party/feat)\nendif()\n')
+
+
+def test_a_component_every_configuration_builds_needs_no_gate(tmp_path) -> None:
+    """triton_v3.5.x onto 3.7: only some backends define __TLE__, but the root CMake adds third_party/tle in every
+    configuration, so python/src/ir.cc's ungated TLE include and qualifier compile in each build. Where the
+    component's directory is added only beside the macro, a build without it lacks the header."""
+    component = {"third_party/feat/CMakeLists.txt": "add_library(feat feat.cpp)\n",
+                 "third_party/feat/Dialect.h": "namespace feat { void registerAll(); }\n",
+                 "third_party/feat/feat.cpp": "void f() {}\n", "third_party/acme/backend/compiler.py": "X = 1\n",
+                 "python/setup.py": 'args = ["-DTRITON_CODEGEN_BACKENDS=" + ";".join(backends)]\n'}
+    found = {}
+    for name, build in {"built-anyway": FEAT_BUILT, "built-with-the-macro": FEAT_GATED_BUILD}.items():
+        fork = {**fork_of(**{"lib/Other.cpp": UNGATED}), **component, "CMakeLists.txt": build}
+        findings = feature_gate_findings(context_of(tmp_path / name, OLD, {**OLD, **NEW_TAG}, fork))
+        found[name] = [(f.kind, f.path) for f in findings]
+    assert found == {"built-anyway": [], "built-with-the-macro": [("feature-ungated", "lib/Other.cpp")]}

@@ -119,8 +119,21 @@ class DriftContext:
     def replaced_by_backend(self) -> frozenset[tuple[str, str]]:
         """(backend, trunk path) of each trunk file a backend builds or loads its own version of (an overlay of
         Python, TableGen or C++, a setup or package copy): what that backend's code means by the trunk file."""
-        return frozenset((item.file.backend, item.trunk_path) for item in self.classified
-                         if item.trunk_path and (item.role in WHOLE_FILE_ROLES - {RENAMED_COPY}))
+        return frozenset(self._replacements)
+
+    @cached_property
+    def _replacements(self) -> dict[tuple[str, str], str]:
+        return {(item.file.backend, item.trunk_path): item.file.path for item in self.classified
+                if item.trunk_path and (item.role in WHOLE_FILE_ROLES - {RENAMED_COPY})}
+
+    def serving_file(self, backend: str, trunk_path: str) -> str | None:
+        """The file a backend's build loads in place of a trunk module: its overlay or setup copy, else its own
+        python tree's copy (own_copy); None where it loads trunk's."""
+        replaced = self._replacements.get((backend, trunk_path))
+        if replaced is not None:
+            return replaced
+        own = f"{backend_dir(backend)}/{trunk_path}"
+        return own if self.fork.exists(own) else None
 
     def own_copy(self, path: str, module_path: str) -> bool:
         """Whether a backend's file imports its backend's own copy of a trunk module: FlagTree's setup builds the

@@ -116,7 +116,8 @@ def _symbol_join(context: DriftContext, shares: list[list[ChangeNames]]) -> list
     if _added_lines_unknown(context):
         return [_symbols_skipped()]
     return _with_commits(context, symbol_join(context.repo, context.upstream_old, context.upstream_new, context.fork,
-                                              context.owners.owners, shares, target=_upgraded(context)))
+                                              context.owners.owners, shares, target=_upgraded(context),
+                                              serving=context.serving_file))
 
 
 def symbol_drift(context: DriftContext) -> list[Finding]:
@@ -124,7 +125,8 @@ def symbol_drift(context: DriftContext) -> list[Finding]:
     if _added_lines_unknown(context):
         return [_symbols_skipped()]
     return _with_commits(context, symbol_findings(context.repo, context.upstream_old, context.upstream_new,
-                                                  context.fork, context.owners.owners, target=_upgraded(context)))
+                                                  context.fork, context.owners.owners, target=_upgraded(context),
+                                                  serving=context.serving_file))
 
 
 def _with_commits(context: DriftContext, findings: list[Finding]) -> list[Finding]:

@@ -32,9 +32,11 @@ class Configuration:
     chosen_at: str  # path:line of the assignment that chose its codegen backends
 
 
-def configurations(tree: FileTree, upstream: FileTree) -> list[Configuration]:
+def configurations(tree: FileTree, upstream: FileTree, partial: bool = False) -> list[Configuration]:
     """Every backend's configuration (and the one without a backend) the entry script decides; upstream's own
-    third_party directories (nvidia, amd, ...) are codegen backends of trunk's build, not FlagTree backends."""
+    third_party directories (nvidia, amd, ...) are codegen backends of trunk's build, not FlagTree backends.
+    partial: a backend whose codegen backends the script does not decide is still given, with the script's literal
+    cache variables and its FLAGTREE_BACKEND, and TRITON_CODEGEN_BACKENDS left unknown (chosen_at is '')."""
     for script in ENTRY_SCRIPTS:
         text = read_text(tree, script)
         if text is None or f"-D{BACKENDS_VARIABLE}=" not in text:
@@ -47,10 +49,19 @@ def configurations(tree: FileTree, upstream: FileTree) -> list[Configuration]:
         found = []
         for backend in ["", *flagtree_backends(tree, upstream)]:
             configuration = reader.configuration(backend)
+            if configuration is None and partial:
+                configuration = Configuration(backend, dict(reader.literal_cache), {"FLAGTREE_BACKEND": backend}, "")
             if configuration is not None:
                 found.append(configuration)
         return found
     return []
+
+
+def every_configuration(tree: FileTree, upstream: FileTree) -> list[Configuration] | None:
+    """One configuration for each build: the one without a backend and each FlagTree backend's, partial where the
+    entry script does not decide its codegen backends; None where the script leaves one out."""
+    found = configurations(tree, upstream, partial=True)
+    return found if {item.backend for item in found} == {"", *flagtree_backends(tree, upstream)} else None
 
 
 def prebuilt_extension_backends(tree: FileTree, upstream: FileTree) -> set[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from posixpath import normpath
+from posixpath import dirname, normpath
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from sync.facts.cmake import ROOT_VARIABLES, Argument, Command, commands, commented, in_conflict, listing
@@ -18,7 +18,8 @@ from sync.facts.filekinds import is_cmake
 from sync.git.readlog import TreeMemo
 from sync.facts.trees import FileTree, read_text
 
-__all__ = ["Argument", "Command", "commands", "configured", "defined_anywhere", "file_commands", "unbuilt"]
+__all__ = ["Argument", "Command", "cmake_directory", "commands", "configured", "defined_anywhere", "file_commands", "named_subdirectories",
+           "unbuilt"]
 
 
 def unbuilt(tree: FileTree, path: str) -> bool:
@@ -131,6 +132,8 @@ class Configured:
     defined: frozenset[str]  # targets defined under true or unknown conditions
     links: tuple[Link, ...]  # made under true conditions, in directories added for certain
     unread: tuple[str, ...]  # files the build certainly reads that the tree lacks (a submodule) or holds in conflict
+    reached: frozenset[str] = frozenset()  # directories added under true or unknown conditions
+    elsewhere: bool = False  # an add_subdirectory whose directory is not known (a plugin directory from outside)
 
 
 def defined_anywhere(tree: FileTree) -> dict[str, str]:
@@ -186,6 +189,7 @@ class _Evaluation:
         self.defined: set[str] = set()
         self.links: list[Link] = []
         self.unread: list[str] = []
+        self.elsewhere = False
 
     # values
     def lookup(self, scope: dict[str, Any], name: str) -> Any:
@@ -430,6 +434,8 @@ class _Evaluation:
             words = self.expand(scope, args[0])
             if words and len(words) == 1:
                 self.run_directory(_join(directory, words[0]), dict(scope), active)
+            else:
+                self.elsewhere = True
         elif name == "include" and args:
             self.include(scope, args[0], path, directory, active)
         else:
@@ -565,5 +571,27 @@ def configured(tree: FileTree, cache: Mapping[str, str], env: Mapping[str, str])
     evaluation = _Evaluation(tree, cache, env)
     scope: dict[str, Any] = {**dict.fromkeys(ROOT_VARIABLES, _SOURCE), "CMAKE_CURRENT_SOURCE_DIR": _SOURCE}
     evaluation.run_directory("", scope, True)
+    reached = frozenset(directory for directory in evaluation.visited if not directory.endswith(".cmake"))
     return Configured(frozenset(evaluation.directories), frozenset(evaluation.defined), tuple(evaluation.links),
-                      tuple(evaluation.unread))
+                      tuple(evaluation.unread), reached, evaluation.elsewhere)
+
+
+def cmake_directory(tree: FileTree, path: str) -> str:
+    """The directory of the nearest CMakeLists.txt above a file ('' for the root): the one whose adding builds it."""
+    directory = dirname(path)
+    while directory and not tree.exists(f"{directory}/CMakeLists.txt"):
+        directory = dirname(directory)
+    return directory
+
+
+def named_subdirectories(tree: FileTree) -> frozenset[str]:
+    """Every directory a CMake file of the tree adds by a literal add_subdirectory(...), whatever the condition:
+    where the tree adds a directory itself, no directory named from outside it (an unknown one) stands for it."""
+    named: set[str] = set()
+    for path in sorted(tree.paths()):
+        if path.endswith("CMakeLists.txt"):
+            for command in file_commands(tree, path) or ():
+                word = command.args[0].text.replace("${CMAKE_CURRENT_SOURCE_DIR}", ".") if command.args else "$"
+                if command.name == "add_subdirectory" and "$" not in word:
+                    named.add(_join(path.rpartition("/")[0], word))
+    return frozenset(named)

@@ -24,7 +24,9 @@ from sync.model import Finding
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
 from sync.support.cache import memoized, memoized_by
+from sync.facts.buildconfigs import every_configuration
 from sync.facts.cmake import Command, commands
+from sync.facts.cmakebuilt import cmake_directory, configured
 from sync.facts.cpp import captures, include_lines, node_text
 from sync.facts.delta import CPP, backend_of, fork_added_lines, hunks_with, is_cmake, text_diff
 from sync.facts.layout import THIRD_PARTY, is_third_party
@@ -150,11 +152,9 @@ def component_names(text: str) -> dict[int, set[tuple[str, str]]]:
 def _component_names(text: str) -> dict[int, set[tuple[str, str]]]:
     found: dict[int, set[tuple[str, str]]] = {}
     for number, name in include_lines(text):
-        parts = [part for part in name.split("/") if part]
-        if parts[:1] == [THIRD_PARTY]:
-            parts = parts[1:]
-        if len(parts) > 1:  # a header in a directory: the directory is the component's root
-            found.setdefault(number, set()).add(("include", parts[0]))
+        root = _include_root(name)
+        if root is not None:
+            found.setdefault(number, set()).add(("include", root))
     found_nodes = captures("(namespace_identifier) @namespace (string_literal) @string", text)
     for node in found_nodes.get("namespace", []):
         found.setdefault(node.start_point[0] + 1, set()).add(("namespace", node_text(node)))
@@ -162,6 +162,15 @@ def _component_names(text: str) -> dict[int, set[tuple[str, str]]]:
         if match := _OP_NAME.match(_string_body(node_text(node))):
             found.setdefault(node.start_point[0] + 1, set()).add(("op", match[1]))
     return found
+
+
+def _include_root(name: str) -> str | None:
+    """A header in a directory names its component by that directory, third_party/ left out; None for a header
+    of no directory."""
+    parts = [part for part in name.split("/") if part]
+    if parts[:1] == [THIRD_PARTY]:
+        parts = parts[1:]
+    return parts[0] if len(parts) > 1 else None
 
 
 def _upstream_form(kind: str, name: str) -> re.Pattern[str]:
@@ -253,6 +262,7 @@ def feature_gate_findings(context: DriftContext) -> list[Finding]:
         if own:
             gates.append(_Gate(macro, frozenset(own), tuple(sorted({w for n in own for w in uses[n]}))))
     findings = []
+    built_anyway: dict[str, bool] = {}
     always = {macro: [cmake for cmake in paths if macro in unconditional_definitions(read_text(context.fork, cmake) or "")]
               for macro, paths in definitions.items()}
     for path, (text, regions, known) in sorted(files.items()):
@@ -268,10 +278,36 @@ def feature_gate_findings(context: DriftContext) -> list[Finding]:
                 continue  # every configuration defines it for this file: no build leaves the gate out
             ungated = [(line, sorted(names[line] & gate.names)) for line in sorted(added[path])
                        if gate.macro not in regions.get(line, set()) and _compiled(names.get(line, set()) & gate.names)]
-            if ungated:
+            if ungated and gate.macro not in built_anyway:
+                built_anyway[gate.macro] = _built_in_every_configuration(context, gate)
+            if ungated and not built_anyway[gate.macro]:
                 findings.append(_finding(context, path, text, macro_file=macros[gate.macro], gate=gate,
                                          ungated=ungated))
     return findings
+
+
+def _built_in_every_configuration(context: DriftContext, gate: _Gate) -> bool:
+    """Whether every build adds, for certain, the directory of each header the gated code includes of the
+    component (facts/cmakebuilt.configured): then no build lacks the component, whatever the macro, and code
+    outside the gate compiles in each (triton_v3.5.x onto 3.7: the root CMake adds third_party/tle in every
+    configuration, while only some define __TLE__)."""
+    roots = {value for kind, value in gate.names if kind == "include"}
+    spelled: set[str] = set()
+    for path, line in gate.where:
+        spelled |= {name for number, name in include_lines(read_text(context.fork, path) or "")
+                    if number == line and _include_root(name) in roots}
+    configurations = every_configuration(context.fork, context.upstream_old) if spelled else None
+    if not configurations:
+        return False
+    paths = context.fork.paths()
+    needed = []
+    for name in sorted(spelled):
+        files = [path for path in paths if path == name or path.endswith("/" + name)]
+        if not files:
+            return False  # a header outside the tree (generated, installed): where it comes from is not read here
+        needed.append({cmake_directory(context.fork, path) for path in files})
+    return all(all(directories & made.directories for directories in needed)
+               for made in (configured(context.fork, item.cache, item.env) for item in configurations))
 
 
 def _compiled(names: set[tuple[str, str]]) -> bool:

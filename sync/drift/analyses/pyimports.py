@@ -9,7 +9,9 @@ The module is trunk's only where the importing backend does not install its own 
 package copy of that trunk file, or third_party/<b>/python/triton/...): a backend's own copy is what it imports. A
 name FlagTree's own lines define in the trunk module survives the replay. An import under `try` with an
 ImportError (or broader) handler, a module that defines `__getattr__` or star-imports, and relative imports from a
-backend's own package claim nothing; nor do tests and examples, which the package never imports.
+backend's own package claim nothing; nor do tests and examples, which the package never imports. Nor does a
+trunk module that only some backends' builds can import (facts/importers), each loading its own copy of the
+module that keeps the name.
 
 A call through a module alias on FlagTree's lines, in trunk's files too (`import triton.language.semantic as s`,
 then `s.to_tensor(x)`: the shared walk resolves the callee through the file's imports), of a function the module
@@ -27,6 +29,7 @@ from sync.facts.delta import PY, backend_of, fork_added_lines
 from sync.facts.pyblobs import python_fact
 from sync.facts.parsing import cpython_tree
 from sync.facts.filekinds import is_test_file, not_built
+from sync.facts.importers import declared_where_imported
 from sync.facts.layout import PACKAGE_COPY, SETUP_COPY, backend_root, is_third_party, third_party_owner
 from sync.facts.pymodules import TRUNK_PACKAGE, absolute, module_files, module_of, package_of
 from sync.git import changes_with_renames
@@ -167,6 +170,9 @@ def _removed(context: DriftContext, path: str, module: str, name: str, gone: dic
     if old_path is None or (third_party_owner(path), old_path) in replaced \
             or (home is not None and context.fork.exists(home + old_path)):
         return None  # not trunk's module at the old tag, or the backend installs its own copy of it
+    if home is None and declared_where_imported(context.fork, context.upstream_old, path, old_path, name,
+                                                context.serving_file):
+        return None  # only builds that load their own copy of the module, one that keeps the name, import path
     if (module, old_path, name) not in gone:  # one answer per name, however many files use it
         gone[module, old_path, name] = _gone(context, module, old_path, name)
     why = gone[module, old_path, name]

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Callable
 
+
 from sync.drift.analyses.symbolterms import CPP, Drift, PY, Use
 from sync.facts.cppscope import resolves, use_contexts
 from sync.facts.delta import fork_lines_where
+from sync.facts.importers import declared_where_imported
+from sync.facts.layout import is_third_party
 from sync.facts.pyresolve import foreign, python_uses
 from sync.facts.trees import read_text
 from sync.git import GitTree
@@ -33,6 +36,25 @@ def _resolved_python(old: GitTree, fork: GitTree, hits_by_file: dict[str, list[t
                 kept.append((use, drift))  # a keyword or an import: not a form pyresolve reads
         return kept
     return _per_file(old, fork, hits_by_file, lambda path, hits: path.endswith(PY), resolve_file)
+
+
+Serving = Callable[[str, str], "str | None"]  # (backend, trunk path) -> the file its build loads instead, or None
+
+
+def _served_where_imported(old: GitTree, fork: GitTree, hits_by_file: dict[str, list[tuple[Use, Drift]]],
+                           serving: Serving) -> dict[str, list[tuple[Use, Drift]]]:
+    """Less a trunk Python module's use of a name upstream removed from another module, where only some backends'
+    builds can import the using module (facts/importers: FlagTree's TLE loads only where libtriton has its
+    submodule) and each of them loads its own file in place of the declaring module, one that still declares
+    the name (ascend's overlay of triton/language/core.py keeps `_value`): no build meets the removal there."""
+    out: dict[str, list[tuple[Use, Drift]]] = {}
+    for path, hits in hits_by_file.items():
+        if path.endswith(PY) and not is_third_party(path):
+            hits = [(use, drift) for use, drift in hits if drift.change != "removed" or drift.path == path
+                    or not declared_where_imported(fork, old, path, drift.path, use.name, serving)]
+        if hits:
+            out[path] = hits
+    return out
 
 
 def _per_file(old: GitTree, fork: GitTree, hits_by_file: dict[str, list[tuple[Use, Drift]]],

@@ -36,7 +36,7 @@ from sync.drift.analyses.symbolbackends import (_backend_declares, _backend_head
                                                 _qualified_as_upstreams)
 from sync.drift.analyses.symboldecls import declared_names
 from sync.drift.analyses.symbolindex import ChangeNames, UpstreamIndex
-from sync.drift.analyses.symbolresolve import _resolved, _resolved_python
+from sync.drift.analyses.symbolresolve import Serving, _resolved, _resolved_python, _served_where_imported
 from sync.drift.analyses.symbolterms import CPP, Drift, PY, TD, Use, _header
 from sync.drift.analyses.symboluses import ForkUses, embedded_c, fork_uses, own_names, still_used_on
 from sync.facts.cmakebuilt import unbuilt
@@ -97,11 +97,13 @@ def symbol_part(repo: Repository, old: GitTree, new: GitTree, fork: GitTree, par
 
 
 def symbol_findings(repo: Repository, old: GitTree, new: GitTree, fork: GitTree,
-                    owners_of: Callable[[str], list[str]], target: GitTree | None = None) -> list[Finding]:
-    """target: the upgraded branch, when one was given; a use it no longer has is not reported."""
+                    owners_of: Callable[[str], list[str]], target: GitTree | None = None,
+                    serving: Serving | None = None) -> list[Finding]:
+    """target: the upgraded branch, when one was given; a use it no longer has is not reported. serving: the file
+    a backend's build loads in place of a trunk module (DriftContext.serving_file), when known."""
     uses = fork_uses(repo, old, fork)
     share = UpstreamIndex(repo, old, new).changes_part(uses.names, 0, 1)
-    return symbol_join(repo, old, new, fork, owners_of, [share], target, uses)
+    return symbol_join(repo, old, new, fork, owners_of, [share], target, uses, serving)
 
 
 def _without_own_tablegen(fork: GitTree, hits_by_file: dict[str, list[tuple[Use, Drift]]]) \
@@ -123,7 +125,7 @@ Hits = dict[str, list[tuple[Use, Drift]]]  # path -> (a use on FlagTree's lines 
 
 def symbol_join(repo: Repository, old: GitTree, new: GitTree, fork: GitTree, owners_of: Callable[[str], list[str]],
                 shares: Sequence[list[ChangeNames]], target: GitTree | None = None,
-                uses: ForkUses | None = None) -> list[Finding]:
+                uses: ForkUses | None = None, serving: Serving | None = None) -> list[Finding]:
     """The findings from the shares of every part (symbol_part), in any order; uses: fork_uses when known."""
     uses = uses or fork_uses(repo, old, fork)
     index = UpstreamIndex(repo, old, new)
@@ -132,6 +134,8 @@ def symbol_join(repo: Repository, old: GitTree, new: GitTree, fork: GitTree, own
     for path, hits in _backend_hits(old, fork, uses, drifts, index).items():
         hits_by_file.setdefault(path, []).extend(hits)
     kept = _kept_hits(old, new, fork, target, hits_by_file)
+    if serving is not None:
+        kept = _served_where_imported(old, fork, kept, serving)
     for path, hits in _embedded_hits(old, new, fork, target).items():
         kept.setdefault(path, []).extend(hits)
     return _findings(kept, owners_of)
