@@ -74,3 +74,48 @@ def test_the_removal_stands_where_a_build_meets_it(tmp_path: Path, change: dict[
     """Every build adds the extension, the package loads without it, or the one importing build's copy lacks the
     name: some build runs the use against a module without it."""
     assert _reported(_world(tmp_path, **change)), "the use of _gone is an error"
+
+
+HELPER = ('import os\n\nflagtree_backend = os.environ.get("FLAGTREE_BACKEND", "")\n\n\n'
+          'def skip_package_dir(package):\n    return "backends" in package\n\n\n'
+          'def get_package_dir(packages):\n    root = f"../third_party/{flagtree_backend}/python/"\n'
+          '    return {package: f"{root}{package}" for package in packages if not skip_package_dir(package)}\n')
+EXTRA = "python/triton/language/extra/acme/libdevice.py"
+
+
+def _listed_setup(condition: str) -> str:
+    return ('from setup_tools import setup_helper as helper\nfrom setuptools import setup\n\n'
+            'args = ["-DTRITON_CODEGEN_BACKENDS=" + ";".join(["nvidia"])]\n\n\n'
+            'def get_packages():\n    packages = ["triton", "triton/language"]\n'
+            f'    {condition}\n        packages.append("triton/language/extra/acme")\n    return packages\n\n\n'
+            'setup(name="triton", packages=get_packages(), package_dir=helper.get_package_dir(get_packages()))\n')
+
+
+def _extra_world(tmp_path: Path, condition: str) -> Path:
+    old = {"python/setup.py": SETUP, "python/triton/__init__.py": "", "python/triton/language/__init__.py": "",
+           "python/triton/language/core.py": CORE_OLD}
+    fork = {"python/setup.py": _listed_setup(condition), "python/setup_tools/setup_helper.py": HELPER,
+            "third_party/acme/backend/compiler.py": "X = 1\n", "third_party/beta/backend/compiler.py": "Y = 1\n",
+            "third_party/acme/python/triton/__init__.py": "", "third_party/acme/python/triton/language/__init__.py": "",
+            "third_party/acme/python/triton/language/extra/acme/libdevice.py": "def f(x):\n    return x\n",
+            "python/triton/language/extra/__init__.py": "", "python/triton/language/extra/acme/__init__.py": "",
+            EXTRA: "from triton.language import core\n\n\ndef f(x):\n    return core._gone(x)\n"}
+    return upgraded_world(tmp_path, old, fork, {**old, "python/triton/language/core.py": CORE_NEW},
+                          "[FRONTEND] Drop _gone (#700)")
+
+
+def test_a_module_no_build_imports_carries_one_info_finding(tmp_path: Path) -> None:
+    """The SharedMemory line onto 3.5.1: setup.py lists triton/language/extra/xpu only for xpu, and xpu's setup
+    helper installs every package from its own tree; trunk's libdevice.py there is in no wheel. Its two errors
+    were false; they become one module-not-imported (info) that names them."""
+    by_path = {}
+    for name, condition in {"only-acme": 'if helper.flagtree_backend == "acme":', "every-build": "if True:"}.items():
+        (tmp_path / name).mkdir()
+        repo = _extra_world(tmp_path / name, condition)
+        fork, old = _trees(repo)
+        findings = drift_of(fork_world(repo), "v1", "v2", "main", target="sync/v2", symbols=True).findings
+        by_path[name] = (importing_builds(fork, old, EXTRA),
+                         sorted((f.kind, f.severity) for f in findings if f.path == EXTRA))
+    only_acme, every_build = by_path["only-acme"], by_path["every-build"]
+    assert only_acme == (frozenset(), [("module-not-imported", "info")])  # acme ships its own copy of the package
+    assert every_build[0] == {"", "beta"} and ("symbol-removed", "error") in every_build[1]

@@ -342,12 +342,38 @@ def _analysed(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev
                     for (analysis, path), reason in sorted(skips.skipped.items()))
     findings.extend(_over_the_parse_limit(context))
     findings = into_errors(one_per_upstream_change(findings))  # one change, one finding; a warning an error tells
+    findings = _in_imported_modules(context, findings)
     progress.advance("", len(analyzers))
     if backends:
         findings = [f for f in findings if f.backend is None or f.backend in backends]
     findings = apply_suppressions(findings, fork, context.upstream_new, known)
     _forget_parses(ahead)
     return DriftResult(context.owners, findings, analysed.merged), context
+
+
+def _in_imported_modules(context: "DriftContext", findings: list[Finding]) -> list[Finding]:
+    """The errors and warnings on a trunk Python module no build imports (facts/importers) become one
+    module-not-imported per module, which names them: what such a module uses breaks no build (the SharedMemory
+    line: trunk's triton/language/extra/xpu/libdevice.py, which xpu installs from its own tree and setup.py lists
+    for no other backend)."""
+    from sync.facts.importers import importing_builds
+    candidates = sorted({f.path for f in findings if f.severity in ("error", "warning") and f.path.endswith(".py")
+                         and context.fork.exists(f.path)})
+    unimported = {path for path in candidates
+                  if importing_builds(context.fork, context.upstream_old, path) == frozenset()}
+    if not unimported:
+        return findings
+    kept = [f for f in findings if not (f.path in unimported and f.severity in ("error", "warning"))]
+    for path in sorted(unimported):
+        moved = [f for f in findings if f.path == path and f.severity in ("error", "warning")]
+        kinds = sorted({f.kind for f in moved})
+        kept.append(Finding(
+            "module-not-imported", path,
+            f"no build imports {path}, so its {len(moved)} finding(s) ({', '.join(kinds)}) break no build: each "
+            "backend installs its own copy of the package, lists it only for other backends, or lacks a libtriton "
+            "submodule it requires", line=min((f.line for f in moved if f.line), default=None),
+            details={"findings": [{"kind": f.kind, "line": f.line, "message": f.message} for f in moved]}))
+    return kept
 
 
 def _forget_parses(ahead: "Ahead") -> None:

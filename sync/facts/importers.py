@@ -1,17 +1,21 @@
-"""Which builds can import a trunk Python module: the ones whose binding library has every submodule the module
-and its packages import unconditionally.
+"""Which builds can import a trunk Python module (python/triton/...): one build per FlagTree backend and one
+without (facts/buildconfigs), less three kinds of build.
 
-Triton's binding library `triton._C.libtriton` gets one submodule per compiled `init_triton_<name>` function
-(python/src/main.cc calls each through `def_submodule`). A package whose `__init__.py` imports
-`triton._C.libtriton.<name>`, or re-raises when it cannot (FlagTree's TLE: `except ImportError: raise
-RuntimeError`), loads only in a build that compiles the file defining `init_triton_<name>`. A build compiles that
-file when the build configuration (facts/buildconfigs) reaches the directory of its nearest CMakeLists.txt
-(facts/cmakebuilt): TLE's C++ is added only `if(FLAGTREE_BACKEND STREQUAL "ascend")` on the 3.2 and 3.3 lines.
+- A backend whose setup installs the module's package from its own python tree (layout.generic_package_roots)
+  ships that tree's file, not trunk's.
+- A build whose setup.py package list leaves the package out, where the list names it only under an `if` on the
+  backend that does not hold for this one (layout.backend_packages: FlagTree's get_packages appends
+  triton/language/extra/xpu only for xpu). A package the list never spells may come from code not read here.
+- A build whose binding library lacks a submodule the module and its packages import unconditionally. Triton's
+  `triton._C.libtriton` gets one submodule per compiled `init_triton_<name>` function (python/src/main.cc calls
+  each through `def_submodule`). A package whose `__init__.py` imports `triton._C.libtriton.<name>`, or re-raises
+  when it cannot (FlagTree's TLE: `except ImportError: raise RuntimeError`), loads only in a build that compiles
+  the file defining `init_triton_<name>`: where the build configuration's CMake reaches the directory of that
+  file's nearest CMakeLists.txt (facts/cmakebuilt). TLE's C++ is added only `if(FLAGTREE_BACKEND STREQUAL
+  "ascend")` on the 3.2 and 3.3 lines.
 
-Every doubt counts as "can import": an import this reader does not follow, a configuration the entry script
-does not decide, a backend that ships a prebuilt binding library, a submodule no compiled file defines. A backend
-whose setup installs the module's package from its own python tree (layout.generic_package_roots) ships that
-tree's file, not trunk's: its build does not import trunk's module."""
+Every doubt counts as "can import": an import this reader does not follow, an entry script not read, a backend
+that ships a prebuilt binding library, a submodule no compiled file defines."""
 from __future__ import annotations
 
 import ast
@@ -22,7 +26,7 @@ from sync.facts.buildconfigs import every_configuration, prebuilt_extension_back
 from sync.facts.cmakebuilt import Configured, cmake_directory, configured, named_subdirectories, unbuilt
 from sync.facts.declindex import DeclarationIndex, declarations_of
 from sync.facts.filekinds import CPP_SOURCES
-from sync.facts.layout import generic_package_roots
+from sync.facts.layout import backend_packages, generic_package_roots, is_third_party, listed_packages
 from sync.facts.pymodules import MODULE_SUFFIX, TRUNK_PACKAGE, absolute, package_of
 from sync.facts.trees import FileTree, read_text
 from sync.git.readlog import TreeMemo
@@ -35,33 +39,50 @@ _memo: TreeMemo[frozenset[str] | None] = TreeMemo()
 
 
 def importing_builds(tree: FileTree, upstream: FileTree, path: str) -> frozenset[str] | None:
-    """The backends ('' for the build without one) whose build can import the trunk module at path; None when
-    every build may (nothing it imports narrows it, or something is not known)."""
+    """The backends ('' for the build without one) whose build can import the trunk module at path; None for a
+    path that is no trunk module, or where the entry script leaves a build undecided."""
+    if not (path.startswith(TRUNK_PACKAGE) and path.endswith(MODULE_SUFFIX)) or is_third_party(path):
+        return None
+    package_dir = dirname(path)
+    builds = _memo.get(tree, f"package:{package_dir}", lambda: _builds_installing(tree, upstream, package_dir))
     needed = required_submodules(tree, path)
-    if not needed:
-        return None
-    having = _memo.get(tree, ",".join(sorted(needed)), lambda: _builds_having(tree, upstream, needed))
-    if having is None:
-        return None
-    return having - _installing_elsewhere(tree, dirname(path))
+    if builds is None or not needed:
+        return builds
+    having = _memo.get(tree, "submodules:" + ",".join(sorted(needed)), lambda: _builds_having(tree, upstream, needed))
+    return builds if having is None else builds & having
 
 
-def _installing_elsewhere(tree: FileTree, package_dir: str) -> set[str]:
-    """The backends whose setup installs the module's package from their own python tree
-    (layout.generic_package_roots): their build ships that directory's copy, never trunk's file."""
+def _builds_installing(tree: FileTree, upstream: FileTree, package_dir: str) -> frozenset[str] | None:
+    configurations = every_configuration(tree, upstream)
+    if configurations is None:
+        return None
     package = package_dir.removeprefix(TRUNK_PACKAGE)
     paths = tree.paths()
-    return {mapped.backend for mapped in generic_package_roots(tree, beside_setup=True)
-            if mapped.source_dir(package) != package_dir and any(p.startswith(f"{mapped.root}/") for p in paths)}
+    elsewhere = {mapped.backend for mapped in generic_package_roots(tree, beside_setup=True)
+                 if mapped.source_dir(package) != package_dir and any(p.startswith(f"{mapped.root}/") for p in paths)}
+    listed = listed_packages(tree)
+    spelled = listed is not None and not listed.discovers and package in listed.packages
+    everyone = listed.packages if listed is not None else frozenset()
+    builds = set()
+    for configuration in configurations:
+        backend = configuration.backend
+        if backend in elsewhere:
+            continue  # it ships its own tree's copy of the package
+        mine = backend_packages(tree, backend)
+        if spelled and package not in (mine.packages if mine is not None else everyone):
+            continue  # the list names the package only for other backends
+        builds.add(backend)
+    return frozenset(builds)
 
 
 def declared_where_imported(tree: FileTree, upstream: FileTree, path: str, declaring: str, name: str,
                             serving: Callable[[str, str], str | None]) -> bool:
-    """Whether every build that can import the trunk module at path loads, in place of the trunk module
-    `declaring`, a file of its own (serving(backend, declaring)) that still binds the name at its top level:
-    then no build meets upstream's removal of the name from `declaring` there."""
+    """Whether the builds that can import the trunk module at path are some, not the one without a backend, and
+    each loads, in place of the trunk module `declaring`, a file of its own (serving(backend, declaring)) that
+    still binds the name at its top level: then no build meets upstream's removal of the name there. (A module
+    no build imports is drift/run.py's to say.)"""
     builds = importing_builds(tree, upstream, path)
-    if builds is None or NO_BACKEND in builds:
+    if not builds or NO_BACKEND in builds:
         return False
     for backend in builds:
         served = serving(backend, declaring)

@@ -550,12 +550,14 @@ def _string_items(node: ast.AST) -> list[str]:
     return []
 
 
-def _listed_in(function: ast.FunctionDef) -> tuple[set[str], bool]:
+def _listed_in(function: ast.FunctionDef,
+               holds: Callable[[ast.expr], bool | None] = lambda test: None) -> tuple[set[str], bool]:
     """The literal packages a function builds its list of (displays assigned, added or returned, append/extend
-    arguments, values it yields), and whether it takes find_packages' packages too."""
+    arguments, values it yields), and whether it takes find_packages' packages too; holds: how an `if` test of
+    the function decides (True, False, None for unknown: both branches count)."""
     found: set[str] = set()
     discovers = False
-    for node in walk_nodes(function):
+    for node in _taken_nodes(function, holds):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.Return)) and node.value is not None:
             for part in walk_nodes(node.value):
                 found.update(_string_items(part))
@@ -568,6 +570,21 @@ def _listed_in(function: ast.FunctionDef) -> tuple[set[str], bool]:
             found.update(_string_items(argument))
         discovers |= isinstance(node, ast.Call) and _called(node) == "find_packages"
     return found, discovers
+
+
+def _taken_nodes(root: ast.AST, holds: Callable[[ast.expr], bool | None]) -> list[ast.AST]:
+    """The nodes under root outside the branches of an `if` whose test holds says are not taken."""
+    found: list[ast.AST] = []
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        found.append(node)
+        if isinstance(node, ast.If):
+            taken = holds(node.test)
+            pending += [*(node.body if taken is not False else []), *(node.orelse if taken is not True else [])]
+        else:
+            pending += ast.iter_child_nodes(node)
+    return found
 
 
 _SAME_LIST = frozenset({"list", "tuple", "sorted", "set"})
@@ -587,6 +604,18 @@ def listed_packages(tree: FileTree) -> ListedPackages | None:
     """The packages setup.py's setup(packages=...) lists: a display in the call, or the literals of the list the
     local function it calls there builds (upstream's get_packages; through list(...) too). None where no setup
     script says."""
+    return _packages_listed(tree, None)
+
+
+def backend_packages(tree: FileTree, backend: str) -> ListedPackages | None:
+    """listed_packages for the build of one backend ('' for the build without one): a package the list function
+    adds only under an `if` that does not hold for the backend (setupconditions) is left out; a test not read
+    keeps it (FlagTree's get_packages appends triton/language/extra/xpu only `if helper.flagtree_backend ==
+    "xpu"`)."""
+    return _packages_listed(tree, backend)
+
+
+def _packages_listed(tree: FileTree, backend: str | None) -> ListedPackages | None:
     for script in SETUP_SCRIPTS:
         module = _parsed(tree, script)
         if module is None:
@@ -602,7 +631,11 @@ def listed_packages(tree: FileTree) -> ListedPackages | None:
                 continue
             names: set[str]
             if isinstance(value, ast.Call) and (name := _called(value)) in functions:
-                (names, discovers), where = _listed_in(functions[name]), name
+                holds: Callable[[ast.expr], bool | None] = lambda test: None
+                if backend is not None:
+                    condition = backend_condition(tree, module)
+                    holds = lambda test: condition(test, backend)  # noqa: E731
+                (names, discovers), where = _listed_in(functions[name], holds), name
             else:
                 names, where = set(_string_items(value)), ""
                 discovers = isinstance(value, ast.Call) and _called(value) == "find_packages"

@@ -186,6 +186,10 @@ CATALOGUE: tuple[Kind, ...] = (
        "outside that macro here: a build without the macro breaks, and the fork's gating is inconsistent",
        "put the lines under the same #ifdef as the component's other code, or drop the gate everywhere",
        confidence="medium"),
+    _k("module-not-imported", "symbol", "info", "no build imports this trunk Python module (each backend's setup "
+       "installs its own copy of the package, lists the package only for other backends, or lacks a libtriton "
+       "submodule the package requires): the findings its lines would carry are listed here instead",
+       "nothing for the build; delete the module or list its package where a build should ship it"),
     # Symbols: FlagTree-added code whose trunk dependencies changed upstream.
     _k("symbol-drift", "symbol", "warning", "FlagTree-added lines use trunk symbols upstream removed or "
        "re-declared between the tags", "check these uses against the new tag: the clean merge proves nothing "
