@@ -19,6 +19,7 @@ from sync.facts.layout import THIRD_PARTY
 from sync.facts.astwalk import last_name
 from sync.facts.setupconditions import Conditions, Unknown
 from sync.facts.trees import FileTree, read_text
+from sync.git.readlog import TreeMemo
 
 ENTRY_SCRIPTS = ("setup.py", "python/setup.py")
 BACKENDS_VARIABLE = "TRITON_CODEGEN_BACKENDS"
@@ -41,11 +42,9 @@ def configurations(tree: FileTree, upstream: FileTree, partial: bool = False) ->
         text = read_text(tree, script)
         if text is None or f"-D{BACKENDS_VARIABLE}=" not in text:
             continue
-        try:
-            module = ast.parse(text)
-        except SyntaxError:
+        reader = _script(tree, script)
+        if reader is None:
             return []
-        reader = _Script(tree, script, module)
         found = []
         for backend in ["", *flagtree_backends(tree, upstream)]:
             configuration = reader.configuration(backend)
@@ -72,9 +71,8 @@ def prebuilt_extension_backends(tree: FileTree, upstream: FileTree) -> set[str]:
         text = read_text(tree, script)
         if text is None or "ext_modules" not in text:
             continue
-        try:
-            reader = _Script(tree, script, ast.parse(text))
-        except SyntaxError:
+        reader = _script(tree, script)
+        if reader is None:
             return set()
         found = set()
         for backend in flagtree_backends(tree, upstream):
@@ -87,6 +85,19 @@ def prebuilt_extension_backends(tree: FileTree, upstream: FileTree) -> set[str]:
                 found.add(backend)
         return found
     return set()
+
+
+_scripts: "TreeMemo[_Script | None]" = TreeMemo()
+
+
+def _script(tree: FileTree, path: str) -> "_Script | None":
+    """The entry script and the setup helpers it reads, read once per tree; None where it does not parse."""
+    def read() -> _Script | None:
+        try:
+            return _Script(tree, path, ast.parse(read_text(tree, path) or ""))
+        except SyntaxError:
+            return None
+    return _scripts.get(tree, path, read)
 
 
 def flagtree_backends(tree: FileTree, upstream: FileTree) -> list[str]:

@@ -26,7 +26,8 @@ from sync.facts.buildconfigs import every_configuration, prebuilt_extension_back
 from sync.facts.cmakebuilt import Configured, cmake_directory, configured, named_subdirectories, unbuilt
 from sync.facts.declindex import DeclarationIndex, declarations_of
 from sync.facts.filekinds import CPP_SOURCES
-from sync.facts.layout import backend_packages, generic_package_roots, is_third_party, listed_packages
+from sync.facts.layout import (ListedPackages, backend_packages, generic_package_roots, is_third_party,
+                               listed_packages)
 from sync.facts.pymodules import MODULE_SUFFIX, TRUNK_PACKAGE, absolute, package_of
 from sync.facts.trees import FileTree, read_text
 from sync.git.readlog import TreeMemo
@@ -35,6 +36,32 @@ BINDINGS = "triton._C.libtriton"
 INIT_PREFIX = "init_triton_"  # the function that fills libtriton's submodule of the same suffix
 NO_BACKEND = ""  # the build without a FlagTree backend (upstream's own codegen backends)
 
+class _Builds:
+    """What the entry script and setup helpers say of every build of one tree, read once."""
+
+    def __init__(self, tree: FileTree, upstream: FileTree) -> None:
+        self.tree, self.upstream = tree, upstream
+        self.configurations = every_configuration(tree, upstream)
+        self.listed = listed_packages(tree)
+        paths = tree.paths()
+        self.roots = [mapped for mapped in generic_package_roots(tree, beside_setup=True)
+                      if any(path.startswith(f"{mapped.root}/") for path in paths)]
+        self._lists: dict[str, ListedPackages | None] = {}
+        self._prebuilt: set[str] | None = None
+
+    def packages_of(self, backend: str) -> ListedPackages | None:
+        if backend not in self._lists:
+            self._lists[backend] = backend_packages(self.tree, backend)
+        return self._lists[backend]
+
+    @property
+    def prebuilt(self) -> set[str]:
+        if self._prebuilt is None:
+            self._prebuilt = prebuilt_extension_backends(self.tree, self.upstream)
+        return self._prebuilt
+
+
+_builds: TreeMemo[_Builds] = TreeMemo()
 _memo: TreeMemo[frozenset[str] | None] = TreeMemo()
 
 
@@ -43,33 +70,30 @@ def importing_builds(tree: FileTree, upstream: FileTree, path: str) -> frozenset
     path that is no trunk module, or where the entry script leaves a build undecided."""
     if not (path.startswith(TRUNK_PACKAGE) and path.endswith(MODULE_SUFFIX)) or is_third_party(path):
         return None
+    known = _builds.get(tree, id(upstream), lambda: _Builds(tree, upstream))
     package_dir = dirname(path)
-    builds = _memo.get(tree, f"package:{package_dir}", lambda: _builds_installing(tree, upstream, package_dir))
+    builds = _memo.get(tree, f"package:{package_dir}", lambda: _builds_installing(known, package_dir))
     needed = required_submodules(tree, path)
     if builds is None or not needed:
         return builds
-    having = _memo.get(tree, "submodules:" + ",".join(sorted(needed)), lambda: _builds_having(tree, upstream, needed))
+    having = _memo.get(tree, "submodules:" + ",".join(sorted(needed)), lambda: _builds_having(known, needed))
     return builds if having is None else builds & having
 
 
-def _builds_installing(tree: FileTree, upstream: FileTree, package_dir: str) -> frozenset[str] | None:
-    configurations = every_configuration(tree, upstream)
-    if configurations is None:
+def _builds_installing(known: _Builds, package_dir: str) -> frozenset[str] | None:
+    if known.configurations is None:
         return None
     package = package_dir.removeprefix(TRUNK_PACKAGE)
-    paths = tree.paths()
-    elsewhere = {mapped.backend for mapped in generic_package_roots(tree, beside_setup=True)
-                 if mapped.source_dir(package) != package_dir and any(p.startswith(f"{mapped.root}/") for p in paths)}
-    listed = listed_packages(tree)
+    elsewhere = {mapped.backend for mapped in known.roots if mapped.source_dir(package) != package_dir}
+    listed = known.listed
     spelled = listed is not None and not listed.discovers and package in listed.packages
-    everyone = listed.packages if listed is not None else frozenset()
     builds = set()
-    for configuration in configurations:
+    for configuration in known.configurations:
         backend = configuration.backend
         if backend in elsewhere:
             continue  # it ships its own tree's copy of the package
-        mine = backend_packages(tree, backend)
-        if spelled and package not in (mine.packages if mine is not None else everyone):
+        mine = known.packages_of(backend) if spelled else None
+        if spelled and listed is not None and package not in (mine or listed).packages:
             continue  # the list names the package only for other backends
         builds.add(backend)
     return frozenset(builds)
@@ -137,7 +161,8 @@ def _reraises(handler: ast.ExceptHandler) -> bool:
     return bool(handler.body) and isinstance(handler.body[-1], ast.Raise)
 
 
-def _builds_having(tree: FileTree, upstream: FileTree, needed: set[str]) -> frozenset[str] | None:
+def _builds_having(known: _Builds, needed: set[str]) -> frozenset[str] | None:
+    tree = known.tree
     index = DeclarationIndex.of(tree)
     definers: dict[str, list[str]] = {}
     for name in needed:
@@ -146,14 +171,12 @@ def _builds_having(tree: FileTree, upstream: FileTree, needed: set[str]) -> froz
         if not found:
             return None  # no compiled file of the tree fills it: not a fact this reader can stand behind
         definers[name] = [cmake_directory(tree, where) for where in found]
-    configurations = every_configuration(tree, upstream)
-    if configurations is None:
+    if known.configurations is None:
         return None  # a build the entry script leaves undecided may have them
-    prebuilt = prebuilt_extension_backends(tree, upstream)
     builds = set()
-    for configuration in configurations:
+    for configuration in known.configurations:
         backend = configuration.backend
-        if backend in prebuilt:
+        if backend in known.prebuilt:
             builds.add(backend)  # a binding library the tree does not build: it may have them
             continue
         made = configured(tree, configuration.cache, configuration.env)

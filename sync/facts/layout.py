@@ -15,6 +15,7 @@ from sync.facts.astwalk import last_name, walk_nodes
 from sync.facts.filekinds import SPEC_TREE_CODE, is_test_path, not_built  # noqa: F401
 from sync.facts.setupconditions import backend_condition
 from sync.facts.trees import FileTree, read_text
+from sync.git.readlog import TreeMemo
 from sync.support.schema import Mapping, Strings, Table, Text, load_table, load_toml
 
 TRUNK = "python/triton"
@@ -615,6 +616,9 @@ def backend_packages(tree: FileTree, backend: str) -> ListedPackages | None:
     return _packages_listed(tree, backend)
 
 
+_script_conditions: "TreeMemo[Callable[[ast.expr, str], bool | None]]" = TreeMemo()  # one reading per script
+
+
 def _packages_listed(tree: FileTree, backend: str | None) -> ListedPackages | None:
     for script in SETUP_SCRIPTS:
         module = _parsed(tree, script)
@@ -633,7 +637,7 @@ def _packages_listed(tree: FileTree, backend: str | None) -> ListedPackages | No
             if isinstance(value, ast.Call) and (name := _called(value)) in functions:
                 holds: Callable[[ast.expr], bool | None] = lambda test: None
                 if backend is not None:
-                    condition = backend_condition(tree, module)
+                    condition = _script_conditions.get(tree, script, lambda: backend_condition(tree, module))
                     holds = lambda test: condition(test, backend)  # noqa: E731
                 (names, discovers), where = _listed_in(functions[name], holds), name
             else:

@@ -170,13 +170,13 @@ def _removed(context: DriftContext, path: str, module: str, name: str, gone: dic
     if old_path is None or (third_party_owner(path), old_path) in replaced \
             or (home is not None and context.fork.exists(home + old_path)):
         return None  # not trunk's module at the old tag, or the backend installs its own copy of it
-    if home is None and declared_where_imported(context.fork, context.upstream_old, path, old_path, name,
-                                                context.serving_file):
-        return None  # only builds that load their own copy of the module, one that keeps the name, import path
     if (module, old_path, name) not in gone:  # one answer per name, however many files use it
         gone[module, old_path, name] = _gone(context, module, old_path, name)
     why = gone[module, old_path, name]
-    return None if why is None else (old_path, why)
+    if why is None or (home is None and declared_where_imported(context.fork, context.upstream_old, path, old_path,
+                                                               name, context.serving_file)):
+        return None  # kept, or only builds that load their own copy of the module, one that keeps the name, import path
+    return old_path, why
 
 
 def _note(context: DriftContext, path: str, line: int, module: str, name: str, removed: tuple[str, str],
