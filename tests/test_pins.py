@@ -105,3 +105,19 @@ def test_no_toolchain_claim_in_a_directory_the_build_adds_only_in_a_comment(tmp_
             "third_party/s/lib/Live/Ops.cpp": use}
     found = toolchain_name_findings(context_with_history(tmp_path, old, [("Bump LLVM (#8299)", bump)], fork))
     assert [site for f in found for site in f.details["sites"]] == ["third_party/s/lib/Live/Ops.cpp:2"]
+
+
+def test_a_sibling_of_a_member_the_bump_renamed_is_a_warning(tmp_path: Path) -> None:
+    """The 3.5 matmul line onto 3.6.0: the bump renamed kSharedMemorySpace to Shared, and TLE also spells
+    kSharedClusterMemorySpace, which upstream uses at neither tag (the toolchain renamed it SharedCluster). A
+    member upstream still spells, or one of a scope the bump renamed nothing in, claims nothing."""
+    old = {PIN: OLD_HASH + "\n", "lib/Lower.cpp": NVVM_USE.format(name="kSharedMemorySpace"), "README": "x\n",
+           "lib/Keep.cpp": NVVM_USE.format(name="kGlobalMemorySpace")}
+    bump = {PIN: NEW_HASH + "\n", "lib/Lower.cpp": NVVM_USE.format(name="Shared")}
+    fork = {**old, "third_party/tle/lib/Cluster.cpp": NVVM_USE.format(name="kSharedClusterMemorySpace"),
+            "third_party/tle/lib/Global.cpp": NVVM_USE.format(name="kGlobalMemorySpace"),
+            "third_party/tle/lib/Other.cpp": "void f() {\n  auto k = Other::Kind::kSharedOnly;\n}\n"}
+    found = toolchain_name_findings(context_with_history(tmp_path, old, [("Bump LLVM (#8299)", bump)], fork))
+    assert [(f.kind, f.severity, f.path, f.line, f.details["likely"]) for f in found] == [
+        ("toolchain-sibling-renamed", "warning", "third_party/tle/lib/Cluster.cpp", 2,
+         "NVVMMemorySpace::SharedCluster")]

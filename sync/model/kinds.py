@@ -312,6 +312,11 @@ CATALOGUE: tuple[Kind, ...] = (
        "toolchain no longer declares it as such (the finding names upstream's replacement where one line became "
        "another); upstream's own migration is the evidence, the toolchain's source is not read", "write it as upstream's own "
        "code does after the bump commit", confidence="medium"),
+    _k("toolchain-sibling-renamed", "symbol", "warning", "FlagTree's compiled C++ uses a member of a toolchain scope "
+       "(an enum, a class) whose other member the toolchain bump renamed, and upstream spells this member at "
+       "neither tag: nothing in the tree says the new toolchain kept it (the finding gives the name the rename's "
+       "pattern suggests)", "check the member against the new toolchain's headers; rename it as its siblings "
+       "were", confidence="low"),
     _k("pin-stale", "symbol", "error", "a FlagTree line of a code or build file names the toolchain commit upstream "
        "pinned at the old tag (a one-hash file such as cmake/llvm-hash.txt), which the new tag moved: the build "
        "fetches or checks a toolchain the new trunk is not written for", "move the pin (and the toolchain it "

@@ -14,6 +14,13 @@ name on lines that commit removed and on none it added, spelled nowhere in upstr
 FlagTree's compiled C++ lines still spell (as written, or by a qualified tail) is most likely gone from the new
 toolchain. Upstream's own migration is the evidence; the toolchain's source is not read. Kind toolchain-name-gone,
 an error, one per name, listing every site and upstream's replacement where one line became another.
+
+Where the bump renamed a member of a scope (an enum, a class: `NVVMMemorySpace::kSharedMemorySpace` became
+`NVVMMemorySpace::Shared`), FlagTree's use of another member of that scope that upstream spells nowhere at either
+tag has no evidence of its own: nothing in the tree says it survived, and the toolchain renamed its siblings
+(the 3.5 matmul line onto 3.6.0: `kSharedClusterMemorySpace`, now `SharedCluster`). Kind toolchain-sibling-renamed,
+a warning, one per member, with the name upstream's rename pattern gives it (the prefix and suffix the renamed
+member lost) where that pattern fits.
 """
 from __future__ import annotations
 
@@ -212,9 +219,13 @@ def toolchain_name_findings(context: DriftContext) -> list[Finding]:
     by_last: dict[str, list[Migrated]] = {}
     for item in migrated:
         by_last.setdefault(item.name.rpartition("::")[2], []).append(item)
+    by_member = {_member(item.name) for item in migrated}  # Scope::member of each name upstream migrated
+    renamed_scopes = _renamed_scopes(migrated)
     # one pass per file and line for every name: a line is split into names only where one of them is a word
-    spelled = re.compile(r"\b(" + "|".join(map(re.escape, sorted(by_last, key=len, reverse=True))) + r")\b")
+    spelled = re.compile(r"\b(" + "|".join(map(re.escape, sorted(set(by_last) | set(renamed_scopes),
+                                                                   key=len, reverse=True))) + r")\b")
     sites: dict[str, list[tuple[str, int]]] = {}
+    siblings: dict[str, list[tuple[str, int]]] = {}  # Scope::member -> sites
     for path, lines in sorted(fork_added_lines(context.upstream_old, context.fork).items()):
         if not path.endswith(CPP_CODE) or third_party_owner(path) in own_trunk or not is_built(path):
             continue
@@ -228,13 +239,19 @@ def toolchain_name_findings(context: DriftContext) -> list[Finding]:
                 continue
             names = _names(source[line - 1])
             for word in sorted(words):
-                for item in by_last[word]:
+                for item in by_last.get(word, ()):
                     if any(_same_name(name, item.name) for name in names):
                         sites.setdefault(item.name, []).append((path, line))
-    if not sites:
+            for name in sorted(names):
+                scope, _, member = name.rpartition("::")
+                last_scope = scope.rpartition("::")[2]
+                if last_scope in renamed_scopes and member and f"{last_scope}::{member}" not in by_member:
+                    siblings.setdefault(f"{last_scope}::{member}", []).append((path, line))
+    if not sites and not siblings:
         return []
-    still = _used_anywhere(context.upstream_new, set(sites))  # upstream still spells it somewhere: no claim
-    findings = []
+    still = _used_anywhere(context.upstream_new, set(sites) | set(siblings))  # upstream still spells it: no claim
+    findings = _sibling_findings(context, renamed_scopes, {name: where for name, where in siblings.items()
+                                                           if name not in still})
     for item in migrated:
         where = sites.get(item.name)
         if not where or item.name in still:
@@ -251,6 +268,66 @@ def toolchain_name_findings(context: DriftContext) -> list[Finding]:
             line, backend_of(context.owners.owners, path), related_path=item.path,
             details={"declaration": item.name, "replacement": item.replacement, "commits": [f"{item.commit} {item.subject}"],
                      "prs": [pr] if (pr := pr_of(item.subject)) else [],
+                     "sites": [f"{site_path}:{site_line}" for site_path, site_line in where]}))
+    return findings
+
+
+def _member(name: str) -> str:
+    """`Scope::member` of a qualified name (the last two components)."""
+    return "::".join(name.split("::")[-2:])
+
+
+def _renamed_scopes(migrated: list[Migrated]) -> dict[str, Migrated]:
+    """Scope (its last component) -> a member the bump renamed within it: the replacement keeps the scope and
+    changes the member's name."""
+    found: dict[str, Migrated] = {}
+    for item in migrated:
+        if item.replacement is None or "::" not in item.name or "::" not in item.replacement:
+            continue
+        scope, _, member = item.name.rpartition("::")
+        new_scope, _, new_member = item.replacement.rpartition("::")
+        last = scope.rpartition("::")[2]
+        if new_scope.rpartition("::")[2] == last and new_member != member and len(last) >= _SHORTEST:
+            found.setdefault(last, item)
+    return found
+
+
+def _renamed_like(member: str, item: Migrated) -> str | None:
+    """The name a sibling gets by the renamed member's pattern: the prefix and suffix the member lost around its
+    new name (kSharedMemorySpace -> Shared gives kSharedClusterMemorySpace -> SharedCluster); None where the
+    pattern does not fit."""
+    old = item.name.rpartition("::")[2]
+    new = (item.replacement or "").rpartition("::")[2]
+    at = old.find(new) if new else -1
+    if at < 0:
+        return None
+    prefix, suffix = old[:at], old[at + len(new):]
+    if not (prefix or suffix) or not member.startswith(prefix) or not member.endswith(suffix) \
+            or len(member) <= len(prefix) + len(suffix):
+        return None
+    return member[len(prefix):len(member) - len(suffix)]
+
+
+def _sibling_findings(context: DriftContext, scopes: dict[str, Migrated],
+                      siblings: dict[str, list[tuple[str, int]]]) -> list[Finding]:
+    findings = []
+    for name, where in sorted(siblings.items()):
+        scope, _, member = name.rpartition("::")
+        item = scopes[scope]
+        guess = _renamed_like(member, item)
+        likely = f"; by the same pattern it would now be {scope}::{guess}" if guess else ""
+        path, line = where[0]
+        findings.append(Finding(
+            "toolchain-sibling-renamed", path,
+            f"FlagTree uses {name}, a member of {scope}, whose member {item.name} the commit that moved the toolchain "
+            f"pin renamed to {item.replacement} ({item.commit} {item.subject}); upstream spells {member} at neither "
+            f"tag, so nothing in the tree says the new toolchain kept it{likely} (likely will not build as is); "
+            f"{len(where)} site(s)",
+            f"check {name} against the new toolchain's {scope}" + (f" (likely {scope}::{guess})" if guess else ""),
+            line, backend_of(context.owners.owners, path), related_path=item.path,
+            details={"declaration": name, "renamed": item.name, "replacement": item.replacement,
+                     "likely": f"{scope}::{guess}" if guess else None,
+                     "commits": [f"{item.commit} {item.subject}"],
                      "sites": [f"{site_path}:{site_line}" for site_path, site_line in where]}))
     return findings
 
