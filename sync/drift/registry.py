@@ -17,7 +17,7 @@ from sync.drift.outcome import Found
 from sync.drift.branchlines import BRANCH, FORK, NEW
 from sync.drift.analyses.builddeps import generated_dependency_findings
 from sync.drift.analyses.buildconfigs import unconfigured_target_findings
-from sync.drift.analyses.buildfiles import build_file_findings
+from sync.drift.analyses.buildfiles import build_file_findings, output_clash_findings
 from sync.drift.analyses.callsigs import CALLS, call_signature_findings, call_signature_join, call_signature_part
 from sync.drift.analyses.cochange import DEF_SPANS, cochange_findings
 from sync.drift.analyses.conflictsides import conflict_side_findings
@@ -204,6 +204,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
     _on_old("python bindings", binding_findings, 0.8),
     _on_old("pybind calls", pybind_call_findings, 0.4),
     _on_old("build files", build_file_findings, 0.0),
+    _on_old("generated outputs", output_clash_findings, 0.0, lines=BRANCH),
     _on_old("build configurations", unconfigured_target_findings, 0.1, lines=BRANCH),
     _on_old("toolchain pins", pin_findings, 0.0),
     _on_old("toolchain names", toolchain_name_findings, 0.3),

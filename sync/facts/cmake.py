@@ -98,6 +98,61 @@ def commands(text: str) -> tuple[Command, ...]:
     return listing(text).commands
 
 
+@dataclass(frozen=True)
+class Rule:
+    """A custom rule a CMake file adds: the file it generates in the directory's build tree, and the `if`
+    branches around it ((block, branch) pairs, outermost first)."""
+    output: str
+    line: int
+    branches: tuple[tuple[int, int], ...]
+
+    def excludes(self, other: "Rule") -> bool:
+        """Whether the two lie in different branches of one `if`: no run makes both."""
+        mine = dict(self.branches)
+        return any(block in mine and mine[block] != branch for block, branch in other.branches)
+
+
+_NOT_RUN_HERE = {"function": "endfunction", "macro": "endmacro", "foreach": "endforeach", "while": "endwhile"}
+
+
+def generated_rules(text: str) -> list[Rule]:
+    """The rules a CMake text adds where it runs once: mlir_tablegen's output (its first argument) and
+    add_custom_command's OUTPUT files, spelled without variables; none inside a function, macro or loop."""
+    found: list[Rule] = []
+    stack: list[tuple[int, int]] = []
+    skipping: list[str] = []  # the closing commands of the bodies being passed over
+    blocks = 0
+    for command in commands(text):
+        name, outputs = command.name, []
+        if skipping:
+            if name in _NOT_RUN_HERE:
+                skipping.append(_NOT_RUN_HERE[name])
+            elif name == skipping[-1]:
+                skipping.pop()
+            continue
+        if name in _NOT_RUN_HERE:
+            skipping.append(_NOT_RUN_HERE[name])
+        elif name == "if":
+            blocks += 1
+            stack.append((blocks, 0))
+        elif name in ("elseif", "else") and stack:
+            stack[-1] = (stack[-1][0], stack[-1][1] + 1)
+        elif name == "endif" and stack:
+            stack.pop()
+        elif name == "mlir_tablegen" and command.args:
+            outputs = [command.args[0].text]
+        elif name == "add_custom_command":
+            words = [argument.text for argument in command.args]
+            at = words.index("OUTPUT") + 1 if "OUTPUT" in words else len(words)
+            outputs = []
+            for word in words[at:]:
+                if word.isupper() and word.isalpha():
+                    break  # the next keyword (COMMAND, DEPENDS, ...)
+                outputs.append(word)
+        found += [Rule(output, command.line, tuple(stack)) for output in outputs if "$" not in output]
+    return found
+
+
 _KEYWORD_COMMANDS = frozenset({
     "if_command", "elseif_command", "else_command", "endif_command", "foreach_command", "endforeach_command",
     "while_command", "endwhile_command", "function_command", "endfunction_command", "macro_command",

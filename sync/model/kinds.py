@@ -312,6 +312,10 @@ CATALOGUE: tuple[Kind, ...] = (
        "toolchain no longer declares it as such (the finding names upstream's replacement where one line became "
        "another); upstream's own migration is the evidence, the toolchain's source is not read", "write it as upstream's own "
        "code does after the bump commit", confidence="medium"),
+    _k("generated-output-clash", "symbol", "error", "a CMake file of the upgraded branch adds two custom rules for "
+       "one output of its directory (mlir_tablegen, add_custom_command OUTPUT), one from FlagTree's version and one "
+       "from upstream's new one, and no `if` keeps them apart: CMake stops at configure in every build that runs "
+       "both", "keep one rule: take upstream's, or put FlagTree's in the else branch of a condition on it"),
     _k("toolchain-sibling-renamed", "symbol", "warning", "FlagTree's compiled C++ uses a member of a toolchain scope "
        "(an enum, a class) whose other member the toolchain bump renamed, and upstream spells this member at "
        "neither tag: nothing in the tree says the new toolchain kept it (the finding gives the name the rename's "

@@ -15,13 +15,14 @@ FlagTree builds differently whose sources upstream made need undeclared TableGen
 from __future__ import annotations
 
 import re
+from itertools import combinations
 from posixpath import dirname, join, normpath
 
 from sync.git import GitTree
 from sync.model import Finding
 from sync.facts.trees import read_text
 from sync.drift.context import DriftContext
-from sync.facts.cmake import ROOT_VARIABLES, commands, configured_sources
+from sync.facts.cmake import ROOT_VARIABLES, Rule, commands, configured_sources, generated_rules, in_conflict
 from sync.facts.delta import CPP, PY, TD, backend_of, fork_added_lines, is_cmake, text_diff
 from sync.facts.filekinds import OBJECT_SUFFIXES
 from sync.facts.layout import backend_dir, is_third_party, third_party_owner
@@ -201,4 +202,46 @@ def _restructured(context: DriftContext, added: dict[str, frozenset[int]]) -> li
             "upstream restructured this CMakeLists.txt between the tags",
             backend=backend_of(context.owners.owners, files[0]), related_path=files[0],
             diff=text_diff(before, after, cmake, cmake), details={"flagtree_files": sorted(files)}))
+    return findings
+
+
+def output_clash_findings(context: DriftContext) -> list[Finding]:
+    """generated-output-clash: the upgraded branch's CMake file adds two custom rules for one output of its
+    directory (mlir_tablegen, add_custom_command OUTPUT) in branches of no `if` that keeps them apart, one
+    from FlagTree's version of the file and one from upstream's new one: CMake stops at configure ("already has
+    a custom rule") in every build that runs both (3.2 -> 3.4: FlagTree generates OpInterfaces.h.inc from a
+    backend's own .td where one exists, and 3.4 generates it from its new TritonOpInterfaces.td). Lines are the
+    branch's; a file in conflict is the replay's to report."""
+    branch = context.target
+    if branch is None:
+        return []
+    findings = []
+    for path in sorted(fork_added_lines(context.upstream_old, context.fork)):
+        text = read_text(branch, path) if is_cmake(path) else None
+        if text is None or in_conflict(text):
+            continue
+        ours = {rule.output for rule in generated_rules(read_text(context.fork, path) or "")}
+        theirs = generated_rules(read_text(context.upstream_new, path) or "")
+        by_output: dict[str, list[Rule]] = {}
+        for rule in generated_rules(text):
+            if rule.output in ours and any(other.output == rule.output for other in theirs):
+                by_output.setdefault(rule.output, []).append(rule)
+        clashes = []  # (output, the first pair that runs together, every rule of the output)
+        for output, rules in sorted(by_output.items()):
+            pairs = [(a, b) for a, b in combinations(rules, 2) if not a.excludes(b)]
+            upstreams = [rule for rule in theirs if rule.output == output]
+            if pairs and not any(not a.excludes(b) for a, b in combinations(upstreams, 2)):
+                clashes.append((output, pairs[0], rules))  # (upstream's own file having both is not FlagTree's)
+        if not clashes:
+            continue
+        outputs = [output for output, _, _ in clashes]
+        shown = ", ".join(f"{output} (lines {first.line} and {second.line})" for output, (first, second), _ in clashes)
+        findings.append(Finding(
+            "generated-output-clash", path,
+            f"two rules of {path} each generate {shown}: one from FlagTree's version of the file, one from "
+            "upstream's new one, and no `if` keeps them apart: CMake stops at configure in every build that runs "
+            "both (a second custom rule for one output)",
+            line=min(second.line for _, (_, second), _ in clashes), backend=backend_of(context.owners.owners, path),
+            details={"outputs": outputs, "declaration": outputs[0],
+                     "sites": sorted({f"{path}:{rule.line}" for _, _, rules in clashes for rule in rules})}))
     return findings
