@@ -293,9 +293,10 @@ def _built_in_every_configuration(context: DriftContext, gate: _Gate) -> bool:
     configuration, while only some define __TLE__)."""
     roots = {value for kind, value in gate.names if kind == "include"}
     spelled: set[str] = set()
-    for path, line in gate.where:
+    for path in sorted({path for path, _ in gate.where}):
+        lines = {line for where, line in gate.where if where == path}
         spelled |= {name for number, name in include_lines(read_text(context.fork, path) or "")
-                    if number == line and _include_root(name) in roots}
+                    if number in lines and _include_root(name) in roots}
     configurations = every_configuration(context.fork, context.upstream_old) if spelled else None
     if not configurations:
         return False
