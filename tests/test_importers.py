@@ -91,7 +91,7 @@ def _listed_setup(condition: str) -> str:
             'setup(name="triton", packages=get_packages(), package_dir=helper.get_package_dir(get_packages()))\n')
 
 
-def _extra_world(tmp_path: Path, condition: str) -> Path:
+def _extra_world(tmp_path: Path, condition: str, extra: dict[str, str] | None = None) -> Path:
     old = {"python/setup.py": SETUP, "python/triton/__init__.py": "", "python/triton/language/__init__.py": "",
            "python/triton/language/core.py": CORE_OLD}
     fork = {"python/setup.py": _listed_setup(condition), "python/setup_tools/setup_helper.py": HELPER,
@@ -99,7 +99,7 @@ def _extra_world(tmp_path: Path, condition: str) -> Path:
             "third_party/acme/python/triton/__init__.py": "", "third_party/acme/python/triton/language/__init__.py": "",
             "third_party/acme/python/triton/language/extra/acme/libdevice.py": "def f(x):\n    return x\n",
             "python/triton/language/extra/__init__.py": "", "python/triton/language/extra/acme/__init__.py": "",
-            EXTRA: "from triton.language import core\n\n\ndef f(x):\n    return core._gone(x)\n"}
+            EXTRA: "from triton.language import core\n\n\ndef f(x):\n    return core._gone(x)\n", **(extra or {})}
     return upgraded_world(tmp_path, old, fork, {**old, "python/triton/language/core.py": CORE_NEW},
                           "[FRONTEND] Drop _gone (#700)")
 
@@ -119,3 +119,15 @@ def test_a_module_no_build_imports_carries_one_info_finding(tmp_path: Path) -> N
     only_acme, every_build = by_path["only-acme"], by_path["every-build"]
     assert only_acme == (frozenset(), [("module-not-imported", "info")])  # acme ships its own copy of the package
     assert every_build[0] == {"", "beta"} and ("symbol-removed", "error") in every_build[1]
+
+
+def test_a_finding_with_a_site_in_an_imported_module_stays(tmp_path: Path) -> None:
+    """One removal, one finding for all its sites: a site in a module every build imports keeps it an error."""
+    user = "python/triton/language/user.py"
+    repo = _extra_world(tmp_path, 'if helper.flagtree_backend == "acme":',
+                        {user: "from triton.language import core\n\n\ndef g(x):\n    return core._gone(x)\n"})
+    findings = drift_of(fork_world(repo), "v1", "v2", "main", target="sync/v2", symbols=True).findings
+    removed = [f for f in findings if f.kind == "symbol-removed"]
+    assert removed and all(f.severity == "error" for f in removed)
+    assert any(user in f.path or any(user in str(site) for site in f.details.get("sites", [])) for f in removed)
+    assert not any(f.kind == "module-not-imported" and f.path == user for f in findings)

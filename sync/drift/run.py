@@ -352,28 +352,35 @@ def _analysed(repo: Repository, scratch: Repository, rng: Range, target_rev: Rev
 
 
 def _in_imported_modules(context: "DriftContext", findings: list[Finding]) -> list[Finding]:
-    """The errors and warnings on a trunk Python module no build imports (facts/importers) become one
-    module-not-imported per module, which names them: what such a module uses breaks no build (the SharedMemory
-    line: trunk's triton/language/extra/xpu/libdevice.py, which xpu installs from its own tree and setup.py lists
-    for no other backend)."""
+    """The errors and warnings whose every site is in a trunk Python module no build imports (facts/importers)
+    become one module-not-imported per module, which names them: what such a module uses breaks no build (the
+    SharedMemory line: trunk's triton/language/extra/xpu/libdevice.py, which xpu installs from its own tree and
+    setup.py lists for no other backend). A finding with a site elsewhere stays as it is."""
     from sync.facts.importers import importing_builds
-    candidates = sorted({f.path for f in findings if f.severity in ("error", "warning") and f.path.endswith(".py")
-                         and context.fork.exists(f.path)})
-    unimported = {path for path in candidates
-                  if importing_builds(context.fork, context.upstream_old, path) == frozenset()}
-    if not unimported:
+    judged = [f for f in findings if f.severity in ("error", "warning") and f.path.endswith(".py")]
+    paths = {path for f in judged for path in _site_paths(f)}
+    unimported = {path for path in sorted(paths) if path.endswith(".py") and context.fork.exists(path)
+                  and importing_builds(context.fork, context.upstream_old, path) == frozenset()}
+    moved = [f for f in judged if _site_paths(f) <= unimported]
+    if not moved:
         return findings
-    kept = [f for f in findings if not (f.path in unimported and f.severity in ("error", "warning"))]
-    for path in sorted(unimported):
-        moved = [f for f in findings if f.path == path and f.severity in ("error", "warning")]
-        kinds = sorted({f.kind for f in moved})
+    kept = [f for f in findings if not any(f is gone for gone in moved)]
+    for path in sorted({f.path for f in moved}):
+        here = [f for f in moved if f.path == path]
         kept.append(Finding(
             "module-not-imported", path,
-            f"no build imports {path}, so its {len(moved)} finding(s) ({', '.join(kinds)}) break no build: each "
-            "backend installs its own copy of the package, lists it only for other backends, or lacks a libtriton "
-            "submodule it requires", line=min((f.line for f in moved if f.line), default=None),
-            details={"findings": [{"kind": f.kind, "line": f.line, "message": f.message} for f in moved]}))
+            f"no build imports {path}, so its {len(here)} finding(s) ({', '.join(sorted({f.kind for f in here}))}) "
+            "break no build: each backend installs its own copy of the package, lists it only for other backends, "
+            "or lacks a libtriton submodule it requires", line=min((f.line for f in here if f.line), default=None),
+            details={"findings": [{"kind": f.kind, "line": f.line, "message": f.message} for f in here]}))
     return kept
+
+
+def _site_paths(finding: Finding) -> set[str]:
+    """The finding's path and the path of each site it lists (`path:line`)."""
+    sites = finding.details.get("sites")
+    listed = {str(site).rpartition(":")[0] or str(site) for site in sites} if isinstance(sites, list) else set()
+    return {finding.path} | listed
 
 
 def _forget_parses(ahead: "Ahead") -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-
 from sync.drift.analyses.symbolterms import CPP, Drift, PY, Use
 from sync.facts.cppscope import resolves, use_contexts
 from sync.facts.delta import fork_lines_where
