@@ -110,3 +110,25 @@ def test_nested_blocks_read_each_flagtree_side() -> None:
     assert read.ours.splitlines()[3] == "up" and read.ours.splitlines()[6] == ""
     assert read.theirs.splitlines()[6] == "first" and read.theirs.splitlines()[11] == "second"
     assert sides("a\n<<<<<<< new (upgraded)\nb\n=======\n") is None
+
+
+def test_a_file_flagtree_changed_and_changed_back_has_no_side_to_keep(tmp_path: Path) -> None:
+    """Proton's HsaApi.h on two moves: commits of the range change the file and later restore it, so the FlagTree
+    branch holds the old tag's file, yet the replay commits the intermediate conflicts. Its FlagTree side keeps
+    nothing of FlagTree's: upstream's new file is the answer, and no name on that side is a finding."""
+    repo = tmp_path / "fork"
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    commit(repo, {"include/lib/Util.h": UTIL, "lib/User.cpp": USER}, "v1")
+    git(repo, "tag", "v1")
+    commit(repo, {"lib/User.cpp": USER_FLAGTREE}, "[FlagTree] try a repeat count")
+    commit(repo, {"lib/User.cpp": USER}, "[FlagTree] back out the repeat count")
+    git(repo, "checkout", "-q", "-b", "upstream", "v1")
+    commit(repo, {"include/lib/Util.h": UTIL.replace("int oldHelper(int x);\n", ""), "lib/User.cpp": USER_UPSTREAM},
+           "[Upstream] drop old helpers (#7)")
+    git(repo, "tag", "v2")
+    git(repo, "checkout", "-q", "main")
+    run_upgrade(str(repo), old="v1", onto="v2", source_branch="main", options=UpgradeOptions())
+    opened = open_repo(repo)
+    trees = [GitTree.of_commit(opened, opened.revparse_single(rev).id, rev) for rev in ("v1", "v2", "main", "sync/v2")]
+    assert sides(git(repo, "show", "sync/v2:lib/User.cpp")) is not None  # the replay left its conflicts
+    assert conflict_side_findings(DriftContext(opened, *trees)) == []

@@ -425,15 +425,22 @@ def cmake_missing(context: DriftContext, candidates: dict[str, dict[str, int]]) 
 # --- the join --------------------------------------------------------------------------------------------------
 
 def conflicted_files(context: DriftContext) -> dict[str, Sides]:
-    """The upgraded branch's built C++, TableGen and Python files holding whole committed conflict blocks."""
+    """The upgraded branch's built C++, TableGen and Python files holding whole committed conflict blocks, less
+    those the FlagTree branch holds exactly as the old tag has them: their conflicts come from commits that changed
+    the file and then changed it back (or an upstream release's cherry-pick a merge brought in and a later commit
+    undid), and upstream's new file is the whole answer (proton's HsaApi.h on the SharedMemory line and on the 3.2
+    hint-manager line onto 3.5.1)."""
     target, new = context.target, context.upstream_new
     found: dict[str, Sides] = {}
     if target is None:
         return found
+    fork, old = context.fork, context.upstream_old
     for path in target.paths():
         if not (path.endswith(_READ) or language_of(path) == "cmake") or not_built(path) \
                 or target.blob_id(path) == new.blob_id(path):
             continue
+        if fork.blob_id(path) is not None and fork.blob_id(path) == old.blob_id(path):
+            continue  # FlagTree's branch holds the old tag's file: its side keeps nothing of FlagTree's
         text = read_text(target, path)
         if text and "<<<<<<<" in text:
             read = sides(text)
