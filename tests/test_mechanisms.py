@@ -326,6 +326,26 @@ def test_an_overlay_lacking_a_name_trunk_now_imports_from_it_will_not_import(tmp
                     if f.kind == "overlay-missing-names"]
 
 
+def test_a_conflicted_importer_is_read_on_its_upgraded_side(tmp_path: Path) -> None:
+    """The 3.2 hint-manager line onto 3.5.1: FlagTree's and upstream's changes to compiler/__init__.py conflict on
+    the upgraded branch, and the conflict hid its new import of get_cache_key from ascend's overlay of compiler.py.
+    The importer is read on its upgraded side."""
+    from sync.jobs.revs import resolve_rev
+    from sync.jobs.upgrade import UpgradeOptions, run_upgrade
+    root = _world_with_new_import(tmp_path, OURS)
+    commit(root, {"python/triton/language/__init__.py": "from .semantic import op_0  # FlagTree: hints\n"},
+           "FlagTree edits the importer")
+    run_upgrade(str(root), old="old", onto="new", source_branch="flagtree", options=UpgradeOptions())
+    branch = subprocess.run(["git", "-C", str(root), "show", "sync/new:python/triton/language/__init__.py"],
+                            check=True, capture_output=True, text=True).stdout
+    assert "<<<<<<<" in branch
+    repo = open_repo(str(root))
+    found = [f.details["names"] for f in analyse_drift(repo, resolve_range(repo, "old", "new", "flagtree"),
+                                                       resolve_rev(repo, "sync/new")).findings
+             if f.kind == "overlay-missing-names"]
+    assert found == [["op_new"]]
+
+
 def test_an_importer_the_backend_replaces_too_does_not_count(tmp_path: Path) -> None:
     """ascend's case: trunk's new autotuner.py imports a new error class from errors.py, but ascend's overlay of
     autotuner.py loads in its place, so ascend's errors.py need not define it."""

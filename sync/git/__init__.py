@@ -19,7 +19,8 @@ from __future__ import annotations
 import pygit2
 
 from sync.git.diff import BlobDiff, Change, Hunk, added_lines, blob_hunks, blob_patch, commit_hunks, blobs_added_or_changed, changes_with_renames, renames
-from sync.git.merge import ConflictHunk, MergeOutcome, conflict_hunks, conflict_sections, holds_conflict, merge_blobs
+from sync.git.merge import (ConflictHunk, MergeOutcome, conflict_hunks, conflict_sections, holds_conflict, merge_blobs,
+                             split_sides)
 from sync.git.repo import (UnknownRevision, as_oid, blob_text, branch_exists, branch_head, checked_out_branch, close_names,
                    commit_files, commit_of, common_git_dir, commit_range, current_branch, delete_ref, file_in_tree, has_object, has_ref,
                    merges_in_range, upstream_in_range, first_parent_line, merge_base, range_commits, author_emails,
@@ -43,7 +44,7 @@ def is_git_error(exc: BaseException) -> bool:
 __all__ = [
     "Change", "Commit", "ConflictHunk", "GitError", "GitTree", "MergeOutcome", "Oid", "Repository", "Tree",
     "UnknownRevision", "added_lines", "as_oid", "BlobDiff", "Hunk", "blob_hunks", "blob_patch", "commit_hunks", "blobs_added_or_changed", "blob_text", "branch_exists", "branch_head", "changes_with_renames",
-    "checked_out_branch", "close_names", "commit_files", "commit_of", "common_git_dir", "commit_range", "conflict_hunks", "conflict_sections",
+    "checked_out_branch", "close_names", "commit_files", "commit_of", "common_git_dir", "commit_range", "conflict_hunks", "conflict_sections", "split_sides",
     "merges_in_range", "upstream_in_range", "first_parent_line", "merge_base", "range_commits", "author_emails",
     "current_branch", "delete_ref", "file_in_tree", "has_object", "holds_conflict", "has_ref", "is_ancestor", "is_git_error", "merge_blobs", "object_ids",
     "open_repo", "renames", "resolve_commit", "resolves", "scratch_repository", "set_ref", "tool_dir", "tree_of", "valid_branch_name",

@@ -101,6 +101,15 @@ def conflict_sections(text: str) -> Iterator[tuple[int, str, str | None]]:
             yield number, line, section
 
 
+def split_sides(text: str) -> tuple[str, str]:
+    """(the text outside its conflicts, the text with each conflict's upgraded side): the other lines blank, so
+    that line numbers stay those of the text."""
+    sections = list(conflict_sections(text))
+    outside = "".join(line if section is None else "\n" for _, line, section in sections)
+    upgraded = "".join(line if section in (None, "ours") else "\n" for _, line, section in sections)
+    return outside, upgraded
+
+
 # (section, marker index) -> the section after the marker line: 0 <<<<<<<, 1 |||||||, 2 =======, 3 >>>>>>>
 _STEPS: dict[tuple[str | None, int], str | None] = {
     (None, 0): "ours", ("ours", 1): "base", ("ours", 2): "theirs", ("base", 2): "theirs", ("theirs", 3): None}

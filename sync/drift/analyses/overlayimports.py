@@ -15,6 +15,7 @@ from sync.facts.layout import TRUNK
 from sync.facts.pyblobs import parses
 from sync.facts.roles import OVERLAY, SETUP_COPY, Classified, shadows_trunk
 from sync.facts.trees import FileTree, read_text
+from sync.git import holds_conflict, split_sides
 from sync.model import Finding
 
 _LOADED_IN_TRUNKS_PLACE = (OVERLAY, SETUP_COPY)
@@ -47,7 +48,9 @@ def _imported(path: str, decl: Decl) -> tuple[str, str]:
 def imported_names(tree: FileTree, modules: set[str]) -> dict[str, dict[str, list[str]]]:
     """Module -> name -> the trunk files that import the name from that module at module level (`from module
     import name`, relative forms too), for the modules asked about: from the declaration index, reading only
-    the files that could."""
+    the files that could. A conflicted file of the upgraded branch is read on its upgraded side, the lines
+    outside its conflicts included (the 3.2 hint-manager line onto 3.5.1: compiler/__init__.py's conflict hid
+    its new import of get_cache_key from ascend's overlay of compiler.py)."""
     leaves = {module.rpartition(".")[2] for module in modules}
     found: dict[str, dict[str, list[str]]] = {module: {} for module in modules}
     for path in sorted(tree.paths()):
@@ -56,6 +59,8 @@ def imported_names(tree: FileTree, modules: set[str]) -> dict[str, dict[str, lis
         text = read_text(tree, path) or ""
         if "import" not in text or not any(leaf in text for leaf in leaves):
             continue  # cheap: an import of a module names its last part
+        if holds_conflict(text.encode("utf-8", errors="replace")):
+            text = split_sides(text)[1]  # the imports of upstream's side (FlagTree's lines are the fork's own reading)
         for decl in declarations_of(path, text):
             if decl.kind == "import" and "from" in decl.flags and not decl.scope:
                 module, name = _imported(path, decl)

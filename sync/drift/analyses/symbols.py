@@ -45,7 +45,7 @@ from sync.facts.layout import own_trunk_backends, third_party_owner
 from sync.facts.pyblobs import parses
 from sync.facts.roles import td_overlays
 from sync.facts.trees import read_text
-from sync.git import GitTree, Repository, conflict_sections, holds_conflict
+from sync.git import GitTree, Repository, holds_conflict, split_sides
 from sync.model import Finding
 from sync.model.report import backend_among
 
@@ -196,9 +196,7 @@ def _branch_declared(target: GitTree, path: str) -> tuple[set[str] | None, str |
         return None, None
     outside: str | None = None
     if holds_conflict(text.encode("utf-8", errors="replace")):
-        sections = list(conflict_sections(text))
-        outside = "".join(line if section is None else "\n" for _, line, section in sections)
-        text = "".join(line if section in (None, "ours") else "\n" for _, line, section in sections)
+        outside, text = split_sides(text)
     read = embedded_c(text)
     return (read.declared if read.uses else None), outside
 
@@ -311,9 +309,7 @@ def _same_file_removals(path: str, target: GitTree, uses: list[Use],
         return []
     outside: str | None = None  # a conflicted file: the lines outside its conflicts, where a use is FlagTree's alone
     if holds_conflict(text.encode("utf-8", errors="replace")):
-        sections = list(conflict_sections(text))
-        outside = "".join(line if section is None else "\n" for _, line, section in sections)
-        text = "".join(line if section in (None, "ours") else "\n" for _, line, section in sections)  # upstream's side
+        outside, text = split_sides(text)  # and upstream's side
     if python and not parses(text):
         return []  # what it binds is unknown
     declared = own_names(path, text) | declared_names(path, text)
