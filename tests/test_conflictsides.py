@@ -132,3 +132,8 @@ def test_a_file_flagtree_changed_and_changed_back_has_no_side_to_keep(tmp_path: 
     trees = [GitTree.of_commit(opened, opened.revparse_single(rev).id, rev) for rev in ("v1", "v2", "main", "sync/v2")]
     assert sides(git(repo, "show", "sync/v2:lib/User.cpp")) is not None  # the replay left its conflicts
     assert conflict_side_findings(DriftContext(opened, *trees)) == []
+    from sync.drift.run import analyse_drift
+    from sync.jobs.revs import resolve_range, resolve_rev
+    findings = analyse_drift(opened, resolve_range(opened, "v1", "v2", "main"), resolve_rev(opened, "sync/v2")).findings
+    said = [(f.kind, f.severity, f.path, f.next_step) for f in findings if f.path == "lib/User.cpp"]
+    assert ("conflict-take-upstream", "info", "lib/User.cpp", "git checkout v2 -- lib/User.cpp") in said

@@ -20,7 +20,7 @@ from sync.drift.analyses.buildconfigs import unconfigured_target_findings
 from sync.drift.analyses.buildfiles import build_file_findings, output_clash_findings
 from sync.drift.analyses.callsigs import CALLS, call_signature_findings, call_signature_join, call_signature_part
 from sync.drift.analyses.cochange import DEF_SPANS, cochange_findings
-from sync.drift.analyses.conflictsides import conflict_side_findings
+from sync.drift.analyses.conflictsides import conflict_side_findings, restored_conflict_findings
 from sync.drift.analyses.cppguards import guard_findings
 from sync.drift.analyses.featuregates import feature_gate_findings
 from sync.drift.analyses.overlayimports import missing_name_findings
@@ -192,6 +192,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
     Analyzer("C++ guards", guard_findings, lines=BRANCH),
     # the upgraded branch's committed conflicts: no FlagTree added lines asked, so on any branch
     Analyzer("conflict sides", conflict_side_findings, on_request=True, cost=1.8, lines=BRANCH),
+    Analyzer("restored files in conflict", restored_conflict_findings, lines=BRANCH),
     Analyzer("symbols", symbol_drift, on_request=True, parts=Parts(_symbol_part, _symbol_join, most=4), cost=5.9),
     _on_old("co-changed functions", cochange_findings, 0.7),
     _on_old("call signatures", call_signature_findings, 4.4,

@@ -312,6 +312,10 @@ CATALOGUE: tuple[Kind, ...] = (
        "toolchain no longer declares it as such (the finding names upstream's replacement where one line became "
        "another); upstream's own migration is the evidence, the toolchain's source is not read", "write it as upstream's own "
        "code does after the bump commit", confidence="medium"),
+    _k("conflict-take-upstream", "conflict", "info", "a file of the upgraded branch holds committed conflicts, but the "
+       "FlagTree branch holds it exactly as the old tag has it (commits of the range changed it and changed it "
+       "back): nothing of FlagTree's is left in it to keep", "take upstream's file at the new tag (the finding "
+       "gives the git command)"),
     _k("generated-output-clash", "symbol", "error", "a CMake file of the upgraded branch adds two custom rules for "
        "one output of its directory (mlir_tablegen, add_custom_command OUTPUT), one from FlagTree's version and one "
        "from upstream's new one, and no `if` keeps them apart: CMake stops at configure in every build that runs "

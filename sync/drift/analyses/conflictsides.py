@@ -48,7 +48,7 @@ from sync.facts.names import significant_name
 from sync.facts.parsing import Unparseable, guarded, python_ast
 from sync.facts.pymodules import TRUNK_PACKAGE, absolute, module_files, package_of
 from sync.facts.trees import FileTree, read_text
-from sync.git import GitTree
+from sync.git import GitTree, holds_conflict
 from sync.git.merge import conflict_layers
 from sync.model import Finding
 
@@ -424,6 +424,34 @@ def cmake_missing(context: DriftContext, candidates: dict[str, dict[str, int]]) 
 
 # --- the join --------------------------------------------------------------------------------------------------
 
+def _restored(context: DriftContext, path: str) -> bool:
+    """Whether the FlagTree branch holds the file exactly as the old tag has it."""
+    blob = context.fork.blob_id(path)
+    return blob is not None and blob == context.upstream_old.blob_id(path)
+
+
+def restored_conflict_findings(context: DriftContext) -> list[Finding]:
+    """conflict-take-upstream (info): a file of the upgraded branch with committed conflicts that the FlagTree
+    branch holds exactly as the old tag has it. Its commits changed it and changed it back, so nothing of
+    FlagTree's is left to keep: upstream's new file resolves every conflict in it."""
+    target = context.target
+    if target is None or context.range is None:
+        return []
+    onto = context.range.onto.ref
+    found = []
+    for path in sorted(target.paths()):
+        if target.blob_id(path) == context.upstream_new.blob_id(path) or not _restored(context, path):
+            continue
+        data = target.read(path) or b""
+        if holds_conflict(data):
+            found.append(Finding(
+                "conflict-take-upstream", path,
+                f"the FlagTree branch holds {path} exactly as the old tag has it (its commits changed it and changed "
+                f"it back), so its conflicts keep nothing of FlagTree's: upstream's file at {onto} resolves them",
+                f"git checkout {onto} -- {path}", related_path=path))
+    return found
+
+
 def conflicted_files(context: DriftContext) -> dict[str, Sides]:
     """The upgraded branch's built C++, TableGen and Python files holding whole committed conflict blocks, less
     those the FlagTree branch holds exactly as the old tag has them: their conflicts come from commits that changed
@@ -434,12 +462,11 @@ def conflicted_files(context: DriftContext) -> dict[str, Sides]:
     found: dict[str, Sides] = {}
     if target is None:
         return found
-    fork, old = context.fork, context.upstream_old
     for path in target.paths():
         if not (path.endswith(_READ) or language_of(path) == "cmake") or not_built(path) \
                 or target.blob_id(path) == new.blob_id(path):
             continue
-        if fork.blob_id(path) is not None and fork.blob_id(path) == old.blob_id(path):
+        if _restored(context, path):
             continue  # FlagTree's branch holds the old tag's file: its side keeps nothing of FlagTree's
         text = read_text(target, path)
         if text and "<<<<<<<" in text:
