@@ -152,3 +152,17 @@ def test_a_record_the_overlay_uses_that_upstream_removed_stops_tablegen(tmp_path
     assert removed("gone", {}) == [B + "include/t/Ops.td:5"]
     # the backend defines the trait in a .td of its own
     assert removed("own", {"third_party/b/include/Traits.td": 'def DotLike : NativeOpTrait<"DotLike">;\n'}) == []
+
+
+def test_a_spec_td_whose_trunk_file_upstream_adds_becomes_its_overlay(tmp_path: Path) -> None:
+    """The 3.2 hint-manager line onto 3.5.1: ascend's spec TritonOpInterfaces.td had no trunk counterpart until
+    upstream added one; from then on the backend's CMake picks it instead of trunk's new file, and trunk's new
+    TableGen uses an interface the new file defines and the spec one lacks. Before upstream adds the file, no
+    claim."""
+    iface = 'include "t/Base.td"\ndef T_DescriptorIface : OpInterface<"DescriptorIface"> {\n}\n'
+    iface_new = iface + 'def T_DotIface : OpInterface<"DotIface"> {\n}\n'
+    dot = 'include "t/Ifaces.td"\ndef T_DotOp : T_Op<"dot", [T_DotIface]> {\n}\n'
+    spec = {B + "include/t/Ifaces.td": iface}
+    added = _kinds(tmp_path / "added", {"include/t/Ifaces.td": iface_new, "include/t/Dot.td": dot}, spec)
+    assert added == {"overlay-missing-names": ["include/t/Dot.td:2"]}
+    assert _kinds(tmp_path / "not-added", {"include/t/Dot.td": dot}, spec) == {}

@@ -37,8 +37,8 @@ from sync.facts.cpp import backend_macros, guard_regions
 from sync.facts.declindex import declarations_of
 from sync.facts.filekinds import CPP_CODE, is_built
 from sync.facts.includes import spelled_td_includes
-from sync.facts.layout import backend_dir, is_third_party
-from sync.facts.roles import Classified
+from sync.facts.layout import backend_dir, is_third_party, spec_files
+from sync.facts.roles import TD_OVERLAY, Classified
 from sync.facts.trees import FileTree, read_text
 from sync.facts.upstreamlog import with_upstream_commits
 from sync.git import GitTree
@@ -63,7 +63,7 @@ def generated_classes(path: str, text: str | None) -> set[str]:
 
 def td_overlay_findings(context: DriftContext) -> list[Finding]:
     overlays = [item for item in context.classified if (item.trunk_path or "").endswith(TD)
-                and (item.file.backend, item.trunk_path) in context.replaced_by_backend]
+                and (item.file.backend, item.trunk_path) in context.replaced_by_backend] + _new_overlays(context)
     if not overlays:
         return []
     trunk_now = context.target if context.target is not None else context.upstream_new
@@ -89,6 +89,19 @@ def td_overlay_findings(context: DriftContext) -> list[Finding]:
         if uses:
             findings.append(_missing_finding(item, uses))
     return findings
+
+
+def _new_overlays(context: DriftContext) -> list[Classified]:
+    """A backend's spec .td whose trunk counterpart upstream adds at the new tag: the backend's CMake now picks it
+    instead of trunk's new file, as it does for every mirrored .td (the 3.2 hint-manager line onto 3.5.1: ascend's
+    TritonOpInterfaces.td, with only its descriptor interfaces, stands in for 3.3's new file of that name, whose
+    DotOpInterface and TransposeOpInterface trunk's code uses)."""
+    backends = set(context.backends) if context.filtered else None
+    return [Classified(spec_file, TD_OVERLAY, why="upstream's new tag adds the trunk file it mirrors")
+            for spec_file in spec_files(context.fork, backends)
+            if spec_file.is_tablegen and spec_file.trunk_path and not context.fork.exists(spec_file.trunk_path)
+            and not context.upstream_old.exists(spec_file.trunk_path)
+            and context.upstream_new.exists(spec_file.trunk_path)]
 
 
 Declared = Callable[[str, "str | None"], set[str]]  # what a .td text (at a path) declares of one sort
