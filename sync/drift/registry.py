@@ -17,6 +17,7 @@ from sync.drift.outcome import Found
 from sync.drift.branchlines import BRANCH, FORK, NEW
 from sync.drift.analyses.builddeps import generated_dependency_findings
 from sync.drift.analyses.buildconfigs import unconfigured_target_findings
+from sync.drift.analyses.bindingcopies import binding_copy_findings
 from sync.drift.analyses.buildfiles import build_file_findings, output_clash_findings
 from sync.drift.analyses.callsigs import CALLS, call_signature_findings, call_signature_join, call_signature_part
 from sync.drift.analyses.cochange import DEF_SPANS, cochange_findings
@@ -185,6 +186,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
     Analyzer("layouts", layouts),
     Analyzer("overlays", overlay_findings, lines=BRANCH),
     Analyzer("overlay imports", missing_name_findings, lines=BRANCH),
+    Analyzer("binding library copies", binding_copy_findings, lines=BRANCH),
     Analyzer("TableGen overlays", td_overlay_findings, lines=BRANCH),
     Analyzer("package directories", missing_package_findings),
     Analyzer("imports of uninstalled packages", not_installed_import_findings),

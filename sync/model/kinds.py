@@ -312,6 +312,10 @@ CATALOGUE: tuple[Kind, ...] = (
        "toolchain no longer declares it as such (the finding names upstream's replacement where one line became "
        "another); upstream's own migration is the evidence, the toolchain's source is not read", "write it as upstream's own "
        "code does after the bump commit", confidence="medium"),
+    _k("binding-missing-names", "overlay", "error", "a backend builds its own copy of the binding library "
+       "(triton._C.libtriton), and trunk's Python at the new tag imports a name from it that the copy registers "
+       "nowhere: importing trunk fails on that backend", "register the name in the backend's binding sources, "
+       "taking upstream's C++ for it"),
     _k("conflict-take-upstream", "conflict", "info", "a file of the upgraded branch holds committed conflicts, but the "
        "FlagTree branch holds it exactly as the old tag has it (commits of the range changed it and changed it "
        "back): nothing of FlagTree's is left in it to keep", "take upstream's file at the new tag (the finding "
