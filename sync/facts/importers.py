@@ -80,6 +80,15 @@ def importing_builds(tree: FileTree, upstream: FileTree, path: str) -> frozenset
     return builds if having is None else builds & having
 
 
+def installs_own_copy(tree: FileTree, upstream: FileTree, backend: str, path: str) -> bool:
+    """Whether the backend's setup installs the package of the trunk module at path from its own python tree
+    (layout.generic_package_roots): its build never imports trunk's file, whatever the entry script decides."""
+    known = _builds.get(tree, id(upstream), lambda: _Builds(tree, upstream))
+    package_dir = dirname(path)
+    package = package_dir.removeprefix(TRUNK_PACKAGE)
+    return any(mapped.backend == backend and mapped.source_dir(package) != package_dir for mapped in known.roots)
+
+
 def _builds_installing(known: _Builds, package_dir: str) -> frozenset[str] | None:
     if known.configurations is None:
         return None

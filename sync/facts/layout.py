@@ -74,6 +74,12 @@ def backend_dir(backend: str) -> str:
     return f"{THIRD_PARTY}/{backend}"
 
 
+def binding_source_dir(backend: str) -> str:
+    """Where a backend keeps the binding library sources its build compiles instead of trunk's python/src/ (the
+    root CMakeLists.txt takes third_party/<b>/python/src where it exists)."""
+    return f"{backend_dir(backend)}/python/src"
+
+
 def own_trunk_backends(tree: FileTree) -> set[str]:
     """The backends that carry their own copy of trunk's headers (third_party/<b>/include/triton/), which their
     build puts first on the include path: each compiles its own tree, not trunk's, and upstream's changes reach
