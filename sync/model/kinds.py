@@ -316,7 +316,7 @@ CATALOGUE: tuple[Kind, ...] = (
        "(triton._C.libtriton), and trunk's Python at the new tag imports a name from it that the copy registers "
        "nowhere: importing trunk fails on that backend", "register the name in the backend's binding sources, "
        "taking upstream's C++ for it"),
-    _k("conflict-take-upstream", "conflict", "info", "a file of the upgraded branch holds committed conflicts, but the "
+    _k("conflict-take-upstream", "symbol", "info", "a file of the upgraded branch holds committed conflicts, but the "
        "FlagTree branch holds it exactly as the old tag has it (commits of the range changed it and changed it "
        "back): nothing of FlagTree's is left in it to keep", "take upstream's file at the new tag (the finding "
        "gives the git command)"),
