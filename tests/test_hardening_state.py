@@ -290,3 +290,30 @@ def test_apply_honours_git_s_date_variables(world, monkeypatch) -> None:
     assert upgrade(world, "--force").exit_code == 1
     result = invoke(*apply)
     assert result.exit_code == 2 and "GIT_COMMITTER_DATE='last tuesday-ish' is not a date" in result.output
+
+
+def test_a_kill_while_the_run_is_forgotten_never_leaves_a_run_without_its_results(world, monkeypatch) -> None:
+    """kill -9 at a random moment (tests/test_faults_random.py, seed 2) once landed between the removal of the
+    journal and of the header: the rerun then read a run that had replayed nothing and refused its own branch.
+    The header goes first: a kill after it leaves no run in progress, whatever journal is left."""
+    from sync.git import open_repo
+    from sync.replay import store as store_module
+    stop_at_first_conflict(world, "--target-branch", "x")
+    git(world.fork, "-C", str(state_dir(world) / "worktree"), "checkout", "--theirs", "CMakeLists.txt")
+    git(world.fork, "-C", str(state_dir(world) / "worktree"), "add", "CMakeLists.txt")
+    assert CliRunner().invoke(cli, ["upgrade", "--repo", str(world.fork), "--continue", "-q"]).exit_code == 4
+    assert journal_lines(world)  # a run with results in its journal
+
+    removed: list[Path] = []
+    real = store_module.remove_state_entry
+
+    def killed_after_one(path: Path) -> Path | None:
+        if removed:
+            raise KeyboardInterrupt  # the process dies here
+        removed.append(path)
+        return real(path)
+    monkeypatch.setattr(store_module, "remove_state_entry", killed_after_one)
+    store = store_module.StateStore(open_repo(str(world.fork)))
+    with pytest.raises(KeyboardInterrupt):
+        store.clear()
+    assert store.load() is None  # no run in progress, rather than a run with no results

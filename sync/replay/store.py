@@ -130,7 +130,10 @@ class StateStore:
         delete_tool_ref(self.repo, WIP_REF)
         for name in [name for name in self.repo.references if name.startswith(FORCED_PREFIX)]:
             delete_tool_ref(self.repo, name)
-        for path in (self.journal, self.file):
+        # the header first: once it is gone no run is in progress; a journal it leaves behind is dropped by the
+        # next run's first save. The other way round, a kill between the two left a header without its results,
+        # which a rerun read as a run that had replayed nothing and so refused the branch it had made.
+        for path in (self.file, self.journal):
             moved = remove_state_entry(path)
             if moved is not None:
                 self.moved_aside.append(moved)
