@@ -357,14 +357,16 @@ def _in_imported_modules(context: "DriftContext", findings: list[Finding]) -> li
     SharedMemory line: trunk's triton/language/extra/xpu/libdevice.py, which xpu installs from its own tree and
     setup.py lists for no other backend). A finding with a site elsewhere stays as it is."""
     from sync.facts.importers import importing_builds
+    from sync.records.suppressions import site_paths
     judged = [f for f in findings if f.severity in ("error", "warning") and f.path.endswith(".py")]
-    paths = {path for f in judged for path in _site_paths(f)}
+    paths = {path for f in judged for path in site_paths(f)}
     unimported = {path for path in sorted(paths) if path.endswith(".py") and context.fork.exists(path)
                   and importing_builds(context.fork, context.upstream_old, path) == frozenset()}
-    moved = [f for f in judged if _site_paths(f) <= unimported]
+    moved = [f for f in judged if set(site_paths(f)) <= unimported]
     if not moved:
         return findings
-    kept = [f for f in findings if not any(f is gone for gone in moved)]
+    gone = {id(f) for f in moved}
+    kept = [f for f in findings if id(f) not in gone]
     for path in sorted({f.path for f in moved}):
         here = [f for f in moved if f.path == path]
         kept.append(Finding(
@@ -374,13 +376,6 @@ def _in_imported_modules(context: "DriftContext", findings: list[Finding]) -> li
             "or lacks a libtriton submodule it requires", line=min((f.line for f in here if f.line), default=None),
             details={"findings": [{"kind": f.kind, "line": f.line, "message": f.message} for f in here]}))
     return kept
-
-
-def _site_paths(finding: Finding) -> set[str]:
-    """The finding's path and the path of each site it lists (`path:line`)."""
-    sites = finding.details.get("sites")
-    listed = {str(site).rpartition(":")[0] or str(site) for site in sites} if isinstance(sites, list) else set()
-    return {finding.path} | listed
 
 
 def _forget_parses(ahead: "Ahead") -> None:

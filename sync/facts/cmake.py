@@ -144,7 +144,6 @@ def generated_rules(text: str) -> list[Rule]:
         elif name == "add_custom_command":
             words = [argument.text for argument in command.args]
             at = words.index("OUTPUT") + 1 if "OUTPUT" in words else len(words)
-            outputs = []
             for word in words[at:]:
                 if word.isupper() and word.isalpha():
                     break  # the next keyword (COMMAND, DEPENDS, ...)

@@ -18,8 +18,8 @@ from sync.facts.filekinds import is_cmake
 from sync.git.readlog import TreeMemo
 from sync.facts.trees import FileTree, read_text
 
-__all__ = ["Argument", "Command", "cmake_directory", "commands", "configured", "defined_anywhere", "file_commands", "named_subdirectories",
-           "unbuilt"]
+__all__ = ["Argument", "Command", "cmake_directory", "commands", "configured", "defined_anywhere", "file_commands",
+           "named_subdirectories", "unbuilt"]
 
 
 def unbuilt(tree: FileTree, path: str) -> bool:
@@ -584,14 +584,22 @@ def cmake_directory(tree: FileTree, path: str) -> str:
     return directory
 
 
+_named: TreeMemo[frozenset[str]] = TreeMemo()  # per tree, while the tree lives
+
+
 def named_subdirectories(tree: FileTree) -> frozenset[str]:
     """Every directory a CMake file of the tree adds by a literal add_subdirectory(...), whatever the condition:
-    where the tree adds a directory itself, no directory named from outside it (an unknown one) stands for it."""
+    where the tree adds a directory itself, no directory named from outside it (an unknown one) stands for it.
+    Read once per tree: a build's every configuration asks."""
+    return _named.get(tree, None, lambda: _named_subdirectories(tree))
+
+
+def _named_subdirectories(tree: FileTree) -> frozenset[str]:
     named: set[str] = set()
     for path in sorted(tree.paths()):
         if path.endswith("CMakeLists.txt"):
             for command in file_commands(tree, path) or ():
                 word = command.args[0].text.replace("${CMAKE_CURRENT_SOURCE_DIR}", ".") if command.args else "$"
                 if command.name == "add_subdirectory" and "$" not in word:
-                    named.add(_join(path.rpartition("/")[0], word))
+                    named.add(_join(dirname(path), word))
     return frozenset(named)

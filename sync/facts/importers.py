@@ -36,6 +36,7 @@ BINDINGS = "triton._C.libtriton"
 INIT_PREFIX = "init_triton_"  # the function that fills libtriton's submodule of the same suffix
 NO_BACKEND = ""  # the build without a FlagTree backend (upstream's own codegen backends)
 
+
 class _Builds:
     """What the entry script and setup helpers say of every build of one tree, read once."""
 
@@ -48,6 +49,11 @@ class _Builds:
                       if any(path.startswith(f"{mapped.root}/") for path in paths)]
         self._lists: dict[str, ListedPackages | None] = {}
         self._prebuilt: set[str] | None = None
+
+    def installing_elsewhere(self, package_dir: str) -> set[str]:
+        """The backends whose setup installs the package at package_dir from their own python tree."""
+        package = package_dir.removeprefix(TRUNK_PACKAGE)
+        return {mapped.backend for mapped in self.roots if mapped.source_dir(package) != package_dir}
 
     def packages_of(self, backend: str) -> ListedPackages | None:
         if backend not in self._lists:
@@ -65,12 +71,16 @@ _builds: TreeMemo[_Builds] = TreeMemo()
 _memo: TreeMemo[frozenset[str] | None] = TreeMemo()
 
 
+def _known(tree: FileTree, upstream: FileTree) -> _Builds:
+    return _builds.get(tree, id(upstream), lambda: _Builds(tree, upstream))
+
+
 def importing_builds(tree: FileTree, upstream: FileTree, path: str) -> frozenset[str] | None:
     """The backends ('' for the build without one) whose build can import the trunk module at path; None for a
     path that is no trunk module, or where the entry script leaves a build undecided."""
     if not (path.startswith(TRUNK_PACKAGE) and path.endswith(MODULE_SUFFIX)) or is_third_party(path):
         return None
-    known = _builds.get(tree, id(upstream), lambda: _Builds(tree, upstream))
+    known = _known(tree, upstream)
     package_dir = dirname(path)
     builds = _memo.get(tree, f"package:{package_dir}", lambda: _builds_installing(known, package_dir))
     needed = required_submodules(tree, path)
@@ -83,17 +93,14 @@ def importing_builds(tree: FileTree, upstream: FileTree, path: str) -> frozenset
 def installs_own_copy(tree: FileTree, upstream: FileTree, backend: str, path: str) -> bool:
     """Whether the backend's setup installs the package of the trunk module at path from its own python tree
     (layout.generic_package_roots): its build never imports trunk's file, whatever the entry script decides."""
-    known = _builds.get(tree, id(upstream), lambda: _Builds(tree, upstream))
-    package_dir = dirname(path)
-    package = package_dir.removeprefix(TRUNK_PACKAGE)
-    return any(mapped.backend == backend and mapped.source_dir(package) != package_dir for mapped in known.roots)
+    return backend in _known(tree, upstream).installing_elsewhere(dirname(path))
 
 
 def _builds_installing(known: _Builds, package_dir: str) -> frozenset[str] | None:
     if known.configurations is None:
         return None
     package = package_dir.removeprefix(TRUNK_PACKAGE)
-    elsewhere = {mapped.backend for mapped in known.roots if mapped.source_dir(package) != package_dir}
+    elsewhere = known.installing_elsewhere(package_dir)
     listed = known.listed
     spelled = listed is not None and not listed.discovers and package in listed.packages
     builds = set()

@@ -45,9 +45,11 @@ def binding_copy_findings(context: DriftContext) -> list[Finding]:
         owned = f"{binding_source_dir(backend)}/"
         sources = {path: read_text(tree, path) or "" for path in tree.paths()
                    if path.startswith(owned) and path.endswith(PYBIND_SOURCES)}
-        main = next((path for path, text in sorted(sources.items()) if _MODULE.search(text)), None)
-        if main is None or backend in prebuilt:
+        made = next(((path, text[:found.start()].count("\n") + 1) for path, text in sorted(sources.items())
+                     if (found := _MODULE.search(text))), None)
+        if made is None or backend in prebuilt:
             continue
+        main, line = made
         missing: dict[str, str] = {}
         for name, importers in sorted(added.items()):
             if any(f'"{name}"' in text for text in sources.values()):
@@ -60,7 +62,6 @@ def binding_copy_findings(context: DriftContext) -> list[Finding]:
         if not missing:
             continue
         names = sorted(missing)
-        line = next((number for number, text in enumerate(sources[main].splitlines(), 1) if _MODULE.search(text)), None)
         shown = ", ".join(f"{name} ({missing[name]})" for name in names[:5]) + (" and more" if len(names) > 5 else "")
         findings.append(Finding(
             "binding-missing-names", main,
